@@ -1,0 +1,151 @@
+#include "daemon/server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace oaprof::daemon {
+namespace wire = oa::wire;
+
+namespace {
+
+void send_message(int fd, const wire::Message& m) {
+  const auto bytes = wire::encode(m);
+  // A client that stopped reading is its own problem; never block or die on it.
+  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+}  // namespace
+
+Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_uids)
+    : path_(std::move(path)), session_(session), allowed_(std::move(allowed_uids)) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path_.size() >= sizeof addr.sun_path) {
+    throw std::runtime_error(fmt::format("socket path {} is too long; set TMPDIR shorter", path_));
+  }
+  std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+  listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0 ||
+      ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listen_fd_, 64) != 0) {
+    const int err = errno;
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    throw std::runtime_error(fmt::format("cannot listen on {}: {}", path_, std::strerror(err)));
+  }
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) {
+    const int err = errno;
+    ::close(listen_fd_);
+    ::unlink(path_.c_str());
+    throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(err)));
+  }
+}
+
+Server::~Server() {
+  stop();
+  for (const auto& [fd, client] : clients_) ::close(fd);
+  ::close(listen_fd_);
+  ::close(wake_fd_);
+  ::unlink(path_.c_str());
+}
+
+void Server::start() { thread_ = std::thread([this] { loop(); }); }
+
+void Server::stop() {
+  if (!thread_.joinable()) return;
+  const std::uint64_t one = 1;
+  (void)::write(wake_fd_, &one, sizeof one);
+  thread_.join();
+}
+
+void Server::loop() {
+  for (;;) {
+    std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    for (const auto& [fd, client] : clients_) fds.push_back({fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[0].revents) {
+      // Requests already queued are still answered, so a client mid-launch is not left hanging.
+      for (std::size_t i = 2; i < fds.size(); ++i) {
+        auto it = clients_.find(fds[i].fd);
+        while (it != clients_.end() && serve_one(it->first, it->second) == Served::kMessage) {
+        }
+      }
+      return;
+    }
+    if (fds[1].revents & POLLIN) accept_client();
+    for (std::size_t i = 2; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      auto it = clients_.find(fds[i].fd);
+      if (it == clients_.end()) continue;
+      if (serve_one(fds[i].fd, it->second) == Served::kGone) {
+        session_.client_gone(it->second.id);
+        ::close(fds[i].fd);
+        clients_.erase(it);
+      }
+    }
+  }
+}
+
+void Server::accept_client() {
+  const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    ::close(fd);
+    return;
+  }
+  const bool allowed =
+      cred.uid == 0 || std::find(allowed_.begin(), allowed_.end(), cred.uid) != allowed_.end();
+  if (!allowed) {
+    ++refused_;
+    send_message(fd, {0, wire::Error{wire::ErrorCode::kBadMessage,
+                                     fmt::format("uid {} may not use this oaprof session", cred.uid)}});
+    ::close(fd);
+    return;
+  }
+  clients_[fd] = Client{next_client_++, cred.pid, cred.uid};
+}
+
+Server::Served Server::serve_one(int fd, Client& client) {
+  std::uint8_t buf[wire::kMaxMessageBytes + 1];
+  // MSG_TRUNC makes recv return the datagram's real length, so an oversized one is detected
+  // (and refused by decode) rather than silently cut.
+  const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+  if (n == 0) return Served::kGone;
+  if (n < 0) {
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Served::kNothing
+                                                                     : Served::kGone;
+  }
+  std::span<const std::uint8_t> bytes(buf, std::min(static_cast<std::size_t>(n), sizeof buf));
+  auto decoded = static_cast<std::size_t>(n) > sizeof buf
+                     ? std::variant<wire::Message, wire::DecodeError>(wire::DecodeError{
+                           wire::ErrorCode::kBadMessage, 0,
+                           fmt::format("message of {} bytes exceeds the {}-byte limit", n,
+                                       wire::kMaxMessageBytes)})
+                     : wire::decode(bytes);
+  if (auto* err = std::get_if<wire::DecodeError>(&decoded)) {
+    ++rejected_;
+    send_message(fd, {err->request_id, wire::Error{err->code, err->reason}});
+    return Served::kMessage;
+  }
+  auto& msg = std::get<wire::Message>(decoded);
+  send_message(fd, {msg.request_id,
+                    session_.handle(client.id, static_cast<std::uint32_t>(client.pid), msg.body)});
+  return Served::kMessage;
+}
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,95 @@
+#include "daemon/session.h"
+
+#include <exception>
+
+#include <fmt/format.h>
+
+namespace oaprof::daemon {
+
+using oa::wire::Body;
+using oa::wire::Error;
+using oa::wire::ErrorCode;
+
+Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink)
+    : source_(source), format_(format), sink_(std::move(sink)) {}
+
+Session::~Session() { stop(); }
+
+void Session::start() {
+  source_.start(format_);
+  started_ = true;
+}
+
+void Session::stop() {
+  if (!started_) return;
+  started_ = false;
+  if (running_client_) source_.kernel_running(false);
+  source_.stop();
+}
+
+Body Session::handle(std::uint64_t client_id, std::uint32_t pid, const Body& request) {
+  try {
+    if (const auto* s = std::get_if<oa::wire::Snapshot>(&request)) return snapshot(client_id, *s);
+    if (const auto* l = std::get_if<oa::wire::Launch>(&request)) return launch(client_id, pid, *l);
+    if (std::holds_alternative<oa::wire::Hello>(request)) return oa::wire::Ok{};
+    return Error{ErrorCode::kUnknownType, "the session accepts hello, snapshot and launch"};
+  } catch (const std::exception& e) {
+    return Error{ErrorCode::kDeviceError, e.what()};
+  }
+}
+
+Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
+  if (!started_) return Error{ErrorCode::kDeviceError, "the session is not started"};
+  Pending& p = pending_[{client_id, s.launch_id}];
+  if (s.phase == oa::wire::Phase::kBefore) {
+    p.before = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    source_.kernel_running(true);
+    running_client_ = client_id;
+  } else {
+    if (!p.before) {
+      pending_.erase({client_id, s.launch_id});
+      return Error{ErrorCode::kUnknownLaunch,
+                   fmt::format("launch {} has no 'before' snapshot", s.launch_id)};
+    }
+    source_.kernel_running(false);
+    running_client_.reset();
+    p.after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+  }
+  return oa::wire::Ok{};
+}
+
+Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l) {
+  auto it = pending_.find({client_id, l.launch_id});
+  if (it == pending_.end() || !it->second.before || !it->second.after) {
+    if (it != pending_.end()) pending_.erase(it);
+    ++dropped_;
+    return Error{ErrorCode::kUnknownLaunch,
+                 fmt::format("launch {} was not snapshotted before and after", l.launch_id)};
+  }
+  oa::LaunchRecord record;
+  record.index = next_index_++;
+  record.pid = pid;
+  record.launch = l;
+  record.deltas = oa::compute_deltas(*it->second.before, *it->second.after);
+  if (!l.profiled) record.flags.emplace_back("no_profiling");
+  pending_.erase(it);
+  sink_(record);
+  return oa::wire::Ok{};
+}
+
+void Session::client_gone(std::uint64_t client_id) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->first.first == client_id) {
+      ++dropped_;
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (running_client_ == client_id) {
+    source_.kernel_running(false);
+    running_client_.reset();
+  }
+}
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,60 @@
+// The Session owns the OA unit for one profiling run: it starts the counter source, takes the
+// snapshots clients ask for around each launch, pairs them into deltas, hands finished launches
+// to a sink, and restores every register on stop (also from its destructor, so an error path
+// cannot leave the hardware configured).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "gpu/counter_source.h"
+#include "oa/launch_record.h"
+#include "oa/report.h"
+#include "oa/wire.h"
+
+namespace oaprof::daemon {
+
+class Session {
+ public:
+  using Sink = std::function<void(const oa::LaunchRecord&)>;
+
+  Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start();
+  // Answers one request of client `client_id` (whose process is `pid`). Never throws: device
+  // failures become an Error reply.
+  oa::wire::Body handle(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Body& request);
+  // The client's connection closed: launches it left half-measured are dropped, and a kernel it
+  // left marked as running is ended.
+  void client_gone(std::uint64_t client_id);
+  void stop();
+
+  std::uint64_t launches_recorded() const { return next_index_; }
+  std::uint64_t launches_dropped() const { return dropped_; }
+
+ private:
+  struct Pending {
+    std::optional<oa::Report> before;
+    std::optional<oa::Report> after;
+  };
+  oa::wire::Body snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s);
+  oa::wire::Body launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l);
+
+  gpu::CounterSource& source_;
+  oa::ReportFormat format_;
+  Sink sink_;
+  bool started_ = false;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Pending> pending_;  // (client, launch id)
+  std::optional<std::uint64_t> running_client_;
+  std::uint64_t next_index_ = 0;
+  std::uint64_t dropped_ = 0;
+  std::uint32_t next_report_id_ = 1;
+};
+
+}  // namespace oaprof::daemon

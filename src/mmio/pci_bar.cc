@@ -1,0 +1,112 @@
+#include "mmio/pci_bar.h"
+
+#include <cerrno>
+#include <regex>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <pciaccess.h>
+
+namespace oaprof::mmio {
+
+std::string PciAddress::str() const {
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, dev, func);
+}
+
+PciAddress parse_pci_address(const std::string& text) {
+  static const std::regex kForm(
+      "^(?:([0-9a-fA-F]{1,4}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\\.([0-7])$");
+  std::smatch m;
+  if (std::regex_match(text, m, kForm)) {
+    PciAddress a;
+    a.domain = m[1].matched ? static_cast<unsigned>(std::stoul(m[1], nullptr, 16)) : 0;
+    a.bus = static_cast<unsigned>(std::stoul(m[2], nullptr, 16));
+    a.dev = static_cast<unsigned>(std::stoul(m[3], nullptr, 16));
+    a.func = static_cast<unsigned>(std::stoul(m[4], nullptr, 16));
+    if (a.dev <= 0x1F) return a;
+  }
+  throw std::invalid_argument(
+      fmt::format("'{}' is not a PCI address; expected DDDD:BB:DD.F, e.g. 0000:00:02.0", text));
+}
+
+void check_intel_display(const PciAddress& addr, const PciIdentity& id) {
+  const bool intel = id.vendor == 0x8086;
+  const bool display = (id.device_class >> 16) == 0x03;
+  if (!intel || !display) {
+    throw std::runtime_error(fmt::format(
+        "{} is not an Intel display device (vendor 0x{:04x}, class 0x{:06x}); use --device sim "
+        "or --device BDF to name the Intel GPU",
+        addr.str(), id.vendor, id.device_class));
+  }
+}
+
+PciBar::PciBar(const PciAddress& addr) : addr_(addr) {
+  if (int err = pci_system_init(); err != 0) {
+    throw std::runtime_error(fmt::format("cannot scan PCI devices: {}", std::strerror(err)));
+  }
+  dev_ = pci_device_find_by_slot(addr.domain, addr.bus, addr.dev, addr.func);
+  if (dev_ == nullptr) {
+    pci_system_cleanup();
+    throw std::runtime_error(fmt::format(
+        "no PCI device at {}; find the GPU with `lspci -D -d 8086::0300` and pass --device BDF, "
+        "or use --device sim", addr.str()));
+  }
+  if (int err = pci_device_probe(dev_); err != 0) {
+    pci_system_cleanup();
+    throw std::runtime_error(fmt::format("cannot read {}'s configuration: {}", addr.str(),
+                                         std::strerror(err)));
+  }
+  id_ = {static_cast<std::uint16_t>(dev_->vendor_id), static_cast<std::uint16_t>(dev_->device_id),
+         dev_->device_class};
+  try {
+    check_intel_display(addr, id_);
+  } catch (...) {
+    pci_system_cleanup();
+    throw;
+  }
+  const pci_mem_region& bar = dev_->regions[0];
+  if (bar.size == 0) {
+    pci_system_cleanup();
+    throw std::runtime_error(fmt::format("{} has no BAR0 to map", addr.str()));
+  }
+  void* ptr = nullptr;
+  if (int err = pci_device_map_range(dev_, bar.base_addr, bar.size, PCI_DEV_MAP_FLAG_WRITABLE, &ptr);
+      err != 0) {
+    pci_system_cleanup();
+    const char* hint = err == EPERM || err == EACCES
+                           ? "run as root (sudo oaprof …), or through oaprofd; under kernel lockdown "
+                             "(see /sys/kernel/security/lockdown) MMIO mapping is refused: use "
+                             "--access perf"
+                           : "check `oaprof doctor`";
+    throw std::runtime_error(fmt::format("cannot map BAR0 of {} ({} bytes): {}; {}", addr.str(),
+                                         bar.size, std::strerror(err), hint));
+  }
+  base_ = static_cast<volatile std::uint32_t*>(ptr);
+  size_ = bar.size;
+}
+
+PciBar::~PciBar() {
+  if (base_ != nullptr) pci_device_unmap_range(dev_, const_cast<std::uint32_t*>(base_), size_);
+  pci_system_cleanup();
+}
+
+std::uint32_t PciBar::read32(std::uint32_t offset) {
+  if (offset % 4 != 0 || offset + 4 > size_) {
+    throw std::out_of_range(fmt::format("register 0x{:X} outside BAR0 of {}", offset, addr_.str()));
+  }
+  return base_[offset / 4];
+}
+
+void PciBar::write32(std::uint32_t offset, std::uint32_t value) {
+  if (offset % 4 != 0 || offset + 4 > size_) {
+    throw std::out_of_range(fmt::format("register 0x{:X} outside BAR0 of {}", offset, addr_.str()));
+  }
+  base_[offset / 4] = value;
+}
+
+std::string PciBar::describe() const {
+  return fmt::format("{} [{:04x}:{:04x}]", addr_.str(), id_.vendor, id_.device);
+}
+
+}  // namespace oaprof::mmio

@@ -1,0 +1,55 @@
+// The real register window: BAR0 of the Intel display device (0000:00:02.0 by default), found and
+// mapped through libpciaccess. Vendor and class are checked before anything is mapped, because on
+// many virtual machines 00:02.0 is a virtio device and writing to it would corrupt a disk.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mmio/mmio.h"
+
+struct pci_device;
+
+namespace oaprof::mmio {
+
+struct PciAddress {
+  unsigned domain = 0, bus = 0, dev = 2, func = 0;
+  std::string str() const;
+};
+
+// Parses "0000:00:02.0" or "00:02.0"; throws std::invalid_argument with the expected form.
+PciAddress parse_pci_address(const std::string& text);
+
+struct PciIdentity {
+  std::uint16_t vendor = 0;
+  std::uint16_t device = 0;
+  std::uint32_t device_class = 0;  // 24-bit class code, 0x03xxxx for display
+};
+
+// Throws std::runtime_error naming the device and what was expected unless it is an Intel display
+// device. Pure, so tests can feed any identity.
+void check_intel_display(const PciAddress& addr, const PciIdentity& id);
+
+class PciBar final : public Mmio {
+ public:
+  // Finds, checks and maps BAR0 writable. Every failure throws std::runtime_error with what
+  // failed, why and what to do.
+  explicit PciBar(const PciAddress& addr);
+  ~PciBar() override;
+  PciBar(const PciBar&) = delete;
+  PciBar& operator=(const PciBar&) = delete;
+
+  std::uint32_t read32(std::uint32_t offset) override;
+  void write32(std::uint32_t offset, std::uint32_t value) override;
+  std::string describe() const override;
+  const PciIdentity& identity() const { return id_; }
+
+ private:
+  PciAddress addr_;
+  PciIdentity id_;
+  pci_device* dev_ = nullptr;
+  volatile std::uint32_t* base_ = nullptr;
+  std::uint64_t size_ = 0;
+};
+
+}  // namespace oaprof::mmio

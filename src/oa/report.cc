@@ -1,0 +1,83 @@
+#include "oa/report.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace oaprof::oa {
+namespace {
+
+std::uint32_t load32(std::span<const std::uint8_t> bytes, int offset) {
+  std::uint32_t v;
+  std::memcpy(&v, bytes.data() + offset, sizeof v);  // x86 and the GPU are both little-endian
+  return v;
+}
+
+void store32(std::uint8_t* bytes, int offset, std::uint32_t v) {
+  std::memcpy(bytes + offset, &v, sizeof v);
+}
+
+}  // namespace
+
+std::uint32_t RawReport::dword(int index) const { return load32(bytes, index * 4); }
+void RawReport::set_dword(int index, std::uint32_t value) { store32(bytes.data(), index * 4, value); }
+
+Report decode(ReportFormat format, std::span<const std::uint8_t> bytes) {
+  const FormatLayout& l = layout_of(format);
+  if (bytes.size() < static_cast<std::size_t>(l.size_bytes)) {
+    throw std::invalid_argument(fmt::format("{} report needs {} bytes, got {}", l.name,
+                                            l.size_bytes, bytes.size()));
+  }
+  Report r;
+  r.rpt_id = load32(bytes, 0);
+  r.timestamp = load32(bytes, 4);
+  r.ctx_id = load32(bytes, 8);
+  if (l.gpu_ticks_offset >= 0) {
+    r.gpu_ticks = load32(bytes, l.gpu_ticks_offset);
+    r.has_gpu_ticks = true;
+  }
+  for (int i = 0; i < l.a_count; ++i) {
+    const int idx = l.a_first + i;
+    std::uint64_t v = load32(bytes, l.a_offset + 4 * i);
+    if (l.a_high_offset >= 0) {
+      v |= static_cast<std::uint64_t>(bytes[l.a_high_offset + i]) << 32;
+      r.a_is_40bit[idx] = true;
+    }
+    r.a[idx] = v;
+    r.a_present[idx] = true;
+  }
+  for (int i = 0; i < l.a32_count; ++i) {
+    const int idx = l.a_first + l.a_count + i;
+    r.a[idx] = load32(bytes, l.a32_offset + 4 * i);
+    r.a_present[idx] = true;
+  }
+  for (int i = 0; i < l.b_count; ++i) r.b[i] = load32(bytes, l.b_offset + 4 * i);
+  for (int i = 0; i < l.c_count; ++i) r.c[i] = load32(bytes, l.c_offset + 4 * i);
+  return r;
+}
+
+RawReport encode(ReportFormat format, const Report& report) {
+  const FormatLayout& l = layout_of(format);
+  RawReport raw;
+  raw.size = l.size_bytes;
+  std::uint8_t* out = raw.bytes.data();
+  store32(out, 0, report.rpt_id);
+  store32(out, 4, report.timestamp);
+  store32(out, 8, report.ctx_id);
+  if (l.gpu_ticks_offset >= 0) store32(out, l.gpu_ticks_offset, report.gpu_ticks);
+  for (int i = 0; i < l.a_count; ++i) {
+    const std::uint64_t v = report.a[l.a_first + i];
+    store32(out, l.a_offset + 4 * i, static_cast<std::uint32_t>(v));
+    if (l.a_high_offset >= 0) out[l.a_high_offset + i] = static_cast<std::uint8_t>(v >> 32);
+  }
+  for (int i = 0; i < l.a32_count; ++i) {
+    store32(out, l.a32_offset + 4 * i,
+            static_cast<std::uint32_t>(report.a[l.a_first + l.a_count + i]));
+  }
+  for (int i = 0; i < l.b_count; ++i) store32(out, l.b_offset + 4 * i, report.b[i]);
+  for (int i = 0; i < l.c_count; ++i) store32(out, l.c_offset + 4 * i, report.c[i]);
+  return raw;
+}
+
+}  // namespace oaprof::oa

@@ -1,0 +1,185 @@
+#include "oa/wire.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+namespace oaprof::oa::wire {
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T value) {
+    static_assert(std::is_integral_v<T>);
+    std::uint8_t raw[sizeof(T)];
+    std::memcpy(raw, &value, sizeof(T));  // little-endian host, as the format
+    out_.insert(out_.end(), raw, raw + sizeof(T));
+  }
+  void put_string16(const std::string& s, std::size_t limit) {
+    const std::size_t n = std::min(s.size(), limit);
+    put(static_cast<std::uint16_t>(n));
+    out_.insert(out_.end(), s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  std::vector<std::uint8_t>& bytes() { return out_; }
+
+ private:
+  std::vector<std::uint8_t> out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::span<const std::uint8_t> in) : in_(in) {}
+
+  template <typename T>
+  bool get(T& value) {
+    if (in_.size() - pos_ < sizeof(T)) return false;
+    std::memcpy(&value, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  bool get_string16(std::string& s, std::size_t limit) {
+    std::uint16_t n = 0;
+    if (!get(n) || n > limit || in_.size() - pos_ < n) return false;
+    s.assign(reinterpret_cast<const char*>(in_.data() + pos_), n);
+    pos_ += n;
+    return true;
+  }
+  bool at_end() const { return pos_ == in_.size(); }
+
+ private:
+  std::span<const std::uint8_t> in_;
+  std::size_t pos_ = 0;
+};
+
+Type type_of(const Body& body) {
+  return std::visit(
+      [](const auto& b) {
+        using T = std::decay_t<decltype(b)>;
+        if constexpr (std::is_same_v<T, Hello>) return Type::kHello;
+        if constexpr (std::is_same_v<T, Snapshot>) return Type::kSnapshot;
+        if constexpr (std::is_same_v<T, Launch>) return Type::kLaunch;
+        if constexpr (std::is_same_v<T, Ok>) return Type::kOk;
+        if constexpr (std::is_same_v<T, Error>) return Type::kError;
+      },
+      body);
+}
+
+void put_payload(Writer& w, const Hello& h) {
+  w.put(h.pid);
+  w.put(h.flags);
+}
+void put_payload(Writer& w, const Snapshot& s) {
+  w.put(s.launch_id);
+  w.put(static_cast<std::uint8_t>(s.phase));
+}
+void put_payload(Writer& w, const Launch& l) {
+  w.put(l.launch_id);
+  w.put(l.work_dim);
+  for (auto v : l.global) w.put(v);
+  for (auto v : l.local) w.put(v);
+  for (auto v : l.offset) w.put(v);
+  w.put(l.queued_ns);
+  w.put(l.submit_ns);
+  w.put(l.start_ns);
+  w.put(l.end_ns);
+  w.put(static_cast<std::uint8_t>(l.profiled ? 1 : 0));
+  w.put_string16(l.kernel_name, kMaxNameBytes);
+}
+void put_payload(Writer&, const Ok&) {}
+void put_payload(Writer& w, const Error& e) {
+  w.put(static_cast<std::uint32_t>(e.code));
+  w.put_string16(e.message, kMaxMessageBytes - kHeaderBytes - 6);
+}
+
+bool get_payload(Reader& r, Hello& h) { return r.get(h.pid) && r.get(h.flags); }
+bool get_payload(Reader& r, Snapshot& s) {
+  std::uint8_t phase = 0;
+  if (!r.get(s.launch_id) || !r.get(phase) || phase > 1) return false;
+  s.phase = static_cast<Phase>(phase);
+  return true;
+}
+bool get_payload(Reader& r, Launch& l) {
+  std::uint8_t profiled = 0;
+  bool ok = r.get(l.launch_id) && r.get(l.work_dim);
+  for (auto& v : l.global) ok = ok && r.get(v);
+  for (auto& v : l.local) ok = ok && r.get(v);
+  for (auto& v : l.offset) ok = ok && r.get(v);
+  ok = ok && r.get(l.queued_ns) && r.get(l.submit_ns) && r.get(l.start_ns) && r.get(l.end_ns) &&
+       r.get(profiled) && profiled <= 1 && r.get_string16(l.kernel_name, kMaxNameBytes);
+  l.profiled = profiled == 1;
+  return ok && l.work_dim >= 1 && l.work_dim <= 3;
+}
+bool get_payload(Reader&, Ok&) { return true; }
+bool get_payload(Reader& r, Error& e) {
+  std::uint32_t code = 0;
+  if (!r.get(code)) return false;
+  e.code = static_cast<ErrorCode>(code);
+  return r.get_string16(e.message, kMaxMessageBytes);
+}
+
+template <typename T>
+std::variant<Message, DecodeError> decode_body(Reader& r, std::uint32_t id, std::string_view what) {
+  T body;
+  if (!get_payload(r, body) || !r.at_end()) {
+    return DecodeError{ErrorCode::kBadMessage, id, fmt::format("malformed {} payload", what)};
+  }
+  return Message{id, body};
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode(const Message& message) {
+  Writer payload;
+  std::visit([&](const auto& b) { put_payload(payload, b); }, message.body);
+  Writer w;
+  w.put(kMagic);
+  w.put(kVersion);
+  w.put(static_cast<std::uint16_t>(type_of(message.body)));
+  w.put(message.request_id);
+  w.put(static_cast<std::uint32_t>(payload.bytes().size()));
+  auto out = std::move(w.bytes());
+  out.insert(out.end(), payload.bytes().begin(), payload.bytes().end());
+  return out;
+}
+
+std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() > kMaxMessageBytes) {
+    return DecodeError{ErrorCode::kBadMessage, 0,
+                       fmt::format("message of {} bytes exceeds the {}-byte limit", bytes.size(),
+                                   kMaxMessageBytes)};
+  }
+  Reader header(bytes);
+  std::uint32_t magic = 0, id = 0, len = 0;
+  std::uint16_t version = 0, type = 0;
+  if (!header.get(magic) || !header.get(version) || !header.get(type) || !header.get(id) ||
+      !header.get(len)) {
+    return DecodeError{ErrorCode::kBadMessage, 0,
+                       fmt::format("truncated header ({} of {} bytes)", bytes.size(), kHeaderBytes)};
+  }
+  if (magic != kMagic) {
+    return DecodeError{ErrorCode::kBadMessage, 0, fmt::format("bad magic 0x{:08x}", magic)};
+  }
+  if (version != kVersion) {
+    return DecodeError{ErrorCode::kUnsupportedVersion, id,
+                       fmt::format("protocol version {} not supported (this side speaks {})",
+                                   version, kVersion)};
+  }
+  if (len != bytes.size() - kHeaderBytes) {
+    return DecodeError{ErrorCode::kBadMessage, id,
+                       fmt::format("payload length {} but {} bytes follow the header", len,
+                                   bytes.size() - kHeaderBytes)};
+  }
+  Reader r(bytes.subspan(kHeaderBytes));
+  switch (static_cast<Type>(type)) {
+    case Type::kHello: return decode_body<Hello>(r, id, "hello");
+    case Type::kSnapshot: return decode_body<Snapshot>(r, id, "snapshot");
+    case Type::kLaunch: return decode_body<Launch>(r, id, "launch");
+    case Type::kOk: return decode_body<Ok>(r, id, "ok");
+    case Type::kError: return decode_body<Error>(r, id, "error");
+  }
+  return DecodeError{ErrorCode::kUnknownType, id, fmt::format("unknown message type {}", type)};
+}
+
+}  // namespace oaprof::oa::wire

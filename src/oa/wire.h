@@ -1,0 +1,103 @@
+// The wire format between the unprivileged OpenCL layer and the privileged side (oaprof, later
+// oaprofd). It lives in oa because both ends must speak it and oa is the one layer both may
+// depend on; it is pure encode/decode, no I/O.
+//
+// One message per SOCK_SEQPACKET datagram, all integers little-endian:
+//   u32 magic 'OAPF' (0x4650414F) | u16 version | u16 type | u32 request_id | u32 payload_len
+//   | payload_len bytes of payload
+// A message is at most kMaxMessageBytes. Every request gets exactly one reply (kOk or kError)
+// carrying the same request_id. Payloads:
+//   kHello     u32 pid | u32 flags                              -> kOk
+//   kSnapshot  u64 launch_id | u8 phase (0 before, 1 after)    -> kOk
+//   kLaunch    u64 launch_id | u32 work_dim | 3×u64 global | 3×u64 local | 3×u64 offset
+//              | u64 queued_ns | u64 submit_ns | u64 start_ns | u64 end_ns | u8 profiled
+//              | u16 name_len | name bytes                       -> kOk
+//   kOk        (empty)
+//   kError     u32 code | u16 len | message bytes
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace oaprof::oa::wire {
+
+inline constexpr std::uint32_t kMagic = 0x4650414F;
+inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 16;
+inline constexpr std::size_t kMaxMessageBytes = 4096;
+inline constexpr std::size_t kMaxNameBytes = 1024;
+
+enum class Type : std::uint16_t {
+  kHello = 1,
+  kSnapshot = 2,
+  kLaunch = 3,
+  kOk = 0x80,
+  kError = 0x81,
+};
+
+enum class Phase : std::uint8_t { kBefore = 0, kAfter = 1 };
+
+enum class ErrorCode : std::uint32_t {
+  kBadMessage = 1,
+  kUnsupportedVersion = 2,
+  kUnknownType = 3,
+  kDeviceError = 4,
+  kUnknownLaunch = 5,
+};
+
+struct Hello {
+  std::uint32_t pid = 0;
+  std::uint32_t flags = 0;
+};
+
+struct Snapshot {
+  std::uint64_t launch_id = 0;
+  Phase phase = Phase::kBefore;
+};
+
+struct Launch {
+  std::uint64_t launch_id = 0;
+  std::uint32_t work_dim = 0;
+  std::array<std::uint64_t, 3> global{};
+  std::array<std::uint64_t, 3> local{};  // all zero when the program let the runtime choose
+  std::array<std::uint64_t, 3> offset{};
+  std::uint64_t queued_ns = 0;
+  std::uint64_t submit_ns = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  bool profiled = false;  // OpenCL profiling times are valid
+  std::string kernel_name;
+};
+
+struct Ok {};
+
+struct Error {
+  ErrorCode code = ErrorCode::kBadMessage;
+  std::string message;
+};
+
+using Body = std::variant<Hello, Snapshot, Launch, Ok, Error>;
+
+struct Message {
+  std::uint32_t request_id = 0;
+  Body body;
+};
+
+std::vector<std::uint8_t> encode(const Message& message);
+
+// A message that could not be decoded: what to reply and why.
+struct DecodeError {
+  ErrorCode code;
+  std::uint32_t request_id;  // 0 when the header itself was unreadable
+  std::string reason;
+};
+
+// Never throws; every length is checked against the buffer and the limits above.
+std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes);
+
+}  // namespace oaprof::oa::wire

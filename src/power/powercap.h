@@ -1,0 +1,36 @@
+// RAPL through the powercap sysfs class: zones intel-rapl:N and subzones intel-rapl:N:M found by
+// their `name` file, energy_uj unwrapped with max_energy_range_uj. The sysfs root is a parameter
+// so tests point it at a fake tree.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "power/energy_source.h"
+
+namespace oaprof::power {
+
+class PowercapSource final : public EnergySource {
+ public:
+  // `class_dir` is normally /sys/class/powercap. Throws std::runtime_error when no RAPL zone is
+  // there or its energy cannot be read (with the reason: absent, permission, …).
+  explicit PowercapSource(std::filesystem::path class_dir);
+
+  std::string_view name() const override { return "powercap"; }
+  std::vector<Domain> domains() const override;
+  EnergyReading read() override;
+
+ private:
+  struct Zone {
+    std::filesystem::path energy_file;
+    Domain domain;
+    std::uint64_t max_range_uj = 0;
+    std::uint64_t last_raw = 0;
+    std::uint64_t total = 0;  // unwrapped, since the first read
+  };
+  std::uint64_t read_raw(const Zone& zone) const;
+  std::vector<Zone> zones_;
+};
+
+}  // namespace oaprof::power

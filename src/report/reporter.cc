@@ -1,0 +1,21 @@
+#include "report/reporter.h"
+
+#include <cmath>
+
+namespace oaprof::report {
+
+double kernel_time_ns(const oa::LaunchRecord& r) {
+  if (!r.launch.profiled || r.launch.end_ns < r.launch.start_ns) return std::nan("");
+  return static_cast<double>(r.launch.end_ns - r.launch.start_ns);
+}
+
+std::string dims(const std::array<std::uint64_t, 3>& v, std::uint32_t work_dim) {
+  std::string s;
+  for (std::uint32_t i = 0; i < work_dim && i < 3; ++i) {
+    if (i) s += 'x';
+    s += std::to_string(v[i]);
+  }
+  return s;
+}
+
+}  // namespace oaprof::report

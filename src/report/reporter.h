@@ -1,0 +1,41 @@
+// Output formats are one Reporter interface with one implementation per format, as in Google
+// Benchmark. Reporters receive rows as launches complete, so files are complete up to the last
+// finished launch even when the profiled program crashes.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oa/launch_record.h"
+
+namespace oaprof::report {
+
+struct RunInfo {
+  std::string device;        // "simulated" or the PCI address
+  std::string device_detail; // "simulated KBL GT2 (24 EUs, 1150 MHz)"
+  std::string platform;      // "kblgt2"
+  std::string format;        // "A32u40_A4u32_B8_C8"
+  std::string access;        // "mmio"
+  int eus = 0;
+  double timestamp_hz = 0;
+  std::vector<std::string> command;
+};
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void begin(const RunInfo& info) = 0;
+  virtual void add(const oa::LaunchRecord& record) = 0;
+  virtual void end() = 0;
+};
+
+// Derived figures shared by every format.
+double kernel_time_ns(const oa::LaunchRecord& r);  // OpenCL profiling; NaN when not profiled
+std::string dims(const std::array<std::uint64_t, 3>& v, std::uint32_t work_dim);
+
+std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
+std::unique_ptr<Reporter> make_table_reporter(std::ostream& out);
+
+}  // namespace oaprof::report

@@ -1,0 +1,92 @@
+#include "daemon/child.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace oaprof::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CredentialsTest, FromSudoOnlyWhenRoot) {
+  const std::map<std::string, std::string> env{{"SUDO_UID", "1000"}, {"SUDO_GID", "1001"}};
+  EXPECT_FALSE(credentials_from_sudo(env, 1000).has_value());  // not root: nothing to drop
+  const auto c = credentials_from_sudo(env, 0);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->uid, 1000u);
+  EXPECT_EQ(c->gid, 1001u);
+  EXPECT_FALSE(credentials_from_sudo({}, 0).has_value());  // root without sudo
+  EXPECT_FALSE(credentials_from_sudo({{"SUDO_UID", "0"}}, 0).has_value());
+  EXPECT_THROW(credentials_from_sudo({{"SUDO_UID", "12abc"}}, 0), std::runtime_error);
+}
+
+TEST(SpawnChildTest, RunsWithTheEnvironmentAndReportsItsStatus) {
+  const auto out = std::filesystem::temp_directory_path() / ("oaprof-child-" + std::to_string(::getpid()));
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo \"$OAPROF_TEST_VAR\" > " + out.string() + "; exit 7"};
+  spec.set_env["OAPROF_TEST_VAR"] = "hello";
+  const pid_t pid = spawn_child(spec);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(shell_status(status), 7);
+  std::string line;
+  std::getline(std::ifstream(out), line);
+  EXPECT_EQ(line, "hello");
+  std::filesystem::remove(out);
+}
+
+TEST(SpawnChildTest, AMissingProgramIsAClearError) {
+  ChildSpec spec;
+  spec.argv = {"/no/such/program"};
+  try {
+    spawn_child(spec);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot run '/no/such/program'"));
+    EXPECT_THAT(e.what(), HasSubstr("No such file"));
+  }
+  EXPECT_THROW(spawn_child(ChildSpec{}), std::runtime_error);
+}
+
+TEST(SpawnChildTest, DropsToTheGivenUserWhenRoot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing uid needs root";
+  const auto out = std::filesystem::temp_directory_path() / ("oaprof-uid-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(out);
+  std::filesystem::permissions(out, std::filesystem::perms::all);
+  ChildSpec spec;
+  spec.argv = {"/bin/sh", "-c", "id -u > " + (out / "uid").string() + "; id -G > " + (out / "groups").string() +
+                                    "; grep CapEff /proc/self/status > " + (out / "caps").string()};
+  spec.credentials = Credentials{65534, 65534, ""};
+  const pid_t pid = spawn_child(spec);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(shell_status(status), 0);
+  std::string uid, groups, caps;
+  std::getline(std::ifstream(out / "uid"), uid);
+  std::getline(std::ifstream(out / "groups"), groups);
+  std::getline(std::ifstream(out / "caps"), caps);
+  EXPECT_EQ(uid, "65534");
+  EXPECT_EQ(groups, "65534");  // root's supplementary groups are gone
+  EXPECT_THAT(caps, HasSubstr("0000000000000000"));
+  std::filesystem::remove_all(out);
+}
+
+TEST(ShellStatusTest, SignalsMapTo128PlusN) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::raise(SIGKILL);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_EQ(shell_status(status), 128 + SIGKILL);
+}
+
+}  // namespace
+}  // namespace oaprof::daemon

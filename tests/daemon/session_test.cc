@@ -1,0 +1,94 @@
+#include "daemon/session.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/daemon/sim_fixture.h"
+#include "mmio/registers.h"
+
+namespace oaprof::daemon {
+namespace {
+namespace wire = oa::wire;
+
+wire::Launch launch_record(std::uint64_t id) {
+  wire::Launch l;
+  l.launch_id = id;
+  l.work_dim = 1;
+  l.global = {4096, 0, 0};
+  l.kernel_name = "k";
+  l.profiled = true;
+  l.start_ns = 10;
+  l.end_ns = 1'000'010;
+  return l;
+}
+
+class SessionTest : public ::testing::Test {
+ protected:
+  testing::SimFixture sim_;
+  std::vector<oa::LaunchRecord> rows_;
+  Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                   [this](const oa::LaunchRecord& r) { rows_.push_back(r); }};
+};
+
+TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
+  session_.start();
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 99, wire::Snapshot{0, wire::Phase::kBefore})));
+  sim_.clock->advance_ns(2'000'000);
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 99, wire::Snapshot{0, wire::Phase::kAfter})));
+  sim_.clock->advance_ns(5'000'000);  // idle time after the launch does not count as busy
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 99, launch_record(0))));
+  ASSERT_EQ(rows_.size(), 1u);
+  EXPECT_EQ(rows_[0].index, 0u);
+  EXPECT_EQ(rows_[0].pid, 99u);
+  EXPECT_EQ(rows_[0].deltas.gpu_ticks, 2'300'000u);
+  EXPECT_EQ(rows_[0].deltas.a[0], 2'300'000u);
+  EXPECT_EQ(rows_[0].deltas.timestamp, 24'000u);
+  EXPECT_TRUE(rows_[0].flags.empty());
+}
+
+TEST_F(SessionTest, LaunchWithoutSnapshotsIsAnErrorAndCountsAsDropped) {
+  session_.start();
+  const auto reply = session_.handle(1, 1, launch_record(5));
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(reply));
+  EXPECT_EQ(std::get<wire::Error>(reply).code, wire::ErrorCode::kUnknownLaunch);
+  EXPECT_EQ(session_.launches_dropped(), 1u);
+  const auto after_only = session_.handle(1, 1, wire::Snapshot{6, wire::Phase::kAfter});
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(after_only));
+  EXPECT_TRUE(rows_.empty());
+}
+
+TEST_F(SessionTest, ClientsAreKeptApartAndAVanishedClientStopsTheBusyModel) {
+  session_.start();
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  session_.client_gone(1);  // died mid-kernel
+  EXPECT_EQ(session_.launches_dropped(), 1u);
+  // Client 2 reuses launch id 0: it must not pair with client 1's snapshot.
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(2, 2, launch_record(0))));
+  // The busy counter no longer advances once the dead client's kernel was ended.
+  const std::uint32_t a0 = sim_.device.mmio->read32(mmio::reg::a_low(0));
+  sim_.clock->advance_ns(1'000'000);
+  EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::a_low(0)), a0);
+}
+
+TEST_F(SessionTest, StopRestoresTheRegistersAndSnapshotsThenFail) {
+  sim_.device.mmio->write32(mmio::reg::kOaControl, 0x3);
+  session_.start();
+  EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), (5u << 2) | 1u);
+  session_.stop();
+  EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), 0x3u);
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
+}
+
+TEST(SessionLifetimeTest, DestructorRestoresWhenStopWasNeverCalled) {
+  testing::SimFixture sim;
+  sim.device.mmio->write32(mmio::reg::kOaControl, 0);
+  {
+    Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&) {});
+    s.start();
+  }
+  EXPECT_EQ(sim.device.mmio->read32(mmio::reg::kOaControl), 0u);
+}
+
+}  // namespace
+}  // namespace oaprof::daemon

@@ -1,0 +1,152 @@
+// Runs the demo pipeline for real and checks the CSV against the simulator's model: rows equal
+// launches, and the counter deltas agree with the sim's frequency and the kernel's duration.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct CommandResult {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult run(const std::string& command) {
+  CommandResult r;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) r.output += buf;
+  const int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+using Row = std::map<std::string, std::string>;
+
+std::vector<Row> read_csv(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::string> header;
+  std::vector<Row> rows;
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) out.push_back(cell);
+    if (!s.empty() && s.back() == ',') out.emplace_back();
+    return out;
+  };
+  if (!std::getline(in, line)) return rows;
+  header = split(line);
+  while (std::getline(in, line)) {
+    const auto cells = split(line);
+    Row row;
+    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  PipelineTest() {
+    dir_ = fs::temp_directory_path() / fmt::format("oaprof-it-{}-{}", ::getpid(), counter_++);
+    fs::create_directories(dir_);
+  }
+  ~PipelineTest() override { fs::remove_all(dir_); }
+  static inline int counter_ = 0;
+  fs::path dir_;
+};
+
+TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
+  const fs::path csv = dir_ / "oaprof-mad_vect4.csv";
+  const CommandResult r = run(fmt::format("{} --device sim --format 101 -o {} -- {} mad_vect4 --min-time 20",
+                                OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("device: simulated"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(mad_vect4\s+4096\s+64\s+512\s+(\d+))")))
+      << r.output;
+  const int repeats = std::stoi(m[1]);
+  const auto rows = read_csv(csv);
+  ASSERT_EQ(static_cast<int>(rows.size()), repeats + 1) << "measured launches plus the warm-up";
+
+  constexpr double kSimMhz = 1150.0;  // SimConfig's default frequency
+  for (const auto& row : rows) {
+    SCOPED_TRACE("launch " + row.at("launch"));
+    EXPECT_EQ(row.at("kernel"), "mad_vect4");
+    EXPECT_EQ(row.at("global_size"), "4096");
+    EXPECT_EQ(row.at("local_size"), "64");
+    EXPECT_EQ(row.at("device"), "simulated");
+    const double kernel_ns = std::stod(row.at("kernel_ns"));
+    const double gpu_ns = std::stod(row.at("gpu_time_ns"));
+    const double ticks = std::stod(row.at("gpu_ticks"));
+    const double a0 = std::stod(row.at("A0"));
+    const double a7 = std::stod(row.at("A7"));
+    ASSERT_GT(ticks, 0);
+    ASSERT_GT(a0, 0);
+    // GPU clocks over GPU time is the simulated frequency (timestamp quantisation: 1/12 µs).
+    EXPECT_NEAR(ticks / gpu_ns * 1e3, kSimMhz, kSimMhz * 0.01);
+    // The sim is busy from the 'before' to the 'after' snapshot, which brackets the kernel.
+    EXPECT_LE(a0, ticks);
+    EXPECT_GE(a0 / kSimMhz * 1e3, kernel_ns * 0.95) << "busy clocks must cover the kernel";
+    EXPECT_LE(kernel_ns, gpu_ns * 1.05);
+    // EU active: 24 EUs × 85 % of busy clocks in the model.
+    EXPECT_NEAR(a7 / a0, 24 * 0.85, 24 * 0.85 * 0.01);
+  }
+}
+
+TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {
+  const fs::path csv = dir_ / "fail.csv";
+  const CommandResult bad = run(fmt::format("{} --device sim -q -o {} -- {} no_such_kernel", OAPROF_BIN,
+                                  csv.string(), KERNEL_RUNNER_BIN));
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("unknown kernel 'no_such_kernel'"));
+  EXPECT_TRUE(read_csv(csv).empty());
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_THAT(header, HasSubstr("launch,pid,kernel"));
+
+  const CommandResult killed = run(fmt::format("{} --device sim -q -o {} -- /bin/sh -c 'kill -9 $$'",
+                                     OAPROF_BIN, csv.string()));
+  EXPECT_EQ(killed.status, 128 + 9) << killed.output;
+}
+
+TEST_F(PipelineTest, BadOptionsAndMissingProgramsHaveTheirOwnExitCodes) {
+  EXPECT_EQ(run(fmt::format("{} --device sim --format 110 -- true", OAPROF_BIN)).status, 2);
+  EXPECT_EQ(run(fmt::format("{} --device sim", OAPROF_BIN)).status, 2);
+  const CommandResult missing = run(fmt::format("{} --device sim -q -o {} -- /no/such/program", OAPROF_BIN,
+                                      (dir_ / "m.csv").string()));
+  EXPECT_EQ(missing.status, 127);
+  EXPECT_THAT(missing.output, HasSubstr("cannot run '/no/such/program'"));
+  const CommandResult unwritable = run(fmt::format("{} --device sim -o /proc/nope.csv -- true", OAPROF_BIN));
+  EXPECT_EQ(unwritable.status, 4) << unwritable.output;
+}
+
+TEST_F(PipelineTest, TheLayerWithoutOaprofWarnsOnceAndRunsTheProgramUnchanged) {
+  const CommandResult r = run(fmt::format("env -u OAPROF_SOCKET OPENCL_LAYERS={} {} mad_scalar --min-time 0 "
+                                "--max-repeats 3 --wg 2 --wi 8",
+                                OAPROF_LAYER_SO, KERNEL_RUNNER_BIN));
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("oaprof layer: OAPROF_SOCKET is not set"));
+  EXPECT_EQ(r.output.find("oaprof layer:"), r.output.rfind("oaprof layer:")) << "warned once";
+}
+
+}  // namespace

@@ -1,0 +1,42 @@
+#include "mmio/pci_bar.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace oaprof::mmio {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(PciAddressTest, ParsesFullAndShortForms) {
+  const PciAddress a = parse_pci_address("0000:00:02.0");
+  EXPECT_EQ(a.bus, 0u);
+  EXPECT_EQ(a.dev, 2u);
+  EXPECT_EQ(a.func, 0u);
+  EXPECT_EQ(parse_pci_address("01:1f.7").str(), "0000:01:1f.7");
+  EXPECT_EQ(parse_pci_address("0001:02:03.4").domain, 1u);
+}
+
+TEST(PciAddressTest, RejectsMalformedAddresses) {
+  for (const char* bad : {"", "sim", "00:02", "00:20.0", "00:02.8", "00:02.0x", "zz:02.0"}) {
+    EXPECT_THROW(parse_pci_address(bad), std::invalid_argument) << bad;
+  }
+}
+
+TEST(PciIdentityTest, OnlyIntelDisplayDevicesPass) {
+  const PciAddress addr = parse_pci_address("0000:00:02.0");
+  EXPECT_NO_THROW(check_intel_display(addr, {0x8086, 0x5916, 0x030000}));
+  EXPECT_NO_THROW(check_intel_display(addr, {0x8086, 0x9A49, 0x038000}));
+  try {
+    check_intel_display(addr, {0x1af4, 0x1001, 0x010000});  // a virtio disk at 00:02.0
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("0000:00:02.0 is not an Intel display device"));
+    EXPECT_THAT(e.what(), HasSubstr("vendor 0x1af4"));
+    EXPECT_THAT(e.what(), HasSubstr("--device sim"));
+  }
+  EXPECT_THROW(check_intel_display(addr, {0x8086, 0x1237, 0x060000}), std::runtime_error);  // host bridge
+}
+
+}  // namespace
+}  // namespace oaprof::mmio

@@ -1,0 +1,141 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "report/reporter.h"
+
+namespace oaprof::report {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"') {
+      if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else {
+        quoted = !quoted;
+      }
+    } else if (c == ',' && !quoted) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+RunInfo info() {
+  RunInfo i;
+  i.device = "simulated";
+  i.device_detail = "simulated KBL GT2";
+  i.format = "A32u40_A4u32_B8_C8";
+  i.access = "mmio";
+  i.eus = 24;
+  i.timestamp_hz = 12e6;
+  return i;
+}
+
+oa::LaunchRecord record() {
+  oa::LaunchRecord r;
+  r.index = 3;
+  r.pid = 42;
+  r.launch.kernel_name = "k,\"odd\"";
+  r.launch.work_dim = 2;
+  r.launch.global = {1024, 8, 0};
+  r.launch.local = {64, 1, 0};
+  r.launch.profiled = true;
+  r.launch.start_ns = 1000;
+  r.launch.end_ns = 6000;
+  r.deltas.timestamp = 120;  // 10 µs at 12 MHz
+  r.deltas.gpu_ticks = 11500;
+  r.deltas.has_gpu_ticks = true;
+  for (int i = 0; i < oa::kNumA; ++i) {
+    r.deltas.a_present[i] = true;
+    r.deltas.a[i] = 100u + i;
+  }
+  r.deltas.b[7] = 8;
+  r.deltas.c[0] = 9;
+  r.flags = {"no_profiling", "x"};
+  return r;
+}
+
+TEST(CsvReporterTest, HeaderHasTheContractColumns) {
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(info());
+  const auto cols = split(out.str().substr(0, out.str().find('\n')));
+  for (const char* c : {"launch", "kernel", "global_size", "local_size", "kernel_ns", "gpu_time_ns",
+                        "gpu_ticks", "A0", "A35", "B0", "B7", "C0", "C7", "device", "flags"}) {
+    EXPECT_THAT(cols, ::testing::Contains(c));
+  }
+  EXPECT_EQ(cols.size(), 10u + 36 + 8 + 8 + 2);
+}
+
+TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(info());
+  rep->add(record());
+  std::istringstream in(out.str());
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  const auto h = split(header);
+  const auto v = split(row);
+  ASSERT_EQ(h.size(), v.size());
+  auto col = [&](const std::string& name) {
+    return v[std::find(h.begin(), h.end(), name) - h.begin()];
+  };
+  EXPECT_EQ(col("launch"), "3");
+  EXPECT_EQ(col("kernel"), "k,\"odd\"");
+  EXPECT_EQ(col("global_size"), "1024x8");
+  EXPECT_EQ(col("local_size"), "64x1");
+  EXPECT_EQ(col("kernel_ns"), "5000");
+  EXPECT_EQ(col("gpu_time_ns"), "10000");
+  EXPECT_EQ(col("gpu_ticks"), "11500");
+  EXPECT_EQ(col("avg_freq_mhz"), "1150.0");
+  EXPECT_EQ(col("A0"), "100");
+  EXPECT_EQ(col("A35"), "135");
+  EXPECT_EQ(col("B7"), "8");
+  EXPECT_EQ(col("C0"), "9");
+  EXPECT_EQ(col("device"), "simulated");
+  EXPECT_EQ(col("flags"), "no_profiling;x");
+}
+
+TEST(CsvReporterTest, UnprofiledLaunchesLeaveKernelTimeEmpty) {
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(info());
+  auto r = record();
+  r.launch.profiled = false;
+  r.launch.local = {0, 0, 0};
+  rep->add(r);
+  EXPECT_THAT(out.str(), HasSubstr(",1024x8,,,"));  // local size chosen by the runtime, no time
+}
+
+TEST(TableReporterTest, SummarisesPerKernelWithUnitsAndTheDevice) {
+  std::ostringstream out;
+  auto rep = make_table_reporter(out);
+  rep->begin(info());
+  auto r = record();
+  r.launch.kernel_name = "mad_vect4";
+  rep->add(r);
+  rep->add(r);
+  rep->end();
+  EXPECT_THAT(out.str(), HasSubstr("device: simulated"));
+  EXPECT_THAT(out.str(), HasSubstr("kernel_us"));
+  EXPECT_THAT(out.str(), ::testing::ContainsRegex("mad_vect4 +2 +5\\.0 +10\\.0 +1150"));
+}
+
+}  // namespace
+}  // namespace oaprof::report

@@ -1,0 +1,32 @@
+// oaprof: profiles every OpenCL kernel launch of a program with the GPU's OA counters.
+//   sudo oaprof [options] -- program [args…]
+#include <iostream>
+#include <vector>
+
+#include "tools/oaprof/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace oaprof::tools;
+  CLI::App app{"oaprof: per-kernel hardware counters of Intel integrated GPUs for OpenCL programs.\n"
+               "Runs PROGRAM with an OpenCL layer that snapshots the GPU's OA counters around every "
+               "kernel launch, and reports per-launch counter deltas.",
+               "oaprof"};
+  app.set_version_flag("--version", "oaprof " OAPROF_VERSION);
+  app.footer(
+      "Exit status: the program's own status (128+N if killed by signal N); 2 bad options, 3 the "
+      "GPU or session could not be set up, 4 the output file cannot be written, 127 the program "
+      "could not be started.\n"
+      "Example: oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
+  const Action profile = add_profile_options(app);
+  // Subcommands: each pair is the subcommand and its action.
+  std::vector<std::pair<CLI::App*, Action>> subcommands;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+  for (const auto& [sub, action] : subcommands) {
+    if (sub->parsed()) return action();
+  }
+  return profile();
+}
