@@ -1,9 +1,13 @@
 // The oaprof command line: the default action profiles a program (`oaprof [options] -- cmd`);
-// other actions are subcommands (`oaprof power`, …), each in a file of its own that adds itself
-// to the CLI11 app and runs when chosen.
+// other actions are subcommands (`oaprof power`, `oaprof decode`, …). Each subcommand lives in a
+// file tools/oaprof/<name>_command.cc of its own and registers itself with
+// OAPROF_REGISTER_SUBCOMMAND, so adding one touches no shared file.
 #pragma once
 
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -16,9 +20,23 @@ inline constexpr int kExitSetup = 3;
 inline constexpr int kExitOutput = 4;
 inline constexpr int kExitCannotRun = 127;
 
-// What a subcommand registers: the action runs after parsing when its subcommand was chosen
-// and returns the exit status.
+// Runs after parsing when its command was chosen; returns the exit status.
 using Action = std::function<int()>;
+
+// Adds a subcommand (and its options) to the app and returns it with the action it runs.
+using SubcommandFactory = std::function<std::pair<CLI::App*, Action>(CLI::App& app)>;
+
+// Registered subcommands, in registration order.
+std::vector<SubcommandFactory>& subcommand_factories();
+
+inline bool register_subcommand(SubcommandFactory factory) {
+  subcommand_factories().push_back(std::move(factory));
+  return true;
+}
+
+#define OAPROF_REGISTER_SUBCOMMAND(ident, factory) \
+  [[maybe_unused]] static const bool oaprof_registered_##ident = \
+      ::oaprof::tools::register_subcommand(factory)
 
 // The default action: profile a program. Adds its options to `app` itself.
 Action add_profile_options(CLI::App& app);

@@ -1,9 +1,19 @@
 // oaprof: profiles every OpenCL kernel launch of a program with the GPU's OA counters.
 //   sudo oaprof [options] -- program [args…]
+//   oaprof SUBCOMMAND …   (see oaprof --help)
 #include <iostream>
 #include <vector>
 
 #include "tools/oaprof/commands.h"
+
+namespace oaprof::tools {
+
+std::vector<SubcommandFactory>& subcommand_factories() {
+  static std::vector<SubcommandFactory> factories;
+  return factories;
+}
+
+}  // namespace oaprof::tools
 
 int main(int argc, char** argv) {
   using namespace oaprof::tools;
@@ -18,8 +28,8 @@ int main(int argc, char** argv) {
       "could not be started.\n"
       "Example: oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
   const Action profile = add_profile_options(app);
-  // Subcommands: each pair is the subcommand and its action.
   std::vector<std::pair<CLI::App*, Action>> subcommands;
+  for (const auto& factory : subcommand_factories()) subcommands.push_back(factory(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
