@@ -64,9 +64,9 @@ class TableReporter final : public Reporter {
       out_ << fmt::format("{:<24} {:>8} {:>12} {:>12} {:>9} {:>8} {:>10} {:>9} {:>7}\n", name,
                           a.launches, fixed(median(a.kernel_ns) / 1e3, 1),
                           fixed(median(a.gpu_ns) / 1e3, 1), fixed(freq, 0),
-                          fixed(ticks ? 100.0 * static_cast<double>(a.busy) / ticks : std::nan(""), 1),
-                          fixed(eu_ticks ? 100.0 * static_cast<double>(a.eu_active) / eu_ticks : std::nan(""), 1),
-                          fixed(eu_ticks ? 100.0 * static_cast<double>(a.fpu_both) / eu_ticks : std::nan(""), 1),
+                          fixed(ticks > 0 ? 100.0 * static_cast<double>(a.busy) / ticks : std::nan(""), 1),
+                          fixed(eu_ticks > 0 ? 100.0 * static_cast<double>(a.eu_active) / eu_ticks : std::nan(""), 1),
+                          fixed(eu_ticks > 0 ? 100.0 * static_cast<double>(a.fpu_both) / eu_ticks : std::nan(""), 1),
                           a.flagged);
     }
     out_ << "(kernel_us and gpu_us are medians over launches; busy, EU active and both-FPUs-active "
