@@ -1,18 +1,89 @@
 #include "power/energy_source.h"
 
+#include <fmt/format.h>
+
 #include <ctime>
+#include <stdexcept>
+#include <string>
 
 namespace oaprof::power {
 
 std::string_view domain_name(Domain d) {
   switch (d) {
-    case Domain::kPackage: return "package";
-    case Domain::kCores: return "core";
-    case Domain::kUncore: return "uncore";
-    case Domain::kDram: return "dram";
-    case Domain::kPsys: return "psys";
+    case Domain::kPackage:
+      return "package";
+    case Domain::kCores:
+      return "core";
+    case Domain::kUncore:
+      return "uncore";
+    case Domain::kDram:
+      return "dram";
+    case Domain::kPsys:
+      return "psys";
   }
   return "unknown";
+}
+
+std::string_view plane_name(Domain d) {
+  switch (d) {
+    case Domain::kPackage:
+      return "PKG";
+    case Domain::kCores:
+      return "PP0";
+    case Domain::kUncore:
+      return "PP1";
+    case Domain::kDram:
+      return "DRAM";
+    case Domain::kPsys:
+      return "PSYS";
+  }
+  return "unknown";
+}
+
+std::string_view formula_name(IgpuFormula f) {
+  switch (f) {
+    case IgpuFormula::kPkgPp0Dram:
+      return "pkg-pp0-dram";
+    case IgpuFormula::kPp1:
+      return "pp1";
+    case IgpuFormula::kPkgPp0:
+      return "pkg-pp0";
+  }
+  return "unknown";
+}
+
+std::string_view formula_label(IgpuFormula f) {
+  switch (f) {
+    case IgpuFormula::kPkgPp0Dram:
+      return "P_PKG - P_PP0 - P_DRAM";
+    case IgpuFormula::kPp1:
+      return "P_PP1";
+    case IgpuFormula::kPkgPp0:
+      return "P_PKG - P_PP0";
+  }
+  return "unknown";
+}
+
+IgpuFormula parse_igpu_formula(std::string_view name) {
+  for (IgpuFormula f : kAllIgpuFormulas) {
+    if (formula_name(f) == name) return f;
+  }
+  throw std::invalid_argument(fmt::format(
+      "unknown iGPU power formula '{}': use pkg-pp0-dram (P_PKG - P_PP0 - P_DRAM, the default), "
+      "pp1 (the PP1 'uncore'/'gpu' plane) or pkg-pp0 (P_PKG - P_PP0)",
+      name));
+}
+
+std::optional<double> IgpuPower::watts(IgpuFormula f) const {
+  switch (f) {
+    case IgpuFormula::kPkgPp0Dram:
+      return pkg_pp0_dram_w;
+    case IgpuFormula::kPp1:
+      return pp1_w;
+    case IgpuFormula::kPkgPp0:
+      return pkg_pp0_w;
+  }
+  return std::nullopt;
 }
 
 std::uint64_t monotonic_ns() {
@@ -22,15 +93,12 @@ std::uint64_t monotonic_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-IgpuPower igpu_power(const EnergyReading& begin, const EnergyReading& end) {
+IgpuPower igpu_power(const std::map<Domain, double>& power_w) {
   IgpuPower p;
-  if (end.time_ns <= begin.time_ns) return p;
-  const double seconds = static_cast<double>(end.time_ns - begin.time_ns) / 1e9;
   auto watts = [&](Domain d) -> std::optional<double> {
-    auto b = begin.energy_uj.find(d);
-    auto e = end.energy_uj.find(d);
-    if (b == begin.energy_uj.end() || e == end.energy_uj.end()) return std::nullopt;
-    return static_cast<double>(e->second - b->second) / 1e6 / seconds;
+    auto it = power_w.find(d);
+    if (it == power_w.end()) return std::nullopt;
+    return it->second;
   };
   const auto pkg = watts(Domain::kPackage);
   const auto pp0 = watts(Domain::kCores);
@@ -42,6 +110,51 @@ IgpuPower igpu_power(const EnergyReading& begin, const EnergyReading& end) {
     p.pkg_pp0_dram_w = *pkg - *pp0 - dram.value_or(0.0);
   }
   return p;
+}
+
+IgpuPower igpu_power(const EnergyReading& begin, const EnergyReading& end) {
+  if (end.time_ns <= begin.time_ns) return {};
+  const double seconds = static_cast<double>(end.time_ns - begin.time_ns) / 1e9;
+  std::map<Domain, double> power_w;
+  for (const auto& [domain, end_uj] : end.energy_uj) {
+    auto b = begin.energy_uj.find(domain);
+    if (b == begin.energy_uj.end()) continue;
+    power_w[domain] = static_cast<double>(end_uj - b->second) / 1e6 / seconds;
+  }
+  return igpu_power(power_w);
+}
+
+std::uint64_t parse_duration_ns(std::string_view text) {
+  const std::string s(text);
+  auto bad = [&] {
+    return std::invalid_argument(fmt::format(
+        "'{}' is not a duration: write a non-negative number with a unit, like 250ms, 1s, 1.5s "
+        "or 500us (a bare number is milliseconds)",
+        s));
+  };
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  const std::string unit = s.substr(pos);
+  double to_ns = 0;
+  if (unit.empty() || unit == "ms") {
+    to_ns = 1e6;
+  } else if (unit == "s") {
+    to_ns = 1e9;
+  } else if (unit == "us") {
+    to_ns = 1e3;
+  } else if (unit == "ns") {
+    to_ns = 1;
+  } else {
+    throw bad();
+  }
+  // The upper bound keeps the product inside 64 bits (about 584 years).
+  if (!(v >= 0) || v * to_ns > 1.8e19) throw bad();
+  return static_cast<std::uint64_t>(v * to_ns);
 }
 
 }  // namespace oaprof::power

@@ -1,18 +1,26 @@
 // Energy readings from the RAPL planes, behind one interface whatever the backend. Readings are
-// cumulative microjoules per domain, already unwrapped to 64 bits by the backend.
+// cumulative microjoules per domain, already unwrapped to 64 bits by the backend. Everything the
+// profiler needs from src/power is reachable from here: backends (energy_registry.h), the window
+// arithmetic (energy_window.h), the long-run sampler (energy_sampler.h) and the simulator.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oaprof::power {
 
 enum class Domain { kPackage, kCores, kUncore, kDram, kPsys };
 
+inline constexpr Domain kAllDomains[] = {Domain::kPackage, Domain::kCores, Domain::kUncore,
+                                         Domain::kDram, Domain::kPsys};
+
 std::string_view domain_name(Domain d);  // "package", "core", "uncore", "dram", "psys"
+// The RAPL plane's name in the method's formulas: "PKG", "PP0", "PP1", "DRAM", "PSYS".
+std::string_view plane_name(Domain d);
 
 struct EnergyReading {
   std::uint64_t time_ns = 0;                  // CLOCK_MONOTONIC when read
@@ -26,18 +34,48 @@ class EnergySource {
   virtual std::vector<Domain> domains() const = 0;
   // Throws std::runtime_error with the reason and the fix when the counters cannot be read.
   virtual EnergyReading read() = 0;
+  // The smallest hardware counter range in µJ before it wraps, when the backend's counters wrap
+  // at all; the sampler (energy_sampler.h) reads often enough that none wraps twice unseen.
+  virtual std::optional<std::uint64_t> wrap_range_uj() const { return std::nullopt; }
 };
+
+// The iGPU power formulas oaprof knows; `--igpu-power` picks the headline one.
+enum class IgpuFormula { kPkgPp0Dram, kPp1, kPkgPp0 };
+
+inline constexpr IgpuFormula kAllIgpuFormulas[] = {IgpuFormula::kPkgPp0Dram, IgpuFormula::kPp1,
+                                                   IgpuFormula::kPkgPp0};
+
+std::string_view formula_name(IgpuFormula f);   // "pkg-pp0-dram", "pp1", "pkg-pp0"
+std::string_view formula_label(IgpuFormula f);  // "P_PKG - P_PP0 - P_DRAM", …
+// Throws std::invalid_argument naming the valid formulas.
+IgpuFormula parse_igpu_formula(std::string_view name);
 
 // iGPU power by the method's formulas; nullopt where a needed plane is missing.
 struct IgpuPower {
   std::optional<double> pkg_pp0_dram_w;  // P_PKG − P_PP0 − P_DRAM (DRAM counted 0 when absent)
   bool dram_missing = false;
-  std::optional<double> pp1_w;           // the uncore ("gpu") plane
+  std::optional<double> pp1_w;  // the uncore ("gpu") plane
   std::optional<double> pkg_pp0_w;
+
+  std::optional<double> watts(IgpuFormula f) const;
 };
 
 IgpuPower igpu_power(const EnergyReading& begin, const EnergyReading& end);
+// The same formulas on per-domain power figures (an idle baseline, a dynamic power).
+IgpuPower igpu_power(const std::map<Domain, double>& power_w);
 
 std::uint64_t monotonic_ns();
+
+// The advance of a counter that counts up to `range` and wraps to 0: when `now` < `prev` it
+// wrapped once (a second wrap between two reads cannot be seen: the sampler prevents it).
+// A range of 0 (unknown) takes a backwards step as a reset and counts `now` only.
+constexpr std::uint64_t counter_delta(std::uint64_t prev, std::uint64_t now, std::uint64_t range) {
+  if (now >= prev) return now - prev;
+  return range >= prev ? now + (range - prev) : now;
+}
+
+// "250ms", "1s", "1.5s", "500us", "20ns", a bare number is milliseconds. Throws
+// std::invalid_argument naming the accepted forms.
+std::uint64_t parse_duration_ns(std::string_view text);
 
 }  // namespace oaprof::power

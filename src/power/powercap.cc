@@ -1,26 +1,18 @@
 #include "power/powercap.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 
-#include <fmt/format.h>
+#include "power/sysfs_file.h"
+#include "power/unique_domains.h"
 
 namespace oaprof::power {
 namespace fs = std::filesystem;
-namespace {
 
-std::optional<std::string> read_line(const fs::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
-}
-
-std::optional<Domain> domain_from_name(const std::string& name) {
+std::optional<Domain> powercap_zone_domain(std::string_view name) {
   if (name.rfind("package", 0) == 0) return Domain::kPackage;
   if (name == "core") return Domain::kCores;
   if (name == "uncore") return Domain::kUncore;
@@ -29,24 +21,27 @@ std::optional<Domain> domain_from_name(const std::string& name) {
   return std::nullopt;
 }
 
-}  // namespace
+PowercapSource::PowercapSource(fs::path class_dir)
+    : PowercapSource(std::move(class_dir), monotonic_ns) {}
 
-PowercapSource::PowercapSource(fs::path class_dir) {
+PowercapSource::PowercapSource(fs::path class_dir, std::function<std::uint64_t()> clock_ns)
+    : clock_ns_(std::move(clock_ns)) {
   std::error_code ec;
   std::vector<fs::path> dirs;
   for (const auto& entry : fs::directory_iterator(class_dir, ec)) {
     const std::string leaf = entry.path().filename().string();
+    // intel-rapl-mmio:N duplicates the package plane through another interface: skip it.
     if (leaf.rfind("intel-rapl:", 0) == 0) dirs.push_back(entry.path());
   }
   std::sort(dirs.begin(), dirs.end());
   for (const fs::path& dir : dirs) {
-    const auto name = read_line(dir / "name");
+    const auto name = detail::read_line(dir / "name");
     if (!name) continue;
-    const auto domain = domain_from_name(*name);
+    const auto domain = powercap_zone_domain(*name);
     if (!domain) continue;
     Zone z{dir / "energy_uj", *domain};
-    const auto range = read_line(dir / "max_energy_range_uj");
-    z.max_range_uj = range ? std::stoull(*range) : 0;
+    const auto range = detail::read_line(dir / "max_energy_range_uj");
+    z.max_range_uj = range ? detail::parse_u64(*range).value_or(0) : 0;
     z.last_raw = read_raw(z);
     zones_.push_back(z);
   }
@@ -59,37 +54,27 @@ PowercapSource::PowercapSource(fs::path class_dir) {
 }
 
 std::uint64_t PowercapSource::read_raw(const Zone& zone) const {
-  std::ifstream in(zone.energy_file);
-  std::uint64_t v = 0;
-  if (!in) {
-    const int err = errno;
-    throw std::runtime_error(fmt::format(
-        "cannot read {}: {}{}", zone.energy_file.string(), std::strerror(err),
-        err == EACCES ? " (energy_uj is root-only since Linux 5.10: run oaprof with sudo or "
-                        "through oaprofd)"
-                      : ""));
-  }
-  if (!(in >> v)) {
-    throw std::runtime_error(fmt::format("{} does not hold a number", zone.energy_file.string()));
-  }
-  return v;
+  return detail::read_u64(zone.energy_file,
+                          "energy_uj is root-only since Linux 5.10: run oaprof with sudo or "
+                          "through oaprofd");
 }
 
-std::vector<Domain> PowercapSource::domains() const {
-  std::vector<Domain> out;
+std::vector<Domain> PowercapSource::domains() const { return detail::unique_domains(zones_); }
+
+std::optional<std::uint64_t> PowercapSource::wrap_range_uj() const {
+  std::optional<std::uint64_t> smallest;
   for (const Zone& z : zones_) {
-    if (std::find(out.begin(), out.end(), z.domain) == out.end()) out.push_back(z.domain);
+    if (z.max_range_uj > 0 && (!smallest || z.max_range_uj < *smallest)) smallest = z.max_range_uj;
   }
-  return out;
+  return smallest;
 }
 
 EnergyReading PowercapSource::read() {
   EnergyReading r;
-  r.time_ns = monotonic_ns();
+  r.time_ns = clock_ns_();
   for (Zone& z : zones_) {
     const std::uint64_t raw = read_raw(z);
-    // A counter that went backwards wrapped once at max_energy_range_uj.
-    z.total += raw >= z.last_raw ? raw - z.last_raw : raw + z.max_range_uj - z.last_raw;
+    z.total += counter_delta(z.last_raw, raw, z.max_range_uj);
     z.last_raw = raw;
     r.energy_uj[z.domain] += z.total;
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -11,15 +12,23 @@
 
 namespace oaprof::power {
 
+// The domain of a powercap zone by its `name` file ("package-0", "core", "uncore", "dram",
+// "psys"); nullopt for zones that are not RAPL planes.
+std::optional<Domain> powercap_zone_domain(std::string_view zone_name);
+
 class PowercapSource final : public EnergySource {
  public:
   // `class_dir` is normally /sys/class/powercap. Throws std::runtime_error when no RAPL zone is
   // there or its energy cannot be read (with the reason: absent, permission, …).
   explicit PowercapSource(std::filesystem::path class_dir);
+  // The same, with readings stamped by `clock_ns` instead of CLOCK_MONOTONIC (the simulator's
+  // virtual clock).
+  PowercapSource(std::filesystem::path class_dir, std::function<std::uint64_t()> clock_ns);
 
   std::string_view name() const override { return "powercap"; }
   std::vector<Domain> domains() const override;
   EnergyReading read() override;
+  std::optional<std::uint64_t> wrap_range_uj() const override;
 
  private:
   struct Zone {
@@ -31,6 +40,7 @@ class PowercapSource final : public EnergySource {
   };
   std::uint64_t read_raw(const Zone& zone) const;
   std::vector<Zone> zones_;
+  std::function<std::uint64_t()> clock_ns_;
 };
 
 }  // namespace oaprof::power

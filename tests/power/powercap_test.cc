@@ -1,46 +1,28 @@
 #include "power/powercap.h"
 
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
+
+#include "power/sysfs_file.h"
+#include "tests/power/fake_tree.h"
 
 namespace oaprof::power {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class FakePowercap {
- public:
-  FakePowercap() {
-    root_ = fs::temp_directory_path() / ("oaprof-powercap-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter_++));
-    fs::create_directories(root_);
-  }
-  ~FakePowercap() { fs::remove_all(root_); }
-  void zone(const std::string& id, const std::string& name, std::uint64_t energy,
-            std::uint64_t range = 262143328850) {
-    fs::create_directories(root_ / id);
-    write(id + "/name", name);
-    write(id + "/max_energy_range_uj", std::to_string(range));
-    set(id, energy);
-  }
-  void set(const std::string& id, std::uint64_t energy) {
-    write(id + "/energy_uj", std::to_string(energy));
-  }
-  const fs::path& root() const { return root_; }
-
- private:
-  void write(const std::string& rel, const std::string& text) { std::ofstream(root_ / rel) << text << "\n"; }
-  static inline int counter_ = 0;
-  fs::path root_;
+// Each test owns its tree; FakePowercap writes the zones into it.
+struct Fake : test_support::FakeTree, test_support::FakePowercap {
+  Fake() : test_support::FakePowercap(static_cast<const test_support::FakeTree&>(*this)) {}
+  using test_support::FakePowercap::root;
 };
 
 TEST(PowercapTest, LaptopLayoutFindsZonesByName) {
-  FakePowercap fake;
+  Fake fake;
   fake.zone("intel-rapl:0", "package-0", 1000);
   fake.zone("intel-rapl:0:0", "core", 100);
   fake.zone("intel-rapl:0:1", "uncore", 50);
@@ -57,7 +39,7 @@ TEST(PowercapTest, LaptopLayoutFindsZonesByName) {
 }
 
 TEST(PowercapTest, WrapInTheMiddleOfAWindowIsUnwrapped) {
-  FakePowercap fake;
+  Fake fake;
   fake.zone("intel-rapl:0", "package-0", 990, 1000);
   PowercapSource src(fake.root());
   const auto a = src.read();
@@ -67,7 +49,7 @@ TEST(PowercapTest, WrapInTheMiddleOfAWindowIsUnwrapped) {
 }
 
 TEST(PowercapTest, SeveralPackagesAreSummed) {
-  FakePowercap fake;
+  Fake fake;
   fake.zone("intel-rapl:0", "package-0", 0);
   fake.zone("intel-rapl:1", "package-1", 0);
   fake.zone("intel-rapl:0:0", "dram", 0);
@@ -83,7 +65,7 @@ TEST(PowercapTest, SeveralPackagesAreSummed) {
 }
 
 TEST(PowercapTest, NoRaplSaysSoAndWhy) {
-  FakePowercap fake;
+  Fake fake;
   try {
     PowercapSource src(fake.root());
     FAIL();
@@ -94,8 +76,9 @@ TEST(PowercapTest, NoRaplSaysSoAndWhy) {
 }
 
 TEST(PowercapTest, UnreadableEnergyNamesTheFixWhenNotRoot) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root reads any file; permission errors need a non-root user";
-  FakePowercap fake;
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "root reads any file; permission errors need a non-root user";
+  Fake fake;
   fake.zone("intel-rapl:0", "package-0", 1);
   fs::permissions(fake.root() / "intel-rapl:0/energy_uj", fs::perms::none);
   try {
@@ -106,13 +89,135 @@ TEST(PowercapTest, UnreadableEnergyNamesTheFixWhenNotRoot) {
   }
 }
 
+TEST(PowercapTest, ServerLayoutTwoPackagesWithDram) {
+  Fake fake;
+  fake.zone("intel-rapl:0", "package-0", 0);
+  fake.zone("intel-rapl:0:0", "dram", 0);
+  fake.zone("intel-rapl:1", "package-1", 0);
+  fake.zone("intel-rapl:1:0", "dram", 0);
+  fake.zone("intel-rapl-mmio:0", "package-0", 0);  // the same plane through MMIO: not counted
+  PowercapSource src(fake.root());
+  EXPECT_THAT(src.domains(), ::testing::ElementsAre(Domain::kPackage, Domain::kDram));
+  const auto a = src.read();
+  fake.set("intel-rapl:0", 1000);
+  fake.set("intel-rapl:1", 3000);
+  fake.set("intel-rapl-mmio:0", 99999);
+  fake.set("intel-rapl:0:0", 70);
+  fake.set("intel-rapl:1:0", 30);
+  const auto b = src.read();
+  EXPECT_EQ(b.energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage), 4000u);
+  EXPECT_EQ(b.energy_uj.at(Domain::kDram) - a.energy_uj.at(Domain::kDram), 100u);
+}
+
+TEST(PowercapTest, MissingPlaneIsAbsentNotZero) {
+  Fake fake;
+  fake.zone("intel-rapl:0", "package-0", 0);
+  fake.zone("intel-rapl:0:0", "core", 0);
+  PowercapSource src(fake.root());
+  const auto a = src.read();
+  fake.set("intel-rapl:0", 4'000'000);
+  fake.set("intel-rapl:0:0", 1'000'000);
+  auto b = src.read();
+  b.time_ns = a.time_ns + 1'000'000'000;
+  EXPECT_FALSE(b.energy_uj.contains(Domain::kUncore));
+  EXPECT_FALSE(b.energy_uj.contains(Domain::kDram));
+  const IgpuPower p = igpu_power(a, b);
+  EXPECT_FALSE(p.pp1_w.has_value());
+  EXPECT_TRUE(p.dram_missing);
+  EXPECT_DOUBLE_EQ(*p.pkg_pp0_dram_w, 3.0);
+}
+
+TEST(PowercapTest, SeveralWrapsAcrossReadsAccumulateInto64Bits) {
+  Fake fake;
+  fake.zone("intel-rapl:0", "package-0", 0, 1000);
+  PowercapSource src(fake.root());
+  EXPECT_EQ(src.wrap_range_uj(), 1000u);
+  const auto a = src.read();
+  std::uint64_t raw = 0;
+  for (int i = 0; i < 10; ++i) {  // 10 × 700 µJ: seven wraps, each seen by one read
+    raw = (raw + 700) % 1000;
+    fake.set("intel-rapl:0", raw);
+    src.read();
+  }
+  EXPECT_EQ(src.read().energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage), 7000u);
+}
+
+TEST(PowercapTest, ACounterThatNeverMovesReadsTheSame) {
+  Fake fake;
+  fake.zone("intel-rapl:0", "package-0", 123);
+  PowercapSource src(fake.root());
+  const auto a = src.read();
+  const auto b = src.read();
+  EXPECT_EQ(a.energy_uj, b.energy_uj);
+}
+
+TEST(PowercapTest, GarbageInEnergyUjNamesTheFile) {
+  Fake fake;
+  fake.zone("intel-rapl:0", "package-0", 1);
+  fake.write("class/powercap/intel-rapl:0/energy_uj", "twelve");
+  try {
+    PowercapSource src(fake.root());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("intel-rapl:0/energy_uj"));
+    EXPECT_THAT(e.what(), HasSubstr("twelve"));
+  }
+}
+
+TEST(PowercapTest, ZoneNamesMapToDomains) {
+  EXPECT_EQ(powercap_zone_domain("package-1"), Domain::kPackage);
+  EXPECT_EQ(powercap_zone_domain("uncore"), Domain::kUncore);
+  EXPECT_EQ(powercap_zone_domain("psys"), Domain::kPsys);
+  EXPECT_FALSE(powercap_zone_domain("mmio").has_value());
+}
+
+TEST(CounterDeltaTest, WrapsOnceAtTheRange) {
+  EXPECT_EQ(counter_delta(10, 30, 100), 20u);
+  EXPECT_EQ(counter_delta(90, 5, 100), 15u);
+  EXPECT_EQ(counter_delta(90, 5, 0), 5u);  // unknown range: a reset
+  EXPECT_EQ(counter_delta(0xFFFFFFF0u, 0x10u, 1ull << 32), 0x20u);
+}
+
+TEST(IgpuFormulaTest, NamesAndLabelsRoundTrip) {
+  for (IgpuFormula f : kAllIgpuFormulas) EXPECT_EQ(parse_igpu_formula(formula_name(f)), f);
+  EXPECT_EQ(formula_label(IgpuFormula::kPkgPp0Dram), "P_PKG - P_PP0 - P_DRAM");
+  try {
+    parse_igpu_formula("gpu");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("pkg-pp0-dram"));
+  }
+}
+
+TEST(DurationTest, ParsesUnitsAndRefusesGarbage) {
+  EXPECT_EQ(parse_duration_ns("250ms"), 250'000'000u);
+  EXPECT_EQ(parse_duration_ns("1.5s"), 1'500'000'000u);
+  EXPECT_EQ(parse_duration_ns("500us"), 500'000u);
+  EXPECT_EQ(parse_duration_ns("7"), 7'000'000u);
+  EXPECT_THROW(parse_duration_ns("fast"), std::invalid_argument);
+  EXPECT_THROW(parse_duration_ns("-1s"), std::invalid_argument);
+  EXPECT_THROW(parse_duration_ns("1h"), std::invalid_argument);
+  EXPECT_THROW(parse_duration_ns("1e30s"), std::invalid_argument);
+}
+
+TEST(PowercapTest, PermissionErrorTextNamesTheFixEvenWhenRunAsRoot) {
+  const std::string text = detail::open_error_message("/sys/class/powercap/intel-rapl:0/energy_uj",
+                                                      EACCES, "energy_uj is root-only");
+  EXPECT_THAT(text, HasSubstr("Permission denied"));
+  EXPECT_THAT(text, HasSubstr("(energy_uj is root-only)"));
+  EXPECT_THAT(detail::open_error_message("/x", ENOENT, "fix"), ::testing::Not(HasSubstr("fix")));
+}
+
 TEST(IgpuPowerTest, FormulasOnKnownInputs) {
   EnergyReading a, b;
   a.time_ns = 0;
   b.time_ns = 500'000'000;  // 0.5 s
-  a.energy_uj = {{Domain::kPackage, 0}, {Domain::kCores, 0}, {Domain::kUncore, 0}, {Domain::kDram, 0}};
-  b.energy_uj = {{Domain::kPackage, 5'000'000}, {Domain::kCores, 2'000'000},
-                 {Domain::kUncore, 1'500'000}, {Domain::kDram, 500'000}};
+  a.energy_uj = {
+      {Domain::kPackage, 0}, {Domain::kCores, 0}, {Domain::kUncore, 0}, {Domain::kDram, 0}};
+  b.energy_uj = {{Domain::kPackage, 5'000'000},
+                 {Domain::kCores, 2'000'000},
+                 {Domain::kUncore, 1'500'000},
+                 {Domain::kDram, 500'000}};
   const IgpuPower p = igpu_power(a, b);
   EXPECT_DOUBLE_EQ(*p.pkg_pp0_dram_w, 10.0 - 4.0 - 1.0);
   EXPECT_DOUBLE_EQ(*p.pkg_pp0_w, 6.0);

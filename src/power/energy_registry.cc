@@ -1,0 +1,98 @@
+#include "power/energy_registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "power/msr.h"
+#include "power/papi_source.h"
+#include "power/powercap.h"
+#include "power/sim_power.h"
+
+namespace oaprof::power {
+namespace {
+
+constexpr EnergyBackendInfo kBackends[] = {
+    {"powercap", "RAPL through /sys/class/powercap (energy_uj is root-only since Linux 5.10)",
+     true},
+    {"perf", "the perf power PMU (needs root, CAP_PERFMON or perf_event_paranoid <= 0)", true},
+    {"msr", "RAPL MSRs through /dev/cpu/N/msr (needs root and the msr module)", true},
+    {"papi", "PAPI's rapl or powercap component (when PAPI has one)", true},
+    {"sim", "a simulated RAPL tree driven by the simulated GPU (a model, not a measurement)",
+     false},
+    {"none", "no energy: power columns stay empty", false},
+};
+
+std::unique_ptr<EnergySource> open_backend(std::string_view name, const EnergyRoots& roots) {
+  if (name == "powercap") return std::make_unique<PowercapSource>(roots.powercap_dir());
+  if (name == "perf") {
+    return std::make_unique<PerfPowerSource>(
+        roots.perf_pmu_dir(),
+        roots.perf_syscalls ? roots.perf_syscalls() : make_perf_event_syscalls());
+  }
+  if (name == "msr") return std::make_unique<MsrSource>(roots.dev_cpu_dir(), roots.cpu_dir());
+  if (name == "papi") return make_papi_source(roots.powercap_dir());
+  if (name == "sim") return std::make_unique<SimEnergySource>(roots.sim_dir);
+  return nullptr;  // none
+}
+
+void check_name(std::string_view name) {
+  if (name == "auto") return;
+  std::vector<std::string_view> valid{"auto"};
+  for (const auto& b : kBackends) {
+    if (b.name == name) return;
+    valid.push_back(b.name);
+  }
+  throw std::invalid_argument(
+      fmt::format("unknown energy source '{}': use one of {}", name, fmt::join(valid, ", ")));
+}
+
+}  // namespace
+
+std::span<const EnergyBackendInfo> energy_backends() { return kBackends; }
+
+std::unique_ptr<EnergySource> make_energy_source(std::string_view name, const EnergyRoots& roots) {
+  check_name(name);
+  if (name != "auto") {
+    try {
+      return open_backend(name, roots);
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error(fmt::format("--energy {}: {}", name, e.what()));
+    }
+  }
+  std::vector<std::string> reasons;
+  for (const auto& b : kBackends) {
+    if (!b.automatic) continue;
+    try {
+      return open_backend(b.name, roots);
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      const std::string label = fmt::format("{}: ", b.name);
+      reasons.push_back(what.rfind(label, 0) == 0 ? what : label + what);
+    }
+  }
+  throw std::runtime_error(fmt::format(
+      "no energy source could be opened, so power figures stay empty ({}). On a machine with "
+      "RAPL run oaprof as root (sudo) or through oaprofd; in a virtual machine there is none: "
+      "use --energy none",
+      fmt::join(reasons, "; ")));
+}
+
+EnergyChoice choose_energy_source(std::string_view name, const EnergyRoots& roots) {
+  check_name(name);
+  EnergyChoice choice;
+  if (name == "none") {
+    choice.reason = "energy not measured (--energy none)";
+    return choice;
+  }
+  try {
+    choice.source = make_energy_source(name, roots);
+  } catch (const std::runtime_error& e) {
+    choice.reason = e.what();
+  }
+  return choice;
+}
+
+}  // namespace oaprof::power

@@ -1,0 +1,58 @@
+// Choosing the energy backend: one table of backends, one lookup by name, and the automatic order
+// (powercap, perf, msr, papi). Every root path is a parameter so tests and `--sysfs-root` point
+// the backends at another tree. The profiler and `oaprof power` come through here.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "power/energy_source.h"
+#include "power/perf_power.h"
+
+namespace oaprof::power {
+
+struct EnergyRoots {
+  std::filesystem::path sysfs = "/sys";
+  std::filesystem::path dev = "/dev";
+  // Where the sim backend keeps its powercap tree; empty: a private temporary directory.
+  std::filesystem::path sim_dir;
+  // The perf_event_open seam; empty: the real system calls.
+  std::function<std::unique_ptr<PerfEventSyscalls>()> perf_syscalls;
+
+  std::filesystem::path powercap_dir() const { return sysfs / "class" / "powercap"; }
+  std::filesystem::path perf_pmu_dir() const {
+    return sysfs / "bus" / "event_source" / "devices" / "power";
+  }
+  std::filesystem::path cpu_dir() const { return sysfs / "devices" / "system" / "cpu"; }
+  std::filesystem::path dev_cpu_dir() const { return dev / "cpu"; }
+};
+
+struct EnergyBackendInfo {
+  std::string_view name;
+  std::string_view description;
+  bool automatic;  // tried by "auto", in table order
+};
+
+// powercap, perf, msr, papi, sim, none, in that order.
+std::span<const EnergyBackendInfo> energy_backends();
+
+// `name`: auto | powercap | perf | msr | papi | sim | none. Returns nullptr for "none". Throws
+// std::invalid_argument for an unknown name (listing the valid ones), std::runtime_error when the
+// named backend — for "auto", every automatic one — cannot be used, with each one's reason.
+std::unique_ptr<EnergySource> make_energy_source(std::string_view name,
+                                                 const EnergyRoots& roots = {});
+
+// The profiler's form: a missing energy source is not fatal. `source` is null when none could be
+// opened (or "none" was asked for), and `reason` then says why and what to do. Still throws
+// std::invalid_argument for an unknown name.
+struct EnergyChoice {
+  std::unique_ptr<EnergySource> source;
+  std::string reason;
+};
+EnergyChoice choose_energy_source(std::string_view name, const EnergyRoots& roots = {});
+
+}  // namespace oaprof::power

@@ -1,0 +1,124 @@
+#include "power/sim_power.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "power/sysfs_file.h"
+
+namespace oaprof::power {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr struct {
+  const char* dir;
+  const char* name;
+  Domain domain;
+} kSimZones[] = {
+    {"intel-rapl:0", "package-0", Domain::kPackage},
+    {"intel-rapl:0:0", "core", Domain::kCores},
+    {"intel-rapl:0:1", "uncore", Domain::kUncore},
+    {"intel-rapl:1", "psys", Domain::kPsys},
+};
+
+}  // namespace
+
+SimPowercap::SimPowercap(fs::path class_dir, SimPowerModel model, Clock clock_ns)
+    : class_dir_(std::move(class_dir)), model_(model), clock_ns_(std::move(clock_ns)) {
+  if (model_.max_energy_range_uj == 0) {
+    throw std::invalid_argument("simulated RAPL: max_energy_range_uj must be positive");
+  }
+  for (const auto& z : kSimZones) {
+    const fs::path dir = class_dir_ / z.dir;
+    fs::create_directories(dir);
+    detail::write_atomically(dir / "name", std::string(z.name) + "\n");
+    detail::write_atomically(dir / "max_energy_range_uj",
+                             std::to_string(model_.max_energy_range_uj) + "\n");
+    energy_nj_[z.domain] = 0;
+  }
+  std::lock_guard lock(mu_);
+  last_ns_ = clock_ns_();
+  write_locked();
+}
+
+std::map<Domain, double> SimPowercap::power_w(double activity) const {
+  const double gpu = model_.gpu_active_w * activity;
+  return {{Domain::kPackage, model_.package_idle_w + gpu},
+          {Domain::kCores, model_.cores_idle_w},
+          {Domain::kUncore, model_.uncore_idle_w + gpu},
+          {Domain::kPsys, model_.psys_idle_w + gpu}};
+}
+
+void SimPowercap::set_gpu_activity(double fraction) {
+  if (!(fraction >= 0.0 && fraction <= 1.0)) {
+    throw std::invalid_argument(
+        fmt::format("simulated RAPL: GPU activity {} is outside [0, 1]", fraction));
+  }
+  std::lock_guard lock(mu_);
+  advance_locked();
+  activity_ = fraction;
+  write_locked();
+}
+
+double SimPowercap::gpu_activity() const {
+  std::lock_guard lock(mu_);
+  return activity_;
+}
+
+void SimPowercap::update() {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  write_locked();
+}
+
+void SimPowercap::advance_locked() {
+  const std::uint64_t now = clock_ns_();
+  if (now <= last_ns_) return;  // a clock that did not advance adds nothing
+  const auto elapsed_ns = static_cast<long double>(now - last_ns_);
+  for (const auto& [domain, watts] : power_w(activity_)) {
+    // W × ns = nJ.
+    energy_nj_[domain] += static_cast<std::uint64_t>(std::llround(watts * elapsed_ns));
+  }
+  last_ns_ = now;
+}
+
+void SimPowercap::write_locked() {
+  // The files hold the counter as hardware would: modulo the range, so readers see wraps.
+  for (const auto& z : kSimZones) {
+    const std::uint64_t wrapped = energy_nj_[z.domain] / 1000 % model_.max_energy_range_uj;
+    detail::write_atomically(class_dir_ / z.dir / "energy_uj", std::to_string(wrapped) + "\n");
+  }
+}
+
+SimEnergySource::SimEnergySource(fs::path class_dir, SimPowerModel model,
+                                 SimPowercap::Clock clock_ns) {
+  if (class_dir.empty()) {
+    static std::atomic<int> serial{0};
+    owned_dir_ = fs::temp_directory_path() /
+                 fmt::format("oaprof-sim-rapl-{}-{}", ::getpid(), serial.fetch_add(1));
+    fs::remove_all(owned_dir_);
+    class_dir = owned_dir_;
+  }
+  sim_ = std::make_unique<SimPowercap>(class_dir, model, clock_ns);
+  reader_ = std::make_unique<PowercapSource>(class_dir, sim_->clock());
+}
+
+SimEnergySource::~SimEnergySource() {
+  reader_.reset();
+  sim_.reset();
+  if (!owned_dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(owned_dir_, ec);
+  }
+}
+
+EnergyReading SimEnergySource::read() {
+  sim_->update();
+  return reader_->read();
+}
+
+}  // namespace oaprof::power

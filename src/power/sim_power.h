@@ -1,0 +1,90 @@
+// The simulated RAPL tree: a powercap directory (package-0 with core and uncore subzones, and
+// psys) whose energy_uj files a model advances: idle power per plane plus a GPU term scaled by
+// the GPU's activity. It knows nothing of SimGpu: whoever runs the simulated GPU calls
+// set_gpu_active() (or set_gpu_activity()) when kernels start and stop. Its numbers are a model,
+// never a measurement.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "power/energy_source.h"
+#include "power/powercap.h"
+
+namespace oaprof::power {
+
+struct SimPowerModel {
+  // Idle power of each plane; the package includes its cores and uncore, psys the whole platform.
+  double package_idle_w = 2.0;
+  double cores_idle_w = 0.6;
+  double uncore_idle_w = 0.3;
+  double psys_idle_w = 4.0;
+  // Added to uncore (PP1), package and psys while the GPU is busy, times its activity (0..1).
+  double gpu_active_w = 9.0;
+  std::uint64_t max_energy_range_uj = 262143328850;  // a typical client part's range
+};
+
+class SimPowercap {
+ public:
+  using Clock = std::function<std::uint64_t()>;  // nanoseconds
+  // Creates the tree in `class_dir` (made if absent) with every counter at 0.
+  explicit SimPowercap(std::filesystem::path class_dir, SimPowerModel model = {},
+                       Clock clock_ns = monotonic_ns);
+
+  // Energy up to now accrues at the old activity, from now on at the new. Throws
+  // std::invalid_argument outside [0, 1].
+  void set_gpu_activity(double fraction);
+  void set_gpu_active(bool active) { set_gpu_activity(active ? 1.0 : 0.0); }
+  double gpu_activity() const;
+
+  // Brings the files up to the clock's now.
+  void update();
+
+  // The model's power per plane at an activity.
+  std::map<Domain, double> power_w(double activity) const;
+
+  const std::filesystem::path& class_dir() const { return class_dir_; }
+  const Clock& clock() const { return clock_ns_; }
+
+ private:
+  void advance_locked();
+  void write_locked();
+  std::filesystem::path class_dir_;
+  SimPowerModel model_;
+  Clock clock_ns_;
+  mutable std::mutex mu_;
+  std::uint64_t last_ns_ = 0;
+  double activity_ = 0;
+  std::map<Domain, std::uint64_t> energy_nj_;  // nJ, so whole-µJ steps add up exactly
+};
+
+// The "sim" backend: a SimPowercap read through the ordinary powercap reader, so the simulated
+// path exercises the same code as the real one.
+class SimEnergySource final : public EnergySource {
+ public:
+  // An empty `class_dir` makes a private temporary directory, removed with the source.
+  explicit SimEnergySource(std::filesystem::path class_dir = {}, SimPowerModel model = {},
+                           SimPowercap::Clock clock_ns = monotonic_ns);
+  ~SimEnergySource() override;
+  SimEnergySource(const SimEnergySource&) = delete;
+  SimEnergySource& operator=(const SimEnergySource&) = delete;
+
+  std::string_view name() const override { return "sim"; }
+  std::vector<Domain> domains() const override { return reader_->domains(); }
+  EnergyReading read() override;
+  std::optional<std::uint64_t> wrap_range_uj() const override { return reader_->wrap_range_uj(); }
+
+  // Drive this from the simulated GPU's kernel-running signal.
+  SimPowercap& simulator() { return *sim_; }
+
+ private:
+  std::filesystem::path owned_dir_;
+  std::unique_ptr<SimPowercap> sim_;
+  std::unique_ptr<PowercapSource> reader_;
+};
+
+}  // namespace oaprof::power

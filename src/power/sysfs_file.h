@@ -1,0 +1,31 @@
+// Small readers for the one-value text files of sysfs, shared by the powercap, perf and MSR
+// backends so that every one reports an unreadable file the same way (with the reason and fix).
+// Private to src/power.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace oaprof::power::detail {
+
+// The file's first line, or nullopt when it is absent or unreadable.
+std::optional<std::string> read_line(const std::filesystem::path& file);
+
+// An unsigned decimal (or 0x hexadecimal) number from the file's first line. Throws
+// std::runtime_error naming the file, the errno reason and `permission_fix` on EACCES/EPERM.
+std::uint64_t read_u64(const std::filesystem::path& file, const std::string& permission_fix);
+
+// The message read_u64 throws when opening `file` failed with `err`.
+std::string open_error_message(const std::filesystem::path& file, int err,
+                               const std::string& permission_fix);
+
+// Parses an unsigned number (decimal or 0x…); nullopt on anything else.
+std::optional<std::uint64_t> parse_u64(const std::string& text);
+
+// Replaces the file's content in one step (write a sibling, rename), so a reader never sees a
+// half-written number.
+void write_atomically(const std::filesystem::path& file, const std::string& text);
+
+}  // namespace oaprof::power::detail

@@ -1,0 +1,101 @@
+#include "power/sim_power.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "tests/power/fake_tree.h"
+
+namespace oaprof::power {
+namespace {
+
+constexpr std::uint64_t kSecondNs = 1'000'000'000;
+
+struct VirtualClock {
+  std::atomic<std::uint64_t> now_ns{1000};
+  SimPowercap::Clock fn() {
+    return [this] { return now_ns.load(); };
+  }
+};
+
+TEST(SimPowerTest, IdlePowerAccruesOnTheVirtualClock) {
+  VirtualClock clock;
+  SimPowerModel model;
+  SimEnergySource src({}, model, clock.fn());
+  EXPECT_EQ(src.name(), "sim");
+  EXPECT_THAT(src.domains(), ::testing::UnorderedElementsAre(Domain::kPackage, Domain::kCores,
+                                                             Domain::kUncore, Domain::kPsys));
+  const EnergyReading a = src.read();
+  clock.now_ns += 2 * kSecondNs;
+  const EnergyReading b = src.read();
+  EXPECT_EQ(b.time_ns - a.time_ns, 2 * kSecondNs);
+  EXPECT_EQ(b.energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage),
+            static_cast<std::uint64_t>(2 * model.package_idle_w * 1e6));
+  EXPECT_EQ(b.energy_uj.at(Domain::kCores) - a.energy_uj.at(Domain::kCores),
+            static_cast<std::uint64_t>(2 * model.cores_idle_w * 1e6));
+}
+
+TEST(SimPowerTest, GpuActivityAddsToUncorePackageAndPsysOnly) {
+  VirtualClock clock;
+  SimPowerModel model;
+  SimEnergySource src({}, model, clock.fn());
+  const EnergyReading a = src.read();
+  src.simulator().set_gpu_active(true);
+  clock.now_ns += kSecondNs;
+  src.simulator().set_gpu_activity(0.5);
+  clock.now_ns += kSecondNs;
+  src.simulator().set_gpu_active(false);
+  clock.now_ns += kSecondNs;
+  const EnergyReading b = src.read();
+  auto joules = [&](Domain d) {
+    return static_cast<double>(b.energy_uj.at(d) - a.energy_uj.at(d)) / 1e6;
+  };
+  const double gpu_j = model.gpu_active_w * 1.5;  // 1 s at full, 1 s at half
+  EXPECT_NEAR(joules(Domain::kUncore), 3 * model.uncore_idle_w + gpu_j, 1e-5);
+  EXPECT_NEAR(joules(Domain::kPackage), 3 * model.package_idle_w + gpu_j, 1e-5);
+  EXPECT_NEAR(joules(Domain::kCores), 3 * model.cores_idle_w, 1e-5);
+  // The method's formula sees the GPU term: P_PKG − P_PP0 over the 3 s.
+  const IgpuPower p = igpu_power(a, b);
+  EXPECT_NEAR(*p.pkg_pp0_w, model.package_idle_w - model.cores_idle_w + gpu_j / 3, 1e-5);
+  EXPECT_TRUE(p.dram_missing);
+}
+
+TEST(SimPowerTest, FilesWrapAtTheRangeAndTheReaderUnwraps) {
+  VirtualClock clock;
+  SimPowerModel model;
+  model.max_energy_range_uj = 1'500'000;  // 1.5 J: the package wraps every 0.75 s at idle
+  test_support::FakeTree tree;
+  SimEnergySource src(tree.root(), model, clock.fn());
+  EXPECT_EQ(src.wrap_range_uj(), 1'500'000u);
+  const EnergyReading a = src.read();
+  for (int i = 0; i < 8; ++i) {
+    clock.now_ns += kSecondNs / 2;
+    src.read();
+  }
+  const EnergyReading b = src.read();
+  EXPECT_EQ(b.energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage),
+            static_cast<std::uint64_t>(4 * model.package_idle_w * 1e6));
+  EXPECT_TRUE(std::filesystem::exists(tree.root() / "intel-rapl:0:1/energy_uj"));
+}
+
+TEST(SimPowerTest, RefusesActivityOutsideZeroToOne) {
+  VirtualClock clock;
+  SimEnergySource src({}, {}, clock.fn());
+  EXPECT_THROW(src.simulator().set_gpu_activity(1.5), std::invalid_argument);
+  EXPECT_THROW(src.simulator().set_gpu_activity(-0.1), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(src.simulator().gpu_activity(), 0.0);
+}
+
+TEST(SimPowerTest, APrivateTreeIsRemovedWithTheSource) {
+  std::filesystem::path dir;
+  {
+    SimEnergySource src;
+    dir = src.simulator().class_dir();
+    EXPECT_TRUE(std::filesystem::exists(dir / "intel-rapl:0/name"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir));
+}
+
+}  // namespace
+}  // namespace oaprof::power
