@@ -1,10 +1,14 @@
 #include "power/sim_power.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -39,6 +43,14 @@ SimPowercap::SimPowercap(fs::path class_dir, SimPowerModel model, Clock clock_ns
     detail::write_atomically(dir / "max_energy_range_uj",
                              std::to_string(model_.max_energy_range_uj) + "\n");
     energy_nj_[z.domain] = 0;
+    const fs::path energy = dir / "energy_uj";
+    const int fd = ::open(energy.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      for (int open_fd : energy_fds_) ::close(open_fd);
+      throw std::runtime_error(fmt::format("simulated RAPL: cannot create {}: {}", energy.string(),
+                                           std::strerror(errno)));
+    }
+    energy_fds_.push_back(fd);
   }
   std::lock_guard lock(mu_);
   last_ns_ = clock_ns_();
@@ -64,6 +76,17 @@ void SimPowercap::set_gpu_activity(double fraction) {
   write_locked();
 }
 
+SimPowercap::~SimPowercap() {
+  for (int fd : energy_fds_) ::close(fd);
+}
+
+EnergyReading SimPowercap::read_through(PowercapSource& reader) {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  write_locked();
+  return reader.read();
+}
+
 double SimPowercap::gpu_activity() const {
   std::lock_guard lock(mu_);
   return activity_;
@@ -87,10 +110,18 @@ void SimPowercap::advance_locked() {
 }
 
 void SimPowercap::write_locked() {
-  // The files hold the counter as hardware would: modulo the range, so readers see wraps.
-  for (const auto& z : kSimZones) {
-    const std::uint64_t wrapped = energy_nj_[z.domain] / 1000 % model_.max_energy_range_uj;
-    detail::write_atomically(class_dir_ / z.dir / "energy_uj", std::to_string(wrapped) + "\n");
+  // The counter as hardware holds it: modulo the range, so readers see wraps. Fixed-width text
+  // rewritten in place: no rename (which ext4 turns into a flush), and never a shorter number
+  // that would leave stale digits behind.
+  for (std::size_t i = 0; i < std::size(kSimZones); ++i) {
+    const std::uint64_t wrapped =
+        energy_nj_[kSimZones[i].domain] / 1000 % model_.max_energy_range_uj;
+    const std::string text = fmt::format("{:020}\n", wrapped);
+    if (::pwrite(energy_fds_[i], text.data(), text.size(), 0) !=
+        static_cast<ssize_t>(text.size())) {
+      throw std::runtime_error(fmt::format("simulated RAPL: writing {}/energy_uj failed: {}",
+                                           kSimZones[i].dir, std::strerror(errno)));
+    }
   }
 }
 
@@ -116,9 +147,6 @@ SimEnergySource::~SimEnergySource() {
   }
 }
 
-EnergyReading SimEnergySource::read() {
-  sim_->update();
-  return reader_->read();
-}
+EnergyReading SimEnergySource::read() { return sim_->read_through(*reader_); }
 
 }  // namespace oaprof::power

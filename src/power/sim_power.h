@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "power/energy_source.h"
 #include "power/powercap.h"
@@ -34,6 +35,9 @@ class SimPowercap {
   // Creates the tree in `class_dir` (made if absent) with every counter at 0.
   explicit SimPowercap(std::filesystem::path class_dir, SimPowerModel model = {},
                        Clock clock_ns = monotonic_ns);
+  ~SimPowercap();
+  SimPowercap(const SimPowercap&) = delete;
+  SimPowercap& operator=(const SimPowercap&) = delete;
 
   // Energy up to now accrues at the old activity, from now on at the new. Throws
   // std::invalid_argument outside [0, 1].
@@ -43,6 +47,8 @@ class SimPowercap {
 
   // Brings the files up to the clock's now.
   void update();
+  // update(), then reads the files through `reader` before any other update can interleave.
+  EnergyReading read_through(PowercapSource& reader);
 
   // The model's power per plane at an activity.
   std::map<Domain, double> power_w(double activity) const;
@@ -60,6 +66,7 @@ class SimPowercap {
   std::uint64_t last_ns_ = 0;
   double activity_ = 0;
   std::map<Domain, std::uint64_t> energy_nj_;  // nJ, so whole-µJ steps add up exactly
+  std::vector<int> energy_fds_;                // one per zone, in kSimZones order
 };
 
 // The "sim" backend: a SimPowercap read through the ordinary powercap reader, so the simulated
