@@ -1,6 +1,7 @@
 #include "daemon/session.h"
 
 #include <exception>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -16,18 +17,52 @@ Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink)
 Session::~Session() { stop(); }
 
 void Session::start() {
+  std::lock_guard lock(mu_);
   source_.start(format_);
   started_ = true;
 }
 
 void Session::stop() {
+  std::lock_guard lock(mu_);
+  stop_locked();
+}
+
+void Session::stop_locked() {
   if (!started_) return;
   started_ = false;
   if (running_client_) source_.kernel_running(false);
   source_.stop();
 }
 
+oa::Report Session::sample() {
+  std::lock_guard lock(mu_);
+  if (!started_) throw std::runtime_error("the session is not started");
+  return oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+}
+
+void Session::emit(oa::LaunchRecord record) {
+  std::lock_guard lock(mu_);
+  record.index = next_index_++;
+  sink_(record);
+}
+
+void Session::set_busy(bool busy) {
+  std::lock_guard lock(mu_);
+  if (started_) source_.kernel_running(busy);
+}
+
+std::uint64_t Session::launches_recorded() const {
+  std::lock_guard lock(mu_);
+  return next_index_;
+}
+
+std::uint64_t Session::launches_dropped() const {
+  std::lock_guard lock(mu_);
+  return dropped_;
+}
+
 Body Session::handle(std::uint64_t client_id, std::uint32_t pid, const Body& request) {
+  std::lock_guard lock(mu_);
   try {
     if (const auto* s = std::get_if<oa::wire::Snapshot>(&request)) return snapshot(client_id, *s);
     if (const auto* l = std::get_if<oa::wire::Launch>(&request)) return launch(client_id, pid, *l);
@@ -78,6 +113,7 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
 }
 
 void Session::client_gone(std::uint64_t client_id) {
+  std::lock_guard lock(mu_);
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (it->first.first == client_id) {
       ++dropped_;

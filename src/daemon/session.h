@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -27,6 +28,7 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   void start();
+  // Thread-safe, as is everything below: the socket server and a sampler may share a session.
   // Answers one request of client `client_id` (whose process is `pid`). Never throws: device
   // failures become an Error reply.
   oa::wire::Body handle(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Body& request);
@@ -35,8 +37,16 @@ class Session {
   void client_gone(std::uint64_t client_id);
   void stop();
 
-  std::uint64_t launches_recorded() const { return next_index_; }
-  std::uint64_t launches_dropped() const { return dropped_; }
+  // A snapshot outside any launch, for samplers (app mode, system-wide).
+  oa::Report sample();
+  // Hands a row that did not come from a client launch (an interval, the whole application) to
+  // the sink, numbered in sequence with the launches.
+  void emit(oa::LaunchRecord record);
+  // Workload signal for the simulator when no launches bracket the work (app mode).
+  void set_busy(bool busy);
+
+  std::uint64_t launches_recorded() const;
+  std::uint64_t launches_dropped() const;
 
  private:
   struct Pending {
@@ -45,7 +55,9 @@ class Session {
   };
   oa::wire::Body snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s);
   oa::wire::Body launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l);
+  void stop_locked();
 
+  mutable std::mutex mu_;
   gpu::CounterSource& source_;
   oa::ReportFormat format_;
   Sink sink_;

@@ -85,6 +85,12 @@ void put_payload(Writer& w, const Launch& l) {
   w.put(l.start_ns);
   w.put(l.end_ns);
   w.put(static_cast<std::uint8_t>(l.profiled ? 1 : 0));
+  w.put(l.queue);
+  w.put(l.context);
+  w.put(l.device);
+  w.put(l.tid);
+  w.put(l.api_ns);
+  w.put(static_cast<std::uint8_t>(l.api));
   w.put_string16(l.kernel_name, kMaxNameBytes);
 }
 void put_payload(Writer&, const Ok&) {}
@@ -101,14 +107,17 @@ bool get_payload(Reader& r, Snapshot& s) {
   return true;
 }
 bool get_payload(Reader& r, Launch& l) {
-  std::uint8_t profiled = 0;
+  std::uint8_t profiled = 0, api = 0;
   bool ok = r.get(l.launch_id) && r.get(l.work_dim);
   for (auto& v : l.global) ok = ok && r.get(v);
   for (auto& v : l.local) ok = ok && r.get(v);
   for (auto& v : l.offset) ok = ok && r.get(v);
   ok = ok && r.get(l.queued_ns) && r.get(l.submit_ns) && r.get(l.start_ns) && r.get(l.end_ns) &&
-       r.get(profiled) && profiled <= 1 && r.get_string16(l.kernel_name, kMaxNameBytes);
+       r.get(profiled) && profiled <= 1 && r.get(l.queue) && r.get(l.context) &&
+       r.get(l.device) && r.get(l.tid) && r.get(l.api_ns) && r.get(api) && api <= 1 &&
+       r.get_string16(l.kernel_name, kMaxNameBytes);
   l.profiled = profiled == 1;
+  l.api = static_cast<LaunchApi>(api);
   return ok && l.work_dim >= 1 && l.work_dim <= 3;
 }
 bool get_payload(Reader&, Ok&) { return true; }

@@ -11,6 +11,7 @@
 //   kSnapshot  u64 launch_id | u8 phase (0 before, 1 after)    -> kOk
 //   kLaunch    u64 launch_id | u32 work_dim | 3×u64 global | 3×u64 local | 3×u64 offset
 //              | u64 queued_ns | u64 submit_ns | u64 start_ns | u64 end_ns | u8 profiled
+//              | u64 queue | u64 context | u64 device | u32 tid | u64 api_ns | u8 api
 //              | u16 name_len | name bytes                       -> kOk
 //   kOk        (empty)
 //   kError     u32 code | u16 len | message bytes
@@ -42,6 +43,8 @@ enum class Type : std::uint16_t {
 
 enum class Phase : std::uint8_t { kBefore = 0, kAfter = 1 };
 
+enum class LaunchApi : std::uint8_t { kNdRange = 0, kTask = 1 };
+
 enum class ErrorCode : std::uint32_t {
   kBadMessage = 1,
   kUnsupportedVersion = 2,
@@ -71,6 +74,14 @@ struct Launch {
   std::uint64_t start_ns = 0;
   std::uint64_t end_ns = 0;
   bool profiled = false;  // OpenCL profiling times are valid
+  // Where the launch came from: OpenCL handles as opaque numbers (they tell queues and devices
+  // apart within one process), the calling thread, and CLOCK_MONOTONIC at the API call.
+  std::uint64_t queue = 0;
+  std::uint64_t context = 0;
+  std::uint64_t device = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t api_ns = 0;
+  LaunchApi api = LaunchApi::kNdRange;
   std::string kernel_name;
 };
 

@@ -18,4 +18,30 @@ std::string dims(const std::array<std::uint64_t, 3>& v, std::uint32_t work_dim) 
   return s;
 }
 
+namespace {
+
+class TeeReporter final : public Reporter {
+ public:
+  explicit TeeReporter(std::vector<std::unique_ptr<Reporter>> reporters)
+      : reporters_(std::move(reporters)) {}
+  void begin(const RunInfo& info) override {
+    for (auto& r : reporters_) r->begin(info);
+  }
+  void add(const oa::LaunchRecord& record) override {
+    for (auto& r : reporters_) r->add(record);
+  }
+  void end() override {
+    for (auto& r : reporters_) r->end();
+  }
+
+ private:
+  std::vector<std::unique_ptr<Reporter>> reporters_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_tee_reporter(std::vector<std::unique_ptr<Reporter>> reporters) {
+  return std::make_unique<TeeReporter>(std::move(reporters));
+}
+
 }  // namespace oaprof::report

@@ -12,7 +12,14 @@
 
 namespace oaprof::report {
 
+// Bumped whenever a JSON field changes meaning or disappears; adding fields keeps it.
+inline constexpr int kJsonSchemaVersion = 1;
+
 struct RunInfo {
+  std::string oaprof_version;
+  std::string mode = "kernel";  // kernel | app | system-wide
+  std::string metric_set;       // empty: raw counters only
+  std::string energy_backend;   // empty: none
   std::string device;        // "simulated" or the PCI address
   std::string device_detail; // "simulated KBL GT2 (24 EUs, 1150 MHz)"
   std::string platform;      // "kblgt2"
@@ -37,5 +44,9 @@ std::string dims(const std::array<std::uint64_t, 3>& v, std::uint32_t work_dim);
 
 std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
 std::unique_ptr<Reporter> make_table_reporter(std::ostream& out);
+// Sends every call to each of `reporters`, in order.
+std::unique_ptr<Reporter> make_tee_reporter(std::vector<std::unique_ptr<Reporter>> reporters);
+// Needs a seekable stream (a file) to stay valid after every row; on a pipe it is valid at the end.
+std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
 
 }  // namespace oaprof::report

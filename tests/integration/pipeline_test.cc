@@ -17,51 +17,15 @@
 
 #include <fmt/format.h>
 
+#include "tests/common/run_util.h"
+
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct CommandResult {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult run(const std::string& command) {
-  CommandResult r;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p)) r.output += buf;
-  const int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-using Row = std::map<std::string, std::string>;
-
-std::vector<Row> read_csv(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::vector<std::string> header;
-  std::vector<Row> rows;
-  auto split = [](const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) out.push_back(cell);
-    if (!s.empty() && s.back() == ',') out.emplace_back();
-    return out;
-  };
-  if (!std::getline(in, line)) return rows;
-  header = split(line);
-  while (std::getline(in, line)) {
-    const auto cells = split(line);
-    Row row;
-    for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
-    rows.push_back(row);
-  }
-  return rows;
-}
+using oaprof::testing::CommandResult;
+using oaprof::testing::read_csv;
+using oaprof::testing::run;
 
 class PipelineTest : public ::testing::Test {
  protected:
@@ -122,7 +86,7 @@ TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {
   std::ifstream in(csv);
   std::string header;
   std::getline(in, header);
-  EXPECT_THAT(header, HasSubstr("launch,pid,kernel"));
+  EXPECT_THAT(header, HasSubstr("launch,pid,tid,kernel,"));
 
   const CommandResult killed = run(fmt::format("{} --device sim -q -o {} -- /bin/sh -c 'kill -9 $$'",
                                      OAPROF_BIN, csv.string()));

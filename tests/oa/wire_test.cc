@@ -27,6 +27,12 @@ TEST(WireTest, LaunchRoundTrips) {
   l.start_ns = 3;
   l.end_ns = 400;
   l.profiled = true;
+  l.queue = 0x55aa00001000;
+  l.context = 0x55aa00002000;
+  l.device = 0x55aa00003000;
+  l.tid = 4321;
+  l.api_ns = 123456789;
+  l.api = LaunchApi::kTask;
   l.kernel_name = "mad_vect4";
   const Message m = roundtrip({9, l});
   EXPECT_EQ(m.request_id, 9u);
@@ -38,6 +44,12 @@ TEST(WireTest, LaunchRoundTrips) {
   EXPECT_EQ(out.offset, l.offset);
   EXPECT_EQ(out.end_ns, 400u);
   EXPECT_TRUE(out.profiled);
+  EXPECT_EQ(out.queue, l.queue);
+  EXPECT_EQ(out.context, l.context);
+  EXPECT_EQ(out.device, l.device);
+  EXPECT_EQ(out.tid, 4321u);
+  EXPECT_EQ(out.api_ns, 123456789u);
+  EXPECT_EQ(out.api, LaunchApi::kTask);
   EXPECT_EQ(out.kernel_name, "mad_vect4");
 }
 

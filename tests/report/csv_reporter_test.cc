@@ -1,9 +1,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "report/reporter.h"
+#include "report/row.h"
 
 namespace oaprof::report {
 namespace {
@@ -54,6 +58,9 @@ oa::LaunchRecord record() {
   r.launch.global = {1024, 8, 0};
   r.launch.local = {64, 1, 0};
   r.launch.profiled = true;
+  r.launch.tid = 77;
+  r.launch.queue = 0xabc;
+  r.launch.api = oa::wire::LaunchApi::kTask;
   r.launch.start_ns = 1000;
   r.launch.end_ns = 6000;
   r.deltas.timestamp = 120;  // 10 µs at 12 MHz
@@ -78,7 +85,8 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
                         "gpu_ticks", "A0", "A35", "B0", "B7", "C0", "C7", "device", "flags"}) {
     EXPECT_THAT(cols, ::testing::Contains(c));
   }
-  EXPECT_EQ(cols.size(), 10u + 36 + 8 + 8 + 2);
+  EXPECT_EQ(cols.size(), launch_field_names().size());
+  EXPECT_EQ(cols.size(), 16u + 36 + 8 + 8 + 2);
 }
 
 TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
@@ -97,6 +105,10 @@ TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
     return v[std::find(h.begin(), h.end(), name) - h.begin()];
   };
   EXPECT_EQ(col("launch"), "3");
+  EXPECT_EQ(col("tid"), "77");
+  EXPECT_EQ(col("queue"), "0xabc");
+  EXPECT_EQ(col("api"), "task");
+  EXPECT_EQ(col("global_offset"), "0x0");
   EXPECT_EQ(col("kernel"), "k,\"odd\"");
   EXPECT_EQ(col("global_size"), "1024x8");
   EXPECT_EQ(col("local_size"), "64x1");
@@ -120,7 +132,62 @@ TEST(CsvReporterTest, UnprofiledLaunchesLeaveKernelTimeEmpty) {
   r.launch.profiled = false;
   r.launch.local = {0, 0, 0};
   rep->add(r);
-  EXPECT_THAT(out.str(), HasSubstr(",1024x8,,,"));  // local size chosen by the runtime, no time
+  std::istringstream in(out.str());
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  const auto h = split(header);
+  const auto v = split(row);
+  auto col = [&](const std::string& name) {
+    return v[std::find(h.begin(), h.end(), name) - h.begin()];
+  };
+  EXPECT_EQ(col("local_size"), "");  // chosen by the runtime
+  EXPECT_EQ(col("kernel_ns"), "");   // not measured, not zero
+  EXPECT_EQ(col("gpu_time_ns"), "10000");
+}
+
+TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
+  std::stringstream out;
+  auto rep = make_json_reporter(out);
+  RunInfo i = info();
+  i.oaprof_version = "9.9";
+  i.command = {"app", "--x"};
+  rep->begin(i);
+  auto empty = nlohmann::json::parse(out.str());
+  EXPECT_EQ(empty["schema_version"], kJsonSchemaVersion);
+  EXPECT_EQ(empty["device"], "simulated");
+  EXPECT_EQ(empty["oaprof_version"], "9.9");
+  EXPECT_EQ(empty["command"][1], "--x");
+  EXPECT_TRUE(empty["launches"].empty());
+  EXPECT_TRUE(empty["metric_set"].is_null());
+  for (int n = 1; n <= 3; ++n) {
+    auto r = record();
+    r.index = static_cast<std::uint64_t>(n);
+    if (n == 2) r.launch.profiled = false;
+    rep->add(r);
+    const auto doc = nlohmann::json::parse(out.str());  // throws if the document is not valid
+    ASSERT_EQ(doc["launches"].size(), static_cast<std::size_t>(n));
+    const auto& row = doc["launches"].back();
+    EXPECT_EQ(row["launch"], n);
+    EXPECT_EQ(row["kernel"], "k,\"odd\"");
+    EXPECT_EQ(row["A35"], 135);
+    EXPECT_DOUBLE_EQ(row["gpu_time_ns"].get<double>(), 10000.0);
+    if (n == 2) EXPECT_TRUE(row["kernel_ns"].is_null()); else EXPECT_EQ(row["kernel_ns"], 5000.0);
+  }
+}
+
+TEST(TeeReporterTest, EveryReporterSeesEveryCall) {
+  std::ostringstream a, b;
+  std::vector<std::unique_ptr<Reporter>> both;
+  both.push_back(make_csv_reporter(a));
+  both.push_back(make_csv_reporter(b));
+  auto tee = make_tee_reporter(std::move(both));
+  tee->begin(info());
+  tee->add(record());
+  tee->end();
+  const std::string text = a.str();
+  EXPECT_EQ(text, b.str());
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
 }
 
 TEST(TableReporterTest, SummarisesPerKernelWithUnitsAndTheDevice) {

@@ -1,5 +1,7 @@
-// The default action of oaprof: profile a program. Wiring only: the device (gpu), the Session
-// and its socket (daemon), the child with the layer, and the reporters (report).
+// The default action of oaprof: profile a program (`--mode kernel`, per launch; `--mode app`, one
+// delta over the whole run) or the whole GPU (`--system-wide`). Wiring only: the device (gpu),
+// the Session, its socket and samplers (daemon), the child with the interceptor (launch), and the
+// reporters (report).
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,55 +25,58 @@
 #include <fmt/format.h>
 
 #include "daemon/child.h"
+#include "daemon/sampler.h"
 #include "daemon/server.h"
 #include "daemon/session.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
+#include "launch/launch_filter.h"
+#include "launch/loader.h"
 #include "oa/report_format.h"
 #include "report/reporter.h"
 #include "tools/oaprof/commands.h"
 
 extern char** environ;
 
+namespace oaprof::tools {
 namespace {
 namespace fs = std::filesystem;
 
-using oaprof::tools::kExitCannotRun;
-using oaprof::tools::kExitOutput;
-using oaprof::tools::kExitSetup;
-using oaprof::tools::kExitUsage;
-
 std::atomic<pid_t> g_child{0};
+std::atomic<bool> g_interrupted{false};
 
 // Signals sent to oaprof (kill, systemd, a batch system) go on to the program, which decides how
 // to end; oaprof then writes everything measured and restores the GPU. A Ctrl-C from the terminal
-// already reaches the program through the process group, so it is not sent twice.
+// already reaches the program through the process group, so it is not sent twice. Without a
+// program (--system-wide), a signal ends the sampling early.
 void forward_signal(int sig, siginfo_t* info, void*) {
+  g_interrupted = true;
   const pid_t child = g_child.load();
   if (child > 0 && info->si_code != SI_KERNEL) ::kill(child, sig);
 }
 
-std::uint64_t parse_duration_ms(const std::string& text) {
+// "50ms", "1s", "250us", "2m"; a bare number is milliseconds.
+std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text) {
   std::size_t pos = 0;
-  double v = 0;
+  double v = -1;
   try {
     v = std::stod(text, &pos);
   } catch (...) {
-    throw CLI::ValidationError("duration", fmt::format("'{}' is not a duration like 50ms or 1s", text));
   }
-  const std::string unit = text.substr(pos);
-  const std::map<std::string, double> to_ms{{"", 1}, {"ms", 1}, {"s", 1000}, {"us", 1e-3}};
+  const std::string unit = text.substr(std::min(pos, text.size()));
+  const std::map<std::string, double> to_ms{{"", 1}, {"ms", 1}, {"s", 1000}, {"us", 1e-3}, {"m", 60000}};
   auto it = to_ms.find(unit);
-  if (it == to_ms.end() || v < 0) {
-    throw CLI::ValidationError("duration", fmt::format("'{}' is not a duration like 50ms or 1s", text));
+  if (v < 0 || it == to_ms.end()) {
+    throw std::invalid_argument(
+        fmt::format("{}: '{}' is not a duration like 50ms, 1s or 2m", option, text));
   }
-  return static_cast<std::uint64_t>(v * it->second);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(v * it->second));
 }
 
-fs::path layer_path() {
-  if (const char* p = std::getenv("OAPROF_LAYER"); p && *p) return p;
+fs::path installed_library(const char* env, const char* file) {
+  if (const char* p = std::getenv(env); p && *p) return p;
   std::error_code ec;
-  return fs::read_symlink("/proc/self/exe", ec).parent_path() / OAPROF_LAYER_FROM_BIN;
+  return fs::read_symlink("/proc/self/exe", ec).parent_path() / OAPROF_LIB_DIR_FROM_BIN / file;
 }
 
 std::map<std::string, std::string> environment() {
@@ -82,69 +88,176 @@ std::map<std::string, std::string> environment() {
   return env;
 }
 
-}  // namespace
-
-
-namespace oaprof::tools {
-
 struct ProfileOptions {
   std::string device_spec = "auto";
   std::string access = "mmio";
   std::string format_text = "101";
   std::string csv_path;
+  std::string json_path;
   std::string min_window = "50ms";
+  std::string mode = "kernel";
+  std::string inject = "auto";
+  std::string kernel_name;
+  std::uint64_t launch_skip = 0;
+  std::optional<std::uint64_t> launch_count;
+  bool system_wide = false;
+  std::string duration;
+  std::string interval;
   bool quiet = false;
   std::vector<std::string> command;
 };
 
+// The output files and reporters of one run.
+struct Outputs {
+  std::ofstream csv;
+  std::ofstream json;
+  std::unique_ptr<report::Reporter> files;  // CSV and JSON, written as rows arrive
+  std::unique_ptr<report::Reporter> table;  // printed at the end
+  std::atomic<std::uint64_t> rows{0};
+};
+
+int open_outputs(const ProfileOptions& o, const std::string& csv_path,
+                 const std::optional<daemon::Credentials>& creds, Outputs& out) {
+  std::vector<std::unique_ptr<report::Reporter>> files;
+  auto open = [&](std::ofstream& f, const std::string& path) {
+    f.open(path, std::ios::trunc);
+    if (!f) {
+      std::cerr << fmt::format("oaprof: cannot write {}: {}\n", path, std::strerror(errno));
+      return false;
+    }
+    if (creds) (void)::chown(path.c_str(), creds->uid, creds->gid);  // the user's file, not root's
+    return true;
+  };
+  if (!open(out.csv, csv_path)) return kExitOutput;
+  files.push_back(report::make_csv_reporter(out.csv));
+  if (!o.json_path.empty()) {
+    if (!open(out.json, o.json_path)) return kExitOutput;
+    files.push_back(report::make_json_reporter(out.json));
+  }
+  out.files = report::make_tee_reporter(std::move(files));
+  out.table = report::make_table_reporter(std::cout);
+  return 0;
+}
+
+// Waits for the child, showing progress on a terminal; returns its wait status.
+int wait_for_child(pid_t pid, bool progress, const std::atomic<std::uint64_t>& rows) {
+  auto last_progress = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, progress ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) break;
+    if (progress) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(1)) {
+        last_progress = std::chrono::steady_clock::now();
+        std::cerr << fmt::format("\roaprof: {} launches measured", rows.load());
+      }
+    }
+  }
+  if (progress) std::cerr << "\r\033[K";
+  return status;
+}
+
 int run_profile(const ProfileOptions& options);
+
+}  // namespace
 
 Action add_profile_options(CLI::App& app) {
   auto opt = std::make_shared<ProfileOptions>();
-  app.add_option("--device", opt->device_spec,
-                 "GPU to measure: auto (0000:00:02.0), sim (the simulator, for machines without an "
-                 "Intel GPU; its numbers are a model, labelled 'device: simulated'), or a PCI "
-                 "address such as 0000:00:02.0")
+  auto* dev = app.add_option_group("Device", "which GPU, and how its counters are read");
+  dev->add_option("--device", opt->device_spec,
+                  "GPU to measure: auto (0000:00:02.0), sim (the simulator, for machines without "
+                  "an Intel GPU; its numbers are a model, labelled 'device: simulated'), or a PCI "
+                  "address such as 0000:00:02.0")
       ->capture_default_str();
   std::string access_help = "counter read-out:";
   for (const auto& s : gpu::counter_sources()) {
-    access_help += fmt::format(" {} ({})", s.name, s.description);
+    access_help += fmt::format(" {} ({});", s.name, s.description);
   }
-  app.add_option("--access", opt->access, access_help)->capture_default_str();
-  app.add_option("--format", opt->format_text,
-                 "OA report format: counter-select code in binary (101) or decimal (5), or a name "
-                 "(A32u40_A4u32_B8_C8); read for the device's generation")
+  dev->add_option("--access", opt->access, access_help)->capture_default_str();
+  dev->add_option("--format", opt->format_text,
+                  "OA report format: counter-select code in binary (101) or decimal (5), or a "
+                  "name (A32u40_A4u32_B8_C8); read for the device's generation")
       ->capture_default_str();
-  app.add_option("-o,--csv", opt->csv_path,
-                 "CSV file, one row per launch, written as the run goes (default: "
-                 "oaprof-<program>.csv)");
-  app.add_option("--min-window", opt->min_window,
-                 "least measurement window a power figure needs (50ms, 1s); kernel_runner repeats "
-                 "launches until it is covered")
+
+  auto* what = app.add_option_group("What to measure");
+  what->add_option("--mode", opt->mode,
+                   "kernel: one row per launch, launches serialised; app: one row for the whole "
+                   "run, nothing serialised")
+      ->check(CLI::IsMember({"kernel", "app"}))
       ->capture_default_str();
-  app.add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
+  what->add_option("-k,--kernel-name", opt->kernel_name,
+                   "measure only launches of this kernel (NAME, or regex:RE for the whole name)");
+  what->add_option("--launch-skip", opt->launch_skip,
+                   "skip this many matching launches before measuring");
+  what->add_option("--launch-count", opt->launch_count,
+                   "measure at most this many matching launches; the rest run untouched");
+  what->add_flag("--system-wide", opt->system_wide,
+                 "sample the whole GPU for --duration, whatever runs on it (no program)");
+  what->add_option("--duration", opt->duration, "with --system-wide: how long (10s, 500ms)");
+  what->add_option("--interval", opt->interval,
+                   "with --system-wide: one row per interval (100ms), a timeline");
+  what->add_option("--min-window", opt->min_window,
+                   "least measurement window a power figure needs (50ms, 1s); kernel_runner "
+                   "repeats launches until it is covered")
+      ->capture_default_str();
+  what->add_option("--inject", opt->inject,
+                   "how the program is intercepted: layer (OPENCL_LAYERS), preload (LD_PRELOAD, "
+                   "for loaders without layers), or auto (layer where the loader supports it)")
+      ->check(CLI::IsMember({"auto", "layer", "preload"}))
+      ->capture_default_str();
+
+  auto* out = app.add_option_group("Output");
+  out->add_option("-o,--csv", opt->csv_path,
+                  "CSV file, one row per launch, written as the run goes (default: "
+                  "oaprof-<program>.csv)");
+  out->add_option("--json", opt->json_path,
+                  "also write a JSON document (run metadata + the same rows), valid after every row");
+  out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run_profile(*opt); };
 }
 
+namespace {
+
 int run_profile(const ProfileOptions& options) {
   const auto& command = options.command;
-  if (command.empty()) {
-    std::cerr << "oaprof: name the program to profile after --, e.g. oaprof -- kernel_runner "
-                 "mad_vect4 (oaprof --help lists the options)\n";
-    return kExitUsage;
-  }
-  std::uint64_t min_window_ms = 0;
+  std::chrono::milliseconds min_window{}, duration{};
+  std::optional<std::chrono::milliseconds> interval;
+  launch::LaunchFilter filter;
   try {
-    min_window_ms = parse_duration_ms(options.min_window);
-  } catch (const CLI::ValidationError& e) {
-    std::cerr << "oaprof: --min-window: " << e.what() << "\n";
+    min_window = parse_duration("--min-window", options.min_window);
+    if (options.system_wide) {
+      if (!command.empty()) {
+        throw std::invalid_argument("--system-wide samples the whole GPU: give no program");
+      }
+      if (options.duration.empty()) {
+        throw std::invalid_argument("--system-wide needs --duration, e.g. --duration 10s");
+      }
+      duration = parse_duration("--duration", options.duration);
+      if (!options.interval.empty()) interval = parse_duration("--interval", options.interval);
+      if (interval && interval->count() <= 0) throw std::invalid_argument("--interval must be > 0");
+    } else {
+      if (command.empty()) {
+        throw std::invalid_argument(
+            "name the program to profile after --, e.g. oaprof -- kernel_runner mad_vect4 "
+            "(or use --system-wide --duration 10s)");
+      }
+      if (!options.duration.empty() || !options.interval.empty()) {
+        throw std::invalid_argument("--duration and --interval go with --system-wide");
+      }
+    }
+    filter = launch::LaunchFilter(options.kernel_name, options.launch_skip, options.launch_count);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
     return kExitUsage;
   }
+  const std::string mode = options.system_wide ? "system-wide" : options.mode;
   const std::string csv_path =
-      options.csv_path.empty()
-          ? fmt::format("oaprof-{}.csv", fs::path(command[0]).filename().string())
-          : options.csv_path;
+      !options.csv_path.empty() ? options.csv_path
+      : options.system_wide     ? std::string("oaprof-system.csv")
+                                : fmt::format("oaprof-{}.csv", fs::path(command[0]).filename().string());
 
   const auto env = environment();
   std::optional<daemon::Credentials> creds;
@@ -166,14 +279,11 @@ int run_profile(const ProfileOptions& options) {
     return kExitSetup;
   }
 
-  std::ofstream csv(csv_path, std::ios::trunc);
-  if (!csv) {
-    std::cerr << fmt::format("oaprof: cannot write {}: {}\n", csv_path, std::strerror(errno));
-    return kExitOutput;
-  }
-  if (creds) (void)::chown(csv_path.c_str(), creds->uid, creds->gid);  // the user's file
-
+  Outputs out;
+  if (int rc = open_outputs(options, csv_path, creds, out); rc != 0) return rc;
   report::RunInfo info;
+  info.oaprof_version = OAPROF_VERSION;
+  info.mode = mode;
   info.device = device.label();
   info.device_detail = device.mmio->describe();
   info.platform = std::string(device.platform.metrics_file);
@@ -182,23 +292,73 @@ int run_profile(const ProfileOptions& options) {
   info.eus = device.platform.eus;
   info.timestamp_hz = device.platform.timestamp_hz;
   info.command = command;
-  auto csv_reporter = report::make_csv_reporter(csv);
-  auto table = report::make_table_reporter(std::cout);
-  csv_reporter->begin(info);
-  table->begin(info);
-  std::atomic<std::uint64_t> rows{0};
+  out.files->begin(info);
+  out.table->begin(info);
   daemon::Session session(*source, format, [&](const oa::LaunchRecord& r) {
-    csv_reporter->add(r);
-    table->add(r);
-    rows.fetch_add(1, std::memory_order_relaxed);
+    out.files->add(r);
+    out.table->add(r);
+    out.rows.fetch_add(1, std::memory_order_relaxed);
   });
+  try {
+    session.start();
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: cannot program the OA unit: " << e.what() << "\n";
+    return kExitSetup;
+  }
 
+  struct sigaction sa {};
+  sa.sa_sigaction = &forward_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+
+  auto finish = [&](int exit_code) {
+    session.stop();  // restores every register the session touched
+    out.files->end();
+    if (!options.quiet) {
+      out.table->end();
+      std::cerr << fmt::format(
+          "oaprof: {} rows written to {}{}{}\n", out.rows.load(), csv_path,
+          options.json_path.empty() ? "" : " and " + options.json_path,
+          session.launches_dropped()
+              ? fmt::format(" ({} incomplete launches dropped)", session.launches_dropped())
+              : "");
+    }
+    return exit_code;
+  };
+
+  if (options.system_wide) {
+    if (!options.quiet) {
+      std::cerr << fmt::format("oaprof: sampling {} for {} ms{}, writing {}\n", info.device_detail,
+                               duration.count(),
+                               interval ? fmt::format(", a row every {} ms", interval->count()) : "",
+                               csv_path);
+    }
+    daemon::SamplerOptions so;
+    so.row_interval = interval;
+    so.label = interval ? "(interval)" : "(system)";
+    daemon::Sampler sampler(session, so);
+    try {
+      sampler.start();
+      const auto end = std::chrono::steady_clock::now() + duration;
+      while (!g_interrupted && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            std::chrono::milliseconds(50), end - std::chrono::steady_clock::now()));
+      }
+      sampler.stop();
+    } catch (const std::exception& e) {
+      std::cerr << "oaprof: sampling failed: " << e.what() << "\n";
+      return finish(kExitSetup);
+    }
+    return finish(0);
+  }
+
+  // A private directory for the socket, owned by whoever the program runs as.
   const char* tmpdir = std::getenv("TMPDIR");
   std::string dir = fmt::format("{}/oaprof-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
   if (::mkdtemp(dir.data()) == nullptr) {
     std::cerr << fmt::format("oaprof: cannot create a socket directory {}: {}\n", dir,
                              std::strerror(errno));
-    return kExitSetup;
+    return finish(kExitSetup);
   }
   const std::string socket_path = dir + "/session.sock";
   std::vector<uid_t> allowed{::getuid()};
@@ -207,95 +367,86 @@ int run_profile(const ProfileOptions& options) {
     (void)::chown(dir.c_str(), creds->uid, creds->gid);
   }
 
-  std::unique_ptr<daemon::Server> server;
-  try {
-    session.start();
-    server = std::make_unique<daemon::Server>(socket_path, session, allowed);
-    if (creds) (void)::chown(socket_path.c_str(), creds->uid, creds->gid);
-    ::chmod(socket_path.c_str(), 0600);
-    server->start();
-  } catch (const std::exception& e) {
-    std::cerr << "oaprof: " << e.what() << "\n";
-    ::rmdir(dir.c_str());
-    return kExitSetup;
-  }
-  auto cleanup = [&] {
-    server->stop();
-    session.stop();  // restores every register the session touched
-    server.reset();
-    ::rmdir(dir.c_str());
-    csv_reporter->end();
-  };
-
-  const fs::path layer = layer_path();
-  if (!fs::exists(layer)) {
-    std::cerr << fmt::format(
-        "oaprof: the OpenCL layer {} is missing; reinstall oaprof or set OAPROF_LAYER\n",
-        layer.string());
-    cleanup();
-    return kExitSetup;
-  }
   daemon::ChildSpec child;
   child.argv = command;
   child.credentials = creds;
-  child.set_env["OAPROF_SOCKET"] = socket_path;
-  child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(min_window_ms);
-  // ocl-icd ≥ 2.3 loads the layers named here, in order; ours goes first so it sees the program's
-  // calls before any other layer the user has.
-  auto existing = env.find("OPENCL_LAYERS");
-  child.set_env["OPENCL_LAYERS"] =
-      layer.string() +
-      (existing != env.end() && !existing->second.empty() ? ":" + existing->second : "");
-
-  struct sigaction sa {};
-  sa.sa_sigaction = &forward_signal;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(min_window.count());
+  std::unique_ptr<daemon::Server> server;
+  std::optional<daemon::Sampler> app_sampler;
+  if (mode == "kernel") {
+    try {
+      server = std::make_unique<daemon::Server>(socket_path, session, allowed);
+      if (creds) (void)::chown(socket_path.c_str(), creds->uid, creds->gid);
+      ::chmod(socket_path.c_str(), 0600);
+      server->start();
+    } catch (const std::exception& e) {
+      std::cerr << "oaprof: " << e.what() << "\n";
+      ::rmdir(dir.c_str());
+      return finish(kExitSetup);
+    }
+    child.set_env["OAPROF_SOCKET"] = socket_path;
+    for (const auto& [k, v] : filter.to_env()) child.set_env[k] = v;
+    std::string inject = options.inject;
+    if (inject == "auto") {
+      const launch::LoaderInfo loader = launch::detect_loader();
+      inject = loader.supports_layers ? "layer" : "preload";
+      if (!options.quiet) std::cerr << fmt::format("oaprof: OpenCL loader: {}\n", loader.note);
+    }
+    const bool layer = inject == "layer";
+    const fs::path lib = layer ? installed_library("OAPROF_LAYER", "liboaprof_layer.so")
+                               : installed_library("OAPROF_PRELOAD", "liboaprof_preload.so");
+    if (!fs::exists(lib)) {
+      std::cerr << fmt::format("oaprof: {} is missing; reinstall oaprof\n", lib.string());
+      server.reset();
+      ::rmdir(dir.c_str());
+      return finish(kExitSetup);
+    }
+    // Ours goes first, so it sees the program's calls before any other layer or preload the
+    // user has.
+    const char* var = layer ? "OPENCL_LAYERS" : "LD_PRELOAD";
+    auto existing = env.find(var);
+    child.set_env[var] = lib.string() + (existing != env.end() && !existing->second.empty()
+                                             ? ":" + existing->second
+                                             : "");
+  } else {
+    daemon::SamplerOptions so;
+    so.label = "(application)";
+    app_sampler.emplace(session, so);
+  }
 
   int exit_code = 0;
   try {
+    if (app_sampler) {
+      session.set_busy(true);
+      app_sampler->start();
+    }
     const pid_t pid = daemon::spawn_child(child);
     g_child = pid;
     if (!options.quiet) {
-      std::cerr << fmt::format("oaprof: profiling '{}' on {} ({}), writing {}\n", command[0],
-                               info.device, info.device_detail, csv_path);
+      std::cerr << fmt::format("oaprof: profiling '{}' ({} mode) on {} ({}), writing {}\n",
+                               command[0], mode, info.device, info.device_detail, csv_path);
     }
-    // Progress on a terminal: the count of launches measured so far, once a second.
-    const bool tty = !options.quiet && ::isatty(STDERR_FILENO);
-    auto last_progress = std::chrono::steady_clock::now();
-    int status = 0;
-    for (;;) {
-      const pid_t r = ::waitpid(pid, &status, tty ? WNOHANG : 0);
-      if (r == pid) break;
-      if (r < 0 && errno != EINTR) break;
-      if (tty) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(1)) {
-          last_progress = std::chrono::steady_clock::now();
-          std::cerr << fmt::format("\roaprof: {} launches measured", rows.load());
-        }
-      }
-    }
-    if (tty) std::cerr << "\r\033[K";
+    const int status =
+        wait_for_child(pid, !options.quiet && ::isatty(STDERR_FILENO) && mode == "kernel", out.rows);
     g_child = 0;
     exit_code = daemon::shell_status(status);
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     exit_code = kExitCannotRun;
   }
-  cleanup();
-  if (!options.quiet) {
-    table->end();
-    std::cerr << fmt::format(
-        "oaprof: {} launches written to {}{}\n", rows.load(), csv_path,
-        session.launches_dropped()
-            ? fmt::format(" ({} incomplete launches dropped)", session.launches_dropped())
-            : "");
-    if (exit_code != 0 && exit_code != kExitCannotRun) {
-      std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], exit_code);
-    }
+  if (app_sampler) {
+    app_sampler->stop();
+    session.set_busy(false);
+  }
+  if (server) server->stop();
+  server.reset();
+  ::rmdir(dir.c_str());
+  finish(exit_code);
+  if (!options.quiet && exit_code != 0 && exit_code != kExitCannotRun) {
+    std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], exit_code);
   }
   return exit_code;
 }
 
+}  // namespace
 }  // namespace oaprof::tools

@@ -1,0 +1,61 @@
+// Reads the counters on a thread at a fixed period and folds consecutive snapshots into deltas,
+// so that windows longer than a counter's wrap time (32-bit GPU_TICKS wraps in 3.7 s at 1.15 GHz)
+// stay exact. It emits one row per interval (a timeline: `--system-wide --interval`) or one row
+// for everything between start() and stop() (`--mode app`, `--system-wide` alone).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "daemon/session.h"
+
+namespace oaprof::daemon {
+
+struct SamplerOptions {
+  // Must stay well under the shortest wrap time; 500 ms leaves a factor of 3 at 2.4 GHz.
+  std::chrono::milliseconds read_period{500};
+  std::optional<std::chrono::milliseconds> row_interval;  // none: one row at stop()
+  std::string label = "(interval)";                      // the row's kernel column
+  std::uint32_t pid = 0;
+};
+
+class Sampler {
+ public:
+  Sampler(Session& session, SamplerOptions options);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  void start();
+  // Takes the last snapshot and emits what is left. Idempotent.
+  void stop();
+
+  std::uint64_t reads() const { return reads_; }
+
+ private:
+  void loop();
+  void read_and_fold();
+  void emit_row();
+
+  Session& session_;
+  SamplerOptions options_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool running_ = false;
+  std::optional<oa::Report> last_;
+  oa::CounterDeltas total_;
+  std::uint64_t row_start_ns_ = 0;
+  std::uint64_t reads_ = 0;
+};
+
+// total += d, counter by counter.
+void add_deltas(oa::CounterDeltas& total, const oa::CounterDeltas& d);
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,394 @@
+#include "launch/interceptor.h"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "launch/client.h"
+#include "launch/launch_filter.h"
+#include "oa/wire.h"
+
+namespace oaprof::launch {
+namespace {
+namespace wire = oa::wire;
+
+_cl_icd_dispatch g_next{};
+const char* g_way_in = "layer";
+thread_local bool t_in_launch = false;    // our own calls below must not be measured again
+thread_local bool t_in_callback = false;  // inside a program's event callback: never block
+
+std::uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+std::string kernel_name(cl_kernel k) {
+  size_t size = 0;
+  if (g_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &size) != CL_SUCCESS ||
+      size == 0) {
+    return "?";
+  }
+  std::string name(size, '\0');
+  if (g_next.clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, size, name.data(), nullptr) !=
+      CL_SUCCESS) {
+    return "?";
+  }
+  while (!name.empty() && name.back() == '\0') name.pop_back();
+  return name;
+}
+
+class Profiler {
+ public:
+  static Profiler& get() {
+    static Profiler* p = new Profiler();  // never destroyed: calls may arrive during exit
+    return *p;
+  }
+
+  using Enqueue = cl_int (*)(void* ctx, cl_event* event);
+
+  // Runs `enqueue` measured when the launch is selected, else straight through.
+  cl_int launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t* off, const size_t* gws,
+                const size_t* lws, cl_uint nwait, const cl_event* wait, cl_event* event,
+                wire::LaunchApi api, Enqueue enqueue, void* ctx) noexcept;
+
+  void note_added_profiling(cl_command_queue q) {
+    std::lock_guard lock(queues_mu_);
+    added_profiling_.insert(q);
+  }
+  bool profiling_was_added(cl_command_queue q) {
+    std::lock_guard lock(queues_mu_);
+    return added_profiling_.count(q) > 0;
+  }
+  void forget_queue(cl_command_queue q) {
+    std::lock_guard lock(queues_mu_);
+    added_profiling_.erase(q);
+  }
+
+ private:
+  Profiler() {
+    const char* path = std::getenv("OAPROF_SOCKET");
+    if (path == nullptr || *path == '\0') {
+      disable("OAPROF_SOCKET is not set (start the program under oaprof); running unprofiled");
+      return;
+    }
+    socket_path_ = path;
+    try {
+      filter_ = LaunchFilter::from_env([](const char* n) -> const char* { return std::getenv(n); });
+    } catch (const std::exception& e) {
+      disable(std::string(e.what()) + "; running unprofiled");
+    }
+  }
+
+  bool ensure_connected_locked() {
+    if (disabled_) return false;
+    const pid_t pid = ::getpid();
+    if (client_ && pid == client_pid_) return true;
+    // First use, or a forked child: the parent's connection is not ours to use.
+    std::string error;
+    client_ = Client::connect(socket_path_, error);
+    if (!client_) {
+      disable(error + "; running unprofiled");
+      return false;
+    }
+    client_pid_ = pid;
+    if (!client_->call(wire::Hello{static_cast<std::uint32_t>(pid), 0}, error)) {
+      disable("the privileged side refused us: " + error + "; running unprofiled");
+      return false;
+    }
+    if (std::getenv("OAPROF_LAYER_QUIET") == nullptr) {
+      std::fprintf(stderr, "oaprof: measuring OpenCL launches of pid %d through the %s\n", pid,
+                   g_way_in);
+    }
+    return true;
+  }
+
+  void disable(const std::string& why) {
+    disabled_ = true;
+    client_.reset();
+    if (!warned_.exchange(true)) std::fprintf(stderr, "oaprof layer: %s\n", why.c_str());
+  }
+
+  std::mutex mu_;  // one measured launch at a time: snapshots must bracket exactly one kernel
+  std::string socket_path_;
+  std::unique_ptr<Client> client_;
+  pid_t client_pid_ = 0;
+  bool disabled_ = false;
+  std::atomic<bool> warned_{false};
+  std::atomic<bool> callback_warned_{false};
+  std::uint64_t next_launch_ = 0;
+  LaunchFilter filter_;
+  std::mutex queues_mu_;
+  std::set<cl_command_queue> added_profiling_;
+};
+
+cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t* off,
+                        const size_t* gws, const size_t* lws, cl_uint nwait, const cl_event* wait,
+                        cl_event* event, wire::LaunchApi api, Enqueue enqueue, void* ctx) noexcept {
+  if (t_in_launch) return enqueue(ctx, event);
+  if (t_in_callback) {
+    if (!callback_warned_.exchange(true)) {
+      std::fprintf(stderr, "oaprof layer: launches from event callbacks run unmeasured (blocking "
+                           "there is undefined behaviour in OpenCL)\n");
+    }
+    return enqueue(ctx, event);
+  }
+  const std::uint64_t api_ns = monotonic_ns();
+  std::unique_lock lock(mu_);
+  if (!ensure_connected_locked()) {
+    lock.unlock();
+    return enqueue(ctx, event);
+  }
+  try {
+    std::string name = kernel_name(k);
+    if (!filter_.select(name)) {
+      lock.unlock();
+      return enqueue(ctx, event);
+    }
+    t_in_launch = true;
+    struct Reset {
+      ~Reset() { t_in_launch = false; }
+    } reset;
+    const std::uint64_t id = next_launch_++;
+    // Drain: nothing else of this queue, nor what the launch waits for, may run inside the
+    // snapshots.
+    g_next.clFinish(q);
+    if (nwait > 0) g_next.clWaitForEvents(nwait, wait);
+    std::string error;
+    if (!client_->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) {
+      disable("snapshot failed: " + error + "; running unprofiled from here on");
+      return enqueue(ctx, event);
+    }
+    cl_event ev = nullptr;
+    const cl_int rc = enqueue(ctx, &ev);
+    if (rc == CL_SUCCESS) g_next.clWaitForEvents(1, &ev);
+    if (!client_->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) {
+      disable("snapshot failed: " + error + "; running unprofiled from here on");
+    }
+    if (rc != CL_SUCCESS) return rc;
+
+    wire::Launch rec;
+    rec.launch_id = id;
+    rec.work_dim = dim;
+    for (cl_uint i = 0; i < dim && i < 3; ++i) {
+      rec.global[i] = gws ? gws[i] : 1;
+      rec.local[i] = lws ? lws[i] : 0;
+      rec.offset[i] = off ? off[i] : 0;
+    }
+    cl_ulong t[4] = {};
+    const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                       CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+    bool profiled = true;
+    for (int i = 0; i < 4; ++i) {
+      profiled = profiled && g_next.clGetEventProfilingInfo(ev, what[i], sizeof t[i], &t[i],
+                                                            nullptr) == CL_SUCCESS;
+    }
+    rec.profiled = profiled;
+    rec.queued_ns = t[0];
+    rec.submit_ns = t[1];
+    rec.start_ns = t[2];
+    rec.end_ns = t[3];
+    rec.queue = handle(q);
+    cl_context context = nullptr;
+    cl_device_id device = nullptr;
+    g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
+    g_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
+    rec.context = handle(context);
+    rec.device = handle(device);
+    rec.tid = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+    rec.api_ns = api_ns;
+    rec.api = api;
+    rec.kernel_name = std::move(name);
+    if (client_ && !client_->call(rec, error)) {
+      disable("launch record refused: " + error + "; running unprofiled from here on");
+    }
+    if (event) {
+      *event = ev;
+    } else {
+      g_next.clReleaseEvent(ev);
+    }
+    return rc;
+  } catch (...) {
+    disable("internal error; running unprofiled from here on");
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+}
+
+struct NdRangeArgs {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_uint dim;
+  const size_t *off, *gws, *lws;
+  cl_uint nwait;
+  const cl_event* wait;
+};
+
+struct TaskArgs {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_uint nwait;
+  const cl_event* wait;
+};
+
+}  // namespace
+
+_cl_icd_dispatch& next() { return g_next; }
+
+void set_way_in(const char* name) { g_way_in = name; }
+
+cl_int CL_API_CALL intercept_enqueue_nd_range(cl_command_queue q, cl_kernel k, cl_uint dim,
+                                              const size_t* off, const size_t* gws,
+                                              const size_t* lws, cl_uint nwait,
+                                              const cl_event* wait, cl_event* event) {
+  NdRangeArgs args{q, k, dim, off, gws, lws, nwait, wait};
+  return Profiler::get().launch(
+      q, k, dim, off, gws, lws, nwait, wait, event, wire::LaunchApi::kNdRange,
+      [](void* ctx, cl_event* ev) {
+        auto* a = static_cast<NdRangeArgs*>(ctx);
+        return g_next.clEnqueueNDRangeKernel(a->q, a->k, a->dim, a->off, a->gws, a->lws, a->nwait,
+                                             a->wait, ev);
+      },
+      &args);
+}
+
+cl_int CL_API_CALL intercept_enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait,
+                                          const cl_event* wait, cl_event* event) {
+  TaskArgs args{q, k, nwait, wait};
+  const size_t one = 1;
+  return Profiler::get().launch(
+      q, k, 1, nullptr, &one, &one, nwait, wait, event, wire::LaunchApi::kTask,
+      [](void* ctx, cl_event* ev) {
+        auto* a = static_cast<TaskArgs*>(ctx);
+        return g_next.clEnqueueTask(a->q, a->k, a->nwait, a->wait, ev);
+      },
+      &args);
+}
+
+// Kernel times come from OpenCL event profiling, so every queue gets it enabled underneath; the
+// queues where oaprof added it are remembered so the program never sees the difference.
+cl_command_queue CL_API_CALL intercept_create_queue(cl_context ctx, cl_device_id dev,
+                                                    cl_command_queue_properties props,
+                                                    cl_int* err) {
+  cl_command_queue q =
+      g_next.clCreateCommandQueue(ctx, dev, props | CL_QUEUE_PROFILING_ENABLE, err);
+  if (q && !(props & CL_QUEUE_PROFILING_ENABLE)) Profiler::get().note_added_profiling(q);
+  return q;
+}
+
+cl_command_queue CL_API_CALL intercept_create_queue_with_properties(
+    cl_context ctx, cl_device_id dev, const cl_queue_properties* props, cl_int* err) {
+  std::vector<cl_queue_properties> ours;
+  bool found = false, asked = false;
+  for (const cl_queue_properties* p = props; p && *p; p += 2) {
+    ours.push_back(p[0]);
+    if (p[0] == CL_QUEUE_PROPERTIES) {
+      found = true;
+      asked = (p[1] & CL_QUEUE_PROFILING_ENABLE) != 0;
+      ours.push_back(p[1] | CL_QUEUE_PROFILING_ENABLE);
+    } else {
+      ours.push_back(p[1]);
+    }
+  }
+  if (!found) {
+    ours.push_back(CL_QUEUE_PROPERTIES);
+    ours.push_back(CL_QUEUE_PROFILING_ENABLE);
+  }
+  ours.push_back(0);
+  cl_command_queue q = g_next.clCreateCommandQueueWithProperties(ctx, dev, ours.data(), err);
+  if (q && !asked) Profiler::get().note_added_profiling(q);
+  return q;
+}
+
+cl_int CL_API_CALL intercept_get_event_profiling_info(cl_event event, cl_profiling_info name,
+                                                      size_t size, void* value, size_t* size_ret) {
+  cl_command_queue q = nullptr;
+  if (g_next.clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, nullptr) == CL_SUCCESS &&
+      q != nullptr && Profiler::get().profiling_was_added(q)) {
+    return CL_PROFILING_INFO_NOT_AVAILABLE;
+  }
+  return g_next.clGetEventProfilingInfo(event, name, size, value, size_ret);
+}
+
+cl_int CL_API_CALL intercept_get_command_queue_info(cl_command_queue q, cl_command_queue_info name,
+                                                    size_t size, void* value, size_t* size_ret) {
+  const cl_int rc = g_next.clGetCommandQueueInfo(q, name, size, value, size_ret);
+  if (rc != CL_SUCCESS || value == nullptr || !Profiler::get().profiling_was_added(q)) return rc;
+  if (name == CL_QUEUE_PROPERTIES && size >= sizeof(cl_command_queue_properties)) {
+    *static_cast<cl_command_queue_properties*>(value) &= ~cl_command_queue_properties{CL_QUEUE_PROFILING_ENABLE};
+  }
+#ifdef CL_QUEUE_PROPERTIES_ARRAY
+  if (name == CL_QUEUE_PROPERTIES_ARRAY) {
+    // The array the program passed comes back as it was, minus the bit oaprof added (or minus the
+    // pair oaprof appended, which leaves an extra terminator the program never reads).
+    auto* p = static_cast<cl_queue_properties*>(value);
+    const size_t n = size / sizeof(cl_queue_properties);
+    for (size_t i = 0; i + 1 < n && p[i] != 0; i += 2) {
+      if (p[i] == CL_QUEUE_PROPERTIES) p[i + 1] &= ~cl_queue_properties{CL_QUEUE_PROFILING_ENABLE};
+    }
+  }
+#endif
+  return rc;
+}
+
+cl_int CL_API_CALL intercept_release_command_queue(cl_command_queue q) {
+  cl_uint refs = 0;
+  if (g_next.clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==
+          CL_SUCCESS &&
+      refs == 1) {
+    Profiler::get().forget_queue(q);  // the handle may be reused for a new queue
+  }
+  return g_next.clReleaseCommandQueue(q);
+}
+
+namespace {
+struct CallbackTrampoline {
+  void(CL_CALLBACK* fn)(cl_event, cl_int, void*);
+  void* user_data;
+};
+void CL_CALLBACK run_program_callback(cl_event event, cl_int status, void* data) {
+  std::unique_ptr<CallbackTrampoline> t(static_cast<CallbackTrampoline*>(data));
+  const bool outer = t_in_callback;
+  t_in_callback = true;
+  t->fn(event, status, t->user_data);
+  t_in_callback = outer;
+}
+}  // namespace
+
+cl_int CL_API_CALL intercept_set_event_callback(cl_event event, cl_int type,
+                                                void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
+                                                void* user_data) {
+  if (fn == nullptr) return g_next.clSetEventCallback(event, type, fn, user_data);
+  auto* t = new CallbackTrampoline{fn, user_data};
+  const cl_int rc = g_next.clSetEventCallback(event, type, &run_program_callback, t);
+  if (rc != CL_SUCCESS) delete t;
+  return rc;
+}
+
+void install(_cl_icd_dispatch& table) {
+  table.clSetEventCallback = &intercept_set_event_callback;
+  table.clEnqueueNDRangeKernel = &intercept_enqueue_nd_range;
+  table.clEnqueueTask = &intercept_enqueue_task;
+  table.clCreateCommandQueue = &intercept_create_queue;
+  if (g_next.clCreateCommandQueueWithProperties != nullptr) {
+    table.clCreateCommandQueueWithProperties = &intercept_create_queue_with_properties;
+  }
+  table.clGetEventProfilingInfo = &intercept_get_event_profiling_info;
+  table.clGetCommandQueueInfo = &intercept_get_command_queue_info;
+  table.clReleaseCommandQueue = &intercept_release_command_queue;
+}
+
+}  // namespace oaprof::launch

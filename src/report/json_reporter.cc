@@ -1,0 +1,85 @@
+// JSON: one document with the run's metadata and the same rows as the CSV. It is kept valid on
+// disk after every launch: each row is written over the document's closing brackets, which are
+// then written again, so a crash of the profiled program leaves a complete document.
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "report/reporter.h"
+#include "report/row.h"
+
+namespace oaprof::report {
+namespace {
+
+using nlohmann::json;
+
+json value(const Field& f) {
+  struct Visitor {
+    json operator()(std::monostate) const { return nullptr; }
+    json operator()(std::uint64_t v) const { return v; }
+    json operator()(double v) const { return v; }
+    json operator()(const std::string& v) const { return v; }
+  };
+  return std::visit(Visitor{}, f.value);
+}
+
+constexpr const char* kTail = "\n]}\n";
+
+class JsonReporter final : public Reporter {
+ public:
+  explicit JsonReporter(std::ostream& out) : out_(out) {}
+
+  void begin(const RunInfo& info) override {
+    info_ = info;
+    json meta{{"schema_version", kJsonSchemaVersion},
+              {"oaprof_version", info.oaprof_version},
+              {"device", info.device},
+              {"device_detail", info.device_detail},
+              {"platform", info.platform},
+              {"format", info.format},
+              {"access", info.access},
+              {"metric_set", info.metric_set.empty() ? json(nullptr) : json(info.metric_set)},
+              {"energy_backend", info.energy_backend.empty() ? json(nullptr) : json(info.energy_backend)},
+              {"mode", info.mode},
+              {"eus", info.eus},
+              {"timestamp_hz", info.timestamp_hz},
+              {"command", info.command}};
+    std::string head = meta.dump(1);
+    head.pop_back();  // reopen the object to append the launches array
+    out_ << head << ",\n \"launches\": [";
+    write_tail();
+  }
+
+  void add(const oa::LaunchRecord& r) override {
+    json row = json::object();
+    for (const auto& f : launch_fields(r, info_)) row[f.name] = value(f);
+    seek_to_tail();
+    out_ << (rows_++ ? ",\n  " : "\n  ") << row.dump();
+    write_tail();
+  }
+
+  void end() override { out_.flush(); }
+
+ private:
+  void write_tail() {
+    tail_pos_ = out_.tellp();
+    out_ << kTail;
+    out_.flush();
+  }
+  void seek_to_tail() {
+    if (tail_pos_ != std::streampos(-1)) out_.seekp(tail_pos_);
+  }
+
+  std::ostream& out_;
+  RunInfo info_;
+  std::streampos tail_pos_ = -1;
+  std::uint64_t rows_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_json_reporter(std::ostream& out) {
+  return std::make_unique<JsonReporter>(out);
+}
+
+}  // namespace oaprof::report

@@ -1,0 +1,49 @@
+#include "report/row.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace oaprof::report {
+
+std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RunInfo& info) {
+  const auto& l = r.launch;
+  std::vector<Field> f;
+  f.reserve(80);
+  const double kns = kernel_time_ns(r);
+  f.push_back({"launch", r.index});
+  f.push_back({"pid", std::uint64_t{r.pid}});
+  f.push_back({"tid", std::uint64_t{l.tid}});
+  f.push_back({"kernel", l.kernel_name});
+  f.push_back({"api", std::string(l.api == oa::wire::LaunchApi::kTask ? "task" : "ndrange")});
+  f.push_back({"work_dim", std::uint64_t{l.work_dim}});
+  f.push_back({"global_size", dims(l.global, l.work_dim)});
+  f.push_back({"local_size", l.local[0] == 0 ? FieldValue{} : FieldValue{dims(l.local, l.work_dim)}});
+  f.push_back({"global_offset", dims(l.offset, l.work_dim)});
+  f.push_back({"queue", l.queue ? FieldValue{fmt::format("0x{:x}", l.queue)} : FieldValue{}});
+  f.push_back({"device_handle", l.device ? FieldValue{fmt::format("0x{:x}", l.device)} : FieldValue{}});
+  f.push_back({"api_ns", l.api_ns ? FieldValue{l.api_ns} : FieldValue{}});
+  f.push_back({"kernel_ns", std::isnan(kns) ? FieldValue{} : FieldValue{kns}});
+  f.push_back({"gpu_time_ns", oa::gpu_time_ns(r.deltas, info.timestamp_hz)});
+  f.push_back({"gpu_ticks", r.deltas.has_gpu_ticks ? FieldValue{r.deltas.gpu_ticks} : FieldValue{}});
+  const double freq = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
+  f.push_back({"avg_freq_mhz", r.deltas.has_gpu_ticks && r.deltas.timestamp ? FieldValue{freq} : FieldValue{}, 1});
+  for (int i = 0; i < oa::kNumA; ++i) {
+    f.push_back({fmt::format("A{}", i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
+  }
+  for (int i = 0; i < oa::kNumB; ++i) f.push_back({fmt::format("B{}", i), r.deltas.b[i]});
+  for (int i = 0; i < oa::kNumC; ++i) f.push_back({fmt::format("C{}", i), r.deltas.c[i]});
+  f.push_back({"device", info.device});
+  std::string flags;
+  for (const auto& flag : r.flags) flags += (flags.empty() ? "" : ";") + flag;
+  f.push_back({"flags", flags});
+  return f;
+}
+
+std::vector<std::string> launch_field_names() {
+  std::vector<std::string> names;
+  for (const auto& f : launch_fields(oa::LaunchRecord{}, RunInfo{})) names.push_back(f.name);
+  return names;
+}
+
+}  // namespace oaprof::report

@@ -1,0 +1,29 @@
+// The fields of one launch row, in output order, with their types: the single definition that the
+// CSV and JSON reporters both write, so the two formats cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "oa/launch_record.h"
+#include "report/reporter.h"
+
+namespace oaprof::report {
+
+// Empty (std::monostate) means "not measured": an empty CSV cell, a JSON null.
+using FieldValue = std::variant<std::monostate, std::uint64_t, double, std::string>;
+
+struct Field {
+  std::string name;  // with its unit, e.g. kernel_ns
+  FieldValue value;
+  int decimals = 0;  // for doubles in text formats
+};
+
+std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RunInfo& info);
+
+// The column names, the same for every row.
+std::vector<std::string> launch_field_names();
+
+}  // namespace oaprof::report

@@ -1,0 +1,209 @@
+// oaprof attached to programs it knows nothing about: our own small programs with the habits of
+// real ones (several queues, threads, dlopen, a crash, callbacks) through both ways in, and
+// clpeak, counted by an independent layer.
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/common/run_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using oaprof::testing::CsvRow;
+using oaprof::testing::read_csv;
+using oaprof::testing::run;
+
+class AttachTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  AttachTest() {
+    dir_ = fs::temp_directory_path() / fmt::format("oaprof-attach-{}-{}", ::getpid(), counter_++);
+    fs::create_directories(dir_);
+  }
+  ~AttachTest() override { fs::remove_all(dir_); }
+
+  // Runs `attach_app scenario` under oaprof with this test's way in.
+  oaprof::testing::CommandResult profile(const std::string& scenario, const std::string& extra = "") {
+    return run(fmt::format("{} --device sim -q --inject {} -o {} --json {} {} -- {} {}", OAPROF_BIN,
+                           GetParam(), csv().string(), json().string(), extra, ATTACH_APP_BIN,
+                           scenario));
+  }
+  fs::path csv() const { return dir_ / "out.csv"; }
+  fs::path json() const { return dir_ / "out.json"; }
+  // attach_app prints "launches N" on a line of its own.
+  static int launches_made(const std::string& output) {
+    std::smatch m;
+    static const std::regex kLine(R"((^|\n)launches (\d+))");
+    return std::regex_search(output, m, kLine) ? std::stoi(m[2]) : -1;
+  }
+
+  static inline int counter_ = 0;
+  fs::path dir_;
+};
+
+TEST_P(AttachTest, SeveralQueuesOutOfOrderAndTasksGiveOneRowPerLaunch) {
+  const auto r = profile("queues");
+  ASSERT_EQ(r.status, 0) << r.output;  // the program's own result and event checks held
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(static_cast<int>(rows.size()), launches_made(r.output)) << r.output;
+  std::multiset<std::string> kernels, apis;
+  std::set<std::string> queues;
+  for (const auto& row : rows) {
+    kernels.insert(row.at("kernel"));
+    apis.insert(row.at("api"));
+    queues.insert(row.at("queue"));
+    EXPECT_FALSE(row.at("kernel_ns").empty());
+  }
+  EXPECT_EQ(kernels.count("scale"), 2u);
+  EXPECT_EQ(kernels.count("offset"), 2u);
+  EXPECT_EQ(apis.count("task"), 1u);
+  EXPECT_EQ(queues.size(), 3u);
+  EXPECT_EQ(rows.back().at("global_size"), "1");  // clEnqueueTask is one work-item
+}
+
+TEST_P(AttachTest, ThreadsAreSerialisedAndTold) {
+  const auto r = profile("threads");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(static_cast<int>(rows.size()), launches_made(r.output));
+  std::set<std::string> tids;
+  for (const auto& row : rows) tids.insert(row.at("tid"));
+  EXPECT_EQ(tids.size(), 4u);
+}
+
+TEST_P(AttachTest, AProgramWithoutProfilingStillSeesNone) {
+  const auto r = profile("profiling");
+  EXPECT_EQ(r.status, 0) << r.output;  // CL_PROFILING_INFO_NOT_AVAILABLE, no profiling bit
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_FALSE(rows[0].at("kernel_ns").empty()) << "oaprof measures underneath";
+}
+
+TEST_P(AttachTest, KernelsWithTheSameNameStayApart) {
+  const auto r = profile("same-name");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 4u);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("kernel"), "k");
+    EXPECT_EQ(rows[i].at("global_size"), i % 2 ? "32" : "64");
+  }
+}
+
+TEST_P(AttachTest, ACrashLeavesCompleteFilesAndItsStatus) {
+  const auto r = profile("crash");
+  EXPECT_EQ(r.status, 128 + SIGABRT) << r.output;
+  EXPECT_EQ(read_csv(csv()).size(), 3u);
+  std::ifstream in(json());
+  const auto doc = nlohmann::json::parse(in);  // valid although the program died
+  EXPECT_EQ(doc["launches"].size(), 3u);
+}
+
+TEST_P(AttachTest, LaunchesFromCallbacksWorkUnmeasured) {
+  const auto r = profile("callback");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(launches_made(r.output), 2);
+  EXPECT_EQ(read_csv(csv()).size(), 1u);
+  EXPECT_THAT(r.output, HasSubstr("event callbacks run unmeasured"));
+}
+
+TEST_P(AttachTest, SelectionByNameSkipAndCount) {
+  const auto r = profile("queues", "-k scale --launch-skip 1 --launch-count 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("kernel"), "scale");
+  EXPECT_NE(rows[0].at("queue"), "");
+  const auto re = profile("queues", "-k regex:off.*");
+  EXPECT_EQ(read_csv(csv()).size(), 2u) << re.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(WaysIn, AttachTest, ::testing::Values("layer", "preload"));
+
+class AttachOnceTest : public AttachTest {};
+
+TEST_P(AttachOnceTest, DlopenIsSeenByTheLayerOnly) {
+  const auto r = profile("dlopen");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // The loader routes dlsym'd calls through layers; LD_PRELOAD cannot see them (docs/attach.md).
+  EXPECT_EQ(read_csv(csv()).size(), GetParam() == "layer" ? 3u : 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(WaysIn, AttachOnceTest, ::testing::Values("layer", "preload"));
+
+class ModesTest : public AttachTest {};
+
+TEST_P(ModesTest, AppModeGivesOneRowForTheWholeRun) {
+  const auto r = profile("queues", "--mode app");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("kernel"), "(application)");
+  EXPECT_GT(std::stod(rows[0].at("gpu_ticks")), 0);
+  EXPECT_GT(std::stod(rows[0].at("A0")), 0);  // the simulator counts the app's lifetime as busy
+}
+
+TEST_P(ModesTest, SystemWideTimeline) {
+  const auto r = run(fmt::format("{} --device sim -q --system-wide --duration 400ms --interval 100ms -o {}",
+                                 OAPROF_BIN, csv().string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_GE(rows.size(), 4u);
+  ASSERT_LE(rows.size(), 5u);  // the last, partial interval
+  for (std::size_t i = 0; i + 1 < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("kernel"), "(interval)");
+    EXPECT_NEAR(std::stod(rows[i].at("gpu_time_ns")), 100e6, 40e6);
+    EXPECT_NEAR(std::stod(rows[i].at("avg_freq_mhz")), 1150, 12);
+  }
+  const auto once = run(fmt::format("{} --device sim -q --system-wide --duration 200ms -o {}",
+                                    OAPROF_BIN, csv().string()));
+  ASSERT_EQ(once.status, 0) << once.output;
+  const auto one = read_csv(csv());
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].at("kernel"), "(system)");
+  EXPECT_NEAR(std::stod(one[0].at("gpu_time_ns")), 200e6, 60e6);
+}
+
+TEST_P(ModesTest, ModeMistakesAreUsageErrors) {
+  EXPECT_EQ(run(fmt::format("{} --device sim --system-wide", OAPROF_BIN)).status, 2);
+  EXPECT_EQ(run(fmt::format("{} --device sim --system-wide --duration 1s -- true", OAPROF_BIN)).status, 2);
+  EXPECT_EQ(run(fmt::format("{} --device sim --interval 1s -- true", OAPROF_BIN)).status, 2);
+  EXPECT_EQ(run(fmt::format("{} --device sim --mode bogus -- true", OAPROF_BIN)).status, 2);
+  EXPECT_EQ(run(fmt::format("{} --device sim -k 'regex:(' -- true", OAPROF_BIN)).status, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ModesTest, ::testing::Values("layer"));
+
+TEST(ClpeakTest, EveryLaunchOfAProgramNobodyHereWroteIsRecorded) {
+  if (run("command -v clpeak").status != 0) GTEST_SKIP() << "clpeak is not installed";
+  const fs::path dir = fs::temp_directory_path() / fmt::format("oaprof-clpeak-{}", ::getpid());
+  fs::create_directories(dir);
+  const fs::path csv = dir / "clpeak.csv", counts = dir / "counts";
+  // The counting layer goes after oaprof's, so it sees exactly the program's own launches.
+  const auto r = run(fmt::format("OPENCL_LAYERS={} COUNTING_LAYER_OUT={} {} --device sim -q -o {} -- "
+                                 "clpeak --kernel-latency",
+                                 COUNTING_LAYER_SO, counts.string(), OAPROF_BIN, csv.string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::map<std::string, int> counted, recorded;
+  std::ifstream in(counts);
+  std::string name;
+  int n = 0;
+  while (in >> name >> n) counted[name] = n;
+  for (const auto& row : read_csv(csv)) recorded[row.at("kernel")]++;
+  EXPECT_FALSE(counted.empty()) << r.output;
+  EXPECT_EQ(recorded, counted);
+  fs::remove_all(dir);
+}
+
+}  // namespace
