@@ -12,6 +12,12 @@ namespace {
 constexpr std::array kSources{
     CounterSourceEntry{"mmio", "read the OA counter registers over the BAR (or the simulator)",
                        &make_mmio_source},
+    CounterSourceEntry{"rpc", "MI_REPORT_PERF_COUNT batches through i915 (or the simulator's "
+                       "batch interpreter)", &make_rpc_source},
+    CounterSourceEntry{"perf", "an i915 perf stream holds the metric set; snapshots by "
+                       "MI_REPORT_PERF_COUNT", &make_perf_source},
+    CounterSourceEntry{"sim", "the mmio read-out on the simulated GPU (--device sim)",
+                       &make_sim_source},
 };
 
 }  // namespace

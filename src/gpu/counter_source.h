@@ -1,5 +1,5 @@
-// Where counter snapshots come from. One interface, several read-outs (mmio today; rpc and perf
-// join it), chosen by name from one table, as Perfetto chooses its data sources.
+// Where counter snapshots come from. One interface, several read-outs (mmio, rpc, sim; perf
+// joins them), chosen by name from one table, as Perfetto chooses its data sources.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "gpu/device.h"
+#include "mmio/oa_programmer.h"
 #include "oa/report.h"
 #include "oa/report_format.h"
 
@@ -20,12 +21,22 @@ class CounterSource {
   virtual std::string_view name() const = 0;
   // Programs the OA unit for `format` and starts counting. Everything touched is saved.
   virtual void start(oa::ReportFormat format) = 0;
+  // The same with a metric set's registers (mux, boolean, flex), each checked against the
+  // whitelist first. The default refuses a non-empty configuration, for read-outs that cannot
+  // program one.
+  virtual void start(oa::ReportFormat format, const mmio::OaConfig& config);
   // One report in the started format, tagged with `report_id` in RPT_ID.
   virtual oa::RawReport snapshot(std::uint32_t report_id) = 0;
   // Restores every register start() touched, bit-identical. Safe to call twice.
   virtual void stop() = 0;
   // Workload signal: a kernel starts or ends. Only the simulator's model uses it.
   virtual void kernel_running(bool running) = 0;
+  // True when the last snapshot found the context-saved registers (OACTXCONTROL,
+  // EU_PERF_CNTL0–6 on Gen8–11) no longer holding the programmed values: a context switch
+  // reloaded them, so flex-dependent counters since the previous snapshot are wrong. The read-out
+  // writes them again before taking that snapshot. Query after the 'after' snapshot of a kernel
+  // and flag the row `config_lost`; `--access perf` keeps these metrics right.
+  virtual bool config_lost() const { return false; }
 };
 
 struct CounterSourceEntry {
@@ -41,5 +52,20 @@ std::span<const CounterSourceEntry> counter_sources();
 std::unique_ptr<CounterSource> make_counter_source(std::string_view name, Device& device);
 
 std::unique_ptr<CounterSource> make_mmio_source(Device& device);
+// `sim`: the mmio read-out on a simulated device; refuses a real one.
+std::unique_ptr<CounterSource> make_sim_source(Device& device);
+// `rpc`: MI_REPORT_PERF_COUNT batches, through i915 on real hardware and through SimGpu's batch
+// interpreter on a simulated device. The OA unit is programmed over MMIO either way.
+std::unique_ptr<CounterSource> make_rpc_source(Device& device);
+// `perf`: an i915 perf stream holds the metric set (in every context image); snapshots are
+// MI_REPORT_PERF_COUNT batches while it does. Needs a metric set with a guid; real GPUs only.
+std::unique_ptr<CounterSource> make_perf_source(Device& device);
+
+// For `oaprof doctor` and `--help`: why rows may be flagged config_lost, and the remedy.
+inline constexpr std::string_view kContextSavedNote =
+    "On Gen8–11, OACTXCONTROL and the flex EU counter registers (EU_PERF_CNTL0–6) are saved in "
+    "each context and reloaded at every context switch. With --access mmio or rpc oaprof reads "
+    "them back at every snapshot and flags the row config_lost when a switch changed them; "
+    "--access perf keeps flex-dependent metrics right.";
 
 }  // namespace oaprof::gpu

@@ -1,6 +1,7 @@
 #include "gpu/device.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -8,17 +9,42 @@
 
 namespace oaprof::gpu {
 
+Device& Device::operator=(Device&& other) noexcept {
+  if (this == &other) return *this;
+  forcewake.reset();
+  mmio.reset();  // before the clock a simulator reads
+  clock = std::move(other.clock);
+  mmio = std::move(other.mmio);
+  sim = std::exchange(other.sim, nullptr);
+  platform = other.platform;
+  pci_id = other.pci_id;
+  forcewake = std::move(other.forcewake);
+  render_node = std::move(other.render_node);
+  drm_card_sysfs = std::move(other.drm_card_sysfs);
+  perf_period_exponent = other.perf_period_exponent;
+  return *this;
+}
+
 std::string Device::label() const { return simulated() ? "simulated" : mmio->describe(); }
+
+Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig& config) {
+  Device d;
+  auto sim = std::make_unique<mmio::SimGpu>(config, *clock);
+  d.sim = sim.get();
+  d.platform = config.platform;
+  d.pci_id = oa::kSimulatedPciId;
+  d.clock = std::move(clock);
+  d.mmio = std::move(sim);
+  return d;
+}
 
 Device open_device(const DeviceOptions& options) {
   Device d;
   if (options.spec == "sim") {
-    d.clock = std::make_unique<mmio::SteadyClock>();
-    auto sim = std::make_unique<mmio::SimGpu>(options.sim, *d.clock);
-    d.sim = sim.get();
-    d.platform = options.sim.platform;
-    d.pci_id = oa::kSimulatedPciId;
-    d.mmio = std::move(sim);
+    d = make_sim_device(std::make_unique<mmio::SteadyClock>(), options.sim);
+    mmio::ForcewakeOptions fw = options.forcewake;
+    if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
+    d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
     return d;
   }
   const mmio::PciAddress addr =
@@ -33,6 +59,10 @@ Device open_device(const DeviceOptions& options) {
   d.platform = *platform;
   d.pci_id = bar->identity().device;
   d.mmio = std::move(bar);
+  d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.forcewake);
+  d.render_node = options.render_node;
+  d.drm_card_sysfs = options.drm_card_sysfs;
+  d.perf_period_exponent = options.perf_period_exponent;
   return d;
 }
 

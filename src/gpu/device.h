@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "mmio/forcewake.h"
 #include "mmio/mmio.h"
 #include "mmio/sim_gpu.h"
 #include "oa/platform.h"
@@ -12,11 +13,23 @@
 namespace oaprof::gpu {
 
 struct Device {
+  Device() = default;
+  Device(Device&&) = default;
+  // Releases forcewake and the register window before taking `other`'s: a forcewake held
+  // through the registers needs them to let go.
+  Device& operator=(Device&& other) noexcept;
+  ~Device() = default;
+
   std::unique_ptr<mmio::Clock> clock;  // the simulator's clock; null for real hardware
   std::unique_ptr<mmio::Mmio> mmio;
   mmio::SimGpu* sim = nullptr;         // set when the device is simulated
   oa::Platform platform;
   std::uint16_t pci_id = 0;
+  // Held for the device's lifetime; declared after mmio so that it is released first.
+  std::unique_ptr<mmio::Forcewake> forcewake;
+  std::string render_node = "auto";    // for --access rpc and perf on real hardware
+  std::string drm_card_sysfs = "/sys/class/drm/card0";  // where i915 lists loaded metric sets
+  int perf_period_exponent = 16;       // --access perf: OA period = (2 << exponent) ticks
 
   bool simulated() const { return sim != nullptr; }
   // "simulated" or the PCI address; every output carries it.
@@ -26,7 +39,17 @@ struct Device {
 struct DeviceOptions {
   std::string spec = "auto";         // auto | sim | BDF
   mmio::SimConfig sim;               // used when the device is simulated
+  // --forcewake auto|debugfs|registers|none, --debugfs ROOT. On a simulated device only the
+  // register path (or none) is used, so a real GPU beside it is never woken.
+  mmio::ForcewakeOptions forcewake;
+  std::string render_node = "auto";  // --render-node PATH: i915 render node for --access rpc
+  std::string drm_card_sysfs = "/sys/class/drm/card0";  // --drm-card DIR, for --access perf
+  int perf_period_exponent = 16;     // --oa-exponent N, for --access perf (0–31)
 };
+
+// A simulated device counting on `clock` (a ManualClock for deterministic tests), without
+// forcewake.
+Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig& config = {});
 
 // Throws std::runtime_error with what to do when the device cannot be opened, or
 // std::invalid_argument for a spec that is not auto, sim or a PCI address.

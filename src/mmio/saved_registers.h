@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "mmio/mmio.h"
@@ -18,13 +17,24 @@ class SavedRegisters {
   ~SavedRegisters() { restore(); }
 
   void write(std::uint32_t offset, std::uint32_t value);
+  // For masked registers (OA_DEBUG, forcewake): `value` is a masked write; the prior low 16
+  // bits are saved and restored with a full mask, since a plain write of the read-back value
+  // would change nothing.
+  void write_masked(std::uint32_t offset, std::uint32_t value);
   // Puts back every saved value, last written first. Idempotent.
   void restore();
   std::size_t saved_count() const { return saved_.size(); }
 
  private:
   Mmio& mmio_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> saved_;  // offset, prior value
+  struct Saved {
+    std::uint32_t offset;
+    std::uint32_t prior;
+    bool masked;
+  };
+  void save(std::uint32_t offset, bool masked);
+
+  std::vector<Saved> saved_;
 };
 
 }  // namespace oaprof::mmio

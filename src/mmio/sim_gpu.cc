@@ -1,11 +1,15 @@
 #include "mmio/sim_gpu.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "mmio/commands.h"
+#include "mmio/counter_registers.h"
 #include "mmio/registers.h"
 
 namespace oaprof::mmio {
@@ -35,8 +39,40 @@ void SimGpu::set_kernel_running(bool running) {
   kernel_running_ = running;
 }
 
+namespace {
+
+bool is_masked_register(std::uint32_t offset) {
+  return offset == reg::kOaDebug || offset == reg::kForcewakeRender ||
+         offset == reg::kForcewakeGt || offset == reg::kForcewakeMedia;
+}
+
+std::uint32_t ack_register_of(std::uint32_t request) {
+  switch (request) {
+    case reg::kForcewakeRender: return reg::kForcewakeAckRender;
+    case reg::kForcewakeGt: return reg::kForcewakeAckGt;
+    case reg::kForcewakeMedia: return reg::kForcewakeAckMedia;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+std::uint64_t SimGpu::context_switches() {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  return context_switches_;
+}
+
 void SimGpu::advance_locked() {
   const std::uint64_t now = clock_.now_ns();
+  if (config_.context_switch_period_ns != 0) {
+    const std::uint64_t switches = now / config_.context_switch_period_ns;
+    if (switches != last_ns_ / config_.context_switch_period_ns) {
+      context_switches_ += switches - last_ns_ / config_.context_switch_period_ns;
+      regs_[reg::kOaCtxControl / 4] = config_.context_image_value;
+      for (std::uint32_t r : reg::kEuPerfCntl) regs_[r / 4] = config_.context_image_value;
+    }
+  }
   const double dt_ns = static_cast<double>(now - last_ns_);
   last_ns_ = now;
   if ((regs_[reg::kOaControl / 4] & reg::kOaControlEnable) == 0) return;
@@ -85,7 +121,13 @@ std::uint32_t SimGpu::read32(std::uint32_t offset) {
   }
   std::lock_guard lock(mu_);
   advance_locked();
-  if (offset >= reg::kCounterFirst && offset <= reg::kCounterLast) {
+  return read_locked(offset);
+}
+
+std::uint32_t SimGpu::read_locked(std::uint32_t offset) {
+  // 0x2914–0x291C, between GPU_TICKS and B0, hold no counter.
+  const bool hole = offset > reg::kGpuTicks && offset < reg::b(0);
+  if (offset >= reg::kCounterFirst && offset <= reg::kCounterLast && !hole) {
     return read_counter_register_locked(offset);
   }
   if (offset == reg::kRingTimestamp || offset == reg::kRingTimestampUdw) {
@@ -103,9 +145,151 @@ void SimGpu::write32(std::uint32_t offset, std::uint32_t value) {
   }
   std::lock_guard lock(mu_);
   advance_locked();  // events so far count under the old OACONTROL
+  write_locked(offset, value);
+}
+
+void SimGpu::write_locked(std::uint32_t offset, std::uint32_t value) {
   if (offset >= reg::kCounterFirst && offset <= reg::kCounterLast) return;  // read-only
   if (offset == reg::kRingTimestamp || offset == reg::kRingTimestampUdw) return;
+  if (offset == reg::kForcewakeAckRender || offset == reg::kForcewakeAckGt ||
+      offset == reg::kForcewakeAckMedia) {
+    return;  // acks are the hardware's
+  }
+  if (is_masked_register(offset)) {
+    value = reg::apply_masked(regs_[offset / 4], value);
+    if (const std::uint32_t ack = ack_register_of(offset); ack != 0) regs_[ack / 4] = value;
+  }
   regs_[offset / 4] = value;
+}
+
+void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace& memory) {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  auto need = [&](std::size_t at, std::size_t dwords, const char* what) {
+    if (at + dwords > batch.size()) {
+      throw std::invalid_argument(fmt::format(
+          "batch: {} at dword {} needs {} dwords but the batch ends after {}", what, at, dwords,
+          batch.size()));
+    }
+  };
+  std::size_t i = 0;
+  while (i < batch.size()) {
+    const std::uint32_t dw0 = batch[i];
+    if (dw0 == cmd::kMiNoop) {
+      ++i;
+      continue;
+    }
+    if (!cmd::is_mi(dw0)) {
+      throw std::invalid_argument(fmt::format(
+          "batch: dword {} (0x{:08X}) is not an MI command; the simulator runs only MI_NOOP, "
+          "MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_REPORT_PERF_COUNT and "
+          "MI_BATCH_BUFFER_END", i, dw0));
+    }
+    switch (cmd::opcode_of(dw0)) {
+      case cmd::kOpBatchBufferEnd: return;
+      case cmd::kOpLoadRegisterImm: {
+        const std::size_t len = (dw0 & 0xFF) + 2;
+        if (len % 2 == 0) {
+          throw std::invalid_argument(fmt::format(
+              "batch: MI_LOAD_REGISTER_IMM at dword {} has length field {}, which is not an odd "
+              "number of (register, value) dwords", i, dw0 & 0xFF));
+        }
+        need(i, len, "MI_LOAD_REGISTER_IMM");
+        for (std::size_t k = i + 1; k + 1 < i + len; k += 2) {
+          const std::uint32_t offset = batch[k] & 0x7FFFFC;
+          if (offset >= kRegisterFileBytes) {
+            throw std::invalid_argument(
+                fmt::format("batch: MI_LOAD_REGISTER_IMM at dword {} names register 0x{:X} "
+                            "outside the register file", i, offset));
+          }
+          write_locked(offset, batch[k + 1]);
+        }
+        i += len;
+        break;
+      }
+      case cmd::kOpStoreRegisterMem: {
+        if ((dw0 & 0xFF) != 2) {
+          throw std::invalid_argument(fmt::format(
+              "batch: MI_STORE_REGISTER_MEM at dword {} has length field {}; Gen8+ expects 2", i,
+              dw0 & 0xFF));
+        }
+        need(i, 4, "MI_STORE_REGISTER_MEM");
+        const std::uint32_t offset = batch[i + 1] & 0x7FFFFC;
+        if (offset >= kRegisterFileBytes) {
+          throw std::invalid_argument(fmt::format(
+              "batch: MI_STORE_REGISTER_MEM at dword {} names register 0x{:X} outside the "
+              "register file", i, offset));
+        }
+        const std::uint64_t address =
+            (static_cast<std::uint64_t>(batch[i + 3]) << 32) | (batch[i + 2] & ~3u);
+        const std::uint32_t value = read_locked(offset);
+        std::memcpy(memory.resolve(address, 4), &value, 4);
+        i += 4;
+        break;
+      }
+      case cmd::kOpReportPerfCount: {
+        if ((dw0 & 0xFF) != 2) {
+          throw std::invalid_argument(fmt::format(
+              "batch: MI_REPORT_PERF_COUNT at dword {} has length field {}: that is the Gen6/7 "
+              "form, and this device is {}", i, dw0 & 0xFF,
+              oa::generation_name(config_.platform.gen)));
+        }
+        need(i, 4, "MI_REPORT_PERF_COUNT");
+        const std::uint64_t address =
+            (static_cast<std::uint64_t>(batch[i + 2]) << 32) | (batch[i + 1] & ~1u);
+        if (address % cmd::kReportAlignment != 0) {
+          throw std::invalid_argument(fmt::format(
+              "batch: MI_REPORT_PERF_COUNT at dword {} targets 0x{:X}, which is not 64-byte "
+              "aligned", i, address));
+        }
+        const oa::FormatLayout* layout =
+            format_for_select(config_.platform.gen, regs_[reg::kOaControl / 4]);
+        if (layout == nullptr) {
+          throw std::invalid_argument(fmt::format(
+              "batch: MI_REPORT_PERF_COUNT at dword {} with OACONTROL 0x{:X}, whose counter "
+              "select names no report format", i, regs_[reg::kOaControl / 4]));
+        }
+        oa::Report r = read_counter_registers(
+            layout->format, [this](std::uint32_t off) { return read_locked(off); });
+        r.rpt_id = batch[i + 3];
+        const oa::RawReport raw = oa::encode(layout->format, r);
+        std::memcpy(memory.resolve(address, static_cast<std::size_t>(raw.size)), raw.bytes.data(),
+                    static_cast<std::size_t>(raw.size));
+        i += 4;
+        break;
+      }
+      default:
+        throw std::invalid_argument(fmt::format(
+            "batch: dword {} (0x{:08X}) is MI opcode 0x{:02X}, which the simulator does not run; "
+            "it runs MI_NOOP, MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_REPORT_PERF_COUNT "
+            "and MI_BATCH_BUFFER_END", i, dw0, cmd::opcode_of(dw0)));
+    }
+  }
+  throw std::invalid_argument(
+      fmt::format("batch: {} dwords without MI_BATCH_BUFFER_END", batch.size()));
+}
+
+void SimGpu::serve(std::span<std::uint32_t> bar) {
+  if (bar.size() < kRegisterFileBytes / 4) {
+    throw std::invalid_argument(fmt::format("SimGpu::serve: the mapping holds {} bytes, fewer "
+                                            "than the register file's {}", bar.size() * 4,
+                                            kRegisterFileBytes));
+  }
+  std::lock_guard lock(mu_);
+  advance_locked();
+  const std::size_t n = kRegisterFileBytes / 4;
+  if (published_.empty()) {
+    // First call: whatever the mapping holds was never published; take ours as the truth.
+    published_.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) published_[i] = bar[i] = read_locked(static_cast<std::uint32_t>(i * 4));
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bar[i] != published_[i]) write_locked(static_cast<std::uint32_t>(i * 4), bar[i]);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    published_[i] = bar[i] = read_locked(static_cast<std::uint32_t>(i * 4));
+  }
 }
 
 }  // namespace oaprof::mmio

@@ -7,12 +7,18 @@
 // counters (A7 EU active, A8 stall, A9–A11 FPU, A12 send, A13 thread occupancy, A32 shader
 // memory) advance by EU count × activity fraction. RING_TIMESTAMP runs at the platform's
 // timestamp frequency regardless of OA. Counters wrap at 40 bits (A0–A31) and 32 bits (rest).
-// Registers that are not modelled behave as plain memory.
+// OA_DEBUG and the forcewake requests are masked registers; each forcewake domain acks its
+// request at once. With context_switch_period_ns set, a context switch every period reloads the
+// context-saved registers (OACTXCONTROL, EU_PERF_CNTL0–6) from another context's image, as
+// Gen8–11 hardware does. execute_batch() interprets the commands the rpc read-out emits.
+// serve() mirrors the register file into a shared mapping, so the same model backs a fake PCI
+// device whose resource0 is a file. Registers that are not modelled behave as plain memory.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "mmio/mmio.h"
@@ -61,11 +67,24 @@ struct SimConfig {
   SimWorkload workload;
   // Raw value every counter starts from, to put wraps within reach of a test.
   std::uint64_t counter_start = 0;
+  // 0: no context switches. Otherwise one every period, reloading the context-saved registers
+  // with context_image_value.
+  std::uint64_t context_switch_period_ns = 0;
+  std::uint32_t context_image_value = 0;
+};
+
+// The GPU's view of memory for the batch interpreter: resolves a GPU address range to host
+// bytes, or throws std::invalid_argument when nothing is bound there.
+class GpuAddressSpace {
+ public:
+  virtual ~GpuAddressSpace() = default;
+  virtual std::uint8_t* resolve(std::uint64_t gpu_address, std::size_t size) = 0;
 };
 
 class SimGpu final : public Mmio {
  public:
-  static constexpr std::uint32_t kRegisterFileBytes = 0x80000;
+  // Large enough for every register oaprof touches (the GT forcewake ack is at 0x130044).
+  static constexpr std::uint32_t kRegisterFileBytes = 0x200000;
 
   SimGpu(SimConfig config, Clock& clock);
 
@@ -77,12 +96,27 @@ class SimGpu final : public Mmio {
   void set_kernel_running(bool running);
 
   const SimConfig& config() const { return config_; }
+  std::uint64_t context_switches();
+
+  // Executes a batch as the render command streamer would: MI_NOOP, MI_LOAD_REGISTER_IMM,
+  // MI_STORE_REGISTER_MEM, MI_REPORT_PERF_COUNT (Gen8 form; the report has the format
+  // OACONTROL selects, at a 64-byte aligned address) up to MI_BATCH_BUFFER_END. Anything else,
+  // a truncated command or a missing end throws std::invalid_argument naming the dword.
+  void execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace& memory);
+
+  // Mirrors the register file into `bar` (kRegisterFileBytes / 4 dwords, e.g. a shared file
+  // mapping): dwords changed since the last serve() are taken as writes by whoever maps it,
+  // then every register's current value is published. Call it whenever the other side must
+  // see time pass. A write of the value last published is not seen.
+  void serve(std::span<std::uint32_t> bar);
 
  private:
   enum Counter : int { kTicks = oa::kNumA, kB0 = kTicks + 1, kC0 = kB0 + oa::kNumB,
                        kCounterCount = kC0 + oa::kNumC };
 
   void advance_locked();
+  std::uint32_t read_locked(std::uint32_t offset);
+  void write_locked(std::uint32_t offset, std::uint32_t value);
   std::uint64_t counter_value_locked(int counter) const;
   std::uint32_t read_counter_register_locked(std::uint32_t offset) const;
 
@@ -93,6 +127,8 @@ class SimGpu final : public Mmio {
   std::array<double, kCounterCount> counted_{};  // events since start, before the start offset
   std::uint64_t last_ns_ = 0;
   bool kernel_running_ = false;
+  std::uint64_t context_switches_ = 0;
+  std::vector<std::uint32_t> published_;  // what serve() last put in the mapping
 };
 
 }  // namespace oaprof::mmio

@@ -10,16 +10,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Device sim_device(mmio::ManualClock*& clock, mmio::SimConfig cfg = {}) {
-  Device d;
+Device sim_device(mmio::ManualClock*& clock, const mmio::SimConfig& cfg = {}) {
   auto c = std::make_unique<mmio::ManualClock>();
   clock = c.get();
-  auto sim = std::make_unique<mmio::SimGpu>(cfg, *c);
-  d.sim = sim.get();
-  d.platform = cfg.platform;
-  d.clock = std::move(c);
-  d.mmio = std::move(sim);
-  return d;
+  return make_sim_device(std::move(c), cfg);
 }
 
 TEST(MmioCounterSourceTest, SnapshotsAroundAKernelGiveTheModelsDeltas) {
@@ -71,6 +65,7 @@ TEST(MmioCounterSourceTest, FortyBitReadsDoNotTearAcrossACarry) {
     int high_reads_ = 0, low_reads_ = 0;
   };
   Device d;
+  d.platform = oa::simulated_platform();
   d.mmio = std::make_unique<CarryMmio>();
   auto src = make_counter_source("mmio", d);
   src->start(oa::ReportFormat::kA32u40_A4u32_B8_C8);

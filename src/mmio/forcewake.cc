@@ -1,0 +1,95 @@
+#include "mmio/forcewake.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "mmio/registers.h"
+
+namespace oaprof::mmio {
+namespace {
+
+struct Domain {
+  const char* name;
+  std::uint32_t request;
+  std::uint32_t ack;
+};
+
+constexpr Domain kGen9Domains[] = {
+    {"render", reg::kForcewakeRender, reg::kForcewakeAckRender},
+    {"GT", reg::kForcewakeGt, reg::kForcewakeAckGt},
+    {"media", reg::kForcewakeMedia, reg::kForcewakeAckMedia},
+};
+
+}  // namespace
+
+ForcewakeMode parse_forcewake_mode(const std::string& text) {
+  if (text == "auto") return ForcewakeMode::kAuto;
+  if (text == "debugfs") return ForcewakeMode::kDebugfs;
+  if (text == "registers") return ForcewakeMode::kRegisters;
+  if (text == "none") return ForcewakeMode::kNone;
+  throw std::invalid_argument(
+      fmt::format("unknown forcewake mode '{}'; valid: auto, debugfs, registers, none", text));
+}
+
+Forcewake::Forcewake(std::string method, int fd, Mmio* mmio)
+    : method_(std::move(method)), fd_(fd), mmio_(mmio) {
+  if (mmio_ != nullptr) saved_ = std::make_unique<SavedRegisters>(*mmio_);
+}
+
+Forcewake::~Forcewake() { release(); }
+
+void Forcewake::release() {
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+  if (saved_) saved_->restore();
+}
+
+std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio,
+                                                     const ForcewakeOptions& options) {
+  std::unique_ptr<Forcewake> fw(new Forcewake("registers", -1, &mmio));
+  for (const Domain& d : kGen9Domains) {
+    fw->saved_->write_masked(d.request, reg::masked_enable(reg::kForcewakeOaprofBit));
+  }
+  for (const Domain& d : kGen9Domains) {
+    const auto deadline = std::chrono::steady_clock::now() + options.ack_timeout;
+    while ((mmio.read32(d.ack) & reg::kForcewakeOaprofBit) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw std::runtime_error(fmt::format(
+            "{}: the {} power well did not acknowledge forcewake (ack register 0x{:X}) within "
+            "{} ms; is i915 loaded and the GPU not in reset? Try --forcewake debugfs as root "
+            "with debugfs mounted",
+            mmio.describe(), d.name, d.ack, options.ack_timeout.count()));
+      }
+    }
+  }
+  return fw;
+}
+
+std::unique_ptr<Forcewake> Forcewake::acquire(Mmio& mmio, const ForcewakeOptions& options) {
+  if (options.mode == ForcewakeMode::kNone) {
+    return std::unique_ptr<Forcewake>(new Forcewake("none", -1, nullptr));
+  }
+  if (options.mode == ForcewakeMode::kRegisters) return take_registers(mmio, options);
+  const std::string path =
+      fmt::format("{}/dri/{}/i915_forcewake_user", options.debugfs_root, options.dri_minor);
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) return std::unique_ptr<Forcewake>(new Forcewake("debugfs " + path, fd, nullptr));
+  const int err = errno;
+  if (options.mode == ForcewakeMode::kDebugfs) {
+    throw std::runtime_error(fmt::format(
+        "cannot hold forcewake through {}: {}; run as root with debugfs mounted (mount -t "
+        "debugfs none /sys/kernel/debug), or use --forcewake registers",
+        path, std::strerror(err)));
+  }
+  return take_registers(mmio, options);
+}
+
+}  // namespace oaprof::mmio

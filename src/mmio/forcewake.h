@@ -1,0 +1,53 @@
+// Keeps the GPU's power wells awake for a whole session, as i915 does for its own OA streams:
+// counters in a sleeping (RC6) domain stop and read back as zero. The preferred way is i915's
+// debugfs file i915_forcewake_user, held open; without debugfs (no root, not mounted) oaprof
+// sets its own request bit in the Gen9 forcewake registers and polls for the acks.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "mmio/mmio.h"
+#include "mmio/saved_registers.h"
+
+namespace oaprof::mmio {
+
+enum class ForcewakeMode { kAuto, kDebugfs, kRegisters, kNone };
+
+// Parses --forcewake: auto | debugfs | registers | none.
+ForcewakeMode parse_forcewake_mode(const std::string& text);
+
+struct ForcewakeOptions {
+  ForcewakeMode mode = ForcewakeMode::kAuto;
+  std::string debugfs_root = "/sys/kernel/debug";  // injectable for tests
+  int dri_minor = 0;                               // dri/<minor>/ under debugfs
+  std::chrono::milliseconds ack_timeout{50};
+};
+
+// Held forcewake; releases on destruction. How it is held is in `method()`.
+class Forcewake {
+ public:
+  // Throws std::runtime_error with what to do when the chosen mode cannot take forcewake.
+  // kAuto tries debugfs, then the registers. `mmio` must outlive the returned object.
+  static std::unique_ptr<Forcewake> acquire(Mmio& mmio, const ForcewakeOptions& options);
+
+  ~Forcewake();
+  Forcewake(const Forcewake&) = delete;
+  Forcewake& operator=(const Forcewake&) = delete;
+
+  // "debugfs /sys/kernel/debug/dri/0/i915_forcewake_user", "registers" or "none".
+  const std::string& method() const { return method_; }
+  void release();
+
+ private:
+  Forcewake(std::string method, int fd, Mmio* mmio);
+  static std::unique_ptr<Forcewake> take_registers(Mmio& mmio, const ForcewakeOptions& options);
+
+  std::string method_;
+  int fd_ = -1;
+  Mmio* mmio_ = nullptr;                    // set when held through the registers
+  std::unique_ptr<SavedRegisters> saved_;  // the request registers, restored on release
+};
+
+}  // namespace oaprof::mmio

@@ -1,0 +1,161 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpu/counter_source.h"
+#include "gpu/report_batch.h"
+#include "mmio/commands.h"
+#include "mmio/registers.h"
+#include "oa/delta.h"
+
+namespace oaprof::gpu {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr auto kFmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+
+Device sim_device(mmio::ManualClock*& clock, const mmio::SimConfig& cfg = {}) {
+  auto c = std::make_unique<mmio::ManualClock>();
+  clock = c.get();
+  return make_sim_device(std::move(c), cfg);
+}
+
+mmio::OaConfig flex_config() {
+  mmio::OaConfig c;
+  c.mux = {{0x9840, 0x80}, {0x9888, 0x166C01E0}};
+  c.boolean = {{0x2710, 0x1}};
+  c.flex = {{0xE458, 0x5}, {0xE558, 0x6}};
+  return c;
+}
+
+TEST(ReportBatchTest, EncodesBothGenerationsAsTheCommandStreamerExpects) {
+  // Literal encodings from reference/hardware.md §4.
+  EXPECT_THAT(build_report_batch(oa::Generation::kGen9, 0x1'2345'6740, 9).dwords,
+              ElementsAre(0x14000002u, 0x23456740u, 0x1u, 9u, 0x05000000u, 0u));
+  const auto gen7 = build_report_batch(oa::Generation::kGen7_5, 0x1000, 3);
+  EXPECT_THAT(gen7.dwords, ElementsAre(0x14000001u, 0x1000u, 3u, 0x05000000u));
+  EXPECT_EQ(gen7.address_dword, 1u);
+  EXPECT_THROW(build_report_batch(oa::Generation::kGen9, 0x1010, 1), std::invalid_argument);
+  EXPECT_THROW(build_report_batch(oa::Generation::kGen7_5, 0x1'0000'0000, 1),
+               std::invalid_argument);
+}
+
+// One workload, measured by every read-out on its own simulator with the same virtual clock.
+oa::CounterDeltas measure(std::string_view access) {
+  mmio::ManualClock* clock = nullptr;
+  Device d = sim_device(clock);
+  auto src = make_counter_source(access, d);
+  src->start(kFmt, flex_config());
+  clock->advance_ns(12'345);
+  const auto r0 = src->snapshot(1);
+  src->kernel_running(true);
+  clock->advance_ns(2'500'000);
+  src->kernel_running(false);
+  clock->advance_ns(777);
+  const auto r1 = src->snapshot(2);
+  EXPECT_EQ(r0.dword(0), 1u);
+  EXPECT_EQ(r1.dword(0), 2u);
+  EXPECT_FALSE(src->config_lost());
+  src->stop();
+  return oa::compute_deltas(oa::decode(kFmt, r0.bytes), oa::decode(kFmt, r1.bytes));
+}
+
+TEST(ReadOutAgreementTest, MmioRpcAndSimGiveIdenticalDeltas) {
+  const oa::CounterDeltas mmio = measure("mmio");
+  const oa::CounterDeltas rpc = measure("rpc");
+  const oa::CounterDeltas sim = measure("sim");
+  EXPECT_GT(mmio.a[7], 0u);
+  EXPECT_NEAR(static_cast<double>(mmio.gpu_ticks), 2'500'777 * 1.15, 1.0);
+  for (const oa::CounterDeltas* other : {&rpc, &sim}) {
+    EXPECT_EQ(other->timestamp, mmio.timestamp);
+    EXPECT_EQ(other->gpu_ticks, mmio.gpu_ticks);
+    EXPECT_EQ(other->a, mmio.a);
+    EXPECT_EQ(other->b, mmio.b);
+    EXPECT_EQ(other->c, mmio.c);
+  }
+}
+
+TEST(ReadOutAgreementTest, AContextSwitchDuringAKernelIsFlaggedAndRepaired) {
+  for (const char* access : {"mmio", "rpc"}) {
+    SCOPED_TRACE(access);
+    mmio::ManualClock* clock = nullptr;
+    mmio::SimConfig cfg;
+    cfg.context_switch_period_ns = 10'000'000;
+    Device d = sim_device(clock, cfg);
+    auto src = make_counter_source(access, d);
+    src->start(kFmt, flex_config());
+    src->snapshot(1);
+    EXPECT_FALSE(src->config_lost());
+    clock->advance_ns(4'000'000);  // a kernel that ends before the switch
+    src->snapshot(2);
+    EXPECT_FALSE(src->config_lost());
+    clock->advance_ns(8'000'000);  // one that spans it
+    EXPECT_EQ(d.mmio->read32(0xE458), 0u);  // the switch loaded another context's flex value
+    src->snapshot(3);
+    EXPECT_TRUE(src->config_lost());
+    EXPECT_EQ(d.mmio->read32(0xE458), 0x5u);  // written again for the next kernel
+    src->snapshot(4);
+    EXPECT_FALSE(src->config_lost());
+  }
+}
+
+TEST(RpcCounterSourceTest, StopRestoresEveryRegisterTheSessionTouched) {
+  mmio::ManualClock* clock = nullptr;
+  Device d = sim_device(clock);
+  const std::uint32_t offsets[] = {mmio::reg::kOaControl, mmio::reg::kOaDebug, 0x9840, 0x9888,
+                                   0x2710, 0xE458, 0xE558, mmio::reg::kOaCtxControl};
+  std::vector<std::uint32_t> before;
+  for (std::uint32_t o : offsets) {
+    d.mmio->write32(o, o == mmio::reg::kOaDebug ? 0xFFFF0011u : o * 3);
+    before.push_back(d.mmio->read32(o));
+  }
+  auto src = make_counter_source("rpc", d);
+  src->start(kFmt, flex_config());
+  EXPECT_NE(d.mmio->read32(mmio::reg::kOaControl), before[0]);
+  src->snapshot(5);
+  src->stop();
+  for (std::size_t i = 0; i < std::size(offsets); ++i) {
+    EXPECT_EQ(d.mmio->read32(offsets[i]), before[i]) << std::hex << offsets[i];
+  }
+}
+
+TEST(RpcCounterSourceTest, SnapshotBeforeStartAndForeignConfigsAreRefused) {
+  mmio::ManualClock* clock = nullptr;
+  Device d = sim_device(clock);
+  auto src = make_counter_source("rpc", d);
+  EXPECT_THROW(src->snapshot(1), std::logic_error);
+  mmio::OaConfig bad;
+  bad.flex = {{0x2B00, 0}};
+  EXPECT_THROW(src->start(kFmt, bad), std::invalid_argument);
+  EXPECT_EQ(d.mmio->read32(mmio::reg::kOaControl), 0u);  // nothing was written
+}
+
+TEST(RpcCounterSourceTest, RealHardwareWithoutARenderNodeSaysWhatToDo) {
+  try {
+    make_drm_batch_runner("/nonexistent/renderD128");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot open render node /nonexistent/renderD128"));
+  }
+}
+
+TEST(SimAccessTest, RefusesARealDevice) {
+  class Bar final : public mmio::Mmio {
+   public:
+    std::uint32_t read32(std::uint32_t) override { return 0; }
+    void write32(std::uint32_t, std::uint32_t) override {}
+    std::string describe() const override { return "0000:00:02.0 [8086:5916]"; }
+  };
+  Device d;
+  d.mmio = std::make_unique<Bar>();
+  try {
+    make_counter_source("sim", d);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--device sim"));
+  }
+}
+
+}  // namespace
+}  // namespace oaprof::gpu

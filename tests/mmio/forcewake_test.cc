@@ -1,0 +1,109 @@
+#include "mmio/forcewake.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "mmio/registers.h"
+#include "mmio/sim_gpu.h"
+
+namespace oaprof::mmio {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+class ForcewakeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / fs::path("oaprof-fw-" + std::to_string(getpid()));
+    fs::create_directories(root_ / "dri/0");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  int open_fds() {
+    int n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  }
+
+  fs::path root_;
+  ManualClock clock_;
+  SimGpu sim_{SimConfig{}, clock_};
+};
+
+TEST_F(ForcewakeTest, HoldsTheDebugfsFileOpenUntilReleased) {
+  std::ofstream(root_ / "dri/0/i915_forcewake_user").put('\n');
+  ForcewakeOptions opt;
+  opt.debugfs_root = root_.string();
+  const int before = open_fds();
+  auto fw = Forcewake::acquire(sim_, opt);
+  EXPECT_THAT(fw->method(), HasSubstr("dri/0/i915_forcewake_user"));
+  EXPECT_EQ(open_fds(), before + 1);
+  EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 0u);  // the registers stay untouched
+  fw.reset();
+  EXPECT_EQ(open_fds(), before);
+}
+
+TEST_F(ForcewakeTest, FallsBackToTheRegistersAndWaitsForEveryAck) {
+  ForcewakeOptions opt;
+  opt.debugfs_root = (root_ / "absent").string();
+  sim_.write32(reg::kForcewakeRender, reg::masked_enable(1));  // i915's own request, bit 0
+  {
+    auto fw = Forcewake::acquire(sim_, opt);
+    EXPECT_EQ(fw->method(), "registers");
+    for (std::uint32_t ack : {reg::kForcewakeAckRender, reg::kForcewakeAckGt,
+                              reg::kForcewakeAckMedia}) {
+      EXPECT_NE(sim_.read32(ack) & reg::kForcewakeOaprofBit, 0u) << std::hex << ack;
+    }
+    EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 1u | reg::kForcewakeOaprofBit);
+  }
+  // Released: our bit is gone, the kernel's request untouched.
+  EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 1u);
+  EXPECT_EQ(sim_.read32(reg::kForcewakeGt), 0u);
+  EXPECT_EQ(sim_.read32(reg::kForcewakeAckGt) & reg::kForcewakeOaprofBit, 0u);
+}
+
+TEST_F(ForcewakeTest, AMissingAckTimesOutWithAMessage) {
+  class NoAck final : public Mmio {
+   public:
+    std::uint32_t read32(std::uint32_t) override { return 0; }
+    void write32(std::uint32_t, std::uint32_t) override {}
+    std::string describe() const override { return "deaf GPU"; }
+  } deaf;
+  ForcewakeOptions opt;
+  opt.mode = ForcewakeMode::kRegisters;
+  opt.ack_timeout = std::chrono::milliseconds(1);
+  try {
+    Forcewake::acquire(deaf, opt);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("deaf GPU: the render power well"));
+    EXPECT_THAT(e.what(), HasSubstr("0xD84"));
+  }
+}
+
+TEST_F(ForcewakeTest, DebugfsModeWithoutTheFileSaysWhatToDo) {
+  ForcewakeOptions opt;
+  opt.mode = ForcewakeMode::kDebugfs;
+  opt.debugfs_root = root_.string();
+  try {
+    Forcewake::acquire(sim_, opt);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("i915_forcewake_user"));
+    EXPECT_THAT(e.what(), HasSubstr("--forcewake registers"));
+  }
+  EXPECT_EQ(parse_forcewake_mode("none"), ForcewakeMode::kNone);
+  EXPECT_THROW(parse_forcewake_mode("always"), std::invalid_argument);
+  opt.mode = ForcewakeMode::kNone;
+  EXPECT_EQ(Forcewake::acquire(sim_, opt)->method(), "none");
+}
+
+}  // namespace
+}  // namespace oaprof::mmio

@@ -1,0 +1,189 @@
+#include "mmio/oa_programmer.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "mmio/registers.h"
+#include "mmio/sim_gpu.h"
+
+namespace oaprof::mmio {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using Kind = PlanStep::Kind;
+
+// Registers on plain (possibly shared) memory, to see every bit a session leaves behind.
+class MemoryMmio final : public Mmio {
+ public:
+  explicit MemoryMmio(std::uint32_t* words) : words_(words) {}
+  std::uint32_t read32(std::uint32_t offset) override { return words_[offset / 4]; }
+  void write32(std::uint32_t offset, std::uint32_t value) override {
+    if (fail_at_write_ >= 0 && writes_++ == fail_at_write_) {
+      throw std::runtime_error("device vanished");
+    }
+    // OA_DEBUG is masked, as on the hardware.
+    words_[offset / 4] = offset == reg::kOaDebug ? reg::apply_masked(words_[offset / 4], value)
+                                                  : value;
+  }
+  std::string describe() const override { return "memory"; }
+  int fail_at_write_ = -1;
+  int writes_ = 0;
+
+ private:
+  std::uint32_t* words_;
+};
+
+constexpr std::size_t kWords = SimGpu::kRegisterFileBytes / 4;
+
+OaConfig sample_config() {
+  OaConfig c;
+  c.mux = {{0x9840, 0x80}, {0x9888, 0x166C01E0}, {0x9888, 0x12170280}};
+  c.boolean = {{0x2740, 0x0}, {0x2710, 0x1234}};
+  c.flex = {{0xE458, 0x5}, {0xE65C, 0x7}};
+  return c;
+}
+
+std::vector<std::uint32_t> scrambled_registers() {
+  std::vector<std::uint32_t> regs(kWords);
+  for (std::size_t i = 0; i < kWords; ++i) regs[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  regs[reg::kOaDebug / 4] = 0x0003;  // masked registers read back their low half only
+  return regs;
+}
+
+TEST(OaPlanTest, OrdersStopDebugMuxSettleBooleanFlexContextAndEnable) {
+  const auto plan = plan_oa_programming(oa::simulated_platform(),
+                                        oa::ReportFormat::kA32u40_A4u32_B8_C8, sample_config());
+  std::vector<std::pair<Kind, std::uint32_t>> order;
+  for (const auto& s : plan) order.emplace_back(s.kind, s.address);
+  EXPECT_THAT(order, ElementsAre(std::pair{Kind::kWrite, 0x2B00u},
+                                 std::pair{Kind::kMaskedWrite, 0x2B04u},
+                                 std::pair{Kind::kWrite, 0x9840u}, std::pair{Kind::kWrite, 0x9888u},
+                                 std::pair{Kind::kWrite, 0x9888u}, std::pair{Kind::kSettle, 0u},
+                                 std::pair{Kind::kWrite, 0x2740u}, std::pair{Kind::kWrite, 0x2710u},
+                                 std::pair{Kind::kWrite, 0xE458u}, std::pair{Kind::kWrite, 0xE65Cu},
+                                 std::pair{Kind::kWrite, 0x2360u}, std::pair{Kind::kWrite, 0x2B00u}));
+  EXPECT_EQ(plan[0].value, 0u);                      // stop before configuring
+  EXPECT_EQ(plan[1].value, (0x60u << 16) | 0x60u);   // clock-ratio bits 5 and 6, masked
+  EXPECT_EQ(plan[5].settle, std::chrono::microseconds(500));
+  EXPECT_EQ(plan.back().value, (5u << 2) | 1u);      // A32u40_A4u32_B8_C8, enabled
+  EXPECT_TRUE(plan[8].context_saved);
+  EXPECT_TRUE(plan[10].context_saved);
+  EXPECT_FALSE(plan[6].context_saved);
+}
+
+TEST(OaPlanTest, Gen8HasNoClockRatioAndNoMuxMeansNoSettle) {
+  oa::Platform bdw = oa::simulated_platform();
+  bdw.gen = oa::Generation::kGen8;
+  const auto plan = plan_oa_programming(bdw, oa::ReportFormat::kC4_B8, {});
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[1].address, reg::kOaCtxControl);
+  EXPECT_EQ(plan[2].value, (7u << 2) | 1u);
+}
+
+TEST(OaPlanTest, RefusesWritesOutsideTheWhitelistAndGenerationsOutOfScope) {
+  OaConfig bad = sample_config();
+  bad.boolean.push_back({0x2B00, 0xFFFFFFFF});  // OACONTROL smuggled in as a boolean register
+  EXPECT_THROW(plan_oa_programming(oa::simulated_platform(),
+                                   oa::ReportFormat::kA32u40_A4u32_B8_C8, bad),
+               std::invalid_argument);
+  oa::Platform tgl = oa::simulated_platform();
+  tgl.gen = oa::Generation::kGen12;
+  try {
+    plan_oa_programming(tgl, oa::ReportFormat::kA32u40_A4u32_B8_C8, {});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--access perf"));
+  }
+}
+
+TEST(OaProgrammerTest, ProgramsSettlesAndRestoresEveryBitAfterANormalEnd) {
+  auto regs = scrambled_registers();
+  const auto before = regs;
+  MemoryMmio m(regs.data());
+  std::vector<std::chrono::microseconds> slept;
+  {
+    OaProgrammer p(m, [&](std::chrono::microseconds d) { slept.push_back(d); });
+    p.program(plan_oa_programming(oa::simulated_platform(),
+                                  oa::ReportFormat::kA32u40_A4u32_B8_C8, sample_config()));
+    EXPECT_EQ(regs[reg::kOaControl / 4], (5u << 2) | 1u);
+    EXPECT_EQ(regs[0x9888 / 4], 0x12170280u);
+    EXPECT_EQ(regs[reg::kOaDebug / 4], 0x63u);
+    EXPECT_THAT(slept, ElementsAre(std::chrono::microseconds(500)));
+    EXPECT_TRUE(p.programmed());
+    p.restore();
+    EXPECT_EQ(regs, before);
+    p.restore();
+  }
+  EXPECT_EQ(regs, before);
+}
+
+TEST(OaProgrammerTest, AnErrorHalfWayRestoresWhatWasWritten) {
+  auto regs = scrambled_registers();
+  const auto before = regs;
+  MemoryMmio m(regs.data());
+  m.fail_at_write_ = 6;  // inside the boolean list
+  OaProgrammer p(m, [](std::chrono::microseconds) {});
+  EXPECT_THROW(p.program(plan_oa_programming(oa::simulated_platform(),
+                                             oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                             sample_config())),
+               std::runtime_error);
+  EXPECT_EQ(regs, before);
+  EXPECT_FALSE(p.programmed());
+}
+
+TEST(OaProgrammerTest, DetectsAndRepairsLostContextSavedRegisters) {
+  auto regs = scrambled_registers();
+  MemoryMmio m(regs.data());
+  OaProgrammer p(m, [](std::chrono::microseconds) {});
+  p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                sample_config()));
+  EXPECT_TRUE(p.lost_context_registers().empty());
+  regs[0xE65C / 4] = 0;  // a context switch loaded another context's flex configuration
+  EXPECT_THAT(p.lost_context_registers(), ElementsAre(oa::RegisterWrite{0xE65C, 0x7}));
+  p.reprogram_context_registers();
+  EXPECT_TRUE(p.lost_context_registers().empty());
+}
+
+TEST(OaProgrammerTest, SigtermRestoresEveryRegisterBeforeTheProcessEnds) {
+  const std::size_t bytes = kWords * 4;
+  void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  auto* words = static_cast<std::uint32_t*>(shared);
+  const auto before = scrambled_registers();
+  std::memcpy(words, before.data(), bytes);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    MemoryMmio m(words);
+    OaProgrammer p(m, [](std::chrono::microseconds) {});
+    p.program(plan_oa_programming(oa::simulated_platform(),
+                                  oa::ReportFormat::kA32u40_A4u32_B8_C8, sample_config()));
+    const char c = 'r';
+    (void)!write(ready[1], &c, 1);
+    for (;;) pause();
+  }
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  EXPECT_EQ(words[reg::kOaControl / 4], (5u << 2) | 1u);  // the client really programmed
+  kill(child, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);  // and still died of it
+  EXPECT_EQ(std::memcmp(words, before.data(), bytes), 0);
+  close(ready[0]);
+  close(ready[1]);
+  munmap(shared, bytes);
+}
+
+}  // namespace
+}  // namespace oaprof::mmio

@@ -1,0 +1,101 @@
+#include "mmio/whitelist.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pugixml.hpp>
+
+#include <string>
+#include <vector>
+
+#include "mmio/oa_programmer.h"
+
+namespace oaprof::mmio {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct IgtFile {
+  const char* name;
+  oa::Generation gen;
+};
+
+// Every IGT metrics file of Gen8–11 (cnl is Gen10, which oaprof does not program).
+constexpr IgtFile kFiles[] = {
+    {"bdw", oa::Generation::kGen8},     {"chv", oa::Generation::kGen8},
+    {"sklgt2", oa::Generation::kGen9},  {"sklgt3", oa::Generation::kGen9},
+    {"sklgt4", oa::Generation::kGen9},  {"bxt", oa::Generation::kGen9},
+    {"kblgt2", oa::Generation::kGen9},  {"kblgt3", oa::Generation::kGen9},
+    {"glk", oa::Generation::kGen9},     {"cflgt2", oa::Generation::kGen9},
+    {"cflgt3", oa::Generation::kGen9},  {"icl", oa::Generation::kGen11},
+    {"ehl", oa::Generation::kGen11},
+};
+
+ConfigRegisterKind kind_of(const std::string& type) {
+  if (type == "NOA") return ConfigRegisterKind::kMux;
+  if (type == "OA") return ConfigRegisterKind::kBoolean;
+  if (type == "FLEX") return ConfigRegisterKind::kFlex;
+  throw std::invalid_argument("unknown register_config type " + type);
+}
+
+TEST(WhitelistTest, EveryWriteOfEveryIgtMetricSetOfGen8To11Passes) {
+  int sets = 0, writes = 0;
+  for (const IgtFile& f : kFiles) {
+    const std::string path = std::string(OAPROF_IGT_METRICS_DIR) + "/oa-" + f.name + ".xml";
+    pugi::xml_document doc;
+    ASSERT_TRUE(doc.load_file(path.c_str())) << path;
+    oa::Platform platform = oa::simulated_platform();
+    platform.gen = f.gen;
+    if (std::string(f.name) == "chv") platform.codename = "CHV";
+    for (const auto& set : doc.child("metrics").children("set")) {
+      OaConfig config;
+      for (const auto& rc : set.children("register_config")) {
+        const ConfigRegisterKind kind = kind_of(rc.attribute("type").as_string());
+        for (const auto& r : rc.children("register")) {
+          const oa::RegisterWrite w{
+              static_cast<std::uint32_t>(std::stoul(r.attribute("address").as_string(), nullptr, 16)),
+              static_cast<std::uint32_t>(std::stoul(r.attribute("value").as_string(), nullptr, 16))};
+          EXPECT_TRUE(is_whitelisted(platform, kind, w.address))
+              << f.name << " / " << set.attribute("symbol_name").as_string() << ": "
+              << config_register_kind_name(kind) << " 0x" << std::hex << w.address;
+          (kind == ConfigRegisterKind::kMux       ? config.mux
+           : kind == ConfigRegisterKind::kBoolean ? config.boolean
+                                                  : config.flex)
+              .push_back(w);
+          ++writes;
+        }
+      }
+      EXPECT_NO_THROW(plan_oa_programming(platform, oa::ReportFormat::kA32u40_A4u32_B8_C8, config))
+          << f.name << " / " << set.attribute("symbol_name").as_string();
+      ++sets;
+    }
+  }
+  EXPECT_GT(sets, 200);  // the 13 files hold 259 sets; an empty parse must not pass
+  EXPECT_GT(writes, 10000);
+}
+
+TEST(WhitelistTest, WritesOutsideTheListsAreRefusedWithTheRanges) {
+  const auto gen9 = oa::Generation::kGen9;
+  EXPECT_FALSE(is_whitelisted(gen9, ConfigRegisterKind::kMux, 0x2B00));      // OACONTROL
+  EXPECT_FALSE(is_whitelisted(gen9, ConfigRegisterKind::kBoolean, 0x9888));  // mux as boolean
+  EXPECT_FALSE(is_whitelisted(gen9, ConfigRegisterKind::kFlex, 0xE460));
+  EXPECT_FALSE(is_whitelisted(gen9, ConfigRegisterKind::kBoolean, 0x2712));  // unaligned
+  EXPECT_FALSE(is_whitelisted(gen9, ConfigRegisterKind::kMux, 0x91D0));      // Gen11 only
+  EXPECT_TRUE(is_whitelisted(oa::Generation::kGen11, ConfigRegisterKind::kMux, 0x91D0));
+  EXPECT_FALSE(is_whitelisted(oa::Generation::kGen12, ConfigRegisterKind::kBoolean, 0x2710));
+  oa::Platform chv = oa::simulated_platform();
+  chv.gen = oa::Generation::kGen8;
+  EXPECT_FALSE(is_whitelisted(chv, ConfigRegisterKind::kMux, 0x1823A4));
+  chv.codename = "CHV";
+  EXPECT_TRUE(is_whitelisted(chv, ConfigRegisterKind::kMux, 0x1823A4));
+  EXPECT_FALSE(is_whitelisted(chv, ConfigRegisterKind::kMux, 0x1823A8));
+  try {
+    check_whitelisted(gen9, ConfigRegisterKind::kBoolean, {0xA278, 0x10001});  // forcewake
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("refusing to write 0x00010001 to register 0xA278"));
+    EXPECT_THAT(e.what(), HasSubstr("0x2710–0x272C"));
+  }
+}
+
+}  // namespace
+}  // namespace oaprof::mmio
