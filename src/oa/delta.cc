@@ -1,5 +1,11 @@
 #include "oa/delta.h"
 
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 namespace oaprof::oa {
 
 std::uint64_t delta32(std::uint32_t begin, std::uint32_t end) {
@@ -15,19 +21,189 @@ std::uint64_t delta40(std::uint64_t begin, std::uint64_t end) {
 
 CounterDeltas compute_deltas(const Report& begin, const Report& end) {
   CounterDeltas d;
+  int wraps = 0;
   d.timestamp = delta32(begin.timestamp, end.timestamp);
+  wraps += end.timestamp < begin.timestamp;
   d.has_gpu_ticks = begin.has_gpu_ticks && end.has_gpu_ticks;
-  if (d.has_gpu_ticks) d.gpu_ticks = delta32(begin.gpu_ticks, end.gpu_ticks);
-  for (int i = 0; i < kNumA; ++i) {
+  if (d.has_gpu_ticks) {
+    d.gpu_ticks = delta32(begin.gpu_ticks, end.gpu_ticks);
+    wraps += end.gpu_ticks < begin.gpu_ticks;
+  }
+  constexpr std::uint64_t kMask40 = (std::uint64_t{1} << 40) - 1;
+  for (int i = 0; i < kMaxNumA; ++i) {
     if (!begin.a_present[i] || !end.a_present[i]) continue;
     d.a_present[i] = true;
-    d.a[i] = begin.a_is_40bit[i] ? delta40(begin.a[i], end.a[i])
-                                 : delta32(static_cast<std::uint32_t>(begin.a[i]),
-                                           static_cast<std::uint32_t>(end.a[i]));
+    if (begin.a_is_40bit[i]) {
+      d.a[i] = delta40(begin.a[i], end.a[i]);
+      wraps += (end.a[i] & kMask40) < (begin.a[i] & kMask40);
+    } else {
+      const auto b32 = static_cast<std::uint32_t>(begin.a[i]);
+      const auto e32 = static_cast<std::uint32_t>(end.a[i]);
+      d.a[i] = delta32(b32, e32);
+      wraps += e32 < b32;
+    }
   }
-  for (int i = 0; i < kNumB; ++i) d.b[i] = delta32(begin.b[i], end.b[i]);
-  for (int i = 0; i < kNumC; ++i) d.c[i] = delta32(begin.c[i], end.c[i]);
+  for (int i = 0; i < kNumB; ++i) {
+    d.b[i] = delta32(begin.b[i], end.b[i]);
+    wraps += end.b[i] < begin.b[i];
+  }
+  for (int i = 0; i < kNumC; ++i) {
+    d.c[i] = delta32(begin.c[i], end.c[i]);
+    wraps += end.c[i] < begin.c[i];
+  }
+  d.wraps_corrected = wraps;
   return d;
+}
+
+CounterDeltas compute_deltas_checked(const Report& begin, const Report& end, double timestamp_hz,
+                                     double max_interval_ns) {
+  CounterDeltas d = compute_deltas(begin, end);
+  // A timestamp delta in the upper half of its range is far more likely a reordered or stale
+  // report than a 179-second gap between two reads of one stream.
+  const bool backwards = d.timestamp > 0x7FFFFFFFu;
+  d.interval_too_long = backwards || gpu_time_ns(d, timestamp_hz) > max_interval_ns;
+  return d;
+}
+
+void accumulate(CounterDeltas& total, const CounterDeltas& more) {
+  total.timestamp += more.timestamp;
+  total.gpu_ticks += more.gpu_ticks;
+  total.has_gpu_ticks = more.has_gpu_ticks;
+  for (int i = 0; i < kMaxNumA; ++i) {
+    total.a[i] += more.a[i];
+    total.a_present[i] = more.a_present[i];
+  }
+  for (int i = 0; i < kNumB; ++i) total.b[i] += more.b[i];
+  for (int i = 0; i < kNumC; ++i) total.c[i] += more.c[i];
+  for (std::size_t i = 0; i < total.perfcnt.size(); ++i) total.perfcnt[i] += more.perfcnt[i];
+  total.wraps_corrected += more.wraps_corrected;
+  total.interval_too_long = total.interval_too_long || more.interval_too_long;
+}
+
+namespace {
+
+inline std::uint32_t load32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+namespace {
+
+// The 256-byte format with its offsets as constants (reference/hardware.md §3), so the compiler
+// unrolls and vectorises: the path every long capture on Gen8+ takes.
+int accumulate_a32u40(const std::uint8_t* b, const std::uint8_t* e, CounterDeltas& t) {
+  constexpr std::uint64_t kMask40 = (std::uint64_t{1} << 40) - 1;
+  // Local copies: the report bytes may alias `t` as far as the compiler knows, which would keep
+  // it from vectorising the loops.
+  std::uint32_t lo0[kNumA40], lo1[kNumA40];
+  std::uint8_t hi0[kNumA40], hi1[kNumA40];
+  std::memcpy(lo0, b + 16, sizeof lo0);
+  std::memcpy(lo1, e + 16, sizeof lo1);
+  std::memcpy(hi0, b + 160, sizeof hi0);
+  std::memcpy(hi1, e + 160, sizeof hi1);
+  // A32..A35 (bytes 144..159), B and C (192..255) and GPU_TICKS (12): 21 32-bit counters.
+  constexpr int kNum32 = 4 + kNumB + kNumC + 1;
+  std::uint32_t w0[kNum32], w1[kNum32];
+  std::memcpy(w0, b + 144, 16);
+  std::memcpy(w1, e + 144, 16);
+  std::memcpy(w0 + 4, b + 192, 64);
+  std::memcpy(w1 + 4, e + 192, 64);
+  w0[kNum32 - 1] = load32(b + 12);
+  w1[kNum32 - 1] = load32(e + 12);
+  // A wrap shows as a borrow out of the 64-bit difference of values below 2^40 (or 2^32).
+  std::uint64_t d40[kNumA40], d32[kNum32];
+  std::uint64_t wraps = 0;
+  for (int i = 0; i < kNumA40; ++i) {
+    const std::uint64_t v0 = lo0[i] | static_cast<std::uint64_t>(hi0[i]) << 32;
+    const std::uint64_t v1 = lo1[i] | static_cast<std::uint64_t>(hi1[i]) << 32;
+    const std::uint64_t diff = v1 - v0;
+    d40[i] = diff & kMask40;
+    wraps += diff >> 63;
+  }
+  for (int i = 0; i < kNum32; ++i) {
+    const std::uint64_t diff = static_cast<std::uint64_t>(w1[i]) - w0[i];
+    d32[i] = diff & 0xFFFFFFFFu;
+    wraps += diff >> 63;
+  }
+  for (int i = 0; i < kNumA40; ++i) t.a[static_cast<std::size_t>(i)] += d40[i];
+  for (int i = 0; i < 4; ++i) t.a[static_cast<std::size_t>(kNumA40 + i)] += d32[i];
+  for (int i = 0; i < kNumB; ++i) t.b[static_cast<std::size_t>(i)] += d32[4 + i];
+  for (int i = 0; i < kNumC; ++i) t.c[static_cast<std::size_t>(i)] += d32[4 + kNumB + i];
+  t.gpu_ticks += d32[kNum32 - 1];
+  return static_cast<int>(wraps);
+}
+
+int accumulate_generic(const FormatLayout& l, const std::uint8_t* b, const std::uint8_t* e,
+                       CounterDeltas& total) {
+  int wraps = 0;
+  auto add32 = [&](int offset, std::uint64_t& into) {
+    const std::uint32_t v0 = load32(b + offset), v1 = load32(e + offset);
+    into += static_cast<std::uint32_t>(v1 - v0);
+    wraps += v1 < v0;
+  };
+  if (l.gpu_ticks_offset >= 0) add32(l.gpu_ticks_offset, total.gpu_ticks);
+  if (l.a_high_offset >= 0) {
+    constexpr std::uint64_t kMask40 = (std::uint64_t{1} << 40) - 1;
+    for (int i = 0; i < l.a_count; ++i) {
+      const std::uint64_t v0 = load32(b + l.a_offset + 4 * i) |
+                               static_cast<std::uint64_t>(b[l.a_high_offset + i]) << 32;
+      const std::uint64_t v1 = load32(e + l.a_offset + 4 * i) |
+                               static_cast<std::uint64_t>(e[l.a_high_offset + i]) << 32;
+      total.a[static_cast<std::size_t>(l.a_first + i)] += (v1 - v0) & kMask40;
+      wraps += v1 < v0;
+    }
+  } else {
+    for (int i = 0; i < l.a_count; ++i) {
+      add32(l.a_offset + 4 * i, total.a[static_cast<std::size_t>(l.a_first + i)]);
+    }
+  }
+  for (int i = 0; i < l.a32_count; ++i) {
+    add32(l.a32_offset + 4 * i, total.a[static_cast<std::size_t>(l.a_first + l.a_count + i)]);
+  }
+  for (int i = 0; i < l.b_count; ++i) add32(l.b_offset + 4 * i, total.b[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < l.c_count; ++i) add32(l.c_offset + 4 * i, total.c[static_cast<std::size_t>(i)]);
+  return wraps;
+}
+
+}  // namespace
+
+std::uint64_t accumulate_raw(const FormatLayout& l, std::span<const std::uint8_t> begin,
+                             std::span<const std::uint8_t> end, CounterDeltas& total) {
+  const auto size = static_cast<std::size_t>(l.size_bytes);
+  if (begin.size() < size || end.size() < size) {
+    throw std::invalid_argument(fmt::format("{} report needs {} bytes, got {} and {}", l.name,
+                                            size, begin.size(), end.size()));
+  }
+  const std::uint8_t* b = begin.data();
+  const std::uint8_t* e = end.data();
+  const std::uint32_t ts0 = load32(b + 4), ts1 = load32(e + 4);
+  const std::uint64_t interval = static_cast<std::uint32_t>(ts1 - ts0);
+  total.timestamp += interval;
+  int wraps = ts1 < ts0;
+  wraps += l.format == ReportFormat::kA32u40_A4u32_B8_C8 ? accumulate_a32u40(b, e, total)
+                                                         : accumulate_generic(l, b, e, total);
+  total.wraps_corrected += wraps;
+  if (l.a_count + l.a32_count > 0 && !total.a_present[static_cast<std::size_t>(l.a_first)]) {
+    for (int i = 0; i < l.a_count + l.a32_count; ++i) {
+      total.a_present[static_cast<std::size_t>(l.a_first + i)] = true;
+    }
+  }
+  total.has_gpu_ticks = l.gpu_ticks_offset >= 0;
+  return interval;
+}
+
+double max_safe_read_interval_ns(double freq_mhz, int eus, double timestamp_hz) {
+  if (freq_mhz <= 0 || eus <= 0 || timestamp_hz <= 0) return 0.0;
+  constexpr double k2to32 = 4294967296.0;
+  constexpr double k2to40 = 1099511627776.0;
+  const double clock_hz = freq_mhz * 1e6;
+  const double wrap32_s = k2to32 / clock_hz;
+  const double wrap40_s = k2to40 / (clock_hz * eus);
+  const double wrap_ts_s = k2to32 / timestamp_hz;
+  return std::min({wrap32_s, wrap40_s, wrap_ts_s}) / 2.0 * 1e9;
 }
 
 double gpu_time_ns(const CounterDeltas& d, double timestamp_hz) {

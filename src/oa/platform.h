@@ -14,6 +14,13 @@ enum class Generation { kGen7_5, kGen8, kGen9, kGen11, kGen12 };
 
 std::string_view generation_name(Generation gen);
 
+// How the command-streamer timestamp frequency is found (reference/hardware.md §5): a fixed rate
+// on Gen7.5–Gen9, or derived from the crystal and the CTC shift (RPM_CONFIG0, CTC_MODE) on Gen11+,
+// where `timestamp_hz` is only the usual default until read from the device or i915.
+enum class TimestampRule { kFixed, kCrystalCtc };
+
+std::string_view timestamp_rule_name(TimestampRule rule);
+
 struct Platform {
   std::string_view codename;      // "KBL"
   std::string_view metrics_file;  // IGT oa-<name>.xml that describes it, e.g. "kblgt2"
@@ -24,6 +31,8 @@ struct Platform {
   int eus;        // total, as shipped (fused-off EUs not counted)
   double timestamp_hz;     // command-streamer timestamp frequency
   double max_freq_mhz;     // nominal maximum GPU frequency, for models and peaks
+  TimestampRule timestamp_rule = TimestampRule::kFixed;
+  double min_freq_mhz = 300;  // nominal minimum GPU frequency ($GpuMinFrequency)
 };
 
 struct PciId {
@@ -37,8 +46,17 @@ std::span<const PciId> known_pci_ids();
 // nullopt when the id is not an Intel iGPU oaprof knows.
 std::optional<Platform> platform_for_pci_id(std::uint16_t device_id);
 
+// platform_for_pci_id, or std::invalid_argument naming the id and what to do.
+Platform require_platform_for_pci_id(std::uint16_t device_id);
+
 // Look-up by the IGT metrics-file name ("kblgt2"); nullopt when unknown.
 std::optional<Platform> platform_by_name(std::string_view metrics_file);
+
+// platform_by_name, or std::invalid_argument listing the valid names.
+Platform require_platform_by_name(std::string_view metrics_file);
+
+// The IGT metrics-file names of every platform that has one, each once, in table order.
+std::span<const std::string_view> platform_names();
 
 // The platform the simulator presents: a Kaby Lake GT2 (PCI 0x5916, 24 EUs, 12 MHz timestamp).
 const Platform& simulated_platform();

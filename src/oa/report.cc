@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -24,12 +25,16 @@ std::uint32_t RawReport::dword(int index) const { return load32(bytes, index * 4
 void RawReport::set_dword(int index, std::uint32_t value) { store32(bytes.data(), index * 4, value); }
 
 Report decode(ReportFormat format, std::span<const std::uint8_t> bytes) {
-  const FormatLayout& l = layout_of(format);
+  Report r;
+  decode_into(layout_of(format), bytes, r);
+  return r;
+}
+
+void decode_into(const FormatLayout& l, std::span<const std::uint8_t> bytes, Report& r) {
   if (bytes.size() < static_cast<std::size_t>(l.size_bytes)) {
     throw std::invalid_argument(fmt::format("{} report needs {} bytes, got {}", l.name,
                                             l.size_bytes, bytes.size()));
   }
-  Report r;
   r.rpt_id = load32(bytes, 0);
   r.timestamp = load32(bytes, 4);
   r.ctx_id = load32(bytes, 8);
@@ -54,7 +59,50 @@ Report decode(ReportFormat format, std::span<const std::uint8_t> bytes) {
   }
   for (int i = 0; i < l.b_count; ++i) r.b[i] = load32(bytes, l.b_offset + 4 * i);
   for (int i = 0; i < l.c_count; ++i) r.c[i] = load32(bytes, l.c_offset + 4 * i);
-  return r;
+}
+
+std::uint32_t report_reasons(std::uint32_t rpt_id, Generation gen) {
+  switch (gen) {
+    case Generation::kGen7_5: return 0;
+    case Generation::kGen12: return (rpt_id >> 19) & 0x7F;
+    default: return (rpt_id >> 19) & 0x3F;
+  }
+}
+
+std::string report_reason_names(std::uint32_t reasons) {
+  static constexpr std::pair<std::uint32_t, const char*> kNames[] = {
+      {kReasonTimer, "timer"},
+      {kReasonTrigger1, "trigger1"},
+      {kReasonTrigger2, "trigger2"},
+      {kReasonContextSwitch, "context_switch"},
+      {kReasonGoTransition, "go_transition"},
+      {kReasonClockRatioChange, "clock_ratio_change"},
+  };
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if ((reasons & bit) == 0) continue;
+    if (!out.empty()) out += '|';
+    out += name;
+    reasons &= ~bit;
+  }
+  if (reasons != 0) out += fmt::format("{}0x{:x}", out.empty() ? "" : "|", reasons);
+  return out.empty() ? "none" : out;
+}
+
+bool context_id_valid(std::uint32_t rpt_id, Generation gen) {
+  switch (gen) {
+    case Generation::kGen7_5: return false;
+    case Generation::kGen8: return (rpt_id & (1u << 25)) != 0;
+    default: return (rpt_id & (1u << 16)) != 0;
+  }
+}
+
+std::optional<ClockRatio> clock_ratio(std::uint32_t rpt_id, Generation gen) {
+  if (gen == Generation::kGen7_5 || gen == Generation::kGen8) return std::nullopt;
+  constexpr double kUnitMhz = 50.0 / 3.0;  // 16.667 MHz
+  const std::uint32_t unslice = rpt_id & 0x1FF;
+  const std::uint32_t slice = ((rpt_id >> 25) & 0x7F) | (((rpt_id >> 9) & 3) << 7);
+  return ClockRatio{unslice * kUnitMhz, slice * kUnitMhz};
 }
 
 RawReport encode(ReportFormat format, const Report& report) {

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "oa/report_format.h"
 
@@ -26,15 +28,47 @@ struct Report {
   std::uint32_t gpu_ticks = 0;
   bool has_gpu_ticks = false;
   // Counter values as the format holds them: A0..A31 up to 40 bits, the rest 32 bits.
-  std::array<std::uint64_t, kNumA> a{};
+  std::array<std::uint64_t, kMaxNumA> a{};
   std::array<std::uint32_t, kNumB> b{};
   std::array<std::uint32_t, kNumC> c{};
-  std::array<bool, kNumA> a_present{};
-  std::array<bool, kNumA> a_is_40bit{};
+  std::array<bool, kMaxNumA> a_present{};
+  std::array<bool, kMaxNumA> a_is_40bit{};
 };
+
+// Why the hardware wrote a report: RPT_ID bits 24:19 (Gen12: 25:19), one bit per reason.
+enum ReportReason : std::uint32_t {
+  kReasonTimer = 1u << 0,
+  kReasonTrigger1 = 1u << 1,
+  kReasonTrigger2 = 1u << 2,
+  kReasonContextSwitch = 1u << 3,
+  kReasonGoTransition = 1u << 4,  // GO 1→0, i.e. RC6 entry
+  kReasonClockRatioChange = 1u << 5,
+};
+
+// The reason bits of a report written by the OA unit itself. Zero on Gen7.5, whose RPT_ID
+// carries no reason field oaprof relies on. (A report from MI_REPORT_PERF_COUNT carries the id the
+// batch supplied instead.)
+std::uint32_t report_reasons(std::uint32_t rpt_id, Generation gen);
+
+// "timer|context_switch": the reason bits as text; "none" when zero.
+std::string report_reason_names(std::uint32_t reasons);
+
+// Whether CTX_ID holds a valid context: RPT_ID bit 25 on Gen8, bit 16 on Gen9+; never on Gen7.5.
+bool context_id_valid(std::uint32_t rpt_id, Generation gen);
+
+// Slice and unslice clocks encoded in RPT_ID on Gen9+ when OA_DEBUG asks for the clock ratio.
+struct ClockRatio {
+  double unslice_mhz = 0;
+  double slice_mhz = 0;
+};
+std::optional<ClockRatio> clock_ratio(std::uint32_t rpt_id, Generation gen);
 
 // Throws std::invalid_argument when `bytes` is shorter than the format's report.
 Report decode(ReportFormat format, std::span<const std::uint8_t> bytes);
+
+// decode() into an existing Report, for loops over many reports: fields the format lacks keep
+// their zero/absent state only if `out` started from a default Report of the same format.
+void decode_into(const FormatLayout& layout, std::span<const std::uint8_t> bytes, Report& out);
 
 // The inverse: lays a report's fields out as the hardware would (used by read-outs that
 // assemble reports from counter registers, and by tests).

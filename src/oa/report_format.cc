@@ -9,15 +9,33 @@
 namespace oaprof::oa {
 namespace {
 
+using F = ReportFormat;
+
+// Every layout, Gen8+ first then Gen7.5 (reference/hardware.md §3; Gen7.5 per IGT's format
+// tables: A counters from byte 12, B4_C8 and B4_C8_A16 with B from 16 and C from 32).
 // clang-format off
-constexpr std::array kGen8Formats{
-    //          format                          name                   sel uapi size ticks  a0 an  aoff ahi  a32 a32off bn boff cn coff
-    FormatLayout{ReportFormat::kA12,               "A12",                 0, 8,   64,  -1,   7, 12, 12,  -1,  0, -1,    0, -1,  0, -1},
-    FormatLayout{ReportFormat::kA12_B8_C8,         "A12_B8_C8",           2, 9,  128,  -1,   7, 12, 12,  -1,  0, -1,    8, 64,  8, 96},
-    FormatLayout{ReportFormat::kA32u40_A4u32_B8_C8,"A32u40_A4u32_B8_C8",  5, 10, 256,  12,   0, 32, 16, 160,  4, 144,   8, 192, 8, 224},
-    FormatLayout{ReportFormat::kC4_B8,             "C4_B8",               7, 7,   64,  -1,   0,  0, -1,  -1,  0, -1,    8, 32,  4, 16},
+constexpr std::array kAllFormats{
+    //          format                 name                   sel uapi size ticks  a0 an  aoff ahi  a32 a32off bn boff cn coff
+    FormatLayout{F::kA12,               "A12",                 0, 8,   64,  -1,   7, 12, 12,  -1,  0, -1,    0, -1,  0, -1},
+    FormatLayout{F::kA12_B8_C8,         "A12_B8_C8",           2, 9,  128,  -1,   7, 12, 12,  -1,  0, -1,    8, 64,  8, 96},
+    FormatLayout{F::kA32u40_A4u32_B8_C8,"A32u40_A4u32_B8_C8",  5, 10, 256,  12,   0, 32, 16, 160,  4, 144,   8, 192, 8, 224},
+    FormatLayout{F::kC4_B8,             "C4_B8",               7, 7,   64,  -1,   0,  0, -1,  -1,  0, -1,    8, 32,  4, 16},
+    FormatLayout{F::kA13,               "A13",                 0, 1,   64,  -1,   0, 13, 12,  -1,  0, -1,    0, -1,  0, -1},
+    FormatLayout{F::kA29,               "A29",                 1, 2,  128,  -1,   0, 29, 12,  -1,  0, -1,    0, -1,  0, -1},
+    FormatLayout{F::kA13_B8_C8,         "A13_B8_C8",           2, 3,  128,  -1,   0, 13, 12,  -1,  0, -1,    8, 64,  8, 96},
+    FormatLayout{F::kA29_B8_C8,         "A29_B8_C8",           3, -1, 192,  -1,   0, 29, 12,  -1,  0, -1,    8, 128, 8, 160},
+    FormatLayout{F::kB4_C8,             "B4_C8",               4, 4,   64,  -1,   0,  0, -1,  -1,  0, -1,    4, 16,  8, 32},
+    FormatLayout{F::kA45_B8_C8,         "A45_B8_C8",           5, 5,  256,  -1,   0, 45, 12,  -1,  0, -1,    8, 192, 8, 224},
+    FormatLayout{F::kB4_C8_A16,         "B4_C8_A16",           6, 6,  128,  -1,  29, 16, 64,  -1,  0, -1,    4, 16,  8, 32},
 };
 // clang-format on
+
+// Formats per generation, in select-code order. Gen12's OAG streams only the 256-byte format.
+constexpr std::array kGen8Formats{kAllFormats[0], kAllFormats[1], kAllFormats[2], kAllFormats[3]};
+constexpr std::array kGen12Formats{kAllFormats[2]};
+constexpr std::array kGen7_5Formats{kAllFormats[4], kAllFormats[5], kAllFormats[6],
+                                    kAllFormats[7], kAllFormats[8], kAllFormats[9],
+                                    kAllFormats[10], kAllFormats[3]};
 
 bool parse_int(std::string_view text, int base, int& out) {
   const char* end = text.data() + text.size();
@@ -27,21 +45,31 @@ bool parse_int(std::string_view text, int base, int& out) {
 
 }  // namespace
 
+std::span<const FormatLayout> all_formats() { return kAllFormats; }
+
 std::span<const FormatLayout> formats_for(Generation gen) {
   switch (gen) {
     case Generation::kGen8:
     case Generation::kGen9:
     case Generation::kGen11:
-    case Generation::kGen12:
       return kGen8Formats;
+    case Generation::kGen12:
+      return kGen12Formats;
     case Generation::kGen7_5:
-      return {};
+      return kGen7_5Formats;
   }
   return {};
 }
 
+bool format_exists_on(ReportFormat format, Generation gen) {
+  for (const FormatLayout& l : formats_for(gen)) {
+    if (l.format == format) return true;
+  }
+  return false;
+}
+
 const FormatLayout& layout_of(ReportFormat format) {
-  for (const FormatLayout& l : kGen8Formats) {
+  for (const FormatLayout& l : kAllFormats) {
     if (l.format == format) return l;
   }
   throw std::logic_error("layout_of: format missing from the table");
@@ -53,10 +81,6 @@ ReportFormat parse_format(std::string_view text, Generation gen) {
   for (const FormatLayout& l : formats) {
     valid += fmt::format("{}{} ({:b} = {})", valid.empty() ? "" : ", ", l.name, l.select_code,
                          l.select_code);
-  }
-  if (formats.empty()) {
-    throw std::invalid_argument(fmt::format("{} report formats are not supported yet",
-                                            generation_name(gen)));
   }
   for (const FormatLayout& l : formats) {
     if (text == l.name) return l.format;
@@ -74,10 +98,20 @@ ReportFormat parse_format(std::string_view text, Generation gen) {
                                           text, generation_name(gen), valid));
 }
 
-int to_uapi(ReportFormat format) { return layout_of(format).uapi_value; }
+int to_uapi(ReportFormat format) {
+  const FormatLayout& l = layout_of(format);
+  if (l.uapi_value < 0) {
+    throw std::invalid_argument(fmt::format(
+        "report format {} has no i915 uapi number (i915 refuses it); use the MMIO or MI_RPC "
+        "sources, or another format",
+        l.name));
+  }
+  return l.uapi_value;
+}
 
 std::optional<ReportFormat> from_uapi(int uapi_value) {
-  for (const FormatLayout& l : kGen8Formats) {
+  if (uapi_value < 0) return std::nullopt;
+  for (const FormatLayout& l : kAllFormats) {
     if (l.uapi_value == uapi_value) return l.format;
   }
   return std::nullopt;

@@ -14,18 +14,27 @@
 namespace oaprof::oa {
 
 enum class ReportFormat {
+  // Gen8+ (C4_B8 also exists on Gen7.5, with the same layout).
   kA12,
   kA12_B8_C8,
   kA32u40_A4u32_B8_C8,
   kC4_B8,
+  // Gen7.5 (Haswell) only: every A counter is 32 bits wide and there is no GPU_TICKS field.
+  kA13,
+  kA29,
+  kA13_B8_C8,
+  kA29_B8_C8,  // 192 bytes: exists in hardware, but i915 refuses it (no uapi value)
+  kB4_C8,
+  kA45_B8_C8,
+  kB4_C8_A16,
 };
 
 // Byte layout of one format (reference/hardware.md §3). Offsets are in bytes; -1 means absent.
 struct FormatLayout {
   ReportFormat format;
   std::string_view name;
-  int select_code;    // OACONTROL bits 4:2 on Gen8+
-  int uapi_value;     // enum drm_i915_oa_format
+  int select_code;    // OACONTROL bits 4:2 on Gen8+ (the counter-select field on Gen7.5)
+  int uapi_value;     // enum drm_i915_oa_format; -1 when i915 has none
   int size_bytes;
   int gpu_ticks_offset;
   int a_first;        // index of the first A counter present
@@ -45,18 +54,28 @@ inline constexpr int kNumA = 36;
 inline constexpr int kNumB = 8;
 inline constexpr int kNumC = 8;
 inline constexpr int kNumA40 = 32;  // A0..A31 are 40-bit in A32u40_A4u32_B8_C8
+// Gen7.5 has A0..A44; arrays of A counters are sized for it, while Gen8+ code keeps iterating
+// to kNumA.
+inline constexpr int kMaxNumA = 45;
 
 // The formats a generation supports.
 std::span<const FormatLayout> formats_for(Generation gen);
 
 const FormatLayout& layout_of(ReportFormat format);
 
+// Whether `format` is one of formats_for(gen).
+bool format_exists_on(ReportFormat format, Generation gen);
+
+// Every format of every generation.
+std::span<const FormatLayout> all_formats();
+
 // Parses --format: the select code in binary ("101") or decimal ("5"), or a format name
 // ("A32u40_A4u32_B8_C8"), interpreted for `gen`. Throws std::invalid_argument with a message
 // listing the valid choices when the generation has no such format.
 ReportFormat parse_format(std::string_view text, Generation gen);
 
-// i915 uapi enum drm_i915_oa_format value <-> format.
+// i915 uapi enum drm_i915_oa_format value <-> format. to_uapi throws std::invalid_argument for a
+// format i915 cannot stream (A29_B8_C8); from_uapi gives nullopt for an unknown number.
 int to_uapi(ReportFormat format);
 std::optional<ReportFormat> from_uapi(int uapi_value);
 

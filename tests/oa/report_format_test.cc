@@ -57,5 +57,68 @@ TEST(ReportFormatTest, LayoutsMatchTheReferenceByteOffsets) {
   EXPECT_EQ(c4.b_offset, 32);
 }
 
+TEST(ReportFormatTest, SelectCodesAreInterpretedPerGeneration) {
+  // reference/hardware.md §2: 101 is A45_B8_C8 on Haswell and A32u40_A4u32_B8_C8 on Gen8+.
+  EXPECT_EQ(parse_format("101", Generation::kGen7_5), ReportFormat::kA45_B8_C8);
+  EXPECT_EQ(parse_format("5", Generation::kGen7_5), ReportFormat::kA45_B8_C8);
+  EXPECT_EQ(parse_format("101", Generation::kGen12), ReportFormat::kA32u40_A4u32_B8_C8);
+  EXPECT_EQ(parse_format("101", simulated_platform().gen), ReportFormat::kA32u40_A4u32_B8_C8);
+  EXPECT_EQ(parse_format("B4_C8_A16", Generation::kGen7_5), ReportFormat::kB4_C8_A16);
+  EXPECT_EQ(parse_format("111", Generation::kGen7_5), ReportFormat::kC4_B8);
+  EXPECT_EQ(parse_format("0", Generation::kGen7_5), ReportFormat::kA13);
+  try {
+    parse_format("A45_B8_C8", Generation::kGen9);
+    FAIL() << "A45_B8_C8 is Haswell only";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("does not exist on Gen9"));
+  }
+  try {
+    parse_format("A12", Generation::kGen12);
+    FAIL() << "Gen12 OAG streams only the 256-byte format";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("valid: A32u40_A4u32_B8_C8 (101 = 5)"));
+  }
+  EXPECT_TRUE(format_exists_on(ReportFormat::kA45_B8_C8, Generation::kGen7_5));
+  EXPECT_FALSE(format_exists_on(ReportFormat::kA45_B8_C8, Generation::kGen8));
+}
+
+TEST(ReportFormatTest, Gen7_5LayoutsAndUapiNumbers) {
+  const auto& a45 = layout_of(ReportFormat::kA45_B8_C8);
+  EXPECT_EQ(a45.size_bytes, 256);
+  EXPECT_EQ(a45.a_offset, 12);  // reference/hardware.md §3: A0..A44 at byte 12
+  EXPECT_EQ(a45.a_count, 45);
+  EXPECT_EQ(a45.a_high_offset, -1);
+  EXPECT_EQ(a45.gpu_ticks_offset, -1);
+  EXPECT_EQ(a45.b_offset, 192);
+  EXPECT_EQ(a45.c_offset, 224);
+  EXPECT_EQ(to_uapi(ReportFormat::kA45_B8_C8), 5);
+  EXPECT_EQ(to_uapi(ReportFormat::kA13), 1);
+  EXPECT_EQ(to_uapi(ReportFormat::kB4_C8_A16), 6);
+  EXPECT_THROW(to_uapi(ReportFormat::kA29_B8_C8), std::invalid_argument);
+  for (const auto& l : all_formats()) {
+    // Every layout fits its size and no two fields overlap.
+    std::vector<int> owner(static_cast<std::size_t>(l.size_bytes), 0);
+    auto claim = [&](int offset, int bytes) {
+      if (offset < 0) return;
+      ASSERT_LE(offset + bytes, l.size_bytes) << l.name;
+      for (int i = offset; i < offset + bytes; ++i) {
+        EXPECT_EQ(owner[static_cast<std::size_t>(i)]++, 0) << l.name << " byte " << i;
+      }
+    };
+    claim(0, 12);  // RPT_ID, TIMESTAMP, CTX_ID
+    claim(l.gpu_ticks_offset, 4);
+    claim(l.a_offset, 4 * l.a_count);
+    if (l.a_high_offset >= 0) claim(l.a_high_offset, l.a_count);
+    claim(l.a32_offset, 4 * l.a32_count);
+    claim(l.b_offset, 4 * l.b_count);
+    claim(l.c_offset, 4 * l.c_count);
+    EXPECT_LE(l.a_first + l.a_count + l.a32_count, kMaxNumA) << l.name;
+    if (l.uapi_value >= 0) {
+      EXPECT_EQ(from_uapi(l.uapi_value), l.format) << l.name;
+    }
+  }
+  EXPECT_FALSE(from_uapi(-1).has_value());
+}
+
 }  // namespace
 }  // namespace oaprof::oa

@@ -1,0 +1,105 @@
+// The RPN equations of IGT metric sets (`A 7 READ $EuCoresTotalCount UDIV …`), compiled once when
+// a set is imported so that an unknown token, a bad operand count or a reference to a missing
+// counter is an import-time error, and evaluated per row with Mesa's arithmetic: U-operators work
+// on uint64 (a float operand is truncated), F-operators on double, and division by zero gives 0.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oa/delta.h"
+
+namespace oaprof::oa {
+
+// The `$Name` variables that describe the device rather than a counter.
+struct DeviceVariables {
+  std::uint64_t eu_cores_total = 0;      // $EuCoresTotalCount
+  std::uint64_t eu_slices_total = 0;     // $EuSlicesTotalCount
+  std::uint64_t eu_subslices_total = 0;  // $EuSubslicesTotalCount
+  std::uint64_t eu_dual_subslices_total = 0;  // $EuDualSubslicesTotalCount (Gen12)
+  std::uint64_t eu_threads_count = 7;    // $EuThreadsCount: hardware threads per EU
+  std::uint64_t slice_mask = 0;          // $SliceMask
+  std::uint64_t subslice_mask = 0;       // $SubsliceMask: bit s*max_subslices+ss
+  std::uint64_t dual_subslice_mask = 0;  // $DualSubsliceMask (Gen12)
+  std::uint64_t timestamp_frequency_hz = 0;  // $GpuTimestampFrequency
+  std::uint64_t gpu_min_freq_hz = 0;     // $GpuMinFrequency
+  std::uint64_t gpu_max_freq_hz = 0;     // $GpuMaxFrequency
+  std::uint64_t sku_revision_id = 0;     // $SkuRevisionId
+  // $QueryMode: 1 when deltas come from snapshots around a workload (MI_REPORT_PERF_COUNT or
+  // MMIO), as in oaprof's per-kernel use; 0 for periodic sampling of the OA buffer.
+  std::uint64_t query_mode = 1;
+};
+
+// The name (without '$') of every device variable, and the value of one; nullopt when `name`
+// is not a device variable.
+std::span<const std::string_view> device_variable_names();
+std::optional<std::uint64_t> device_variable(const DeviceVariables& vars, std::string_view name);
+
+// One value on the evaluation stack: the C type Mesa's generated code gives it.
+struct EquationValue {
+  bool is_float = false;
+  std::uint64_t u = 0;
+  double f = 0;
+
+  static EquationValue of_uint(std::uint64_t v) { return {false, v, 0}; }
+  static EquationValue of_float(double v) { return {true, 0, v}; }
+  double as_double() const { return is_float ? f : static_cast<double>(u); }
+  std::uint64_t as_uint() const;  // truncates; negative, NaN and huge floats saturate like C++ can't
+};
+
+struct EquationInputs {
+  const CounterDeltas& deltas;
+  const DeviceVariables& vars;
+  // Values of the counters of the same set, by index; only those an equation references must be
+  // evaluated already (MetricSet keeps that order).
+  std::span<const EquationValue> counters = {};
+};
+
+class Equation {
+ public:
+  // Maps a `$Name` that is not a device variable to the index of a counter of the same set;
+  // nullopt when there is no such counter.
+  using CounterResolver = std::function<std::optional<int>(std::string_view symbol)>;
+
+  Equation() = default;
+
+  // Throws std::invalid_argument naming the token and its position when the text is not a valid
+  // equation: unknown token or variable, READ of a counter that does not exist, too few operands,
+  // or not exactly one value left.
+  static Equation compile(std::string_view text, const CounterResolver& resolve = {});
+
+  EquationValue evaluate(const EquationInputs& in) const;
+
+  const std::string& text() const { return text_; }
+  bool empty() const { return ops_.empty(); }
+  // Indexes of the counters the equation reads through `$Name`.
+  const std::vector<int>& counter_references() const { return references_; }
+
+  enum class OpCode : std::uint8_t {
+    kConst, kConstFloat, kVariable, kCounter,
+    kReadA, kReadB, kReadC, kReadGpuTime, kReadGpuClock, kReadPerfCnt,
+    kUAdd, kUSub, kUMul, kUDiv, kUMin, kUMax,
+    kFAdd, kFSub, kFMul, kFDiv, kFMin, kFMax,
+    kAnd, kOr, kShl, kShr,
+    kUGt, kUGte, kULt, kULte, kEq, kNeq, kLogicalAnd, kLogicalOr,
+  };
+
+ private:
+  struct Instruction {
+    OpCode code;
+    std::uint32_t index = 0;  // READ index, counter index or device-variable index
+    std::uint64_t u = 0;
+    double f = 0;
+  };
+  std::vector<Instruction> ops_;
+  std::vector<int> references_;
+  std::string text_;
+  int max_depth_ = 0;
+};
+
+}  // namespace oaprof::oa

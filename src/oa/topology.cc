@@ -1,0 +1,116 @@
+#include "oa/topology.h"
+
+#include <bit>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace oaprof::oa {
+namespace {
+
+constexpr std::size_t kHeaderBytes = 16;
+
+bool bit_set(std::span<const std::uint8_t> data, std::size_t offset, int bit) {
+  return (data[offset + static_cast<std::size_t>(bit / 8)] >> (bit % 8)) & 1u;
+}
+
+}  // namespace
+
+Topology parse_topology(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < kHeaderBytes) {
+    throw std::invalid_argument(fmt::format(
+        "topology query: {} bytes is shorter than the 16-byte drm_i915_query_topology_info header",
+        bytes.size()));
+  }
+  std::uint16_t h[8];
+  std::memcpy(h, bytes.data(), sizeof h);
+  Topology t;
+  t.max_slices = h[1];
+  t.max_subslices = h[2];
+  t.max_eus_per_subslice = h[3];
+  const std::size_t subslice_offset = h[4], subslice_stride = h[5];
+  const std::size_t eu_offset = h[6], eu_stride = h[7];
+  const auto data = bytes.subspan(kHeaderBytes);
+  if (t.max_slices > 64 || t.max_slices * t.max_subslices > 64) {
+    throw std::invalid_argument(fmt::format(
+        "topology query: {} slices of {} subslices exceed the 64 bits oaprof keeps per mask",
+        t.max_slices, t.max_subslices));
+  }
+  const std::size_t slice_bytes = (static_cast<std::size_t>(t.max_slices) + 7) / 8;
+  const std::size_t ss_bytes = (static_cast<std::size_t>(t.max_subslices) + 7) / 8;
+  const std::size_t eu_bytes = (static_cast<std::size_t>(t.max_eus_per_subslice) + 7) / 8;
+  auto need = [&](std::size_t end, const char* what) {
+    if (end > data.size()) {
+      throw std::invalid_argument(fmt::format(
+          "topology query: the {} ends at byte {} of a {}-byte mask area", what, end, data.size()));
+    }
+  };
+  if ((t.max_subslices > 0 && subslice_stride < ss_bytes) ||
+      (t.max_eus_per_subslice > 0 && eu_stride < eu_bytes)) {
+    throw std::invalid_argument(fmt::format(
+        "topology query: strides (subslice {}, EU {}) are smaller than their masks ({}, {} bytes)",
+        subslice_stride, eu_stride, ss_bytes, eu_bytes));
+  }
+  need(slice_bytes, "slice mask");
+  for (int s = 0; s < t.max_slices; ++s) {
+    if (!bit_set(data, 0, s)) continue;
+    t.slice_mask |= std::uint64_t{1} << s;
+    ++t.slices;
+    const std::size_t ss_at = subslice_offset + static_cast<std::size_t>(s) * subslice_stride;
+    need(ss_at + ss_bytes, "subslice mask");
+    for (int ss = 0; ss < t.max_subslices; ++ss) {
+      if (!bit_set(data, ss_at, ss)) continue;
+      t.subslice_mask |= std::uint64_t{1} << (s * t.max_subslices + ss);
+      ++t.subslices;
+      const std::size_t eu_at =
+          eu_offset + (static_cast<std::size_t>(s) * t.max_subslices + ss) * eu_stride;
+      need(eu_at + eu_bytes, "EU mask");
+      for (int eu = 0; eu < t.max_eus_per_subslice; ++eu) t.eus += bit_set(data, eu_at, eu);
+    }
+  }
+  return t;
+}
+
+Platform apply_topology(Platform platform, const Topology& topology) {
+  platform.slices = topology.slices;
+  platform.subslices = topology.subslices;
+  platform.eus = topology.eus;
+  return platform;
+}
+
+DeviceVariables device_variables(const Platform& platform,
+                                 const std::optional<Topology>& topology) {
+  DeviceVariables v;
+  if (topology) {
+    v.eu_cores_total = static_cast<std::uint64_t>(topology->eus);
+    v.eu_slices_total = static_cast<std::uint64_t>(topology->slices);
+    v.eu_subslices_total = static_cast<std::uint64_t>(topology->subslices);
+    v.slice_mask = topology->slice_mask;
+    v.subslice_mask = topology->subslice_mask;
+  } else {
+    const int slices = platform.slices > 0 ? platform.slices : 1;
+    const int per_slice = platform.subslices / slices;
+    v.eu_cores_total = static_cast<std::uint64_t>(platform.eus);
+    v.eu_slices_total = static_cast<std::uint64_t>(platform.slices);
+    v.eu_subslices_total = static_cast<std::uint64_t>(platform.subslices);
+    for (int s = 0; s < slices && s < 64; ++s) {
+      v.slice_mask |= std::uint64_t{1} << s;
+      for (int ss = 0; ss < per_slice && s * per_slice + ss < 64; ++ss) {
+        v.subslice_mask |= std::uint64_t{1} << (s * per_slice + ss);
+      }
+    }
+  }
+  // Gen12 groups subslices in pairs ("dual subslices"); its i915 topology reports those pairs.
+  if (platform.gen == Generation::kGen12) {
+    v.dual_subslice_mask = v.subslice_mask;
+    v.eu_dual_subslices_total = static_cast<std::uint64_t>(std::popcount(v.subslice_mask));
+  }
+  v.eu_threads_count = 7;
+  v.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);
+  v.gpu_min_freq_hz = static_cast<std::uint64_t>(platform.min_freq_mhz * 1e6);
+  v.gpu_max_freq_hz = static_cast<std::uint64_t>(platform.max_freq_mhz * 1e6);
+  return v;
+}
+
+}  // namespace oaprof::oa

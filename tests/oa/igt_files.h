@@ -1,0 +1,34 @@
+// Reads IGT's metric files from ../shared/metrics/igt beside the checkout (test data, never
+// copied into the project) for the tests that check oaprof against every one of them.
+#pragma once
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace oaprof::oa::testing {
+
+inline std::filesystem::path igt_dir() { return OAPROF_IGT_METRICS_DIR; }
+
+inline std::vector<std::filesystem::path> igt_files() {
+  std::vector<std::filesystem::path> files;
+  if (!std::filesystem::is_directory(igt_dir())) return files;
+  for (const auto& entry : std::filesystem::directory_iterator(igt_dir())) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("oa-") && name.ends_with(".xml")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace oaprof::oa::testing

@@ -1,0 +1,97 @@
+#include "oa/metric_set.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace oaprof::oa {
+namespace {
+
+using ::testing::HasSubstr;
+
+MetricCounter counter(const std::string& symbol, const std::string& equation,
+                      const std::vector<std::string>& symbols,
+                      MetricCounter::DataType type = MetricCounter::DataType::kUint64) {
+  MetricCounter c;
+  c.symbol = symbol;
+  c.name = symbol;
+  c.data_type = type;
+  c.equation = Equation::compile(equation, MetricSet::resolver_for(symbols));
+  return c;
+}
+
+TEST(MetricSetTest, EvaluationFollowsReferencesWhateverTheOrder) {
+  const std::vector<std::string> s{"Per", "Total", "Clocks"};
+  MetricSet set("n", "S", "g",
+                {counter("Per", "$Total $Clocks FDIV", s, MetricCounter::DataType::kFloat),
+                 counter("Total", "A 1 READ A 2 READ UADD", s), counter("Clocks", "GPU_CLOCK 0 READ", s)},
+                {});
+  const auto& order = set.evaluation_order();
+  auto pos = [&](int i) { return std::find(order.begin(), order.end(), i) - order.begin(); };
+  EXPECT_LT(pos(1), pos(0));
+  EXPECT_LT(pos(2), pos(0));
+  CounterDeltas d;
+  d.a[1] = 30;
+  d.a[2] = 10;
+  d.gpu_ticks = 8;
+  const auto v = set.evaluate(d, {});
+  EXPECT_EQ(v[1].u, 40u);
+  EXPECT_DOUBLE_EQ(v[0].f, 5.0);
+}
+
+TEST(MetricSetTest, DataTypeShapesTheResult) {
+  const std::vector<std::string> s{"U", "F", "U32", "B"};
+  MetricSet set("n", "S", "g",
+                {counter("U", "7 2 FDIV", s), counter("F", "7 2 FDIV", s, MetricCounter::DataType::kFloat),
+                 counter("U32", "1 40 <<", s, MetricCounter::DataType::kUint32),
+                 counter("B", "5", s, MetricCounter::DataType::kBool)},
+                {});
+  const auto v = set.evaluate({}, {});
+  EXPECT_EQ(v[0].u, 3u);
+  EXPECT_FALSE(v[0].is_float);
+  EXPECT_DOUBLE_EQ(v[1].f, 3.5);
+  EXPECT_EQ(v[2].u, 0u);
+  EXPECT_EQ(v[3].u, 1u);
+}
+
+TEST(MetricSetTest, InvalidSetsAreRefused) {
+  const std::vector<std::string> s{"A", "B"};
+  try {
+    MetricSet("n", "S", "g", {counter("A", "$B", s), counter("B", "$A 1 UADD", s)}, {});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cycle"));
+  }
+  try {
+    MetricSet("n", "S", "g", {counter("A", "$A", s)}, {});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cycle"));
+  }
+  // A reference index beyond the set (the resolver knew more counters than the set holds).
+  EXPECT_THROW(MetricSet("n", "S", "g", {counter("A", "$B", s)}, {}), std::invalid_argument);
+  EXPECT_THROW(MetricSet("n", "", "g", {}, {}), std::invalid_argument);
+  EXPECT_THROW(MetricSet("n", "S", "g", {counter("A", "1", s), counter("A", "2", s)}, {}),
+               std::invalid_argument);
+}
+
+TEST(MetricSetTest, RegisterConfigsByKindAndAvailability) {
+  RegisterConfig always{RegisterConfig::Kind::kNoa, std::nullopt, 0, {{0x9888, 1}, {0x9888, 2}}};
+  RegisterConfig slice1{RegisterConfig::Kind::kNoa, Equation::compile("$SliceMask 2 AND"), 1,
+                        {{0x9888, 3}}};
+  RegisterConfig flex{RegisterConfig::Kind::kFlex, std::nullopt, 0, {{0xE458, 5}}};
+  MetricSet set("n", "S", "g", {}, {always, slice1, flex});
+  DeviceVariables v;
+  v.slice_mask = 1;
+  EXPECT_EQ(set.writes(RegisterConfig::Kind::kNoa, v).size(), 2u);
+  v.slice_mask = 3;
+  EXPECT_EQ(set.writes(RegisterConfig::Kind::kNoa, v),
+            (std::vector<RegisterWrite>{{0x9888, 1}, {0x9888, 2}, {0x9888, 3}}));
+  EXPECT_EQ(set.register_count(RegisterConfig::Kind::kNoa), 3u);
+  EXPECT_EQ(set.register_count(RegisterConfig::Kind::kBoolean), 0u);
+  EXPECT_TRUE(set.writes(RegisterConfig::Kind::kBoolean, v).empty());
+  EXPECT_TRUE(set.needs_programming());
+  EXPECT_EQ(register_config_kind_name(RegisterConfig::Kind::kBoolean), "OA");
+}
+
+}  // namespace
+}  // namespace oaprof::oa

@@ -1,0 +1,106 @@
+#include "oa/topology.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+namespace oaprof::oa {
+namespace {
+
+// Builds a drm_i915_query_topology_info buffer the way i915 lays it out.
+std::vector<std::uint8_t> topology_buffer(int max_slices, int max_subslices, int max_eus,
+                                          const std::vector<std::vector<std::uint32_t>>& eus) {
+  const int ss_stride = (max_subslices + 7) / 8;
+  const int eu_stride = (max_eus + 7) / 8;
+  const int slice_bytes = (max_slices + 7) / 8;
+  const int ss_offset = slice_bytes;
+  const int eu_offset = ss_offset + max_slices * ss_stride;
+  const int total = eu_offset + max_slices * max_subslices * eu_stride;
+  std::vector<std::uint8_t> buf(16 + static_cast<std::size_t>(total), 0);
+  const std::uint16_t header[8] = {0,
+                                   static_cast<std::uint16_t>(max_slices),
+                                   static_cast<std::uint16_t>(max_subslices),
+                                   static_cast<std::uint16_t>(max_eus),
+                                   static_cast<std::uint16_t>(ss_offset),
+                                   static_cast<std::uint16_t>(ss_stride),
+                                   static_cast<std::uint16_t>(eu_offset),
+                                   static_cast<std::uint16_t>(eu_stride)};
+  std::memcpy(buf.data(), header, sizeof header);
+  std::uint8_t* data = buf.data() + 16;
+  for (std::size_t s = 0; s < eus.size(); ++s) {
+    for (std::size_t ss = 0; ss < eus[s].size(); ++ss) {
+      if (eus[s][ss] == 0) continue;
+      data[s / 8] |= static_cast<std::uint8_t>(1u << (s % 8));
+      data[static_cast<std::size_t>(ss_offset) + s * ss_stride + ss / 8] |=
+          static_cast<std::uint8_t>(1u << (ss % 8));
+      const std::size_t at =
+          static_cast<std::size_t>(eu_offset) + (s * max_subslices + ss) * eu_stride;
+      for (int b = 0; b < eu_stride; ++b) {
+        data[at + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(eus[s][ss] >> (8 * b));
+      }
+    }
+  }
+  return buf;
+}
+
+TEST(TopologyTest, KabyLakeGt2WithAFusedOffEu) {
+  // 1 slice, 3 subslices of 8 EUs, one EU fused off in subslice 1.
+  const auto buf = topology_buffer(3, 4, 8, {{0xFF, 0x7F, 0xFF, 0x00}});
+  const Topology t = parse_topology(buf);
+  EXPECT_EQ(t.slices, 1);
+  EXPECT_EQ(t.subslices, 3);
+  EXPECT_EQ(t.eus, 23);
+  EXPECT_EQ(t.slice_mask, 1u);
+  EXPECT_EQ(t.subslice_mask, 0b111u);
+  const Platform p = apply_topology(*platform_by_name("kblgt2"), t);
+  EXPECT_EQ(p.eus, 23);
+  const DeviceVariables v = device_variables(p, t);
+  EXPECT_EQ(v.eu_cores_total, 23u);
+  EXPECT_EQ(v.eu_subslices_total, 3u);
+  EXPECT_EQ(v.timestamp_frequency_hz, 12'000'000u);
+  EXPECT_EQ(v.gpu_max_freq_hz, 1'150'000'000u);
+}
+
+TEST(TopologyTest, TwoSlicesFlattenSubslicesPerSlice) {
+  const auto buf = topology_buffer(2, 3, 8, {{0xFF, 0xFF, 0xFF}, {0xFF, 0x00, 0xFF}});
+  const Topology t = parse_topology(buf);
+  EXPECT_EQ(t.slices, 2);
+  EXPECT_EQ(t.subslices, 5);
+  EXPECT_EQ(t.eus, 40);
+  EXPECT_EQ(t.slice_mask, 0b11u);
+  EXPECT_EQ(t.subslice_mask, 0b101111u);  // slice 1's subslice 1 is bit 4, absent
+}
+
+TEST(TopologyTest, MalformedBuffersAreRefused) {
+  EXPECT_THROW(parse_topology(std::vector<std::uint8_t>(8)), std::invalid_argument);
+  auto buf = topology_buffer(1, 3, 8, {{0xFF, 0xFF, 0xFF}});
+  auto truncated = buf;
+  truncated.resize(truncated.size() - 1);
+  EXPECT_THROW(parse_topology(truncated), std::invalid_argument);
+  auto bad_offset = buf;
+  bad_offset[12] = 0xFF;  // eu_offset far past the end
+  bad_offset[13] = 0x7F;
+  EXPECT_THROW(parse_topology(bad_offset), std::invalid_argument);
+  auto bad_stride = buf;
+  bad_stride[14] = 0;  // EU stride 0 for 8 EUs
+  EXPECT_THROW(parse_topology(bad_stride), std::invalid_argument);
+  auto too_many = buf;
+  too_many[2] = 65;  // 65 slices
+  EXPECT_THROW(parse_topology(too_many), std::invalid_argument);
+}
+
+TEST(TopologyTest, DefaultsWithoutAQuery) {
+  const DeviceVariables v = device_variables(*platform_by_name("kblgt3"));
+  EXPECT_EQ(v.eu_cores_total, 48u);
+  EXPECT_EQ(v.slice_mask, 0b11u);
+  EXPECT_EQ(v.subslice_mask, 0b111111u);
+  EXPECT_EQ(v.dual_subslice_mask, 0u);
+  const DeviceVariables tgl = device_variables(*platform_by_name("tglgt2"));
+  EXPECT_EQ(tgl.dual_subslice_mask, 0b111111u);
+  EXPECT_EQ(tgl.eu_dual_subslices_total, 6u);
+}
+
+}  // namespace
+}  // namespace oaprof::oa

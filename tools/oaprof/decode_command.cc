@@ -1,0 +1,228 @@
+// `oaprof decode`: turns a file of raw OA reports, or of i915 perf records, into CSV or JSON rows
+// (one per pair of consecutive reports: raw deltas and every counter of a metric set), so captures
+// from any tool can be read with oaprof's formats and equations.
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "oa/builtin_metric_set.h"
+#include "oa/report_stream.h"
+#include "oa/topology.h"
+#include "tools/oaprof/commands.h"
+#include "tools/oaprof/metric_files.h"
+
+namespace oaprof::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uintmax_t kMaxInputBytes = 1u << 30;
+
+struct DecodeOptions {
+  std::string platform;
+  std::string format = "101";
+  std::string metric_set;
+  std::string metrics_xml;
+  std::string input = "auto";
+  std::string output = "-";
+  bool json = false;
+  std::string file;
+};
+
+std::vector<std::uint8_t> read_input(const std::string& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot read {}: {}", path, ec.message()));
+  if (size > kMaxInputBytes) {
+    throw std::runtime_error(fmt::format("{} is {} bytes; decode reads at most 1 GiB", path, size));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot open {}", path));
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string value_text(const oa::EquationValue& v) {
+  return v.is_float ? fmt::format("{:.6g}", v.f) : fmt::format("{}", v.u);
+}
+
+void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
+               const oa::FormatLayout& layout, const oa::MetricSet* set) {
+  const int a_end = layout.a_first + layout.a_count + layout.a32_count;
+  out << "row,lost,begin_offset,end_offset,reasons,ctx_valid,ctx_id,timestamp,gpu_ticks,"
+         "wraps_corrected,interval_too_long";
+  for (int i = layout.a_first; i < a_end; ++i) out << ",A" << i;
+  for (int i = 0; i < layout.b_count; ++i) out << ",B" << i;
+  for (int i = 0; i < layout.c_count; ++i) out << ",C" << i;
+  if (set != nullptr) {
+    for (const oa::MetricCounter& c : set->counters()) out << ',' << c.symbol;
+  }
+  out << '\n';
+  for (const oa::DecodedRow& r : rows) {
+    if (r.lost) {
+      out << fmt::format("{},{},{},{}\n", r.index, oa::perf_record_type_name(r.lost_type),
+                         r.begin_offset, r.end_offset);
+      continue;
+    }
+    std::string line = fmt::format(
+        "{},,{},{},{},{},{},{},{},{},{}", r.index, r.begin_offset, r.end_offset,
+        oa::report_reason_names(r.end_reasons), r.context_valid ? 1 : 0, r.ctx_id,
+        r.deltas.timestamp, r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
+        r.deltas.wraps_corrected, r.deltas.interval_too_long ? 1 : 0);
+    for (int i = layout.a_first; i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
+    for (int i = 0; i < layout.b_count; ++i) line += fmt::format(",{}", r.deltas.b[i]);
+    for (int i = 0; i < layout.c_count; ++i) line += fmt::format(",{}", r.deltas.c[i]);
+    for (const oa::EquationValue& v : r.metrics) line += "," + value_text(v);
+    out << line << '\n';
+  }
+}
+
+void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
+                const oa::FormatLayout& layout, const oa::MetricSet* set,
+                const oa::Platform& platform) {
+  nlohmann::json doc;
+  doc["platform"] = platform.metrics_file;
+  doc["format"] = layout.name;
+  doc["metric_set"] = set != nullptr ? set->symbol() : "";
+  nlohmann::json counters = nlohmann::json::array();
+  if (set != nullptr) {
+    for (const oa::MetricCounter& c : set->counters()) {
+      counters.push_back({{"symbol", c.symbol}, {"name", c.name}, {"units", c.units}});
+    }
+  }
+  doc["counters"] = counters;
+  const int a_end = layout.a_first + layout.a_count + layout.a32_count;
+  nlohmann::json out_rows = nlohmann::json::array();
+  for (const oa::DecodedRow& r : rows) {
+    nlohmann::json row{{"row", r.index}, {"begin_offset", r.begin_offset},
+                       {"end_offset", r.end_offset}};
+    if (r.lost) {
+      row["lost"] = oa::perf_record_type_name(r.lost_type);
+      out_rows.push_back(row);
+      continue;
+    }
+    row["reasons"] = oa::report_reason_names(r.end_reasons);
+    row["ctx_valid"] = r.context_valid;
+    row["ctx_id"] = r.ctx_id;
+    row["timestamp"] = r.deltas.timestamp;
+    if (r.deltas.has_gpu_ticks) row["gpu_ticks"] = r.deltas.gpu_ticks;
+    row["wraps_corrected"] = r.deltas.wraps_corrected;
+    row["interval_too_long"] = r.deltas.interval_too_long;
+    nlohmann::json raw;
+    for (int i = layout.a_first; i < a_end; ++i) raw[fmt::format("A{}", i)] = r.deltas.a[i];
+    for (int i = 0; i < layout.b_count; ++i) raw[fmt::format("B{}", i)] = r.deltas.b[i];
+    for (int i = 0; i < layout.c_count; ++i) raw[fmt::format("C{}", i)] = r.deltas.c[i];
+    row["deltas"] = raw;
+    if (set != nullptr) {
+      nlohmann::json metrics;
+      for (std::size_t i = 0; i < r.metrics.size(); ++i) {
+        const oa::EquationValue& v = r.metrics[i];
+        if (v.is_float) {
+          metrics[set->counters()[i].symbol] = v.f;
+        } else {
+          metrics[set->counters()[i].symbol] = v.u;
+        }
+      }
+      row["metrics"] = metrics;
+    }
+    out_rows.push_back(row);
+  }
+  doc["rows"] = out_rows;
+  out << doc.dump(2) << '\n';
+}
+
+int run_decode(const DecodeOptions& opt) {
+  oa::Platform platform = oa::simulated_platform();
+  oa::ReportFormat format{};
+  std::unique_ptr<oa::MetricSet> set;
+  std::vector<oa::StreamEntry> entries;
+  try {
+    platform = opt.platform.empty() ? oa::simulated_platform()
+                                    : oa::require_platform_by_name(opt.platform);
+    format = oa::parse_format(opt.format, platform.gen);
+    std::string symbol = opt.metric_set;
+    if (symbol.empty() && opt.metrics_xml.empty() && platform.gen != oa::Generation::kGen7_5 &&
+        platform.gen != oa::Generation::kGen12) {
+      symbol = oa::kBuiltinMetricSetSymbol;
+    }
+    if (!opt.metrics_xml.empty() && symbol.empty()) {
+      throw std::invalid_argument("--metrics-xml needs --metric-set SET (see oaprof metrics list)");
+    }
+    if (!symbol.empty()) {
+      set = std::make_unique<oa::MetricSet>(load_metric_set(platform, symbol, opt.metrics_xml));
+    }
+    const std::vector<std::uint8_t> bytes = read_input(opt.file);
+    const oa::StreamKind kind = opt.input == "auto" ? oa::detect_stream_kind(bytes, format)
+                                                    : oa::parse_stream_kind(opt.input);
+    entries = oa::read_report_stream(bytes, format, kind);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof decode: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof decode: " << e.what() << "\n";
+    return kExitSetup;
+  }
+  oa::DecodeOptions options;
+  options.gen = platform.gen;
+  options.timestamp_hz = platform.timestamp_hz;
+  options.max_interval_ns =
+      oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz);
+  options.metric_set = set.get();
+  options.vars = oa::device_variables(platform);
+  const auto rows = oa::decode_rows(entries, options);
+  const oa::FormatLayout& layout = oa::layout_of(format);
+  std::ofstream file;
+  std::ostream* out = &std::cout;
+  if (opt.output != "-") {
+    file.open(opt.output);
+    if (!file) {
+      std::cerr << fmt::format("oaprof decode: cannot write {}\n", opt.output);
+      return kExitOutput;
+    }
+    out = &file;
+  }
+  if (opt.json) {
+    write_json(*out, rows, layout, set.get(), platform);
+  } else {
+    write_csv(*out, rows, layout, set.get());
+  }
+  out->flush();
+  if (!*out) {
+    std::cerr << fmt::format("oaprof decode: writing {} failed\n", opt.output);
+    return kExitOutput;
+  }
+  return 0;
+}
+
+std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
+  auto opt = std::make_shared<DecodeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "decode", "decode a file of raw OA reports or i915 perf records into CSV or JSON rows of "
+                "deltas and metrics (docs/metrics.md)");
+  sub->add_option("FILE", opt->file, "the capture")->required();
+  sub->add_option("--platform", opt->platform,
+                  "the platform that wrote it, e.g. kblgt2 (default: the simulated kblgt2)");
+  sub->add_option("--format", opt->format,
+                  "report format: select code in binary (101) or decimal (5), or a name")
+      ->capture_default_str();
+  sub->add_option("--metric-set", opt->metric_set,
+                  "metric set symbol (default: Builtin on Gen8-11; see oaprof metrics list)");
+  sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");
+  sub->add_option("--input", opt->input,
+                  "auto, raw (reports back to back) or perf (i915 perf records)")
+      ->capture_default_str();
+  sub->add_option("-o,--output", opt->output, "output file, - for stdout")->capture_default_str();
+  sub->add_flag("--json", opt->json, "write JSON instead of CSV");
+  return {sub, [opt] { return run_decode(*opt); }};
+}
+
+}  // namespace
+
+OAPROF_REGISTER_SUBCOMMAND(decode, add_decode_command);
+
+}  // namespace oaprof::tools

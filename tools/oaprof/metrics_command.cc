@@ -1,0 +1,241 @@
+// `oaprof metrics list|show|import`: which metric sets oaprof can use on a platform, what one of
+// them computes, and importing IGT metric files (validated first) into the user's directory.
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "oa/builtin_metric_set.h"
+#include "oa/topology.h"
+#include "tools/oaprof/commands.h"
+#include "tools/oaprof/metric_files.h"
+
+namespace oaprof::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uintmax_t kMaxMetricFileBytes = 64u << 20;
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+bool has_builtin(const oa::Platform& p) {
+  return p.gen != oa::Generation::kGen7_5 && p.gen != oa::Generation::kGen12;
+}
+
+}  // namespace
+
+oa::MetricSearchEnv metric_search_env() {
+  oa::MetricSearchEnv env;
+  env.metrics_path = env_or_empty("OAPROF_METRICS_PATH");
+  env.xdg_data_home = env_or_empty("XDG_DATA_HOME");
+  env.home = env_or_empty("HOME");
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  // The build tree mirrors the install tree, so <exe>/../share/oaprof/metrics works in both.
+  if (!ec) env.prefix = exe.parent_path().parent_path().string();
+  return env;
+}
+
+oa::MetricFile load_metric_file(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) {
+    throw std::runtime_error(fmt::format("cannot read metric file {}: {}", path.string(),
+                                         ec.message()));
+  }
+  if (size > kMaxMetricFileBytes) {
+    throw std::runtime_error(fmt::format(
+        "metric file {} is {} bytes; IGT files are under 1 MiB and oaprof reads at most {}",
+        path.string(), size, kMaxMetricFileBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot open metric file {}", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return oa::import_metrics_xml(text.str(), path.string());
+}
+
+std::optional<fs::path> find_metric_file(const oa::Platform& platform,
+                                         const std::string& explicit_xml) {
+  if (!explicit_xml.empty()) return fs::path(explicit_xml);
+  if (platform.metrics_file.empty()) return std::nullopt;
+  const std::string name = oa::metric_file_name(platform.metrics_file);
+  for (const fs::path& dir : oa::metric_search_dirs(metric_search_env())) {
+    std::error_code ec;
+    if (fs::is_regular_file(dir / name, ec)) return dir / name;
+  }
+  return std::nullopt;
+}
+
+oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view symbol,
+                              const std::string& explicit_xml) {
+  if (symbol == oa::kBuiltinMetricSetSymbol && explicit_xml.empty()) {
+    return oa::builtin_metric_set(platform);
+  }
+  const auto path = find_metric_file(platform, explicit_xml);
+  if (!path) {
+    std::string dirs;
+    for (const fs::path& d : oa::metric_search_dirs(metric_search_env())) {
+      dirs += (dirs.empty() ? "" : ", ") + d.string();
+    }
+    const std::string wanted = platform.metrics_file.empty()
+                                   ? std::string("IGT has no file for it")
+                                   : oa::metric_file_name(platform.metrics_file);
+    throw std::invalid_argument(fmt::format(
+        "no metric file for {} ({}) in {}; give one with --metrics-xml, import IGT's file with "
+        "`oaprof metrics import`, or use --metric-set {}",
+        platform.codename, wanted, dirs.empty() ? "no directory" : dirs,
+        oa::kBuiltinMetricSetSymbol));
+  }
+  oa::MetricFile file = load_metric_file(*path);
+  for (oa::MetricSet& set : file.sets) {
+    if (set.symbol() == symbol) return std::move(set);
+  }
+  std::string names;
+  for (const oa::MetricSet& set : file.sets) names += (names.empty() ? "" : ", ") + set.symbol();
+  throw std::invalid_argument(fmt::format("metric set '{}' is not in {}; it has: {}", symbol,
+                                          path->string(), names));
+}
+
+namespace {
+
+struct MetricsOptions {
+  std::string platform;
+  std::string metrics_xml;
+  std::string set;
+  std::vector<std::string> files;
+};
+
+void print_set_line(const oa::MetricSet& set) {
+  std::cout << fmt::format("  {:<28} {:>3} counters  {:>4} NOA {:>3} OA {:>2} FLEX  {}\n",
+                           set.symbol(), set.counters().size(),
+                           set.register_count(oa::RegisterConfig::Kind::kNoa),
+                           set.register_count(oa::RegisterConfig::Kind::kBoolean),
+                           set.register_count(oa::RegisterConfig::Kind::kFlex), set.name());
+}
+
+int run_list(const MetricsOptions& opt) {
+  std::vector<oa::Platform> platforms;
+  if (!opt.platform.empty()) {
+    platforms.push_back(oa::require_platform_by_name(opt.platform));
+  } else {
+    for (const std::string_view name : oa::platform_names()) {
+      platforms.push_back(*oa::platform_by_name(name));
+    }
+  }
+  for (const oa::Platform& p : platforms) {
+    std::cout << fmt::format("{} ({} {}, GT{}):\n", p.metrics_file, p.codename,
+                             oa::generation_name(p.gen), p.gt);
+    if (has_builtin(p)) print_set_line(oa::builtin_metric_set(p));
+    const auto path = find_metric_file(p, opt.metrics_xml);
+    if (!path) {
+      std::cout << fmt::format("  (no {} found: `oaprof metrics import` adds it)\n",
+                               oa::metric_file_name(p.metrics_file));
+      continue;
+    }
+    try {
+      const oa::MetricFile file = load_metric_file(*path);
+      std::cout << fmt::format("  from {}:\n", path->string());
+      for (const oa::MetricSet& set : file.sets) print_set_line(set);
+    } catch (const std::exception& e) {
+      std::cout << fmt::format("  ({} cannot be used: {})\n", path->string(), e.what());
+    }
+  }
+  return 0;
+}
+
+int run_show(const MetricsOptions& opt) {
+  const oa::Platform platform = opt.platform.empty() ? oa::simulated_platform()
+                                                     : oa::require_platform_by_name(opt.platform);
+  const oa::MetricSet set = load_metric_set(platform, opt.set, opt.metrics_xml);
+  std::cout << fmt::format("{} — {}\n", set.symbol(), set.name());
+  std::cout << fmt::format("platform: {} ({}); guid: {}\n", platform.metrics_file,
+                           platform.codename, set.guid().empty() ? "-" : set.guid());
+  const oa::DeviceVariables vars = oa::device_variables(platform);
+  for (const auto kind : {oa::RegisterConfig::Kind::kNoa, oa::RegisterConfig::Kind::kBoolean,
+                          oa::RegisterConfig::Kind::kFlex}) {
+    std::cout << fmt::format("{} registers: {} ({} on this platform's default topology)\n",
+                             oa::register_config_kind_name(kind), set.register_count(kind),
+                             set.writes(kind, vars).size());
+  }
+  std::cout << fmt::format("{} counters:\n", set.counters().size());
+  for (const oa::MetricCounter& c : set.counters()) {
+    std::cout << fmt::format("  {:<32} {:<10} {:<7} {}\n", c.symbol, c.units,
+                             oa::data_type_name(c.data_type), c.equation.text());
+    if (c.max_equation) std::cout << fmt::format("  {:<51} max: {}\n", "", c.max_equation->text());
+    if (c.availability) {
+      std::cout << fmt::format("  {:<51} available if: {}\n", "", c.availability->text());
+    }
+  }
+  return 0;
+}
+
+int run_import(const MetricsOptions& opt) {
+  const fs::path dir = oa::user_metrics_dir(metric_search_env());
+  // Validate every file before copying any, so a bad one leaves the directory untouched.
+  std::vector<std::pair<fs::path, std::size_t>> valid;
+  for (const std::string& f : opt.files) {
+    const fs::path path(f);
+    if (path.extension() != ".xml") {
+      throw std::invalid_argument(fmt::format("{} is not an .xml file", f));
+    }
+    valid.emplace_back(path, load_metric_file(path).sets.size());
+  }
+  fs::create_directories(dir);
+  for (const auto& [path, sets] : valid) {
+    const fs::path target = dir / path.filename();
+    fs::copy_file(path, target, fs::copy_options::overwrite_existing);
+    std::cout << fmt::format("imported {} ({} sets) to {}\n", path.string(), sets,
+                             target.string());
+  }
+  return 0;
+}
+
+std::pair<CLI::App*, Action> add_metrics_command(CLI::App& app) {
+  auto opt = std::make_shared<MetricsOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "metrics", "metric sets: list those available, show one, import IGT metric files "
+                 "(docs/metrics.md)");
+  sub->require_subcommand(1);
+  CLI::App* list = sub->add_subcommand("list", "the metric sets of every platform, or of one");
+  list->add_option("--platform", opt->platform, "a platform name such as kblgt2");
+  list->add_option("--metrics-xml", opt->metrics_xml, "read this file instead of searching");
+  CLI::App* show = sub->add_subcommand("show", "a set's counters, units, equations, registers");
+  show->add_option("SET", opt->set, "the set's symbol name, e.g. ComputeBasic or Builtin")
+      ->required();
+  show->add_option("--platform", opt->platform, "platform name (default: the simulated kblgt2)");
+  show->add_option("--metrics-xml", opt->metrics_xml, "read this file instead of searching");
+  CLI::App* import = sub->add_subcommand(
+      "import", "validate IGT oa-*.xml files and copy them into $XDG_DATA_HOME/oaprof/metrics");
+  import->add_option("FILE", opt->files, "oa-<platform>.xml files")->required();
+  return {sub, [opt, list, show, import] {
+            try {
+              if (list->parsed()) return run_list(*opt);
+              if (show->parsed()) return run_show(*opt);
+              if (import->parsed()) return run_import(*opt);
+            } catch (const std::invalid_argument& e) {
+              std::cerr << "oaprof metrics: " << e.what() << "\n";
+              return kExitUsage;
+            } catch (const std::exception& e) {
+              std::cerr << "oaprof metrics: " << e.what() << "\n";
+              return kExitOutput;
+            }
+            return kExitUsage;
+          }};
+}
+
+}  // namespace
+
+OAPROF_REGISTER_SUBCOMMAND(metrics, add_metrics_command);
+
+}  // namespace oaprof::tools
