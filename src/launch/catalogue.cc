@@ -73,36 +73,89 @@ std::string opencl_type(DataType type, int width) {
   return width == 1 ? std::string(base) : fmt::format("{}{}", base, width);
 }
 
-std::optional<KernelSpec> parse_kernel_name(std::string_view name) {
-  for (Op op : kOps) {
-    for (DataType type : kTypes) {
-      if (type == DataType::kInt && op == Op::kMad) continue;
-      for (int width : kWidths) {
-        // "sp" may be spelled out; both spellings name the same kernel.
-        const std::string canonical = canonical_name(op, type, width);
-        const std::string explicit_sp =
-            fmt::format("{}_sp_{}", op_name(op), width_name(width));
-        if (name == canonical || (type == DataType::kSp && name == explicit_sp)) {
-          return KernelSpec{canonical, op, type, width};
+namespace {
+
+struct Entry {
+  KernelSpec spec;
+  std::string description;
+};
+
+std::string compute_description(const KernelSpec& s) {
+  return fmt::format("{} loop on private {}, start value from __global, operand in __constant{}",
+                     op_name(s.op), opencl_type(s.type, s.width),
+                     s.op == Op::kMad ? ", -cl-mad-enable" : "");
+}
+
+// The whole catalogue, built once, in the order --list prints it.
+const std::vector<Entry>& entries() {
+  static const std::vector<Entry> kEntries = [] {
+    std::vector<Entry> out;
+    std::vector<KernelSpec> compute;
+    for (Op op : kOps) {
+      for (DataType type : kTypes) {
+        if (type == DataType::kInt && op == Op::kMad) continue;
+        for (int width : kWidths) {
+          compute.push_back({canonical_name(op, type, width), op, type, width});
         }
       }
     }
+    for (const auto& s : compute) out.push_back({s, compute_description(s)});
+    for (DataType type : {DataType::kSp, DataType::kDp}) {
+      for (int width : kWidths) {
+        KernelSpec s;
+        s.name = type == DataType::kSp ? fmt::format("load_store_{}", width_name(width))
+                                        : fmt::format("load_store_dp_{}", width_name(width));
+        s.type = type;
+        s.width = width;
+        s.kind = Kind::kLoadStore;
+        out.push_back({s, fmt::format("out[i] = in[i] over --size bytes of {} (bytes read + "
+                                      "written per second)",
+                                      opencl_type(type, width))});
+      }
+    }
+    KernelSpec bw;
+    bw.name = "pchase_bw";
+    bw.type = DataType::kInt;
+    bw.kind = Kind::kPchaseBw;
+    out.push_back({bw, "strided pointer chase over --size bytes by every work-item (--stride "
+                       "elements, default 16 = one 64-byte line): bandwidth"});
+    KernelSpec lat = bw;
+    lat.name = "pchase_lat";
+    lat.kind = Kind::kPchaseLat;
+    out.push_back({lat, "strided pointer chase by one work-item over --size bytes: latency per "
+                        "access"});
+    KernelSpec empty;
+    empty.name = "empty";
+    empty.kind = Kind::kEmpty;
+    out.push_back({empty, "get_global_id(0) only: the base cost of a launch"});
+    for (const auto& c : compute) {
+      KernelSpec s = c;
+      s.name = "power_" + c.name;
+      s.power = true;
+      out.push_back({s, fmt::format("{} with an outer loop sized for --power-ms per launch "
+                                    "(equal run time across widths, for energy)",
+                                    c.name)});
+    }
+    return out;
+  }();
+  return kEntries;
+}
+
+}  // namespace
+
+std::optional<KernelSpec> parse_kernel_name(std::string_view name) {
+  // "sp" is the default type and may be spelled out; both spellings name the same kernel.
+  std::string wanted(name);
+  if (const auto pos = wanted.find("_sp_"); pos != std::string::npos) wanted.erase(pos, 3);
+  for (const auto& e : entries()) {
+    if (e.spec.name == wanted) return e.spec;
   }
   return std::nullopt;
 }
 
 std::vector<CatalogueEntry> catalogue() {
   std::vector<CatalogueEntry> out;
-  for (Op op : kOps) {
-    for (DataType type : kTypes) {
-      if (type == DataType::kInt && op == Op::kMad) continue;
-      for (int width : kWidths) {
-        out.push_back({canonical_name(op, type, width), fmt::format("{} loop on {} from __global, operand in __constant{}",
-                                         op_name(op), opencl_type(type, width),
-                                         op == Op::kMad ? ", -cl-mad-enable" : "")});
-      }
-    }
-  }
+  for (const auto& e : entries()) out.push_back({e.spec.name, e.description});
   return out;
 }
 

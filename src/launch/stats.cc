@@ -29,11 +29,26 @@ Stats summarize(std::span<const double> samples) {
 }
 
 bool RepeatRule::more(std::span<const double> samples) const {
-  if (samples.size() >= max_repeats) return false;
-  if (samples.size() < 2) return true;  // no standard error from one sample
-  const Stats s = summarize(samples);
-  if (s.sum < min_total) return true;
-  return s.mean > 0 && s.stderr_ / s.mean > max_rel_stderr;
+  RepeatTracker t(*this);
+  for (double v : samples) t.add(v);
+  return t.more();
+}
+
+void RepeatTracker::add(double sample) {
+  ++count_;
+  sum_ += sample;
+  const double delta = sample - mean_;
+  mean_ += delta / static_cast<double>(count_);
+  m2_ += delta * (sample - mean_);
+}
+
+bool RepeatTracker::more() const {
+  if (count_ >= rule_.max_repeats) return false;
+  if (count_ < 2) return true;  // no standard error from one sample
+  if (sum_ < rule_.min_total) return true;
+  const double n = static_cast<double>(count_);
+  const double stderr_ = std::sqrt(m2_ / (n - 1)) / std::sqrt(n);
+  return mean_ > 0 && stderr_ / mean_ > rule_.max_rel_stderr;
 }
 
 }  // namespace oaprof::launch

@@ -20,8 +20,23 @@ struct RepeatRule {
   std::size_t max_repeats = 1000;
   double max_rel_stderr = 0.02; // standard error / mean below which the estimate is good enough
 
-  // True while another launch is needed.
+  // True while another launch is needed. O(n) per call: for a long run use RepeatTracker.
   bool more(std::span<const double> samples) const;
+};
+
+// The same rule, fed one sample at a time in O(1) (running sums, Welford's update), so a run of
+// many short launches does not spend quadratic time deciding whether to stop.
+class RepeatTracker {
+ public:
+  explicit RepeatTracker(RepeatRule rule) : rule_(rule) {}
+  void add(double sample);
+  bool more() const;
+  std::size_t count() const { return count_; }
+
+ private:
+  RepeatRule rule_;
+  std::size_t count_ = 0;
+  double sum_ = 0, mean_ = 0, m2_ = 0;
 };
 
 }  // namespace oaprof::launch

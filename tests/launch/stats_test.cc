@@ -56,3 +56,21 @@ TEST(RepeatRuleTest, KeepsGoingWhileNoisyAndStopsAtTheCap) {
 
 }  // namespace
 }  // namespace oaprof::launch
+
+namespace oaprof::launch {
+namespace {
+
+TEST(RepeatTrackerTest, AgreesWithTheRuleSampleBySample) {
+  const RepeatRule rule{12.0, 500, 0.05};
+  RepeatTracker t(rule);
+  std::vector<double> v;
+  for (int i = 0; i < 400; ++i) {
+    v.push_back(1.0 + (i % 5) * 0.3 + (i % 3 == 0 ? 2.0 : 0.0));
+    t.add(v.back());
+    EXPECT_EQ(t.more(), rule.more(v)) << i;
+  }
+  EXPECT_EQ(t.count(), 400u);
+}
+
+}  // namespace
+}  // namespace oaprof::launch

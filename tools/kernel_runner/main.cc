@@ -1,7 +1,10 @@
 // kernel_runner: the OpenCL micro-benchmarks of the catalogue, as an ordinary OpenCL program.
 // Under oaprof every launch it makes is measured through the layer.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,9 +12,14 @@
 #include <fmt/format.h>
 
 #include "launch/catalogue.h"
+#include "launch/peaks.h"
+#include "launch/result_writer.h"
 #include "launch/runner.h"
+#include "launch/sweep.h"
 
 namespace {
+
+using namespace oaprof::launch;
 
 constexpr int kExitWrongResult = 1;
 constexpr int kExitUsage = 2;
@@ -27,35 +35,116 @@ double default_min_time_ms() {
   return 50.0;
 }
 
+struct PeakOptions {
+  std::optional<int> eus, subslices;
+  std::optional<double> freq_mhz;
+  std::string sysfs_root = "/sys";
+};
+
+// Platform-table defaults, overridden one by one by the options; `source` says which was used.
+PeakInputs resolve_peak_inputs(const PeakOptions& o, std::string& source) {
+  PeakInputs in;
+  if (const auto platform = detect_intel_platform(o.sysfs_root)) {
+    in = peak_inputs(*platform);
+    source = fmt::format("platform table: {} GT{} ({})", platform->codename, platform->gt,
+                         platform->metrics_file);
+  } else {
+    source = "options (no Intel GPU from the platform table found)";
+  }
+  if (o.eus) in.eus = *o.eus;
+  if (o.subslices) in.subslices = *o.subslices;
+  if (o.freq_mhz) in.freq_mhz = *o.freq_mhz;
+  if (o.eus || o.subslices || o.freq_mhz) source += ", overridden by options";
+  return in;
+}
+
+void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source, bool json) {
+  if (json) {
+    std::cout << fmt::format(
+        "{{\"source\":{},\"eus\":{},\"subslices\":{},\"freq_mhz\":{},\"add_sp_gflops\":{},"
+        "\"mad_sp_gflops\":{},\"add_dp_gflops\":{},\"mad_dp_gflops\":{},\"add_int_gops\":{},"
+        "\"mad_int_gops\":{},\"l3_gbytes_per_s\":{},\"hw_threads\":{}}}\n",
+        json_quote(source), in.eus, in.subslices, in.freq_mhz, p.add_sp_flops / 1e9,
+        p.mad_sp_flops / 1e9, p.add_dp_flops / 1e9, p.mad_dp_flops / 1e9, p.add_int_ops / 1e9,
+        p.mad_int_ops / 1e9, p.l3_bytes_per_s / 1e9, p.hw_threads);
+    return;
+  }
+  std::cout << fmt::format("theoretical peaks: {} EUs, {} subslices, {} MHz ({})\n", in.eus,
+                           in.subslices, in.freq_mhz, source);
+  const auto line = [](const char* what, double v, const char* unit) {
+    std::cout << fmt::format("  {:<10} {:>12.1f} {}\n", what, v, unit);
+  };
+  line("add sp", p.add_sp_flops / 1e9, "GFLOP/s  (EUs x 2 FPUs x 4 lanes x f)");
+  line("mad sp", p.mad_sp_flops / 1e9, "GFLOP/s  (x2 for multiply-add)");
+  line("add dp", p.add_dp_flops / 1e9, "GFLOP/s  (1/4 of sp)");
+  line("mad dp", p.mad_dp_flops / 1e9, "GFLOP/s");
+  line("add int", p.add_int_ops / 1e9, "Gop/s    (as float add)");
+  line("mad int", p.mad_int_ops / 1e9, "Gop/s    (mul+add pairs, as float mad)");
+  line("L3", p.l3_bytes_per_s / 1e9, "GB/s     (64 B/cycle x subslices x f)");
+  std::cout << fmt::format("  {:<10} {:>12} threads  (EUs x 7)\n", "hardware", p.hw_threads);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  using namespace oaprof::launch;
-  CLI::App app{"kernel_runner: OpenCL micro-benchmarks for characterising a GPU's compute roof.\n"
-               "Kernels are named <op>[_<type>]_<width>: op add|sub|mul|div|mad, type sp "
-               "(default)|dp|int, width scalar|vect2|vect4|vect8|vect16 (e.g. mad_vect4).\n"
+  CLI::App app{"kernel_runner: OpenCL micro-benchmarks for characterising a GPU's compute, memory "
+               "and power roofs.\n"
+               "Kernels: <op>[_<type>]_<width> (op add|sub|mul|div|mad, type sp (default)|dp|int, "
+               "width scalar|vect2|vect4|vect8|vect16, e.g. mad_vect4), load_store[_dp]_<width>, "
+               "pchase_bw, pchase_lat, empty, power_<compute kernel>. --list shows them all.\n"
                "Profile it with: oaprof -- kernel_runner mad_vect4",
                "kernel_runner"};
   std::vector<std::string> names;
-  bool list = false;
+  bool list = false, list_devices_flag = false, peaks = false, csv = false, json = false;
+  bool quiet = false, no_warmup = false;
+  std::string size_text, sweep_text, variant_text = "private";
+  PeakOptions peak_opt;
   RunnerOptions opt;
   opt.min_time_ms = default_min_time_ms();
   app.add_option("kernels", names, "kernels to run, in order");
   app.add_flag("--list", list, "print every kernel with a one-line description and exit");
+  app.add_flag("--devices", list_devices_flag, "list OpenCL platforms and devices and exit");
   app.add_option("--platform", opt.platform, "OpenCL platform: index or name substring (default: first)");
   app.add_option("--device", opt.device, "OpenCL device: index or name substring (default: first)");
   app.add_option("--wg", opt.work_groups, "number of work-groups")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--wi", opt.work_items, "work-items per work-group")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--iterations", opt.iterations, "loop iterations per work-item (default 2048 / width)")
+  app.add_option("--iterations", opt.iterations,
+                 "compute: loop iterations per work-item (default 2048 / width); pointer chase: "
+                 "hops per work-item (default: walk the data once)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--size", size_text,
+                 "memory kernels: bytes per buffer, K/M/G suffixes (default 16M)");
+  app.add_option("--stride", opt.stride,
+                 "pointer chase stride in 4-byte elements (16 = one 64-byte line)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--sweep", sweep_text,
+                 "run each kernel over wg=FROM:TO[:STEP], wi=… or size=… (step 1 by default; "
+                 "xN for geometric), one row per step");
+  app.add_option("--variant", variant_text,
+                 "compute kernel form: private (default), loop (result in __global), unrolled "
+                 "(x64), single (one operation)");
+  app.add_option("--power-ms", opt.power_ms, "power_* kernels: target duration of one launch")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--min-time", opt.min_time_ms,
                  "repeat until the summed kernel time reaches this many ms (default 50, or "
-                 "$OAPROF_MIN_TIME_MS as oaprof sets it)")
+                 "$OAPROF_MIN_TIME_MS as oaprof sets it), and until the standard error is below "
+                 "2% of the mean")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--max-repeats", opt.max_repeats, "upper bound on measured launches")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  bool no_warmup = false;
   app.add_flag("--no-warmup", no_warmup, "skip the unmeasured warm-up launch");
+  auto* csv_flag = app.add_flag("--csv", csv, "write CSV instead of a table");
+  app.add_flag("--json", json, "write JSON (every raw sample included) instead of a table")
+      ->excludes(csv_flag);
+  app.add_flag("--quiet", quiet, "no progress bar during sweeps");
+  app.add_flag("--peaks", peaks,
+               "print theoretical peaks (method.md formulas) and exit; defaults from the "
+               "platform table when an Intel GPU is present");
+  app.add_option("--eus", peak_opt.eus, "peaks and sweep marks: usable EUs")->check(CLI::PositiveNumber);
+  app.add_option("--subslices", peak_opt.subslices, "peaks: subslices")->check(CLI::PositiveNumber);
+  app.add_option("--freq-mhz", peak_opt.freq_mhz, "peaks: GPU frequency in MHz")->check(CLI::PositiveNumber);
+  app.add_option("--sysfs-root", peak_opt.sysfs_root, "where to look for the Intel GPU (tests)")
+      ->group("");
   app.footer("Exit status: 0 success (skipped kernels included), 1 wrong result, 2 usage error, "
              "3 OpenCL set-up failure.");
   try {
@@ -64,9 +153,43 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
   opt.warmup = !no_warmup;
+  const OutputFormat format = csv ? OutputFormat::kCsv : json ? OutputFormat::kJson : OutputFormat::kTable;
 
   if (list) {
-    for (const auto& e : catalogue()) std::cout << fmt::format("{:<20} {}\n", e.name, e.description);
+    for (const auto& e : catalogue()) std::cout << fmt::format("{:<22} {}\n", e.name, e.description);
+    return 0;
+  }
+  std::optional<Sweep> sweep;
+  try {
+    if (peaks) {
+      std::string source;
+      const PeakInputs in = resolve_peak_inputs(peak_opt, source);
+      print_peaks(in, compute_peaks(in), source, json);
+      return 0;
+    }
+    if (!size_text.empty()) opt.size_bytes = parse_byte_size(size_text);
+    if (!sweep_text.empty()) sweep = parse_sweep(sweep_text);
+    const auto variant = parse_variant(variant_text);
+    if (!variant) {
+      throw std::invalid_argument(fmt::format(
+          "--variant '{}' is unknown; use private, loop, unrolled or single", variant_text));
+    }
+    opt.variant = *variant;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "kernel_runner: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (list_devices_flag) {
+    try {
+      for (const auto& d : list_devices()) {
+        std::cout << fmt::format("platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}\n",
+                                 d.platform_index, d.platform_name, d.device_index, d.device_name,
+                                 d.compute_units, d.max_clock_mhz, d.fp64 ? "yes" : "no");
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "kernel_runner: " << e.what() << "\n";
+      return kExitOpenCl;
+    }
     return 0;
   }
   if (names.empty()) {
@@ -86,27 +209,49 @@ int main(int argc, char** argv) {
     specs.push_back(*spec);
   }
 
+  // Sweep rows are marked where the launch fills every hardware thread; that needs the EU count.
+  int hw_threads = 0;
+  if (sweep) {
+    std::string source;
+    const PeakInputs in = resolve_peak_inputs(peak_opt, source);
+    if (in.eus > 0) hw_threads = in.eus * 7;
+  }
+
   try {
     Runner runner(opt);
-    std::cout << fmt::format("device: {}\n", runner.device_name());
-    std::cout << fmt::format("{:<18} {:>8} {:>6} {:>6} {:>8} {:>11} {:>11} {:>9} {:>10}\n", "kernel",
-                             "global", "local", "iter", "repeats", "median_us", "mean_us",
-                             "stderr_%", "Gop/s");
+    ResultWriter writer(std::cout, format, runner.device_name());
     for (const auto& spec : specs) {
       try {
-        const RunResult r = runner.run(spec);
-        std::cout << fmt::format("{:<18} {:>8} {:>6} {:>6} {:>8} {:>11.1f} {:>11.1f} {:>9.2f} {:>10.2f}\n",
-                                 spec.name, r.global_size, r.local_size, r.iterations,
-                                 r.stats.count, r.stats.median / 1e3, r.stats.mean / 1e3,
-                                 r.stats.mean > 0 ? 100 * r.stats.stderr_ / r.stats.mean : 0.0,
-                                 r.gops_median());
+        if (!sweep) {
+          writer.row(runner.run(spec));
+          continue;
+        }
+        ProgressBar bar(std::cerr, sweep->values.size(), !quiet && isatty(STDERR_FILENO));
+        for (std::size_t i = 0; i < sweep->values.size(); ++i) {
+          const std::size_t v = sweep->values[i];
+          RunnerOptions& o = runner.options();
+          switch (sweep->param) {
+            case SweepParam::kWorkGroups: o.work_groups = v; break;
+            case SweepParam::kWorkItems: o.work_items = v; break;
+            case SweepParam::kSize: o.size_bytes = v; break;
+          }
+          bar.update(i, fmt::format("{} {}={}", spec.name, sweep_param_name(sweep->param), v));
+          const RunResult r = runner.run(spec);
+          bar.finish();
+          writer.row(r, fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
+        }
       } catch (const Unsupported& e) {
-        std::cout << e.what() << "\n";
+        writer.skipped(spec.name, e.what());
+        if (format == OutputFormat::kCsv) std::cerr << e.what() << "\n";
       }
     }
+    writer.finish();
   } catch (const VerificationError& e) {
     std::cerr << "kernel_runner: " << e.what() << "\n";
     return kExitWrongResult;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "kernel_runner: " << e.what() << "\n";
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "kernel_runner: " << e.what() << "\n";
     return kExitOpenCl;

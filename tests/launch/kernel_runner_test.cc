@@ -1,0 +1,146 @@
+// Runs the kernel_runner executable: the catalogue listing, name suggestions, sweeps (one row per
+// step, marks where the launch fills the hardware threads), peaks and the usage exit code.
+#include <sys/wait.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout only
+};
+
+// Captures stdout, or stderr alone when `want_stderr`.
+Result run(const std::string& args, bool want_stderr = false) {
+  Result r;
+  FILE* p = ::popen(fmt::format("{} {} {}", KERNEL_RUNNER_BIN, args,
+                                want_stderr ? "2>&1 >/dev/null" : "2>/dev/null")
+                        .c_str(),
+                    "r");
+  if (!p) return r;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) r.out += buf;
+  const int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+std::string stderr_of(const std::string& args) {
+  return run(args, true).out;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+constexpr const char* kSmall = "--wi 8 --iterations 8 --min-time 0 --max-repeats 2 --quiet";
+
+TEST(KernelRunnerTest, ListsTheWholeCatalogue) {
+  const Result r = run("--list");
+  EXPECT_EQ(r.status, 0);
+  const auto l = lines(r.out);
+  EXPECT_EQ(l.size(), 153u);
+  EXPECT_THAT(r.out, HasSubstr("\nmad_vect4 "));
+  EXPECT_THAT(r.out, HasSubstr("\npchase_lat "));
+  EXPECT_THAT(r.out, HasSubstr("\npower_add_int_vect16 "));
+}
+
+TEST(KernelRunnerTest, UnknownNamesSuggestTheNearest) {
+  const Result r = run("mad_vec4");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(stderr_of("mad_vec4"), HasSubstr("unknown kernel 'mad_vec4'; did you mean mad_vect4"));
+}
+
+TEST(KernelRunnerTest, BadOptionsAreUsageErrors) {
+  EXPECT_EQ(run("load_store_vect4 --size 12Q").status, 2);
+  EXPECT_EQ(run("mad_vect4 --sweep wg=4:1").status, 2);
+  EXPECT_EQ(run("mad_vect4 --variant fastest").status, 2);
+  EXPECT_THAT(stderr_of("mad_vect4 --variant fastest"), HasSubstr("use private, loop"));
+}
+
+TEST(KernelRunnerTest, AWorkGroupSweepHasOneRowPerStep) {
+  const Result r = run(fmt::format("mad_scalar {} --sweep wg=1:5 --csv", kSmall));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto l = lines(r.out);
+  ASSERT_EQ(l.size(), 6u) << r.out;  // header + 5 steps
+  for (std::size_t step = 1; step <= 5; ++step) {
+    EXPECT_EQ(l[step].rfind(fmt::format("mad_scalar,private,", step), 0), 0u) << l[step];
+    EXPECT_THAT(l[step], HasSubstr(fmt::format(",{},8,8,", step * 8))) << l[step];
+  }
+}
+
+TEST(KernelRunnerTest, SweepsMarkWhereTheHardwareThreadsAreFilled) {
+  // 2 EUs × 7 = 14 threads; 32 work-items a thread: 14 and 28 groups fill them.
+  const Result r = run(fmt::format("empty --wi 32 --min-time 0 --max-repeats 1 --quiet "
+                                   "--sweep wg=13:15 --eus 2 --sysfs-root /nonexistent"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto l = lines(r.out);
+  ASSERT_EQ(l.size(), 5u) << r.out;  // device line, header, 3 rows
+  EXPECT_NE(l[2].back(), '*');
+  EXPECT_EQ(l[3].back(), '*') << l[3];
+  EXPECT_NE(l[4].back(), '*');
+}
+
+TEST(KernelRunnerTest, SizeAndWorkItemSweeps) {
+  const Result sizes = run(fmt::format("load_store_vect4 {} --sweep size=1K:8K:x2 --json", kSmall));
+  ASSERT_EQ(sizes.status, 0) << sizes.out;
+  const auto j = nlohmann::json::parse(sizes.out);
+  ASSERT_EQ(j["results"].size(), 4u);
+  EXPECT_EQ(j["results"][3]["size_bytes"], 8192);
+  EXPECT_EQ(j["results"][0]["unit"], "GB/s");
+  const Result wi = run("add_int_scalar --iterations 4 --min-time 0 --max-repeats 1 --quiet "
+                        "--wg 2 --sweep wi=1:7 --csv");
+  ASSERT_EQ(wi.status, 0) << wi.out;
+  EXPECT_EQ(lines(wi.out).size(), 8u);
+}
+
+TEST(KernelRunnerTest, PeaksFromOptions) {
+  const Result r = run("--peaks --eus 24 --subslices 3 --freq-mhz 1150 --json "
+                       "--sysfs-root /nonexistent");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["add_sp_gflops"].get<double>(), 220.8, 1e-6);
+  EXPECT_NEAR(j["mad_sp_gflops"].get<double>(), 441.6, 1e-6);
+  EXPECT_NEAR(j["mad_dp_gflops"].get<double>(), 110.4, 1e-6);
+  EXPECT_NEAR(j["l3_gbytes_per_s"].get<double>(), 220.8, 1e-6);
+  EXPECT_EQ(j["hw_threads"], 168);
+}
+
+TEST(KernelRunnerTest, PeaksFromThePlatformTable) {
+  const fs::path root = fs::temp_directory_path() / "oaprof_kernel_runner_sysfs";
+  fs::remove_all(root);
+  const fs::path d = root / "bus/pci/devices/0000:00:02.0";
+  fs::create_directories(d);
+  std::ofstream(d / "vendor") << "0x8086\n";
+  std::ofstream(d / "class") << "0x030000\n";
+  std::ofstream(d / "device") << "0x5926\n";  // KBL GT3: 48 EUs
+  const Result r = run(fmt::format("--peaks --sysfs-root {}", root.string()));
+  fs::remove_all(root);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("48 EUs, 6 subslices"));
+  EXPECT_THAT(r.out, HasSubstr("platform table: KBL GT3"));
+  EXPECT_THAT(r.out, HasSubstr("336 threads"));
+  // Nothing to go on: a usage error that says what to give.
+  EXPECT_EQ(run("--peaks --sysfs-root /nonexistent").status, 2);
+  EXPECT_THAT(stderr_of("--peaks --sysfs-root /nonexistent"), HasSubstr("give all three"));
+}
+
+}  // namespace
