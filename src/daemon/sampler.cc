@@ -33,7 +33,7 @@ Sampler::~Sampler() { stop(); }
 
 void Sampler::start() {
   std::lock_guard lock(mu_);
-  last_ = session_.sample();
+  last_ = session_.sample(&row_energy_);
   reads_ = 1;
   row_start_ns_ = monotonic_ns();
   running_ = true;
@@ -49,7 +49,6 @@ void Sampler::stop() {
   cv_.notify_all();
   thread_.join();
   std::lock_guard lock(mu_);
-  read_and_fold();
   emit_row();
   running_ = false;
 }
@@ -63,12 +62,13 @@ void Sampler::loop() {
   while (!stopping_) {
     const auto wake = timeline ? std::min(next_read, next_row) : next_read;
     if (cv_.wait_until(lock, wake, [this] { return stopping_; })) break;
-    read_and_fold();
     const auto now = std::chrono::steady_clock::now();
     next_read = now + options_.read_period;
     if (timeline && now >= next_row) {
       emit_row();
       next_row += row_interval;
+    } else {
+      read_and_fold();
     }
   }
 }
@@ -81,12 +81,21 @@ void Sampler::read_and_fold() {
 }
 
 void Sampler::emit_row() {
+  // The row ends with a snapshot of its own, read together with the energy; the next row starts
+  // from both.
+  std::optional<power::EnergyReading> end;
+  const oa::Report now = session_.sample(&end);
+  ++reads_;
+  add_deltas(total_, oa::compute_deltas(*last_, now));
+  last_ = now;
   oa::LaunchRecord r;
   r.pid = options_.pid;
   r.launch.kernel_name = options_.label;
   r.launch.api_ns = row_start_ns_;
   r.deltas = total_;
-  session_.emit(std::move(r));
+  const bool energy = row_energy_ && end;
+  session_.emit(std::move(r), energy ? &*row_energy_ : nullptr, energy ? &*end : nullptr);
+  row_energy_ = end;
   total_ = oa::CounterDeltas{};
   row_start_ns_ = monotonic_ns();
 }

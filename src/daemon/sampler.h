@@ -50,6 +50,7 @@ class Sampler {
   bool stopping_ = false;
   bool running_ = false;
   std::optional<oa::Report> last_;
+  std::optional<power::EnergyReading> row_energy_;  // at the start of the current row
   oa::CounterDeltas total_;
   std::uint64_t row_start_ns_ = 0;
   std::uint64_t reads_ = 0;

@@ -30,25 +30,51 @@ void Session::stop() {
 void Session::stop_locked() {
   if (!started_) return;
   started_ = false;
-  if (running_client_) source_.kernel_running(false);
+  if (running_client_) busy_locked(false);
   source_.stop();
 }
 
-oa::Report Session::sample() {
+void Session::set_energy_source(power::EnergySource* energy) {
+  std::lock_guard lock(mu_);
+  energy_ = energy;
+}
+
+void Session::set_busy_listener(std::function<void(bool)> listener) {
+  std::lock_guard lock(mu_);
+  busy_listener_ = std::move(listener);
+}
+
+std::optional<power::EnergyReading> Session::read_energy_locked() {
+  if (energy_ == nullptr) return std::nullopt;
+  try {
+    return energy_->read();
+  } catch (const std::exception&) {
+    return std::nullopt;  // the row then says its energy is missing; counters still count
+  }
+}
+
+void Session::busy_locked(bool busy) {
+  source_.kernel_running(busy);
+  if (busy_listener_) busy_listener_(busy);
+}
+
+oa::Report Session::sample(std::optional<power::EnergyReading>* energy) {
   std::lock_guard lock(mu_);
   if (!started_) throw std::runtime_error("the session is not started");
+  if (energy) *energy = read_energy_locked();
   return oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
 }
 
-void Session::emit(oa::LaunchRecord record) {
+void Session::emit(oa::LaunchRecord record, const power::EnergyReading* begin,
+                   const power::EnergyReading* end) {
   std::lock_guard lock(mu_);
   record.index = next_index_++;
-  sink_(record);
+  sink_(record, begin, end);
 }
 
 void Session::set_busy(bool busy) {
   std::lock_guard lock(mu_);
-  if (started_) source_.kernel_running(busy);
+  if (started_) busy_locked(busy);
 }
 
 std::uint64_t Session::launches_recorded() const {
@@ -77,8 +103,9 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
   if (!started_) return Error{ErrorCode::kDeviceError, "the session is not started"};
   Pending& p = pending_[{client_id, s.launch_id}];
   if (s.phase == oa::wire::Phase::kBefore) {
+    p.energy_before = read_energy_locked();
     p.before = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
-    source_.kernel_running(true);
+    busy_locked(true);
     running_client_ = client_id;
   } else {
     if (!p.before) {
@@ -86,9 +113,10 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
       return Error{ErrorCode::kUnknownLaunch,
                    fmt::format("launch {} has no 'before' snapshot", s.launch_id)};
     }
-    source_.kernel_running(false);
+    busy_locked(false);
     running_client_.reset();
     p.after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    p.energy_after = read_energy_locked();
   }
   return oa::wire::Ok{};
 }
@@ -107,8 +135,10 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   record.launch = l;
   record.deltas = oa::compute_deltas(*it->second.before, *it->second.after);
   if (!l.profiled) record.flags.emplace_back("no_profiling");
+  const Pending p = std::move(it->second);
   pending_.erase(it);
-  sink_(record);
+  const bool energy = p.energy_before && p.energy_after;
+  sink_(record, energy ? &*p.energy_before : nullptr, energy ? &*p.energy_after : nullptr);
   return oa::wire::Ok{};
 }
 
@@ -123,7 +153,7 @@ void Session::client_gone(std::uint64_t client_id) {
     }
   }
   if (running_client_ == client_id) {
-    source_.kernel_running(false);
+    busy_locked(false);
     running_client_.reset();
   }
 }

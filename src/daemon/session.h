@@ -15,12 +15,15 @@
 #include "oa/launch_record.h"
 #include "oa/report.h"
 #include "oa/wire.h"
+#include "power/energy_source.h"
 
 namespace oaprof::daemon {
 
 class Session {
  public:
-  using Sink = std::function<void(const oa::LaunchRecord&)>;
+  // The energy readings bracket the row's window when an energy source is set, else are null.
+  using Sink = std::function<void(const oa::LaunchRecord&, const power::EnergyReading* begin,
+                                  const power::EnergyReading* end)>;
 
   Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink);
   ~Session();
@@ -37,11 +40,19 @@ class Session {
   void client_gone(std::uint64_t client_id);
   void stop();
 
-  // A snapshot outside any launch, for samplers (app mode, system-wide).
-  oa::Report sample();
+  // Energy is read next to every snapshot when a source is set (it must outlive the session).
+  void set_energy_source(power::EnergySource* energy);
+  // Told when the GPU starts and stops being busy with a measured kernel: the simulated RAPL
+  // tree follows the simulated GPU through it.
+  void set_busy_listener(std::function<void(bool)> listener);
+
+  // A snapshot outside any launch, for samplers (app mode, system-wide), with the energy read
+  // beside it when there is a source.
+  oa::Report sample(std::optional<power::EnergyReading>* energy = nullptr);
   // Hands a row that did not come from a client launch (an interval, the whole application) to
   // the sink, numbered in sequence with the launches.
-  void emit(oa::LaunchRecord record);
+  void emit(oa::LaunchRecord record, const power::EnergyReading* begin = nullptr,
+            const power::EnergyReading* end = nullptr);
   // Workload signal for the simulator when no launches bracket the work (app mode).
   void set_busy(bool busy);
 
@@ -52,7 +63,11 @@ class Session {
   struct Pending {
     std::optional<oa::Report> before;
     std::optional<oa::Report> after;
+    std::optional<power::EnergyReading> energy_before;
+    std::optional<power::EnergyReading> energy_after;
   };
+  std::optional<power::EnergyReading> read_energy_locked();
+  void busy_locked(bool busy);
   oa::wire::Body snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s);
   oa::wire::Body launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l);
   void stop_locked();
@@ -61,6 +76,8 @@ class Session {
   gpu::CounterSource& source_;
   oa::ReportFormat format_;
   Sink sink_;
+  power::EnergySource* energy_ = nullptr;
+  std::function<void(bool)> busy_listener_;
   bool started_ = false;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Pending> pending_;  // (client, launch id)
   std::optional<std::uint64_t> running_client_;

@@ -44,9 +44,9 @@ class CsvReporter final : public Reporter {
     out_.flush();
   }
 
-  void add(const oa::LaunchRecord& r) override {
+  void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
     std::string line;
-    for (const auto& f : launch_fields(r, info_)) {
+    for (const auto& f : launch_fields(r, energy, info_)) {
       if (!line.empty()) line += ',';
       line += cell(f);
     }

@@ -50,9 +50,10 @@ class JsonReporter final : public Reporter {
     write_tail();
   }
 
-  void add(const oa::LaunchRecord& r) override {
+  void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
     json row = json::object();
-    for (const auto& f : launch_fields(r, info_)) row[f.name] = value(f);
+    for (const auto& f : launch_fields(r, energy, info_)) row[f.name] = value(f);
+    row["energy"] = power::to_json(energy.window);  // every figure, each labelled
     seek_to_tail();
     out_ << (rows_++ ? ",\n  " : "\n  ") << row.dump();
     write_tail();

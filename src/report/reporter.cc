@@ -27,8 +27,8 @@ class TeeReporter final : public Reporter {
   void begin(const RunInfo& info) override {
     for (auto& r : reporters_) r->begin(info);
   }
-  void add(const oa::LaunchRecord& record) override {
-    for (auto& r : reporters_) r->add(record);
+  void add(const oa::LaunchRecord& record, const RowEnergy& energy) override {
+    for (auto& r : reporters_) r->add(record, energy);
   }
   void end() override {
     for (auto& r : reporters_) r->end();

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "oa/launch_record.h"
+#include "power/energy_source.h"
+#include "power/energy_window.h"
 
 namespace oaprof::report {
 
@@ -28,13 +30,23 @@ struct RunInfo {
   int eus = 0;
   double timestamp_hz = 0;
   std::vector<std::string> command;
+  // How energy windows are judged: --min-window, --igpu-power, the idle baseline.
+  power::WindowOptions energy_options;
+};
+
+// The energy of a row's own window (possibly unavailable, with the reason), and the readings
+// that bracket it, for reporters that join consecutive windows (the table's per-kernel window).
+struct RowEnergy {
+  power::EnergyWindow window;
+  std::optional<power::EnergyReading> begin;
+  std::optional<power::EnergyReading> end;
 };
 
 class Reporter {
  public:
   virtual ~Reporter() = default;
   virtual void begin(const RunInfo& info) = 0;
-  virtual void add(const oa::LaunchRecord& record) = 0;
+  virtual void add(const oa::LaunchRecord& record, const RowEnergy& energy) = 0;
   virtual void end() = 0;
 };
 

@@ -6,7 +6,8 @@
 
 namespace oaprof::report {
 
-std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RunInfo& info) {
+std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& energy,
+                                 const RunInfo& info) {
   const auto& l = r.launch;
   std::vector<Field> f;
   f.reserve(80);
@@ -33,16 +34,33 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RunInfo& info)
   }
   for (int i = 0; i < oa::kNumB; ++i) f.push_back({fmt::format("B{}", i), r.deltas.b[i]});
   for (int i = 0; i < oa::kNumC; ++i) f.push_back({fmt::format("C{}", i), r.deltas.c[i]});
+  // Energy of this row's own window: empty cells, with the reason in the flags, when it could not
+  // be measured; never zeros presented as measurements.
+  const power::EnergyWindow& w = energy.window;
+  const bool measured = w.measured();
+  auto opt = [&](std::optional<double> v) { return measured && v ? FieldValue{*v} : FieldValue{}; };
+  f.push_back({"window_ns", w.duration_ns ? FieldValue{w.duration_ns} : FieldValue{}});
+  for (power::Domain d : power::kAllDomains) {
+    auto it = w.energy_uj.find(d);
+    f.push_back({fmt::format("{}_energy_uj", power::domain_name(d)),
+                 measured && it != w.energy_uj.end() ? FieldValue{it->second} : FieldValue{}});
+  }
+  f.push_back({"igpu_power_w", opt(w.igpu_w()), 3});
+  f.push_back({"igpu_dynamic_power_w", opt(w.igpu_dynamic_w()), 3});
+  f.push_back({"igpu_formula", std::string(power::formula_name(w.formula))});
   f.push_back({"device", info.device});
   std::string flags;
   for (const auto& flag : r.flags) flags += (flags.empty() ? "" : ";") + flag;
+  for (const auto& flag : w.flags()) flags += (flags.empty() ? "" : ";") + flag;
   f.push_back({"flags", flags});
   return f;
 }
 
 std::vector<std::string> launch_field_names() {
   std::vector<std::string> names;
-  for (const auto& f : launch_fields(oa::LaunchRecord{}, RunInfo{})) names.push_back(f.name);
+  for (const auto& f : launch_fields(oa::LaunchRecord{}, RowEnergy{}, RunInfo{})) {
+    names.push_back(f.name);
+  }
   return names;
 }
 

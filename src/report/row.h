@@ -21,7 +21,8 @@ struct Field {
   int decimals = 0;  // for doubles in text formats
 };
 
-std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RunInfo& info);
+std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RowEnergy& energy,
+                                 const RunInfo& info);
 
 // The column names, the same for every row.
 std::vector<std::string> launch_field_names();

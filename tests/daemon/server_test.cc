@@ -56,7 +56,7 @@ class ServerTest : public ::testing::Test {
   testing::SimFixture sim_;
   std::atomic<int> rows_{0};
   Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                   [this](const oa::LaunchRecord&) { rows_++; }};
+                   [this](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) { rows_++; }};
   std::unique_ptr<Server> server_;
 };
 
@@ -117,7 +117,7 @@ TEST_F(ServerTest, AClientThatDiesMidLaunchIsCleanedUp) {
 
 TEST(ServerSetupTest, AnExistingPathIsAClearError) {
   testing::SimFixture sim;
-  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&) {});
+  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
   try {
     Server server("/proc/version", s, {});
     FAIL();

@@ -28,7 +28,14 @@ class SessionTest : public ::testing::Test {
   testing::SimFixture sim_;
   std::vector<oa::LaunchRecord> rows_;
   Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                   [this](const oa::LaunchRecord& r) { rows_.push_back(r); }};
+                   [this](const oa::LaunchRecord& r, const power::EnergyReading* begin,
+                          const power::EnergyReading* end) {
+                     rows_.push_back(r);
+                     energy_.emplace_back(begin ? std::optional(*begin) : std::nullopt,
+                                          end ? std::optional(*end) : std::nullopt);
+                   }};
+  std::vector<std::pair<std::optional<power::EnergyReading>, std::optional<power::EnergyReading>>>
+      energy_;
 };
 
 TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
@@ -45,6 +52,48 @@ TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
   EXPECT_EQ(rows_[0].deltas.a[0], 2'300'000u);
   EXPECT_EQ(rows_[0].deltas.timestamp, 24'000u);
   EXPECT_TRUE(rows_[0].flags.empty());
+}
+
+TEST_F(SessionTest, EnergyIsReadBesideTheSnapshotsAndFollowsTheBusySignal) {
+  // A fake energy source on the same virtual clock: 1 µJ per ns busy, nothing idle.
+  class FakeEnergy final : public power::EnergySource {
+   public:
+    explicit FakeEnergy(mmio::ManualClock& clock) : clock_(clock) {}
+    std::string_view name() const override { return "fake"; }
+    std::vector<power::Domain> domains() const override { return {power::Domain::kPackage}; }
+    power::EnergyReading read() override {
+      power::EnergyReading r;
+      r.time_ns = clock_.now_ns() + 1;
+      r.energy_uj[power::Domain::kPackage] = busy_uj_;
+      return r;
+    }
+    mmio::ManualClock& clock_;
+    std::uint64_t busy_uj_ = 0;
+  } energy(*sim_.clock);
+  std::vector<bool> busy_calls;
+  session_.set_energy_source(&energy);
+  session_.set_busy_listener([&](bool b) { busy_calls.push_back(b); });
+  session_.start();
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  sim_.clock->advance_ns(1000);
+  energy.busy_uj_ = 1000;
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  session_.handle(1, 1, launch_record(0));
+  ASSERT_EQ(energy_.size(), 1u);
+  ASSERT_TRUE(energy_[0].first && energy_[0].second);
+  EXPECT_EQ(energy_[0].second->energy_uj.at(power::Domain::kPackage) -
+                energy_[0].first->energy_uj.at(power::Domain::kPackage),
+            1000u);
+  EXPECT_EQ(busy_calls, (std::vector<bool>{true, false}));
+}
+
+TEST_F(SessionTest, WithoutAnEnergySourceRowsHaveNoReadings) {
+  session_.start();
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  session_.handle(1, 1, launch_record(0));
+  ASSERT_EQ(energy_.size(), 1u);
+  EXPECT_FALSE(energy_[0].first.has_value());
 }
 
 TEST_F(SessionTest, LaunchWithoutSnapshotsIsAnErrorAndCountsAsDropped) {
@@ -84,7 +133,7 @@ TEST(SessionLifetimeTest, DestructorRestoresWhenStopWasNeverCalled) {
   testing::SimFixture sim;
   sim.device.mmio->write32(mmio::reg::kOaControl, 0);
   {
-    Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&) {});
+    Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
     s.start();
   }
   EXPECT_EQ(sim.device.mmio->read32(mmio::reg::kOaControl), 0u);

@@ -38,6 +38,12 @@ std::vector<std::string> split(const std::string& line) {
   return out;
 }
 
+RowEnergy no_energy() {
+  RowEnergy e;
+  e.window = power::unavailable_energy_window("no RAPL in this test");
+  return e;
+}
+
 RunInfo info() {
   RunInfo i;
   i.device = "simulated";
@@ -86,14 +92,14 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
     EXPECT_THAT(cols, ::testing::Contains(c));
   }
   EXPECT_EQ(cols.size(), launch_field_names().size());
-  EXPECT_EQ(cols.size(), 16u + 36 + 8 + 8 + 2);
+  EXPECT_EQ(cols.size(), 16u + 36 + 8 + 8 + 9 + 2);
 }
 
 TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
   std::ostringstream out;
   auto rep = make_csv_reporter(out);
   rep->begin(info());
-  rep->add(record());
+  rep->add(record(), no_energy());
   std::istringstream in(out.str());
   std::string header, row;
   std::getline(in, header);
@@ -121,7 +127,40 @@ TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
   EXPECT_EQ(col("B7"), "8");
   EXPECT_EQ(col("C0"), "9");
   EXPECT_EQ(col("device"), "simulated");
-  EXPECT_EQ(col("flags"), "no_profiling;x");
+  EXPECT_EQ(col("flags"), "no_profiling;x;no-energy");
+  EXPECT_EQ(col("igpu_power_w"), "");  // not measured: empty, never 0
+  EXPECT_EQ(col("package_energy_uj"), "");
+}
+
+TEST(CsvReporterTest, EnergyColumnsCarryTheWindowsFigures) {
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  RunInfo i = info();
+  rep->begin(i);
+  power::EnergyReading b, e;
+  b.time_ns = 0;
+  e.time_ns = 100'000'000;  // 100 ms
+  b.energy_uj = {{power::Domain::kPackage, 0}, {power::Domain::kCores, 0}, {power::Domain::kUncore, 0}};
+  e.energy_uj = {{power::Domain::kPackage, 1'000'000}, {power::Domain::kCores, 300'000},
+                 {power::Domain::kUncore, 500'000}};
+  RowEnergy energy;
+  energy.window = power::make_energy_window(b, e, i.energy_options);
+  rep->add(record(), energy);
+  std::istringstream in(out.str());
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  const auto h = split(header);
+  const auto v = split(row);
+  auto col = [&](const std::string& name) {
+    return v[std::find(h.begin(), h.end(), name) - h.begin()];
+  };
+  EXPECT_EQ(col("window_ns"), "100000000");
+  EXPECT_EQ(col("package_energy_uj"), "1000000");
+  EXPECT_EQ(col("igpu_power_w"), "7.000");  // (1 J − 0.3 J − 0 J DRAM) / 0.1 s
+  EXPECT_EQ(col("igpu_formula"), "pkg-pp0-dram");
+  EXPECT_EQ(col("dram_energy_uj"), "");
+  EXPECT_EQ(col("flags"), "no_profiling;x;no-dram-plane");
 }
 
 TEST(CsvReporterTest, UnprofiledLaunchesLeaveKernelTimeEmpty) {
@@ -131,7 +170,7 @@ TEST(CsvReporterTest, UnprofiledLaunchesLeaveKernelTimeEmpty) {
   auto r = record();
   r.launch.profiled = false;
   r.launch.local = {0, 0, 0};
-  rep->add(r);
+  rep->add(r, no_energy());
   std::istringstream in(out.str());
   std::string header, row;
   std::getline(in, header);
@@ -164,7 +203,7 @@ TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
     auto r = record();
     r.index = static_cast<std::uint64_t>(n);
     if (n == 2) r.launch.profiled = false;
-    rep->add(r);
+    rep->add(r, no_energy());
     const auto doc = nlohmann::json::parse(out.str());  // throws if the document is not valid
     ASSERT_EQ(doc["launches"].size(), static_cast<std::size_t>(n));
     const auto& row = doc["launches"].back();
@@ -183,7 +222,7 @@ TEST(TeeReporterTest, EveryReporterSeesEveryCall) {
   both.push_back(make_csv_reporter(b));
   auto tee = make_tee_reporter(std::move(both));
   tee->begin(info());
-  tee->add(record());
+  tee->add(record(), no_energy());
   tee->end();
   const std::string text = a.str();
   EXPECT_EQ(text, b.str());
@@ -196,8 +235,8 @@ TEST(TableReporterTest, SummarisesPerKernelWithUnitsAndTheDevice) {
   rep->begin(info());
   auto r = record();
   r.launch.kernel_name = "mad_vect4";
-  rep->add(r);
-  rep->add(r);
+  rep->add(r, no_energy());
+  rep->add(r, no_energy());
   rep->end();
   EXPECT_THAT(out.str(), HasSubstr("device: simulated"));
   EXPECT_THAT(out.str(), HasSubstr("kernel_us"));

@@ -33,6 +33,10 @@
 #include "launch/launch_filter.h"
 #include "launch/loader.h"
 #include "oa/report_format.h"
+#include "power/energy_registry.h"
+#include "power/energy_sampler.h"
+#include "power/idle_baseline.h"
+#include "power/sim_power.h"
 #include "report/reporter.h"
 #include "tools/oaprof/commands.h"
 
@@ -103,6 +107,10 @@ struct ProfileOptions {
   bool system_wide = false;
   std::string duration;
   std::string interval;
+  std::string energy = "auto";
+  std::string igpu_power = "pkg-pp0-dram";
+  std::string idle_baseline = "250ms";
+  std::string sysfs_root = "/sys";
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -208,6 +216,25 @@ Action add_profile_options(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "layer", "preload"}))
       ->capture_default_str();
 
+  auto* energy = app.add_option_group("Energy", "RAPL energy and iGPU power");
+  std::string energy_help = "energy backend: auto (sim on the simulated device, else the first of";
+  for (const auto& b : power::energy_backends()) {
+    if (b.automatic) energy_help += " " + std::string(b.name);
+  }
+  energy_help += " that works), or one of:";
+  for (const auto& b : power::energy_backends()) energy_help += " " + std::string(b.name);
+  energy->add_option("--energy", opt->energy, energy_help)->capture_default_str();
+  energy->add_option("--igpu-power", opt->igpu_power,
+                     "headline iGPU power formula: pkg-pp0-dram (P_PKG - P_PP0 - P_DRAM, DRAM 0 "
+                     "where the part has none), pp1, pkg-pp0; JSON carries all of them")
+      ->capture_default_str();
+  energy->add_option("--idle-baseline", opt->idle_baseline,
+                     "measure idle power this long before the run (DURATION or off), to report "
+                     "dynamic power = total - idle")
+      ->capture_default_str();
+  energy->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is (for tests)")
+      ->capture_default_str();
+
   auto* out = app.add_option_group("Output");
   out->add_option("-o,--csv", opt->csv_path,
                   "CSV file, one row per launch, written as the run goes (default: "
@@ -249,6 +276,8 @@ int run_profile(const ProfileOptions& options) {
       }
     }
     filter = launch::LaunchFilter(options.kernel_name, options.launch_skip, options.launch_count);
+    (void)power::parse_igpu_formula(options.igpu_power);
+    (void)power::parse_idle_baseline(options.idle_baseline);
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     return kExitUsage;
@@ -279,6 +308,28 @@ int run_profile(const ProfileOptions& options) {
     return kExitSetup;
   }
 
+  // Energy: a missing source is not fatal; rows then carry the reason instead of figures.
+  std::unique_ptr<power::EnergySource> energy;
+  std::string energy_reason;
+  power::SimEnergySource* sim_energy = nullptr;
+  try {
+    power::EnergyRoots roots;
+    roots.sysfs = options.sysfs_root;
+    const std::string name =
+        options.energy == "auto" && device.simulated() ? std::string("sim") : options.energy;
+    power::EnergyChoice choice = power::choose_energy_source(name, roots);
+    energy_reason = choice.reason;
+    if (choice.source) {
+      sim_energy = dynamic_cast<power::SimEnergySource*>(choice.source.get());
+      // Read often enough in the background that no RAPL counter wraps twice unseen.
+      energy = std::make_unique<power::EnergySampler>(std::move(choice.source));
+    }
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (!energy && !options.quiet) std::cerr << "oaprof: no energy figures: " << energy_reason << "\n";
+
   Outputs out;
   if (int rc = open_outputs(options, csv_path, creds, out); rc != 0) return rc;
   report::RunInfo info;
@@ -292,13 +343,49 @@ int run_profile(const ProfileOptions& options) {
   info.eus = device.platform.eus;
   info.timestamp_hz = device.platform.timestamp_hz;
   info.command = command;
+  info.energy_backend = energy ? std::string(energy->name()) : std::string();
+  info.energy_options.min_window_ns = static_cast<std::uint64_t>(min_window.count()) * 1'000'000;
+  info.energy_options.formula = power::parse_igpu_formula(options.igpu_power);
+  if (energy) {
+    if (const auto idle_ns = power::parse_idle_baseline(options.idle_baseline)) {
+      if (!options.quiet) {
+        std::cerr << fmt::format("oaprof: measuring idle power for {} ms\n", *idle_ns / 1'000'000);
+      }
+      try {
+        info.energy_options.idle = power::measure_idle_baseline(*energy, *idle_ns);
+      } catch (const std::exception& e) {
+        std::cerr << "oaprof: no idle baseline: " << e.what() << "\n";
+      }
+    }
+  }
   out.files->begin(info);
   out.table->begin(info);
-  daemon::Session session(*source, format, [&](const oa::LaunchRecord& r) {
-    out.files->add(r);
-    out.table->add(r);
-    out.rows.fetch_add(1, std::memory_order_relaxed);
-  });
+  daemon::Session session(*source, format,
+                          [&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
+                              const power::EnergyReading* end) {
+                            report::RowEnergy e;
+                            if (begin && end) {
+                              power::WindowOptions wo = info.energy_options;
+                              wo.busy_ns = static_cast<std::uint64_t>(
+                                  oa::gpu_time_ns(r.deltas, info.timestamp_hz));
+                              wo.gpu_freq_mhz = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
+                              e.window = power::make_energy_window(*begin, *end, wo);
+                              e.begin = *begin;
+                              e.end = *end;
+                            } else {
+                              e.window = power::unavailable_energy_window(
+                                  energy ? "the energy could not be read for this window"
+                                         : energy_reason);
+                            }
+                            out.files->add(r, e);
+                            out.table->add(r, e);
+                            out.rows.fetch_add(1, std::memory_order_relaxed);
+                          });
+  session.set_energy_source(energy.get());
+  if (sim_energy != nullptr) {
+    // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
+    session.set_busy_listener([sim_energy](bool busy) { sim_energy->simulator().set_gpu_active(busy); });
+  }
   try {
     session.start();
   } catch (const std::exception& e) {
