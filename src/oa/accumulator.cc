@@ -1,13 +1,21 @@
 #include "oa/accumulator.h"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace oaprof::oa {
 
 Accumulator::Accumulator(double timestamp_hz, double max_interval_ns)
     : timestamp_hz_(timestamp_hz),
       max_interval_ns_(max_interval_ns),
-      max_interval_ticks_(max_interval_ns * timestamp_hz / 1e9) {}
+      max_interval_ticks_(max_interval_ns * timestamp_hz / 1e9),
+      // A timestamp delta in the upper half of its range is a stale or reordered report.
+      max_interval_ticks32_(max_interval_ticks_ >= 2147483647.0
+                                ? 0x7FFFFFFFu
+                                : static_cast<std::uint32_t>(std::max(0.0, max_interval_ticks_))) {}
 
 void Accumulator::add(const Report& report) {
   ++reports_;
@@ -24,27 +32,156 @@ void Accumulator::add(const Report& report) {
   previous_ = report;
 }
 
-void Accumulator::add_raw(const FormatLayout& layout, std::span<const std::uint8_t> bytes) {
-  ++reports_;
-  if (!previous_raw_.empty()) {
-    const std::uint64_t interval = accumulate_raw(layout, previous_raw_, bytes, total_);
-    const bool too_long =
-        interval > 0x7FFFFFFFu || static_cast<double>(interval) > max_interval_ticks_;
-    if (too_long) {
-      ++untrusted_intervals_;
-      total_.interval_too_long = true;
-    }
-  } else if (bytes.size() < static_cast<std::size_t>(layout.size_bytes)) {
-    throw std::invalid_argument("Accumulator::add_raw: a report shorter than its format");
+namespace {
+
+std::uint32_t load32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Wraps counted per counter between a block's first and last report.
+struct WrapCounts {
+  std::array<std::uint64_t, kMaxNumA> a{};
+  std::array<std::uint64_t, kNumB> b{};
+  std::array<std::uint64_t, kNumC> c{};
+  std::uint64_t ticks = 0;
+};
+
+// True when some counter of the 256-byte format may have wrapped between `p` and `c`: a 32-bit
+// field or a 40-bit counter's high byte went down (a 40-bit wrap lowers one or the other). Kept
+// branch-free so it vectorises; the rare true case is counted exactly by count_wraps.
+bool may_wrap_a32u40(const std::uint8_t* p, const std::uint8_t* c) {
+  std::uint32_t any = 0;
+  for (int i = 3; i < 40; ++i) any |= load32(c + 4 * i) < load32(p + 4 * i);  // ticks, A0..A35
+  for (int i = 48; i < 64; ++i) any |= load32(c + 4 * i) < load32(p + 4 * i);  // B, C
+  for (int i = 160; i < 192; ++i) any |= c[i] < p[i];  // A0..A31 bits 39:32
+  return any != 0;
+}
+
+std::uint64_t a_value(const FormatLayout& l, const std::uint8_t* r, int i) {
+  std::uint64_t v = load32(r + l.a_offset + 4 * i);
+  if (l.a_high_offset >= 0) v |= static_cast<std::uint64_t>(r[l.a_high_offset + i]) << 32;
+  return v;
+}
+
+void count_wraps(const FormatLayout& l, const std::uint8_t* p, const std::uint8_t* c,
+                 WrapCounts& w) {
+  if (l.gpu_ticks_offset >= 0) {
+    w.ticks += load32(c + l.gpu_ticks_offset) < load32(p + l.gpu_ticks_offset);
   }
-  previous_raw_ = bytes;
+  for (int i = 0; i < l.a_count; ++i) {
+    w.a[static_cast<std::size_t>(l.a_first + i)] += a_value(l, c, i) < a_value(l, p, i);
+  }
+  for (int i = 0; i < l.a32_count; ++i) {
+    const int off = l.a32_offset + 4 * i;
+    w.a[static_cast<std::size_t>(l.a_first + l.a_count + i)] += load32(c + off) < load32(p + off);
+  }
+  for (int i = 0; i < l.b_count; ++i) {
+    const int off = l.b_offset + 4 * i;
+    w.b[static_cast<std::size_t>(i)] += load32(c + off) < load32(p + off);
+  }
+  for (int i = 0; i < l.c_count; ++i) {
+    const int off = l.c_offset + 4 * i;
+    w.c[static_cast<std::size_t>(i)] += load32(c + off) < load32(p + off);
+  }
+}
+
+// total += last − first + wraps × 2^width, counter by counter.
+void fold(const FormatLayout& l, const std::uint8_t* first, const std::uint8_t* last,
+          const WrapCounts& w, CounterDeltas& t) {
+  std::uint64_t wraps = 0;
+  auto add = [&](std::uint64_t v0, std::uint64_t v1, std::uint64_t n, int width,
+                 std::uint64_t& into) {
+    into += v1 + (n << width) - v0;
+    wraps += n;
+  };
+  if (l.gpu_ticks_offset >= 0) {
+    add(load32(first + l.gpu_ticks_offset), load32(last + l.gpu_ticks_offset), w.ticks, 32,
+        t.gpu_ticks);
+  }
+  const int a_width = l.a_high_offset >= 0 ? 40 : 32;
+  for (int i = 0; i < l.a_count; ++i) {
+    const auto idx = static_cast<std::size_t>(l.a_first + i);
+    add(a_value(l, first, i), a_value(l, last, i), w.a[idx], a_width, t.a[idx]);
+  }
+  for (int i = 0; i < l.a32_count; ++i) {
+    const auto idx = static_cast<std::size_t>(l.a_first + l.a_count + i);
+    const int off = l.a32_offset + 4 * i;
+    add(load32(first + off), load32(last + off), w.a[idx], 32, t.a[idx]);
+  }
+  for (int i = 0; i < l.b_count; ++i) {
+    const int off = l.b_offset + 4 * i;
+    add(load32(first + off), load32(last + off), w.b[static_cast<std::size_t>(i)], 32,
+        t.b[static_cast<std::size_t>(i)]);
+  }
+  for (int i = 0; i < l.c_count; ++i) {
+    const int off = l.c_offset + 4 * i;
+    add(load32(first + off), load32(last + off), w.c[static_cast<std::size_t>(i)], 32,
+        t.c[static_cast<std::size_t>(i)]);
+  }
+  t.wraps_corrected += static_cast<int>(wraps);
+}
+
+}  // namespace
+
+void Accumulator::add_raw(const FormatLayout& layout, std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < static_cast<std::size_t>(layout.size_bytes)) {
+    throw std::invalid_argument(fmt::format("Accumulator: a {} report needs {} bytes, got {}",
+                                            layout.name, layout.size_bytes, bytes.size()));
+  }
+  add_raw_batch(layout, bytes.first(static_cast<std::size_t>(layout.size_bytes)));
+}
+
+void Accumulator::add_raw_batch(const FormatLayout& layout,
+                                std::span<const std::uint8_t> reports) {
+  const auto size = static_cast<std::size_t>(layout.size_bytes);
+  if (reports.size() % size != 0) {
+    throw std::invalid_argument(fmt::format(
+        "Accumulator: {} bytes are not a whole number of {}-byte {} reports", reports.size(), size,
+        layout.name));
+  }
+  const std::size_t n = reports.size() / size;
+  if (n == 0) return;
+  const std::uint8_t* base = reports.data();
+  const std::uint8_t* first = has_anchor_ ? anchor_.data() : base;
+  const std::uint8_t* prev = first;
+  const bool fast = layout.format == ReportFormat::kA32u40_A4u32_B8_C8;
+  WrapCounts wraps;
+  int ts_wraps = 0;
+  std::uint64_t untrusted = 0;
+  std::uint64_t timestamp = total_.timestamp;
+  for (std::size_t k = has_anchor_ ? 0 : 1; k < n; ++k) {
+    const std::uint8_t* cur = base + k * size;
+    const std::uint32_t ts0 = load32(prev + 4), ts1 = load32(cur + 4);
+    const std::uint32_t interval = ts1 - ts0;
+    timestamp += interval;
+    ts_wraps += ts1 < ts0;
+    untrusted += interval > max_interval_ticks32_;
+    if (!fast || may_wrap_a32u40(prev, cur)) count_wraps(layout, prev, cur, wraps);
+    prev = cur;
+  }
+  total_.timestamp = timestamp;
+  fold(layout, first, prev, wraps, total_);
+  total_.wraps_corrected += ts_wraps;
+  if (untrusted > 0) {
+    untrusted_intervals_ += untrusted;
+    total_.interval_too_long = true;
+  }
+  total_.has_gpu_ticks = layout.gpu_ticks_offset >= 0;
+  for (int i = 0; i < layout.a_count + layout.a32_count; ++i) {
+    total_.a_present[static_cast<std::size_t>(layout.a_first + i)] = true;
+  }
+  std::memcpy(anchor_.data(), prev, size);  // `prev` may be anchor_ itself only when n == 0
+  has_anchor_ = true;
+  reports_ += n;
 }
 
 void Accumulator::mark_lost() { ++lost_gaps_; }
 
 void Accumulator::reset() {
   previous_.reset();
-  previous_raw_ = {};
+  has_anchor_ = false;
   total_ = CounterDeltas{};
   reports_ = 0;
   untrusted_intervals_ = 0;

@@ -3,6 +3,7 @@
 // than max_safe_read_interval_ns. A gap too long to trust is flagged, never silently absorbed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -20,10 +21,15 @@ class Accumulator {
 
   // Folds the delta from the previous report (if any) into the total.
   void add(const Report& report);
-  // The same for raw report bytes of `layout`, without decoding them into a Report: the path for
-  // long captures. `bytes` must stay valid until the next call (the previous report is not
-  // copied). Do not mix with add() between two reset()s.
+  // The same for raw report bytes of `layout`, without decoding them into a Report. Do not mix
+  // with add() between two reset()s.
   void add_raw(const FormatLayout& layout, std::span<const std::uint8_t> bytes);
+  // Folds a block of consecutive raw reports (a read() of a perf stream, a file): the path for
+  // long captures. Totals are exact for the same reason as add(): each pair is checked for wraps
+  // (a cheap test that no counter went down, then an exact count when one did) and the sum is
+  // last − first + wraps × 2^width. Throws std::invalid_argument when `reports` is not a whole
+  // number of reports.
+  void add_raw_batch(const FormatLayout& layout, std::span<const std::uint8_t> reports);
   // Reports were lost between the previous report and the next. The counters themselves kept
   // counting, so the next delta is still exact if the gap is short enough (add() checks that);
   // the gap is only counted.
@@ -42,8 +48,11 @@ class Accumulator {
   double timestamp_hz_;
   double max_interval_ns_;
   double max_interval_ticks_;  // the same in timestamp ticks, for the raw path
+  std::uint32_t max_interval_ticks32_;  // and as an integer, capped at half the 32-bit range
   std::optional<Report> previous_;
-  std::span<const std::uint8_t> previous_raw_;
+  // The raw path keeps a copy of the last report of the previous block.
+  std::array<std::uint8_t, kMaxReportBytes> anchor_{};
+  bool has_anchor_ = false;
   CounterDeltas total_;
   std::uint64_t reports_ = 0;
   std::uint64_t untrusted_intervals_ = 0;

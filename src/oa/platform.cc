@@ -61,7 +61,8 @@ constexpr Platform kDg1{   "DG1", "dg1",    G::kGen12,  1, 1, 6, 96, 19.2e6, 155
 // clang-format on
 
 // Device ids from the Linux i915 driver's PCI id lists (i915_pciids.h), grouped as it groups them.
-constexpr std::array kPciIds{
+// A plain array: clang refuses deducing std::array of this many elements.
+constexpr PciId kPciIds[] = {
     // Haswell GT1/GT2/GT3: desktop, server, reserved, ULT, CRW variants.
     PciId{0x0402, &kHswGt1}, PciId{0x0406, &kHswGt1}, PciId{0x040A, &kHswGt1},
     PciId{0x040B, &kHswGt1}, PciId{0x040E, &kHswGt1}, PciId{0x0A02, &kHswGt1},

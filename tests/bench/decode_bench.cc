@@ -54,6 +54,20 @@ void BM_Memcpy(benchmark::State& state) {
 }
 BENCHMARK(BM_Memcpy);
 
+// The path for captures: whole blocks of reports, as a perf read() or a file delivers them.
+void BM_DecodeAccumulateBatch(benchmark::State& state) {
+  const auto& src = capture();
+  const FormatLayout& layout = layout_of(ReportFormat::kA32u40_A4u32_B8_C8);
+  for (auto _ : state) {
+    Accumulator acc(12e6, max_safe_read_interval_ns(1150, 24));
+    acc.add_raw_batch(layout, src);
+    benchmark::DoNotOptimize(acc.total());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * src.size()));
+}
+BENCHMARK(BM_DecodeAccumulateBatch);
+
+// One report at a time (each copied as the anchor of the next).
 void BM_DecodeAccumulateRaw(benchmark::State& state) {
   const auto& src = capture();
   const FormatLayout& layout = layout_of(ReportFormat::kA32u40_A4u32_B8_C8);
@@ -112,7 +126,8 @@ int main(int argc, char** argv) {
   // Every benchmark processes the same bytes per iteration, so iterations per time compare.
   const double memcpy_rate = reporter.throughput("BM_Memcpy");
   if (memcpy_rate > 0) {
-    for (const char* name : {"BM_DecodeAccumulateRaw", "BM_DecodeReportsAccumulate"}) {
+    for (const char* name :
+         {"BM_DecodeAccumulateBatch", "BM_DecodeAccumulateRaw", "BM_DecodeReportsAccumulate"}) {
       const double rate = reporter.throughput(name);
       if (rate > 0) {
         std::cout << fmt::format("{} / memcpy throughput = {:.3f} (goal >= 0.25)\n", name,

@@ -95,7 +95,9 @@ TEST(AccumulatorTest, RawPathMatchesTheDecodedPathForEveryFormat) {
   std::mt19937_64 rng(99);
   for (const FormatLayout& l : all_formats()) {
     SCOPED_TRACE(std::string(l.name));
-    Accumulator decoded(12e6, 1e12), raw(12e6, 1e12);
+    Accumulator decoded(12e6, 1e12), raw(12e6, 1e12), batch(12e6, 1e12);
+    CounterDeltas pairwise;
+    std::vector<std::uint8_t> all;
     std::vector<RawReport> reports;
     Report r;
     r.timestamp = 0xFFFFFFF0u;
@@ -115,8 +117,30 @@ TEST(AccumulatorTest, RawPathMatchesTheDecodedPathForEveryFormat) {
       const std::span<const std::uint8_t> bytes(rep.bytes.data(), static_cast<std::size_t>(rep.size));
       decoded.add(decode(l.format, bytes));
       raw.add_raw(l, bytes);
+      if (!all.empty()) {
+        accumulate_raw(l, std::span(all).last(bytes.size()), bytes, pairwise);
+      }
+      all.insert(all.end(), bytes.begin(), bytes.end());
     }
+    // Blocks of uneven sizes, as reads of a stream would deliver them.
+    const auto size = static_cast<std::size_t>(l.size_bytes);
+    std::size_t at = 0;
+    for (std::size_t block : {1, 7, 2, 30, 10}) {
+      batch.add_raw_batch(l, std::span(all).subspan(at * size, block * size));
+      at += block;
+    }
+    ASSERT_EQ(at, 50u);
     const CounterDeltas& a = decoded.total();
+    const CounterDeltas* pairwise_total = &pairwise;
+    for (const CounterDeltas* other : {&batch.total(), pairwise_total}) {
+      EXPECT_EQ(a.timestamp, other->timestamp);
+      EXPECT_EQ(a.gpu_ticks, other->gpu_ticks);
+      EXPECT_EQ(a.a, other->a);
+      EXPECT_EQ(a.b, other->b);
+      EXPECT_EQ(a.c, other->c);
+      EXPECT_EQ(a.wraps_corrected, other->wraps_corrected);
+    }
+    EXPECT_EQ(batch.reports(), 50u);
     const CounterDeltas& b = raw.total();
     EXPECT_EQ(a.timestamp, b.timestamp);
     EXPECT_EQ(a.gpu_ticks, b.gpu_ticks);
@@ -134,6 +158,24 @@ TEST(AccumulatorTest, RawPathMatchesTheDecodedPathForEveryFormat) {
   std::vector<std::uint8_t> short_report(100);
   EXPECT_THROW(acc.add_raw(layout_of(ReportFormat::kA32u40_A4u32_B8_C8), short_report),
                std::invalid_argument);
+  EXPECT_THROW(acc.add_raw_batch(layout_of(ReportFormat::kA32u40_A4u32_B8_C8), short_report),
+               std::invalid_argument);
+}
+
+TEST(AccumulatorTest, RawPathFlagsAGapTooLong) {
+  const FormatLayout& l = layout_of(ReportFormat::kA32u40_A4u32_B8_C8);
+  Accumulator acc(12e6, max_safe_read_interval_ns(1150, 24, 12e6));
+  const RawReport r0 = encode(l.format, report_of(0, 0, 0, 0, 0));
+  const RawReport r1 = encode(l.format, report_of(12'000, 1'150'000, 0, 0, 0));        // 1 ms
+  const RawReport r2 = encode(l.format, report_of(60'012'000, 5'751'150'000ull, 0, 0, 0));  // 5 s
+  std::vector<std::uint8_t> block;
+  for (const RawReport* r : {&r0, &r1}) block.insert(block.end(), r->bytes.begin(), r->bytes.end());
+  acc.add_raw_batch(l, block);
+  EXPECT_TRUE(acc.exact());
+  acc.add_raw(l, r2.bytes);
+  EXPECT_FALSE(acc.exact());
+  EXPECT_EQ(acc.untrusted_intervals(), 1u);
+  EXPECT_TRUE(acc.total().interval_too_long);
 }
 
 }  // namespace
