@@ -11,14 +11,15 @@ using oa::wire::Body;
 using oa::wire::Error;
 using oa::wire::ErrorCode;
 
-Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink)
-    : source_(source), format_(format), sink_(std::move(sink)) {}
+Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
+                 mmio::OaConfig config)
+    : source_(source), format_(format), sink_(std::move(sink)), config_(std::move(config)) {}
 
 Session::~Session() { stop(); }
 
 void Session::start() {
   std::lock_guard lock(mu_);
-  source_.start(format_);
+  source_.start(format_, config_);
   started_ = true;
 }
 
@@ -135,6 +136,9 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   record.launch = l;
   record.deltas = oa::compute_deltas(*it->second.before, *it->second.after);
   if (!l.profiled) record.flags.emplace_back("no_profiling");
+  // A context switch reloaded the context-saved registers (Gen8–11 flex, OACTXCONTROL) while the
+  // kernel ran: flex-dependent counters of this row may be wrong (--access perf keeps them).
+  if (source_.config_lost()) record.flags.emplace_back("config_lost");
   const Pending p = std::move(it->second);
   pending_.erase(it);
   const bool energy = p.energy_before && p.energy_after;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "gpu/counter_source.h"
+#include "mmio/oa_programmer.h"
 #include "oa/launch_record.h"
 #include "oa/report.h"
 #include "oa/wire.h"
@@ -25,7 +26,9 @@ class Session {
   using Sink = std::function<void(const oa::LaunchRecord&, const power::EnergyReading* begin,
                                   const power::EnergyReading* end)>;
 
-  Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink);
+  // `config`: the metric set's register programming; empty for the bare counters.
+  Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
+          mmio::OaConfig config = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -76,6 +79,7 @@ class Session {
   gpu::CounterSource& source_;
   oa::ReportFormat format_;
   Sink sink_;
+  mmio::OaConfig config_;
   power::EnergySource* energy_ = nullptr;
   std::function<void(bool)> busy_listener_;
   bool started_ = false;

@@ -39,7 +39,7 @@ class CsvReporter final : public Reporter {
   void begin(const RunInfo& info) override {
     info_ = info;
     std::string header;
-    for (const auto& name : launch_field_names()) header += (header.empty() ? "" : ",") + name;
+    for (const auto& name : launch_field_names(info)) header += (header.empty() ? "" : ",") + name;
     out_ << header << '\n';
     out_.flush();
   }

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "oa/equation.h"
 #include "oa/launch_record.h"
+#include "oa/metric_set.h"
 #include "power/energy_source.h"
 #include "power/energy_window.h"
 
@@ -30,6 +32,9 @@ struct RunInfo {
   int eus = 0;
   double timestamp_hz = 0;
   std::vector<std::string> command;
+  // Derived metrics: every counter of this set is evaluated on each row's deltas (null: none).
+  const oa::MetricSet* metrics = nullptr;
+  oa::DeviceVariables device_variables;
   // How energy windows are judged: --min-window, --igpu-power, the idle baseline.
   power::WindowOptions energy_options;
 };

@@ -48,6 +48,24 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"igpu_power_w", opt(w.igpu_w()), 3});
   f.push_back({"igpu_dynamic_power_w", opt(w.igpu_dynamic_w()), 3});
   f.push_back({"igpu_formula", std::string(power::formula_name(w.formula))});
+  // Derived metrics of the set, after the raw counters: named by symbol and unit.
+  if (info.metrics != nullptr) {
+    const auto& counters = info.metrics->counters();
+    const std::vector<oa::EquationValue> values =
+        info.metrics->evaluate(r.deltas, info.device_variables);  // division by zero gives 0
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+      const auto& c = counters[i];
+      std::string name = c.units.empty() ? c.symbol : fmt::format("{}_{}", c.symbol, c.units);
+      for (char& ch : name) {
+        if (ch == ' ' || ch == ',' || ch == '/') ch = '_';
+      }
+      const bool available = info.metrics->available(static_cast<int>(i), info.device_variables);
+      f.push_back({name, !available          ? FieldValue{}
+                         : values[i].is_float ? FieldValue{values[i].f}
+                                              : FieldValue{values[i].u},
+                   3});
+    }
+  }
   f.push_back({"device", info.device});
   std::string flags;
   for (const auto& flag : r.flags) flags += (flags.empty() ? "" : ";") + flag;
@@ -56,9 +74,9 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   return f;
 }
 
-std::vector<std::string> launch_field_names() {
+std::vector<std::string> launch_field_names(const RunInfo& info) {
   std::vector<std::string> names;
-  for (const auto& f : launch_fields(oa::LaunchRecord{}, RowEnergy{}, RunInfo{})) {
+  for (const auto& f : launch_fields(oa::LaunchRecord{}, RowEnergy{}, info)) {
     names.push_back(f.name);
   }
   return names;

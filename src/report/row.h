@@ -24,7 +24,7 @@ struct Field {
 std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RowEnergy& energy,
                                  const RunInfo& info);
 
-// The column names, the same for every row.
-std::vector<std::string> launch_field_names();
+// The column names, the same for every row of a run.
+std::vector<std::string> launch_field_names(const RunInfo& info = {});
 
 }  // namespace oaprof::report

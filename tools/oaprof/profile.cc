@@ -32,6 +32,9 @@
 #include "gpu/device.h"
 #include "launch/launch_filter.h"
 #include "launch/loader.h"
+#include "mmio/forcewake.h"
+#include "oa/builtin_metric_set.h"
+#include "oa/topology.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
@@ -39,6 +42,7 @@
 #include "power/sim_power.h"
 #include "report/reporter.h"
 #include "tools/oaprof/commands.h"
+#include "tools/oaprof/metric_files.h"
 
 extern char** environ;
 
@@ -96,6 +100,13 @@ struct ProfileOptions {
   std::string device_spec = "auto";
   std::string access = "mmio";
   std::string format_text = "101";
+  std::string metric_set = std::string(oa::kBuiltinMetricSetSymbol);
+  std::string metrics_xml;
+  std::string forcewake = "auto";
+  std::string debugfs_root = "/sys/kernel/debug";
+  std::string render_node = "auto";
+  std::string drm_card = "/sys/class/drm/card0";
+  int oa_exponent = 16;
   std::string csv_path;
   std::string json_path;
   std::string min_window = "50ms";
@@ -169,6 +180,13 @@ int wait_for_child(pid_t pid, bool progress, const std::atomic<std::uint64_t>& r
 
 int run_profile(const ProfileOptions& options);
 
+// The register programming of a metric set on this device.
+mmio::OaConfig oa_config(const oa::MetricSet& set, const oa::DeviceVariables& vars) {
+  using Kind = oa::RegisterConfig::Kind;
+  return mmio::OaConfig{set.guid(), set.writes(Kind::kNoa, vars), set.writes(Kind::kBoolean, vars),
+                        set.writes(Kind::kFlex, vars)};
+}
+
 }  // namespace
 
 Action add_profile_options(CLI::App& app) {
@@ -187,6 +205,24 @@ Action add_profile_options(CLI::App& app) {
   dev->add_option("--format", opt->format_text,
                   "OA report format: counter-select code in binary (101) or decimal (5), or a "
                   "name (A32u40_A4u32_B8_C8); read for the device's generation")
+      ->capture_default_str();
+  dev->add_option("--metric-set", opt->metric_set,
+                  "metric set to program and evaluate: Builtin (no mux programming, Gen8-11) or a "
+                  "set of the platform's IGT file, e.g. ComputeBasic (`oaprof metrics list`)")
+      ->capture_default_str();
+  dev->add_option("--metrics-xml", opt->metrics_xml,
+                  "IGT metric file to take the set from (default: searched, see `oaprof metrics`)");
+  dev->add_option("--forcewake", opt->forcewake,
+                  "keep the GPU awake: auto (debugfs, else registers), debugfs, registers, none")
+      ->capture_default_str();
+  dev->add_option("--debugfs", opt->debugfs_root, "debugfs root, for forcewake")->capture_default_str();
+  dev->add_option("--render-node", opt->render_node, "i915 render node for --access rpc")
+      ->capture_default_str();
+  dev->add_option("--drm-card", opt->drm_card, "the card's sysfs directory, for --access perf")
+      ->capture_default_str();
+  dev->add_option("--oa-exponent", opt->oa_exponent,
+                  "i915 perf sampling period exponent for --access perf")
+      ->check(CLI::Range(0, 31))
       ->capture_default_str();
 
   auto* what = app.add_option_group("What to measure");
@@ -292,14 +328,22 @@ int run_profile(const ProfileOptions& options) {
   std::optional<daemon::Credentials> creds;
   gpu::Device device;
   std::unique_ptr<gpu::CounterSource> source;
+  std::unique_ptr<oa::MetricSet> metrics;
   oa::ReportFormat format{};
   try {
     creds = daemon::credentials_from_sudo(env, ::geteuid());
     gpu::DeviceOptions dopt;
     dopt.spec = options.device_spec;
+    dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
+    dopt.forcewake.debugfs_root = options.debugfs_root;
+    dopt.render_node = options.render_node;
+    dopt.drm_card_sysfs = options.drm_card;
+    dopt.perf_period_exponent = options.oa_exponent;
     device = gpu::open_device(dopt);
     format = oa::parse_format(options.format_text, device.platform.gen);
     source = gpu::make_counter_source(options.access, device);
+    metrics = std::make_unique<oa::MetricSet>(
+        load_metric_set(device.platform, options.metric_set, options.metrics_xml));
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     return kExitUsage;
@@ -344,6 +388,10 @@ int run_profile(const ProfileOptions& options) {
   info.timestamp_hz = device.platform.timestamp_hz;
   info.command = command;
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
+  info.metric_set = metrics->symbol();
+  info.metrics = metrics.get();
+  info.device_variables = oa::device_variables(device.platform);
+  info.device_variables.timestamp_frequency_hz = static_cast<std::uint64_t>(device.platform.timestamp_hz);
   info.energy_options.min_window_ns = static_cast<std::uint64_t>(min_window.count()) * 1'000'000;
   info.energy_options.formula = power::parse_igpu_formula(options.igpu_power);
   if (energy) {
@@ -380,7 +428,8 @@ int run_profile(const ProfileOptions& options) {
                             out.files->add(r, e);
                             out.table->add(r, e);
                             out.rows.fetch_add(1, std::memory_order_relaxed);
-                          });
+                          },
+                          oa_config(*metrics, info.device_variables));
   session.set_energy_source(energy.get());
   if (sim_energy != nullptr) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
