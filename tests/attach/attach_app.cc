@@ -8,10 +8,13 @@
 //   attach_app dlopen     looks every entry point up with dlopen/dlsym itself
 //   attach_app crash      three launches, then abort()
 //   attach_app callback   launches from an event callback
+//   attach_app fork       launches in a child it forks and execs as well as in the parent
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS  // clEnqueueTask: real programs still call it
 #include <CL/cl.h>
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -291,6 +294,43 @@ int callback() {
   return s.launched == 1 && read_first(s.q, m) == 2.0f ? 0 : 1;
 }
 
+// A child that execs inherits the environment, and so the interceptor, and opens a connection
+// of its own. (A child that only forks cannot use OpenCL: runtimes such as PoCL are not fork-safe.)
+int child_app() {
+  Cl cl;
+  cl_kernel k = cl.kernel(cl.build(kSource), "scale");
+  std::vector<float> host(kN, 1.0f);
+  cl_mem m = cl.buffer(host);
+  cl_command_queue q = cl.queue(0);
+  set_args(k, m, 2.0f);
+  const size_t n = kN;
+  for (int i = 0; i < 2; ++i) check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "child");
+  return read_first(q, m) == 4.0f ? 0 : 1;
+}
+
+int fork_app(const char* self) {
+  Cl cl;
+  cl_kernel k = cl.kernel(cl.build(kSource), "offset");
+  std::vector<float> host(kN, 0.0f);
+  cl_mem m = cl.buffer(host);
+  cl_command_queue q = cl.queue(0);
+  set_args(k, m, 1.0f);
+  const size_t n = kN;
+  check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "parent");
+  check(clFinish(q), "finish");
+  std::fflush(stdout);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::execl(self, self, "child", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "parent");
+  std::printf("launches 4\n");
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 && read_first(q, m) == 2.0f ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -302,6 +342,8 @@ int main(int argc, char** argv) {
   if (what == "dlopen") return dlopen_app();
   if (what == "crash") return crash();
   if (what == "callback") return callback();
-  std::fprintf(stderr, "usage: attach_app queues|threads|profiling|same-name|dlopen|crash|callback\n");
+  if (what == "fork") return fork_app(argv[0]);
+  if (what == "child") return child_app();
+  std::fprintf(stderr, "usage: attach_app queues|threads|profiling|same-name|dlopen|crash|callback|fork\n");
   return 2;
 }
