@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "report/reporter.h"
+#include "tests/common/run_util.h"
 #include "report/row.h"
 
 namespace oaprof::report {
@@ -14,27 +16,19 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (c == '"') {
-      if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
-        cur += '"';
-        ++i;
-      } else {
-        quoted = !quoted;
-      }
-    } else if (c == ',' && !quoted) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
+using oaprof::testing::split_csv;
+
+// The first data row of a CSV text, by column name.
+std::map<std::string, std::string> first_row(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  const auto h = split_csv(header);
+  const auto v = split_csv(row);
+  EXPECT_EQ(h.size(), v.size());
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i < h.size() && i < v.size(); ++i) out[h[i]] = v[i];
   return out;
 }
 
@@ -86,7 +80,7 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
   std::ostringstream out;
   auto rep = make_csv_reporter(out);
   rep->begin(info());
-  const auto cols = split(out.str().substr(0, out.str().find('\n')));
+  const auto cols = split_csv(out.str().substr(0, out.str().find('\n')));
   for (const char* c : {"launch", "kernel", "global_size", "local_size", "kernel_ns", "gpu_time_ns",
                         "gpu_ticks", "A0", "A35", "B0", "B7", "C0", "C7", "device", "flags"}) {
     EXPECT_THAT(cols, ::testing::Contains(c));
@@ -100,16 +94,8 @@ TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
   auto rep = make_csv_reporter(out);
   rep->begin(info());
   rep->add(record(), no_energy());
-  std::istringstream in(out.str());
-  std::string header, row;
-  std::getline(in, header);
-  std::getline(in, row);
-  const auto h = split(header);
-  const auto v = split(row);
-  ASSERT_EQ(h.size(), v.size());
-  auto col = [&](const std::string& name) {
-    return v[std::find(h.begin(), h.end(), name) - h.begin()];
-  };
+  auto row = first_row(out.str());
+  auto col = [&](const std::string& name) { return row[name]; };
   EXPECT_EQ(col("launch"), "3");
   EXPECT_EQ(col("tid"), "77");
   EXPECT_EQ(col("queue"), "0xabc");
@@ -146,15 +132,8 @@ TEST(CsvReporterTest, EnergyColumnsCarryTheWindowsFigures) {
   RowEnergy energy;
   energy.window = power::make_energy_window(b, e, i.energy_options);
   rep->add(record(), energy);
-  std::istringstream in(out.str());
-  std::string header, row;
-  std::getline(in, header);
-  std::getline(in, row);
-  const auto h = split(header);
-  const auto v = split(row);
-  auto col = [&](const std::string& name) {
-    return v[std::find(h.begin(), h.end(), name) - h.begin()];
-  };
+  auto row = first_row(out.str());
+  auto col = [&](const std::string& name) { return row[name]; };
   EXPECT_EQ(col("window_ns"), "100000000");
   EXPECT_EQ(col("package_energy_uj"), "1000000");
   EXPECT_EQ(col("igpu_power_w"), "7.000");  // (1 J − 0.3 J − 0 J DRAM) / 0.1 s
@@ -171,15 +150,8 @@ TEST(CsvReporterTest, UnprofiledLaunchesLeaveKernelTimeEmpty) {
   r.launch.profiled = false;
   r.launch.local = {0, 0, 0};
   rep->add(r, no_energy());
-  std::istringstream in(out.str());
-  std::string header, row;
-  std::getline(in, header);
-  std::getline(in, row);
-  const auto h = split(header);
-  const auto v = split(row);
-  auto col = [&](const std::string& name) {
-    return v[std::find(h.begin(), h.end(), name) - h.begin()];
-  };
+  auto row = first_row(out.str());
+  auto col = [&](const std::string& name) { return row[name]; };
   EXPECT_EQ(col("local_size"), "");  // chosen by the runtime
   EXPECT_EQ(col("kernel_ns"), "");   // not measured, not zero
   EXPECT_EQ(col("gpu_time_ns"), "10000");

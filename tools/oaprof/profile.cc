@@ -63,22 +63,13 @@ void forward_signal(int sig, siginfo_t* info, void*) {
   if (child > 0 && info->si_code != SI_KERNEL) ::kill(child, sig);
 }
 
-// "50ms", "1s", "250us", "2m"; a bare number is milliseconds.
+// Durations as the energy options read them (power::parse_duration_ns), with the option named.
 std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text) {
-  std::size_t pos = 0;
-  double v = -1;
   try {
-    v = std::stod(text, &pos);
-  } catch (...) {
+    return std::chrono::milliseconds(power::parse_duration_ns(text) / 1'000'000);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
   }
-  const std::string unit = text.substr(std::min(pos, text.size()));
-  const std::map<std::string, double> to_ms{{"", 1}, {"ms", 1}, {"s", 1000}, {"us", 1e-3}, {"m", 60000}};
-  auto it = to_ms.find(unit);
-  if (v < 0 || it == to_ms.end()) {
-    throw std::invalid_argument(
-        fmt::format("{}: '{}' is not a duration like 50ms, 1s or 2m", option, text));
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(v * it->second));
 }
 
 fs::path installed_library(const char* env, const char* file) {
