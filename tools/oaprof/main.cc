@@ -22,14 +22,17 @@ int main(int argc, char** argv) {
                "kernel launch, and reports per-launch counter deltas.",
                "oaprof"};
   app.set_version_flag("--version", "oaprof " OAPROF_VERSION);
+  const Action profile = add_profile_options(app);
+  std::vector<std::pair<CLI::App*, Action>> subcommands;
+  for (const auto& factory : subcommand_factories()) subcommands.push_back(factory(app));
+  // Set after the subcommands exist: CLI11 hands a parent's footer to subcommands created later,
+  // and these exit codes and the example are the profiler's, not the subcommands'.
   app.footer(
       "Exit status: the program's own status (128+N if killed by signal N); 2 bad options, 3 the "
       "GPU or session could not be set up, 4 the output file cannot be written, 127 the program "
       "could not be started.\n"
       "Example: oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
-  const Action profile = add_profile_options(app);
-  std::vector<std::pair<CLI::App*, Action>> subcommands;
-  for (const auto& factory : subcommand_factories()) subcommands.push_back(factory(app));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
