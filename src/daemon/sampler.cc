@@ -14,26 +14,16 @@ std::uint64_t monotonic_ns() {
 
 }  // namespace
 
-void add_deltas(oa::CounterDeltas& total, const oa::CounterDeltas& d) {
-  total.timestamp += d.timestamp;
-  total.gpu_ticks += d.gpu_ticks;
-  total.has_gpu_ticks = d.has_gpu_ticks;
-  for (int i = 0; i < oa::kNumA; ++i) {
-    total.a[i] += d.a[i];
-    total.a_present[i] = d.a_present[i];
-  }
-  for (int i = 0; i < oa::kNumB; ++i) total.b[i] += d.b[i];
-  for (int i = 0; i < oa::kNumC; ++i) total.c[i] += d.c[i];
-}
-
 Sampler::Sampler(Session& session, SamplerOptions options)
-    : session_(session), options_(std::move(options)) {}
+    : session_(session),
+      options_(std::move(options)),
+      accumulator_(options_.timestamp_hz, options_.max_interval_ns) {}
 
 Sampler::~Sampler() { stop(); }
 
 void Sampler::start() {
   std::lock_guard lock(mu_);
-  last_ = session_.sample(&row_energy_);
+  accumulator_.add(session_.sample(&row_energy_));
   reads_ = 1;
   row_start_ns_ = monotonic_ns();
   running_ = true;
@@ -74,10 +64,8 @@ void Sampler::loop() {
 }
 
 void Sampler::read_and_fold() {
-  const oa::Report now = session_.sample();
+  accumulator_.add(session_.sample());
   ++reads_;
-  add_deltas(total_, oa::compute_deltas(*last_, now));
-  last_ = now;
 }
 
 void Sampler::emit_row() {
@@ -86,17 +74,18 @@ void Sampler::emit_row() {
   std::optional<power::EnergyReading> end;
   const oa::Report now = session_.sample(&end);
   ++reads_;
-  add_deltas(total_, oa::compute_deltas(*last_, now));
-  last_ = now;
+  accumulator_.add(now);
   oa::LaunchRecord r;
   r.pid = options_.pid;
   r.launch.kernel_name = options_.label;
   r.launch.api_ns = row_start_ns_;
-  r.deltas = total_;
+  r.deltas = accumulator_.total();
+  if (!accumulator_.exact()) r.flags.emplace_back("interval_too_long");
   const bool energy = row_energy_ && end;
   session_.emit(std::move(r), energy ? &*row_energy_ : nullptr, energy ? &*end : nullptr);
   row_energy_ = end;
-  total_ = oa::CounterDeltas{};
+  accumulator_.reset();
+  accumulator_.add(now);  // the next row starts from this snapshot
   row_start_ns_ = monotonic_ns();
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "daemon/session.h"
+#include "oa/accumulator.h"
 
 namespace oaprof::daemon {
 
@@ -22,6 +23,10 @@ struct SamplerOptions {
   std::optional<std::chrono::milliseconds> row_interval;  // none: one row at stop()
   std::string label = "(interval)";                      // the row's kernel column
   std::uint32_t pid = 0;
+  // For the accumulator: the timestamp clock, and the longest read gap whose deltas are exact
+  // (oa::max_safe_read_interval_ns); a longer gap flags the row interval_too_long.
+  double timestamp_hz = 12e6;
+  double max_interval_ns = 1e9;
 };
 
 class Sampler {
@@ -49,14 +54,10 @@ class Sampler {
   std::condition_variable cv_;
   bool stopping_ = false;
   bool running_ = false;
-  std::optional<oa::Report> last_;
+  oa::Accumulator accumulator_;  // this row's reads, folded wrap-safe
   std::optional<power::EnergyReading> row_energy_;  // at the start of the current row
-  oa::CounterDeltas total_;
   std::uint64_t row_start_ns_ = 0;
   std::uint64_t reads_ = 0;
 };
-
-// total += d, counter by counter.
-void add_deltas(oa::CounterDeltas& total, const oa::CounterDeltas& d);
 
 }  // namespace oaprof::daemon

@@ -197,6 +197,19 @@ TEST_P(ModesTest, SystemWideTimeline) {
   EXPECT_LE(std::stod(one[0].at("gpu_time_ns")), 600e6);
 }
 
+TEST_P(ModesTest, AWindowLongerThanTheClockCounterWrapStaysExact) {
+  // 4 s at the simulator's 1150 MHz is 4.6e9 GPU clocks: past 2^32, so GPU_TICKS wraps at least
+  // once inside the row, and only the periodic reads folded by the accumulator can count it.
+  const auto r = run(fmt::format("{} --device sim -q --system-wide --duration 4s --idle-baseline off -o {}",
+                                 OAPROF_BIN, csv().string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_GT(std::stod(rows[0].at("gpu_ticks")), 4294967296.0);
+  EXPECT_NEAR(std::stod(rows[0].at("avg_freq_mhz")), 1150.0, 1.0);
+  EXPECT_EQ(rows[0].at("flags").find("interval_too_long"), std::string::npos);
+}
+
 TEST_P(ModesTest, ModeMistakesAreUsageErrors) {
   EXPECT_EQ(run(fmt::format("{} --device sim --system-wide", OAPROF_BIN)).status, 2);
   EXPECT_EQ(run(fmt::format("{} --device sim --system-wide --duration 1s -- true", OAPROF_BIN)).status, 2);

@@ -33,6 +33,7 @@
 #include "launch/launch_filter.h"
 #include "launch/loader.h"
 #include "mmio/forcewake.h"
+#include "oa/accumulator.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/topology.h"
 #include "oa/report_format.h"
@@ -170,6 +171,16 @@ int wait_for_child(pid_t pid, bool progress, const std::atomic<std::uint64_t>& r
 }
 
 int run_profile(const ProfileOptions& options);
+
+// Samplers read well within the longest gap whose deltas stay exact on this device.
+daemon::SamplerOptions sampler_options(const report::RunInfo& info) {
+  daemon::SamplerOptions so;
+  so.timestamp_hz = info.timestamp_hz;
+  so.max_interval_ns = oa::max_safe_read_interval_ns(info.max_freq_mhz, info.eus, info.timestamp_hz);
+  so.read_period = std::min(
+      so.read_period, std::chrono::milliseconds(static_cast<std::int64_t>(so.max_interval_ns / 2e6)));
+  return so;
+}
 
 // The register programming of a metric set on this device.
 mmio::OaConfig oa_config(const oa::MetricSet& set, const oa::DeviceVariables& vars) {
@@ -376,6 +387,7 @@ int run_profile(const ProfileOptions& options) {
   info.format = std::string(oa::layout_of(format).name);
   info.access = options.access;
   info.eus = device.platform.eus;
+  info.max_freq_mhz = device.platform.max_freq_mhz;
   info.timestamp_hz = device.platform.timestamp_hz;
   info.command = command;
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
@@ -460,7 +472,7 @@ int run_profile(const ProfileOptions& options) {
                                interval ? fmt::format(", a row every {} ms", interval->count()) : "",
                                csv_path);
     }
-    daemon::SamplerOptions so;
+    daemon::SamplerOptions so = sampler_options(info);
     so.row_interval = interval;
     so.label = interval ? "(interval)" : "(system)";
     daemon::Sampler sampler(session, so);
@@ -536,7 +548,7 @@ int run_profile(const ProfileOptions& options) {
                                              ? ":" + existing->second
                                              : "");
   } else {
-    daemon::SamplerOptions so;
+    daemon::SamplerOptions so = sampler_options(info);
     so.label = "(application)";
     app_sampler.emplace(session, so);
   }
