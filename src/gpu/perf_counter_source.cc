@@ -69,17 +69,7 @@ class PerfCounterSource final : public CounterSource {
   oa::RawReport snapshot(std::uint32_t report_id) override {
     if (stream_ < 0) throw std::logic_error("perf read-out: snapshot before start()");
     drain();
-    const ReportBatch batch =
-        build_report_batch(device_.platform.gen, runner_->report_address(), report_id);
-    oa::RawReport raw;
-    raw.size = oa::layout_of(format_).size_bytes;
-    runner_->run(batch, std::span(raw.bytes.data(), static_cast<std::size_t>(raw.size)));
-    if (raw.dword(0) != report_id) {
-      throw std::runtime_error(fmt::format(
-          "perf read-out: MI_REPORT_PERF_COUNT wrote report id 0x{:X}, expected 0x{:X}",
-          raw.dword(0), report_id));
-    }
-    return raw;
+    return take_report(*runner_, device_.platform.gen, format_, report_id, "perf read-out");
   }
 
   void stop() override {

@@ -71,4 +71,19 @@ std::unique_ptr<BatchRunner> make_sim_batch_runner(mmio::SimGpu& sim) {
   return std::make_unique<SimBatchRunner>(sim);
 }
 
+oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFormat format,
+                          std::uint32_t report_id, const std::string& who) {
+  const ReportBatch batch = build_report_batch(gen, runner.report_address(), report_id);
+  oa::RawReport raw;
+  raw.size = oa::layout_of(format).size_bytes;
+  runner.run(batch, std::span(raw.bytes.data(), static_cast<std::size_t>(raw.size)));
+  if (raw.dword(0) != report_id) {
+    throw std::runtime_error(fmt::format(
+        "{}: MI_REPORT_PERF_COUNT wrote report id 0x{:X}, expected 0x{:X}: the GPU did not "
+        "write the report; is the OA unit enabled? `oaprof doctor` checks it",
+        who, raw.dword(0), report_id));
+  }
+  return raw;
+}
+
 }  // namespace oaprof::gpu

@@ -11,6 +11,8 @@
 
 #include "mmio/sim_gpu.h"
 #include "oa/platform.h"
+#include "oa/report.h"
+#include "oa/report_format.h"
 
 namespace oaprof::gpu {
 
@@ -35,6 +37,12 @@ class BatchRunner {
   // Throws std::runtime_error with the failing step and what to do.
   virtual void run(const ReportBatch& batch, std::span<std::uint8_t> report) = 0;
 };
+
+// One snapshot by MI_REPORT_PERF_COUNT: builds the batch for `gen`, runs it, and checks that the
+// report carries `report_id`. Throws std::runtime_error starting with `who` when it does not (the
+// GPU wrote no report: the OA unit is not enabled).
+oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFormat format,
+                          std::uint32_t report_id, const std::string& who);
 
 // Executes batches with SimGpu's interpreter on buffers at fixed simulated GPU addresses.
 std::unique_ptr<BatchRunner> make_sim_batch_runner(mmio::SimGpu& sim);

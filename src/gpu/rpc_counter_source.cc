@@ -22,18 +22,7 @@ class RpcCounterSource final : public ProgrammedSource {
   oa::RawReport snapshot(std::uint32_t report_id) override {
     require_started();
     check_context_registers();
-    const ReportBatch batch =
-        build_report_batch(device_.platform.gen, runner_->report_address(), report_id);
-    oa::RawReport raw;
-    raw.size = oa::layout_of(format_).size_bytes;
-    runner_->run(batch, std::span(raw.bytes.data(), static_cast<std::size_t>(raw.size)));
-    if (raw.dword(0) != report_id) {
-      throw std::runtime_error(fmt::format(
-          "{}: MI_REPORT_PERF_COUNT wrote report id 0x{:X}, expected 0x{:X}: the GPU did not "
-          "write the report; is the OA unit enabled? `oaprof doctor` checks it",
-          device_.label(), raw.dword(0), report_id));
-    }
-    return raw;
+    return take_report(*runner_, device_.platform.gen, format_, report_id, device_.label());
   }
 
  private:
