@@ -91,6 +91,9 @@ void put_payload(Writer& w, const Launch& l) {
   w.put(l.tid);
   w.put(l.api_ns);
   w.put(static_cast<std::uint8_t>(l.api));
+  w.put(l.passes);
+  w.put(l.restore_bytes);
+  w.put(l.restore_ns);
   w.put_string16(l.kernel_name, kMaxNameBytes);
 }
 void put_payload(Writer&, const Ok&) {}
@@ -115,10 +118,11 @@ bool get_payload(Reader& r, Launch& l) {
   ok = ok && r.get(l.queued_ns) && r.get(l.submit_ns) && r.get(l.start_ns) && r.get(l.end_ns) &&
        r.get(profiled) && profiled <= 1 && r.get(l.queue) && r.get(l.context) &&
        r.get(l.device) && r.get(l.tid) && r.get(l.api_ns) && r.get(api) && api <= 1 &&
+       r.get(l.passes) && r.get(l.restore_bytes) && r.get(l.restore_ns) &&
        r.get_string16(l.kernel_name, kMaxNameBytes);
   l.profiled = profiled == 1;
   l.api = static_cast<LaunchApi>(api);
-  return ok && l.work_dim >= 1 && l.work_dim <= 3;
+  return ok && l.work_dim >= 1 && l.work_dim <= 3 && l.passes >= 1;
 }
 bool get_payload(Reader&, Ok&) { return true; }
 bool get_payload(Reader& r, Error& e) {

@@ -12,6 +12,7 @@
 //   kLaunch    u64 launch_id | u32 work_dim | 3×u64 global | 3×u64 local | 3×u64 offset
 //              | u64 queued_ns | u64 submit_ns | u64 start_ns | u64 end_ns | u8 profiled
 //              | u64 queue | u64 context | u64 device | u32 tid | u64 api_ns | u8 api
+//              | u32 passes | u64 restore_bytes | u64 restore_ns
 //              | u16 name_len | name bytes                       -> kOk
 //   kOk        (empty)
 //   kError     u32 code | u16 len | message bytes
@@ -82,6 +83,12 @@ struct Launch {
   std::uint32_t tid = 0;
   std::uint64_t api_ns = 0;
   LaunchApi api = LaunchApi::kNdRange;
+  // Kernel replay: how many times the kernel ran between the first and the last snapshot (1: not
+  // replayed), and the cl_mem restores made between passes so every pass saw the program's
+  // inputs. The restores fall outside the counter deltas but inside the energy window.
+  std::uint32_t passes = 1;
+  std::uint64_t restore_bytes = 0;
+  std::uint64_t restore_ns = 0;
   std::string kernel_name;
 };
 

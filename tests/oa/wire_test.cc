@@ -33,6 +33,9 @@ TEST(WireTest, LaunchRoundTrips) {
   l.tid = 4321;
   l.api_ns = 123456789;
   l.api = LaunchApi::kTask;
+  l.passes = 7;
+  l.restore_bytes = 1 << 20;
+  l.restore_ns = 98765;
   l.kernel_name = "mad_vect4";
   const Message m = roundtrip({9, l});
   EXPECT_EQ(m.request_id, 9u);
@@ -50,7 +53,18 @@ TEST(WireTest, LaunchRoundTrips) {
   EXPECT_EQ(out.tid, 4321u);
   EXPECT_EQ(out.api_ns, 123456789u);
   EXPECT_EQ(out.api, LaunchApi::kTask);
+  EXPECT_EQ(out.passes, 7u);
+  EXPECT_EQ(out.restore_bytes, 1u << 20);
+  EXPECT_EQ(out.restore_ns, 98765u);
   EXPECT_EQ(out.kernel_name, "mad_vect4");
+}
+
+TEST(WireTest, ALaunchThatRanZeroTimesIsMalformed) {
+  Launch l;
+  l.work_dim = 1;
+  l.passes = 0;
+  l.kernel_name = "k";
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
 }
 
 TEST(WireTest, OtherMessagesRoundTrip) {
