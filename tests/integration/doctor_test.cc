@@ -1,0 +1,377 @@
+// `oaprof doctor` against fake sysfs, procfs and debugfs trees: each machine state gives the
+// verdict line and the fix a user needs, and the exit status says whether a check failed.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "oa/platform.h"
+#include "tests/common/run_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using oaprof::testing::run;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::uint16_t pci_id_of(oaprof::oa::Generation gen) {
+  for (const auto& id : oaprof::oa::known_pci_ids()) {
+    if (id.platform->gen == gen) return id.device;
+  }
+  ADD_FAILURE() << "no platform of that generation in the table";
+  return 0;
+}
+
+// A machine in a temporary directory: sys/, proc/, debug/ and dev/, and a socket path.
+class FakeMachine {
+ public:
+  FakeMachine() {
+    static std::atomic<int> serial{0};
+    root_ = fs::temp_directory_path() / ("oaprof-doctor-test-" + std::to_string(::getpid()) + "-" +
+                                         std::to_string(serial.fetch_add(1)));
+    fs::remove_all(root_);
+    for (const char* d : {"sys", "proc", "debug", "dev"}) fs::create_directories(root_ / d);
+  }
+  ~FakeMachine() {
+    if (listener_ >= 0) ::close(listener_);
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  FakeMachine(const FakeMachine&) = delete;
+  FakeMachine& operator=(const FakeMachine&) = delete;
+
+  void write(const std::string& rel, const std::string& text) const {
+    const fs::path file = root_ / rel;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::trunc) << text << "\n";
+  }
+
+  // A PCI device as sysfs shows it, bound to `driver` (none when empty), with DRM minor 0.
+  void pci(const std::string& bdf, const std::string& vendor, std::uint16_t device,
+           const std::string& cls, const std::string& driver) const {
+    const std::string dir = "sys/bus/pci/devices/" + bdf;
+    write(dir + "/vendor", vendor);
+    char id[8];
+    std::snprintf(id, sizeof id, "0x%04x", device);
+    write(dir + "/device", id);
+    write(dir + "/class", cls);
+    if (!driver.empty()) {
+      fs::create_symlink("../../../bus/pci/drivers/" + driver, root_ / dir / "driver");
+      fs::create_directories(root_ / dir / "drm" / "card0");
+    }
+  }
+
+  // Everything right: a Gen9 GPU bound to i915, debugfs, no lockdown, paranoid 0, RAPL through
+  // powercap, bare metal.
+  void healthy(std::uint16_t device) const {
+    pci("0000:00:02.0", "0x8086", device, "0x030000", "i915");
+    write("debug/dri/0/i915_forcewake_user", "");
+    write("sys/kernel/security/lockdown", "[none] integrity confidentiality");
+    write("proc/sys/dev/i915/perf_stream_paranoid", "0");
+    write("sys/class/powercap/intel-rapl:0/name", "package-0");
+    write("sys/class/powercap/intel-rapl:0/energy_uj", "123456");
+    write("sys/class/powercap/intel-rapl:0/max_energy_range_uj", "262143328850");
+    write("sys/class/dmi/id/sys_vendor", "LENOVO");
+    write("proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme de pse tsc msr pae\n");
+  }
+
+  // A listening SOCK_SEQPACKET socket where oaprofd's would be.
+  void listen_daemon() {
+    listener_ = bound_socket(socket());
+    ASSERT_EQ(::listen(listener_, 4), 0);
+  }
+
+  // A socket file at `path` that nobody listens on: what a daemon killed with SIGKILL leaves.
+  static void stale_socket(const std::string& path) { ::close(bound_socket(path)); }
+
+  static int bound_socket(const std::string& path) {
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << path;
+    return fd;
+  }
+
+  std::string socket() const { return (root_ / "oaprofd.sock").string(); }
+  const fs::path& root() const { return root_; }
+
+  // `oaprof doctor` on this machine; `extra` adds options (or replaces --daemon-socket).
+  oaprof::testing::CommandResult doctor(const std::string& extra = "",
+                                        const std::string& env = "") const {
+    std::string cmd = env + " " + std::string(OAPROF_BIN) + " doctor --sysfs-root " +
+                      (root_ / "sys").string() + " --debugfs " + (root_ / "debug").string() +
+                      " --proc-root " + (root_ / "proc").string() + " --dev-root " +
+                      (root_ / "dev").string() + " --no-opencl-devices";
+    if (extra.find("--daemon-socket") == std::string::npos && env.empty()) {
+      cmd += " --daemon-socket " + socket();
+    }
+    return run(cmd + " " + extra);
+  }
+
+ private:
+  fs::path root_;
+  int listener_ = -1;
+};
+
+// The verdict line of check `name`, and the fix line under it when there is one.
+struct Line {
+  std::string verdict, detail, fix;
+};
+
+Line line_of(const std::string& output, const std::string& name) {
+  std::istringstream in(output);
+  std::string line;
+  const std::regex head("^(ok|info|warn|fail|skip) +" + name + " +(.*)$");
+  const std::regex fix("^ +fix: (.*)$");
+  Line found;
+  bool in_check = false;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, head)) {
+      found = {m[1], m[2], ""};
+      in_check = true;
+    } else if (in_check && std::regex_match(line, m, fix)) {
+      found.fix = m[1];
+      in_check = false;
+    } else {
+      in_check = false;
+    }
+  }
+  return found;
+}
+
+const std::string kRootOrFail = ::geteuid() == 0 ? "warn" : "fail";
+
+TEST(DoctorTest, HealthyIntelMachineGivesOkLines) {
+  FakeMachine m;
+  const std::uint16_t gen9 = pci_id_of(oaprof::oa::Generation::kGen9);
+  m.healthy(gen9);
+  m.listen_daemon();
+  const auto r = m.doctor();
+  for (const char* name : {"device", "driver", "forcewake", "lockdown", "perf-paranoid", "energy",
+                           "virtualisation", "oaprofd"}) {
+    EXPECT_EQ(line_of(r.output, name).verdict, "ok") << name << "\n" << r.output;
+  }
+  EXPECT_THAT(line_of(r.output, "device").detail,
+              HasSubstr(std::string(oaprof::oa::platform_for_pci_id(gen9)->codename)));
+  EXPECT_THAT(line_of(r.output, "energy").detail, HasSubstr("powercap (package)"));
+  EXPECT_THAT(line_of(r.output, "forcewake").detail, HasSubstr("dri/0/i915_forcewake_user"));
+  // Gen9 keeps OA configuration in the context image: the note says what that means.
+  EXPECT_EQ(line_of(r.output, "context").verdict, "info");
+  EXPECT_THAT(line_of(r.output, "context").detail, HasSubstr("config_lost"));
+  // Exit 1 exactly when some check failed (a non-root user outside group oaprof fails "group").
+  const bool failed = std::regex_search(r.output, std::regex("(^|\n)fail "));
+  EXPECT_EQ(r.status, failed ? 1 : 0) << r.output;
+  if (::geteuid() == 0) {
+    EXPECT_EQ(r.status, 0) << r.output;
+  }
+}
+
+TEST(DoctorTest, Gen12HasNoContextNote) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen12));
+  const auto r = m.doctor();
+  EXPECT_EQ(line_of(r.output, "device").verdict, "ok") << r.output;
+  EXPECT_EQ(line_of(r.output, "context").verdict, "") << r.output;
+}
+
+TEST(DoctorTest, VirtioDiskAtTheGpuAddressFailsWithTheFix) {
+  FakeMachine m;
+  m.pci("0000:00:02.0", "0x1af4", 0x1042, "0x018000", "virtio-pci");
+  m.write("proc/cpuinfo", "flags\t\t: fpu vme hypervisor lahf_lm\n");
+  const auto r = m.doctor();
+  const Line device = line_of(r.output, "device");
+  EXPECT_EQ(device.verdict, "fail") << r.output;
+  EXPECT_THAT(device.detail, HasSubstr("not an Intel display device (vendor 0x1af4, class "
+                                       "0x018000)"));
+  EXPECT_THAT(device.fix, HasSubstr("use --pci BDF or --device sim"));
+  EXPECT_EQ(line_of(r.output, "driver").verdict, "skip");
+  EXPECT_EQ(line_of(r.output, "forcewake").verdict, "skip");
+  const Line vm = line_of(r.output, "virtualisation");
+  EXPECT_EQ(vm.verdict, "warn") << r.output;
+  EXPECT_THAT(vm.detail, HasSubstr("without an Intel GPU"));
+  EXPECT_THAT(vm.fix, HasSubstr("--device sim"));
+  EXPECT_EQ(r.status, 1);
+}
+
+TEST(DoctorTest, PciOptionChoosesTheDevice) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  fs::remove_all(m.root() / "sys/bus/pci/devices");
+  m.pci("0000:00:02.0", "0x1af4", 0x1042, "0x018000", "virtio-pci");
+  m.pci("0000:00:03.0", "0x8086", pci_id_of(oaprof::oa::Generation::kGen9), "0x030000", "i915");
+  EXPECT_EQ(line_of(m.doctor().output, "device").verdict, "fail");
+  const auto r = m.doctor("--pci 00:03.0");
+  EXPECT_EQ(line_of(r.output, "device").verdict, "ok") << r.output;
+  EXPECT_THAT(line_of(r.output, "device").detail, HasSubstr("0000:00:03.0"));
+  EXPECT_EQ(line_of(r.output, "driver").verdict, "ok");
+}
+
+TEST(DoctorTest, MissingDeviceAndBadAddress) {
+  FakeMachine m;
+  const auto r = m.doctor();
+  EXPECT_EQ(line_of(r.output, "device").verdict, "fail");
+  EXPECT_THAT(line_of(r.output, "device").detail, HasSubstr("no PCI device at 0000:00:02.0"));
+  const auto bad = m.doctor("--pci not-an-address");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("oaprof doctor:"));
+}
+
+TEST(DoctorTest, DriverProblems) {
+  const std::uint16_t id = pci_id_of(oaprof::oa::Generation::kGen9);
+  {
+    FakeMachine m;
+    m.pci("0000:00:02.0", "0x8086", id, "0x030000", "");
+    const Line l = line_of(m.doctor().output, "driver");
+    EXPECT_EQ(l.verdict, "fail");
+    EXPECT_THAT(l.fix, HasSubstr("modprobe i915"));
+  }
+  {
+    FakeMachine m;
+    m.pci("0000:00:02.0", "0x8086", id, "0x030000", "xe");
+    const Line l = line_of(m.doctor().output, "driver");
+    EXPECT_EQ(l.verdict, "warn");
+    EXPECT_THAT(l.fix, HasSubstr("--access mmio"));
+  }
+  {
+    FakeMachine m;
+    m.pci("0000:00:02.0", "0x8086", id, "0x030000", "vfio-pci");
+    const Line l = line_of(m.doctor().output, "driver");
+    EXPECT_EQ(l.verdict, "fail");
+    EXPECT_THAT(l.fix, HasSubstr("/sys/bus/pci/drivers/vfio-pci/unbind"));
+  }
+}
+
+TEST(DoctorTest, DebugfsNotMountedWarnsWithMountCommand) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  fs::remove_all(m.root() / "debug/dri");
+  const Line l = line_of(m.doctor().output, "forcewake");
+  EXPECT_EQ(l.verdict, "warn");
+  EXPECT_THAT(l.fix, HasSubstr("sudo mount -t debugfs none " + (m.root() / "debug").string()));
+  EXPECT_THAT(l.fix, HasSubstr("--forcewake registers"));
+}
+
+TEST(DoctorTest, LockdownConfidentialityFails) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  m.write("sys/kernel/security/lockdown", "none integrity [confidentiality]");
+  const auto r = m.doctor();
+  const Line l = line_of(r.output, "lockdown");
+  EXPECT_EQ(l.verdict, "fail") << r.output;
+  EXPECT_THAT(l.detail, HasSubstr("'confidentiality'"));
+  EXPECT_THAT(l.fix, HasSubstr("--access perf"));
+  EXPECT_EQ(r.status, 1);
+  m.write("sys/kernel/security/lockdown", "none [integrity] confidentiality");
+  EXPECT_EQ(line_of(m.doctor().output, "lockdown").verdict, "fail");
+}
+
+TEST(DoctorTest, PerfStreamParanoidOneWarnsWithTheSysctl) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  m.write("proc/sys/dev/i915/perf_stream_paranoid", "1");
+  const Line l = line_of(m.doctor().output, "perf-paranoid");
+  EXPECT_EQ(l.verdict, "warn");
+  EXPECT_THAT(l.fix, HasSubstr("sudo sysctl dev.i915.perf_stream_paranoid=0"));
+  fs::remove(m.root() / "proc/sys/dev/i915/perf_stream_paranoid");
+  EXPECT_EQ(line_of(m.doctor().output, "perf-paranoid").verdict, "skip");
+}
+
+TEST(DoctorTest, NoRaplWarnsWithEachBackendsReason) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  fs::remove_all(m.root() / "sys/class/powercap");
+  const Line l = line_of(m.doctor().output, "energy");
+  EXPECT_EQ(l.verdict, "warn");
+  EXPECT_THAT(l.detail, HasSubstr("powercap: "));
+  EXPECT_THAT(l.detail, HasSubstr("msr: "));
+  EXPECT_THAT(l.fix, HasSubstr("modprobe msr"));
+}
+
+TEST(DoctorTest, VirtualMachineWithPassthroughWarnsAboutRapl) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  m.write("sys/class/dmi/id/sys_vendor", "QEMU");
+  const Line l = line_of(m.doctor().output, "virtualisation");
+  EXPECT_EQ(l.verdict, "warn");
+  EXPECT_THAT(l.detail, HasSubstr("QEMU"));
+  EXPECT_THAT(l.detail, HasSubstr("passed through"));
+}
+
+TEST(DoctorTest, NoDaemonSocketGivesTheSystemctlFix) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  const Line l = line_of(m.doctor().output, "oaprofd");
+  // Root profiles with sudo oaprof, so there the missing daemon is a warning.
+  EXPECT_EQ(l.verdict, kRootOrFail);
+  EXPECT_THAT(l.detail, HasSubstr("no socket at " + m.socket()));
+  EXPECT_THAT(l.fix, HasSubstr("not running: sudo systemctl enable --now oaprofd.socket"));
+}
+
+TEST(DoctorTest, DaemonSocketComesFromTheEnvironment) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  m.listen_daemon();
+  const auto r = m.doctor("", "OAPROF_DAEMON_SOCKET=" + m.socket());
+  EXPECT_EQ(line_of(r.output, "oaprofd").verdict, "ok") << r.output;
+  EXPECT_THAT(line_of(r.output, "oaprofd").detail, HasSubstr(m.socket()));
+  // A socket file nobody listens on any more: the socket unit needs a restart.
+  const std::string stale = (m.root() / "stale.sock").string();
+  FakeMachine::stale_socket(stale);
+  const Line l = line_of(m.doctor("--daemon-socket " + stale).output, "oaprofd");
+  EXPECT_EQ(l.verdict, kRootOrFail);
+  EXPECT_THAT(l.fix, HasSubstr("sudo systemctl restart oaprofd.socket"));
+}
+
+TEST(DoctorTest, OpenClLoaderAndPlatforms) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  const auto missing = m.doctor("--opencl-library liboaprof-no-such-opencl.so.1");
+  EXPECT_EQ(line_of(missing.output, "opencl-loader").verdict, "fail") << missing.output;
+  EXPECT_THAT(line_of(missing.output, "opencl-loader").fix, HasSubstr("ocl-icd-libopencl1"));
+
+  // The real loader with an empty vendors directory finds no platform.
+  fs::create_directories(m.root() / "vendors");
+  const std::string base = std::string(OAPROF_BIN) + " doctor --sysfs-root " +
+                           (m.root() / "sys").string() + " --proc-root " +
+                           (m.root() / "proc").string() + " --daemon-socket " + m.socket();
+  const auto none = run("OCL_ICD_VENDORS=" + (m.root() / "vendors").string() + " " + base);
+  const Line l = line_of(none.output, "opencl-devices");
+  if (line_of(none.output, "opencl-loader").verdict == "fail") {
+    GTEST_SKIP() << "no OpenCL loader on this machine";
+  }
+  EXPECT_EQ(l.verdict, "fail") << none.output;
+  EXPECT_THAT(l.fix, HasSubstr("intel-opencl-icd"));
+}
+
+TEST(DoctorTest, JsonListsEveryCheck) {
+  FakeMachine m;
+  m.pci("0000:00:02.0", "0x1af4", 0x1042, "0x018000", "virtio-pci");
+  const auto r = m.doctor("--json");
+  EXPECT_EQ(r.status, 1);
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(j["failed"].get<bool>());
+  std::vector<std::string> names;
+  for (const auto& c : j["checks"]) names.push_back(c["check"].get<std::string>());
+  EXPECT_THAT(
+      names, ::testing::IsSupersetOf({"device", "driver", "forcewake", "lockdown", "perf-paranoid",
+                                      "energy", "virtualisation", "opencl-loader", "opencl-devices",
+                                      "oaprofd", "group"}));
+  EXPECT_EQ(j["checks"][0]["verdict"], "fail");
+  EXPECT_THAT(j["checks"][0]["fix"].get<std::string>(), HasSubstr("--device sim"));
+}
+
+}  // namespace

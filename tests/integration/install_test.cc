@@ -1,0 +1,287 @@
+// `cmake --install` into a staging tree (DESTDIR) holds everything a machine needs: the binaries,
+// the layer and preload libraries, the kernels, oaprofd's units, the udev rule and the sysusers
+// entry; the units pass `systemd-analyze verify`, the sysusers entry creates group oaprof, and
+// the udev rule parses and tags an Intel display device, and only that, under `udevadm test`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "tests/common/run_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using oaprof::testing::run;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::trunc) << text;
+}
+
+// A relative install directory is relative to the prefix, as install(DESTINATION) has it.
+fs::path full_dir(const std::string& dir) {
+  const fs::path p(dir);
+  return p.is_absolute() ? p : fs::path(OAPROF_INSTALL_PREFIX) / p;
+}
+
+// Where `installed` (an absolute path on the target machine) lies in the staging tree.
+fs::path staged(const fs::path& destdir, const fs::path& installed) {
+  return destdir / installed.relative_path();
+}
+
+bool executable(const fs::path& p) {
+  return fs::is_regular_file(p) && ::access(p.c_str(), X_OK) == 0;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+bool on_path(const std::string& tool) { return run("command -v " + tool).status == 0; }
+
+// The value of the first `key=` line of a unit file.
+std::string unit_value(const std::string& unit, const std::string& key) {
+  std::istringstream in(unit);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + "=", 0) == 0) return line.substr(key.size() + 1);
+  }
+  return {};
+}
+
+class InstallTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    destdir_ = new fs::path(fs::temp_directory_path() /
+                            ("oaprof-install-test-" + std::to_string(::getpid())));
+    fs::remove_all(*destdir_);
+    // Every install() of the project is in the default component, "Unspecified". Naming it
+    // makes cmake write install_manifest_Unspecified.txt, and leaves alone the
+    // install_manifest.txt of a real `sudo cmake --install`, which uninstalling reads.
+    install_ = new oaprof::testing::CommandResult(
+        run("DESTDIR=" + shell_quote(destdir_->string()) + " " + shell_quote(CMAKE_COMMAND_PATH) +
+            " --install " + shell_quote(OAPROF_BUILD_DIR) + " --component Unspecified"));
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(*destdir_, ec);
+    delete destdir_;
+    delete install_;
+    destdir_ = nullptr;
+    install_ = nullptr;
+  }
+  void SetUp() override { ASSERT_EQ(install_->status, 0) << install_->output; }
+
+  static fs::path bin(const std::string& name) {
+    return staged(*destdir_, fs::path(OAPROF_INSTALL_FULL_BINDIR) / name);
+  }
+  static fs::path unit(const std::string& name) {
+    return staged(*destdir_, full_dir(OAPROF_SYSTEMD_UNIT_DIR) / name);
+  }
+  static fs::path udev_rule() {
+    return staged(*destdir_, full_dir(OAPROF_UDEV_RULES_DIR) / "70-oaprof.rules");
+  }
+  static fs::path sysusers() {
+    return staged(*destdir_, full_dir(OAPROF_SYSUSERS_DIR) / "oaprof.conf");
+  }
+
+  static fs::path* destdir_;
+  static oaprof::testing::CommandResult* install_;
+};
+
+fs::path* InstallTest::destdir_ = nullptr;
+oaprof::testing::CommandResult* InstallTest::install_ = nullptr;
+
+TEST_F(InstallTest, StagesProgramsLayerAndKernels) {
+  EXPECT_TRUE(executable(bin("oaprof"))) << bin("oaprof");
+  EXPECT_TRUE(executable(bin("kernel_runner"))) << bin("kernel_runner");
+  const fs::path lib = staged(*destdir_, full_dir(OAPROF_INSTALL_LIBDIR) / "oaprof");
+  EXPECT_TRUE(fs::is_regular_file(lib / "liboaprof_layer.so")) << lib;
+  EXPECT_TRUE(fs::is_regular_file(lib / "liboaprof_preload.so")) << lib;
+  // Every kernel source of the tree, whatever the list in kernels/CMakeLists.txt says.
+  const fs::path kernels = staged(*destdir_, full_dir(OAPROF_INSTALL_DATADIR) / "oaprof/kernels");
+  int sources = 0;
+  for (const auto& entry : fs::directory_iterator(OAPROF_KERNEL_SOURCE_DIR)) {
+    if (entry.path().extension() != ".cl") continue;
+    ++sources;
+    EXPECT_TRUE(fs::is_regular_file(kernels / entry.path().filename())) << entry.path();
+  }
+  EXPECT_GT(sources, 0);
+}
+
+TEST_F(InstallTest, StagesOaprofd) {
+  if (!OAPROF_HAS_OAPROFD) GTEST_SKIP() << "this tree has no oaprofd target yet";
+  EXPECT_TRUE(executable(bin("oaprofd"))) << bin("oaprofd");
+}
+
+TEST_F(InstallTest, StagesUnitsRuleAndSysusersEntry) {
+  EXPECT_TRUE(fs::is_regular_file(unit("oaprofd.service"))) << unit("oaprofd.service");
+  EXPECT_TRUE(fs::is_regular_file(unit("oaprofd.socket"))) << unit("oaprofd.socket");
+  EXPECT_TRUE(fs::is_regular_file(udev_rule())) << udev_rule();
+  EXPECT_TRUE(fs::is_regular_file(sysusers())) << sysusers();
+}
+
+TEST_F(InstallTest, ServiceStartsTheInstalledOaprofd) {
+  const std::string service = read_file(unit("oaprofd.service"));
+  const std::string exec = unit_value(service, "ExecStart");
+  const std::string program = exec.substr(0, exec.find(' '));
+  EXPECT_EQ(program, (fs::path(OAPROF_INSTALL_FULL_BINDIR) / "oaprofd").string());
+  EXPECT_THAT(service, Not(HasSubstr("@CMAKE_"))) << "an unconfigured variable is left";
+  if (OAPROF_HAS_OAPROFD) {
+    EXPECT_TRUE(executable(staged(*destdir_, program))) << program;
+  }
+}
+
+TEST_F(InstallTest, SocketIsForGroupOaprofOnly) {
+  const std::string socket = read_file(unit("oaprofd.socket"));
+  EXPECT_EQ(unit_value(socket, "ListenSequentialPacket"), "/run/oaprof/oaprofd.sock");
+  EXPECT_EQ(unit_value(socket, "SocketGroup"), "oaprof");
+  EXPECT_EQ(unit_value(socket, "SocketMode"), "0660");
+}
+
+TEST_F(InstallTest, SystemdAnalyzeVerifiesTheUnits) {
+  if (!on_path("systemd-analyze")) {
+    GTEST_SKIP() << "no systemd-analyze (Debian's systemd package) on PATH";
+  }
+  // verify checks that ExecStart's program exists, and the staged one is not at its installed
+  // path yet: check a copy of the service that names the staged program, otherwise unchanged.
+  const fs::path dir = *destdir_ / "verify";
+  const std::string service = read_file(unit("oaprofd.service"));
+  const std::string installed = (fs::path(OAPROF_INSTALL_FULL_BINDIR) / "oaprofd").string();
+  // Before oaprofd exists in this tree, any staged program stands in for it.
+  const fs::path program = OAPROF_HAS_OAPROFD ? bin("oaprofd") : bin("oaprof");
+  std::string copy = service;
+  const auto at = copy.find("ExecStart=" + installed);
+  ASSERT_NE(at, std::string::npos) << service;
+  copy.replace(at + 10, installed.size(), program.string());
+  write_file(dir / "oaprofd.service", copy);
+  fs::copy_file(unit("oaprofd.socket"), dir / "oaprofd.socket");
+  const auto verify = [&] {
+    return run("systemd-analyze verify --man=no " +
+               shell_quote((dir / "oaprofd.service").string()) + " " +
+               shell_quote((dir / "oaprofd.socket").string()));
+  };
+  const auto good = verify();
+  EXPECT_EQ(good.status, 0) << good.output;
+  EXPECT_EQ(good.output, "") << "systemd-analyze warns about the units";
+
+  // The same check notices a mistake: a misspelt key is reported (and ignored by systemd).
+  write_file(dir / "oaprofd.service", copy + "ProtectSytem=strict\n");
+  EXPECT_THAT(verify().output, HasSubstr("ProtectSytem"));
+}
+
+TEST_F(InstallTest, SysusersEntryCreatesGroupOaprof) {
+  if (!on_path("systemd-sysusers")) GTEST_SKIP() << "no systemd-sysusers on PATH";
+  const fs::path root = *destdir_ / "sysusers-root";
+  fs::create_directories(root / "etc");
+  const auto r = run("systemd-sysusers --root=" + shell_quote(root.string()) + " " +
+                     shell_quote(sysusers().string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(
+      std::regex_search(read_file(root / "etc/group"), std::regex("(^|\n)oaprof:x:[0-9]+:")))
+      << read_file(root / "etc/group");
+}
+
+// Runs `udevadm test` on a real PCI device whose vendor and class files are replaced, inside a
+// private user and mount namespace: the staged rule is the only rule file udev sees, and /run is
+// a private tmpfs, so the udev database of the machine is never written.
+class UdevRuleTest : public InstallTest {
+ protected:
+  void SetUp() override {
+    InstallTest::SetUp();
+    if (!on_path("udevadm")) GTEST_SKIP() << "no udevadm (Debian's udev package) on PATH";
+    if (run("unshare -Urm true").status != 0) {
+      GTEST_SKIP() << "user namespaces are not available here (unshare -Urm)";
+    }
+    for (const auto& entry : fs::directory_iterator("/sys/bus/pci/devices")) {
+      device_ = fs::canonical(entry.path());
+      break;
+    }
+    if (device_.empty()) GTEST_SKIP() << "no PCI device in /sys to stand in for a GPU";
+    dir_ = *destdir_ / "udev";
+    fs::create_directories(dir_ / "rules");
+    fs::create_directories(dir_ / "empty");
+    fs::copy_file(udev_rule(), dir_ / "rules/70-oaprof.rules",
+                  fs::copy_options::overwrite_existing);
+    write_file(dir_ / "test.sh", R"(set -e
+dir=$1 dev=$2
+mount -t tmpfs none /run
+for d in /etc/udev/rules.d /usr/local/lib/udev/rules.d /lib/udev/rules.d; do
+  if [ -d "$d" ]; then mount --bind "$dir/empty" "$d"; fi
+done
+mount --bind "$dir/rules" /usr/lib/udev/rules.d
+echo "$3" > "$dir/vendor"; echo "$4" > "$dir/class"
+mount --bind "$dir/vendor" "$dev/vendor" && mount --bind "$dir/class" "$dev/class" || exit 77
+exec udevadm test --action=add "$dev"
+)");
+  }
+
+  // udevadm test's output for the device posing as vendor:class.
+  oaprof::testing::CommandResult udev_test(const std::string& vendor, const std::string& cls) {
+    auto r = run("unshare -Urm sh " + shell_quote((dir_ / "test.sh").string()) + " " +
+                 shell_quote(dir_.string()) + " " + shell_quote(device_.string()) + " " + vendor +
+                 " " + cls);
+    if (r.status == 77) {
+      ADD_FAILURE() << "cannot bind-mount over " << device_ << " in a namespace: " << r.output;
+    }
+    return r;
+  }
+
+  fs::path device_;
+  fs::path dir_;
+};
+
+TEST_F(UdevRuleTest, ParsesWithoutDiagnostics) {
+  const auto r = udev_test("0x8086", "0x030000");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Reading rules file: /usr/lib/udev/rules.d/70-oaprof.rules"));
+  // udev prefixes every complaint about a rule with "FILE:LINE ".
+  EXPECT_THAT(r.output, Not(HasSubstr("70-oaprof.rules:"))) << r.output;
+
+  // A rule udev does not understand is reported that way, so the check above can fail.
+  write_file(
+      dir_ / "rules/70-oaprof.rules",
+      read_file(udev_rule()) + "SUBSYSTEM==\"pci\", ATTR{vendor}=\"0x8086\", BADKEY==\"1\"\n");
+  EXPECT_THAT(udev_test("0x8086", "0x030000").output, HasSubstr("70-oaprof.rules:"));
+}
+
+TEST_F(UdevRuleTest, TagsAnIntelDisplayDeviceAndWantsOaprofd) {
+  for (const char* cls : {"0x030000", "0x038000"}) {
+    const auto r = udev_test("0x8086", cls);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("\nTAGS=.*:systemd:"))) << cls << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("\nTAGS=.*:oaprof-gpu:"))) << cls;
+    EXPECT_THAT(r.output, HasSubstr("\nSYSTEMD_WANTS=oaprofd.service\n")) << cls;
+    EXPECT_THAT(r.output, HasSubstr("\nOAPROF_GPU=1\n")) << cls;
+  }
+}
+
+TEST_F(UdevRuleTest, LeavesOtherDevicesAlone) {
+  // A virtio disk where the iGPU usually is, and an Intel device that is not a display.
+  for (const auto& [vendor, cls] :
+       {std::pair{"0x1af4", "0x018000"}, {"0x8086", "0x060000"}, {"0x10de", "0x030000"}}) {
+    const auto r = udev_test(vendor, cls);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("oaprof-gpu"))) << vendor << " " << cls;
+    EXPECT_THAT(r.output, Not(HasSubstr("SYSTEMD_WANTS"))) << vendor << " " << cls;
+    EXPECT_THAT(r.output, Not(HasSubstr("OAPROF_GPU"))) << vendor << " " << cls;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,550 @@
+#include "tools/oaprof/doctor.h"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+#include <CL/cl.h>
+
+#include "gpu/counter_source.h"
+#include "launch/loader.h"
+#include "mmio/pci_bar.h"
+#include "power/energy_registry.h"
+
+namespace oaprof::tools::doctor {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The first line of a small sysfs or procfs file, without its newline; nullopt when unreadable.
+std::optional<std::string> read_line(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+std::optional<std::string> read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::optional<std::uint32_t> read_hex(const fs::path& path) {
+  const auto line = read_line(path);
+  if (!line) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long value = std::strtoul(line->c_str(), &end, 16);
+  if (errno != 0 || end == line->c_str()) return std::nullopt;
+  return static_cast<std::uint32_t>(value);
+}
+
+Check make(std::string name, Verdict verdict, std::string detail, std::string fix = {}) {
+  return Check{std::move(name), verdict, std::move(detail), std::move(fix)};
+}
+
+bool i915_bound(const PciFacts& pci) { return pci.intel_display() && pci.driver == "i915"; }
+
+std::string platform_text(const oa::Platform& p) {
+  return fmt::format("{}, {} GT{}, {} EUs", p.codename, oa::generation_name(p.gen), p.gt, p.eus);
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kInfo:
+      return "info";
+    case Verdict::kWarn:
+      return "warn";
+    case Verdict::kFail:
+      return "fail";
+    case Verdict::kSkip:
+      return "skip";
+  }
+  return "?";
+}
+
+PciFacts read_pci_facts(const fs::path& sysfs_root, const std::string& address) {
+  PciFacts facts;
+  facts.address = mmio::parse_pci_address(address).str();
+  const fs::path dir = sysfs_root / "bus" / "pci" / "devices" / facts.address;
+  std::error_code ec;
+  facts.present = fs::exists(dir, ec);
+  if (!facts.present) return facts;
+  const auto vendor = read_hex(dir / "vendor");
+  const auto device = read_hex(dir / "device");
+  const auto device_class = read_hex(dir / "class");
+  if (vendor && device && device_class) {
+    facts.vendor = static_cast<std::uint16_t>(*vendor);
+    facts.device = static_cast<std::uint16_t>(*device);
+    facts.device_class = *device_class;
+  } else if (const auto config = read_all(dir / "config"); config && config->size() >= 12) {
+    // The first 64 bytes of configuration space are readable by anyone: ids at 0 and 2, the
+    // class code (programming interface, subclass, class) at 9–11.
+    const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>((*config)[i]); };
+    facts.vendor = static_cast<std::uint16_t>(byte(0) | byte(1) << 8);
+    facts.device = static_cast<std::uint16_t>(byte(2) | byte(3) << 8);
+    facts.device_class = static_cast<std::uint32_t>(byte(9) | byte(10) << 8 | byte(11) << 16);
+  }
+  const fs::path driver = fs::read_symlink(dir / "driver", ec);
+  if (!ec) facts.driver = driver.filename().string();
+  for (const auto& entry : fs::directory_iterator(dir / "drm", ec)) {
+    const std::string leaf = entry.path().filename().string();
+    if (leaf.rfind("card", 0) == 0 && leaf.size() > 4 &&
+        std::all_of(leaf.begin() + 4, leaf.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      facts.dri_minor = std::stoi(leaf.substr(4));
+    }
+  }
+  if (facts.intel_display()) facts.platform = oa::platform_for_pci_id(facts.device);
+  return facts;
+}
+
+Check check_device(const PciFacts& pci) {
+  if (!pci.present) {
+    return make("device", Verdict::kFail, fmt::format("no PCI device at {}", pci.address),
+                "use --pci BDF or --device sim: find the Intel GPU with `lspci -D -d 8086::0300`; "
+                "without one, profile the simulator with --device sim");
+  }
+  if (!pci.intel_display()) {
+    return make("device", Verdict::kFail,
+                fmt::format("{} is not an Intel display device (vendor 0x{:04x}, class 0x{:06x})",
+                            pci.address, pci.vendor, pci.device_class),
+                "use --pci BDF or --device sim: find the Intel GPU with `lspci -D -d 8086::0300` "
+                "and profile it with --device BDF; without one, use --device sim");
+  }
+  if (!pci.platform) {
+    return make("device", Verdict::kWarn,
+                fmt::format("{} is an Intel display device (8086:{:04x}) that oaprof does not "
+                            "know: no platform table entry, so no counter layout or clocks",
+                            pci.address, pci.device),
+                "profile with --device sim, or add the PCI id to src/oa/platform.cc with its "
+                "platform");
+  }
+  return make("device", Verdict::kOk,
+              fmt::format("{} is an Intel display device (8086:{:04x}: {})", pci.address,
+                          pci.device, platform_text(*pci.platform)));
+}
+
+Check check_driver(const PciFacts& pci) {
+  if (!pci.intel_display()) return make("driver", Verdict::kSkip, "no Intel display device");
+  if (pci.driver == "i915") {
+    return make("driver", Verdict::kOk, fmt::format("i915 is bound to {}", pci.address));
+  }
+  if (pci.driver == "xe") {
+    return make("driver", Verdict::kWarn,
+                fmt::format("xe is bound to {}: the rpc and perf read-outs and debugfs forcewake "
+                            "are i915's",
+                            pci.address),
+                fmt::format("use --access mmio, or boot with i915.force_probe={0:04x} "
+                            "xe.force_probe=!{0:04x} to have i915 drive it",
+                            pci.device));
+  }
+  if (pci.driver.empty()) {
+    return make("driver", Verdict::kFail, fmt::format("no driver is bound to {}", pci.address),
+                "sudo modprobe i915 (and read `dmesg | grep i915` if it still does not bind)");
+  }
+  return make(
+      "driver", Verdict::kFail,
+      fmt::format("{} is bound to {}, not to i915", pci.address, pci.driver),
+      fmt::format("give it back to i915: echo {0} | sudo tee /sys/bus/pci/drivers/{1}/unbind"
+                  " && echo {0} | sudo tee /sys/bus/pci/drivers/i915/bind",
+                  pci.address, pci.driver));
+}
+
+Check check_debugfs(const PciFacts& pci, const DoctorOptions& options) {
+  if (!i915_bound(pci)) return make("forcewake", Verdict::kSkip, "no device bound to i915");
+  const int minor = pci.dri_minor.value_or(0);
+  const fs::path file =
+      options.debugfs_root / "dri" / std::to_string(minor) / "i915_forcewake_user";
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    return make("forcewake", Verdict::kOk,
+                fmt::format("debugfs is mounted; forcewake is held through {}", file.string()));
+  }
+  if (ec == std::errc::permission_denied) {
+    return make("forcewake", Verdict::kSkip,
+                fmt::format("{} cannot be read without root", options.debugfs_root.string()),
+                "run `sudo oaprof doctor` to check it (oaprofd and sudo oaprof open it as root)");
+  }
+  const std::string fallback =
+      "; until then oaprof wakes the GPU through its forcewake registers (--forcewake registers)";
+  if (!fs::exists(options.debugfs_root / "dri", ec)) {
+    return make(
+        "forcewake", Verdict::kWarn,
+        fmt::format("debugfs is not mounted at {}", options.debugfs_root.string()),
+        fmt::format("sudo mount -t debugfs none {}{}", options.debugfs_root.string(), fallback));
+  }
+  return make("forcewake", Verdict::kWarn,
+              fmt::format("debugfs is mounted but has no {}", file.string()),
+              fmt::format("check that dri/{} is this device's i915 minor (--debugfs ROOT names "
+                          "another debugfs){}",
+                          minor, fallback));
+}
+
+Check check_lockdown(const DoctorOptions& options) {
+  const fs::path file = options.sysfs_root / "kernel" / "security" / "lockdown";
+  const auto line = read_line(file);
+  if (!line) {
+    return make("lockdown", Verdict::kOk,
+                fmt::format("no kernel lockdown ({} is absent)", file.string()));
+  }
+  const auto open = line->find('[');
+  const auto close = line->find(']', open);
+  const std::string mode = open != std::string::npos && close != std::string::npos
+                               ? line->substr(open + 1, close - open - 1)
+                               : *line;
+  if (mode == "none") return make("lockdown", Verdict::kOk, "kernel lockdown: none");
+  return make("lockdown", Verdict::kFail,
+              fmt::format("kernel lockdown is '{}': the kernel refuses to map the GPU's BAR, so "
+                          "--access mmio and rpc cannot program or read the OA unit",
+                          mode),
+              "profile with --access perf (the i915 perf stream), or boot without lockdown: "
+              "disable Secure Boot (Debian and Ubuntu kernels lock down under it) and remove any "
+              "lockdown= kernel parameter");
+}
+
+Check check_perf_stream_paranoid(const DoctorOptions& options) {
+  const fs::path file = options.proc_root / "sys" / "dev" / "i915" / "perf_stream_paranoid";
+  const auto line = read_line(file);
+  if (!line) {
+    return make("perf-paranoid", Verdict::kSkip,
+                fmt::format("{} is absent: i915 is not loaded", file.string()));
+  }
+  if (*line == "0") {
+    return make("perf-paranoid", Verdict::kOk,
+                "perf_stream_paranoid is 0: any user may open i915 perf streams");
+  }
+  return make("perf-paranoid", Verdict::kWarn,
+              fmt::format("perf_stream_paranoid is {}: --access perf needs root or CAP_PERFMON "
+                          "(sudo oaprof and oaprofd have it)",
+                          *line),
+              "to let every user open OA streams: sudo sysctl dev.i915.perf_stream_paranoid=0 "
+              "(keep it with a line dev.i915.perf_stream_paranoid=0 in "
+              "/etc/sysctl.d/60-oaprof.conf)");
+}
+
+Check check_energy(const DoctorOptions& options) {
+  power::EnergyRoots roots;
+  roots.sysfs = options.sysfs_root;
+  roots.dev = options.dev_root;
+  std::vector<std::string> reasons;
+  for (const auto& backend : power::energy_backends()) {
+    if (!backend.automatic) continue;
+    try {
+      const auto source = power::make_energy_source(backend.name, roots);
+      std::vector<std::string_view> domains;
+      for (power::Domain d : source->domains()) domains.push_back(power::domain_name(d));
+      return make(
+          "energy", Verdict::kOk,
+          fmt::format(
+              "RAPL is readable through {} ({}){}", backend.name, fmt::join(domains, ", "),
+              reasons.empty() ? "" : fmt::format("; before it: {}", fmt::join(reasons, "; "))));
+    } catch (const std::exception& e) {
+      reasons.emplace_back(e.what());  // each names its backend: "--energy powercap: …"
+    }
+  }
+  return make("energy", Verdict::kWarn,
+              fmt::format("no RAPL backend can be read: {}", fmt::join(reasons, "; ")),
+              "run as root (sudo oaprof) or through oaprofd, which read RAPL for you; for the msr "
+              "backend: sudo modprobe msr. A virtual machine has no RAPL: profile without energy "
+              "(--energy none)");
+}
+
+Check check_virtualisation(const PciFacts& pci, const DoctorOptions& options) {
+  const fs::path dmi = options.sysfs_root / "class" / "dmi" / "id";
+  const std::string vendor = read_line(dmi / "sys_vendor").value_or("");
+  const std::string product = read_line(dmi / "product_name").value_or("");
+  // DMI names of the common hypervisors; the cpuinfo flag catches the others.
+  static constexpr std::array<std::string_view, 10> kVmVendors = {
+      "QEMU",
+      "innotek GmbH",
+      "VMware, Inc.",
+      "Xen",
+      "Parallels Software International Inc.",
+      "Amazon EC2",
+      "Google",
+      "OpenStack Foundation",
+      "BHYVE",
+      "Red Hat"};
+  bool vm = std::find(kVmVendors.begin(), kVmVendors.end(), vendor) != kVmVendors.end() ||
+            (vendor == "Microsoft Corporation" && product == "Virtual Machine") || product == "KVM";
+  std::string what = vendor;
+  if (!vm) {
+    std::ifstream cpuinfo(options.proc_root / "cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+      if (line.rfind("flags", 0) == 0) {
+        vm = (line + " ").find(" hypervisor ") != std::string::npos;
+        break;
+      }
+    }
+    if (vm) what = "the cpu flag 'hypervisor' is set";
+  }
+  if (!vm) return make("virtualisation", Verdict::kOk, "not a virtual machine");
+  if (pci.intel_display()) {
+    return make(
+        "virtualisation", Verdict::kWarn,
+        fmt::format("a virtual machine ({}) with an Intel display device passed through", what),
+        "counters work with the GPU passed through (GVT-d); RAPL energy is usually "
+        "absent or frozen in a guest: read it on the host, or use --energy none");
+  }
+  return make("virtualisation", Verdict::kWarn,
+              fmt::format("a virtual machine ({}) without an Intel GPU passed through", what),
+              "profile with --device sim (a simulator, not a measurement), or pass the iGPU "
+              "through to the guest (GVT-d with vfio-pci)");
+}
+
+Check check_opencl_loader(const DoctorOptions& options) {
+  const launch::LoaderInfo info = launch::detect_loader(options.opencl_library);
+  if (!info.found) {
+    return make("opencl-loader", Verdict::kFail, info.note,
+                "sudo apt install ocl-icd-libopencl1, and an ICD: intel-opencl-icd for the GPU "
+                "(pocl-opencl-icd runs kernels on the CPU, for --device sim)");
+  }
+  if (info.supports_layers) return make("opencl-loader", Verdict::kOk, info.note);
+  return make("opencl-loader", Verdict::kInfo, info.note,
+              "works as it is; ocl-icd 2.3 or later lets oaprof come in as an OpenCL layer");
+}
+
+namespace {
+
+// The few OpenCL entry points doctor needs, looked up at run time so that oaprof itself does not
+// depend on libOpenCL: a missing loader is a finding, not a start-up failure.
+struct OpenClApi {
+  decltype(&clGetPlatformIDs) platform_ids = nullptr;
+  decltype(&clGetPlatformInfo) platform_info = nullptr;
+  decltype(&clGetDeviceIDs) device_ids = nullptr;
+  decltype(&clGetDeviceInfo) device_info = nullptr;
+};
+
+// clGetPlatformInfo and clGetDeviceInfo share their calling convention: ask the size, then fill.
+template <typename Get, typename Handle, typename Param>
+std::string info_string(Get get, Handle handle, Param what) {
+  std::size_t size = 0;
+  if (get(handle, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "?";
+  std::string s(size, '\0');
+  if (get(handle, what, size, s.data(), nullptr) != CL_SUCCESS) return "?";
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+}  // namespace
+
+Check check_opencl_platforms(const DoctorOptions& options) {
+  if (!options.opencl_platforms) {
+    return make("opencl-devices", Verdict::kSkip, "not listed (--no-opencl-devices)");
+  }
+  // Never closed: ICDs the loader pulled in may keep threads or atexit handlers of their own.
+  void* lib = ::dlopen(options.opencl_library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    return make("opencl-devices", Verdict::kSkip,
+                fmt::format("{} cannot be loaded: {}", options.opencl_library, ::dlerror()));
+  }
+  OpenClApi api;
+  api.platform_ids = reinterpret_cast<decltype(api.platform_ids)>(::dlsym(lib, "clGetPlatformIDs"));
+  api.platform_info =
+      reinterpret_cast<decltype(api.platform_info)>(::dlsym(lib, "clGetPlatformInfo"));
+  api.device_ids = reinterpret_cast<decltype(api.device_ids)>(::dlsym(lib, "clGetDeviceIDs"));
+  api.device_info = reinterpret_cast<decltype(api.device_info)>(::dlsym(lib, "clGetDeviceInfo"));
+  if (!api.platform_ids || !api.platform_info || !api.device_ids || !api.device_info) {
+    return make("opencl-devices", Verdict::kFail,
+                fmt::format("{} lacks the OpenCL 1.0 entry points", options.opencl_library),
+                "reinstall the loader: sudo apt install --reinstall ocl-icd-libopencl1");
+  }
+  cl_uint count = 0;
+  const cl_int err = api.platform_ids(0, nullptr, &count);
+  if (err != CL_SUCCESS || count == 0) {
+    return make("opencl-devices", Verdict::kFail,
+                fmt::format("no OpenCL platform (clGetPlatformIDs: {}, {} platforms): the loader "
+                            "finds no ICD in /etc/OpenCL/vendors or $OCL_ICD_VENDORS",
+                            err, count),
+                "sudo apt install intel-opencl-icd for the Intel GPU, or pocl-opencl-icd to run "
+                "kernels on the CPU with --device sim");
+  }
+  std::vector<cl_platform_id> platforms(count);
+  api.platform_ids(count, platforms.data(), nullptr);
+  std::vector<std::string> found;
+  bool intel_gpu = false;
+  for (cl_platform_id p : platforms) {
+    cl_uint ndev = 0;
+    std::vector<std::string> names;
+    if (api.device_ids(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &ndev) == CL_SUCCESS && ndev > 0) {
+      std::vector<cl_device_id> devices(ndev);
+      api.device_ids(p, CL_DEVICE_TYPE_ALL, ndev, devices.data(), nullptr);
+      for (cl_device_id d : devices) {
+        cl_device_type type = 0;
+        cl_uint vendor = 0;
+        api.device_info(d, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+        api.device_info(d, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, nullptr);
+        const bool gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+        intel_gpu = intel_gpu || (gpu && vendor == 0x8086);
+        names.push_back(fmt::format("{} {}",
+                                    gpu                           ? "gpu"
+                                    : (type & CL_DEVICE_TYPE_CPU) ? "cpu"
+                                                                  : "other",
+                                    info_string(api.device_info, d, CL_DEVICE_NAME)));
+      }
+    }
+    found.push_back(
+        fmt::format("{} ({}): {}", info_string(api.platform_info, p, CL_PLATFORM_NAME),
+                    info_string(api.platform_info, p, CL_PLATFORM_VERSION),
+                    names.empty() ? "no devices" : fmt::format("{}", fmt::join(names, ", "))));
+  }
+  const std::string detail = fmt::format("{}", fmt::join(found, "; "));
+  if (intel_gpu) return make("opencl-devices", Verdict::kOk, detail);
+  return make("opencl-devices", Verdict::kWarn, "no Intel GPU among the OpenCL devices: " + detail,
+              "sudo apt install intel-opencl-icd to run kernels on the Intel GPU; with --device "
+              "sim, kernels on PoCL's CPU device are what the simulator expects");
+}
+
+std::string daemon_socket_path(const std::string& option) {
+  if (!option.empty()) return option;
+  if (const char* env = std::getenv("OAPROF_DAEMON_SOCKET"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return std::string(kDefaultDaemonSocket);
+}
+
+Check daemon_verdict(const std::string& socket_path, int connect_errno, unsigned euid) {
+  if (connect_errno == 0) {
+    return make("oaprofd", Verdict::kOk,
+                fmt::format("oaprofd accepts connections at {}", socket_path));
+  }
+  // Root profiles with sudo oaprof and needs no daemon, so a missing one is only worth a warning.
+  const Verdict missing = euid == 0 ? Verdict::kWarn : Verdict::kFail;
+  const std::string root_note = euid == 0 ? " (root profiles without it: sudo oaprof)" : "";
+  switch (connect_errno) {
+    case ENOENT:
+      return make("oaprofd", missing, fmt::format("no socket at {}{}", socket_path, root_note),
+                  "not running: sudo systemctl enable --now oaprofd.socket (install it first: "
+                  "docs/install.md)");
+    case ECONNREFUSED:
+      return make("oaprofd", missing,
+                  fmt::format("nothing listens on {}{}", socket_path, root_note),
+                  "sudo systemctl restart oaprofd.socket; `journalctl -u oaprofd` says why it "
+                  "stopped");
+    case EACCES:
+    case EPERM:
+      return make("oaprofd", Verdict::kFail,
+                  fmt::format("{} refuses you: only root and group {} may connect", socket_path,
+                              kDaemonGroup),
+                  fmt::format("add yourself to group {0}: sudo usermod -aG {0} $USER, then log in "
+                              "again",
+                              kDaemonGroup));
+    default:
+      return make("oaprofd", missing,
+                  fmt::format("cannot connect to {}: {}{}", socket_path,
+                              std::strerror(connect_errno), root_note),
+                  "sudo systemctl status oaprofd.socket oaprofd.service");
+  }
+}
+
+Check check_daemon(const DoctorOptions& options, unsigned euid) {
+  const std::string path = daemon_socket_path(options.daemon_socket);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    return make(
+        "oaprofd", Verdict::kFail,
+        fmt::format("socket path {} is longer than {} bytes", path, sizeof addr.sun_path - 1),
+        "use a shorter --daemon-socket or OAPROF_DAEMON_SOCKET");
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return daemon_verdict(path, errno, euid);
+  int err = 0;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) err = errno;
+  ::close(fd);
+  return daemon_verdict(path, err, euid);
+}
+
+Check check_group(unsigned euid) {
+  if (euid == 0) return make("group", Verdict::kOk, "root needs no group");
+  const group* gr = ::getgrnam(std::string(kDaemonGroup).c_str());
+  if (gr == nullptr) {
+    return make(
+        "group", Verdict::kFail, fmt::format("group {} does not exist", kDaemonGroup),
+        fmt::format("sudo systemd-sysusers (it reads the installed sysusers.d/oaprof.conf), "
+                    "or sudo groupadd --system {}",
+                    kDaemonGroup));
+  }
+  const gid_t gid = gr->gr_gid;
+  std::vector<gid_t> groups(static_cast<std::size_t>(std::max(::getgroups(0, nullptr), 0)));
+  const int n = ::getgroups(static_cast<int>(groups.size()), groups.data());
+  groups.resize(static_cast<std::size_t>(std::max(n, 0)));
+  if (::getegid() == gid || std::find(groups.begin(), groups.end(), gid) != groups.end()) {
+    return make("group", Verdict::kOk, fmt::format("you are in group {}", kDaemonGroup));
+  }
+  const passwd* pw = ::getpwuid(euid);
+  const std::string user = pw != nullptr ? pw->pw_name : std::to_string(euid);
+  bool listed = false;
+  for (char** m = gr->gr_mem; m != nullptr && *m != nullptr; ++m) listed = listed || user == *m;
+  if (listed) {
+    return make(
+        "group", Verdict::kWarn,
+        fmt::format("{} was added to group {} after this session began", user, kDaemonGroup),
+        fmt::format("log in again (or start a shell with `newgrp {}`)", kDaemonGroup));
+  }
+  return make("group", Verdict::kFail, fmt::format("{} is not in group {}", user, kDaemonGroup),
+              fmt::format("add yourself to group {0}: sudo usermod -aG {0} $USER, then log in "
+                          "again",
+                          kDaemonGroup));
+}
+
+std::optional<Check> context_saved_note(const PciFacts& pci) {
+  if (!pci.platform) return std::nullopt;
+  const oa::Generation gen = pci.platform->gen;
+  if (gen != oa::Generation::kGen8 && gen != oa::Generation::kGen9 &&
+      gen != oa::Generation::kGen11) {
+    return std::nullopt;
+  }
+  return make("context", Verdict::kInfo, std::string(gpu::kContextSavedNote));
+}
+
+std::vector<Check> run_checks(const DoctorOptions& options) {
+  const PciFacts pci = read_pci_facts(options.sysfs_root, options.pci);
+  const unsigned euid = ::geteuid();
+  std::vector<Check> checks;
+  checks.push_back(check_device(pci));
+  checks.push_back(check_driver(pci));
+  checks.push_back(check_debugfs(pci, options));
+  checks.push_back(check_lockdown(options));
+  checks.push_back(check_perf_stream_paranoid(options));
+  checks.push_back(check_energy(options));
+  checks.push_back(check_virtualisation(pci, options));
+  checks.push_back(check_opencl_loader(options));
+  checks.push_back(check_opencl_platforms(options));
+  checks.push_back(check_daemon(options, euid));
+  checks.push_back(check_group(euid));
+  if (auto note = context_saved_note(pci)) checks.push_back(std::move(*note));
+  return checks;
+}
+
+bool any_failed(const std::vector<Check>& checks) {
+  return std::any_of(checks.begin(), checks.end(),
+                     [](const Check& c) { return c.verdict == Verdict::kFail; });
+}
+
+}  // namespace oaprof::tools::doctor

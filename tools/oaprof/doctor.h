@@ -1,0 +1,89 @@
+// `oaprof doctor`'s checks: each looks at one thing profiling needs (the device, its driver,
+// debugfs, lockdown, perf permissions, RAPL, virtualisation, OpenCL, oaprofd and its group) and
+// returns a verdict with the exact fix. Every system path sits under a root the caller chooses,
+// so tests run the checks on fake trees; the subcommand (doctor_command.cc) only prints them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oa/platform.h"
+
+namespace oaprof::tools::doctor {
+
+// kInfo is a note that needs no action; only kFail makes `oaprof doctor` exit 1.
+enum class Verdict { kOk, kInfo, kWarn, kFail, kSkip };
+
+std::string_view verdict_name(Verdict verdict);  // "ok", "info", "warn", "fail", "skip"
+
+struct Check {
+  std::string name;  // "device", "driver", "debugfs", …
+  Verdict verdict = Verdict::kSkip;
+  std::string detail;  // what was found
+  std::string fix;     // the command or option that fixes it; empty when none is needed
+};
+
+inline constexpr std::string_view kDefaultDaemonSocket = "/run/oaprof/oaprofd.sock";
+inline constexpr std::string_view kDaemonGroup = "oaprof";
+
+struct DoctorOptions {
+  std::filesystem::path sysfs_root = "/sys";
+  std::filesystem::path debugfs_root = "/sys/kernel/debug";
+  std::filesystem::path proc_root = "/proc";
+  std::filesystem::path dev_root = "/dev";
+  std::string pci = "0000:00:02.0";
+  // Empty: $OAPROF_DAEMON_SOCKET, else kDefaultDaemonSocket.
+  std::string daemon_socket;
+  std::string opencl_library = "libOpenCL.so.1";
+  // Listing OpenCL platforms loads every ICD into this process; tests of other checks skip it.
+  bool opencl_platforms = true;
+};
+
+// What sysfs says about the PCI device at `address`, read once and shared by several checks.
+struct PciFacts {
+  std::string address;  // normalised, "0000:00:02.0"
+  bool present = false;
+  std::uint16_t vendor = 0;
+  std::uint16_t device = 0;
+  std::uint32_t device_class = 0;
+  std::string driver;                    // basename of the driver link; empty when unbound
+  std::optional<int> dri_minor;          // N of drm/cardN: debugfs dri/N
+  std::optional<oa::Platform> platform;  // when oaprof knows the PCI id
+  bool intel_display() const { return present && vendor == 0x8086 && (device_class >> 16) == 0x03; }
+};
+
+// Throws std::invalid_argument for an address that is not a PCI address.
+PciFacts read_pci_facts(const std::filesystem::path& sysfs_root, const std::string& address);
+
+Check check_device(const PciFacts& pci);
+Check check_driver(const PciFacts& pci);
+Check check_debugfs(const PciFacts& pci, const DoctorOptions& options);
+Check check_lockdown(const DoctorOptions& options);
+Check check_perf_stream_paranoid(const DoctorOptions& options);
+Check check_energy(const DoctorOptions& options);
+Check check_virtualisation(const PciFacts& pci, const DoctorOptions& options);
+Check check_opencl_loader(const DoctorOptions& options);
+Check check_opencl_platforms(const DoctorOptions& options);
+// `euid` decides whether a missing daemon matters: root profiles without it (sudo oaprof).
+Check check_daemon(const DoctorOptions& options, unsigned euid);
+Check check_group(unsigned euid);
+// Gen8–11 only: why rows may be flagged config_lost (gpu::kContextSavedNote).
+std::optional<Check> context_saved_note(const PciFacts& pci);
+
+// The daemon check's verdict for connect(2)'s result: 0, or the errno it failed with.
+Check daemon_verdict(const std::string& socket_path, int connect_errno, unsigned euid);
+
+// The socket `oaprof doctor` and clients try: `option`, else $OAPROF_DAEMON_SOCKET, else the
+// default.
+std::string daemon_socket_path(const std::string& option);
+
+// Every check, in the order a user fixes things.
+std::vector<Check> run_checks(const DoctorOptions& options);
+
+bool any_failed(const std::vector<Check>& checks);
+
+}  // namespace oaprof::tools::doctor

@@ -1,0 +1,111 @@
+// `oaprof doctor`: checks what profiling needs on this machine and prints, for each check, a
+// verdict (ok, info, warn, fail, skip) and the exact fix, so a user gets from a fresh install to
+// a working profile without reading the kernel's mind. The checks are in doctor.{h,cc}.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "tools/oaprof/commands.h"
+#include "tools/oaprof/doctor.h"
+
+namespace oaprof::tools {
+namespace {
+
+struct DoctorCommandOptions {
+  doctor::DoctorOptions checks;
+  // Parsed as strings: CLI11 would print a std::filesystem::path default with quotes.
+  std::string sysfs_root = "/sys";
+  std::string debugfs_root = "/sys/kernel/debug";
+  std::string proc_root = "/proc";
+  std::string dev_root = "/dev";
+  bool json = false;
+};
+
+void print_text(const doctor::DoctorOptions& opt, const std::vector<doctor::Check>& checks) {
+  std::cout << fmt::format("oaprof doctor: device {}, sysfs {}, debugfs {}, proc {}, dev {}\n",
+                           opt.pci, opt.sysfs_root.string(), opt.debugfs_root.string(),
+                           opt.proc_root.string(), opt.dev_root.string());
+  for (const auto& c : checks) {
+    std::cout << fmt::format("{:<5} {:<15} {}\n", doctor::verdict_name(c.verdict), c.name,
+                             c.detail);
+    if (!c.fix.empty()) std::cout << fmt::format("{:<21} fix: {}\n", "", c.fix);
+  }
+  std::size_t failed = 0, warned = 0;
+  for (const auto& c : checks) {
+    failed += c.verdict == doctor::Verdict::kFail;
+    warned += c.verdict == doctor::Verdict::kWarn;
+  }
+  std::cout << fmt::format("{} failed, {} warnings\n", failed, warned);
+}
+
+void print_json(const doctor::DoctorOptions& opt, const std::vector<doctor::Check>& checks) {
+  nlohmann::json j;
+  j["pci"] = opt.pci;
+  j["checks"] = nlohmann::json::array();
+  for (const auto& c : checks) {
+    j["checks"].push_back({{"check", c.name},
+                           {"verdict", doctor::verdict_name(c.verdict)},
+                           {"detail", c.detail},
+                           {"fix", c.fix}});
+  }
+  j["failed"] = doctor::any_failed(checks);
+  std::cout << j.dump(2) << "\n";
+}
+
+int run_doctor(DoctorCommandOptions& opt) {
+  opt.checks.sysfs_root = opt.sysfs_root;
+  opt.checks.debugfs_root = opt.debugfs_root;
+  opt.checks.proc_root = opt.proc_root;
+  opt.checks.dev_root = opt.dev_root;
+  std::vector<doctor::Check> checks;
+  try {
+    checks = doctor::run_checks(opt.checks);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof doctor: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (opt.json) {
+    print_json(opt.checks, checks);
+  } else {
+    print_text(opt.checks, checks);
+  }
+  return doctor::any_failed(checks) ? 1 : 0;
+}
+
+std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
+  auto opt = std::make_shared<DoctorCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "doctor",
+      "check this machine for profiling: the Intel GPU and its driver, debugfs forcewake, kernel "
+      "lockdown, perf_stream_paranoid, RAPL, virtualisation, OpenCL, oaprofd and group oaprof; "
+      "each check prints a verdict and the exact fix");
+  auto& c = opt->checks;
+  sub->add_option("--pci", c.pci, "the GPU's PCI address (what --device BDF names)")
+      ->capture_default_str();
+  sub->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is")->capture_default_str();
+  sub->add_option("--debugfs", opt->debugfs_root, "where debugfs is (dri/N/i915_forcewake_user)")
+      ->capture_default_str();
+  sub->add_option("--proc-root", opt->proc_root, "where procfs is")->capture_default_str();
+  sub->add_option("--dev-root", opt->dev_root, "where /dev is (the msr backend's /dev/cpu/N/msr)")
+      ->capture_default_str();
+  sub->add_option("--daemon-socket", c.daemon_socket,
+                  "oaprofd's socket (default: $OAPROF_DAEMON_SOCKET, else " +
+                      std::string(doctor::kDefaultDaemonSocket) + ")");
+  sub->add_option("--opencl-library", c.opencl_library, "the OpenCL loader to inspect")
+      ->capture_default_str();
+  sub->add_flag("!--no-opencl-devices", c.opencl_platforms,
+                "do not list OpenCL platforms (which loads every installed ICD)");
+  sub->add_flag("--json", opt->json, "print the checks as JSON");
+  sub->footer(
+      "Exit status: 0 when no check failed (warnings allowed), 1 when one failed, 2 bad "
+      "options.");
+  return {sub, [opt] { return run_doctor(*opt); }};
+}
+
+}  // namespace
+
+OAPROF_REGISTER_SUBCOMMAND(doctor, add_doctor_command);
+
+}  // namespace oaprof::tools
