@@ -336,6 +336,35 @@ TEST(DoctorTest, DaemonSocketComesFromTheEnvironment) {
   EXPECT_THAT(l.fix, HasSubstr("sudo systemctl restart oaprofd.socket"));
 }
 
+// The checks a user outside group oaprof trips over; root plays such a user with setpriv.
+TEST(DoctorTest, UserOutsideGroupOaprofIsToldToJoinIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run oaprof doctor as nobody";
+  if (run("command -v setpriv").status != 0) GTEST_SKIP() << "no setpriv (util-linux)";
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  m.listen_daemon();
+  fs::permissions(m.socket(), fs::perms::owner_read | fs::perms::owner_write);
+  fs::permissions(m.root() / "debug", fs::perms::owner_all);  // debugfs is root's alone
+  const std::string as_nobody = "setpriv --reuid=nobody --regid=nogroup --clear-groups";
+  const auto r = m.doctor("--daemon-socket " + m.socket(), as_nobody);
+  const Line daemon = line_of(r.output, "oaprofd");
+  EXPECT_EQ(daemon.verdict, "fail") << r.output;
+  EXPECT_THAT(daemon.detail, HasSubstr("refuses you"));
+  EXPECT_EQ(daemon.fix,
+            "add yourself to group oaprof: sudo usermod -aG oaprof $USER, then log in again");
+  const Line group = line_of(r.output, "group");
+  EXPECT_EQ(group.verdict, "fail") << r.output;
+  EXPECT_THAT(group.fix, ::testing::AnyOf(HasSubstr("systemd-sysusers"),
+                                          HasSubstr("sudo usermod -aG oaprof $USER")));
+  const Line forcewake = line_of(r.output, "forcewake");
+  EXPECT_EQ(forcewake.verdict, "skip") << r.output;
+  EXPECT_THAT(forcewake.fix, HasSubstr("sudo oaprof doctor"));
+  EXPECT_EQ(r.status, 1);
+  // Without a daemon, a user who is not root has no way in: a failure, not a warning.
+  const auto none = m.doctor("--daemon-socket " + m.socket() + ".absent", as_nobody);
+  EXPECT_EQ(line_of(none.output, "oaprofd").verdict, "fail") << none.output;
+}
+
 TEST(DoctorTest, OpenClLoaderAndPlatforms) {
   FakeMachine m;
   m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));

@@ -155,35 +155,60 @@ TEST_F(InstallTest, SocketIsForGroupOaprofOnly) {
   EXPECT_EQ(unit_value(socket, "SocketMode"), "0660");
 }
 
+// systemd-analyze checks that ExecStart's program exists, and the staged one is not at its
+// installed path yet: the checks read a copy of the service that names the staged program and is
+// otherwise unchanged. Returns the copy's directory, which also holds the socket.
+fs::path verifiable_units(const fs::path& destdir, const fs::path& service_file,
+                          const fs::path& socket_file, const fs::path& program,
+                          const std::string& extra = "") {
+  const fs::path dir = destdir / "verify";
+  const std::string installed = (fs::path(OAPROF_INSTALL_FULL_BINDIR) / "oaprofd").string();
+  std::string copy = read_file(service_file);
+  const auto at = copy.find("ExecStart=" + installed);
+  EXPECT_NE(at, std::string::npos) << copy;
+  if (at != std::string::npos) copy.replace(at + 10, installed.size(), program.string());
+  write_file(dir / "oaprofd.service", copy + extra);
+  fs::copy_file(socket_file, dir / "oaprofd.socket", fs::copy_options::overwrite_existing);
+  return dir;
+}
+
 TEST_F(InstallTest, SystemdAnalyzeVerifiesTheUnits) {
   if (!on_path("systemd-analyze")) {
     GTEST_SKIP() << "no systemd-analyze (Debian's systemd package) on PATH";
   }
-  // verify checks that ExecStart's program exists, and the staged one is not at its installed
-  // path yet: check a copy of the service that names the staged program, otherwise unchanged.
-  const fs::path dir = *destdir_ / "verify";
-  const std::string service = read_file(unit("oaprofd.service"));
-  const std::string installed = (fs::path(OAPROF_INSTALL_FULL_BINDIR) / "oaprofd").string();
   // Before oaprofd exists in this tree, any staged program stands in for it.
   const fs::path program = OAPROF_HAS_OAPROFD ? bin("oaprofd") : bin("oaprof");
-  std::string copy = service;
-  const auto at = copy.find("ExecStart=" + installed);
-  ASSERT_NE(at, std::string::npos) << service;
-  copy.replace(at + 10, installed.size(), program.string());
-  write_file(dir / "oaprofd.service", copy);
-  fs::copy_file(unit("oaprofd.socket"), dir / "oaprofd.socket");
-  const auto verify = [&] {
+  const auto verify = [&](const std::string& extra) {
+    const fs::path dir = verifiable_units(*destdir_, unit("oaprofd.service"),
+                                          unit("oaprofd.socket"), program, extra);
     return run("systemd-analyze verify --man=no " +
                shell_quote((dir / "oaprofd.service").string()) + " " +
                shell_quote((dir / "oaprofd.socket").string()));
   };
-  const auto good = verify();
+  const auto good = verify("");
   EXPECT_EQ(good.status, 0) << good.output;
   EXPECT_EQ(good.output, "") << "systemd-analyze warns about the units";
-
   // The same check notices a mistake: a misspelt key is reported (and ignored by systemd).
-  write_file(dir / "oaprofd.service", copy + "ProtectSytem=strict\n");
-  EXPECT_THAT(verify().output, HasSubstr("ProtectSytem"));
+  EXPECT_THAT(verify("ProtectSytem=strict\n").output, HasSubstr("ProtectSytem"));
+}
+
+TEST_F(InstallTest, SystemdRatesTheServiceExposureLow) {
+  if (!on_path("systemd-analyze")) {
+    GTEST_SKIP() << "no systemd-analyze (Debian's systemd package) on PATH";
+  }
+  const fs::path program = OAPROF_HAS_OAPROFD ? bin("oaprofd") : bin("oaprof");
+  const fs::path dir =
+      verifiable_units(*destdir_, unit("oaprofd.service"), unit("oaprofd.socket"), program);
+  const auto r = run("systemd-analyze security --offline=true --no-pager " +
+                     shell_quote((dir / "oaprofd.service").string()));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex("Overall exposure level for "
+                                           "oaprofd.service: ([0-9.]+)")))
+      << r.output;
+  // systemd's scale runs from 0 (confined) to 10 (unconfined); losing one of the unit's
+  // protections pushes this root daemon with raw I/O past 2, where systemd stops calling it OK.
+  EXPECT_LT(std::stod(m[1].str()), 2.0) << r.output;
 }
 
 TEST_F(InstallTest, SysusersEntryCreatesGroupOaprof) {
