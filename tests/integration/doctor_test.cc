@@ -230,6 +230,30 @@ TEST(DoctorTest, MissingDeviceAndBadAddress) {
   EXPECT_THAT(bad.output, HasSubstr("oaprof doctor:"));
 }
 
+// Without vendor, device and class files, the identity comes from configuration space.
+TEST(DoctorTest, IdentityFromConfigSpaceWhenAttributesAreMissing) {
+  const std::uint16_t id = pci_id_of(oaprof::oa::Generation::kGen9);
+  FakeMachine m;
+  m.pci("0000:00:02.0", "0x8086", id, "0x030000", "i915");
+  const fs::path dir = m.root() / "sys/bus/pci/devices/0000:00:02.0";
+  for (const char* f : {"vendor", "device", "class"}) fs::remove(dir / f);
+  std::string config(64, '\0');
+  config[0] = '\x86', config[1] = '\x80';  // vendor 0x8086, little-endian
+  config[2] = static_cast<char>(id & 0xff), config[3] = static_cast<char>(id >> 8);
+  config[11] = '\x03';  // class code: display controller
+  std::ofstream(dir / "config", std::ios::binary) << config;
+  const Line l = line_of(m.doctor().output, "device");
+  EXPECT_EQ(l.verdict, "ok") << l.detail;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "%04x", id);
+  EXPECT_THAT(l.detail, HasSubstr(std::string("8086:") + hex));
+  // A virtio disk's configuration space says so too.
+  config[0] = '\xf4', config[1] = '\x1a', config[10] = '\x80', config[11] = '\x01';
+  std::ofstream(dir / "config", std::ios::binary | std::ios::trunc) << config;
+  EXPECT_THAT(line_of(m.doctor().output, "device").detail,
+              HasSubstr("vendor 0x1af4, class 0x018000"));
+}
+
 TEST(DoctorTest, DriverProblems) {
   const std::uint16_t id = pci_id_of(oaprof::oa::Generation::kGen9);
   {
