@@ -1,13 +1,99 @@
 #include "gpu/device.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <span>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "mmio/pci_bar.h"
+#include "mmio/registers.h"
 
 namespace oaprof::gpu {
+namespace {
+
+constexpr std::string_view kSimFilePrefix = "sim:";
+
+// The simulator with its register file mirrored into a shared file mapping. Only written
+// registers are mirrored (the read-back after the write), so the file changes exactly where
+// oaprof programmed something and never just because time passed.
+class FileMirroredSim final : public mmio::Mmio {
+ public:
+  FileMirroredSim(std::unique_ptr<mmio::SimGpu> sim, std::string path)
+      : sim_(std::move(sim)), path_(std::move(path)) {
+    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      throw std::runtime_error(fmt::format("--device sim:{}: cannot open the register file: {}",
+                                           path_, std::strerror(err)));
+    }
+    const bool fresh = st.st_size == 0;
+    if (!fresh && st.st_size != mmio::SimGpu::kRegisterFileBytes) {
+      ::close(fd);
+      throw std::runtime_error(fmt::format(
+          "--device sim:{}: the file holds {} bytes, not a register file of {}; remove it or name "
+          "another file", path_, st.st_size, mmio::SimGpu::kRegisterFileBytes));
+    }
+    if (fresh && ::ftruncate(fd, mmio::SimGpu::kRegisterFileBytes) != 0) {
+      const int err = errno;
+      ::close(fd);
+      throw std::runtime_error(fmt::format("--device sim:{}: {}", path_, std::strerror(err)));
+    }
+    void* p = ::mmap(nullptr, mmio::SimGpu::kRegisterFileBytes, PROT_READ | PROT_WRITE,
+                     MAP_SHARED, fd, 0);
+    const int err = errno;
+    ::close(fd);
+    if (p == MAP_FAILED) {
+      throw std::runtime_error(fmt::format("--device sim:{}: mmap: {}", path_, std::strerror(err)));
+    }
+    bar_ = std::span(static_cast<std::uint32_t*>(p), mmio::SimGpu::kRegisterFileBytes / 4);
+    for (std::size_t i = 0; i < bar_.size(); ++i) {
+      const auto offset = static_cast<std::uint32_t>(i * 4);
+      const std::uint32_t own = sim_->read32(offset);
+      if (fresh) {
+        bar_[i] = own;
+      } else if (bar_[i] != own) {
+        // Adopt what an earlier process left, masked registers with a full mask.
+        sim_->write32(offset, is_masked_register(offset) ? 0xFFFF0000u | (bar_[i] & 0xFFFFu)
+                                                         : bar_[i]);
+      }
+    }
+  }
+  ~FileMirroredSim() override { ::munmap(bar_.data(), bar_.size_bytes()); }
+  FileMirroredSim(const FileMirroredSim&) = delete;
+  FileMirroredSim& operator=(const FileMirroredSim&) = delete;
+
+  mmio::SimGpu& sim() { return *sim_; }
+  std::uint32_t read32(std::uint32_t offset) override { return sim_->read32(offset); }
+  void write32(std::uint32_t offset, std::uint32_t value) override {
+    sim_->write32(offset, value);
+    if (offset / 4 < bar_.size()) bar_[offset / 4] = sim_->read32(offset);
+  }
+  std::string describe() const override {
+    return fmt::format("{} (registers in {})", sim_->describe(), path_);
+  }
+
+ private:
+  std::unique_ptr<mmio::SimGpu> sim_;
+  std::string path_;
+  std::span<std::uint32_t> bar_;
+};
+
+}  // namespace
+
+bool is_masked_register(std::uint32_t offset) {
+  return offset == mmio::reg::kOaDebug || offset == mmio::reg::kForcewakeRender ||
+         offset == mmio::reg::kForcewakeGt || offset == mmio::reg::kForcewakeMedia;
+}
 
 Device& Device::operator=(Device&& other) noexcept {
   if (this == &other) return *this;
@@ -40,8 +126,22 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
 
 Device open_device(const DeviceOptions& options) {
   Device d;
-  if (options.spec == "sim") {
+  const bool sim_file = options.spec.starts_with(kSimFilePrefix);
+  if (options.spec == "sim" || sim_file) {
     d = make_sim_device(std::make_unique<mmio::SteadyClock>(), options.sim);
+    if (sim_file) {
+      const std::string path = options.spec.substr(kSimFilePrefix.size());
+      if (path.empty()) {
+        throw std::invalid_argument("--device sim:FILE needs a file name after 'sim:'");
+      }
+      // make_sim_device made the SimGpu the window; hand it to the mirror instead.
+      std::unique_ptr<mmio::SimGpu> sim(d.sim);
+      (void)d.mmio.release();
+      auto mirrored = std::make_unique<FileMirroredSim>(std::move(sim), path);
+      d.sim = &mirrored->sim();
+      d.mmio = std::move(mirrored);
+    }
+    if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
     mmio::ForcewakeOptions fw = options.forcewake;
     if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
     d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
@@ -59,6 +159,7 @@ Device open_device(const DeviceOptions& options) {
   d.platform = *platform;
   d.pci_id = bar->identity().device;
   d.mmio = std::move(bar);
+  if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
   d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.forcewake);
   d.render_node = options.render_node;
   d.drm_card_sysfs = options.drm_card_sysfs;

@@ -2,6 +2,8 @@
 // simulator. `--device auto|sim|BDF` resolves to one of these.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,7 +39,10 @@ struct Device {
 };
 
 struct DeviceOptions {
-  std::string spec = "auto";         // auto | sim | BDF
+  // auto | sim | sim:FILE | BDF. sim:FILE runs the simulator with its register file mirrored
+  // into FILE (created when missing, adopted when present), so that another process can see what
+  // was programmed and a restarted oaprofd finds the registers a crashed one left.
+  std::string spec = "auto";
   mmio::SimConfig sim;               // used when the device is simulated
   // --forcewake auto|debugfs|registers|none, --debugfs ROOT. On a simulated device only the
   // register path (or none) is used, so a real GPU beside it is never woken.
@@ -45,7 +50,14 @@ struct DeviceOptions {
   std::string render_node = "auto";  // --render-node PATH: i915 render node for --access rpc
   std::string drm_card_sysfs = "/sys/class/drm/card0";  // --drm-card DIR, for --access perf
   int perf_period_exponent = 16;     // --oa-exponent N, for --access perf (0–31)
+  // Wraps the register window before anything writes through it (forcewake included); oaprofd
+  // journals every first write this way. Null: the window as opened.
+  std::function<std::unique_ptr<mmio::Mmio>(std::unique_ptr<mmio::Mmio>)> wrap_mmio;
 };
+
+// Registers whose high half is a write mask (OA_DEBUG, the forcewake requests): restoring one
+// means writing its saved low half with a full mask.
+bool is_masked_register(std::uint32_t offset);
 
 // A simulated device counting on `clock` (a ManualClock for deterministic tests), without
 // forcewake.

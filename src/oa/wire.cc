@@ -62,6 +62,12 @@ Type type_of(const Body& body) {
         if constexpr (std::is_same_v<T, Launch>) return Type::kLaunch;
         if constexpr (std::is_same_v<T, Ok>) return Type::kOk;
         if constexpr (std::is_same_v<T, Error>) return Type::kError;
+        if constexpr (std::is_same_v<T, Open>) return Type::kOpen;
+        if constexpr (std::is_same_v<T, Opened>) return Type::kOpened;
+        if constexpr (std::is_same_v<T, Sample>) return Type::kSample;
+        if constexpr (std::is_same_v<T, Sampled>) return Type::kSampled;
+        if constexpr (std::is_same_v<T, Kernel>) return Type::kKernel;
+        if constexpr (std::is_same_v<T, Close>) return Type::kClose;
       },
       body);
 }
@@ -102,6 +108,55 @@ void put_payload(Writer& w, const Error& e) {
   w.put_string16(e.message, kMaxMessageBytes - kHeaderBytes - 6);
 }
 
+void put_payload(Writer& w, const Open& o) {
+  w.put(o.pid);
+  w.put(o.flags);
+  for (const std::string* s :
+       {&o.device, &o.access, &o.format, &o.metric_set, &o.metrics_xml, &o.energy}) {
+    w.put_string16(*s, kMaxTextBytes);
+  }
+}
+void put_payload(Writer& w, const Opened& o) {
+  w.put_string16(o.label, kMaxTextBytes);
+  w.put_string16(o.detail, kMaxTextBytes);
+  w.put(o.pci_id);
+  w.put(static_cast<std::uint8_t>(o.simulated ? 1 : 0));
+  for (const std::string* s : {&o.format, &o.metric_set, &o.metrics_file, &o.energy_backend}) {
+    w.put_string16(*s, kMaxTextBytes);
+  }
+  const std::size_t n = std::min(o.energy_domains.size(), kMaxEnergyDomains);
+  w.put(static_cast<std::uint8_t>(n));
+  for (std::size_t i = 0; i < n; ++i) w.put(o.energy_domains[i]);
+  w.put_string16(o.energy_reason, kMaxTextBytes);
+}
+void put_payload(Writer& w, const Sample& s) {
+  w.put(s.report_id);
+  w.put(s.what);
+}
+void put_payload(Writer& w, const Sampled& s) {
+  w.put(static_cast<std::uint8_t>((s.report ? kSampleReport : 0) |
+                                  (s.energy ? kSampleEnergy : 0) | (s.config_lost ? 4 : 0)));
+  if (s.report) {
+    const std::size_t n = std::min(s.report->size(), kMaxReportBytes);
+    w.put(static_cast<std::uint16_t>(n));
+    w.bytes().insert(w.bytes().end(), s.report->begin(),
+                     s.report->begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  if (s.energy) {
+    w.put(s.energy->time_ns);
+    const std::size_t n = std::min(s.energy->energy_uj.size(), kMaxEnergyDomains);
+    w.put(static_cast<std::uint8_t>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      w.put(s.energy->energy_uj[i].first);
+      w.put(s.energy->energy_uj[i].second);
+    }
+  }
+}
+void put_payload(Writer& w, const Kernel& k) {
+  w.put(static_cast<std::uint8_t>(k.running ? 1 : 0));
+}
+void put_payload(Writer&, const Close&) {}
+
 bool get_payload(Reader& r, Hello& h) { return r.get(h.pid) && r.get(h.flags); }
 bool get_payload(Reader& r, Snapshot& s) {
   std::uint8_t phase = 0;
@@ -131,6 +186,64 @@ bool get_payload(Reader& r, Error& e) {
   e.code = static_cast<ErrorCode>(code);
   return r.get_string16(e.message, kMaxMessageBytes);
 }
+
+bool get_payload(Reader& r, Open& o) {
+  bool ok = r.get(o.pid) && r.get(o.flags);
+  for (std::string* s :
+       {&o.device, &o.access, &o.format, &o.metric_set, &o.metrics_xml, &o.energy}) {
+    ok = ok && r.get_string16(*s, kMaxTextBytes);
+  }
+  return ok;
+}
+bool get_payload(Reader& r, Opened& o) {
+  std::uint8_t simulated = 0, n = 0;
+  bool ok = r.get_string16(o.label, kMaxTextBytes) && r.get_string16(o.detail, kMaxTextBytes) &&
+            r.get(o.pci_id) && r.get(simulated) && simulated <= 1;
+  for (std::string* s : {&o.format, &o.metric_set, &o.metrics_file, &o.energy_backend}) {
+    ok = ok && r.get_string16(*s, kMaxTextBytes);
+  }
+  ok = ok && r.get(n) && n <= kMaxEnergyDomains;
+  o.energy_domains.assign(ok ? n : 0, 0);
+  for (auto& d : o.energy_domains) ok = ok && r.get(d);
+  o.simulated = simulated == 1;
+  return ok && r.get_string16(o.energy_reason, kMaxTextBytes);
+}
+bool get_payload(Reader& r, Sample& s) {
+  return r.get(s.report_id) && r.get(s.what) && s.what != 0 &&
+         (s.what & ~(kSampleReport | kSampleEnergy)) == 0;
+}
+bool get_payload(Reader& r, Sampled& s) {
+  std::uint8_t flags = 0;
+  if (!r.get(flags) || (flags & ~7u) != 0) return false;
+  s.config_lost = (flags & 4) != 0;
+  if (flags & kSampleReport) {
+    std::uint16_t n = 0;
+    if (!r.get(n) || n > kMaxReportBytes) return false;
+    std::vector<std::uint8_t> bytes(n);
+    for (auto& b : bytes) {
+      if (!r.get(b)) return false;
+    }
+    s.report = std::move(bytes);
+  }
+  if (flags & kSampleEnergy) {
+    EnergyValues e;
+    std::uint8_t n = 0;
+    if (!r.get(e.time_ns) || !r.get(n) || n > kMaxEnergyDomains) return false;
+    e.energy_uj.resize(n);
+    for (auto& [domain, uj] : e.energy_uj) {
+      if (!r.get(domain) || !r.get(uj)) return false;
+    }
+    s.energy = std::move(e);
+  }
+  return true;
+}
+bool get_payload(Reader& r, Kernel& k) {
+  std::uint8_t running = 0;
+  if (!r.get(running) || running > 1) return false;
+  k.running = running == 1;
+  return true;
+}
+bool get_payload(Reader&, Close&) { return true; }
 
 template <typename T>
 std::variant<Message, DecodeError> decode_body(Reader& r, std::uint32_t id, std::string_view what) {
@@ -191,6 +304,12 @@ std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes) {
     case Type::kLaunch: return decode_body<Launch>(r, id, "launch");
     case Type::kOk: return decode_body<Ok>(r, id, "ok");
     case Type::kError: return decode_body<Error>(r, id, "error");
+    case Type::kOpen: return decode_body<Open>(r, id, "open");
+    case Type::kOpened: return decode_body<Opened>(r, id, "opened");
+    case Type::kSample: return decode_body<Sample>(r, id, "sample");
+    case Type::kSampled: return decode_body<Sampled>(r, id, "sampled");
+    case Type::kKernel: return decode_body<Kernel>(r, id, "kernel");
+    case Type::kClose: return decode_body<Close>(r, id, "close");
   }
   return DecodeError{ErrorCode::kUnknownType, id, fmt::format("unknown message type {}", type)};
 }

@@ -16,6 +16,17 @@
 //              | u16 name_len | name bytes                       -> kOk
 //   kOk        (empty)
 //   kError     u32 code | u16 len | message bytes
+// oaprofd, the privileged daemon, speaks the same framing to the unprivileged oaprof (str: u16
+// length + bytes; a client names a metric set, never a register address):
+//   kOpen      u32 pid | u32 flags | str device | str access | str format | str metric_set
+//              | str metrics_xml | str energy                  -> kOpened (the OA unit is counting)
+//   kOpened    str label | str detail | u16 pci_id | u8 simulated | str format | str metric_set
+//              | str metrics_file | str energy_backend | u8 n | n×u8 domain | str energy_reason
+//   kSample    u32 report_id | u8 what (bit 0 report, bit 1 energy) -> kSampled
+//   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost) | [u16 n | n report bytes]
+//              | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
+//   kKernel    u8 running (0 or 1)                             -> kOk
+//   kClose     (empty)                                         -> kOk, every register restored
 #pragma once
 
 #include <array>
@@ -23,6 +34,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -38,8 +50,14 @@ enum class Type : std::uint16_t {
   kHello = 1,
   kSnapshot = 2,
   kLaunch = 3,
+  kOpen = 4,
+  kSample = 5,
+  kKernel = 6,
+  kClose = 7,
   kOk = 0x80,
   kError = 0x81,
+  kOpened = 0x82,
+  kSampled = 0x83,
 };
 
 enum class Phase : std::uint8_t { kBefore = 0, kAfter = 1 };
@@ -52,6 +70,10 @@ enum class ErrorCode : std::uint32_t {
   kUnknownType = 3,
   kDeviceError = 4,
   kUnknownLaunch = 5,
+  kBusy = 6,           // another client holds the OA unit
+  kNotAuthorised = 7,  // neither root nor in oaprofd's group
+  kNoSession = 8,      // sample/kernel/close without an open session of this client
+  kBadRequest = 9,     // well-formed but refused: unknown metric set, untrusted file, ...
 };
 
 struct Hello {
@@ -92,6 +114,61 @@ struct Launch {
   std::string kernel_name;
 };
 
+// Strings in the daemon's messages are at most this long (paths, names, reasons).
+inline constexpr std::size_t kMaxTextBytes = 512;
+// Energy domains carried by kOpened and kSampled (power::Domain values, which oa cannot include).
+inline constexpr std::size_t kMaxEnergyDomains = 8;
+inline constexpr std::size_t kMaxReportBytes = 256;
+
+struct Open {
+  std::uint32_t pid = 0;
+  std::uint32_t flags = 0;
+  std::string device = "auto";  // the client's --device: auto, or what the daemon serves
+  std::string access = "mmio";
+  std::string format = "101";
+  std::string metric_set = "Builtin";
+  std::string metrics_xml;  // empty: the daemon's metric directories
+  std::string energy = "auto";
+};
+
+struct Opened {
+  std::string label;   // "simulated" or the PCI address
+  std::string detail;  // the register window's description
+  std::uint16_t pci_id = 0;
+  bool simulated = false;
+  std::string format;  // the layout name the daemon parsed the request's format to
+  std::string metric_set;
+  std::string metrics_file;    // the XML the set came from; empty for the built-in set
+  std::string energy_backend;  // empty: no energy; energy_reason says why
+  std::vector<std::uint8_t> energy_domains;
+  std::string energy_reason;
+};
+
+inline constexpr std::uint8_t kSampleReport = 1;
+inline constexpr std::uint8_t kSampleEnergy = 2;
+
+struct Sample {
+  std::uint32_t report_id = 0;
+  std::uint8_t what = kSampleReport;
+};
+
+struct EnergyValues {
+  std::uint64_t time_ns = 0;
+  std::vector<std::pair<std::uint8_t, std::uint64_t>> energy_uj;  // (domain, µJ)
+};
+
+struct Sampled {
+  std::optional<std::vector<std::uint8_t>> report;
+  std::optional<EnergyValues> energy;
+  bool config_lost = false;
+};
+
+struct Kernel {
+  bool running = false;
+};
+
+struct Close {};
+
 struct Ok {};
 
 struct Error {
@@ -99,7 +176,8 @@ struct Error {
   std::string message;
 };
 
-using Body = std::variant<Hello, Snapshot, Launch, Ok, Error>;
+using Body = std::variant<Hello, Snapshot, Launch, Ok, Error, Open, Opened, Sample, Sampled,
+                          Kernel, Close>;
 
 struct Message {
   std::uint32_t request_id = 0;

@@ -128,5 +128,104 @@ TEST(WireTest, OverlongKernelNamesAreCutToTheLimit) {
   EXPECT_EQ(out.kernel_name.size(), kMaxNameBytes);
 }
 
+TEST(WireTest, DaemonRequestsRoundTrip) {
+  Open o;
+  o.pid = 42;
+  o.device = "sim";
+  o.access = "rpc";
+  o.format = "A32u40_A4u32_B8_C8";
+  o.metric_set = "ComputeBasic";
+  o.metrics_xml = "/usr/share/oaprof/metrics/oa-kblgt2.xml";
+  o.energy = "none";
+  const auto got = std::get<Open>(roundtrip({9, o}).body);
+  EXPECT_EQ(got.pid, 42u);
+  EXPECT_EQ(got.device, "sim");
+  EXPECT_EQ(got.access, "rpc");
+  EXPECT_EQ(got.format, o.format);
+  EXPECT_EQ(got.metric_set, "ComputeBasic");
+  EXPECT_EQ(got.metrics_xml, o.metrics_xml);
+  EXPECT_EQ(got.energy, "none");
+
+  const auto s = std::get<Sample>(roundtrip({10, Sample{77, kSampleReport | kSampleEnergy}}).body);
+  EXPECT_EQ(s.report_id, 77u);
+  EXPECT_EQ(s.what, kSampleReport | kSampleEnergy);
+  EXPECT_TRUE(std::get<Kernel>(roundtrip({11, Kernel{true}}).body).running);
+  EXPECT_FALSE(std::get<Kernel>(roundtrip({12, Kernel{false}}).body).running);
+  EXPECT_TRUE(std::holds_alternative<Close>(roundtrip({13, Close{}}).body));
+}
+
+TEST(WireTest, DaemonRepliesRoundTrip) {
+  Opened o;
+  o.label = "0000:00:02.0";
+  o.detail = "0000:00:02.0 [8086:5916]";
+  o.pci_id = 0x5916;
+  o.simulated = true;
+  o.format = "A32u40_A4u32_B8_C8";
+  o.metric_set = "Builtin";
+  o.energy_backend = "powercap";
+  o.energy_domains = {0, 1, 3};
+  const auto got = std::get<Opened>(roundtrip({1, o}).body);
+  EXPECT_EQ(got.label, o.label);
+  EXPECT_EQ(got.detail, o.detail);
+  EXPECT_EQ(got.pci_id, 0x5916);
+  EXPECT_TRUE(got.simulated);
+  EXPECT_EQ(got.format, o.format);
+  EXPECT_EQ(got.energy_backend, "powercap");
+  EXPECT_EQ(got.energy_domains, o.energy_domains);
+
+  Sampled full;
+  full.report = std::vector<std::uint8_t>(kMaxReportBytes);
+  for (std::size_t i = 0; i < full.report->size(); ++i) {
+    (*full.report)[i] = static_cast<std::uint8_t>(i);
+  }
+  full.energy = EnergyValues{123456789, {{0, 1000}, {3, 1ull << 40}}};
+  full.config_lost = true;
+  const auto sf = std::get<Sampled>(roundtrip({2, full}).body);
+  EXPECT_EQ(sf.report, full.report);
+  ASSERT_TRUE(sf.energy.has_value());
+  EXPECT_EQ(sf.energy->time_ns, 123456789u);
+  EXPECT_EQ(sf.energy->energy_uj, full.energy->energy_uj);
+  EXPECT_TRUE(sf.config_lost);
+
+  Sampled energy_only;
+  energy_only.energy = EnergyValues{5, {}};
+  const auto se = std::get<Sampled>(roundtrip({3, energy_only}).body);
+  EXPECT_FALSE(se.report.has_value());
+  EXPECT_FALSE(se.config_lost);
+  EXPECT_EQ(se.energy->time_ns, 5u);
+}
+
+TEST(WireTest, DaemonMessagesRefuseTruncationAndBadFields) {
+  Open o;
+  o.metric_set = "ComputeBasic";
+  const auto bytes = encode({1, o});
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    ASSERT_TRUE(std::holds_alternative<DecodeError>(decode(std::span(bytes.data(), n)))) << n;
+  }
+  auto nothing = encode({1, Sample{1, kSampleReport}});
+  nothing.back() = 0;  // a sample must ask for something
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(nothing)));
+  auto unknown_bit = encode({1, Sample{1, kSampleReport}});
+  unknown_bit.back() = 0x80;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(unknown_bit)));
+  auto kernel = encode({1, Kernel{true}});
+  kernel.back() = 2;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(kernel)));
+  auto close_with_payload = encode({1, Close{}});
+  close_with_payload.push_back(0);
+  close_with_payload[12] = 1;  // payload_len
+  EXPECT_THAT(std::get<DecodeError>(decode(close_with_payload)).reason, HasSubstr("close"));
+}
+
+TEST(WireTest, ExistingEncodingsAreUnchanged) {
+  // A layer in a running program may be older than oaprof: the first messages keep their bytes.
+  const auto hello = encode({0x01020304, Hello{0x11223344, 0}});
+  const std::vector<std::uint8_t> want = {0x4F, 0x41, 0x50, 0x46, 1,    0,    1,    0,
+                                          4,    3,    2,    1,    8,    0,    0,    0,
+                                          0x44, 0x33, 0x22, 0x11, 0,    0,    0,    0};
+  EXPECT_EQ(hello, want);
+  EXPECT_EQ(encode({1, Ok{}}).size(), kHeaderBytes);
+}
+
 }  // namespace
 }  // namespace oaprof::oa::wire

@@ -1,7 +1,7 @@
 // The default action of oaprof: profile a program (`--mode kernel`, per launch; `--mode app`, one
-// delta over the whole run) or the whole GPU (`--system-wide`). Wiring only: the device (gpu),
-// the Session, its socket and samplers (daemon), the child with the interceptor (launch), and the
-// reporters (report).
+// delta over the whole run) or the whole GPU (`--system-wide`). Wiring only: the device (gpu) or,
+// without root, oaprofd's session (daemon/remote_source.h), the Session, its socket and samplers
+// (daemon), the child with the interceptor (launch), and the reporters (report).
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -25,9 +25,13 @@
 #include <fmt/format.h>
 
 #include "daemon/child.h"
+#include "daemon/daemon_paths.h"
+#include "daemon/remote_source.h"
 #include "daemon/sampler.h"
 #include "daemon/server.h"
 #include "daemon/session.h"
+#include "daemon/session_lock.h"
+#include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
 #include "launch/launch_filter.h"
@@ -90,6 +94,7 @@ std::map<std::string, std::string> environment() {
 
 struct ProfileOptions {
   std::string device_spec = "auto";
+  std::string daemon = "auto";
   std::string access = "mmio";
   std::string format_text = "101";
   std::string metric_set = std::string(oa::kBuiltinMetricSetSymbol);
@@ -182,11 +187,11 @@ daemon::SamplerOptions sampler_options(const report::RunInfo& info) {
   return so;
 }
 
-// The register programming of a metric set on this device.
-mmio::OaConfig oa_config(const oa::MetricSet& set, const oa::DeviceVariables& vars) {
-  using Kind = oa::RegisterConfig::Kind;
-  return mmio::OaConfig{set.guid(), set.writes(Kind::kNoa, vars), set.writes(Kind::kBoolean, vars),
-                        set.writes(Kind::kFlex, vars)};
+// Whether this run reaches the OA unit through oaprofd rather than opening the device itself.
+bool through_daemon(const std::string& mode, const std::string& device_spec) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  return ::geteuid() != 0 && device_spec != "sim";
 }
 
 }  // namespace
@@ -198,6 +203,13 @@ Action add_profile_options(CLI::App& app) {
                   "GPU to measure: auto (0000:00:02.0), sim (the simulator, for machines without "
                   "an Intel GPU; its numbers are a model, labelled 'device: simulated'), or a PCI "
                   "address such as 0000:00:02.0")
+      ->capture_default_str();
+  dev->add_option("--daemon", opt->daemon,
+                  "reach the GPU through oaprofd: auto (when not root, except --device sim, which "
+                  "needs no privileges), always, never (open the device here; needs root). The "
+                  "daemon's socket is $OAPROF_DAEMON_SOCKET or " +
+                      std::string(daemon::kDefaultDaemonSocket))
+      ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
   std::string access_help = "counter read-out:";
   for (const auto& s : gpu::counter_sources()) {
@@ -328,24 +340,64 @@ int run_profile(const ProfileOptions& options) {
 
   const auto env = environment();
   std::optional<daemon::Credentials> creds;
-  gpu::Device device;
+  gpu::Device device;  // opened here only without the daemon
+  std::shared_ptr<daemon::DaemonClient> client;
+  std::optional<oa::wire::Opened> opened;
+  std::optional<daemon::SessionLock> local_lock;
+  oa::Platform platform;
+  std::string device_label, device_detail;
+  bool simulated = false;
   std::unique_ptr<gpu::CounterSource> source;
   std::unique_ptr<oa::MetricSet> metrics;
   oa::ReportFormat format{};
   try {
     creds = daemon::credentials_from_sudo(env, ::geteuid());
-    gpu::DeviceOptions dopt;
-    dopt.spec = options.device_spec;
-    dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
-    dopt.forcewake.debugfs_root = options.debugfs_root;
-    dopt.render_node = options.render_node;
-    dopt.drm_card_sysfs = options.drm_card;
-    dopt.perf_period_exponent = options.oa_exponent;
-    device = gpu::open_device(dopt);
-    format = oa::parse_format(options.format_text, device.platform.gen);
-    source = gpu::make_counter_source(options.access, device);
-    metrics = std::make_unique<oa::MetricSet>(
-        load_metric_set(device.platform, options.metric_set, options.metrics_xml));
+    if (through_daemon(options.daemon, options.device_spec)) {
+      client = std::make_shared<daemon::DaemonClient>(daemon::daemon_socket_path());
+      oa::wire::Open request;
+      request.pid = static_cast<std::uint32_t>(::getpid());
+      request.device = options.device_spec;
+      request.access = options.access;
+      request.format = options.format_text;
+      request.metric_set = options.metric_set;
+      request.metrics_xml = options.metrics_xml;
+      request.energy = options.energy;
+      opened = client->open(request);
+      platform = opened->simulated ? oa::simulated_platform()
+                                   : oa::require_platform_for_pci_id(opened->pci_id);
+      format = oa::parse_format(opened->format, platform.gen);
+      source = daemon::make_remote_counter_source(client, format);
+      // The daemon programmed the set; the same file gives its equations here.
+      metrics = std::make_unique<oa::MetricSet>(
+          load_metric_set(platform, opened->metric_set, opened->metrics_file));
+      device_label = opened->label;
+      device_detail = opened->detail + " via oaprofd";
+      simulated = opened->simulated;
+    } else {
+      if (options.device_spec != "sim" && std::filesystem::is_directory(daemon::kDefaultStateDir)) {
+        // oaprofd is installed: share its lock, so the two never program the unit at once.
+        std::string holder;
+        local_lock = daemon::SessionLock::try_acquire(
+            daemon::kDefaultSessionLock, daemon::holder_text(::getuid(), ::getpid()), &holder);
+        if (!local_lock) throw std::runtime_error("busy: the OA unit is held by " + holder);
+      }
+      gpu::DeviceOptions dopt;
+      dopt.spec = options.device_spec;
+      dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
+      dopt.forcewake.debugfs_root = options.debugfs_root;
+      dopt.render_node = options.render_node;
+      dopt.drm_card_sysfs = options.drm_card;
+      dopt.perf_period_exponent = options.oa_exponent;
+      device = gpu::open_device(dopt);
+      platform = device.platform;
+      device_label = device.label();
+      device_detail = device.mmio->describe();
+      simulated = device.simulated();
+      format = oa::parse_format(options.format_text, platform.gen);
+      source = gpu::make_counter_source(options.access, device);
+      metrics = std::make_unique<oa::MetricSet>(
+          load_metric_set(platform, options.metric_set, options.metrics_xml));
+    }
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     return kExitUsage;
@@ -358,11 +410,14 @@ int run_profile(const ProfileOptions& options) {
   std::unique_ptr<power::EnergySource> energy;
   std::string energy_reason;
   power::SimEnergySource* sim_energy = nullptr;
-  try {
+  if (client) {
+    energy = daemon::make_remote_energy_source(client, *opened);
+    energy_reason = opened->energy_reason;
+  } else try {
     power::EnergyRoots roots;
     roots.sysfs = options.sysfs_root;
     const std::string name =
-        options.energy == "auto" && device.simulated() ? std::string("sim") : options.energy;
+        options.energy == "auto" && simulated ? std::string("sim") : options.energy;
     power::EnergyChoice choice = power::choose_energy_source(name, roots);
     energy_reason = choice.reason;
     if (choice.source) {
@@ -381,20 +436,20 @@ int run_profile(const ProfileOptions& options) {
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
   info.mode = mode;
-  info.device = device.label();
-  info.device_detail = device.mmio->describe();
-  info.platform = std::string(device.platform.metrics_file);
+  info.device = device_label;
+  info.device_detail = device_detail;
+  info.platform = std::string(platform.metrics_file);
   info.format = std::string(oa::layout_of(format).name);
   info.access = options.access;
-  info.eus = device.platform.eus;
-  info.max_freq_mhz = device.platform.max_freq_mhz;
-  info.timestamp_hz = device.platform.timestamp_hz;
+  info.eus = platform.eus;
+  info.max_freq_mhz = platform.max_freq_mhz;
+  info.timestamp_hz = platform.timestamp_hz;
   info.command = command;
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
   info.metric_set = metrics->symbol();
   info.metrics = metrics.get();
-  info.device_variables = oa::device_variables(device.platform);
-  info.device_variables.timestamp_frequency_hz = static_cast<std::uint64_t>(device.platform.timestamp_hz);
+  info.device_variables = oa::device_variables(platform);
+  info.device_variables.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);
   info.energy_options.min_window_ns = static_cast<std::uint64_t>(min_window.count()) * 1'000'000;
   info.energy_options.formula = power::parse_igpu_formula(options.igpu_power);
   if (energy) {
@@ -432,7 +487,7 @@ int run_profile(const ProfileOptions& options) {
                             out.table->add(r, e);
                             out.rows.fetch_add(1, std::memory_order_relaxed);
                           },
-                          oa_config(*metrics, info.device_variables));
+                          daemon::oa_config_for(*metrics, platform));
   session.set_energy_source(energy.get());
   if (sim_energy != nullptr) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.

@@ -1,0 +1,281 @@
+#include "daemon/daemon_service.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "daemon/register_journal.h"
+#include "daemon/session_lock.h"
+#include "daemon/trusted_metrics.h"
+#include "gpu/counter_source.h"
+#include "mmio/registers.h"
+#include "oa/report_format.h"
+#include "power/energy_sampler.h"
+#include "power/sim_power.h"
+
+namespace oaprof::daemon {
+namespace wire = oa::wire;
+using wire::ErrorCode;
+
+// One client's hold on the OA unit. Members are declared in the order they must be torn down in
+// reverse: the lock last, the state file after the device, the source before the device.
+struct DaemonService::Active {
+  std::uint64_t client = 0;
+  Peer peer;
+  std::string holder;
+  std::optional<SessionLock> lock;
+  std::unique_ptr<StateFile> state;  // created at the first register write
+  JournalingMmio* journal = nullptr;  // the device's window, owned by device
+  gpu::Device device;
+  std::unique_ptr<power::EnergySource> energy;
+  power::SimEnergySource* sim_energy = nullptr;
+  std::unique_ptr<gpu::CounterSource> source;
+  bool kernel_running = false;
+};
+
+DaemonService::DaemonService(ServiceOptions options) : options_(std::move(options)) {}
+
+DaemonService::~DaemonService() { close_session(); }
+
+void DaemonService::log(int level, const std::string& line) const {
+  if (options_.log) options_.log(level, line);
+}
+
+std::vector<std::uint8_t> DaemonService::handle(std::uint64_t client, const Peer& peer,
+                                                std::span<const std::uint8_t> bytes) {
+  auto decoded = wire::decode(bytes);
+  if (auto* err = std::get_if<wire::DecodeError>(&decoded)) {
+    return wire::encode({err->request_id, wire::Error{err->code, err->reason}});
+  }
+  const auto& msg = std::get<wire::Message>(decoded);
+  return wire::encode({msg.request_id, handle(client, peer, msg.body)});
+}
+
+wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
+                                 const wire::Body& request) {
+  try {
+    if (const auto* o = std::get_if<wire::Open>(&request)) return open(client, peer, *o);
+    if (std::holds_alternative<wire::Hello>(request)) return wire::Ok{};
+    if (std::holds_alternative<wire::Snapshot>(request) ||
+        std::holds_alternative<wire::Launch>(request)) {
+      return wire::Error{ErrorCode::kBadRequest,
+                         "oaprofd serves oaprof, not the OpenCL layer: launches go to the "
+                         "oaprof that started the program"};
+    }
+    const bool session_request = std::holds_alternative<wire::Sample>(request) ||
+                                 std::holds_alternative<wire::Kernel>(request) ||
+                                 std::holds_alternative<wire::Close>(request);
+    if (!session_request) {
+      return wire::Error{ErrorCode::kBadRequest,
+                         "that is a reply, not a request; oaprofd takes hello, open, sample, "
+                         "kernel and close"};
+    }
+    if (!active_ || active_->client != client) {
+      return wire::Error{ErrorCode::kNoSession,
+                         "no session is open on this connection: send open first"};
+    }
+    if (const auto* s = std::get_if<wire::Sample>(&request)) return sample(*s);
+    if (const auto* k = std::get_if<wire::Kernel>(&request)) {
+      active_->source->kernel_running(k->running);
+      if (active_->sim_energy != nullptr) {
+        active_->sim_energy->simulator().set_gpu_active(k->running);
+      }
+      active_->kernel_running = k->running;
+      return wire::Ok{};
+    }
+    end_session("closed by the client");
+    return wire::Ok{};
+  } catch (const std::invalid_argument& e) {
+    return wire::Error{ErrorCode::kBadRequest, e.what()};
+  } catch (const std::exception& e) {
+    return wire::Error{ErrorCode::kDeviceError, e.what()};
+  }
+}
+
+wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wire::Open& request) {
+  if (active_) {
+    if (active_->client == client) {
+      return wire::Error{ErrorCode::kBadRequest,
+                         "this connection already holds the OA unit; close before opening again"};
+    }
+    return wire::Error{ErrorCode::kBusy, "busy: held by " + active_->holder};
+  }
+  const std::string& served = options_.device.spec;
+  const bool device_ok = request.device == "auto" || request.device == served ||
+                         (request.device == "sim" && served.starts_with("sim"));
+  if (!device_ok) {
+    return wire::Error{ErrorCode::kBadRequest,
+                       fmt::format("this oaprofd serves --device {}, not {}; ask for that device "
+                                   "(or auto), or run oaprof with sudo",
+                                   served, request.device)};
+  }
+  auto active = std::make_unique<Active>();
+  active->client = client;
+  active->peer = peer;
+  active->holder = holder_text(peer.uid, peer.pid);
+  std::string busy_holder;
+  active->lock = SessionLock::try_acquire(lock_file(), active->holder, &busy_holder);
+  if (!active->lock) return wire::Error{ErrorCode::kBusy, "busy: held by " + busy_holder};
+  active_ = std::move(active);
+  Active& a = *active_;
+  try {
+    gpu::DeviceOptions dopt = options_.device;
+    dopt.wrap_mmio = [this, &a](std::unique_ptr<mmio::Mmio> inner) {
+      StateContents header{options_.device.spec, inner->describe(), a.holder, {}};
+      auto journal = std::make_unique<JournalingMmio>(
+          std::move(inner), [this, &a, header](const JournalEntry& e) {
+            if (!a.state) a.state = std::make_unique<StateFile>(state_file(), header);
+            a.state->append(e);
+          });
+      a.journal = journal.get();
+      return std::unique_ptr<mmio::Mmio>(std::move(journal));
+    };
+    a.device = gpu::open_device(dopt);
+    const oa::Platform& platform = a.device.platform;
+    const oa::ReportFormat format = oa::parse_format(request.format, platform.gen);
+    MetricChoice metrics = choose_metric_set(platform, request.metric_set, request.metrics_xml,
+                                             options_.metrics_dirs, options_.metrics_owner);
+    a.source = gpu::make_counter_source(request.access, a.device);
+
+    wire::Opened opened;
+    const std::string energy_name = request.energy == "auto" && a.device.simulated()
+                                        ? std::string("sim")
+                                        : request.energy;
+    power::EnergyChoice choice = power::choose_energy_source(energy_name, options_.energy_roots);
+    opened.energy_reason = choice.reason;
+    if (choice.source) {
+      a.sim_energy = dynamic_cast<power::SimEnergySource*>(choice.source.get());
+      a.energy = std::make_unique<power::EnergySampler>(std::move(choice.source));
+      opened.energy_backend = std::string(a.energy->name());
+      for (power::Domain d : a.energy->domains()) {
+        opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
+      }
+    }
+    a.source->start(format, oa_config_for(metrics.set, platform));
+
+    opened.label = a.device.label();
+    opened.detail = a.device.mmio->describe();
+    opened.pci_id = a.device.pci_id;
+    opened.simulated = a.device.simulated();
+    opened.format = std::string(oa::layout_of(format).name);
+    opened.metric_set = metrics.set.symbol();
+    opened.metrics_file = metrics.file.string();
+    log(6, fmt::format("session opened for {}: {} on {}, format {}, metric set {}, energy {}",
+                       a.holder, request.access, opened.detail, opened.format, opened.metric_set,
+                       opened.energy_backend.empty() ? "none" : opened.energy_backend));
+    return opened;
+  } catch (const std::exception& e) {
+    const bool bad_request = dynamic_cast<const std::invalid_argument*>(&e) != nullptr;
+    const std::string why = e.what();
+    end_session("open failed: " + why);
+    return wire::Error{bad_request ? ErrorCode::kBadRequest : ErrorCode::kDeviceError, why};
+  }
+}
+
+wire::Body DaemonService::sample(const wire::Sample& request) {
+  Active& a = *active_;
+  wire::Sampled out;
+  if (request.what & wire::kSampleReport) {
+    const oa::RawReport r = a.source->snapshot(request.report_id);
+    out.report.emplace(r.bytes.begin(), r.bytes.begin() + r.size);
+    out.config_lost = a.source->config_lost();
+  }
+  if (request.what & wire::kSampleEnergy) {
+    if (!a.energy) {
+      return wire::Error{ErrorCode::kBadRequest, "this session has no energy source"};
+    }
+    const power::EnergyReading reading = a.energy->read();
+    wire::EnergyValues values{reading.time_ns, {}};
+    for (const auto& [domain, uj] : reading.energy_uj) {
+      values.energy_uj.emplace_back(static_cast<std::uint8_t>(domain), uj);
+    }
+    out.energy = std::move(values);
+  }
+  return out;
+}
+
+void DaemonService::client_gone(std::uint64_t client) {
+  if (active_ && active_->client == client) end_session("the client disconnected");
+}
+
+void DaemonService::close_session() {
+  if (active_) end_session("oaprofd is stopping");
+}
+
+void DaemonService::end_session(const std::string& why) {
+  if (!active_) return;
+  Active& a = *active_;
+  bool restored = true;
+  try {
+    if (a.kernel_running && a.source) a.source->kernel_running(false);
+    if (a.source) a.source->stop();
+  } catch (const std::exception& e) {
+    log(3, fmt::format("restoring the OA unit after {} failed: {}; writing the journal back",
+                       a.holder, e.what()));
+    try {
+      if (a.journal != nullptr) restore_entries(*a.journal, a.journal->entries());
+    } catch (const std::exception& again) {
+      restored = false;
+      log(3, fmt::format("writing the journal back failed too: {}", again.what()));
+    }
+  }
+  a.source.reset();
+  a.energy.reset();
+  try {
+    a.device = gpu::Device{};  // releases forcewake, restoring its request registers
+  } catch (const std::exception& e) {
+    restored = false;
+    log(3, fmt::format("closing the device failed: {}", e.what()));
+  }
+  const std::size_t registers = a.journal != nullptr ? a.journal->entries().size() : 0;
+  if (a.state) {
+    if (restored) {
+      a.state->remove();
+    } else {
+      log(3, fmt::format("state file {} kept: the next oaprofd start restores it",
+                         a.state->path().string()));
+    }
+  }
+  log(6, fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));
+  active_.reset();
+}
+
+std::optional<std::string> DaemonService::recover() {
+  const std::optional<StateContents> state = read_state_file(state_file());
+  if (!state) return std::nullopt;
+  if (state->entries.empty()) {
+    std::filesystem::remove(state_file());
+    return fmt::format("removed {}: its session had written no register", state_file().string());
+  }
+  // Forcewake requests are restored last and without taking forcewake ourselves: a forcewake
+  // of our own would put back the crashed session's request bits when it lets go.
+  std::vector<JournalEntry> registers, forcewake;
+  for (const JournalEntry& e : state->entries) {
+    const bool fw = e.masked && e.offset != mmio::reg::kOaDebug;
+    (fw ? forcewake : registers).push_back(e);
+  }
+  gpu::DeviceOptions dopt = options_.device;
+  dopt.spec = state->device_spec;
+  dopt.wrap_mmio = nullptr;
+  {
+    gpu::Device device = gpu::open_device(dopt);
+    if (device.mmio->describe() != state->identity) {
+      throw std::runtime_error(fmt::format(
+          "{} is about {}, but {} is now {}; not restoring registers on another device. Reboot to "
+          "reset the GPU, then remove the file",
+          state_file().string(), state->identity, state->device_spec, device.mmio->describe()));
+    }
+    restore_entries(*device.mmio, registers);
+  }
+  if (!forcewake.empty()) {
+    dopt.forcewake.mode = mmio::ForcewakeMode::kNone;
+    gpu::Device device = gpu::open_device(dopt);
+    restore_entries(*device.mmio, forcewake);
+  }
+  std::filesystem::remove(state_file());
+  return fmt::format("restored {} registers on {} that a crashed session of {} left programmed",
+                     state->entries.size(), state->identity, state->holder);
+}
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,80 @@
+// What oaprofd does for its clients, without the socket: one exclusive session on the OA unit
+// at a time (open = program the metric set, sample, kernel signal, close = restore), journaled
+// to a state file so a crashed daemon's registers are put back by the next one. The socket side
+// (oaprofd.h) and the fuzz target both drive it through handle(). Pairing snapshots into deltas
+// and reporting stay in the unprivileged oaprof.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+#include "oa/wire.h"
+#include "power/energy_registry.h"
+
+namespace oaprof::daemon {
+
+// A connected client as SO_PEERCRED saw it.
+struct Peer {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+};
+
+struct ServiceOptions {
+  gpu::DeviceOptions device;  // spec: auto | sim | sim:FILE | BDF
+  std::filesystem::path state_dir = "/run/oaprof";
+  std::vector<std::filesystem::path> metrics_dirs;
+  power::EnergyRoots energy_roots;
+  uid_t metrics_owner = 0;  // who must own a client-named metric file (root; tests may differ)
+  // One line per event worth a log entry; level 6 info, 4 warning, 3 error (syslog's numbers).
+  std::function<void(int level, const std::string& line)> log;
+};
+
+class DaemonService {
+ public:
+  explicit DaemonService(ServiceOptions options);
+  ~DaemonService();  // restores an open session
+  DaemonService(const DaemonService&) = delete;
+  DaemonService& operator=(const DaemonService&) = delete;
+
+  // Decodes one datagram from `client` (a connection number), acts on it and returns the
+  // encoded reply. Never throws: bad input and device failures become error replies.
+  std::vector<std::uint8_t> handle(std::uint64_t client, const Peer& peer,
+                                   std::span<const std::uint8_t> bytes);
+  oa::wire::Body handle(std::uint64_t client, const Peer& peer, const oa::wire::Body& request);
+
+  // The connection closed (or its process died): its session, if any, is restored at once.
+  void client_gone(std::uint64_t client);
+  // Restores and ends the open session, whoever holds it (shutdown).
+  void close_session();
+  bool session_open() const { return active_ != nullptr; }
+
+  // A previous oaprofd left a state file: put its registers back on its device and remove the
+  // file. Returns what was done, for the log; nullopt when there was nothing to do. Throws
+  // std::runtime_error (file kept) when the device cannot be opened or is another one now.
+  std::optional<std::string> recover();
+
+  std::filesystem::path state_file() const { return options_.state_dir / "state"; }
+  std::filesystem::path lock_file() const { return options_.state_dir / "session.lock"; }
+
+ private:
+  struct Active;
+  oa::wire::Body open(std::uint64_t client, const Peer& peer, const oa::wire::Open& request);
+  oa::wire::Body sample(const oa::wire::Sample& request);
+  void end_session(const std::string& why);
+  void log(int level, const std::string& line) const;
+
+  ServiceOptions options_;
+  std::unique_ptr<Active> active_;
+};
+
+}  // namespace oaprof::daemon

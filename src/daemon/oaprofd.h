@@ -1,0 +1,68 @@
+// oaprofd's socket: a SOCK_SEQPACKET Unix socket (bound here, or handed over by systemd socket
+// activation), one datagram per oa/wire.h message. Each connection's peer is checked once with
+// SO_PEERCRED and SO_PEERGROUPS: root, or a member of oaprofd's group, may talk; anyone else
+// gets one kNotAuthorised reply and is hung up on. Requests go to the DaemonService; a closed
+// connection ends its session at once. Single-threaded: one poll loop, stopped by request_stop()
+// (safe in a signal handler).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "daemon/daemon_paths.h"
+#include "daemon/daemon_service.h"
+
+namespace oaprof::daemon {
+
+struct OaprofdOptions {
+  std::string socket_path = kDefaultDaemonSocket;
+  int listen_fd = -1;          // a socket systemd passed (it then owns the path and its mode)
+  std::optional<gid_t> group;  // members may connect; nullopt: root only
+  std::string group_name = kDefaultDaemonGroup;  // for messages
+};
+
+// Why `peer` (with supplementary `groups`) may not use the daemon, or nullopt when it may.
+std::optional<std::string> refusal(const Peer& peer, std::span<const gid_t> groups,
+                                   std::optional<gid_t> group, const std::string& group_name);
+
+class Oaprofd {
+ public:
+  // Binds and listens at options.socket_path unless a listen_fd is given: a stale socket file
+  // (nobody answers) is replaced, a live one is refused. The socket gets mode 0660 and the group.
+  // Throws std::runtime_error on failure.
+  Oaprofd(DaemonService& service, OaprofdOptions options);
+  ~Oaprofd();
+  Oaprofd(const Oaprofd&) = delete;
+  Oaprofd& operator=(const Oaprofd&) = delete;
+
+  // Serves until request_stop(); closes the open session before returning.
+  void run();
+  // Async-signal-safe.
+  void request_stop();
+
+  std::uint64_t clients_refused() const { return refused_; }
+
+ private:
+  struct Client {
+    std::uint64_t id;
+    Peer peer;
+  };
+  void accept_client();
+  bool serve_one(int fd, const Client& client);  // false: the connection is gone
+
+  DaemonService& service_;
+  OaprofdOptions options_;
+  bool bound_ = false;  // we created the socket file, so we remove it
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;
+  std::map<int, Client> clients_;
+  std::uint64_t next_client_ = 1;
+  std::uint64_t refused_ = 0;
+};
+
+}  // namespace oaprof::daemon

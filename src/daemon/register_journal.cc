@@ -1,0 +1,145 @@
+#include "daemon/register_journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "gpu/device.h"
+
+namespace oaprof::daemon {
+namespace {
+
+constexpr std::string_view kMagicLine = "oaprofd-state 1";
+
+}  // namespace
+
+JournalingMmio::JournalingMmio(std::unique_ptr<mmio::Mmio> inner, Record record)
+    : inner_(std::move(inner)), record_(std::move(record)) {}
+
+void JournalingMmio::write32(std::uint32_t offset, std::uint32_t value) {
+  if (!seen_.contains(offset)) {
+    JournalEntry e{offset, inner_->read32(offset), gpu::is_masked_register(offset)};
+    if (e.masked) e.prior &= 0xFFFFu;
+    record_(e);
+    seen_.insert(offset);
+    entries_.push_back(e);
+  }
+  inner_->write32(offset, value);
+}
+
+void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries) {
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    mmio.write32(it->offset, it->masked ? 0xFFFF0000u | (it->prior & 0xFFFFu) : it->prior);
+  }
+}
+
+StateFile::StateFile(std::filesystem::path path, const StateContents& header)
+    : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd_ < 0) {
+    throw std::runtime_error(fmt::format("cannot create the state file {}: {}; check that the "
+                                         "state directory exists and is oaprofd's",
+                                         path_.string(), std::strerror(errno)));
+  }
+  write_line(fmt::format("{}\ndevice {}\nidentity {}\nholder {}\n", kMagicLine,
+                         header.device_spec, header.identity, header.holder));
+  // The directory entry must be durable too, or a crash could lose the whole file.
+  const int dir = ::open(path_.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    (void)::fsync(dir);
+    ::close(dir);
+  }
+}
+
+StateFile::~StateFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void StateFile::write_line(const std::string& line) {
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw std::runtime_error(fmt::format("cannot write the state file {}: {}", path_.string(),
+                                           std::strerror(errno)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) {
+    throw std::runtime_error(
+        fmt::format("cannot sync the state file {}: {}", path_.string(), std::strerror(errno)));
+  }
+}
+
+void StateFile::append(const JournalEntry& e) {
+  write_line(fmt::format("write 0x{:08x} 0x{:08x} {}\n", e.offset, e.prior,
+                         e.masked ? "masked" : "plain"));
+}
+
+void StateFile::remove() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
+std::optional<StateContents> read_state_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    if (errno == ENOENT) return std::nullopt;
+    throw std::runtime_error(
+        fmt::format("cannot read the state file {}: {}", path.string(), std::strerror(errno)));
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto bad = [&](const std::string& why) {
+    return std::runtime_error(fmt::format(
+        "{} is not an oaprofd state file ({}); move it away after checking the GPU", path.string(),
+        why));
+  };
+  StateContents c;
+  std::istringstream lines(text);
+  std::string line;
+  bool magic = false;
+  while (std::getline(lines, line)) {
+    // Only complete lines count: the last one may have been cut by a crash.
+    if (lines.eof() && !text.ends_with('\n')) break;
+    if (!magic) {
+      if (line != kMagicLine) throw bad("first line is not '" + std::string(kMagicLine) + "'");
+      magic = true;
+      continue;
+    }
+    const auto space = line.find(' ');
+    const std::string key = line.substr(0, space);
+    const std::string rest = space == std::string::npos ? "" : line.substr(space + 1);
+    if (key == "device") {
+      c.device_spec = rest;
+    } else if (key == "identity") {
+      c.identity = rest;
+    } else if (key == "holder") {
+      c.holder = rest;
+    } else if (key == "write") {
+      unsigned offset = 0, prior = 0;
+      char kind[8] = {};
+      if (std::sscanf(rest.c_str(), "0x%x 0x%x %7s", &offset, &prior, kind) != 3 ||
+          (std::strcmp(kind, "plain") != 0 && std::strcmp(kind, "masked") != 0)) {
+        throw bad("bad line '" + line + "'");
+      }
+      c.entries.push_back({offset, prior, std::strcmp(kind, "masked") == 0});
+    } else {
+      throw bad("unknown line '" + line + "'");
+    }
+  }
+  // A file cut before its header ends was created before any register was written.
+  if (c.device_spec.empty() && !c.entries.empty()) throw bad("no device line");
+  return c;
+}
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,87 @@
+// The crash safety of oaprofd: before a register is first written, its prior value goes to a
+// small state file on disk (fsynced), so that if oaprofd dies mid-session the next oaprofd finds
+// what to put back. JournalingMmio is the decorator that sees every write; StateFile is the file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mmio/mmio.h"
+
+namespace oaprof::daemon {
+
+struct JournalEntry {
+  std::uint32_t offset = 0;
+  std::uint32_t prior = 0;  // for a masked register, its low 16 bits
+  bool masked = false;
+};
+
+// Forwards reads and writes to `inner`; the first write to each offset first reads the prior
+// value and hands it to `record`, which must make it durable before returning (a throw from it
+// stops the write).
+class JournalingMmio final : public mmio::Mmio {
+ public:
+  using Record = std::function<void(const JournalEntry&)>;
+  JournalingMmio(std::unique_ptr<mmio::Mmio> inner, Record record);
+
+  std::uint32_t read32(std::uint32_t offset) override { return inner_->read32(offset); }
+  void write32(std::uint32_t offset, std::uint32_t value) override;
+  std::string describe() const override { return inner_->describe(); }
+
+  const std::vector<JournalEntry>& entries() const { return entries_; }
+
+ private:
+  std::unique_ptr<mmio::Mmio> inner_;
+  Record record_;
+  std::set<std::uint32_t> seen_;
+  std::vector<JournalEntry> entries_;
+};
+
+// Puts every entry back, last first; masked registers get their low half with a full mask.
+void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries);
+
+// What a state file says: the device it is about and the registers to put back.
+struct StateContents {
+  std::string device_spec;  // the --device spec that opens it again
+  std::string identity;     // its Mmio::describe() when the session began
+  std::string holder;       // "uid U, pid P since T", for the log
+  std::vector<JournalEntry> entries;
+};
+
+// Text, one line each, appended and fsynced as the session writes:
+//   oaprofd-state 1
+//   device <spec>
+//   identity <describe()>
+//   holder uid <U>, pid <P> since <ISO time>
+//   write 0x<offset> 0x<prior> plain|masked
+class StateFile {
+ public:
+  // Creates `path` (replacing an old one) with the header, durable on return. Throws
+  // std::runtime_error saying what failed.
+  StateFile(std::filesystem::path path, const StateContents& header);
+  ~StateFile();  // closes; the file stays unless remove() was called
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+
+  void append(const JournalEntry& entry);
+  void remove();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void write_line(const std::string& line);
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+// nullopt when there is no file. A torn last line (a crash while appending) is ignored: its
+// register was not written yet. Throws std::runtime_error for a file that is not a state file.
+std::optional<StateContents> read_state_file(const std::filesystem::path& path);
+
+}  // namespace oaprof::daemon

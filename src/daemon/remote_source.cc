@@ -1,0 +1,206 @@
+#include "daemon/remote_source.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "daemon/daemon_paths.h"
+
+namespace oaprof::daemon {
+namespace wire = oa::wire;
+
+namespace {
+
+// A snapshot takes microseconds; a daemon silent this long is stuck.
+constexpr int kReplyTimeoutS = 20;
+
+class RemoteCounterSource final : public gpu::CounterSource {
+ public:
+  RemoteCounterSource(std::shared_ptr<DaemonClient> client, oa::ReportFormat format)
+      : client_(std::move(client)), format_(format) {}
+  ~RemoteCounterSource() override {
+    try {
+      client_->close();
+    } catch (const std::exception&) {
+      // The daemon restores on disconnect as well.
+    }
+  }
+
+  std::string_view name() const override { return "via oaprofd"; }
+  void start(oa::ReportFormat format) override { check(format); }
+  void start(oa::ReportFormat format, const mmio::OaConfig&) override { check(format); }
+  oa::RawReport snapshot(std::uint32_t report_id) override {
+    const wire::Body reply = client_->call(wire::Sample{report_id, wire::kSampleReport});
+    throw_if_error(reply, "snapshot");
+    const auto* s = std::get_if<wire::Sampled>(&reply);
+    if (s == nullptr || !s->report ||
+        s->report->size() > static_cast<std::size_t>(oa::kMaxReportBytes)) {
+      throw std::runtime_error("oaprofd answered a snapshot without a report");
+    }
+    oa::RawReport r;
+    std::copy(s->report->begin(), s->report->end(), r.bytes.begin());
+    r.size = static_cast<int>(s->report->size());
+    config_lost_ = s->config_lost;
+    return r;
+  }
+  void stop() override { client_->close(); }
+  void kernel_running(bool running) override {
+    throw_if_error(client_->call(wire::Kernel{running}), "kernel signal");
+  }
+  bool config_lost() const override { return config_lost_; }
+
+ private:
+  void check(oa::ReportFormat format) const {
+    if (format != format_) {
+      throw std::invalid_argument(
+          fmt::format("the session was opened for format {}, not {}",
+                      oa::layout_of(format_).name, oa::layout_of(format).name));
+    }
+  }
+  std::shared_ptr<DaemonClient> client_;
+  oa::ReportFormat format_;
+  bool config_lost_ = false;
+};
+
+class RemoteEnergySource final : public power::EnergySource {
+ public:
+  RemoteEnergySource(std::shared_ptr<DaemonClient> client, const wire::Opened& opened)
+      : client_(std::move(client)), name_(opened.energy_backend + " via oaprofd") {
+    for (std::uint8_t d : opened.energy_domains) {
+      if (d < std::size(power::kAllDomains)) domains_.push_back(static_cast<power::Domain>(d));
+    }
+  }
+  std::string_view name() const override { return name_; }
+  std::vector<power::Domain> domains() const override { return domains_; }
+  power::EnergyReading read() override {
+    const wire::Body reply = client_->call(wire::Sample{0, wire::kSampleEnergy});
+    throw_if_error(reply, "energy read");
+    const auto* s = std::get_if<wire::Sampled>(&reply);
+    if (s == nullptr || !s->energy) {
+      throw std::runtime_error("oaprofd answered an energy read without energy");
+    }
+    power::EnergyReading r;
+    r.time_ns = s->energy->time_ns;
+    for (const auto& [d, uj] : s->energy->energy_uj) {
+      if (d < std::size(power::kAllDomains)) r.energy_uj[static_cast<power::Domain>(d)] = uj;
+    }
+    return r;
+  }
+
+ private:
+  std::shared_ptr<DaemonClient> client_;
+  std::string name_;
+  std::vector<power::Domain> domains_;
+};
+
+}  // namespace
+
+std::string daemon_socket_path() {
+  const char* env = std::getenv(kDaemonSocketEnv);
+  return env != nullptr && *env != '\0' ? env : kDefaultDaemonSocket;
+}
+
+void throw_if_error(const wire::Body& reply, const char* what) {
+  if (const auto* e = std::get_if<wire::Error>(&reply)) {
+    throw std::runtime_error(fmt::format("oaprofd refused the {}: {}", what, e->message));
+  }
+}
+
+DaemonClient::DaemonClient(std::string socket_path) : path_(std::move(socket_path)) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path_.size() >= sizeof addr.sun_path) {
+    throw DaemonUnavailable(fmt::format("daemon socket path {} is too long", path_));
+  }
+  std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+  fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw DaemonUnavailable(fmt::format("socket: {}", std::strerror(errno)));
+  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EACCES || err == EPERM) {
+      throw DaemonUnavailable(fmt::format(
+          "oaprofd at {} does not let you in ({}): join the group 'oaprof' (`sudo usermod -aG "
+          "oaprof $USER`, then log in again) or run `sudo oaprof ...`; see `oaprof doctor`",
+          path_, std::strerror(err)));
+    }
+    throw DaemonUnavailable(fmt::format(
+        "oaprofd is not running at {}: start it with `systemctl start oaprofd.socket` or run "
+        "`sudo oaprof ...`; see `oaprof doctor`",
+        path_));
+  }
+  timeval tv{kReplyTimeoutS, 0};
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+DaemonClient::~DaemonClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+wire::Body DaemonClient::call(const wire::Body& request) {
+  std::lock_guard lock(mu_);
+  const std::uint32_t id = next_id_++;
+  const auto bytes = wire::encode({id, request});
+  if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) {
+    throw std::runtime_error(
+        fmt::format("oaprofd at {} went away: {}", path_, std::strerror(errno)));
+  }
+  for (;;) {
+    std::uint8_t buf[wire::kMaxMessageBytes];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw std::runtime_error(fmt::format(
+          "oaprofd at {} {}", path_,
+          n == 0 ? std::string("hung up; its log (journalctl -u oaprofd) says why")
+                 : fmt::format("did not answer: {}", std::strerror(errno))));
+    }
+    auto decoded = wire::decode(std::span<const std::uint8_t>(buf, static_cast<std::size_t>(n)));
+    if (auto* bad = std::get_if<wire::DecodeError>(&decoded)) {
+      throw std::runtime_error(fmt::format("oaprofd sent a bad reply: {}", bad->reason));
+    }
+    auto& msg = std::get<wire::Message>(decoded);
+    // A reply with id 0 is the daemon speaking first (a refusal at accept): it answers this.
+    if (msg.request_id == id || msg.request_id == 0) return std::move(msg.body);
+  }
+}
+
+wire::Opened DaemonClient::open(const wire::Open& request) {
+  wire::Body reply = call(request);
+  if (auto* opened = std::get_if<wire::Opened>(&reply)) {
+    open_ = true;
+    return std::move(*opened);
+  }
+  if (const auto* e = std::get_if<wire::Error>(&reply)) {
+    if (e->code == wire::ErrorCode::kBadRequest) throw std::invalid_argument(e->message);
+    throw std::runtime_error("oaprofd: " + e->message);
+  }
+  throw std::runtime_error("oaprofd answered open with something else than opened");
+}
+
+void DaemonClient::close() {
+  if (!open_) return;
+  open_ = false;
+  throw_if_error(call(wire::Close{}), "close");
+}
+
+std::unique_ptr<gpu::CounterSource> make_remote_counter_source(
+    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format) {
+  return std::make_unique<RemoteCounterSource>(std::move(client), opened_format);
+}
+
+std::unique_ptr<power::EnergySource> make_remote_energy_source(
+    std::shared_ptr<DaemonClient> client, const wire::Opened& opened) {
+  if (opened.energy_backend.empty()) return nullptr;
+  return std::make_unique<RemoteEnergySource>(std::move(client), opened);
+}
+
+}  // namespace oaprof::daemon

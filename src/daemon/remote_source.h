@@ -1,0 +1,67 @@
+// The unprivileged oaprof's side of oaprofd: a connection (DaemonClient) and the counter and
+// energy sources that read through it. oaprof keeps pairing snapshots, deltas and reports; only
+// the OA unit itself is the daemon's.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/counter_source.h"
+#include "oa/wire.h"
+#include "power/energy_source.h"
+
+namespace oaprof::daemon {
+
+// oaprofd is not there to talk to (no socket, nobody listening, not allowed to connect).
+class DaemonUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// $OAPROF_DAEMON_SOCKET, else kDefaultDaemonSocket.
+std::string daemon_socket_path();
+
+class DaemonClient {
+ public:
+  // Connects. Throws DaemonUnavailable saying how to start oaprofd (or what else is wrong).
+  explicit DaemonClient(std::string socket_path);
+  ~DaemonClient();
+  DaemonClient(const DaemonClient&) = delete;
+  DaemonClient& operator=(const DaemonClient&) = delete;
+
+  // One request, one reply; thread-safe. Throws std::runtime_error when the daemon hung up, did
+  // not answer within the timeout, or answered garbage. Error replies are returned, not thrown.
+  oa::wire::Body call(const oa::wire::Body& request);
+
+  // Opens the session: the daemon programs the OA unit. Throws std::invalid_argument for a
+  // request the daemon refused as bad (unknown set, untrusted file) and std::runtime_error for
+  // anything else (busy, not authorised, device errors), each with the daemon's message.
+  oa::wire::Opened open(const oa::wire::Open& request);
+  // Restores the OA unit; safe to call twice and after the daemon went away.
+  void close();
+
+  const std::string& socket_path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::mutex mu_;
+  std::uint32_t next_id_ = 1;
+  bool open_ = false;
+};
+
+// Throws std::runtime_error with the daemon's message when `reply` is an error.
+void throw_if_error(const oa::wire::Body& reply, const char* what);
+
+// A CounterSource whose snapshots the daemon takes. start() checks the format against the one
+// opened (the daemon programmed the metric set named at open); stop() closes the session.
+std::unique_ptr<gpu::CounterSource> make_remote_counter_source(
+    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format);
+
+// The daemon's energy source, read through the session; null when it opened none.
+std::unique_ptr<power::EnergySource> make_remote_energy_source(
+    std::shared_ptr<DaemonClient> client, const oa::wire::Opened& opened);
+
+}  // namespace oaprof::daemon

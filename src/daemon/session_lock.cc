@@ -1,0 +1,68 @@
+#include "daemon/session_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace oaprof::daemon {
+
+std::optional<SessionLock> SessionLock::try_acquire(const std::filesystem::path& path,
+                                                    const std::string& holder,
+                                                    std::string* busy_holder) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("cannot open the session lock {}: {}", path.string(),
+                                         std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (busy_holder != nullptr) {
+      char buf[256] = {};
+      const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      *busy_holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "another process";
+      while (!busy_holder->empty() && busy_holder->back() == '\n') busy_holder->pop_back();
+    }
+    ::close(fd);
+    return std::nullopt;
+  }
+  const std::string line = holder + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, line.data(), line.size(), 0) < 0) {
+    // The lock holds without the note; only the other side's message is poorer.
+  }
+  return SessionLock(fd);
+}
+
+SessionLock::SessionLock(SessionLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+SessionLock& SessionLock::operator=(SessionLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+SessionLock::~SessionLock() {
+  if (fd_ >= 0) {
+    (void)::ftruncate(fd_, 0);
+    ::close(fd_);  // releases the flock
+  }
+}
+
+std::string holder_text(uid_t uid, pid_t pid) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&now, &tm);
+  char iso[32];
+  std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return fmt::format("uid {}, pid {} since {}", uid, pid, iso);
+}
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,126 @@
+#include "daemon/trusted_metrics.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "oa/builtin_metric_set.h"
+#include "oa/metric_paths.h"
+#include "oa/topology.h"
+
+namespace oaprof::daemon {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr std::uintmax_t kMaxMetricFileBytes = 64u << 20;
+}  // namespace
+
+void require_trusted_file(const fs::path& path, uid_t owner) {
+  if (!path.is_absolute()) {
+    throw std::invalid_argument(
+        fmt::format("--metrics-xml {}: oaprofd needs an absolute path", path.string()));
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    throw std::invalid_argument(fmt::format("--metrics-xml {}: {}", path.string(),
+                                            errno != 0 ? std::strerror(errno) : "not a file"));
+  }
+  // lstat on every component, so that a symbolic link cannot lead out of the checked chain.
+  fs::path p = path;
+  for (;;) {
+    if (::lstat(p.c_str(), &st) != 0) {
+      throw std::invalid_argument(
+          fmt::format("--metrics-xml: cannot check {}: {}", p.string(), std::strerror(errno)));
+    }
+    if (S_ISLNK(st.st_mode) || st.st_uid != owner || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      throw std::invalid_argument(fmt::format(
+          "oaprofd refuses the metric file {}: {} is {}; metric files program registers, so the "
+          "daemon reads only files that root owns in directories only root can change. Install "
+          "it with `sudo install -m 644 FILE /usr/local/share/oaprof/metrics/` or use a set "
+          "from the daemon's directories",
+          path.string(), p.string(),
+          S_ISLNK(st.st_mode) ? "a symbolic link"
+          : st.st_uid != owner
+              ? fmt::format("owned by uid {}", st.st_uid)
+              : std::string("writable by group or others")));
+    }
+    if (p == p.root_path()) break;
+    p = p.parent_path();
+  }
+}
+
+oa::MetricFile read_metric_file(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) {
+    throw std::runtime_error(
+        fmt::format("cannot read metric file {}: {}", path.string(), ec.message()));
+  }
+  if (size > kMaxMetricFileBytes) {
+    throw std::runtime_error(fmt::format(
+        "metric file {} is {} bytes; IGT files are under 1 MiB and oaprof reads at most {}",
+        path.string(), size, kMaxMetricFileBytes));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot open metric file {}", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return oa::import_metrics_xml(text.str(), path.string());
+}
+
+MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view symbol,
+                               const std::string& explicit_xml, const std::vector<fs::path>& dirs,
+                               uid_t owner) {
+  if (symbol == oa::kBuiltinMetricSetSymbol && explicit_xml.empty()) {
+    return {oa::builtin_metric_set(platform), {}};
+  }
+  fs::path file;
+  if (!explicit_xml.empty()) {
+    require_trusted_file(explicit_xml, owner);
+    file = explicit_xml;
+  } else {
+    const std::string name = platform.metrics_file.empty()
+                                 ? std::string()
+                                 : oa::metric_file_name(platform.metrics_file);
+    std::string looked;
+    for (const fs::path& d : dirs) {
+      std::error_code ec;
+      if (!name.empty() && fs::is_regular_file(d / name, ec)) {
+        file = d / name;
+        break;
+      }
+      looked += (looked.empty() ? "" : ", ") + d.string();
+    }
+    if (file.empty()) {
+      throw std::invalid_argument(fmt::format(
+          "oaprofd has no metric file for {} ({}) in {}; the administrator can add IGT's file "
+          "to one of oaprofd's --metrics-dir directories, or use --metric-set {}",
+          platform.codename, name.empty() ? "IGT has no file for it" : name,
+          looked.empty() ? "no directory" : looked, oa::kBuiltinMetricSetSymbol));
+    }
+  }
+  oa::MetricFile parsed = read_metric_file(file);
+  for (oa::MetricSet& set : parsed.sets) {
+    if (set.symbol() == symbol) return {std::move(set), file};
+  }
+  std::string names;
+  for (const oa::MetricSet& set : parsed.sets) names += (names.empty() ? "" : ", ") + set.symbol();
+  throw std::invalid_argument(
+      fmt::format("metric set '{}' is not in {}; it has: {}", symbol, file.string(), names));
+}
+
+mmio::OaConfig oa_config_for(const oa::MetricSet& set, const oa::Platform& platform) {
+  using Kind = oa::RegisterConfig::Kind;
+  oa::DeviceVariables vars = oa::device_variables(platform);
+  vars.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);
+  return mmio::OaConfig{set.guid(), set.writes(Kind::kNoa, vars), set.writes(Kind::kBoolean, vars),
+                        set.writes(Kind::kFlex, vars)};
+}
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,45 @@
+// Where oaprofd takes metric sets from. A metric set is register programming, so a file a user
+// could edit would let that user write registers through the daemon: oaprofd reads only files
+// that root owns, in directories only root can change, and clients name a set, never registers.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mmio/oa_programmer.h"
+#include "oa/metric_set.h"
+#include "oa/metric_xml.h"
+#include "oa/platform.h"
+
+namespace oaprof::daemon {
+
+// Throws std::invalid_argument naming the culprit unless `path` is a regular file and it and
+// every directory above it belong to `owner` (root) and are not writable by group or others
+// (a sticky /tmp is writable by others, so nothing under it is trusted).
+void require_trusted_file(const std::filesystem::path& path, uid_t owner = 0);
+
+// Reads and imports one metric file (at most 64 MiB). Throws std::invalid_argument for bad
+// content and std::runtime_error when it cannot be read.
+oa::MetricFile read_metric_file(const std::filesystem::path& path);
+
+struct MetricChoice {
+  oa::MetricSet set;
+  std::filesystem::path file;  // empty for the built-in set
+};
+
+// The set `symbol` for `platform`: Builtin is oaprof's own; otherwise from `explicit_xml` (which
+// must pass require_trusted_file) or the platform's oa-<name>.xml in the first of `dirs` that
+// has it (the daemon's own configuration, trusted as given). Throws std::invalid_argument saying
+// what was looked for, where, and what exists.
+MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view symbol,
+                               const std::string& explicit_xml,
+                               const std::vector<std::filesystem::path>& dirs, uid_t owner = 0);
+
+// The register programming of a set on this platform (its NOA, boolean and flex writes).
+mmio::OaConfig oa_config_for(const oa::MetricSet& set, const oa::Platform& platform);
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,303 @@
+#include "daemon/daemon_service.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "daemon/register_journal.h"
+#include "daemon/trusted_metrics.h"
+#include "mmio/registers.h"
+#include "tests/daemon/daemon_test_util.h"
+
+namespace oaprof::daemon {
+namespace {
+
+namespace wire = oa::wire;
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+class DaemonServiceTest : public ::testing::Test {
+ protected:
+  DaemonServiceTest() {
+    regs_ = dir_.path() / "regs";
+    testing::create_sim_file(regs_);
+    ServiceOptions o;
+    o.device.spec = "sim:" + regs_.string();
+    o.state_dir = dir_.path();
+    o.log = [this](int, const std::string& line) { log_ += line + "\n"; };
+    service_ = std::make_unique<DaemonService>(o);
+  }
+
+  wire::Open open_request() {
+    wire::Open o;
+    o.pid = 1;
+    o.energy = "none";
+    return o;
+  }
+
+  ScratchDir dir_;
+  std::filesystem::path regs_;
+  std::string log_;
+  std::unique_ptr<DaemonService> service_;
+  const Peer alice_{1000, 1000, 4321};
+  const Peer bob_{1001, 1001, 5555};
+};
+
+TEST_F(DaemonServiceTest, ASessionProgramsSamplesAndRestoresEveryRegister) {
+  const auto before = testing::file_bytes(regs_);
+  const wire::Body opened = service_->handle(1, alice_, open_request());
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened))
+      << std::get<wire::Error>(opened).message;
+  const auto& o = std::get<wire::Opened>(opened);
+  EXPECT_TRUE(o.simulated);
+  EXPECT_EQ(o.label, "simulated");
+  EXPECT_EQ(o.format, "A32u40_A4u32_B8_C8");
+  EXPECT_EQ(o.metric_set, "Builtin");
+  EXPECT_TRUE(o.metrics_file.empty());
+  EXPECT_TRUE(o.energy_backend.empty());
+
+  // Programmed: the file changed, and the state file journals the priors.
+  EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+  const auto state = read_state_file(service_->state_file());
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(state->device_spec, "sim:" + regs_.string());
+  EXPECT_THAT(state->holder, HasSubstr("uid 1000, pid 4321 since "));
+  EXPECT_FALSE(state->entries.empty());
+
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Kernel{true})));
+  const wire::Body sampled = service_->handle(1, alice_, wire::Sample{7, wire::kSampleReport});
+  ASSERT_TRUE(std::holds_alternative<wire::Sampled>(sampled));
+  const auto& s = std::get<wire::Sampled>(sampled);
+  ASSERT_TRUE(s.report.has_value());
+  EXPECT_EQ(s.report->size(), 256u);  // A32u40_A4u32_B8_C8
+  EXPECT_EQ((*s.report)[0], 7);       // RPT_ID, the first dword, carries the report id
+  const wire::Body no_energy = service_->handle(1, alice_, wire::Sample{0, wire::kSampleEnergy});
+  EXPECT_EQ(std::get<wire::Error>(no_energy).code, wire::ErrorCode::kBadRequest);
+
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Close{})));
+  EXPECT_FALSE(service_->session_open());
+  EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+            std::vector<std::size_t>{});
+  EXPECT_THAT(log_, HasSubstr("session opened for uid 1000, pid 4321"));
+}
+
+TEST_F(DaemonServiceTest, ASecondClientIsToldWhoHoldsTheUnit) {
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, open_request())));
+  const auto busy = std::get<wire::Error>(service_->handle(2, bob_, open_request()));
+  EXPECT_EQ(busy.code, wire::ErrorCode::kBusy);
+  EXPECT_THAT(busy.message, ::testing::MatchesRegex(
+                                "busy: held by uid 1000, pid 4321 since "
+                                "20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z"));
+  // Bob may not drive Alice's session.
+  EXPECT_EQ(std::get<wire::Error>(service_->handle(2, bob_, wire::Sample{1, 1})).code,
+            wire::ErrorCode::kNoSession);
+  EXPECT_EQ(std::get<wire::Error>(service_->handle(2, bob_, wire::Close{})).code,
+            wire::ErrorCode::kNoSession);
+  EXPECT_EQ(std::get<wire::Error>(service_->handle(1, alice_, open_request())).code,
+            wire::ErrorCode::kBadRequest);
+  service_->client_gone(1);
+  EXPECT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(2, bob_, open_request())));
+}
+
+TEST_F(DaemonServiceTest, BadRequestsAreRefusedWithTheReason) {
+  auto untrusted = open_request();
+  const auto xml = dir_.path() / "mine.xml";
+  std::ofstream(xml) << "<metrics/>";
+  untrusted.metric_set = "ComputeBasic";
+  untrusted.metrics_xml = xml.string();
+  const auto e = std::get<wire::Error>(service_->handle(1, alice_, untrusted));
+  EXPECT_EQ(e.code, wire::ErrorCode::kBadRequest);
+  EXPECT_THAT(e.message, HasSubstr("refuses the metric file"));
+
+  auto relative = open_request();
+  relative.metric_set = "ComputeBasic";
+  relative.metrics_xml = "mine.xml";
+  EXPECT_THAT(std::get<wire::Error>(service_->handle(1, alice_, relative)).message,
+              HasSubstr("absolute path"));
+
+  auto no_dirs = open_request();
+  no_dirs.metric_set = "ComputeBasic";
+  EXPECT_THAT(std::get<wire::Error>(service_->handle(1, alice_, no_dirs)).message,
+              HasSubstr("no metric file"));
+
+  auto other_device = open_request();
+  other_device.device = "0000:00:02.0";
+  EXPECT_THAT(std::get<wire::Error>(service_->handle(1, alice_, other_device)).message,
+              HasSubstr("this oaprofd serves --device sim:"));
+
+  auto bad_format = open_request();
+  bad_format.format = "nonsense";
+  EXPECT_EQ(std::get<wire::Error>(service_->handle(1, alice_, bad_format)).code,
+            wire::ErrorCode::kBadRequest);
+
+  auto bad_access = open_request();
+  bad_access.access = "telepathy";
+  EXPECT_EQ(std::get<wire::Error>(service_->handle(1, alice_, bad_access)).code,
+            wire::ErrorCode::kBadRequest);
+
+  // Nothing was left behind by the refused opens.
+  EXPECT_FALSE(service_->session_open());
+  EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
+  EXPECT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, open_request())));
+}
+
+TEST_F(DaemonServiceTest, MalformedBytesGetErrorRepliesAndServingGoesOn) {
+  const auto reply_to = [&](const std::vector<std::uint8_t>& bytes) {
+    return std::get<wire::Message>(wire::decode(service_->handle(1, alice_, bytes)));
+  };
+  auto good = wire::encode({5, open_request()});
+  std::vector<std::vector<std::uint8_t>> bad = {
+      {}, {1, 2, 3}, std::vector<std::uint8_t>(good.begin(), good.begin() + 20)};
+  auto version = good;
+  version[4] = 9;
+  bad.push_back(version);
+  auto type = good;
+  type[6] = 0x42;
+  bad.push_back(type);
+  for (const auto& b : bad) {
+    const auto m = reply_to(b);
+    ASSERT_TRUE(std::holds_alternative<wire::Error>(m.body));
+  }
+  EXPECT_EQ(std::get<wire::Error>(reply_to(version).body).code,
+            wire::ErrorCode::kUnsupportedVersion);
+  EXPECT_EQ(reply_to(version).request_id, 5u);
+  EXPECT_EQ(std::get<wire::Error>(reply_to(type).body).code, wire::ErrorCode::kUnknownType);
+  // Replies and layer messages are not requests.
+  EXPECT_EQ(std::get<wire::Error>(reply_to(wire::encode({6, wire::Ok{}})).body).code,
+            wire::ErrorCode::kBadRequest);
+  EXPECT_EQ(std::get<wire::Error>(reply_to(wire::encode({6, wire::Snapshot{}})).body).code,
+            wire::ErrorCode::kBadRequest);
+  const auto m = reply_to(good);
+  EXPECT_EQ(m.request_id, 5u);
+  EXPECT_TRUE(std::holds_alternative<wire::Opened>(m.body));
+}
+
+TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
+  EXPECT_EQ(service_->recover(), std::nullopt);
+  const auto before = testing::file_bytes(regs_);
+  {
+    // A "crashed" session: registers written through the journal, the state file kept.
+    gpu::DeviceOptions o;
+    o.spec = "sim:" + regs_.string();
+    o.forcewake.mode = mmio::ForcewakeMode::kNone;
+    StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
+    std::unique_ptr<StateFile> state;
+    o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
+      header.identity = inner->describe();
+      return std::make_unique<JournalingMmio>(std::move(inner), [&](const JournalEntry& e) {
+        if (!state) state = std::make_unique<StateFile>(service_->state_file(), header);
+        state->append(e);
+      });
+    };
+    gpu::Device d = gpu::open_device(o);
+    d.mmio->write32(mmio::reg::kOaDebug, mmio::reg::masked_enable(0x6));
+    d.mmio->write32(0x9840, 0xDEADBEEF);
+    d.mmio->write32(0x9840, 0x12345678);  // a second write keeps the first prior
+  }
+  ASSERT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+  const auto state = read_state_file(service_->state_file());
+  ASSERT_TRUE(state.has_value());
+  ASSERT_EQ(state->entries.size(), 2u);
+  EXPECT_TRUE(state->entries[0].masked);
+  EXPECT_FALSE(state->entries[1].masked);
+
+  const auto done = service_->recover();
+  ASSERT_TRUE(done.has_value());
+  EXPECT_THAT(*done, HasSubstr("restored 2 registers"));
+  EXPECT_THAT(*done, HasSubstr("uid 7, pid 8"));
+  EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+            std::vector<std::size_t>{});
+}
+
+TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
+  {
+    StateFile f(service_->state_file(), {"sim:" + regs_.string(), "some other GPU", "x", {}});
+    f.append({0x9840, 1, false});
+  }
+  EXPECT_THROW(
+      {
+        try {
+          (void)service_->recover();
+        } catch (const std::runtime_error& e) {
+          EXPECT_THAT(e.what(), HasSubstr("not restoring registers on another device"));
+          throw;
+        }
+      },
+      std::runtime_error);
+  EXPECT_TRUE(std::filesystem::exists(service_->state_file()));
+}
+
+TEST(StateFileTest, ATornLastLineIsIgnoredAndGarbageRefused) {
+  ScratchDir dir;
+  const auto path = dir.path() / "state";
+  std::ofstream(path) << "oaprofd-state 1\ndevice sim\nidentity x\nholder h\n"
+                         "write 0x00002b04 0x00000002 masked\nwrite 0x0000984";
+  const auto c = read_state_file(path);
+  ASSERT_TRUE(c.has_value());
+  ASSERT_EQ(c->entries.size(), 1u);
+  EXPECT_EQ(c->entries[0].offset, 0x2B04u);
+  EXPECT_EQ(c->entries[0].prior, 2u);
+  EXPECT_TRUE(c->entries[0].masked);
+  std::ofstream(path) << "hello\n";
+  EXPECT_THROW((void)read_state_file(path), std::runtime_error);
+  std::ofstream(path) << "oaprofd-state 1\nwrite 0x1 0x2 sideways\n";
+  EXPECT_THROW((void)read_state_file(path), std::runtime_error);
+  EXPECT_EQ(read_state_file(dir.path() / "absent"), std::nullopt);
+}
+
+TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {dir_.path() / "absent", OAPROF_IGT_METRICS_DIR};
+  DaemonService with_sets(o);
+  auto request = open_request();
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(with_sets.handle(1, alice_, request)));
+  const std::size_t builtin_registers = read_state_file(with_sets.state_file())->entries.size();
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
+  request.metric_set = "ComputeBasic";
+  const wire::Body reply = with_sets.handle(1, alice_, request);
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(reply)) << std::get<wire::Error>(reply).message;
+  const auto& opened = std::get<wire::Opened>(reply);
+  EXPECT_EQ(opened.metric_set, "ComputeBasic");
+  EXPECT_EQ(opened.metrics_file, std::string(OAPROF_IGT_METRICS_DIR) + "/oa-kblgt2.xml");
+  // The set's mux and boolean programming went through the journal too.
+  const auto state = read_state_file(with_sets.state_file());
+  ASSERT_TRUE(state.has_value());
+  EXPECT_GT(state->entries.size(), builtin_registers);
+  request.metric_set = "NoSuchSet";
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
+  EXPECT_THAT(std::get<wire::Error>(with_sets.handle(1, alice_, request)).message,
+              HasSubstr("metric set 'NoSuchSet' is not in"));
+}
+
+TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {
+  struct stat st {};
+  if (::stat("/etc/passwd", &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) {
+    GTEST_SKIP() << "/etc/passwd is not a root-owned, unwritable file here";
+  }
+  EXPECT_NO_THROW(require_trusted_file("/etc/passwd"));
+  ScratchDir dir;  // under /tmp, which everyone may write
+  const auto file = dir.path() / "f.xml";
+  std::ofstream(file) << "x";
+  try {
+    require_trusted_file(file);
+    ADD_FAILURE() << "a file under /tmp passed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/tmp is writable by group or others"));
+  }
+  const auto link = dir.path() / "link.xml";
+  std::filesystem::create_symlink("/etc/passwd", link);
+  EXPECT_THROW(require_trusted_file(link), std::invalid_argument);
+  EXPECT_THROW(require_trusted_file("/etc"), std::invalid_argument);  // not a file
+  // Another owner is refused even where no one else may write.
+  EXPECT_THROW(require_trusted_file("/etc/passwd", 1234), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace oaprof::daemon

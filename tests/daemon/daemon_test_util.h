@@ -1,0 +1,61 @@
+// Shared set-up of the oaprofd tests: a scratch directory, a simulated register file in it, and
+// a byte-for-byte image of that file to compare before and after a session.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+
+namespace oaprof::daemon::testing {
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    // Short: socket paths must fit sun_path.
+    std::string tmpl = "/tmp/oapd-XXXXXX";
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::vector<char> file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Creates the register file of `--device sim:FILE` as a fresh simulator publishes it.
+inline void create_sim_file(const std::filesystem::path& file) {
+  gpu::DeviceOptions o;
+  o.spec = "sim:" + file.string();
+  o.forcewake.mode = mmio::ForcewakeMode::kNone;
+  (void)gpu::open_device(o);
+}
+
+// Offsets (bytes) where two register images differ.
+inline std::vector<std::size_t> differing_registers(const std::vector<char>& a,
+                                                    const std::vector<char>& b) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i + 4 <= std::min(a.size(), b.size()); i += 4) {
+    if (std::memcmp(a.data() + i, b.data() + i, 4) != 0) out.push_back(i);
+  }
+  if (a.size() != b.size()) out.push_back(std::min(a.size(), b.size()));
+  return out;
+}
+
+}  // namespace oaprof::daemon::testing

@@ -1,0 +1,205 @@
+// oaprofd as the system runs it: a process on a simulated register file, killed and restarted,
+// stopped by SIGTERM mid-session, and serving an `oaprof` run by a user who is not root.
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "daemon/register_journal.h"
+#include "daemon/remote_source.h"
+#include "tests/daemon/daemon_test_util.h"
+
+namespace oaprof::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+namespace wire = oa::wire;
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+constexpr gid_t kTestGroup = 4242;
+constexpr uid_t kNobody = 65534;
+
+class Daemon {
+ public:
+  Daemon(const ScratchDir& dir, const std::string& device, const std::string& group = "0")
+      : socket_((dir.path() / "d.sock").string()), log_(dir.path() / "oaprofd.log") {
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      ::dup2(fd, STDERR_FILENO);
+      ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket_.c_str(), "--state-dir",
+              dir.path().c_str(), "--device", device.c_str(), "--group", group.c_str(),
+              "--foreground", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Ready once the socket answers (recovery happens before it is bound).
+    for (int i = 0; i < 500; ++i) {
+      try {
+        DaemonClient probe(socket_);
+        return;
+      } catch (const DaemonUnavailable&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    }
+    ADD_FAILURE() << "oaprofd did not come up: " << log();
+  }
+  ~Daemon() {
+    if (pid_ > 0) stop(SIGKILL);
+  }
+  // Returns the exit status (or 128 + signal).
+  int stop(int sig) {
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  const std::string& socket() const { return socket_; }
+  std::string log() const {
+    std::ifstream in(log_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+ private:
+  std::string socket_;
+  fs::path log_;
+  pid_t pid_ = -1;
+};
+
+wire::Open open_request() {
+  wire::Open o;
+  o.pid = static_cast<std::uint32_t>(::getpid());
+  o.energy = "none";
+  return o;
+}
+
+TEST(OaprofdProcessTest, ARestartAfterACrashRestoresTheRegisters) {
+  ScratchDir dir;
+  const fs::path regs = dir.path() / "regs";
+  testing::create_sim_file(regs);
+  const auto before = testing::file_bytes(regs);
+  {
+    Daemon d(dir, "sim:" + regs.string());
+    DaemonClient c(d.socket());
+    (void)c.open(open_request());
+    EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);
+  }
+  const auto programmed = testing::differing_registers(before, testing::file_bytes(regs));
+  EXPECT_FALSE(programmed.empty()) << "the killed daemon left the OA unit programmed";
+  const auto state = read_state_file(dir.path() / "state");
+  ASSERT_TRUE(state.has_value());
+  EXPECT_GE(state->entries.size(), programmed.size());
+
+  Daemon again(dir, "sim:" + regs.string());
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_FALSE(fs::exists(dir.path() / "state"));
+  EXPECT_EQ(again.stop(SIGTERM), 0);
+  EXPECT_THAT(again.log(), HasSubstr("that a crashed session of uid 0"));
+  EXPECT_FALSE(fs::exists(again.socket())) << "a clean stop removes its socket";
+}
+
+TEST(OaprofdProcessTest, SigtermMidSessionRestoresAndExitsZero) {
+  ScratchDir dir;
+  const fs::path regs = dir.path() / "regs";
+  testing::create_sim_file(regs);
+  const auto before = testing::file_bytes(regs);
+  Daemon d(dir, "sim:" + regs.string());
+  DaemonClient c(d.socket());
+  (void)c.open(open_request());
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(c.call(wire::Kernel{true})));
+  EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_FALSE(fs::exists(dir.path() / "state"));
+  EXPECT_THAT(d.log(), HasSubstr("oaprofd is stopping"));
+}
+
+TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run oaprof as another user";
+  ScratchDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  const fs::path work = dir.path() / "work";
+  fs::create_directories(work / "pocl");
+  fs::create_directories(work / "tmp");
+  for (const fs::path& p : {work, work / "pocl", work / "tmp"}) ::chmod(p.c_str(), 0777);
+  Daemon d(dir, "sim", std::to_string(kTestGroup));
+  const fs::path csv = work / "out.csv";
+  const fs::path out = work / "oaprof.out";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const gid_t groups[] = {kTestGroup};
+    if (::setgroups(1, groups) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
+      ::_exit(90);
+    }
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    ::setenv("OAPROF_DAEMON_SOCKET", d.socket().c_str(), 1);
+    ::setenv("TMPDIR", (work / "tmp").c_str(), 1);
+    ::setenv("POCL_CACHE_DIR", (work / "pocl").c_str(), 1);
+    ::setenv("HOME", work.c_str(), 1);
+    ::unsetenv("SUDO_UID");
+    ::unsetenv("SUDO_GID");
+    ::execl(OAPROF_BIN, OAPROF_BIN, "--daemon", "always", "--device", "sim", "--idle-baseline",
+            "off", "--format", "101", "-o", csv.c_str(), "--", KERNEL_RUNNER_BIN, "mad_vect4",
+            "--min-time", "20", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::ifstream in(out);
+  std::stringstream output;
+  output << in.rdbuf();
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output.str() << d.log();
+  EXPECT_THAT(output.str(), HasSubstr("via oaprofd"));
+  std::ifstream csv_in(csv);
+  std::string header, row;
+  ASSERT_TRUE(std::getline(csv_in, header)) << output.str();
+  ASSERT_TRUE(std::getline(csv_in, row));
+  EXPECT_THAT(header, HasSubstr("kernel"));
+  EXPECT_THAT(row, HasSubstr("mad_vect4"));
+  EXPECT_THAT(row, HasSubstr("simulated"));
+  struct stat st {};
+  ASSERT_EQ(::stat(csv.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, kNobody) << "the CSV is the user's";
+  EXPECT_THAT(d.log(), HasSubstr(fmt::format("session opened for uid {}", kNobody)));
+  EXPECT_THAT(d.log(), HasSubstr("registers restored"));
+}
+
+TEST(OaprofdProcessTest, OaprofSaysHowToStartAnAbsentDaemon) {
+  ScratchDir dir;
+  const std::string cmd =
+      fmt::format("OAPROF_DAEMON_SOCKET={}/none.sock {} --daemon always --device sim -q -o "
+                  "{}/x.csv -- /bin/true 2>&1",
+                  dir.path().string(), OAPROF_BIN, dir.path().string());
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string text;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) text += buf;
+  const int status = ::pclose(p);
+  EXPECT_EQ(WEXITSTATUS(status), 3) << text;  // kExitSetup
+  EXPECT_THAT(text, HasSubstr(fmt::format("oaprofd is not running at {}/none.sock: start it with "
+                                          "`systemctl start oaprofd.socket` or run `sudo oaprof "
+                                          "...`; see `oaprof doctor`",
+                                          dir.path().string())));
+}
+
+}  // namespace
+}  // namespace oaprof::daemon

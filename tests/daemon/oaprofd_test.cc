@@ -1,0 +1,347 @@
+#include "daemon/oaprofd.h"
+
+#include <grp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "daemon/daemon_log.h"
+#include "daemon/remote_source.h"
+#include "daemon/systemd.h"
+#include "tests/daemon/daemon_test_util.h"
+
+namespace oaprof::daemon {
+namespace {
+
+namespace wire = oa::wire;
+using ::testing::HasSubstr;
+using testing::ScratchDir;
+
+constexpr gid_t kTestGroup = 4242;  // the "oaprof" group of these tests; no name needed
+constexpr uid_t kNobody = 65534;
+
+int connect_raw(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// oaprofd on a simulated register file, served from a thread of the test.
+class OaprofdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    regs_ = dir_.path() / "regs";
+    testing::create_sim_file(regs_);
+    ServiceOptions so;
+    so.device.spec = "sim:" + regs_.string();
+    so.state_dir = dir_.path();
+    service_ = std::make_unique<DaemonService>(so);
+    OaprofdOptions o;
+    o.socket_path = (dir_.path() / "d.sock").string();
+    o.group = kTestGroup;
+    o.group_name = "oaprof-test";
+    daemon_ = std::make_unique<Oaprofd>(*service_, o);
+    // The scratch directory is root's 0700; others must reach the socket in it.
+    ::chmod(dir_.path().c_str(), 0755);
+    thread_ = std::thread([this] { daemon_->run(); });
+  }
+  void TearDown() override {
+    daemon_->request_stop();
+    thread_.join();
+  }
+  std::string socket() const { return (dir_.path() / "d.sock").string(); }
+
+  static wire::Open open_request() {
+    wire::Open o;
+    o.pid = static_cast<std::uint32_t>(::getpid());
+    o.energy = "none";
+    return o;
+  }
+
+  // Runs `body` in a child process as uid/gid nobody with `groups`; returns its exit status.
+  static int as_nobody(const std::vector<gid_t>& groups, const std::function<int()>& body) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(kNobody) != 0 ||
+          ::setuid(kNobody) != 0) {
+        ::_exit(90);
+      }
+      ::_exit(body());
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // Opens a session, retrying while the daemon is still ending the previous one.
+  std::unique_ptr<DaemonClient> open_when_free() {
+    for (int i = 0; i < 200; ++i) {
+      auto c = std::make_unique<DaemonClient>(socket());
+      try {
+        (void)c->open(open_request());
+        return c;
+      } catch (const std::runtime_error& e) {
+        if (std::string(e.what()).find("busy") == std::string::npos) throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "the session never became free";
+    return nullptr;
+  }
+
+  ScratchDir dir_;
+  std::filesystem::path regs_;
+  std::unique_ptr<DaemonService> service_;
+  std::unique_ptr<Oaprofd> daemon_;
+  std::thread thread_;
+};
+
+TEST_F(OaprofdTest, TheSocketIsTheGroupsAndNoOneElses) {
+  struct stat st {};
+  ASSERT_EQ(::stat(socket().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, kTestGroup);
+}
+
+TEST_F(OaprofdTest, AUserOutsideTheGroupIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another uid";
+  // Even if the socket's mode let everyone connect, the credentials check refuses.
+  ::chmod(socket().c_str(), 0666);
+  const int rc = as_nobody({}, [&] {
+    // The daemon speaks first: one refusal (request id 0), then it hangs up.
+    const int fd = connect_raw(socket());
+    if (fd < 0) return 3;
+    std::uint8_t buf[wire::kMaxMessageBytes];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return 4;
+    const auto decoded = wire::decode(std::span(buf, static_cast<std::size_t>(n)));
+    const auto* m = std::get_if<wire::Message>(&decoded);
+    const auto* e = m != nullptr ? std::get_if<wire::Error>(&m->body) : nullptr;
+    if (e == nullptr || e->code != wire::ErrorCode::kNotAuthorised) return 1;
+    if (::recv(fd, buf, sizeof buf, 0) != 0) return 5;  // hung up
+    return e->message.find("uid 65534 may not use oaprofd") != std::string::npos &&
+                   e->message.find("oaprof-test") != std::string::npos
+               ? 0
+               : 2;
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(daemon_->clients_refused(), 1u);
+
+  ::chmod(socket().c_str(), 0660);
+  const int no_access = as_nobody({}, [&] {
+    try {
+      DaemonClient c(socket());
+      return 1;
+    } catch (const DaemonUnavailable& e) {
+      return std::string(e.what()).find("does not let you in") != std::string::npos ? 0 : 2;
+    }
+  });
+  EXPECT_EQ(no_access, 0);
+}
+
+TEST_F(OaprofdTest, AGroupMemberWhoIsNotRootMayProfile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another uid";
+  const int rc = as_nobody({kTestGroup}, [&] {
+    try {
+      DaemonClient c(socket());
+      const wire::Opened o = c.open(open_request());
+      const wire::Body s = c.call(wire::Sample{3, wire::kSampleReport});
+      if (!std::holds_alternative<wire::Sampled>(s) || !o.simulated) return 1;
+      c.close();
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    }
+  });
+  EXPECT_EQ(rc, 0);
+}
+
+TEST_F(OaprofdTest, TwoClientsContendAndTheSecondGetsTheUnitAfterTheFirst) {
+  DaemonClient first(socket());
+  (void)first.open(open_request());
+  DaemonClient second(socket());
+  try {
+    (void)second.open(open_request());
+    ADD_FAILURE() << "the second open succeeded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), ::testing::MatchesRegex(fmt::format(
+                              ".*busy: held by uid {}, pid {} since 20[0-9-]+T[0-9:]+Z.*",
+                              ::getuid(), ::getpid())));
+  }
+  first.close();
+  const wire::Opened o = second.open(open_request());
+  EXPECT_EQ(o.label, "simulated");
+  second.close();
+}
+
+TEST_F(OaprofdTest, AClientKilledMidSessionLeavesEveryRegisterAsItWas) {
+  const auto before = testing::file_bytes(regs_);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(ready[0]);
+    try {
+      DaemonClient c(socket());
+      (void)c.open(open_request());
+      (void)c.call(wire::Kernel{true});
+      (void)::write(ready[1], "x", 1);
+      ::pause();
+    } catch (const std::exception&) {
+    }
+    ::_exit(1);
+  }
+  ::close(ready[1]);
+  char x = 0;
+  ASSERT_EQ(::read(ready[0], &x, 1), 1);
+  ::close(ready[0]);
+  // Mid-session: programmed, journaled.
+  EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+  EXPECT_TRUE(std::filesystem::exists(service_->state_file()));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+
+  auto next = open_when_free();  // proves the dead client's session ended
+  ASSERT_NE(next, nullptr);
+  next->close();
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+            std::vector<std::size_t>{});
+  EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
+}
+
+TEST_F(OaprofdTest, MalformedDatagramsGetErrorsAndTheDaemonKeepsServing) {
+  const int fd = connect_raw(socket());
+  ASSERT_GE(fd, 0);
+  const auto exchange = [&](const std::vector<std::uint8_t>& bytes) {
+    EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+    std::uint8_t buf[wire::kMaxMessageBytes];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    EXPECT_GT(n, 0);
+    return std::get<wire::Message>(wire::decode(std::span(buf, static_cast<std::size_t>(n))));
+  };
+  auto hello = wire::encode({3, wire::Hello{1, 0}});
+  auto truncated = std::vector<std::uint8_t>(hello.begin(), hello.end() - 2);
+  auto version = hello;
+  version[4] = 2;
+  auto type = hello;
+  type[6] = 0x77;
+  std::vector<std::uint8_t> huge(wire::kMaxMessageBytes + 100, 0xAB);
+  for (const auto& bad : {truncated, version, type, std::vector<std::uint8_t>{0xFF}, huge}) {
+    const wire::Message m = exchange(bad);
+    ASSERT_TRUE(std::holds_alternative<wire::Error>(m.body));
+  }
+  EXPECT_EQ(std::get<wire::Error>(exchange(version).body).code,
+            wire::ErrorCode::kUnsupportedVersion);
+  EXPECT_EQ(std::get<wire::Error>(exchange(type).body).code, wire::ErrorCode::kUnknownType);
+  const wire::Message ok = exchange(hello);
+  EXPECT_EQ(ok.request_id, 3u);
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(ok.body));
+  ::close(fd);
+  // Another client is served too.
+  DaemonClient c(socket());
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(c.call(wire::Hello{})));
+}
+
+TEST(OaprofdSocketTest, ALiveDaemonIsNotReplacedAndAStaleSocketIs) {
+  ScratchDir dir;
+  ServiceOptions so;
+  so.device.spec = "sim";
+  so.state_dir = dir.path();
+  DaemonService service(so);
+  OaprofdOptions o;
+  o.socket_path = (dir.path() / "d.sock").string();
+  {
+    Oaprofd first(service, o);
+    EXPECT_THROW(
+        {
+          try {
+            Oaprofd second(service, o);
+          } catch (const std::runtime_error& e) {
+            EXPECT_THAT(e.what(), HasSubstr("another oaprofd already answers"));
+            throw;
+          }
+        },
+        std::runtime_error);
+  }
+  // A socket file nobody answers on (a killed daemon's) is taken over.
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, o.socket_path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::close(fd);
+  EXPECT_NO_THROW(Oaprofd again(service, o));
+}
+
+TEST(RefusalTest, RootAndGroupMembersOnly) {
+  const std::vector<gid_t> none;
+  const std::vector<gid_t> member{10, 4242};
+  EXPECT_EQ(refusal({0, 0, 1}, none, std::nullopt, "oaprof"), std::nullopt);
+  EXPECT_EQ(refusal({1000, 1000, 1}, member, 4242, "oaprof"), std::nullopt);
+  EXPECT_EQ(refusal({1000, 4242, 1}, none, 4242, "oaprof"), std::nullopt);  // primary group
+  const auto no = refusal({1000, 1000, 1}, none, 4242, "oaprof");
+  ASSERT_TRUE(no.has_value());
+  EXPECT_THAT(*no, HasSubstr("usermod -aG oaprof"));
+  EXPECT_THAT(*refusal({1000, 1000, 1}, member, std::nullopt, "oaprof"),
+              HasSubstr("does not exist"));
+}
+
+TEST(SystemdTest, ActivationNeedsOurPidAndAtLeastOneFd) {
+  EXPECT_EQ(activated_socket({{"LISTEN_PID", "42"}, {"LISTEN_FDS", "1"}}, 42), 3);
+  EXPECT_EQ(activated_socket({{"LISTEN_PID", "41"}, {"LISTEN_FDS", "1"}}, 42), std::nullopt);
+  EXPECT_EQ(activated_socket({{"LISTEN_PID", "42"}, {"LISTEN_FDS", "0"}}, 42), std::nullopt);
+  EXPECT_EQ(activated_socket({{"LISTEN_PID", "42x"}, {"LISTEN_FDS", "1"}}, 42), std::nullopt);
+  EXPECT_EQ(activated_socket({}, 42), std::nullopt);
+}
+
+TEST(SystemdTest, NotifySendsADatagramToAPathOrAnAbstractSocket) {
+  ScratchDir dir;
+  for (const std::string& name : {(dir.path() / "notify").string(),
+                                 fmt::format("@oaprofd-test-{}", ::getpid())}) {
+    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, name.data(), name.size());
+    if (name[0] == '@') addr.sun_path[0] = '\0';
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() +
+                                            (name[0] == '@' ? 0 : 1));
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0) << name;
+    EXPECT_TRUE(notify_systemd(name, "READY=1"));
+    char buf[32] = {};
+    EXPECT_EQ(::recv(fd, buf, sizeof buf, MSG_DONTWAIT), 7);
+    EXPECT_STREQ(buf, "READY=1");
+    ::close(fd);
+  }
+  EXPECT_FALSE(notify_systemd("", "READY=1"));
+  EXPECT_FALSE(notify_systemd((dir.path() / "nobody").string(), "READY=1"));
+}
+
+TEST(DaemonLogTest, JournalLinesCarryTheLevelTerminalLinesAWord) {
+  EXPECT_EQ(format_log_line(6, "started", true), "<6>started\n");
+  EXPECT_EQ(format_log_line(3, "two\nlines", true), "<3>two lines\n");
+  EXPECT_EQ(format_log_line(4, "careful", false), "oaprofd: warning: careful\n");
+  EXPECT_EQ(format_log_line(3, "bad", false), "oaprofd: error: bad\n");
+}
+
+}  // namespace
+}  // namespace oaprof::daemon

@@ -1,0 +1,179 @@
+// oaprofd: the privileged daemon that lends the OA unit to unprivileged `oaprof` runs. Wiring
+// only: options, the state directory, recovery of a crashed run, signals, systemd readiness;
+// the work is src/daemon's DaemonService and Oaprofd.
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "daemon/daemon_log.h"
+#include "daemon/daemon_paths.h"
+#include "daemon/daemon_service.h"
+#include "daemon/oaprofd.h"
+#include "daemon/systemd.h"
+
+extern char** environ;
+
+namespace {
+namespace fs = std::filesystem;
+using oaprof::daemon::log_line;
+
+std::atomic<oaprof::daemon::Oaprofd*> g_daemon{nullptr};
+
+void on_signal(int) {
+  if (auto* d = g_daemon.load()) d->request_stop();
+}
+
+std::map<std::string, std::string> environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq) env.emplace(std::string(*e, static_cast<std::size_t>(eq - *e)), eq + 1);
+  }
+  return env;
+}
+
+// A group name, or a number for a group without a name (tests, containers).
+std::optional<gid_t> resolve_group(const std::string& name) {
+  unsigned long gid = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), gid);
+  if (ec == std::errc() && end == name.data() + name.size()) return static_cast<gid_t>(gid);
+  if (const group* g = ::getgrnam(name.c_str())) return g->gr_gid;
+  return std::nullopt;
+}
+
+std::string metrics_dir_default() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("/usr/share/oaprof/metrics")
+            : (exe.parent_path().parent_path() / "share" / "oaprof" / "metrics").string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string socket_path = oaprof::daemon::kDefaultDaemonSocket;
+  std::string state_dir = oaprof::daemon::kDefaultStateDir;
+  std::string group_name = oaprof::daemon::kDefaultDaemonGroup;
+  std::string device = "auto";
+  std::vector<std::string> metrics_dirs;
+  std::string sysfs_root = "/sys";
+  bool foreground = false;
+
+  CLI::App app{
+      "oaprofd: lends the Intel GPU's OA unit to `oaprof` runs of users who are not root. It "
+      "owns the unit for one client at a time (others are told who holds it), programs only "
+      "named metric sets from root-owned files, and puts every register back when the client "
+      "closes, disconnects or dies, when oaprofd is stopped, and at start if a crashed oaprofd "
+      "left a state file. Runs in the foreground (systemd Type=notify; socket activation "
+      "supported); logs go to stderr.",
+      "oaprofd"};
+  app.add_option("--socket", socket_path,
+                 "Unix socket to listen on (mode 0660, group --group); ignored when systemd "
+                 "passes the socket")
+      ->capture_default_str();
+  app.add_option("--state-dir", state_dir,
+                 "where the state file and the session lock live (a tmpfs such as /run)")
+      ->capture_default_str();
+  app.add_option("--group", group_name,
+                 "group whose members may use the daemon (root always may); a name or a gid")
+      ->capture_default_str();
+  app.add_option("--device", device,
+                 "GPU to serve: auto (0000:00:02.0), sim (the simulator), sim:FILE (the "
+                 "simulator with its registers in FILE), or a PCI address")
+      ->capture_default_str();
+  app.add_option("--metrics-dir", metrics_dirs,
+                 "directory of IGT metric files (oa-<platform>.xml) clients may name sets from; "
+                 "repeatable (default: <prefix>/share/oaprof/metrics)");
+  app.add_option("--sysfs-root", sysfs_root, "where sysfs is, for the energy backends (tests)")
+      ->capture_default_str();
+  app.add_flag("--foreground", foreground,
+               "stay in the foreground; oaprofd always does (it never forks), the flag is "
+               "accepted for init scripts that pass it");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (metrics_dirs.empty()) metrics_dirs.push_back(metrics_dir_default());
+
+  const auto env = environment();
+  oaprof::daemon::ServiceOptions so;
+  so.device.spec = device;
+  so.state_dir = state_dir;
+  for (const auto& d : metrics_dirs) so.metrics_dirs.emplace_back(d);
+  so.energy_roots.sysfs = sysfs_root;
+  so.log = [](int level, const std::string& line) { log_line(level, line); };
+
+  std::error_code ec;
+  fs::create_directories(state_dir, ec);
+  if (ec) {
+    log_line(3, fmt::format("cannot create the state directory {}: {}", state_dir, ec.message()));
+    return 1;
+  }
+  ::chmod(state_dir.c_str(), 0755);
+
+  oaprof::daemon::DaemonService service(so);
+  try {
+    if (auto done = service.recover()) log_line(4, *done);
+  } catch (const std::exception& e) {
+    log_line(3, fmt::format("a previous oaprofd left registers programmed and they could not be "
+                            "restored: {}",
+                            e.what()));
+    return 1;
+  }
+
+  oaprof::daemon::OaprofdOptions o;
+  o.socket_path = socket_path;
+  o.group_name = group_name;
+  o.group = resolve_group(group_name);
+  if (!o.group) {
+    log_line(4, fmt::format("group '{}' does not exist: only root may use oaprofd (create it with "
+                            "systemd-sysusers or `groupadd --system {}`)",
+                            group_name, group_name));
+  }
+  if (auto fd = oaprof::daemon::activated_socket(env, static_cast<int>(::getpid()))) {
+    o.listen_fd = *fd;
+  }
+  std::optional<oaprof::daemon::Oaprofd> daemon;
+  try {
+    daemon.emplace(service, o);
+  } catch (const std::exception& e) {
+    log_line(3, e.what());
+    return 1;
+  }
+  g_daemon = &*daemon;
+  struct sigaction sa {};
+  sa.sa_handler = &on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM}) ::sigaction(sig, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  const auto notify = env.find("NOTIFY_SOCKET");
+  const std::string notify_socket = notify != env.end() ? notify->second : "";
+  log_line(6, fmt::format("serving --device {} on {} for root and group '{}'", device,
+                          o.listen_fd >= 0 ? "the socket systemd passed" : socket_path,
+                          group_name));
+  (void)oaprof::daemon::notify_systemd(notify_socket, "READY=1");
+  daemon->run();  // returns after SIGINT/SIGTERM, with the session restored
+  (void)oaprof::daemon::notify_systemd(notify_socket, "STOPPING=1");
+  g_daemon = nullptr;
+  daemon.reset();
+  log_line(6, "stopped; the OA unit is as it was");
+  return 0;
+}
