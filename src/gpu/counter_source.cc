@@ -15,7 +15,7 @@ constexpr std::array kSources{
     CounterSourceEntry{"rpc", "MI_REPORT_PERF_COUNT batches through i915 (or the simulator's "
                        "batch interpreter)", &make_rpc_source},
     CounterSourceEntry{"perf", "an i915 perf stream holds the metric set; snapshots by "
-                       "MI_REPORT_PERF_COUNT", &make_perf_source},
+                       "MI_REPORT_PERF_COUNT (simulated i915 on --device sim)", &make_perf_source},
     CounterSourceEntry{"sim", "the mmio read-out on the simulated GPU (--device sim)",
                        &make_sim_source},
 };

@@ -15,6 +15,14 @@
 
 namespace oaprof::gpu {
 
+// What a perf stream delivered: periodic samples and the OA_REPORT_LOST / OA_BUFFER_LOST
+// records that say reports went missing.
+struct PerfStreamCounts {
+  int samples = 0;
+  int reports_lost = 0;
+  int buffer_lost = 0;
+};
+
 class CounterSource {
  public:
   virtual ~CounterSource() = default;
@@ -37,6 +45,8 @@ class CounterSource {
   // writes them again before taking that snapshot. Query after the 'after' snapshot of a kernel
   // and flag the row `config_lost`; `--access perf` keeps these metrics right.
   virtual bool config_lost() const { return false; }
+  // --access perf: the stream's records since start(); zero for read-outs without a stream.
+  virtual PerfStreamCounts perf_stream_counts() const { return {}; }
 };
 
 struct CounterSourceEntry {
@@ -58,7 +68,8 @@ std::unique_ptr<CounterSource> make_sim_source(Device& device);
 // interpreter on a simulated device. The OA unit is programmed over MMIO either way.
 std::unique_ptr<CounterSource> make_rpc_source(Device& device);
 // `perf`: an i915 perf stream holds the metric set (in every context image); snapshots are
-// MI_REPORT_PERF_COUNT batches while it does. Needs a metric set with a guid; real GPUs only.
+// MI_REPORT_PERF_COUNT batches while it does. Needs a metric set with a guid. On a simulated
+// device the stream is SimI915Perf's, over SimGpu.
 std::unique_ptr<CounterSource> make_perf_source(Device& device);
 
 // For `oaprof doctor` and `--help`: why rows may be flagged config_lost, and the remedy.

@@ -7,28 +7,30 @@
 // exponent 16 on a 12 MHz timestamp), far longer than many kernels, whereas MI_REPORT_PERF_COUNT
 // samples at the boundary in command-stream order. The periodic records still arrive; each
 // snapshot drains them so the OA buffer never overflows, and counts lost-report records.
-#include <sys/ioctl.h>
-#include <unistd.h>
-
+//
+// The uapi sits behind I915Perf: ioctls on a real GPU, SimI915Perf on the simulator, which
+// behaves as i915 does (checks, errno, context images, record layout), so the same read-out runs
+// end to end on both.
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <i915_drm.h>
-#include <xf86drm.h>
 
 #include "gpu/counter_source.h"
-#include "gpu/drm_node.h"
+#include "gpu/i915_perf.h"
 #include "gpu/perf_stream.h"
 #include "gpu/report_batch.h"
+#include "gpu/sim_i915_perf.h"
 
 namespace oaprof::gpu {
 namespace {
 
 class PerfCounterSource final : public CounterSource {
  public:
-  explicit PerfCounterSource(Device& device) : device_(device) {}
+  PerfCounterSource(Device& device, std::unique_ptr<I915Perf> perf)
+      : device_(device), perf_(std::move(perf)) {}
   ~PerfCounterSource() override { stop(); }
 
   std::string_view name() const override { return "perf"; }
@@ -38,13 +40,19 @@ class PerfCounterSource final : public CounterSource {
   void start(oa::ReportFormat format, const mmio::OaConfig& config) override {
     stop();
     if (config.guid.empty()) {
+      // i915 names every configuration by a UUID and refuses one without registers ("No OA
+      // registers given", EINVAL), so the built-in set (no mux, boolean or flex) has nothing
+      // for PERF_OPEN to hold.
       throw std::invalid_argument(
-          "--access perf needs a metric set (its hw_config_guid names the i915 configuration); "
-          "choose one with --metric-set");
+          "--access perf needs a metric set with registers and a hw_config_guid: i915 refuses "
+          "a configuration without registers, so the built-in set cannot be streamed; choose "
+          "one with --metric-set (`oaprof metrics list`), or use --access mmio or rpc for the "
+          "built-in set");
     }
     format_ = format;
+    records_ = {};
     try {
-      fd_ = open_i915_render_node(device_.render_node);
+      perf_->open_node();
       config_id_ = config_id_for(config);
       const auto props =
           perf_open_properties(config_id_, format, device_.perf_period_exponent);
@@ -52,14 +60,16 @@ class PerfCounterSource final : public CounterSource {
       param.flags = I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK;
       param.num_properties = static_cast<std::uint32_t>(props.size() / 2);
       param.properties_ptr = reinterpret_cast<std::uintptr_t>(props.data());
-      stream_ = drmIoctl(fd_, DRM_IOCTL_I915_PERF_OPEN, &param);
-      if (stream_ < 0) {
+      const int stream = perf_->open_stream(param);
+      if (stream < 0) {
         throw std::runtime_error(fmt::format(
-            "i915 refused the perf stream (PERF_OPEN): {}; on Gen8–11 this needs CAP_PERFMON "
-            "or /proc/sys/dev/i915/perf_stream_paranoid = 0, and a period no faster than "
-            "dev.i915.oa_max_sample_rate", std::strerror(errno)));
+            "{} refused the perf stream (PERF_OPEN): {}; on Gen8–11 this needs CAP_PERFMON "
+            "or /proc/sys/dev/i915/perf_stream_paranoid = 0, a period no faster than "
+            "dev.i915.oa_max_sample_rate, and no other OA stream open (EBUSY: another "
+            "profiler holds the OA unit)", perf_->describe(), std::strerror(-stream)));
       }
-      runner_ = make_drm_batch_runner(device_.render_node);
+      stream_ = stream;
+      runner_ = perf_->make_batch_runner();
     } catch (...) {
       stop();
       throw;
@@ -74,22 +84,24 @@ class PerfCounterSource final : public CounterSource {
 
   void stop() override {
     runner_.reset();
-    if (stream_ >= 0) close(stream_);
+    if (stream_ >= 0) perf_->close_stream(stream_);
     stream_ = -1;
-    if (added_config_ && fd_ >= 0) {
-      std::uint64_t id = config_id_;
-      drmIoctl(fd_, DRM_IOCTL_I915_PERF_REMOVE_CONFIG, &id);
-    }
+    if (added_config_) perf_->remove_config(config_id_);
     added_config_ = false;
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
+    perf_->close_node();
   }
 
-  void kernel_running(bool) override {}
+  void kernel_running(bool running) override {
+    if (device_.sim != nullptr) device_.sim->set_kernel_running(running);
+  }
+
+  PerfStreamCounts perf_stream_counts() const override {
+    return {records_.samples, records_.reports_lost, records_.buffer_lost};
+  }
 
  private:
   std::uint64_t config_id_for(const mmio::OaConfig& config) {
-    if (auto id = find_metrics_config_id(device_.drm_card_sysfs, config.guid)) return *id;
+    if (auto id = perf_->find_config_id(config.guid)) return *id;
     if (config.guid.size() != 36) {
       throw std::invalid_argument(fmt::format(
           "metric set guid '{}' is not a 36-character UUID", config.guid));
@@ -108,30 +120,32 @@ class PerfCounterSource final : public CounterSource {
     c.mux_regs_ptr = reinterpret_cast<std::uintptr_t>(mux.data());
     c.boolean_regs_ptr = reinterpret_cast<std::uintptr_t>(boolean.data());
     c.flex_regs_ptr = reinterpret_cast<std::uintptr_t>(flex.data());
-    const int id = drmIoctl(fd_, DRM_IOCTL_I915_PERF_ADD_CONFIG, &c);
+    const int id = perf_->add_config(c);
     if (id < 0) {
       throw std::runtime_error(fmt::format(
-          "i915 refused metric set {} (PERF_ADD_CONFIG): {}; adding a configuration needs "
-          "CAP_PERFMON or perf_stream_paranoid = 0", config.guid, std::strerror(errno)));
+          "{} refused metric set {} (PERF_ADD_CONFIG): {}; adding a configuration needs "
+          "CAP_PERFMON or perf_stream_paranoid = 0, a valid UUID and registers i915 accepts",
+          perf_->describe(), config.guid, std::strerror(-id)));
     }
     added_config_ = true;
     return static_cast<std::uint64_t>(id);
   }
 
+  // Reads every pending record so the OA buffer never overflows, counting losses.
   void drain() {
     std::vector<std::uint8_t> buf(64 * 1024);
     for (;;) {
-      const ssize_t n = read(stream_, buf.data(), buf.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // EAGAIN: nothing pending
+      const ssize_t n = perf_->read_stream(stream_, buf);
+      if (n == -EINTR) continue;
+      if (n <= 0) break;  // -EAGAIN: nothing pending
       summarize_perf_records(std::span(buf.data(), static_cast<std::size_t>(n)),
                              oa::layout_of(format_).size_bytes, records_);
     }
   }
 
   Device& device_;
+  std::unique_ptr<I915Perf> perf_;
   oa::ReportFormat format_ = oa::ReportFormat::kA32u40_A4u32_B8_C8;
-  int fd_ = -1;
   int stream_ = -1;
   std::uint64_t config_id_ = 0;
   bool added_config_ = false;
@@ -142,12 +156,9 @@ class PerfCounterSource final : public CounterSource {
 }  // namespace
 
 std::unique_ptr<CounterSource> make_perf_source(Device& device) {
-  if (device.simulated()) {
-    throw std::invalid_argument(
-        "--access perf needs the i915 perf interface of a real GPU; on --device sim use "
-        "--access mmio, rpc or sim");
-  }
-  return std::make_unique<PerfCounterSource>(device);
+  auto perf = device.simulated() ? make_sim_i915_perf(*device.sim)
+                                 : make_drm_i915_perf(device.render_node, device.drm_card_sysfs);
+  return std::make_unique<PerfCounterSource>(device, std::move(perf));
 }
 
 }  // namespace oaprof::gpu

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -65,31 +66,137 @@ std::uint64_t SimGpu::context_switches() {
 
 void SimGpu::advance_locked() {
   const std::uint64_t now = clock_.now_ns();
-  if (config_.context_switch_period_ns != 0) {
-    const std::uint64_t switches = now / config_.context_switch_period_ns;
-    if (switches != last_ns_ / config_.context_switch_period_ns) {
-      context_switches_ += switches - last_ns_ / config_.context_switch_period_ns;
-      regs_[reg::kOaCtxControl / 4] = config_.context_image_value;
-      for (std::uint32_t r : reg::kEuPerfCntl) regs_[r / 4] = config_.context_image_value;
+  const std::uint64_t period = config_.context_switch_period_ns;
+  // Events (context switches, timer reports) happen at their own instants, in order, with the
+  // counters counted up to each one first.
+  while (last_ns_ < now) {
+    std::uint64_t next = now;
+    if (period != 0) next = std::min(next, (last_ns_ / period + 1) * period);
+    const std::uint64_t timer = next_timer_ns_locked();
+    next = std::min(next, timer);
+    count_locked(static_cast<double>(next - last_ns_));
+    last_ns_ = next;
+    if (next == timer) write_periodic_report_locked();
+    if (period != 0 && next % period == 0) {
+      context_switch_locked();
+      // Further switches before `now` load the same image again; without timer reports in
+      // between, skip to the last one in one step so long gaps stay cheap.
+      const std::uint64_t last_switch = now / period * period;
+      if (last_switch > last_ns_ &&
+          next_timer_ns_locked() == std::numeric_limits<std::uint64_t>::max()) {
+        count_locked(static_cast<double>(last_switch - last_ns_));
+        context_switches_ += (last_switch - last_ns_) / period;
+        last_ns_ = last_switch;
+      }
     }
   }
-  const double dt_ns = static_cast<double>(now - last_ns_);
-  last_ns_ = now;
+}
+
+void SimGpu::context_switch_locked() {
+  ++context_switches_;
+  auto image_value = [this](std::uint32_t offset) {
+    for (const auto& w : context_image_) {
+      if (w.address == offset) return w.value;
+    }
+    return config_.context_image_value;
+  };
+  regs_[reg::kOaCtxControl / 4] = image_value(reg::kOaCtxControl);
+  for (std::uint32_t r : reg::kEuPerfCntl) regs_[r / 4] = image_value(r);
+}
+
+void SimGpu::count_locked(double dt_ns) {
   if ((regs_[reg::kOaControl / 4] & reg::kOaControlEnable) == 0) return;
   const double clocks = dt_ns * config_.freq_mhz / 1e3;
   counted_[kTicks] += clocks;
   if (!kernel_running_) return;
   const double eu_clocks = clocks * config_.platform.eus;
   const SimWorkload& w = config_.workload;
+  const double flex_default[7] = {w.eu_active, w.eu_stall, w.fpu_both, w.fpu0,
+                                  w.fpu1,      w.send,     w.thread_occupancy};
   counted_[0] += clocks;  // A0: GPU busy
-  counted_[7] += eu_clocks * w.eu_active;
-  counted_[8] += eu_clocks * w.eu_stall;
-  counted_[9] += eu_clocks * w.fpu_both;
-  counted_[10] += eu_clocks * w.fpu0;
-  counted_[11] += eu_clocks * w.fpu1;
-  counted_[12] += eu_clocks * w.send;
-  counted_[13] += eu_clocks * w.thread_occupancy;
+  for (int i = 0; i < 7; ++i) {
+    const std::uint32_t select = regs_[reg::kEuPerfCntl[i] / 4];
+    const double fraction = !config_.flex_events || select == 0
+                                ? flex_default[i]
+                                : static_cast<double>((select & 0xFF) + 1) / 256.0;
+    counted_[7 + i] += eu_clocks * fraction;
+  }
   counted_[32] += eu_clocks * w.shader_memory;
+}
+
+std::uint64_t SimGpu::next_timer_ns_locked() const {
+  constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+  const std::uint32_t ctx = regs_[reg::kOaCtxControl / 4];
+  if (oa_buffer_bytes_ == 0 || (regs_[reg::kOaControl / 4] & reg::kOaControlEnable) == 0 ||
+      (ctx & kOaCtxControlTimerEnable) == 0) {
+    return kNever;
+  }
+  const int exponent =
+      static_cast<int>((ctx & kOaCtxControlTimerPeriodMask) >> kOaCtxControlTimerPeriodShift);
+  const double hz = config_.platform.timestamp_hz;
+  const double period_ticks = std::ldexp(2.0, exponent);
+  const double ticks_now = std::floor(static_cast<double>(last_ns_) * hz / 1e9);
+  const double next_tick = (std::floor(ticks_now / period_ticks) + 1) * period_ticks;
+  const double ns = std::ceil(next_tick * 1e9 / hz);
+  if (ns >= 1.8e19) return kNever;
+  auto at = static_cast<std::uint64_t>(ns);
+  // The report fires once the timestamp the registers show has reached the tick.
+  while (std::floor(static_cast<double>(at) * hz / 1e9) < next_tick) ++at;
+  return std::max(at, last_ns_ + 1);
+}
+
+void SimGpu::write_periodic_report_locked() {
+  const oa::FormatLayout* layout =
+      format_for_select(config_.platform.gen, regs_[reg::kOaControl / 4]);
+  if (layout == nullptr) return;
+  const auto bytes = static_cast<std::size_t>(layout->size_bytes);
+  if (oa_buffer_used_bytes_ + bytes > oa_buffer_bytes_) {
+    regs_[reg::kOaStatus / 4] |= kOaStatusReportLost | kOaStatusBufferOverflow;
+    return;
+  }
+  oa::Report r = read_counter_registers(layout->format,
+                                        [this](std::uint32_t off) { return read_locked(off); });
+  r.rpt_id = kTimerReportId;
+  oa_buffer_.push_back(oa::encode(layout->format, r));
+  oa_buffer_used_bytes_ += bytes;
+}
+
+void SimGpu::set_context_image(std::vector<oa::RegisterWrite> image) {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  context_image_ = std::move(image);
+}
+
+void SimGpu::init_oa_buffer(std::size_t bytes) {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  oa_buffer_.clear();
+  oa_buffer_used_bytes_ = 0;
+  oa_buffer_bytes_ = bytes;
+  regs_[reg::kOaStatus / 4] = 0;
+}
+
+std::size_t SimGpu::oa_buffer_bytes() {
+  std::lock_guard lock(mu_);
+  return oa_buffer_bytes_;
+}
+
+std::vector<oa::RawReport> SimGpu::read_oa_reports(std::size_t max_reports) {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  std::vector<oa::RawReport> out;
+  while (!oa_buffer_.empty() && out.size() < max_reports) {
+    oa_buffer_used_bytes_ -= static_cast<std::size_t>(oa_buffer_.front().size);
+    out.push_back(oa_buffer_.front());
+    oa_buffer_.pop_front();
+  }
+  return out;
+}
+
+std::size_t SimGpu::oa_reports_pending() {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  return oa_buffer_.size();
 }
 
 std::uint64_t SimGpu::counter_value_locked(int counter) const {

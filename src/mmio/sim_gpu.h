@@ -13,16 +13,26 @@
 // Gen8–11 hardware does. execute_batch() interprets the commands the rpc read-out emits.
 // serve() mirrors the register file into a shared mapping, so the same model backs a fake PCI
 // device whose resource0 is a file. Registers that are not modelled behave as plain memory.
+//
+// For i915's perf stream (the simulated i915 in src/gpu drives these as the kernel drives the
+// hardware): the OA timer writes a periodic report every (2 << exponent) timestamp ticks into the
+// OA buffer while OACONTROL counts and OACTXCONTROL's timer is enabled — and OACTXCONTROL is
+// context-saved, so a switch to a context whose image lacks it stops the timer. A full buffer
+// drops the report and sets OASTATUS's report-lost and buffer-overflow bits. set_context_image()
+// is what i915 writes into every context image, so switches restore the configuration.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <span>
 #include <vector>
 
 #include "mmio/mmio.h"
 #include "oa/platform.h"
+#include "oa/register_write.h"
+#include "oa/report.h"
 #include "oa/report_format.h"
 
 namespace oaprof::mmio {
@@ -71,6 +81,11 @@ struct SimConfig {
   // with context_image_value.
   std::uint64_t context_switch_period_ns = 0;
   std::uint32_t context_image_value = 0;
+  // When true, the flex EU counters depend on their configuration, so a lost configuration shows
+  // in the numbers: A(7+i) counts its default event above while EU_PERF_CNTLi is 0, and
+  // otherwise the event the register selects, modelled as ((value & 0xFF) + 1) / 256 of the
+  // busy EU clocks. Off by default, keeping every A counter's rate independent of the set.
+  bool flex_events = false;
 };
 
 // The GPU's view of memory for the batch interpreter: resolves a GPU address range to host
@@ -110,11 +125,40 @@ class SimGpu final : public Mmio {
   // see time pass. A write of the value last published is not seen.
   void serve(std::span<std::uint32_t> bar);
 
+  // OASTATUS bits (Gen8–11) and OACTXCONTROL's timer fields, as i915 names them.
+  static constexpr std::uint32_t kOaStatusReportLost = 1u << 0;
+  static constexpr std::uint32_t kOaStatusBufferOverflow = 1u << 1;
+  static constexpr std::uint32_t kOaCtxControlTimerEnable = 1u << 1;
+  static constexpr int kOaCtxControlTimerPeriodShift = 2;
+  static constexpr std::uint32_t kOaCtxControlTimerPeriodMask = 0x3Fu << 2;
+  // RPT_ID of a periodic report: reason bit 0 (timer) at bit 19.
+  static constexpr std::uint32_t kTimerReportId = 1u << 19;
+
+  // The values every context image holds for the context-saved registers (OACTXCONTROL,
+  // EU_PERF_CNTL0–6), as i915 writes them for a perf stream; a context switch loads these, and
+  // context_image_value for a context-saved register not listed. Empty: no image was written.
+  void set_context_image(std::vector<oa::RegisterWrite> image);
+
+  // (Re)initialises the OA buffer with room for `bytes` (0: no buffer, the timer writes
+  // nothing): empties it and clears OASTATUS, as i915 does when it enables OA.
+  void init_oa_buffer(std::size_t bytes);
+  std::size_t oa_buffer_bytes();
+  // Removes and returns up to `max_reports` of the oldest reports in the OA buffer (the reader
+  // advancing the head pointer). Reports still there keep taking room.
+  std::vector<oa::RawReport> read_oa_reports(std::size_t max_reports);
+  // Reports waiting in the OA buffer.
+  std::size_t oa_reports_pending();
+
  private:
   enum Counter : int { kTicks = oa::kNumA, kB0 = kTicks + 1, kC0 = kB0 + oa::kNumB,
                        kCounterCount = kC0 + oa::kNumC };
 
   void advance_locked();
+  void count_locked(double dt_ns);
+  void context_switch_locked();
+  // Simulated-clock time of the next periodic report; UINT64_MAX while the timer is off.
+  std::uint64_t next_timer_ns_locked() const;
+  void write_periodic_report_locked();
   std::uint32_t read_locked(std::uint32_t offset);
   void write_locked(std::uint32_t offset, std::uint32_t value);
   std::uint64_t counter_value_locked(int counter) const;
@@ -129,6 +173,10 @@ class SimGpu final : public Mmio {
   bool kernel_running_ = false;
   std::uint64_t context_switches_ = 0;
   std::vector<std::uint32_t> published_;  // what serve() last put in the mapping
+  std::vector<oa::RegisterWrite> context_image_;
+  std::size_t oa_buffer_bytes_ = 0;
+  std::size_t oa_buffer_used_bytes_ = 0;
+  std::deque<oa::RawReport> oa_buffer_;
 };
 
 }  // namespace oaprof::mmio

@@ -23,6 +23,7 @@ Device sim_device(mmio::ManualClock*& clock, const mmio::SimConfig& cfg = {}) {
 
 mmio::OaConfig flex_config() {
   mmio::OaConfig c;
+  c.guid = "db41edd4-d8e7-4730-ad11-b9a2d6833503";  // for perf, which needs one
   c.mux = {{0x9840, 0x80}, {0x9888, 0x166C01E0}};
   c.boolean = {{0x2710, 0x1}};
   c.flex = {{0xE458, 0x5}, {0xE558, 0x6}};
@@ -61,13 +62,14 @@ oa::CounterDeltas measure(std::string_view access) {
   return oa::compute_deltas(oa::decode(kFmt, r0.bytes), oa::decode(kFmt, r1.bytes));
 }
 
-TEST(ReadOutAgreementTest, MmioRpcAndSimGiveIdenticalDeltas) {
+TEST(ReadOutAgreementTest, MmioRpcSimAndPerfGiveIdenticalDeltas) {
   const oa::CounterDeltas mmio = measure("mmio");
   const oa::CounterDeltas rpc = measure("rpc");
   const oa::CounterDeltas sim = measure("sim");
+  const oa::CounterDeltas perf = measure("perf");  // through the simulated i915
   EXPECT_GT(mmio.a[7], 0u);
   EXPECT_NEAR(static_cast<double>(mmio.gpu_ticks), 2'500'777 * 1.15, 1.0);
-  for (const oa::CounterDeltas* other : {&rpc, &sim}) {
+  for (const oa::CounterDeltas* other : {&rpc, &sim, &perf}) {
     EXPECT_EQ(other->timestamp, mmio.timestamp);
     EXPECT_EQ(other->gpu_ticks, mmio.gpu_ticks);
     EXPECT_EQ(other->a, mmio.a);

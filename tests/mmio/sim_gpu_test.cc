@@ -91,5 +91,90 @@ TEST_F(SimGpuTest, CounterRegistersAreReadOnlyAndOthersArePlainMemory) {
   EXPECT_THROW(sim_.write32(0x2B01, 0), std::out_of_range);
 }
 
+// OACTXCONTROL with the timer on at `exponent`, as i915 programs it for a perf stream.
+constexpr std::uint32_t timer_ctx(std::uint32_t exponent) {
+  return reg::kOaCtxControlCounterResume | SimGpu::kOaCtxControlTimerEnable |
+         (exponent << SimGpu::kOaCtxControlTimerPeriodShift);
+}
+
+TEST_F(SimGpuTest, TheOaTimerWritesReportsOnlyWhileCountingWithTheTimerOnAndABuffer) {
+  sim_.write32(reg::kOaCtxControl, timer_ctx(10));  // 2048 ticks at 12 MHz: 170.67 µs
+  clock_.advance_ns(1'000'000);
+  EXPECT_EQ(sim_.oa_reports_pending(), 0u);  // no buffer, OA off
+  sim_.init_oa_buffer(64 * 256);
+  clock_.advance_ns(1'000'000);
+  EXPECT_EQ(sim_.oa_reports_pending(), 0u);  // OA off
+  sim_.write32(reg::kOaControl, kEnableA36);
+  clock_.advance_ns(1'024'000);  // ticks 24000 → 36288: six multiples of 2048 in it
+  const auto reports = sim_.read_oa_reports(100);
+  ASSERT_EQ(reports.size(), 6u);
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    EXPECT_EQ(reports[i].size, 256);
+    EXPECT_EQ(reports[i].dword(0), SimGpu::kTimerReportId);
+    EXPECT_EQ(reports[i].dword(1), 24576u + 2048u * i);  // the timestamp of its tick
+  }
+  // GPU_TICKS advance by one period's worth of clocks between reports.
+  EXPECT_NEAR(static_cast<double>(reports[1].dword(3) - reports[0].dword(3)),
+              2048 / 12e6 * 1.15e9, 1.0);
+  sim_.write32(reg::kOaCtxControl, reg::kOaCtxControlCounterResume);  // timer off
+  clock_.advance_ns(1'000'000);
+  EXPECT_EQ(sim_.oa_reports_pending(), 0u);
+}
+
+TEST_F(SimGpuTest, AFullOaBufferDropsReportsAndSaysSoInOastatus) {
+  sim_.init_oa_buffer(3 * 256);
+  sim_.write32(reg::kOaCtxControl, timer_ctx(10));
+  sim_.write32(reg::kOaControl, kEnableA36);
+  clock_.advance_ns(1'000'000);
+  EXPECT_EQ(sim_.oa_reports_pending(), 3u);
+  EXPECT_EQ(sim_.read32(reg::kOaStatus),
+            SimGpu::kOaStatusReportLost | SimGpu::kOaStatusBufferOverflow);
+  EXPECT_EQ(sim_.read_oa_reports(2).size(), 2u);  // the reader frees room
+  EXPECT_EQ(sim_.oa_reports_pending(), 1u);
+  sim_.init_oa_buffer(3 * 256);  // what i915 does on overflow
+  EXPECT_EQ(sim_.oa_reports_pending(), 0u);
+  EXPECT_EQ(sim_.read32(reg::kOaStatus), 0u);
+}
+
+TEST(SimGpuContextImageTest, SwitchesLoadTheContextImageAndStopATimerItLacks) {
+  ManualClock clock;
+  SimConfig cfg;
+  cfg.context_switch_period_ns = 1'000'000;
+  cfg.context_image_value = 0x77;
+  SimGpu sim(cfg, clock);
+  sim.init_oa_buffer(1 << 16);
+  sim.write32(reg::kOaCtxControl, timer_ctx(10));
+  sim.write32(reg::kEuPerfCntl[0], 0x5004);
+  sim.write32(reg::kOaControl, kEnableA36);
+  clock.advance_ns(2'000'000);  // a switch at 1 ms loads another context's image
+  EXPECT_EQ(sim.context_switches(), 2u);
+  EXPECT_EQ(sim.read32(reg::kEuPerfCntl[0]), 0x77u);
+  EXPECT_EQ(sim.oa_reports_pending(), 5u);  // the timer ran until the first switch only
+  sim.read_oa_reports(100);
+
+  sim.set_context_image({{reg::kOaCtxControl, timer_ctx(10)}, {reg::kEuPerfCntl[0], 0x5004}});
+  clock.advance_ns(1'000'000);
+  EXPECT_EQ(sim.read32(reg::kEuPerfCntl[0]), 0x5004u);
+  EXPECT_EQ(sim.read32(reg::kEuPerfCntl[1]), 0x77u);  // not in the image
+  clock.advance_ns(2'000'000);
+  EXPECT_GE(sim.oa_reports_pending(), 11u);  // ticking through the switches now
+}
+
+TEST(SimGpuFlexTest, FlexCountersFollowTheirSelectOnlyWhenModelled) {
+  for (const bool modelled : {false, true}) {
+    ManualClock clock;
+    SimConfig cfg;
+    cfg.flex_events = modelled;
+    SimGpu sim(cfg, clock);
+    sim.write32(reg::kEuPerfCntl[0], 0x5004);  // select 4: 5/256 of the EU clocks
+    sim.write32(reg::kOaControl, kEnableA36);
+    sim.set_kernel_running(true);
+    clock.advance_ns(1'000'000);
+    const std::uint64_t a7 = sim.read32(reg::a_low(7));
+    EXPECT_EQ(a7, modelled ? 1'150'000ull * 24 * 5 / 256
+                           : static_cast<std::uint64_t>(1'150'000.0 * 24 * 0.85));
+  }
+}
+
 }  // namespace
 }  // namespace oaprof::mmio

@@ -1,0 +1,58 @@
+// `--access perf` end to end on the simulator: oaprof opens a stream on the simulated i915 with an
+// IGT metric set, the program's kernels are snapshotted by MI_REPORT_PERF_COUNT while the stream
+// holds the configuration, and every row carries counters and the set's metrics.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include "tests/common/run_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using oaprof::testing::CommandResult;
+using oaprof::testing::read_csv;
+using oaprof::testing::run;
+
+class PerfSimTest : public ::testing::Test {
+ protected:
+  PerfSimTest() {
+    dir_ = fs::temp_directory_path() / fmt::format("oaprof-perf-sim-{}", ::getpid());
+    fs::create_directories(dir_);
+  }
+  ~PerfSimTest() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(PerfSimTest, ProfilesAKernelThroughTheSimulatedI915PerfStream) {
+  const fs::path csv = dir_ / "perf.csv";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --access perf --metric-set ComputeBasic --metrics-xml {}/oa-kblgt2.xml "
+      "--idle-baseline off -q -o {} -- {} mad_vect4 --min-time 0",
+      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("kernel"), "mad_vect4");
+    EXPECT_GT(std::stoull(row.at("gpu_ticks")), 0u);
+    EXPECT_GT(std::stoull(row.at("A7")), 0u);  // a flex EU counter of the set
+    EXPECT_FALSE(row.at("EuActive_percent").empty());
+    EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("config_lost")));
+  }
+}
+
+TEST_F(PerfSimTest, TheBuiltInSetIsRefusedWithWhatToDo) {
+  const CommandResult r = run(fmt::format("{} --device sim --access perf -q -o {} -- true",
+                                          OAPROF_BIN, (dir_ / "b.csv").string()));
+  EXPECT_NE(r.status, 0);
+  EXPECT_THAT(r.output, HasSubstr("built-in set"));
+  EXPECT_THAT(r.output, HasSubstr("--metric-set"));
+}
+
+}  // namespace
