@@ -15,15 +15,12 @@
 
 #include <fmt/format.h>
 
+#include "daemon/seqpacket.h"
+
 namespace oaprof::daemon {
 namespace wire = oa::wire;
 
 namespace {
-
-void send_bytes(int fd, const std::vector<std::uint8_t>& bytes) {
-  // A client that stopped reading is its own problem; never block or die on it.
-  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-}
 
 sockaddr_un socket_address(const std::string& path) {
   sockaddr_un addr{};
@@ -162,17 +159,16 @@ void Oaprofd::run() {
 void Oaprofd::accept_client() {
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+  const std::optional<ucred> cred = peer_credentials(fd);
+  if (!cred) {
     ::close(fd);
     return;
   }
-  const Peer peer{cred.uid, cred.gid, cred.pid};
+  const Peer peer{cred->uid, cred->gid, cred->pid};
   const std::vector<gid_t> groups = peer_groups(fd);
   if (auto why = refusal(peer, groups, options_.group, options_.group_name)) {
     ++refused_;
-    send_bytes(fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised, *why}}));
+    send_datagram(fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised, *why}}));
     ::close(fd);
     return;
   }
@@ -180,21 +176,16 @@ void Oaprofd::accept_client() {
 }
 
 bool Oaprofd::serve_one(int fd, const Client& client) {
-  std::uint8_t buf[wire::kMaxMessageBytes + 1];
-  // MSG_TRUNC makes recv return the datagram's real length, so an oversized one is refused by
-  // decode rather than silently cut.
-  const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
-  if (n == 0) return false;
-  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-  if (static_cast<std::size_t>(n) > sizeof buf) {
-    send_bytes(fd, wire::encode({0, wire::Error{wire::ErrorCode::kBadMessage,
-                                                fmt::format("message of {} bytes exceeds the "
-                                                            "{}-byte limit",
-                                                            n, wire::kMaxMessageBytes)}}));
-    return true;
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  std::size_t n = 0;
+  switch (receive_datagram(fd, buf, &n)) {
+    case Receive::kGone: return false;
+    case Receive::kNothing: return true;
+    case Receive::kDatagram: break;
   }
-  send_bytes(fd, service_.handle(client.id, client.peer,
-                                 std::span<const std::uint8_t>(buf, static_cast<std::size_t>(n))));
+  send_datagram(fd, n > sizeof buf ? wire::encode(oversized_reply(n))
+                                   : service_.handle(client.id, client.peer,
+                                                     std::span<const std::uint8_t>(buf, n)));
   return true;
 }
 

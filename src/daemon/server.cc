@@ -13,16 +13,14 @@
 
 #include <fmt/format.h>
 
+#include "daemon/seqpacket.h"
+
 namespace oaprof::daemon {
 namespace wire = oa::wire;
 
 namespace {
 
-void send_message(int fd, const wire::Message& m) {
-  const auto bytes = wire::encode(m);
-  // A client that stopped reading is its own problem; never block or die on it.
-  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-}
+void send_message(int fd, const wire::Message& m) { send_datagram(fd, wire::encode(m)); }
 
 }  // namespace
 
@@ -102,12 +100,12 @@ void Server::loop() {
 void Server::accept_client() {
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+  const std::optional<ucred> peer = peer_credentials(fd);
+  if (!peer) {
     ::close(fd);
     return;
   }
+  const ucred cred = *peer;
   const bool allowed =
       cred.uid == 0 || std::find(allowed_.begin(), allowed_.end(), cred.uid) != allowed_.end();
   if (!allowed) {
@@ -121,22 +119,19 @@ void Server::accept_client() {
 }
 
 Server::Served Server::serve_one(int fd, Client& client) {
-  std::uint8_t buf[wire::kMaxMessageBytes + 1];
-  // MSG_TRUNC makes recv return the datagram's real length, so an oversized one is detected
-  // (and refused by decode) rather than silently cut.
-  const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
-  if (n == 0) return Served::kGone;
-  if (n < 0) {
-    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Served::kNothing
-                                                                     : Served::kGone;
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  std::size_t n = 0;
+  switch (receive_datagram(fd, buf, &n)) {
+    case Receive::kGone: return Served::kGone;
+    case Receive::kNothing: return Served::kNothing;
+    case Receive::kDatagram: break;
   }
-  std::span<const std::uint8_t> bytes(buf, std::min(static_cast<std::size_t>(n), sizeof buf));
-  auto decoded = static_cast<std::size_t>(n) > sizeof buf
-                     ? std::variant<wire::Message, wire::DecodeError>(wire::DecodeError{
-                           wire::ErrorCode::kBadMessage, 0,
-                           fmt::format("message of {} bytes exceeds the {}-byte limit", n,
-                                       wire::kMaxMessageBytes)})
-                     : wire::decode(bytes);
+  if (n > sizeof buf) {
+    ++rejected_;
+    send_message(fd, oversized_reply(n));
+    return Served::kMessage;
+  }
+  auto decoded = wire::decode(std::span<const std::uint8_t>(buf, n));
   if (auto* err = std::get_if<wire::DecodeError>(&decoded)) {
     ++rejected_;
     send_message(fd, {err->request_id, wire::Error{err->code, err->reason}});
