@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -199,6 +203,67 @@ TEST(OaprofdProcessTest, OaprofSaysHowToStartAnAbsentDaemon) {
                                           "`systemctl start oaprofd.socket` or run `sudo oaprof "
                                           "...`; see `oaprof doctor`",
                                           dir.path().string())));
+}
+
+TEST(OaprofdProcessTest, SocketActivationReadinessAndJournalLevels) {
+  ScratchDir dir;
+  // What systemd does: bind and listen, pass the socket as fd 3 with LISTEN_PID/LISTEN_FDS, and
+  // wait for READY=1 on NOTIFY_SOCKET.
+  const std::string sock = (dir.path() / "activated.sock").string();
+  const int listen_fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, sock.c_str());
+  ASSERT_EQ(::bind(listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listen_fd, 4), 0);
+  const std::string notify = (dir.path() / "notify").string();
+  const int notify_fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un naddr{};
+  naddr.sun_family = AF_UNIX;
+  std::strcpy(naddr.sun_path, notify.c_str());
+  ASSERT_EQ(::bind(notify_fd, reinterpret_cast<sockaddr*>(&naddr), sizeof naddr), 0);
+  timeval tv{10, 0};
+  ::setsockopt(notify_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const fs::path log = dir.path() / "journal.log";
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(listen_fd, 3);
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    ::setenv("LISTEN_PID", std::to_string(::getpid()).c_str(), 1);
+    ::setenv("LISTEN_FDS", "1", 1);
+    ::setenv("NOTIFY_SOCKET", notify.c_str(), 1);
+    ::setenv("JOURNAL_STREAM", "8:1234", 1);
+    // --socket names a path nobody binds: the passed socket is used instead.
+    ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", (dir.path() / "unused.sock").c_str(),
+            "--state-dir", dir.path().c_str(), "--device", "sim", "--group", "0",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(listen_fd);
+  char buf[64] = {};
+  ASSERT_EQ(::recv(notify_fd, buf, sizeof buf - 1, 0), 7) << "no READY=1";
+  EXPECT_STREQ(buf, "READY=1");
+  {
+    DaemonClient c(sock);
+    EXPECT_EQ(c.open(open_request()).label, "simulated");
+    c.close();
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "unused.sock"));
+  ::kill(pid, SIGTERM);
+  std::memset(buf, 0, sizeof buf);
+  ASSERT_EQ(::recv(notify_fd, buf, sizeof buf - 1, 0), 10) << "no STOPPING=1";
+  EXPECT_STREQ(buf, "STOPPING=1");
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ::close(notify_fd);
+  std::ifstream in(log);
+  std::string first;
+  ASSERT_TRUE(std::getline(in, first));
+  EXPECT_THAT(first, ::testing::StartsWith("<6>serving --device sim on the socket systemd passed"));
+  EXPECT_TRUE(fs::exists(sock)) << "the socket is systemd's to remove";
 }
 
 }  // namespace
