@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 
+#include "daemon/daemon_paths.h"
 #include "tests/common/run_util.h"
 
 namespace {
@@ -152,8 +153,9 @@ TEST_F(InstallTest, ServiceStartsTheInstalledOaprofd) {
 
 TEST_F(InstallTest, SocketIsForGroupOaprofOnly) {
   const std::string socket = read_file(unit("oaprofd.socket"));
-  EXPECT_EQ(unit_value(socket, "ListenSequentialPacket"), "/run/oaprof/oaprofd.sock");
-  EXPECT_EQ(unit_value(socket, "SocketGroup"), "oaprof");
+  // Where clients look by default, and the group oaprofd admits by default.
+  EXPECT_EQ(unit_value(socket, "ListenSequentialPacket"), oaprof::daemon::kDefaultDaemonSocket);
+  EXPECT_EQ(unit_value(socket, "SocketGroup"), oaprof::daemon::kDefaultDaemonGroup);
   EXPECT_EQ(unit_value(socket, "SocketMode"), "0660");
 }
 

@@ -23,6 +23,8 @@
 #endif
 #include <CL/cl.h>
 
+#include "daemon/daemon_paths.h"
+#include "daemon/remote_source.h"
 #include "gpu/counter_source.h"
 #include "launch/loader.h"
 #include "mmio/pci_bar.h"
@@ -420,11 +422,7 @@ Check check_opencl_platforms(const DoctorOptions& options) {
 }
 
 std::string daemon_socket_path(const std::string& option) {
-  if (!option.empty()) return option;
-  if (const char* env = std::getenv("OAPROF_DAEMON_SOCKET"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  return std::string(kDefaultDaemonSocket);
+  return option.empty() ? daemon::daemon_socket_path() : option;
 }
 
 Check daemon_verdict(const std::string& socket_path, int connect_errno, unsigned euid) {
@@ -449,10 +447,10 @@ Check daemon_verdict(const std::string& socket_path, int connect_errno, unsigned
     case EPERM:
       return make("oaprofd", Verdict::kFail,
                   fmt::format("{} refuses you: only root and group {} may connect", socket_path,
-                              kDaemonGroup),
+                              daemon::kDefaultDaemonGroup),
                   fmt::format("add yourself to group {0}: sudo usermod -aG {0} $USER, then log in "
                               "again",
-                              kDaemonGroup));
+                              daemon::kDefaultDaemonGroup));
     default:
       return make("oaprofd", missing,
                   fmt::format("cannot connect to {}: {}{}", socket_path,
@@ -482,35 +480,39 @@ Check check_daemon(const DoctorOptions& options, unsigned euid) {
 
 Check check_group(unsigned euid) {
   if (euid == 0) return make("group", Verdict::kOk, "root needs no group");
-  const group* gr = ::getgrnam(std::string(kDaemonGroup).c_str());
+  const group* gr = ::getgrnam(daemon::kDefaultDaemonGroup);
   if (gr == nullptr) {
     return make(
-        "group", Verdict::kFail, fmt::format("group {} does not exist", kDaemonGroup),
+        "group", Verdict::kFail,
+        fmt::format("group {} does not exist", daemon::kDefaultDaemonGroup),
         fmt::format("sudo systemd-sysusers (it reads the installed sysusers.d/oaprof.conf), "
                     "or sudo groupadd --system {}",
-                    kDaemonGroup));
+                    daemon::kDefaultDaemonGroup));
   }
   const gid_t gid = gr->gr_gid;
   std::vector<gid_t> groups(static_cast<std::size_t>(std::max(::getgroups(0, nullptr), 0)));
   const int n = ::getgroups(static_cast<int>(groups.size()), groups.data());
   groups.resize(static_cast<std::size_t>(std::max(n, 0)));
   if (::getegid() == gid || std::find(groups.begin(), groups.end(), gid) != groups.end()) {
-    return make("group", Verdict::kOk, fmt::format("you are in group {}", kDaemonGroup));
+    return make("group", Verdict::kOk,
+                fmt::format("you are in group {}", daemon::kDefaultDaemonGroup));
   }
   const passwd* pw = ::getpwuid(euid);
   const std::string user = pw != nullptr ? pw->pw_name : std::to_string(euid);
   bool listed = false;
   for (char** m = gr->gr_mem; m != nullptr && *m != nullptr; ++m) listed = listed || user == *m;
   if (listed) {
-    return make(
-        "group", Verdict::kWarn,
-        fmt::format("{} was added to group {} after this session began", user, kDaemonGroup),
-        fmt::format("log in again (or start a shell with `newgrp {}`)", kDaemonGroup));
+    return make("group", Verdict::kWarn,
+                fmt::format("{} was added to group {} after this session began", user,
+                            daemon::kDefaultDaemonGroup),
+                fmt::format("log in again (or start a shell with `newgrp {}`)",
+                            daemon::kDefaultDaemonGroup));
   }
-  return make("group", Verdict::kFail, fmt::format("{} is not in group {}", user, kDaemonGroup),
+  return make("group", Verdict::kFail,
+              fmt::format("{} is not in group {}", user, daemon::kDefaultDaemonGroup),
               fmt::format("add yourself to group {0}: sudo usermod -aG {0} $USER, then log in "
                           "again",
-                          kDaemonGroup));
+                          daemon::kDefaultDaemonGroup));
 }
 
 std::optional<Check> context_saved_note(const PciFacts& pci) {

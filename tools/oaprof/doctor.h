@@ -27,16 +27,13 @@ struct Check {
   std::string fix;     // the command or option that fixes it; empty when none is needed
 };
 
-inline constexpr std::string_view kDefaultDaemonSocket = "/run/oaprof/oaprofd.sock";
-inline constexpr std::string_view kDaemonGroup = "oaprof";
-
 struct DoctorOptions {
   std::filesystem::path sysfs_root = "/sys";
   std::filesystem::path debugfs_root = "/sys/kernel/debug";
   std::filesystem::path proc_root = "/proc";
   std::filesystem::path dev_root = "/dev";
   std::string pci = "0000:00:02.0";
-  // Empty: $OAPROF_DAEMON_SOCKET, else kDefaultDaemonSocket.
+  // Empty: $OAPROF_DAEMON_SOCKET, else daemon::kDefaultDaemonSocket (daemon/daemon_paths.h).
   std::string daemon_socket;
   std::string opencl_library = "libOpenCL.so.1";
   // Listing OpenCL platforms loads every ICD into this process; tests of other checks skip it.
@@ -77,8 +74,8 @@ std::optional<Check> context_saved_note(const PciFacts& pci);
 // The daemon check's verdict for connect(2)'s result: 0, or the errno it failed with.
 Check daemon_verdict(const std::string& socket_path, int connect_errno, unsigned euid);
 
-// The socket `oaprof doctor` and clients try: `option`, else $OAPROF_DAEMON_SOCKET, else the
-// default.
+// The socket `oaprof doctor` tries: `option`, else the one every client tries
+// (daemon::daemon_socket_path()).
 std::string daemon_socket_path(const std::string& option);
 
 // Every check, in the order a user fixes things.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "daemon/daemon_paths.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/doctor.h"
 
@@ -91,8 +92,8 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
   sub->add_option("--dev-root", opt->dev_root, "where /dev is (the msr backend's /dev/cpu/N/msr)")
       ->capture_default_str();
   sub->add_option("--daemon-socket", c.daemon_socket,
-                  "oaprofd's socket (default: $OAPROF_DAEMON_SOCKET, else " +
-                      std::string(doctor::kDefaultDaemonSocket) + ")");
+                  std::string("oaprofd's socket (default: $") + daemon::kDaemonSocketEnv +
+                      ", else " + daemon::kDefaultDaemonSocket + ")");
   sub->add_option("--opencl-library", c.opencl_library, "the OpenCL loader to inspect")
       ->capture_default_str();
   sub->add_flag("!--no-opencl-devices", c.opencl_platforms,
