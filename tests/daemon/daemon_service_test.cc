@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "daemon/register_journal.h"
+#include "daemon/session_lock.h"
 #include "daemon/trusted_metrics.h"
 #include "mmio/registers.h"
 #include "tests/daemon/daemon_test_util.h"
@@ -230,6 +231,21 @@ TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
       },
       std::runtime_error);
   EXPECT_TRUE(std::filesystem::exists(service_->state_file()));
+}
+
+TEST_F(DaemonServiceTest, ALocalSudoOaprofHoldingTheLockMakesTheDaemonBusy) {
+  std::string holder;
+  auto local = SessionLock::try_acquire(service_->lock_file(), holder_text(0, 777), &holder);
+  ASSERT_TRUE(local.has_value());
+  const auto busy = std::get<wire::Error>(service_->handle(1, alice_, open_request()));
+  EXPECT_EQ(busy.code, wire::ErrorCode::kBusy);
+  EXPECT_THAT(busy.message, HasSubstr("busy: held by uid 0, pid 777 since "));
+  EXPECT_FALSE(service_->session_open());
+  local.reset();
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, open_request())));
+  // And the other way round: the daemon's session keeps a local run out.
+  EXPECT_FALSE(SessionLock::try_acquire(service_->lock_file(), "x", &holder).has_value());
+  EXPECT_THAT(holder, HasSubstr("uid 1000, pid 4321 since "));
 }
 
 TEST(StateFileTest, ATornLastLineIsIgnoredAndGarbageRefused) {
