@@ -133,12 +133,11 @@ class PerfCounterSource final : public CounterSource {
 
   // Reads every pending record so the OA buffer never overflows, counting losses.
   void drain() {
-    std::vector<std::uint8_t> buf(64 * 1024);
     for (;;) {
-      const ssize_t n = perf_->read_stream(stream_, buf);
+      const ssize_t n = perf_->read_stream(stream_, read_buf_);
       if (n == -EINTR) continue;
       if (n <= 0) break;  // -EAGAIN: nothing pending
-      summarize_perf_records(std::span(buf.data(), static_cast<std::size_t>(n)),
+      summarize_perf_records(std::span(read_buf_.data(), static_cast<std::size_t>(n)),
                              oa::layout_of(format_).size_bytes, records_);
     }
   }
@@ -151,6 +150,7 @@ class PerfCounterSource final : public CounterSource {
   bool added_config_ = false;
   std::unique_ptr<BatchRunner> runner_;
   PerfRecordSummary records_;
+  std::vector<std::uint8_t> read_buf_ = std::vector<std::uint8_t>(64 * 1024);  // 248 records
 };
 
 }  // namespace
