@@ -1,5 +1,6 @@
 #include "daemon/session.h"
 
+#include <algorithm>
 #include <exception>
 #include <stdexcept>
 
@@ -104,7 +105,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
   if (!started_) return Error{ErrorCode::kDeviceError, "the session is not started"};
   Pending& p = pending_[{client_id, s.launch_id}];
   if (s.phase == oa::wire::Phase::kBefore) {
-    p.energy_before = read_energy_locked();
+    if (p.pairs == 0) p.energy_before = read_energy_locked();
     p.before = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
     busy_locked(true);
     running_client_ = client_id;
@@ -116,15 +117,23 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     }
     busy_locked(false);
     running_client_.reset();
-    p.after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    const oa::Report after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
     p.energy_after = read_energy_locked();
+    const oa::CounterDeltas pass = oa::compute_deltas(*p.before, after);
+    if (p.pairs++ == 0) {
+      p.deltas = pass;
+    } else {
+      oa::accumulate(p.deltas, pass);
+    }
+    p.before.reset();
   }
   return oa::wire::Ok{};
 }
 
 Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l) {
   auto it = pending_.find({client_id, l.launch_id});
-  if (it == pending_.end() || !it->second.before || !it->second.after) {
+  // A pass left open (a 'before' without its 'after') means the counters miss part of a pass.
+  if (it == pending_.end() || it->second.pairs == 0 || it->second.before) {
     if (it != pending_.end()) pending_.erase(it);
     ++dropped_;
     return Error{ErrorCode::kUnknownLaunch,
@@ -134,8 +143,12 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   record.index = next_index_++;
   record.pid = pid;
   record.launch = l;
-  record.deltas = oa::compute_deltas(*it->second.before, *it->second.after);
+  record.deltas = it->second.deltas;
   if (!l.profiled) record.flags.emplace_back("no_profiling");
+  // The layer says how many passes it ran; the counters cover the pairs that arrived.
+  if (it->second.pairs != std::max<std::uint32_t>(l.passes, 1)) {
+    record.flags.emplace_back("pass_count_mismatch");
+  }
   // A context switch reloaded the context-saved registers (Gen8–11 flex, OACTXCONTROL) while the
   // kernel ran: flex-dependent counters of this row may be wrong (--access perf keeps them).
   if (source_.config_lost()) record.flags.emplace_back("config_lost");

@@ -63,11 +63,15 @@ class Session {
   std::uint64_t launches_dropped() const;
 
  private:
+  // A launch being measured. A replayed launch repeats the before/after pair once per pass: the
+  // counters sum the pairs' deltas (the restores between passes fall outside them), while the
+  // energy window runs from the first 'before' to the last 'after'.
   struct Pending {
-    std::optional<oa::Report> before;
-    std::optional<oa::Report> after;
-    std::optional<power::EnergyReading> energy_before;
-    std::optional<power::EnergyReading> energy_after;
+    std::optional<oa::Report> before;  // of the pass in progress
+    oa::CounterDeltas deltas;           // summed over the finished passes
+    std::uint32_t pairs = 0;            // finished passes
+    std::optional<power::EnergyReading> energy_before;  // at the first 'before'
+    std::optional<power::EnergyReading> energy_after;   // at the latest 'after'
   };
   std::optional<power::EnergyReading> read_energy_locked();
   void busy_locked(bool busy);

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <variant>
 
 namespace oaprof::launch {
@@ -39,13 +40,24 @@ std::unique_ptr<Client> Client::connect(const std::string& path, std::string& er
 
 Client::~Client() { ::close(fd_); }
 
-bool Client::call(const wire::Body& request, std::string& error) {
-  const std::uint32_t id = next_id_++;
+bool Client::send(const wire::Body& request, std::uint32_t id, std::string& error) {
   const auto bytes = wire::encode({id, request});
   if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
     error = std::string("send: ") + std::strerror(errno);
     return false;
   }
+  return true;
+}
+
+bool Client::post(const wire::Body& request, std::string& error) {
+  return send(request, next_id_++, error);
+}
+
+std::string Client::take_post_error() { return std::exchange(post_error_, {}); }
+
+bool Client::call(const wire::Body& request, std::string& error) {
+  const std::uint32_t id = next_id_++;
+  if (!send(request, id, error)) return false;
   std::uint8_t buf[wire::kMaxMessageBytes];
   for (;;) {
     const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
@@ -61,7 +73,12 @@ bool Client::call(const wire::Body& request, std::string& error) {
       return false;
     }
     const auto& reply = std::get<wire::Message>(decoded);
-    if (reply.request_id != id && reply.request_id != 0) continue;  // a late reply to a timed-out call
+    if (reply.request_id != id && reply.request_id != 0) {
+      // A reply to a post(), or a late one to a timed-out call.
+      const auto* e = std::get_if<wire::Error>(&reply.body);
+      if (e != nullptr && post_error_.empty()) post_error_ = e->message;
+      continue;
+    }
     if (std::holds_alternative<wire::Ok>(reply.body)) return true;
     if (const auto* e = std::get_if<wire::Error>(&reply.body)) {
       error = e->message;

@@ -21,12 +21,22 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Sends one request and waits for its reply. True on kOk; false with `error` set otherwise.
+  // Replies to earlier post()s that arrive first are read on the way.
   bool call(const oa::wire::Body& request, std::string& error);
+  // Sends one request without waiting for its reply, which a later call() reads: for requests
+  // whose timing does not matter (the launch record), one round trip fewer per launch. False with
+  // `error` set when the send itself failed.
+  bool post(const oa::wire::Body& request, std::string& error);
+  // The first error reply to a post() seen so far, cleared by reading it; empty when none.
+  std::string take_post_error();
 
  private:
   explicit Client(int fd) : fd_(fd) {}
+  bool send(const oa::wire::Body& request, std::uint32_t id, std::string& error);
+
   int fd_;
   std::uint32_t next_id_ = 1;
+  std::string post_error_;
 };
 
 }  // namespace oaprof::launch

@@ -17,6 +17,8 @@
 
 #include "launch/client.h"
 #include "launch/launch_filter.h"
+#include "launch/mem_tracker.h"
+#include "launch/replay_config.h"
 #include "oa/wire.h"
 
 namespace oaprof::launch {
@@ -51,6 +53,88 @@ std::string kernel_name(cl_kernel k) {
   while (!name.empty() && name.back() == '\0') name.pop_back();
   return name;
 }
+
+// Replay is configured once per process, before the first call: the layer installs the buffer
+// tracking only when it is on, so programs profiled without replay pay nothing for it.
+const ReplayConfig& replay_config() {
+  static const ReplayConfig config = [] {
+    std::string warning;
+    ReplayConfig c = parse_replay_config(std::getenv("OAPROF_REPLAY"),
+                                         std::getenv("OAPROF_MIN_TIME_MS"), warning);
+    if (!warning.empty()) std::fprintf(stderr, "oaprof layer: %s\n", warning.c_str());
+    return c;
+  }();
+  return config;
+}
+
+MemTracker& tracker() {
+  static MemTracker* t = new MemTracker();  // never destroyed: calls may arrive during exit
+  return *t;
+}
+
+// Set when tracking itself failed (out of memory): a buffer may be missing from the tracker, so
+// replaying could hand the program changed inputs. Replay stays off from then on.
+std::atomic<bool> g_tracking_broken{false};
+
+void tracking_failed() {
+  if (!g_tracking_broken.exchange(true)) {
+    std::fprintf(stderr, "oaprof layer: buffer tracking failed; kernels run once from here on\n");
+  }
+}
+
+// The writable buffers of one launch, saved to shadow buffers with device-side copies before the
+// first pass and copied back before each further one.
+class BufferSnapshot {
+ public:
+  BufferSnapshot() = default;
+  BufferSnapshot(const BufferSnapshot&) = delete;
+  BufferSnapshot& operator=(const BufferSnapshot&) = delete;
+  ~BufferSnapshot() {
+    for (cl_mem m : shadows_) {
+      if (m) g_next.clReleaseMemObject(m);
+    }
+  }
+
+  // False (with `why`) when a shadow could not be made or filled; nothing was changed then.
+  bool save(cl_command_queue q, const ReplayPlan& plan, std::string& why) {
+    cl_context context = nullptr;
+    cl_int rc = g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof context, &context,
+                                             nullptr);
+    if (rc != CL_SUCCESS) return failed("clGetCommandQueueInfo", rc, why);
+    buffers_ = plan.restore;
+    for (const ReplayBuffer& b : buffers_) {
+      cl_mem shadow = g_next.clCreateBuffer(context, CL_MEM_READ_WRITE, b.size_bytes, nullptr, &rc);
+      if (shadow == nullptr) return failed("clCreateBuffer", rc, why);
+      shadows_.push_back(shadow);
+      rc = g_next.clEnqueueCopyBuffer(q, b.mem, shadow, 0, 0, b.size_bytes, 0, nullptr, nullptr);
+      if (rc != CL_SUCCESS) return failed("clEnqueueCopyBuffer", rc, why);
+    }
+    rc = g_next.clFinish(q);
+    return rc == CL_SUCCESS || failed("clFinish", rc, why);
+  }
+
+  // Puts every saved buffer back; the bytes and the wall time go to the launch record.
+  bool restore(cl_command_queue q, std::uint64_t& bytes, std::uint64_t& ns, std::string& why) {
+    const std::uint64_t t0 = monotonic_ns();
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+      const cl_int rc = g_next.clEnqueueCopyBuffer(q, shadows_[i], buffers_[i].mem, 0, 0,
+                                                   buffers_[i].size_bytes, 0, nullptr, nullptr);
+      if (rc != CL_SUCCESS) return failed("clEnqueueCopyBuffer", rc, why);
+      bytes += buffers_[i].size_bytes;
+    }
+    const cl_int rc = g_next.clFinish(q);
+    ns += monotonic_ns() - t0;
+    return rc == CL_SUCCESS || failed("clFinish", rc, why);
+  }
+
+ private:
+  static bool failed(const char* what, cl_int rc, std::string& why) {
+    why = std::string(what) + " failed (" + std::to_string(rc) + ")";
+    return false;
+  }
+  std::vector<ReplayBuffer> buffers_;
+  std::vector<cl_mem> shadows_;
+};
 
 class Profiler {
  public:
@@ -117,6 +201,10 @@ class Profiler {
     return true;
   }
 
+  void warn_once(std::atomic<bool>& warned, const std::string& what) {
+    if (!warned.exchange(true)) std::fprintf(stderr, "oaprof layer: %s\n", what.c_str());
+  }
+
   void disable(const std::string& why) {
     disabled_ = true;
     client_.reset();
@@ -130,6 +218,8 @@ class Profiler {
   bool disabled_ = false;
   std::atomic<bool> warned_{false};
   std::atomic<bool> callback_warned_{false};
+  std::atomic<bool> replay_warned_{false};
+  std::atomic<bool> record_warned_{false};
   std::uint64_t next_launch_ = 0;
   LaunchFilter filter_;
   std::mutex queues_mu_;
@@ -168,18 +258,86 @@ cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size
     // snapshots.
     g_next.clFinish(q);
     if (nwait > 0) g_next.clWaitForEvents(nwait, wait);
+
+    // Replay: save what the kernel may write, so that every pass starts from the program's
+    // inputs and the last one leaves exactly what a single run would have.
+    const ReplayConfig& replay = replay_config();
+    BufferSnapshot saved;
+    bool replaying = replay.enabled() && !g_tracking_broken.load();
+    if (replaying) {
+      const ReplayPlan plan = tracker().plan(k);
+      std::string why = plan.refused;
+      if (why.empty() && !saved.save(q, plan, why)) why = "saving its buffers failed: " + why;
+      if (!why.empty()) {
+        replaying = false;
+        warn_once(replay_warned_, "a launch of '" + name + "' runs once (no replay): " + why +
+                                      " (further such launches are not reported)");
+      }
+    }
+
     std::string error;
-    if (!client_->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) {
-      disable("snapshot failed: " + error + "; running unprofiled from here on");
-      return enqueue(ctx, event);
+    cl_event first = nullptr, last = nullptr;
+    cl_int rc = CL_SUCCESS;
+    bool measured = true;  // both snapshots of every pass were taken
+    std::uint32_t passes = 0;
+    std::uint64_t restore_bytes = 0, restore_ns = 0;
+    // Auto replay's window, bounded from inside: the privileged side reads energy before it
+    // answers the first 'before' and after it receives the last 'after', so its window is at
+    // least from that answer to that send.
+    std::uint64_t window_start_ns = 0, window_end_ns = 0;
+    for (;;) {
+      if (passes > 0) {
+        std::string why;
+        if (!saved.restore(q, restore_bytes, restore_ns, why)) {
+          // The buffers are partly back at their inputs: nothing restores them now.
+          warn_once(replay_warned_, "restoring the buffers of '" + name + "' for another pass "
+                                    "failed (" + why + "); its outputs may differ from an "
+                                    "unprofiled run");
+          break;
+        }
+      }
+      if (!client_->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) {
+        disable("snapshot failed: " + error + "; running unprofiled from here on");
+        measured = false;
+      } else if (const std::string refused = client_->take_post_error(); !refused.empty()) {
+        // This launch is measured; the previous one's record was refused (dropped there).
+        warn_once(record_warned_, "a launch record was refused: " + refused);
+      }
+      if (passes == 0) window_start_ns = monotonic_ns();
+      cl_event ev = nullptr;
+      rc = enqueue(ctx, &ev);
+      if (rc == CL_SUCCESS) g_next.clWaitForEvents(1, &ev);
+      window_end_ns = monotonic_ns();
+      if (measured && !client_->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) {
+        disable("snapshot failed: " + error + "; running unprofiled from here on");
+        measured = false;
+      }
+      if (rc != CL_SUCCESS) break;
+      ++passes;
+      if (first == nullptr) {
+        first = ev;
+      } else {
+        if (last != nullptr) g_next.clReleaseEvent(last);
+        last = ev;
+      }
+      if (!measured || !replaying) break;
+      const bool more = replay.mode == ReplayConfig::Mode::kFixed
+                            ? passes < replay.passes
+                            : passes < kMaxReplayPasses &&
+                                  window_end_ns - window_start_ns < replay.min_time_ns;
+      if (!more) break;
     }
-    cl_event ev = nullptr;
-    const cl_int rc = enqueue(ctx, &ev);
-    if (rc == CL_SUCCESS) g_next.clWaitForEvents(1, &ev);
-    if (!client_->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) {
-      disable("snapshot failed: " + error + "; running unprofiled from here on");
+    if (first == nullptr) return rc;  // the program's own launch failed: its error, as is
+    cl_event ev = last != nullptr ? last : first;  // the program gets the last pass's event
+    if (!measured) {
+      if (last != nullptr) g_next.clReleaseEvent(first);
+      if (event) {
+        *event = ev;
+      } else {
+        g_next.clReleaseEvent(ev);
+      }
+      return CL_SUCCESS;
     }
-    if (rc != CL_SUCCESS) return rc;
 
     wire::Launch rec;
     rec.launch_id = id;
@@ -189,14 +347,16 @@ cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size
       rec.local[i] = lws ? lws[i] : 0;
       rec.offset[i] = off ? off[i] : 0;
     }
+    // The row's OpenCL times are the first pass's: one run of the kernel, as without replay.
     cl_ulong t[4] = {};
     const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
                                        CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
     bool profiled = true;
     for (int i = 0; i < 4; ++i) {
-      profiled = profiled && g_next.clGetEventProfilingInfo(ev, what[i], sizeof t[i], &t[i],
+      profiled = profiled && g_next.clGetEventProfilingInfo(first, what[i], sizeof t[i], &t[i],
                                                             nullptr) == CL_SUCCESS;
     }
+    if (last != nullptr) g_next.clReleaseEvent(first);
     rec.profiled = profiled;
     rec.queued_ns = t[0];
     rec.submit_ns = t[1];
@@ -212,9 +372,14 @@ cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size
     rec.tid = static_cast<std::uint32_t>(::syscall(SYS_gettid));
     rec.api_ns = api_ns;
     rec.api = api;
+    rec.passes = passes;
+    rec.restore_bytes = restore_bytes;
+    rec.restore_ns = restore_ns;
     rec.kernel_name = std::move(name);
-    if (client_ && !client_->call(rec, error)) {
-      disable("launch record refused: " + error + "; running unprofiled from here on");
+    // The record carries no timing, so it does not wait for its reply: the next call reads it
+    // (one round trip fewer per launch), and an error reply still turns profiling off there.
+    if (!client_->post(rec, error)) {
+      disable("launch record not sent: " + error + "; running unprofiled from here on");
     }
     if (event) {
       *event = ev;
@@ -378,6 +543,149 @@ cl_int CL_API_CALL intercept_set_event_callback(cl_event event, cl_int type,
   return rc;
 }
 
+// ---- Kernel replay's bookkeeping. Every entry calls down first and records only what
+// succeeded; a failure of the bookkeeping itself turns replay off, never the program's call.
+
+namespace {
+template <typename Fn>
+void track(Fn&& fn) {
+  if (g_tracking_broken.load(std::memory_order_relaxed)) return;
+  try {
+    fn();
+  } catch (...) {
+    tracking_failed();
+  }
+}
+
+void track_mem(cl_mem m, MemKind kind, cl_mem_flags flags, size_t size, cl_context ctx) {
+  if (m != nullptr) track([&] { tracker().created(m, MemInfo{kind, size, flags, ctx}); });
+}
+}  // namespace
+
+bool replay_enabled() { return replay_config().enabled(); }
+
+cl_mem CL_API_CALL intercept_create_buffer(cl_context ctx, cl_mem_flags flags, size_t size,
+                                           void* host, cl_int* err) {
+  cl_mem m = g_next.clCreateBuffer(ctx, flags, size, host, err);
+  track_mem(m, MemKind::kBuffer, flags, size, ctx);
+  return m;
+}
+
+cl_mem CL_API_CALL intercept_create_buffer_with_properties(cl_context ctx,
+                                                           const cl_mem_properties* props,
+                                                           cl_mem_flags flags, size_t size,
+                                                           void* host, cl_int* err) {
+  cl_mem m = g_next.clCreateBufferWithProperties(ctx, props, flags, size, host, err);
+  track_mem(m, MemKind::kBuffer, flags, size, ctx);
+  return m;
+}
+
+cl_mem CL_API_CALL intercept_create_sub_buffer(cl_mem parent, cl_mem_flags flags,
+                                               cl_buffer_create_type type, const void* info,
+                                               cl_int* err) {
+  cl_mem m = g_next.clCreateSubBuffer(parent, flags, type, info, err);
+  if (m != nullptr && type == CL_BUFFER_CREATE_TYPE_REGION && info != nullptr) {
+    const size_t size = static_cast<const cl_buffer_region*>(info)->size;
+    track([&] { tracker().created_sub_buffer(m, parent, size, flags); });
+  }
+  return m;
+}
+
+cl_mem CL_API_CALL intercept_create_image(cl_context ctx, cl_mem_flags flags,
+                                          const cl_image_format* format,
+                                          const cl_image_desc* desc, void* host, cl_int* err) {
+  cl_mem m = g_next.clCreateImage(ctx, flags, format, desc, host, err);
+  track_mem(m, MemKind::kImage, flags, 0, ctx);
+  return m;
+}
+
+cl_mem CL_API_CALL intercept_create_image_with_properties(cl_context ctx,
+                                                          const cl_mem_properties* props,
+                                                          cl_mem_flags flags,
+                                                          const cl_image_format* format,
+                                                          const cl_image_desc* desc, void* host,
+                                                          cl_int* err) {
+  cl_mem m = g_next.clCreateImageWithProperties(ctx, props, flags, format, desc, host, err);
+  track_mem(m, MemKind::kImage, flags, 0, ctx);
+  return m;
+}
+
+cl_mem CL_API_CALL intercept_create_image_2d(cl_context ctx, cl_mem_flags flags,
+                                             const cl_image_format* format, size_t w, size_t h,
+                                             size_t pitch, void* host, cl_int* err) {
+  cl_mem m = g_next.clCreateImage2D(ctx, flags, format, w, h, pitch, host, err);
+  track_mem(m, MemKind::kImage, flags, 0, ctx);
+  return m;
+}
+
+cl_mem CL_API_CALL intercept_create_image_3d(cl_context ctx, cl_mem_flags flags,
+                                             const cl_image_format* format, size_t w, size_t h,
+                                             size_t d, size_t row_pitch, size_t slice_pitch,
+                                             void* host, cl_int* err) {
+  cl_mem m =
+      g_next.clCreateImage3D(ctx, flags, format, w, h, d, row_pitch, slice_pitch, host, err);
+  track_mem(m, MemKind::kImage, flags, 0, ctx);
+  return m;
+}
+
+cl_mem CL_API_CALL intercept_create_pipe(cl_context ctx, cl_mem_flags flags, cl_uint packet_size,
+                                         cl_uint packets, const cl_pipe_properties* props,
+                                         cl_int* err) {
+  cl_mem m = g_next.clCreatePipe(ctx, flags, packet_size, packets, props, err);
+  track_mem(m, MemKind::kPipe, flags, 0, ctx);
+  return m;
+}
+
+cl_int CL_API_CALL intercept_release_mem_object(cl_mem mem) {
+  cl_uint refs = 0;
+  if (g_next.clGetMemObjectInfo(mem, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==
+          CL_SUCCESS &&
+      refs == 1) {
+    tracker().released(mem);  // the handle may be reused for a new object
+  }
+  return g_next.clReleaseMemObject(mem);
+}
+
+cl_int CL_API_CALL intercept_set_kernel_arg(cl_kernel k, cl_uint index, size_t size,
+                                            const void* value) {
+  const cl_int rc = g_next.clSetKernelArg(k, index, size, value);
+  if (rc == CL_SUCCESS) track([&] { tracker().set_arg(k, index, size, value); });
+  return rc;
+}
+
+cl_int CL_API_CALL intercept_set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index,
+                                                        const void* value) {
+  const cl_int rc = g_next.clSetKernelArgSVMPointer(k, index, value);
+  if (rc == CL_SUCCESS) track([&] { tracker().set_svm_arg(k, index); });
+  return rc;
+}
+
+cl_int CL_API_CALL intercept_set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info name,
+                                                  size_t size, const void* value) {
+  const cl_int rc = g_next.clSetKernelExecInfo(k, name, size, value);
+  const bool svm = name == CL_KERNEL_EXEC_INFO_SVM_PTRS ||
+                   (name == CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM && value != nullptr &&
+                    size >= sizeof(cl_bool) && *static_cast<const cl_bool*>(value));
+  if (rc == CL_SUCCESS && svm) track([&] { tracker().set_indirect_svm(k); });
+  return rc;
+}
+
+cl_kernel CL_API_CALL intercept_clone_kernel(cl_kernel k, cl_int* err) {
+  cl_kernel clone = g_next.clCloneKernel(k, err);
+  if (clone != nullptr) track([&] { tracker().cloned(k, clone); });
+  return clone;
+}
+
+cl_int CL_API_CALL intercept_release_kernel(cl_kernel k) {
+  cl_uint refs = 0;
+  if (g_next.clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==
+          CL_SUCCESS &&
+      refs == 1) {
+    tracker().kernel_released(k);
+  }
+  return g_next.clReleaseKernel(k);
+}
+
 void install(_cl_icd_dispatch& table) {
   table.clSetEventCallback = &intercept_set_event_callback;
   table.clEnqueueNDRangeKernel = &intercept_enqueue_nd_range;
@@ -389,6 +697,25 @@ void install(_cl_icd_dispatch& table) {
   table.clGetEventProfilingInfo = &intercept_get_event_profiling_info;
   table.clGetCommandQueueInfo = &intercept_get_command_queue_info;
   table.clReleaseCommandQueue = &intercept_release_command_queue;
+  if (!replay_enabled()) return;
+  // Entries the loader below does not have (an older OpenCL) stay null, as they were.
+  auto set = [](auto& slot, auto fn) {
+    if (slot != nullptr) slot = fn;
+  };
+  set(table.clCreateBuffer, &intercept_create_buffer);
+  set(table.clCreateBufferWithProperties, &intercept_create_buffer_with_properties);
+  set(table.clCreateSubBuffer, &intercept_create_sub_buffer);
+  set(table.clCreateImage, &intercept_create_image);
+  set(table.clCreateImageWithProperties, &intercept_create_image_with_properties);
+  set(table.clCreateImage2D, &intercept_create_image_2d);
+  set(table.clCreateImage3D, &intercept_create_image_3d);
+  set(table.clCreatePipe, &intercept_create_pipe);
+  set(table.clReleaseMemObject, &intercept_release_mem_object);
+  set(table.clSetKernelArg, &intercept_set_kernel_arg);
+  set(table.clSetKernelArgSVMPointer, &intercept_set_kernel_arg_svm_pointer);
+  set(table.clSetKernelExecInfo, &intercept_set_kernel_exec_info);
+  set(table.clCloneKernel, &intercept_clone_kernel);
+  set(table.clReleaseKernel, &intercept_release_kernel);
 }
 
 }  // namespace oaprof::launch

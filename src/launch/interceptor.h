@@ -41,6 +41,49 @@ cl_int CL_API_CALL intercept_set_event_callback(cl_event event, cl_int type,
                                                 void(CL_CALLBACK* fn)(cl_event, cl_int, void*),
                                                 void* user_data);
 
+// Kernel replay's bookkeeping (installed only when OAPROF_REPLAY asks for replay): which memory
+// objects exist, with their sizes and flags, and which of them each kernel argument holds.
+cl_mem CL_API_CALL intercept_create_buffer(cl_context ctx, cl_mem_flags flags, size_t size,
+                                           void* host, cl_int* err);
+cl_mem CL_API_CALL intercept_create_buffer_with_properties(cl_context ctx,
+                                                           const cl_mem_properties* props,
+                                                           cl_mem_flags flags, size_t size,
+                                                           void* host, cl_int* err);
+cl_mem CL_API_CALL intercept_create_sub_buffer(cl_mem parent, cl_mem_flags flags,
+                                               cl_buffer_create_type type, const void* info,
+                                               cl_int* err);
+cl_mem CL_API_CALL intercept_create_image(cl_context ctx, cl_mem_flags flags,
+                                          const cl_image_format* format,
+                                          const cl_image_desc* desc, void* host, cl_int* err);
+cl_mem CL_API_CALL intercept_create_image_with_properties(cl_context ctx,
+                                                          const cl_mem_properties* props,
+                                                          cl_mem_flags flags,
+                                                          const cl_image_format* format,
+                                                          const cl_image_desc* desc, void* host,
+                                                          cl_int* err);
+cl_mem CL_API_CALL intercept_create_image_2d(cl_context ctx, cl_mem_flags flags,
+                                             const cl_image_format* format, size_t w, size_t h,
+                                             size_t pitch, void* host, cl_int* err);
+cl_mem CL_API_CALL intercept_create_image_3d(cl_context ctx, cl_mem_flags flags,
+                                             const cl_image_format* format, size_t w, size_t h,
+                                             size_t d, size_t row_pitch, size_t slice_pitch,
+                                             void* host, cl_int* err);
+cl_mem CL_API_CALL intercept_create_pipe(cl_context ctx, cl_mem_flags flags, cl_uint packet_size,
+                                         cl_uint packets, const cl_pipe_properties* props,
+                                         cl_int* err);
+cl_int CL_API_CALL intercept_release_mem_object(cl_mem mem);
+cl_int CL_API_CALL intercept_set_kernel_arg(cl_kernel k, cl_uint index, size_t size,
+                                            const void* value);
+cl_int CL_API_CALL intercept_set_kernel_arg_svm_pointer(cl_kernel k, cl_uint index,
+                                                        const void* value);
+cl_int CL_API_CALL intercept_set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info name,
+                                                  size_t size, const void* value);
+cl_kernel CL_API_CALL intercept_clone_kernel(cl_kernel k, cl_int* err);
+cl_int CL_API_CALL intercept_release_kernel(cl_kernel k);
+// Whether replay is on for this process (OAPROF_REPLAY), for the preload way in, whose tracking
+// entry points exist either way.
+bool replay_enabled();
+
 // Replaces the entries above in `table` (a copy of next()).
 void install(_cl_icd_dispatch& table);
 

@@ -25,6 +25,11 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"device_handle", l.device ? FieldValue{fmt::format("0x{:x}", l.device)} : FieldValue{}});
   f.push_back({"api_ns", l.api_ns ? FieldValue{l.api_ns} : FieldValue{}});
   f.push_back({"kernel_ns", std::isnan(kns) ? FieldValue{} : FieldValue{kns}});
+  // Kernel replay: kernel_ns above is the first pass alone; the counters below sum every pass;
+  // the restores between passes are outside the counters but inside the energy window.
+  f.push_back({"replay_passes", std::uint64_t{l.passes}});
+  f.push_back({"restore_bytes", l.restore_bytes});
+  f.push_back({"restore_ns", l.restore_ns});
   f.push_back({"gpu_time_ns", oa::gpu_time_ns(r.deltas, info.timestamp_hz)});
   f.push_back({"gpu_ticks", r.deltas.has_gpu_ticks ? FieldValue{r.deltas.gpu_ticks} : FieldValue{}});
   const double freq = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
@@ -68,6 +73,7 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   }
   f.push_back({"device", info.device});
   std::string flags;
+  if (l.passes > 1) flags = "replayed";
   for (const auto& flag : r.flags) flags += (flags.empty() ? "" : ";") + flag;
   for (const auto& flag : w.flags()) flags += (flags.empty() ? "" : ";") + flag;
   f.push_back({"flags", flags});

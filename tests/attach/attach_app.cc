@@ -9,6 +9,8 @@
 //   attach_app crash      three launches, then abort()
 //   attach_app callback   launches from an event callback
 //   attach_app fork       launches in a child it forks and execs as well as in the parent
+//   attach_app replay [ITERS]  two launches of a kernel that updates a buffer in place from a
+//                         read-only input; prints a checksum of the result's bytes
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS  // clEnqueueTask: real programs still call it
 #include <CL/cl.h>
@@ -331,6 +333,46 @@ int fork_app(const char* self) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 && read_first(q, m) == 2.0f ? 0 : 1;
 }
 
+// In place, so a naive replay (no restore between passes) would compound the updates; the
+// second launch reads what the first wrote. ITERS sets how long one launch takes.
+int replay_app(int iters) {
+  Cl cl;
+  const char* src = R"(
+__kernel void accumulate(__global float* a, __global const float* b, int iters) {
+  size_t i = get_global_id(0);
+  float x = a[i];
+  for (int j = 0; j < iters; ++j) x = x * 0.999f + b[i];
+  a[i] = x + 1.0f;
+})";
+  cl_kernel k = cl.kernel(cl.build(src), "accumulate");
+  constexpr size_t kItems = 4096;
+  std::vector<float> host(kItems), input(kItems);
+  for (size_t i = 0; i < kItems; ++i) {
+    host[i] = static_cast<float>(i % 17);
+    input[i] = static_cast<float>(i % 5) * 0.25f;
+  }
+  cl_mem a = cl.buffer(host);
+  cl_int err = CL_SUCCESS;
+  cl_mem b = clCreateBuffer(cl.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                            kItems * sizeof(float), input.data(), &err);
+  check(err, "clCreateBuffer");
+  check(clSetKernelArg(k, 0, sizeof a, &a), "arg");
+  check(clSetKernelArg(k, 1, sizeof b, &b), "arg");
+  check(clSetKernelArg(k, 2, sizeof iters, &iters), "arg");
+  cl_command_queue q = cl.queue(0);
+  for (int i = 0; i < 2; ++i) {
+    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &kItems, nullptr, 0, nullptr, nullptr), "nd");
+  }
+  check(clEnqueueReadBuffer(q, a, CL_TRUE, 0, kItems * sizeof(float), host.data(), 0, nullptr,
+                            nullptr),
+        "clEnqueueReadBuffer");
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a over the result's bytes
+  const auto* bytes = reinterpret_cast<const unsigned char*>(host.data());
+  for (size_t i = 0; i < kItems * sizeof(float); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  std::printf("launches 2\nchecksum %016llx\n", static_cast<unsigned long long>(hash));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -344,6 +386,7 @@ int main(int argc, char** argv) {
   if (what == "callback") return callback();
   if (what == "fork") return fork_app(argv[0]);
   if (what == "child") return child_app();
-  std::fprintf(stderr, "usage: attach_app queues|threads|profiling|same-name|dlopen|crash|callback|fork\n");
+  if (what == "replay") return replay_app(argc > 2 ? std::atoi(argv[2]) : 2000);
+  std::fprintf(stderr, "usage: attach_app queues|threads|profiling|same-name|dlopen|crash|callback|fork|replay\n");
   return 2;
 }

@@ -142,6 +142,77 @@ TEST_P(AttachTest, SelectionByNameSkipAndCount) {
   EXPECT_EQ(read_csv(csv()).size(), 2u) << re.output;
 }
 
+// Kernel replay: the program must end with exactly what an unprofiled run leaves, although every
+// launch ran several times; the rows say so and carry the restore traffic.
+static std::string checksum(const std::string& output) {
+  std::smatch m;
+  static const std::regex kLine(R"(checksum ([0-9a-f]+))");
+  return std::regex_search(output, m, kLine) ? m[1].str() : "";
+}
+
+TEST_P(AttachTest, ReplayLeavesTheProgramsBuffersAsASingleRunWould) {
+  const auto alone = run(fmt::format("{} replay 3000", ATTACH_APP_BIN));
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  ASSERT_FALSE(checksum(alone.output).empty()) << alone.output;
+
+  const auto once = run(fmt::format("{} --device sim -q --inject {} -o {} -- {} replay 3000",
+                                    OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  ASSERT_EQ(once.status, 0) << once.output;
+  const auto single = read_csv(csv());
+  ASSERT_EQ(single.size(), 2u);
+
+  const auto r = run(fmt::format("OAPROF_REPLAY=5 {} --device sim -q --inject {} -o {} -- {} replay 3000",
+                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(checksum(r.output), checksum(alone.output)) << "replay changed the program's result";
+  EXPECT_EQ(checksum(once.output), checksum(alone.output));
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 2u) << r.output;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("replay_passes"), "5");
+    // The in-place buffer only: the CL_MEM_READ_ONLY input needs no restore.
+    EXPECT_EQ(rows[i].at("restore_bytes"), std::to_string(4 * 4096 * 4));
+    EXPECT_GT(std::stod(rows[i].at("restore_ns")), 0);
+    EXPECT_THAT(rows[i].at("flags"), HasSubstr("replayed"));
+    EXPECT_EQ(single[i].at("replay_passes"), "1");
+    EXPECT_EQ(single[i].at("flags").find("replayed"), std::string::npos);
+    // The counters sum the five passes: several single runs' worth. The simulator counts wall
+    // time, and PoCL's kernel time swings with the machine's load, so the bound only tells a sum
+    // of passes from one pass; that restores stay outside the sum is pinned exactly by
+    // SessionTest.ReplayedPassesSumTheirPairsAndTheEnergyWindowSpansThemAll.
+    for (const char* c : {"gpu_ticks", "A0"}) {
+      const double ratio = std::stod(rows[i].at(c)) / std::stod(single[i].at(c));
+      EXPECT_GT(ratio, 5 * 0.3) << c;
+      EXPECT_LT(ratio, 5 * 3.0) << c;
+    }
+  }
+}
+
+TEST_P(AttachTest, AutoReplayCoversTheMinimumWindow) {
+  const auto alone = run(fmt::format("{} replay 10", ATTACH_APP_BIN));
+  const auto r = run(fmt::format("OAPROF_REPLAY=auto {} --device sim -q --inject {} --min-window 40ms "
+                                 "-o {} -- {} replay 10",
+                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(checksum(r.output), checksum(alone.output));
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_GT(std::stoul(row.at("replay_passes")), 1u);
+    EXPECT_GE(std::stod(row.at("window_ns")), 40e6) << r.output;
+  }
+}
+
+TEST_P(AttachTest, ABadReplayValueWarnsAndRunsOnce) {
+  const auto r = run(fmt::format("OAPROF_REPLAY=often {} --device sim -q --inject {} -o {} -- {} replay 10",
+                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("OAPROF_REPLAY='often'"));
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("replay_passes"), "1");
+}
+
 INSTANTIATE_TEST_SUITE_P(WaysIn, AttachTest, ::testing::Values("layer", "preload"));
 
 class AttachOnceTest : public AttachTest {};

@@ -23,6 +23,22 @@ wire::Launch launch_record(std::uint64_t id) {
   return l;
 }
 
+// A fake energy source on the simulator's virtual clock; tests set the energy it reports.
+class FakeEnergy final : public power::EnergySource {
+ public:
+  explicit FakeEnergy(mmio::ManualClock& clock) : clock_(clock) {}
+  std::string_view name() const override { return "fake"; }
+  std::vector<power::Domain> domains() const override { return {power::Domain::kPackage}; }
+  power::EnergyReading read() override {
+    power::EnergyReading r;
+    r.time_ns = clock_.now_ns() + 1;
+    r.energy_uj[power::Domain::kPackage] = busy_uj_;
+    return r;
+  }
+  mmio::ManualClock& clock_;
+  std::uint64_t busy_uj_ = 0;
+};
+
 class SessionTest : public ::testing::Test {
  protected:
   testing::SimFixture sim_;
@@ -55,21 +71,8 @@ TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
 }
 
 TEST_F(SessionTest, EnergyIsReadBesideTheSnapshotsAndFollowsTheBusySignal) {
-  // A fake energy source on the same virtual clock: 1 µJ per ns busy, nothing idle.
-  class FakeEnergy final : public power::EnergySource {
-   public:
-    explicit FakeEnergy(mmio::ManualClock& clock) : clock_(clock) {}
-    std::string_view name() const override { return "fake"; }
-    std::vector<power::Domain> domains() const override { return {power::Domain::kPackage}; }
-    power::EnergyReading read() override {
-      power::EnergyReading r;
-      r.time_ns = clock_.now_ns() + 1;
-      r.energy_uj[power::Domain::kPackage] = busy_uj_;
-      return r;
-    }
-    mmio::ManualClock& clock_;
-    std::uint64_t busy_uj_ = 0;
-  } energy(*sim_.clock);
+  // 1 µJ per ns busy, nothing idle.
+  FakeEnergy energy(*sim_.clock);
   std::vector<bool> busy_calls;
   session_.set_energy_source(&energy);
   session_.set_busy_listener([&](bool b) { busy_calls.push_back(b); });
@@ -104,6 +107,62 @@ TEST_F(SessionTest, LaunchWithoutSnapshotsIsAnErrorAndCountsAsDropped) {
   EXPECT_EQ(session_.launches_dropped(), 1u);
   const auto after_only = session_.handle(1, 1, wire::Snapshot{6, wire::Phase::kAfter});
   EXPECT_TRUE(std::holds_alternative<wire::Error>(after_only));
+  EXPECT_TRUE(rows_.empty());
+}
+
+TEST_F(SessionTest, ReplayedPassesSumTheirPairsAndTheEnergyWindowSpansThemAll) {
+  FakeEnergy energy(*sim_.clock);
+  session_.set_energy_source(&energy);
+  session_.start();
+  // Single-pass reference: 1 ms of kernel.
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  sim_.clock->advance_ns(1'000'000);
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  session_.handle(1, 1, launch_record(0));
+  // Three passes of 1 ms each, with 4 ms of restores between them that the counters must not see.
+  const std::uint64_t t0 = sim_.clock->now_ns();
+  for (int pass = 0; pass < 3; ++pass) {
+    if (pass > 0) sim_.clock->advance_ns(4'000'000);
+    ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kBefore})));
+    sim_.clock->advance_ns(1'000'000);
+    ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kAfter})));
+  }
+  wire::Launch replayed = launch_record(1);
+  replayed.passes = 3;
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 1, replayed)));
+  ASSERT_EQ(rows_.size(), 2u);
+  EXPECT_EQ(rows_[1].deltas.gpu_ticks, 3 * rows_[0].deltas.gpu_ticks);
+  EXPECT_EQ(rows_[1].deltas.a[0], 3 * rows_[0].deltas.a[0]);
+  EXPECT_EQ(rows_[1].deltas.timestamp, 3 * rows_[0].deltas.timestamp);
+  EXPECT_TRUE(rows_[1].flags.empty());
+  ASSERT_TRUE(energy_[1].first && energy_[1].second);
+  EXPECT_EQ(energy_[1].first->time_ns, t0 + 1);
+  EXPECT_EQ(energy_[1].second->time_ns - energy_[1].first->time_ns, 3'000'000u + 2 * 4'000'000u);
+}
+
+TEST_F(SessionTest, APassCountTheCountersDoNotMatchIsFlagged) {
+  session_.start();
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  wire::Launch l = launch_record(0);
+  l.passes = 2;
+  session_.handle(1, 1, l);
+  ASSERT_EQ(rows_.size(), 1u);
+  EXPECT_EQ(rows_[0].flags, std::vector<std::string>{"pass_count_mismatch"});
+}
+
+TEST_F(SessionTest, ALoneBeforeIsDroppedAlsoAfterFinishedPasses) {
+  session_.start();
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(1, 1, launch_record(0))));
+  // A replay whose last pass never got its 'after': its counters miss a pass.
+  session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kBefore});
+  session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kAfter});
+  session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kBefore});
+  wire::Launch l = launch_record(1);
+  l.passes = 2;
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(1, 1, l)));
+  EXPECT_EQ(session_.launches_dropped(), 2u);
   EXPECT_TRUE(rows_.empty());
 }
 

@@ -86,7 +86,7 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
     EXPECT_THAT(cols, ::testing::Contains(c));
   }
   EXPECT_EQ(cols.size(), launch_field_names().size());
-  EXPECT_EQ(cols.size(), 16u + 36 + 8 + 8 + 9 + 2);
+  EXPECT_EQ(cols.size(), 16u + 3 + 36 + 8 + 8 + 9 + 2);  // 3: replay_passes, restore_bytes/_ns
 }
 
 TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
@@ -155,6 +155,30 @@ TEST(CsvReporterTest, UnprofiledLaunchesLeaveKernelTimeEmpty) {
   EXPECT_EQ(col("local_size"), "");  // chosen by the runtime
   EXPECT_EQ(col("kernel_ns"), "");   // not measured, not zero
   EXPECT_EQ(col("gpu_time_ns"), "10000");
+}
+
+TEST(CsvReporterTest, ReplayedRowsCarryTheirPassesRestoreTrafficAndFlag) {
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(info());
+  oa::LaunchRecord r = record();
+  auto once = first_row((rep->add(r, no_energy()), out.str()));
+  EXPECT_EQ(once["replay_passes"], "1");
+  EXPECT_EQ(once["restore_bytes"], "0");
+  EXPECT_EQ(once["flags"].find("replayed"), std::string::npos);
+  r.launch.passes = 5;
+  r.launch.restore_bytes = 4 * 16384;
+  r.launch.restore_ns = 1234;
+  std::ostringstream out2;
+  auto rep2 = make_csv_reporter(out2);
+  rep2->begin(info());
+  rep2->add(r, no_energy());
+  auto row = first_row(out2.str());
+  EXPECT_EQ(row["replay_passes"], "5");
+  EXPECT_EQ(row["restore_bytes"], "65536");
+  EXPECT_EQ(row["restore_ns"], "1234");
+  EXPECT_EQ(row["kernel_ns"], "5000");  // one pass, not five
+  EXPECT_EQ(row["flags"].substr(0, 9), "replayed;");
 }
 
 TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
