@@ -101,8 +101,12 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     }
     return wire::Error{ErrorCode::kBusy, "busy: held by " + active_->holder};
   }
+  // `auto` is 0000:00:02.0 on both sides; a client's plain `sim` matches any simulator.
+  const auto resolved = [](const std::string& spec) {
+    return spec == "auto" ? std::string("0000:00:02.0") : spec;
+  };
   const std::string& served = options_.device.spec;
-  const bool device_ok = request.device == "auto" || request.device == served ||
+  const bool device_ok = request.device == "auto" || resolved(request.device) == resolved(served) ||
                          (request.device == "sim" && served.starts_with("sim"));
   if (!device_ok) {
     return wire::Error{ErrorCode::kBadRequest,

@@ -130,6 +130,11 @@ TEST_F(DaemonServiceTest, BadRequestsAreRefusedWithTheReason) {
   EXPECT_THAT(std::get<wire::Error>(service_->handle(1, alice_, other_device)).message,
               HasSubstr("this oaprofd serves --device sim:"));
 
+  auto plain_sim = open_request();
+  plain_sim.device = "sim";  // any simulator will do
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, plain_sim)));
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Close{})));
+
   auto bad_format = open_request();
   bad_format.format = "nonsense";
   EXPECT_EQ(std::get<wire::Error>(service_->handle(1, alice_, bad_format)).code,
