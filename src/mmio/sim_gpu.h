@@ -78,7 +78,7 @@ struct SimConfig {
   // Raw value every counter starts from, to put wraps within reach of a test.
   std::uint64_t counter_start = 0;
   // 0: no context switches. Otherwise one every period, reloading the context-saved registers
-  // with context_image_value.
+  // with context_image_value (another context's image), or with what set_context_image() gave.
   std::uint64_t context_switch_period_ns = 0;
   std::uint32_t context_image_value = 0;
   // When true, the flex EU counters depend on their configuration, so a lost configuration shows

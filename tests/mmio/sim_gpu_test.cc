@@ -160,6 +160,32 @@ TEST(SimGpuContextImageTest, SwitchesLoadTheContextImageAndStopATimerItLacks) {
   EXPECT_GE(sim.oa_reports_pending(), 11u);  // ticking through the switches now
 }
 
+TEST(SimGpuContextImageTest, ALongGapCountsEverySwitchAndTheSameEventsAsOneStep) {
+  for (const bool flex : {false, true}) {
+    ManualClock clock;
+    SimConfig cfg;
+    cfg.context_switch_period_ns = 1'000'000;
+    cfg.flex_events = flex;
+    SimGpu sim(cfg, clock);
+    sim.write32(reg::kEuPerfCntl[0], 0x5004);
+    sim.write32(reg::kOaControl, kEnableA36);
+    sim.set_kernel_running(true);
+    clock.advance_ns(500'000);
+    sim.read32(reg::kGpuTicks);
+    clock.advance_ns(2'000'000'000);  // 2000 switches in one read
+    EXPECT_EQ(sim.context_switches(), 2000u);
+    EXPECT_EQ(sim.read32(reg::kEuPerfCntl[0]), 0u);  // another context's image since 1 ms
+    EXPECT_EQ(sim.read32(reg::kGpuTicks), 2'300'575'000u);
+    // Until the first switch, at 1 ms, A7 counted the selected event (5/256 when modelled),
+    // then the default one (85 %).
+    const double before = flex ? 5.0 / 256 : 0.85;
+    const double expected = 1'150'000.0 * 24 * before + 2'299'425'000.0 * 24 * 0.85;
+    const std::uint64_t a7 = (static_cast<std::uint64_t>(sim.read32(reg::a_high(7))) << 32) |
+                             sim.read32(reg::a_low(7));
+    EXPECT_NEAR(static_cast<double>(a7), expected, 2.0);
+  }
+}
+
 TEST(SimGpuFlexTest, FlexCountersFollowTheirSelectOnlyWhenModelled) {
   for (const bool modelled : {false, true}) {
     ManualClock clock;
