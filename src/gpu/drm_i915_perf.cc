@@ -56,6 +56,11 @@ class DrmI915Perf final : public I915Perf {
     return n < 0 ? -errno : n;
   }
 
+  int enable_stream(int stream, bool enable) override {
+    const auto request = enable ? I915_PERF_IOCTL_ENABLE : I915_PERF_IOCTL_DISABLE;
+    return ioctl(stream, request, 0) < 0 ? -errno : 0;
+  }
+
   void close_stream(int stream) override { close(stream); }
 
   std::unique_ptr<BatchRunner> make_batch_runner() override {

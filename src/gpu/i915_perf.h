@@ -38,6 +38,9 @@ class I915Perf {
   // read() of the stream: bytes of whole records, or -errno (-EAGAIN: nothing yet, on a
   // non-blocking stream; -ENOSPC: `buf` cannot hold the next record).
   virtual ssize_t read_stream(int stream, std::span<std::uint8_t> buf) = 0;
+  // I915_PERF_IOCTL_ENABLE / _DISABLE on the stream: 0 or -errno. A stream opened with
+  // I915_PERF_FLAG_DISABLED counts and samples from ENABLE on.
+  virtual int enable_stream(int stream, bool enable) = 0;
   // close() of the stream: i915 disables OA and releases the configuration.
   virtual void close_stream(int stream) = 0;
   // MI_REPORT_PERF_COUNT batches on the same GPU, for snapshots at kernel boundaries.

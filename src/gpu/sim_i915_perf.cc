@@ -285,6 +285,22 @@ class SimI915Perf final : public I915Perf {
     }
   }
 
+  int enable_stream(int fd, bool enable) override {
+    const auto it = streams_.find(fd);
+    if (it == streams_.end()) return -EBADF;
+    SimStream& s = it->second;
+    if (s.enabled == enable) return 0;
+    if (enable) {
+      // As i915's oa_enable: a fresh OA buffer, then OACONTROL counting again.
+      sim_.init_oa_buffer(options_.oa_buffer_bytes);
+      sim_.write32(mmio::reg::kOaControl, s.oacontrol);
+    } else {
+      sim_.write32(mmio::reg::kOaControl, 0);
+    }
+    s.enabled = enable;
+    return 0;
+  }
+
   void close_stream(int fd) override {
     const auto it = streams_.find(fd);
     if (it == streams_.end()) return;

@@ -163,6 +163,30 @@ TEST_F(SimI915PerfTest, OneStreamAtATimeAndCloseGivesTheOaUnitBack) {
   other->close_stream(again);
 }
 
+TEST_F(SimI915PerfTest, ADisabledStreamCountsAndSamplesFromEnableOn) {
+  Regs r;
+  const auto id = static_cast<std::uint64_t>(perf_->add_config(oa_config(r)));
+  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kFmt)), 5, 10},
+                     I915_PERF_FLAG_FD_NONBLOCK | I915_PERF_FLAG_DISABLED);
+  ASSERT_GE(s, 0);
+  EXPECT_EQ(device_.mmio->read32(0xE458), 0x5u);  // configured, not counting
+  EXPECT_EQ(device_.mmio->read32(mmio::reg::kOaControl) & mmio::reg::kOaControlEnable, 0u);
+  clock_->advance_ns(1'000'000);
+  std::vector<std::uint8_t> buf(4096);
+  EXPECT_EQ(perf_->read_stream(s, buf), -EIO);
+  EXPECT_EQ(device_.mmio->read32(mmio::reg::kGpuTicks), 0u);
+  ASSERT_EQ(perf_->enable_stream(s, true), 0);
+  clock_->advance_ns(400'000);  // ticks 12000 → 16800: 12288, 14336 and 16384
+  const ssize_t n = perf_->read_stream(s, buf);
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(oa::parse_perf_records(std::span(buf.data(), static_cast<std::size_t>(n)), 256).size(),
+            3u);
+  EXPECT_EQ(perf_->enable_stream(s, false), 0);
+  EXPECT_EQ(perf_->read_stream(s, buf), -EIO);
+  EXPECT_EQ(perf_->enable_stream(s + 1, true), -EBADF);
+  perf_->close_stream(s);
+}
+
 TEST_F(SimI915PerfTest, PeriodicRecordsAreI915SamplesAtTheExponentsPeriod) {
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf_->add_config(oa_config(r)));
