@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <i915_drm.h>
 
 #include "gpu/counter_source.h"
+#include "gpu/i915_perf.h"
 
 namespace oaprof::gpu {
 namespace {
@@ -89,6 +91,22 @@ TEST(PerfCounterSourceTest, NeedsAMetricSetAndARenderNodeOnRealHardware) {
     EXPECT_THAT(e.what(), HasSubstr("/nonexistent/renderD128"));
   }
   EXPECT_THROW(src->snapshot(1), std::logic_error);
+}
+
+TEST(DrmI915PerfTest, EachCallIsItsSystemCallAndReturnsMinusErrno) {
+  auto perf = make_drm_i915_perf("/nonexistent/renderD128", "/nonexistent/card0");
+  EXPECT_THAT(perf->describe(), HasSubstr("/nonexistent/renderD128"));
+  EXPECT_THROW(perf->open_node(), std::runtime_error);
+  EXPECT_EQ(perf->find_config_id("db41edd4-d8e7-4730-ad11-b9a2d6833503"), std::nullopt);
+  drm_i915_perf_oa_config c{};
+  EXPECT_EQ(perf->add_config(c), -EBADF);  // no node open
+  EXPECT_EQ(perf->remove_config(2), -EBADF);
+  drm_i915_perf_open_param p{};
+  EXPECT_EQ(perf->open_stream(p), -EBADF);
+  std::vector<std::uint8_t> buf(64);
+  EXPECT_EQ(perf->read_stream(-1, buf), -EBADF);
+  EXPECT_EQ(perf->enable_stream(-1, true), -EBADF);
+  perf->close_node();  // nothing open: harmless
 }
 
 }  // namespace
