@@ -121,12 +121,13 @@ int main(int argc, char** argv) {
   so.log = [](int level, const std::string& line) { log_line(level, line); };
 
   std::error_code ec;
-  fs::create_directories(state_dir, ec);
+  const bool created = fs::create_directories(state_dir, ec);
   if (ec) {
     log_line(3, fmt::format("cannot create the state directory {}: {}", state_dir, ec.message()));
     return 1;
   }
-  ::chmod(state_dir.c_str(), 0755);
+  // Clients must reach the socket inside it; a directory that already existed keeps its mode.
+  if (created) ::chmod(state_dir.c_str(), 0755);
 
   oaprof::daemon::DaemonService service(so);
   try {
