@@ -226,13 +226,16 @@ void DaemonService::end_session(const std::string& why) {
   }
   a.source.reset();
   a.energy.reset();
+  // The journal belongs to the device's Mmio: count its entries before the device goes, and never
+  // touch it after.
+  const std::size_t registers = a.journal != nullptr ? a.journal->entries().size() : 0;
+  a.journal = nullptr;
   try {
     a.device = gpu::Device{};  // releases forcewake, restoring its request registers
   } catch (const std::exception& e) {
     restored = false;
     log(3, fmt::format("closing the device failed: {}", e.what()));
   }
-  const std::size_t registers = a.journal != nullptr ? a.journal->entries().size() : 0;
   if (a.state) {
     if (restored) {
       a.state->remove();
