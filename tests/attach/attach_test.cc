@@ -21,6 +21,7 @@
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using oaprof::testing::CsvRow;
 using oaprof::testing::read_csv;
 using oaprof::testing::run;
@@ -161,7 +162,7 @@ TEST_P(AttachTest, ReplayLeavesTheProgramsBuffersAsASingleRunWould) {
   const auto single = read_csv(csv());
   ASSERT_EQ(single.size(), 2u);
 
-  const auto r = run(fmt::format("OAPROF_REPLAY=5 {} --device sim -q --inject {} -o {} -- {} replay 3000",
+  const auto r = run(fmt::format("{} --device sim -q --replay 5 --inject {} -o {} -- {} replay 3000",
                                  OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(checksum(r.output), checksum(alone.output)) << "replay changed the program's result";
@@ -190,7 +191,7 @@ TEST_P(AttachTest, ReplayLeavesTheProgramsBuffersAsASingleRunWould) {
 
 TEST_P(AttachTest, AutoReplayCoversTheMinimumWindow) {
   const auto alone = run(fmt::format("{} replay 10", ATTACH_APP_BIN));
-  const auto r = run(fmt::format("OAPROF_REPLAY=auto {} --device sim -q --inject {} --min-window 40ms "
+  const auto r = run(fmt::format("{} --device sim -q --replay auto --inject {} --min-window 40ms "
                                  "-o {} -- {} replay 10",
                                  OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
@@ -203,11 +204,21 @@ TEST_P(AttachTest, AutoReplayCoversTheMinimumWindow) {
   }
 }
 
-TEST_P(AttachTest, ABadReplayValueWarnsAndRunsOnce) {
+TEST_P(AttachTest, ABadReplayValueIsRefusedBeforeAnythingRuns) {
+  const auto r = run(fmt::format("{} --device sim -q --replay often --inject {} -o {} -- {} replay 10",
+                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--replay"));
+  EXPECT_FALSE(fs::exists(csv()));
+}
+
+// Only --replay turns replay on: a variable left in the user's environment (by an earlier
+// session, or a bad value) neither replays nor warns.
+TEST_P(AttachTest, AnInheritedReplayVariableIsOverriddenByTheOption) {
   const auto r = run(fmt::format("OAPROF_REPLAY=often {} --device sim -q --inject {} -o {} -- {} replay 10",
                                  OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("OAPROF_REPLAY='often'"));
+  EXPECT_THAT(r.output, Not(HasSubstr("OAPROF_REPLAY")));
   const auto rows = read_csv(csv());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("replay_passes"), "1");

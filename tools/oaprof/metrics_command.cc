@@ -1,15 +1,14 @@
 // `oaprof metrics list|show|import`: which metric sets oaprof can use on a platform, what one of
 // them computes, and importing IGT metric files (validated first) into the user's directory.
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "daemon/trusted_metrics.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/topology.h"
 #include "tools/oaprof/commands.h"
@@ -20,8 +19,6 @@ namespace oaprof::tools {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr std::uintmax_t kMaxMetricFileBytes = 64u << 20;
 
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
@@ -46,24 +43,8 @@ oa::MetricSearchEnv metric_search_env() {
   return env;
 }
 
-oa::MetricFile load_metric_file(const fs::path& path) {
-  std::error_code ec;
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) {
-    throw std::runtime_error(fmt::format("cannot read metric file {}: {}", path.string(),
-                                         ec.message()));
-  }
-  if (size > kMaxMetricFileBytes) {
-    throw std::runtime_error(fmt::format(
-        "metric file {} is {} bytes; IGT files are under 1 MiB and oaprof reads at most {}",
-        path.string(), size, kMaxMetricFileBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot open metric file {}", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return oa::import_metrics_xml(text.str(), path.string());
-}
+// One reader for metric files, shared with oaprofd (same size limit, same messages).
+oa::MetricFile load_metric_file(const fs::path& path) { return daemon::read_metric_file(path); }
 
 std::optional<fs::path> find_metric_file(const oa::Platform& platform,
                                          const std::string& explicit_xml) {

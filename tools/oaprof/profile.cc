@@ -36,6 +36,7 @@
 #include "gpu/device.h"
 #include "launch/launch_filter.h"
 #include "launch/loader.h"
+#include "launch/replay_config.h"
 #include "mmio/forcewake.h"
 #include "oa/accumulator.h"
 #include "oa/builtin_metric_set.h"
@@ -109,6 +110,7 @@ struct ProfileOptions {
   std::string min_window = "50ms";
   std::string mode = "kernel";
   std::string inject = "auto";
+  std::string replay = "off";
   std::string kernel_name;
   std::uint64_t launch_skip = 0;
   std::optional<std::uint64_t> launch_count;
@@ -260,6 +262,12 @@ Action add_profile_options(CLI::App& app) {
                    "least measurement window a power figure needs (50ms, 1s); kernel_runner "
                    "repeats launches until it is covered")
       ->capture_default_str();
+  what->add_option("--replay", opt->replay,
+                   "kernel replay: run each measured launch N times (2–10000), or auto (until "
+                   "--min-window is covered), restoring the buffers it writes before every further "
+                   "pass so the program sees one run; rows are flagged replayed and show the "
+                   "restore traffic (docs/attach.md). off: one pass")
+      ->capture_default_str();
   what->add_option("--inject", opt->inject,
                    "how the program is intercepted: layer (OPENCL_LAYERS), preload (LD_PRELOAD, "
                    "for loaders without layers), or auto (layer where the loader supports it)")
@@ -323,6 +331,14 @@ int run_profile(const ProfileOptions& options) {
       }
       if (!options.duration.empty() || !options.interval.empty()) {
         throw std::invalid_argument("--duration and --interval go with --system-wide");
+      }
+    }
+    if (options.replay != "off") {
+      std::string warning;
+      (void)launch::parse_replay_config(options.replay.c_str(), nullptr, warning);
+      if (!warning.empty()) throw std::invalid_argument("--replay: " + warning);
+      if (options.mode != "kernel" || options.system_wide) {
+        throw std::invalid_argument("--replay goes with --mode kernel");
       }
     }
     filter = launch::LaunchFilter(options.kernel_name, options.launch_skip, options.launch_count);
@@ -565,6 +581,8 @@ int run_profile(const ProfileOptions& options) {
   child.argv = command;
   child.credentials = creds;
   child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(min_window.count());
+  // Always set, so a value inherited from the user's environment cannot replay behind --replay.
+  child.set_env["OAPROF_REPLAY"] = options.replay;
   std::unique_ptr<daemon::Server> server;
   std::optional<daemon::Sampler> app_sampler;
   if (mode == "kernel") {
