@@ -39,11 +39,14 @@ PowercapSource::PowercapSource(fs::path class_dir, std::function<std::uint64_t()
     if (!name) continue;
     const auto domain = powercap_zone_domain(*name);
     if (!domain) continue;
-    Zone z{dir / "energy_uj", *domain};
+    Zone z{detail::OpenNumberFile(dir / "energy_uj",
+                                  "energy_uj is root-only since Linux 5.10: run oaprof with sudo "
+                                  "or through oaprofd"),
+           *domain};
     const auto range = detail::read_line(dir / "max_energy_range_uj");
     z.max_range_uj = range ? detail::parse_u64(*range).value_or(0) : 0;
-    z.last_raw = read_raw(z);
-    zones_.push_back(z);
+    z.last_raw = z.energy_file.read();
+    zones_.push_back(std::move(z));
   }
   if (zones_.empty()) {
     throw std::runtime_error(fmt::format(
@@ -51,12 +54,6 @@ PowercapSource::PowercapSource(fs::path class_dir, std::function<std::uint64_t()
         "or the intel_rapl_common module is not loaded: try `modprobe intel_rapl_msr`)",
         class_dir.string()));
   }
-}
-
-std::uint64_t PowercapSource::read_raw(const Zone& zone) const {
-  return detail::read_u64(zone.energy_file,
-                          "energy_uj is root-only since Linux 5.10: run oaprof with sudo or "
-                          "through oaprofd");
 }
 
 std::vector<Domain> PowercapSource::domains() const { return detail::unique_domains(zones_); }
@@ -73,7 +70,7 @@ EnergyReading PowercapSource::read() {
   EnergyReading r;
   r.time_ns = clock_ns_();
   for (Zone& z : zones_) {
-    const std::uint64_t raw = read_raw(z);
+    const std::uint64_t raw = z.energy_file.read();
     z.total += counter_delta(z.last_raw, raw, z.max_range_uj);
     z.last_raw = raw;
     r.energy_uj[z.domain] += z.total;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "power/energy_source.h"
+#include "power/sysfs_file.h"
 
 namespace oaprof::power {
 
@@ -32,13 +33,12 @@ class PowercapSource final : public EnergySource {
 
  private:
   struct Zone {
-    std::filesystem::path energy_file;
+    detail::OpenNumberFile energy_file;  // kept open: read at every kernel boundary
     Domain domain;
     std::uint64_t max_range_uj = 0;
     std::uint64_t last_raw = 0;
     std::uint64_t total = 0;  // unwrapped, since the first read
   };
-  std::uint64_t read_raw(const Zone& zone) const;
   std::vector<Zone> zones_;
   std::function<std::uint64_t()> clock_ns_;
 };

@@ -71,9 +71,11 @@ void SimPowercap::set_gpu_activity(double fraction) {
         fmt::format("simulated RAPL: GPU activity {} is outside [0, 1]", fraction));
   }
   std::lock_guard lock(mu_);
+  // Energy so far accrues at the old activity. The files are brought up to date when they are
+  // read (read_through, update), not here: the profiler changes the activity at every kernel
+  // boundary, and four file writes there would be the simulator's cost in every measurement.
   advance_locked();
   activity_ = fraction;
-  write_locked();
 }
 
 SimPowercap::~SimPowercap() {

@@ -1,12 +1,15 @@
 #include "power/sysfs_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 namespace oaprof::power::detail {
 namespace fs = std::filesystem;
@@ -52,12 +55,10 @@ std::string open_error_message(const fs::path& file, int err, const std::string&
                      denied ? " (" + permission_fix + ")" : "");
 }
 
-std::uint64_t read_u64(const fs::path& file, const std::string& permission_fix) {
-  errno = 0;
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(open_error_message(file, errno, permission_fix));
-  std::string line;
-  std::getline(in, line);
+namespace {
+
+std::uint64_t parse_number_or_throw(const fs::path& file, const std::string& text) {
+  const std::string line = text.substr(0, text.find('\n'));
   const auto v = parse_u64(line);
   if (!v) {
     throw std::runtime_error(fmt::format(
@@ -65,6 +66,48 @@ std::uint64_t read_u64(const fs::path& file, const std::string& permission_fix) 
         file.string(), line));
   }
   return *v;
+}
+
+}  // namespace
+
+std::uint64_t read_u64(const fs::path& file, const std::string& permission_fix) {
+  return OpenNumberFile(file, permission_fix).read();
+}
+
+OpenNumberFile::OpenNumberFile(fs::path file, std::string permission_fix)
+    : file_(std::move(file)), permission_fix_(std::move(permission_fix)) {
+  fd_ = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw std::runtime_error(open_error_message(file_, errno, permission_fix_));
+  (void)read();
+}
+
+OpenNumberFile::~OpenNumberFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+OpenNumberFile::OpenNumberFile(OpenNumberFile&& other) noexcept
+    : file_(std::move(other.file_)),
+      permission_fix_(std::move(other.permission_fix_)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+OpenNumberFile& OpenNumberFile::operator=(OpenNumberFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    file_ = std::move(other.file_);
+    permission_fix_ = std::move(other.permission_fix_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+std::uint64_t OpenNumberFile::read() const {
+  char buf[64];
+  ssize_t n;
+  do {
+    n = ::pread(fd_, buf, sizeof buf - 1, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) throw std::runtime_error(open_error_message(file_, errno, permission_fix_));
+  return parse_number_or_throw(file_, std::string(buf, static_cast<std::size_t>(n)));
 }
 
 void write_atomically(const fs::path& file, const std::string& text) {

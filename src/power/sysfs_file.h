@@ -1,6 +1,6 @@
 // Small readers for the one-value text files of sysfs, shared by the powercap, perf and MSR
 // backends so that every one reports an unreadable file the same way (with the reason and fix).
-// Private to src/power.
+// Private to src/power (powercap.h includes it only for the type of a member).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,28 @@ std::optional<std::string> read_line(const std::filesystem::path& file);
 // An unsigned decimal (or 0x hexadecimal) number from the file's first line. Throws
 // std::runtime_error naming the file, the errno reason and `permission_fix` on EACCES/EPERM.
 std::uint64_t read_u64(const std::filesystem::path& file, const std::string& permission_fix);
+
+// One sysfs number read again and again: the file stays open and each read is one pread() from
+// offset 0, which makes sysfs produce the value anew (powercap's energy_uj, read at every kernel
+// boundary, would otherwise cost an open and a close per read). Errors are read_u64's.
+class OpenNumberFile {
+ public:
+  // Opens `file` and reads it once, throwing what read_u64 would.
+  OpenNumberFile(std::filesystem::path file, std::string permission_fix);
+  ~OpenNumberFile();
+  OpenNumberFile(OpenNumberFile&& other) noexcept;
+  OpenNumberFile& operator=(OpenNumberFile&& other) noexcept;
+  OpenNumberFile(const OpenNumberFile&) = delete;
+  OpenNumberFile& operator=(const OpenNumberFile&) = delete;
+
+  std::uint64_t read() const;
+  const std::filesystem::path& path() const { return file_; }
+
+ private:
+  std::filesystem::path file_;
+  std::string permission_fix_;
+  int fd_ = -1;
+};
 
 // The message read_u64 throws when opening `file` failed with `err`.
 std::string open_error_message(const std::filesystem::path& file, int err,
