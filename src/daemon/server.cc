@@ -140,6 +140,7 @@ Server::Served Server::serve_one(int fd, Client& client) {
   auto& msg = std::get<wire::Message>(decoded);
   send_message(fd, {msg.request_id,
                     session_.handle(client.id, static_cast<std::uint32_t>(client.pid), msg.body)});
+  session_.settle(client.id);  // the energy reading and the like, once the client can go on
   return Served::kMessage;
 }
 

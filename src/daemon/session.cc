@@ -32,6 +32,7 @@ void Session::stop() {
 void Session::stop_locked() {
   if (!started_) return;
   started_ = false;
+  deferred_.clear();  // no launch finishes after this: its energy readings have no row to go to
   if (running_client_) busy_locked(false);
   source_.stop();
 }
@@ -89,9 +90,36 @@ std::uint64_t Session::launches_dropped() const {
   return dropped_;
 }
 
+void Session::settle(std::uint64_t client_id) {
+  std::lock_guard lock(mu_);
+  settle_locked(client_id);
+}
+
+void Session::settle_locked(std::uint64_t client_id) {
+  if (deferred_.empty()) return;
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    if (it->client_id != client_id) {
+      ++it;
+      continue;
+    }
+    const Deferred d = *it;
+    it = deferred_.erase(it);
+    const bool before = d.phase == oa::wire::Phase::kBefore;
+    if (busy_listener_) busy_listener_(before);
+    if (!d.read_energy) continue;
+    // Read even when the launch has gone meanwhile (its client vanished): the busy listener's
+    // model and the energy source's clock stay in step either way.
+    std::optional<power::EnergyReading> reading = read_energy_locked();
+    auto p = pending_.find({d.client_id, d.launch_id});
+    if (p == pending_.end()) continue;
+    (before ? p->second.energy_before : p->second.energy_after) = std::move(reading);
+  }
+}
+
 Body Session::handle(std::uint64_t client_id, std::uint32_t pid, const Body& request) {
   std::lock_guard lock(mu_);
   try {
+    settle_locked(client_id);
     if (const auto* s = std::get_if<oa::wire::Snapshot>(&request)) return snapshot(client_id, *s);
     if (const auto* l = std::get_if<oa::wire::Launch>(&request)) return launch(client_id, pid, *l);
     if (std::holds_alternative<oa::wire::Hello>(request)) return oa::wire::Ok{};
@@ -104,21 +132,25 @@ Body Session::handle(std::uint64_t client_id, std::uint32_t pid, const Body& req
 Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
   if (!started_) return Error{ErrorCode::kDeviceError, "the session is not started"};
   Pending& p = pending_[{client_id, s.launch_id}];
+  // The energy is read in settle(), just after the reply: a few microseconds after the counters,
+  // far inside RAPL's own update interval (about 1 ms), and off the program's path.
   if (s.phase == oa::wire::Phase::kBefore) {
-    if (p.pairs == 0) p.energy_before = read_energy_locked();
+    const bool read_energy = energy_ != nullptr && p.pairs == 0;
+    if (read_energy && s.energy_first) p.energy_before = read_energy_locked();
     p.before = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
-    busy_locked(true);
+    source_.kernel_running(true);
     running_client_ = client_id;
+    deferred_.push_back({client_id, s.launch_id, s.phase, read_energy && !s.energy_first});
   } else {
     if (!p.before) {
       pending_.erase({client_id, s.launch_id});
       return Error{ErrorCode::kUnknownLaunch,
                    fmt::format("launch {} has no 'before' snapshot", s.launch_id)};
     }
-    busy_locked(false);
+    source_.kernel_running(false);
     running_client_.reset();
     const oa::Report after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
-    p.energy_after = read_energy_locked();
+    deferred_.push_back({client_id, s.launch_id, s.phase, energy_ != nullptr});
     const oa::CounterDeltas pass = oa::compute_deltas(*p.before, after);
     if (p.pairs++ == 0) {
       p.deltas = pass;
@@ -161,6 +193,7 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
 
 void Session::client_gone(std::uint64_t client_id) {
   std::lock_guard lock(mu_);
+  settle_locked(client_id);
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (it->first.first == client_id) {
       ++dropped_;

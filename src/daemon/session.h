@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "gpu/counter_source.h"
 #include "mmio/oa_programmer.h"
@@ -36,8 +37,14 @@ class Session {
   void start();
   // Thread-safe, as is everything below: the socket server and a sampler may share a session.
   // Answers one request of client `client_id` (whose process is `pid`). Never throws: device
-  // failures become an Error reply.
+  // failures become an Error reply. The answer waits only for what the kernel must not start (or
+  // end) without: the counter snapshot and the source's kernel signal. The rest of a snapshot's
+  // work (the energy reading beside it, the busy listener) is left for settle(), which the server
+  // calls as soon as the reply is on its way; a client's next request settles its earlier ones
+  // first in any case.
   oa::wire::Body handle(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Body& request);
+  // Does what the answers to `client_id` left for after the reply.
+  void settle(std::uint64_t client_id);
   // The client's connection closed: launches it left half-measured are dropped, and a kernel it
   // left marked as running is ended.
   void client_gone(std::uint64_t client_id);
@@ -73,8 +80,17 @@ class Session {
     std::optional<power::EnergyReading> energy_before;  // at the first 'before'
     std::optional<power::EnergyReading> energy_after;   // at the latest 'after'
   };
+  // Work an answer leaves for after its reply: reading the energy beside a snapshot (into the
+  // launch's Pending) and telling the busy listener.
+  struct Deferred {
+    std::uint64_t client_id;
+    std::uint64_t launch_id;
+    oa::wire::Phase phase;
+    bool read_energy;
+  };
   std::optional<power::EnergyReading> read_energy_locked();
   void busy_locked(bool busy);
+  void settle_locked(std::uint64_t client_id);
   oa::wire::Body snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s);
   oa::wire::Body launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l);
   void stop_locked();
@@ -88,6 +104,7 @@ class Session {
   std::function<void(bool)> busy_listener_;
   bool started_ = false;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Pending> pending_;  // (client, launch id)
+  std::vector<Deferred> deferred_;
   std::optional<std::uint64_t> running_client_;
   std::uint64_t next_index_ = 0;
   std::uint64_t dropped_ = 0;

@@ -281,9 +281,9 @@ cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size
     bool measured = true;  // both snapshots of every pass were taken
     std::uint32_t passes = 0;
     std::uint64_t restore_bytes = 0, restore_ns = 0;
-    // Auto replay's window, bounded from inside: the privileged side reads energy before it
-    // answers the first 'before' and after it receives the last 'after', so its window is at
-    // least from that answer to that send.
+    // Auto replay's window, bounded from inside: asked to (energy_first), the privileged side
+    // reads energy before it answers the first 'before', and it reads it again after it receives
+    // the last 'after', so its window is at least from that answer to that send.
     std::uint64_t window_start_ns = 0, window_end_ns = 0;
     for (;;) {
       if (passes > 0) {
@@ -296,7 +296,9 @@ cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size
           break;
         }
       }
-      if (!client_->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) {
+      const bool energy_first = passes == 0 && replaying &&
+                                replay.mode == ReplayConfig::Mode::kAuto;
+      if (!client_->call(wire::Snapshot{id, wire::Phase::kBefore, energy_first}, error)) {
         disable("snapshot failed: " + error + "; running unprofiled from here on");
         measured = false;
       } else if (const std::string refused = client_->take_post_error(); !refused.empty()) {

@@ -78,7 +78,8 @@ void put_payload(Writer& w, const Hello& h) {
 }
 void put_payload(Writer& w, const Snapshot& s) {
   w.put(s.launch_id);
-  w.put(static_cast<std::uint8_t>(s.phase));
+  w.put(static_cast<std::uint8_t>(static_cast<std::uint8_t>(s.phase) |
+                                  (s.energy_first ? kSnapshotEnergyFirst : 0)));
 }
 void put_payload(Writer& w, const Launch& l) {
   w.put(l.launch_id);
@@ -160,7 +161,10 @@ void put_payload(Writer&, const Close&) {}
 bool get_payload(Reader& r, Hello& h) { return r.get(h.pid) && r.get(h.flags); }
 bool get_payload(Reader& r, Snapshot& s) {
   std::uint8_t phase = 0;
-  if (!r.get(s.launch_id) || !r.get(phase) || phase > 1) return false;
+  if (!r.get(s.launch_id) || !r.get(phase)) return false;
+  s.energy_first = (phase & kSnapshotEnergyFirst) != 0;
+  phase &= static_cast<std::uint8_t>(~kSnapshotEnergyFirst);
+  if (phase > 1) return false;
   s.phase = static_cast<Phase>(phase);
   return true;
 }

@@ -8,7 +8,7 @@
 // A message is at most kMaxMessageBytes. Every request gets exactly one reply (kOk or kError)
 // carrying the same request_id. Payloads:
 //   kHello     u32 pid | u32 flags                              -> kOk
-//   kSnapshot  u64 launch_id | u8 phase (0 before, 1 after)    -> kOk
+//   kSnapshot  u64 launch_id | u8 phase (0 before, 1 after; bit 7: energy first) -> kOk
 //   kLaunch    u64 launch_id | u32 work_dim | 3×u64 global | 3×u64 local | 3×u64 offset
 //              | u64 queued_ns | u64 submit_ns | u64 start_ns | u64 end_ns | u8 profiled
 //              | u64 queue | u64 context | u64 device | u32 tid | u64 api_ns | u8 api
@@ -84,7 +84,12 @@ struct Hello {
 struct Snapshot {
   std::uint64_t launch_id = 0;
   Phase phase = Phase::kBefore;
+  // Read the energy before answering instead of just after. The privileged side normally reads
+  // it once the reply is on its way (off the program's path); auto replay asks for it first on
+  // a launch's first 'before', so the window it measures lies inside the energy window.
+  bool energy_first = false;
 };
+inline constexpr std::uint8_t kSnapshotEnergyFirst = 0x80;
 
 struct Launch {
   std::uint64_t launch_id = 0;

@@ -52,15 +52,22 @@ class SessionTest : public ::testing::Test {
                    }};
   std::vector<std::pair<std::optional<power::EnergyReading>, std::optional<power::EnergyReading>>>
       energy_;
+
+  // What the server does with a request: answer it, send the reply, settle what the answer left.
+  wire::Body answer(std::uint64_t client, std::uint32_t pid, const wire::Body& request) {
+    wire::Body reply = session_.handle(client, pid, request);
+    session_.settle(client);
+    return reply;
+  }
 };
 
 TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
   session_.start();
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 99, wire::Snapshot{0, wire::Phase::kBefore})));
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, wire::Snapshot{0, wire::Phase::kBefore})));
   sim_.clock->advance_ns(2'000'000);
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 99, wire::Snapshot{0, wire::Phase::kAfter})));
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, wire::Snapshot{0, wire::Phase::kAfter})));
   sim_.clock->advance_ns(5'000'000);  // idle time after the launch does not count as busy
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 99, launch_record(0))));
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, launch_record(0))));
   ASSERT_EQ(rows_.size(), 1u);
   EXPECT_EQ(rows_[0].index, 0u);
   EXPECT_EQ(rows_[0].pid, 99u);
@@ -77,11 +84,11 @@ TEST_F(SessionTest, EnergyIsReadBesideTheSnapshotsAndFollowsTheBusySignal) {
   session_.set_energy_source(&energy);
   session_.set_busy_listener([&](bool b) { busy_calls.push_back(b); });
   session_.start();
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
   sim_.clock->advance_ns(1000);
   energy.busy_uj_ = 1000;
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
-  session_.handle(1, 1, launch_record(0));
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, launch_record(0));
   ASSERT_EQ(energy_.size(), 1u);
   ASSERT_TRUE(energy_[0].first && energy_[0].second);
   EXPECT_EQ(energy_[0].second->energy_uj.at(power::Domain::kPackage) -
@@ -90,22 +97,63 @@ TEST_F(SessionTest, EnergyIsReadBesideTheSnapshotsAndFollowsTheBusySignal) {
   EXPECT_EQ(busy_calls, (std::vector<bool>{true, false}));
 }
 
-TEST_F(SessionTest, WithoutAnEnergySourceRowsHaveNoReadings) {
+// The reply to a snapshot waits for the counters and the kernel signal only: the energy beside
+// it is read once the reply is sent (settle), or before the client's next request at the latest.
+TEST_F(SessionTest, TheEnergyBesideASnapshotIsReadAfterTheReply) {
+  FakeEnergy energy(*sim_.clock);
+  std::vector<bool> busy_calls;
+  session_.set_energy_source(&energy);
+  session_.set_busy_listener([&](bool b) { busy_calls.push_back(b); });
   session_.start();
   session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  EXPECT_TRUE(busy_calls.empty());
+  energy.busy_uj_ = 7;  // what the source holds when the reply has gone
+  session_.settle(2);   // another client's settle leaves this one's work alone
+  EXPECT_TRUE(busy_calls.empty());
+  session_.settle(1);
+  EXPECT_EQ(busy_calls, (std::vector<bool>{true}));
+  energy.busy_uj_ = 50;
+  // Without a settle, the next request of the same client does it before its own answer.
   session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  energy.busy_uj_ = 90;
   session_.handle(1, 1, launch_record(0));
+  ASSERT_EQ(energy_.size(), 1u);
+  ASSERT_TRUE(energy_[0].first && energy_[0].second);
+  EXPECT_EQ(energy_[0].first->energy_uj.at(power::Domain::kPackage), 7u);
+  EXPECT_EQ(energy_[0].second->energy_uj.at(power::Domain::kPackage), 90u);
+  EXPECT_EQ(busy_calls, (std::vector<bool>{true, false}));
+}
+
+TEST_F(SessionTest, EnergyFirstReadsTheEnergyBeforeTheAnswer) {
+  FakeEnergy energy(*sim_.clock);
+  session_.set_energy_source(&energy);
+  session_.start();
+  energy.busy_uj_ = 3;
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore, true});
+  energy.busy_uj_ = 40;  // a deferred read would see this
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, launch_record(0));
+  ASSERT_EQ(energy_.size(), 1u);
+  ASSERT_TRUE(energy_[0].first.has_value());
+  EXPECT_EQ(energy_[0].first->energy_uj.at(power::Domain::kPackage), 3u);
+}
+
+TEST_F(SessionTest, WithoutAnEnergySourceRowsHaveNoReadings) {
+  session_.start();
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, launch_record(0));
   ASSERT_EQ(energy_.size(), 1u);
   EXPECT_FALSE(energy_[0].first.has_value());
 }
 
 TEST_F(SessionTest, LaunchWithoutSnapshotsIsAnErrorAndCountsAsDropped) {
   session_.start();
-  const auto reply = session_.handle(1, 1, launch_record(5));
+  const auto reply = answer(1, 1, launch_record(5));
   ASSERT_TRUE(std::holds_alternative<wire::Error>(reply));
   EXPECT_EQ(std::get<wire::Error>(reply).code, wire::ErrorCode::kUnknownLaunch);
   EXPECT_EQ(session_.launches_dropped(), 1u);
-  const auto after_only = session_.handle(1, 1, wire::Snapshot{6, wire::Phase::kAfter});
+  const auto after_only = answer(1, 1, wire::Snapshot{6, wire::Phase::kAfter});
   EXPECT_TRUE(std::holds_alternative<wire::Error>(after_only));
   EXPECT_TRUE(rows_.empty());
 }
@@ -115,21 +163,21 @@ TEST_F(SessionTest, ReplayedPassesSumTheirPairsAndTheEnergyWindowSpansThemAll) {
   session_.set_energy_source(&energy);
   session_.start();
   // Single-pass reference: 1 ms of kernel.
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
   sim_.clock->advance_ns(1'000'000);
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
-  session_.handle(1, 1, launch_record(0));
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, launch_record(0));
   // Three passes of 1 ms each, with 4 ms of restores between them that the counters must not see.
   const std::uint64_t t0 = sim_.clock->now_ns();
   for (int pass = 0; pass < 3; ++pass) {
     if (pass > 0) sim_.clock->advance_ns(4'000'000);
-    ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kBefore})));
+    ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{1, wire::Phase::kBefore})));
     sim_.clock->advance_ns(1'000'000);
-    ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kAfter})));
+    ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{1, wire::Phase::kAfter})));
   }
   wire::Launch replayed = launch_record(1);
   replayed.passes = 3;
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 1, replayed)));
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 1, replayed)));
   ASSERT_EQ(rows_.size(), 2u);
   EXPECT_EQ(rows_[1].deltas.gpu_ticks, 3 * rows_[0].deltas.gpu_ticks);
   EXPECT_EQ(rows_[1].deltas.a[0], 3 * rows_[0].deltas.a[0]);
@@ -142,37 +190,37 @@ TEST_F(SessionTest, ReplayedPassesSumTheirPairsAndTheEnergyWindowSpansThemAll) {
 
 TEST_F(SessionTest, APassCountTheCountersDoNotMatchIsFlagged) {
   session_.start();
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
   wire::Launch l = launch_record(0);
   l.passes = 2;
-  session_.handle(1, 1, l);
+  answer(1, 1, l);
   ASSERT_EQ(rows_.size(), 1u);
   EXPECT_EQ(rows_[0].flags, std::vector<std::string>{"pass_count_mismatch"});
 }
 
 TEST_F(SessionTest, ALoneBeforeIsDroppedAlsoAfterFinishedPasses) {
   session_.start();
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
-  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(1, 1, launch_record(0))));
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(answer(1, 1, launch_record(0))));
   // A replay whose last pass never got its 'after': its counters miss a pass.
-  session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kBefore});
-  session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kAfter});
-  session_.handle(1, 1, wire::Snapshot{1, wire::Phase::kBefore});
+  answer(1, 1, wire::Snapshot{1, wire::Phase::kBefore});
+  answer(1, 1, wire::Snapshot{1, wire::Phase::kAfter});
+  answer(1, 1, wire::Snapshot{1, wire::Phase::kBefore});
   wire::Launch l = launch_record(1);
   l.passes = 2;
-  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(1, 1, l)));
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(answer(1, 1, l)));
   EXPECT_EQ(session_.launches_dropped(), 2u);
   EXPECT_TRUE(rows_.empty());
 }
 
 TEST_F(SessionTest, ClientsAreKeptApartAndAVanishedClientStopsTheBusyModel) {
   session_.start();
-  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
   session_.client_gone(1);  // died mid-kernel
   EXPECT_EQ(session_.launches_dropped(), 1u);
   // Client 2 reuses launch id 0: it must not pair with client 1's snapshot.
-  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(2, 2, launch_record(0))));
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(answer(2, 2, launch_record(0))));
   // The busy counter no longer advances once the dead client's kernel was ended.
   const std::uint32_t a0 = sim_.device.mmio->read32(mmio::reg::a_low(0));
   sim_.clock->advance_ns(1'000'000);
@@ -185,7 +233,7 @@ TEST_F(SessionTest, StopRestoresTheRegistersAndSnapshotsThenFail) {
   EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), (5u << 2) | 1u);
   session_.stop();
   EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), 0x3u);
-  EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
 }
 
 TEST(SessionLifetimeTest, DestructorRestoresWhenStopWasNeverCalled) {

@@ -76,6 +76,21 @@ TEST(WireTest, OtherMessagesRoundTrip) {
   EXPECT_EQ(e.message, "boom");
 }
 
+TEST(WireTest, ASnapshotCarriesItsEnergyFirstFlagAndRefusesUnknownPhases) {
+  const auto first = std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kBefore, true}}).body);
+  EXPECT_TRUE(first.energy_first);
+  EXPECT_EQ(first.phase, Phase::kBefore);
+  const auto plain = std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kAfter}}).body);
+  EXPECT_FALSE(plain.energy_first);
+  EXPECT_EQ(plain.phase, Phase::kAfter);
+  // The phase is the payload's last byte: 2 is no phase, with or without the flag.
+  for (std::uint8_t phase : {std::uint8_t{2}, std::uint8_t{0x82}}) {
+    auto bytes = encode({1, Snapshot{5, Phase::kBefore}});
+    bytes.back() = phase;
+    EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes))) << int(phase);
+  }
+}
+
 TEST(WireTest, EveryTruncationIsRejectedNotCrashed) {
   Launch l;
   l.work_dim = 1;
