@@ -1,5 +1,5 @@
-// CSV: one row per launch, written and flushed as each launch completes, so a crash of the
-// profiled program leaves every finished row on disk. Units are in the column names; fields that
+// CSV: one row per launch, written as each launch completes and flushed whenever no further row
+// waits, so a crash of the profiled program leaves every finished row on disk. Units are in the column names; fields that
 // need it are quoted as RFC 4180 says; an empty cell means "not measured".
 #include <ostream>
 
@@ -51,9 +51,9 @@ class CsvReporter final : public Reporter {
       line += cell(f);
     }
     out_ << line << '\n';
-    out_.flush();
   }
 
+  void flush() override { flush_or_throw(out_, "CSV"); }
   void end() override { out_.flush(); }
 
  private:

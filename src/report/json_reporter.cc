@@ -1,6 +1,6 @@
 // JSON: one document with the run's metadata and the same rows as the CSV. It is kept valid on
-// disk after every launch: each row is written over the document's closing brackets, which are
-// then written again, so a crash of the profiled program leaves a complete document.
+// disk at every flush: each row is written over the document's closing brackets, which are then
+// written again, so a crash of the profiled program leaves a complete document.
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +48,7 @@ class JsonReporter final : public Reporter {
     head.pop_back();  // reopen the object to append the launches array
     out_ << head << ",\n \"launches\": [";
     write_tail();
+    out_.flush();  // valid on disk before the first row
   }
 
   void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
@@ -59,13 +60,13 @@ class JsonReporter final : public Reporter {
     write_tail();
   }
 
+  void flush() override { flush_or_throw(out_, "JSON"); }
   void end() override { out_.flush(); }
 
  private:
   void write_tail() {
     tail_pos_ = out_.tellp();
     out_ << kTail;
-    out_.flush();
   }
   void seek_to_tail() {
     if (tail_pos_ != std::streampos(-1)) out_.seekp(tail_pos_);

@@ -1,6 +1,12 @@
 #include "report/reporter.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <ostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace oaprof::report {
 
@@ -18,6 +24,18 @@ std::string dims(const std::array<std::uint64_t, 3>& v, std::uint32_t work_dim) 
   return s;
 }
 
+void flush_or_throw(std::ostream& out, std::string_view what) {
+  errno = 0;
+  out.flush();
+  if (!out) {
+    const int err = errno;
+    throw std::runtime_error(fmt::format(
+        "writing the {} file failed{}{}; rows from here on are not saved (free some space, or "
+        "write elsewhere with -o/--json)",
+        what, err ? ": " : "", err ? std::strerror(err) : ""));
+  }
+}
+
 namespace {
 
 class TeeReporter final : public Reporter {
@@ -29,6 +47,9 @@ class TeeReporter final : public Reporter {
   }
   void add(const oa::LaunchRecord& record, const RowEnergy& energy) override {
     for (auto& r : reporters_) r->add(record, energy);
+  }
+  void flush() override {
+    for (auto& r : reporters_) r->flush();
   }
   void end() override {
     for (auto& r : reporters_) r->end();

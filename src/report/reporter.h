@@ -1,6 +1,7 @@
 // Output formats are one Reporter interface with one implementation per format, as in Google
-// Benchmark. Reporters receive rows as launches complete, so files are complete up to the last
-// finished launch even when the profiled program crashes.
+// Benchmark. Reporters receive rows as launches complete and are flushed as soon as no further
+// row waits, so files are complete up to the last finished launch even when the profiled program
+// crashes.
 #pragma once
 
 #include <iosfwd>
@@ -53,12 +54,18 @@ class Reporter {
   virtual ~Reporter() = default;
   virtual void begin(const RunInfo& info) = 0;
   virtual void add(const oa::LaunchRecord& record, const RowEnergy& energy) = 0;
+  // Pushes the rows added so far out to their file, valid as it stands; throws std::runtime_error
+  // when writing failed (a full disk), so no row is lost unsaid. The profiler flushes whenever it
+  // has no further row waiting.
+  virtual void flush() {}
   virtual void end() = 0;
 };
 
 // Derived figures shared by every format.
 double kernel_time_ns(const oa::LaunchRecord& r);  // OpenCL profiling; NaN when not profiled
 std::string dims(const std::array<std::uint64_t, 3>& v, std::uint32_t work_dim);
+// Flushes `out`; throws std::runtime_error naming the `what` file when the stream has failed.
+void flush_or_throw(std::ostream& out, std::string_view what);
 
 std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
 std::unique_ptr<Reporter> make_table_reporter(std::ostream& out);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -223,6 +224,25 @@ TEST(TeeReporterTest, EveryReporterSeesEveryCall) {
   const std::string text = a.str();
   EXPECT_EQ(text, b.str());
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+}
+
+// A full disk must not lose rows unsaid: /dev/full takes the writes into the stream's buffer
+// and fails the flush with ENOSPC, which the reporter turns into an error naming the file.
+TEST(FileReporterTest, AFailedFlushThrowsWithTheReasonForCsvAndJson) {
+  for (const bool json : {false, true}) {
+    std::ofstream full("/dev/full");
+    ASSERT_TRUE(full.is_open());
+    auto rep = json ? make_json_reporter(full) : make_csv_reporter(full);
+    rep->begin(info());
+    rep->add(record(), no_energy());
+    try {
+      rep->flush();
+      ADD_FAILURE() << (json ? "JSON" : "CSV") << ": a failed flush went unnoticed";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(json ? "JSON" : "CSV"));
+      EXPECT_THAT(e.what(), HasSubstr("not saved"));
+    }
+  }
 }
 
 TEST(TableReporterTest, SummarisesPerKernelWithUnitsAndTheDevice) {

@@ -27,6 +27,7 @@
 #include "daemon/child.h"
 #include "daemon/daemon_paths.h"
 #include "daemon/remote_source.h"
+#include "daemon/row_writer.h"
 #include "daemon/sampler.h"
 #include "daemon/server.h"
 #include "daemon/session.h"
@@ -482,8 +483,9 @@ int run_profile(const ProfileOptions& options) {
   }
   out.files->begin(info);
   out.table->begin(info);
-  daemon::Session session(*source, format,
-                          [&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
+  // Rows are formatted and written on a thread of their own (RowWriter): the thread answering the
+  // program's snapshots never waits for a file.
+  daemon::RowWriter rows([&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
                               const power::EnergyReading* end) {
                             report::RowEnergy e;
                             if (begin && end) {
@@ -503,7 +505,8 @@ int run_profile(const ProfileOptions& options) {
                             out.table->add(r, e);
                             out.rows.fetch_add(1, std::memory_order_relaxed);
                           },
-                          daemon::oa_config_for(*metrics, platform));
+                          [&] { out.files->flush(); });
+  daemon::Session session(*source, format, rows.sink(), daemon::oa_config_for(*metrics, platform));
   session.set_energy_source(energy.get());
   if (sim_energy != nullptr) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
@@ -523,6 +526,12 @@ int run_profile(const ProfileOptions& options) {
 
   auto finish = [&](int exit_code) {
     session.stop();  // restores every register the session touched
+    try {
+      rows.drain();
+    } catch (const std::exception& e) {
+      std::cerr << "oaprof: " << e.what() << "\n";
+      if (exit_code == 0) exit_code = kExitOutput;
+    }
     out.files->end();
     if (!options.quiet) {
       out.table->end();
@@ -653,7 +662,7 @@ int run_profile(const ProfileOptions& options) {
   if (server) server->stop();
   server.reset();
   ::rmdir(dir.c_str());
-  finish(exit_code);
+  exit_code = finish(exit_code);
   if (!options.quiet && exit_code != 0 && exit_code != kExitCannotRun) {
     std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], exit_code);
   }
