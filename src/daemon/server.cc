@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -25,7 +26,10 @@ void send_message(int fd, const wire::Message& m) { send_datagram(fd, wire::enco
 }  // namespace
 
 Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_uids)
-    : path_(std::move(path)), session_(session), allowed_(std::move(allowed_uids)) {
+    : path_(std::move(path)),
+      session_(session),
+      allowed_(std::move(allowed_uids)),
+      wait_policy_(oa::channel::wait_policy(std::getenv("OAPROF_SPIN_US"))) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path_.size() >= sizeof addr.sun_path) {
@@ -51,7 +55,10 @@ Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_ui
 
 Server::~Server() {
   stop();
-  for (const auto& [fd, client] : clients_) ::close(fd);
+  for (auto& [fd, client] : clients_) {
+    client.channel.reset();
+    ::close(fd);
+  }
   ::close(listen_fd_);
   ::close(wake_fd_);
   ::unlink(path_.c_str());
@@ -80,6 +87,7 @@ void Server::loop() {
         auto it = clients_.find(fds[i].fd);
         while (it != clients_.end() && serve_one(it->first, it->second) == Served::kMessage) {
         }
+        if (it != clients_.end() && it->second.channel) it->second.channel->stop();
       }
       return;
     }
@@ -88,11 +96,7 @@ void Server::loop() {
       if (fds[i].revents == 0) continue;
       auto it = clients_.find(fds[i].fd);
       if (it == clients_.end()) continue;
-      if (serve_one(fds[i].fd, it->second) == Served::kGone) {
-        session_.client_gone(it->second.id);
-        ::close(fds[i].fd);
-        clients_.erase(it);
-      }
+      if (serve_one(fds[i].fd, it->second) == Served::kGone) drop_client(fds[i].fd);
     }
   }
 }
@@ -115,7 +119,54 @@ void Server::accept_client() {
     ::close(fd);
     return;
   }
-  clients_[fd] = Client{next_client_++, cred.pid, cred.uid};
+  clients_[fd] = Client{next_client_++, cred.pid, cred.uid, nullptr};
+}
+
+void Server::drop_client(int fd) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  // A program that posts its last launch record and exits leaves the record in the ring: the
+  // channel answers it before the session hears the client is gone.
+  if (it->second.channel) it->second.channel->stop();
+  session_.client_gone(it->second.id);
+  it->second.channel.reset();
+  ::close(fd);
+  clients_.erase(it);
+}
+
+Server::Answer Server::answer(const Client& client, std::span<const std::uint8_t> bytes) {
+  auto decoded = wire::decode(bytes);
+  if (auto* err = std::get_if<wire::DecodeError>(&decoded)) {
+    ++rejected_;
+    return {{err->request_id, wire::Error{err->code, err->reason}}};
+  }
+  const auto& msg = std::get<wire::Message>(decoded);
+  Answer a{{msg.request_id,
+            session_.handle(client.id, static_cast<std::uint32_t>(client.pid), msg.body)}};
+  const auto* hello = std::get_if<wire::Hello>(&msg.body);
+  a.wants_channel = hello != nullptr && (hello->flags & oa::channel::kHelloWantsChannel) != 0 &&
+                    std::holds_alternative<wire::Ok>(a.reply.body);
+  return a;
+}
+
+void Server::offer_channel(int fd, Client& client, const wire::Message& ok) {
+  std::string error;
+  const std::uint64_t id = client.id;
+  client.channel = ChannelServer::create(
+      [this, &client](std::span<const std::uint8_t> bytes) {
+        return wire::encode(answer(client, bytes).reply);
+      },
+      [this, id] { session_.settle(id); }, fd, wait_policy_, error);
+  // Counted before the reply goes: the client may act on it at once.
+  if (client.channel) ++channels_;
+  // Without a channel (the kernel refused a memfd), the plain reply keeps the client on the socket.
+  if (!client.channel || !send_datagram_with_fd(fd, wire::encode(ok), client.channel->fd())) {
+    if (client.channel) --channels_;
+    client.channel.reset();
+    send_message(fd, ok);
+    return;
+  }
+  client.channel->close_fd();  // the client holds its own copy now
 }
 
 Server::Served Server::serve_one(int fd, Client& client) {
@@ -131,15 +182,12 @@ Server::Served Server::serve_one(int fd, Client& client) {
     send_message(fd, oversized_reply(n));
     return Served::kMessage;
   }
-  auto decoded = wire::decode(std::span<const std::uint8_t>(buf, n));
-  if (auto* err = std::get_if<wire::DecodeError>(&decoded)) {
-    ++rejected_;
-    send_message(fd, {err->request_id, wire::Error{err->code, err->reason}});
-    return Served::kMessage;
+  const Answer a = answer(client, std::span<const std::uint8_t>(buf, n));
+  if (a.wants_channel && !client.channel) {
+    offer_channel(fd, client, a.reply);
+  } else {
+    send_message(fd, a.reply);
   }
-  auto& msg = std::get<wire::Message>(decoded);
-  send_message(fd, {msg.request_id,
-                    session_.handle(client.id, static_cast<std::uint32_t>(client.pid), msg.body)});
   session_.settle(client.id);  // the energy reading and the like, once the client can go on
   return Served::kMessage;
 }

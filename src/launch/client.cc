@@ -1,17 +1,39 @@
 #include "launch/client.h"
 
+#include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <variant>
 
 namespace oaprof::launch {
 namespace wire = oa::wire;
+namespace channel = oa::channel;
+
+struct Client::Channel {
+  void* mapping = nullptr;
+  channel::ChannelLayout* layout = nullptr;
+  channel::Producer out;
+  channel::Consumer in;
+  channel::WaitPolicy policy;
+
+  Channel(void* m, channel::ChannelLayout* l)
+      : mapping(m),
+        layout(l),
+        out(l->to_server, l->to_server_slots),
+        in(l->to_client, l->to_client_slots),
+        policy(channel::wait_policy(std::getenv("OAPROF_SPIN_US"))) {}
+  ~Channel() { ::munmap(mapping, channel::kChannelBytes); }
+};
 
 std::unique_ptr<Client> Client::connect(const std::string& path, std::string& error,
                                         int timeout_ms) {
@@ -35,13 +57,103 @@ std::unique_ptr<Client> Client::connect(const std::string& path, std::string& er
     ::close(fd);
     return nullptr;
   }
-  return std::unique_ptr<Client>(new Client(fd));
+  return std::unique_ptr<Client>(new Client(fd, timeout_ms));
 }
 
-Client::~Client() { ::close(fd_); }
+Client::Client(int fd, int timeout_ms)
+    : fd_(fd), timeout_ms_(timeout_ms), buf_(wire::kMaxMessageBytes) {}
+
+Client::~Client() {
+  channel_.reset();
+  ::close(fd_);
+}
+
+bool Client::attach_channel(int fd) {
+  struct stat st {};
+  void* m = MAP_FAILED;
+  if (::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) >= channel::kChannelBytes) {
+    m = ::mmap(nullptr, channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  ::close(fd);  // the mapping stays
+  if (m == MAP_FAILED) return false;
+  channel::ChannelLayout* layout = channel::attach(m, channel::kChannelBytes);
+  if (layout == nullptr) {
+    ::munmap(m, channel::kChannelBytes);
+    return false;
+  }
+  channel_ = std::make_unique<Channel>(m, layout);
+  return true;
+}
+
+bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error) {
+  const std::uint32_t id = next_id_++;
+  if (!send(wire::Hello{pid, want_channel ? channel::kHelloWantsChannel : 0}, id, error)) {
+    return false;
+  }
+  std::vector<std::uint8_t>& buf = buf_;
+  iovec iov{buf.data(), buf.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  do {
+    n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  int passed = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int))) {
+      std::memcpy(&passed, CMSG_DATA(c), sizeof(int));
+    }
+  }
+  if (n <= 0) {
+    if (passed >= 0) ::close(passed);
+    error = n == 0 ? "the privileged side closed the connection"
+                   : std::string("no reply: ") + std::strerror(errno);
+    return false;
+  }
+  auto decoded = wire::decode({buf.data(), static_cast<std::size_t>(n)});
+  const auto* reply = std::get_if<wire::Message>(&decoded);
+  if (reply == nullptr || reply->request_id != id || !std::holds_alternative<wire::Ok>(reply->body)) {
+    if (passed >= 0) ::close(passed);
+    const auto* e = reply != nullptr ? std::get_if<wire::Error>(&reply->body) : nullptr;
+    error = e != nullptr ? e->message : "unexpected reply to hello";
+    return false;
+  }
+  // Without a usable mapping the socket serves: slower, never wrong.
+  if (passed >= 0 && want_channel) {
+    (void)attach_channel(passed);
+  } else if (passed >= 0) {
+    ::close(passed);
+  }
+  return true;
+}
 
 bool Client::send(const wire::Body& request, std::uint32_t id, std::string& error) {
   const auto bytes = wire::encode({id, request});
+  if (channel_) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+    for (;;) {
+      const channel::RingStatus st = channel_->out.try_push(bytes);
+      if (st == channel::RingStatus::kOk) return true;
+      if (st == channel::RingStatus::kCorrupt) {
+        error = "the channel to the privileged side is corrupt";
+        return false;
+      }
+      if (channel_->out.wait_for_room(channel_->policy)) continue;
+      if (peer_hung_up()) {
+        error = "the privileged side closed the connection";
+        return false;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        error = "the privileged side takes no more requests";
+        return false;
+      }
+    }
+  }
   if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
     error = std::string("send: ") + std::strerror(errno);
     return false;
@@ -55,24 +167,65 @@ bool Client::post(const wire::Body& request, std::string& error) {
 
 std::string Client::take_post_error() { return std::exchange(post_error_, {}); }
 
+bool Client::peer_hung_up() const {
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
+}
+
+bool Client::receive_from_channel(std::vector<std::uint8_t>& buf, std::size_t* size,
+                                  std::string& error) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+  for (;;) {
+    const channel::RingStatus st = channel_->in.try_pop(buf, size);
+    if (st == channel::RingStatus::kOk) return true;
+    if (st == channel::RingStatus::kCorrupt) {
+      error = "the channel to the privileged side is corrupt";
+      return false;
+    }
+    if (channel_->in.wait_for_message(channel_->policy)) continue;
+    // A slice passed without a reply: a privileged side that went away does not answer any more.
+    if (peer_hung_up()) {
+      error = "the privileged side closed the connection";
+      return false;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      error = "no reply: the privileged side did not answer in time";
+      return false;
+    }
+  }
+}
+
+bool Client::receive(std::vector<std::uint8_t>& buf, wire::Message& reply, std::string& error) {
+  std::size_t n = 0;
+  if (channel_) {
+    if (!receive_from_channel(buf, &n, error)) return false;
+  } else {
+    ssize_t got;
+    do {
+      got = ::recv(fd_, buf.data(), buf.size(), 0);
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) {
+      error = got == 0 ? "the privileged side closed the connection"
+                       : std::string("no reply: ") + std::strerror(errno);
+      return false;
+    }
+    n = static_cast<std::size_t>(got);
+  }
+  auto decoded = wire::decode({buf.data(), n});
+  if (auto* bad = std::get_if<wire::DecodeError>(&decoded)) {
+    error = "unreadable reply: " + bad->reason;
+    return false;
+  }
+  reply = std::move(std::get<wire::Message>(decoded));
+  return true;
+}
+
 bool Client::call(const wire::Body& request, std::string& error) {
   const std::uint32_t id = next_id_++;
   if (!send(request, id, error)) return false;
-  std::uint8_t buf[wire::kMaxMessageBytes];
   for (;;) {
-    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = n == 0 ? "the privileged side closed the connection"
-                     : std::string("no reply: ") + std::strerror(errno);
-      return false;
-    }
-    auto decoded = wire::decode({buf, static_cast<std::size_t>(n)});
-    if (auto* bad = std::get_if<wire::DecodeError>(&decoded)) {
-      error = "unreadable reply: " + bad->reason;
-      return false;
-    }
-    const auto& reply = std::get<wire::Message>(decoded);
+    wire::Message reply;
+    if (!receive(buf_, reply, error)) return false;
     if (reply.request_id != id && reply.request_id != 0) {
       // A reply to a post(), or a late one to a timed-out call.
       const auto* e = std::get_if<wire::Error>(&reply.body);

@@ -1,12 +1,17 @@
-// The layer's end of the socket to the privileged side: blocking request/reply over
-// SOCK_SEQPACKET with a receive timeout, so a stuck privileged side can delay the profiled
-// program but never hang it.
+// The layer's end of the connection to the privileged side: request/reply with ids, over the
+// SOCK_SEQPACKET socket or, once the hello has brought one, over the shared-memory channel
+// (oa/shm_channel.h) that avoids a system call and a wake-up per message. Every wait is bounded
+// (the receive timeout), so a stuck privileged side can delay the profiled program but never
+// hang it.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "oa/shm_channel.h"
 #include "oa/wire.h"
 
 namespace oaprof::launch {
@@ -20,6 +25,11 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
+  // Says hello for process `pid` and asks for a shared-memory channel (`want_channel`). True on
+  // kOk; the channel is used from then on when the privileged side handed one over.
+  bool hello(std::uint32_t pid, bool want_channel, std::string& error);
+  bool has_channel() const { return channel_ != nullptr; }
+
   // Sends one request and waits for its reply. True on kOk; false with `error` set otherwise.
   // Replies to earlier post()s that arrive first are read on the way.
   bool call(const oa::wire::Body& request, std::string& error);
@@ -31,12 +41,22 @@ class Client {
   std::string take_post_error();
 
  private:
-  explicit Client(int fd) : fd_(fd) {}
+  Client(int fd, int timeout_ms);
   bool send(const oa::wire::Body& request, std::uint32_t id, std::string& error);
+  // The next reply, from the channel or the socket, decoded into `reply`.
+  bool receive(std::vector<std::uint8_t>& buf, oa::wire::Message& reply, std::string& error);
+  bool receive_from_channel(std::vector<std::uint8_t>& buf, std::size_t* size, std::string& error);
+  bool peer_hung_up() const;
+  // Takes the mapping passed with the hello's reply; false (and no channel) when it is unusable.
+  bool attach_channel(int fd);
 
   int fd_;
+  int timeout_ms_;
   std::uint32_t next_id_ = 1;
   std::string post_error_;
+  std::vector<std::uint8_t> buf_;  // one reply at a time
+  struct Channel;
+  std::unique_ptr<Channel> channel_;
 };
 
 }  // namespace oaprof::launch

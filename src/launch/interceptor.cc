@@ -1,5 +1,6 @@
 #include "launch/interceptor.h"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,31 @@ std::uint64_t monotonic_ns() {
 }
 
 std::uint64_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// The process and thread ids, asked of the kernel once and again after a fork (the child has new
+// ones), not at every launch: each is a system call.
+std::atomic<pid_t> g_pid{0};
+thread_local pid_t t_tid = 0;
+
+void forget_ids_in_child() {
+  g_pid.store(0);
+  t_tid = 0;  // the forking thread is the child's only thread
+}
+
+pid_t current_pid() {
+  static const bool registered = [] { return ::pthread_atfork(nullptr, nullptr, forget_ids_in_child) == 0; }();
+  pid_t pid = g_pid.load(std::memory_order_relaxed);
+  if (pid == 0 || !registered) {
+    pid = ::getpid();
+    if (registered) g_pid.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
+}
+
+pid_t current_tid() {
+  if (t_tid == 0) t_tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  return t_tid;
+}
 
 std::string kernel_name(cl_kernel k) {
   size_t size = 0;
@@ -180,7 +206,7 @@ class Profiler {
 
   bool ensure_connected_locked() {
     if (disabled_) return false;
-    const pid_t pid = ::getpid();
+    const pid_t pid = current_pid();
     if (client_ && pid == client_pid_) return true;
     // First use, or a forked child: the parent's connection is not ours to use.
     std::string error;
@@ -190,13 +216,17 @@ class Profiler {
       return false;
     }
     client_pid_ = pid;
-    if (!client_->call(wire::Hello{static_cast<std::uint32_t>(pid), 0}, error)) {
+    // The shared-memory channel unless OAPROF_CHANNEL=off asks for the socket alone.
+    const char* channel = std::getenv("OAPROF_CHANNEL");
+    const bool want_channel = channel == nullptr || std::strcmp(channel, "off") != 0;
+    if (!client_->hello(static_cast<std::uint32_t>(pid), want_channel, error)) {
       disable("the privileged side refused us: " + error + "; running unprofiled");
       return false;
     }
     if (std::getenv("OAPROF_LAYER_QUIET") == nullptr) {
-      std::fprintf(stderr, "oaprof: measuring OpenCL launches of pid %d through the %s\n", pid,
-                   g_way_in);
+      std::fprintf(stderr, "oaprof: measuring OpenCL launches of pid %d through the %s (%s)\n",
+                   pid, g_way_in,
+                   client_->has_channel() ? "shared-memory channel" : "socket");
     }
     return true;
   }
@@ -371,7 +401,7 @@ cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size
     g_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
     rec.context = handle(context);
     rec.device = handle(device);
-    rec.tid = static_cast<std::uint32_t>(::syscall(SYS_gettid));
+    rec.tid = static_cast<std::uint32_t>(current_tid());
     rec.api_ns = api_ns;
     rec.api = api;
     rec.passes = passes;

@@ -83,6 +83,26 @@ TEST_P(AttachTest, ThreadsAreSerialisedAndTold) {
   EXPECT_EQ(tids.size(), 4u);
 }
 
+// Threads make the layer's client the busiest; the same launches over the socket alone (the
+// fallback when no channel can be mapped) must give the same rows.
+TEST_P(AttachTest, TheChannelAndTheSocketAloneGiveTheSameRows) {
+  const auto fast = profile("threads");
+  ASSERT_EQ(fast.status, 0) << fast.output;
+  EXPECT_THAT(fast.output, HasSubstr("(shared-memory channel)"));
+  const auto fast_rows = read_csv(csv());
+  const auto slow = run(fmt::format("OAPROF_CHANNEL=off {} --device sim -q --inject {} -o {} -- {} threads",
+                                    OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  ASSERT_EQ(slow.status, 0) << slow.output;
+  EXPECT_THAT(slow.output, HasSubstr("(socket)"));
+  const auto slow_rows = read_csv(csv());
+  ASSERT_EQ(static_cast<int>(fast_rows.size()), launches_made(fast.output));
+  ASSERT_EQ(slow_rows.size(), fast_rows.size());
+  for (std::size_t i = 0; i < slow_rows.size(); ++i) {
+    EXPECT_EQ(slow_rows[i].at("kernel"), fast_rows[i].at("kernel"));
+    EXPECT_EQ(slow_rows[i].at("global_size"), fast_rows[i].at("global_size"));
+  }
+}
+
 TEST_P(AttachTest, AProgramWithoutProfilingStillSeesNone) {
   const auto r = profile("profiling");
   EXPECT_EQ(r.status, 0) << r.output;  // CL_PROFILING_INFO_NOT_AVAILABLE, no profiling bit

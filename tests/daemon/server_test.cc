@@ -1,5 +1,7 @@
 #include "daemon/server.h"
 
+#include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -113,6 +115,113 @@ TEST_F(ServerTest, AClientThatDiesMidLaunchIsCleanedUp) {
   auto client = launch::Client::connect(path_, error);
   ASSERT_TRUE(client);
   EXPECT_TRUE(client->call(wire::Hello{2, 0}, error)) << error;
+}
+
+wire::Launch finished_launch(std::uint64_t id) {
+  wire::Launch l;
+  l.launch_id = id;
+  l.work_dim = 1;
+  l.kernel_name = "k";
+  return l;
+}
+
+// The layer's fast path: the hello brings a shared-memory channel and every further message of
+// the launch goes through it, answered exactly as over the socket.
+TEST_F(ServerTest, AClientWithAChannelMeasuresLaunchesThroughIt) {
+  std::string error;
+  auto client = launch::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(1, true, error)) << error;
+  ASSERT_TRUE(client->has_channel());
+  EXPECT_EQ(server_->channels_opened(), 1u);
+  for (std::uint64_t id = 0; id < 50; ++id) {
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) << error;
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) << error;
+    ASSERT_TRUE(client->post(finished_launch(id), error)) << error;
+  }
+  // The last record's reply comes with the next call; an error still reaches the caller.
+  EXPECT_FALSE(client->call(wire::Snapshot{99, wire::Phase::kAfter}, error));
+  EXPECT_NE(error.find("no 'before'"), std::string::npos) << error;
+  EXPECT_EQ(rows_.load(), 50);
+  EXPECT_EQ(server_->messages_rejected(), 0u);
+}
+
+TEST_F(ServerTest, AClientThatAsksForNoChannelStaysOnTheSocket) {
+  std::string error;
+  auto client = launch::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(1, false, error)) << error;
+  EXPECT_FALSE(client->has_channel());
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
+  ASSERT_TRUE(client->call(finished_launch(0), error)) << error;
+  EXPECT_EQ(rows_.load(), 1);
+  EXPECT_EQ(server_->channels_opened(), 0u);
+}
+
+// A program that posts its last launch record and exits at once: the record is still in the
+// ring when the socket closes, and must become a row all the same.
+TEST_F(ServerTest, ARecordLeftInTheChannelByAnExitingClientIsKept) {
+  for (std::uint64_t id = 0; id < 20; ++id) {
+    std::string error;
+    auto client = launch::Client::connect(path_, error);
+    ASSERT_TRUE(client) << error;
+    ASSERT_TRUE(client->hello(1, true, error)) << error;
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) << error;
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) << error;
+    ASSERT_TRUE(client->post(finished_launch(id), error)) << error;
+  }  // each client goes right after its post
+  server_.reset();  // stopping drains whatever the channels still hold
+  EXPECT_EQ(rows_.load(), 20);
+  EXPECT_EQ(session_.launches_dropped(), 0u);
+}
+
+// The client owns half of the mapping: when it scribbles over the ring's counters the server
+// cuts it off (its socket is shut down) and goes on serving everyone else.
+TEST_F(ServerTest, AClientThatCorruptsItsChannelIsCutOffAndOthersAreServed) {
+  const int fd = raw_connect();
+  const auto hello = wire::encode({1, wire::Hello{1, oa::channel::kHelloWantsChannel}});
+  ASSERT_EQ(::send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  iovec iov{buf, sizeof buf};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ASSERT_GT(::recvmsg(fd, &msg, 0), 0);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  ASSERT_NE(c, nullptr);
+  int mapping_fd = -1;
+  std::memcpy(&mapping_fd, CMSG_DATA(c), sizeof mapping_fd);
+  // Sealed: the client cannot shrink the mapping under the server.
+  EXPECT_NE(::ftruncate(mapping_fd, 16), 0);
+  void* m = ::mmap(nullptr, oa::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                   mapping_fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  auto* layout = oa::channel::attach(m, oa::channel::kChannelBytes);
+  ASSERT_NE(layout, nullptr);
+  layout->to_server.tail.store(1000);  // far more messages than there are slots
+  oa::channel::wake_consumer(layout->to_server);
+  pollfd p{fd, POLLIN, 0};
+  bool hung_up = false;
+  for (int i = 0; i < 400 && !hung_up; ++i) {
+    hung_up = ::poll(&p, 1, 10) > 0 && (p.revents & POLLHUP) != 0;
+  }
+  EXPECT_TRUE(hung_up) << "the server kept a client that corrupted its channel";
+  ::munmap(m, oa::channel::kChannelBytes);
+  ::close(mapping_fd);
+  ::close(fd);
+
+  std::string error;
+  auto client = launch::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(2, true, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
+  ASSERT_TRUE(client->call(finished_launch(0), error)) << error;
+  EXPECT_EQ(rows_.load(), 1);
 }
 
 TEST(ServerSetupTest, AnExistingPathIsAClearError) {
