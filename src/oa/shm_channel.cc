@@ -1,6 +1,7 @@
 #include "oa/shm_channel.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,7 +42,9 @@ inline void cpu_relax() {
 #endif
 }
 
-// Polls `ready` for up to `budget`; reading the clock only every 64 polls keeps the poll cheap.
+// Polls `ready` for up to `budget`, politely: every few polls it yields the core to any thread
+// that is ready to run there. Where the OpenCL device is the CPU (PoCL), that thread is the
+// kernel itself, which a poll that never yielded would hold up for the whole budget.
 template <class Ready>
 bool spin_until(Ready ready, std::chrono::nanoseconds budget) {
   if (budget.count() <= 0) return ready();
@@ -49,7 +52,10 @@ bool spin_until(Ready ready, std::chrono::nanoseconds budget) {
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;
     cpu_relax();
-    if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return ready();
+    if (i % 16 == 0) {
+      ::sched_yield();
+      if (std::chrono::steady_clock::now() >= deadline) return ready();
+    }
   }
 }
 
