@@ -26,13 +26,16 @@ void RowWriter::add(const oa::LaunchRecord& record, const power::EnergyReading* 
                     const power::EnergyReading* end) {
   Row row{record, begin ? std::optional(*begin) : std::nullopt,
           end ? std::optional(*end) : std::nullopt};
+  bool first_of_batch = false;
   {
     std::lock_guard lock(mu_);
     rethrow_locked();
+    first_of_batch = queue_.empty();
     queue_.push_back(std::move(row));
     ++queued_;
   }
-  work_.notify_one();
+  // The writer is only waiting for the first row of a batch; later ones it gathers by itself.
+  if (first_of_batch) work_.notify_one();
 }
 
 Session::Sink RowWriter::sink() {
@@ -43,6 +46,8 @@ Session::Sink RowWriter::sink() {
 void RowWriter::drain() {
   std::unique_lock lock(mu_);
   const std::uint64_t target = queued_;
+  ++drain_requests_;
+  work_.notify_one();
   idle_.wait(lock, [&] { return written_ >= target; });
   rethrow_locked();
 }
@@ -58,6 +63,9 @@ void RowWriter::run() {
   for (;;) {
     work_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything is written
+    // Gather the rows of the next few milliseconds into this batch, unless someone waits.
+    const std::uint64_t drains = drain_requests_;
+    work_.wait_for(lock, kBatchWindow, [&] { return stop_ || drain_requests_ != drains; });
     batch.swap(queue_);
     const bool failed = error_ != nullptr;
     lock.unlock();

@@ -1,11 +1,13 @@
 // Writes a session's rows on a thread of its own. Formatting a row and writing it to CSV and JSON
 // takes tens of microseconds; done on the thread that answers snapshots, it would sit between a
 // launch's record and the next launch's 'before' snapshot of a program that launches back to
-// back. Rows are written in the order they arrive and flushed whenever the queue runs empty, so
-// the files lag the run by the rows in flight only, and a crash of the profiled program loses
-// nothing (oaprof drains the queue before it ends).
+// back. Rows are written in the order they arrive, gathered for up to kBatchWindow after the
+// first of a batch (one wake-up of the writer per batch, not per launch) and flushed at the end
+// of each batch, so the files lag the run by a few milliseconds at most, and a crash of the
+// profiled program loses nothing (oaprof drains the queue before it ends).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -21,6 +23,8 @@ namespace oaprof::daemon {
 
 class RowWriter {
  public:
+  static constexpr std::chrono::milliseconds kBatchWindow{2};
+
   // `write` formats and writes one row (to buffers); `flush` pushes what was written out and
   // throws if the output failed (a full disk). Both run on the writer's thread only.
   RowWriter(Session::Sink write, std::function<void()> flush);
@@ -57,6 +61,7 @@ class RowWriter {
   std::uint64_t queued_ = 0;   // rows ever queued
   std::uint64_t written_ = 0;  // rows written and flushed (or failed)
   bool stop_ = false;
+  std::uint64_t drain_requests_ = 0;  // a drain() cuts the batch window short
   std::exception_ptr error_;
   std::thread thread_;
 };
