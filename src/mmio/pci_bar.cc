@@ -91,17 +91,25 @@ PciBar::~PciBar() {
   pci_system_cleanup();
 }
 
-std::uint32_t PciBar::read32(std::uint32_t offset) {
-  if (offset % 4 != 0 || offset + 4 > size_) {
-    throw std::out_of_range(fmt::format("register 0x{:X} outside BAR0 of {}", offset, addr_.str()));
+bool register_in_bar(std::uint32_t offset, std::uint64_t bar_bytes) {
+  return offset % 4 == 0 && std::uint64_t{offset} + 4 <= bar_bytes;
+}
+
+void PciBar::check_offset(std::uint32_t offset) const {
+  if (!register_in_bar(offset, size_)) {
+    throw std::out_of_range(fmt::format(
+        "register 0x{:X} is outside BAR0 of {} ({} bytes) or not 4-byte aligned; this is a bug "
+        "in oaprof, please report it", offset, addr_.str(), size_));
   }
+}
+
+std::uint32_t PciBar::read32(std::uint32_t offset) {
+  check_offset(offset);
   return base_[offset / 4];
 }
 
 void PciBar::write32(std::uint32_t offset, std::uint32_t value) {
-  if (offset % 4 != 0 || offset + 4 > size_) {
-    throw std::out_of_range(fmt::format("register 0x{:X} outside BAR0 of {}", offset, addr_.str()));
-  }
+  check_offset(offset);
   base_[offset / 4] = value;
 }
 

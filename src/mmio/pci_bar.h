@@ -30,6 +30,10 @@ struct PciIdentity {
 // device. Pure, so tests can feed any identity.
 void check_intel_display(const PciAddress& addr, const PciIdentity& id);
 
+// Whether a 32-bit access at `offset` lies wholly inside a BAR of `bar_bytes`: aligned, and
+// offset + 4 <= bar_bytes computed in 64 bits, so that 0xFFFFFFFC cannot wrap past the check.
+bool register_in_bar(std::uint32_t offset, std::uint64_t bar_bytes);
+
 class PciBar final : public Mmio {
  public:
   // Finds, checks and maps BAR0 writable. Every failure throws std::runtime_error with what
@@ -45,6 +49,9 @@ class PciBar final : public Mmio {
   const PciIdentity& identity() const { return id_; }
 
  private:
+  // Throws std::out_of_range unless register_in_bar(offset, size_).
+  void check_offset(std::uint32_t offset) const;
+
   PciAddress addr_;
   PciIdentity id_;
   pci_device* dev_ = nullptr;
