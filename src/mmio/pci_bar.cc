@@ -1,12 +1,16 @@
 #include "mmio/pci_bar.h"
 
+#include <unistd.h>
+
 #include <cerrno>
-#include <regex>
 #include <cstring>
+#include <regex>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <pciaccess.h>
+
+#include "mmio/pci_sysfs.h"
 
 namespace oaprof::mmio {
 
@@ -41,9 +45,33 @@ void check_intel_display(const PciAddress& addr, const PciIdentity& id) {
   }
 }
 
-PciBar::PciBar(const PciAddress& addr) : addr_(addr) {
+std::string bar_map_advice(const PciAddress& addr, int err, bool root,
+                           const std::optional<std::string>& lockdown_mode) {
+  if (err != EPERM && err != EACCES) {
+    return fmt::format("check that {} is the GPU and enabled (`lspci -v -s {}`) and run "
+                       "`oaprof doctor`, or use --access perf, which maps no BAR",
+                       addr.str(), addr.str());
+  }
+  if (lockdown_forbids_bar(lockdown_mode)) {
+    return fmt::format(
+        "kernel lockdown is '{}', which forbids mapping PCI BARs even for root: use --access "
+        "perf (the i915 perf stream needs no BAR), or boot without lockdown (disable Secure Boot "
+        "or remove the lockdown= kernel parameter)", *lockdown_mode);
+  }
+  if (!root) {
+    return "mapping a BAR needs root: run `sudo oaprof …`, or join group 'oaprof' and let oaprofd "
+           "do it";
+  }
+  return "root was refused without kernel lockdown: a security module (SELinux, AppArmor) or a "
+         "missing CAP_SYS_RAWIO may forbid it; see `oaprof doctor`, or use --access perf";
+}
+
+PciBar::PciBar(const PciAddress& addr, const std::filesystem::path& sysfs_root) : addr_(addr) {
   if (int err = pci_system_init(); err != 0) {
-    throw std::runtime_error(fmt::format("cannot scan PCI devices: {}", std::strerror(err)));
+    throw std::runtime_error(fmt::format(
+        "cannot look for {}: scanning PCI devices failed: {}; libpciaccess reads "
+        "/sys/bus/pci/devices, so check that sysfs is mounted (`oaprof doctor`), or use "
+        "--device sim", addr.str(), std::strerror(err)));
   }
   dev_ = pci_device_find_by_slot(addr.domain, addr.bus, addr.dev, addr.func);
   if (dev_ == nullptr) {
@@ -54,8 +82,10 @@ PciBar::PciBar(const PciAddress& addr) : addr_(addr) {
   }
   if (int err = pci_device_probe(dev_); err != 0) {
     pci_system_cleanup();
-    throw std::runtime_error(fmt::format("cannot read {}'s configuration: {}", addr.str(),
-                                         std::strerror(err)));
+    throw std::runtime_error(fmt::format(
+        "cannot read the configuration space of {}: {}; check that the device is still there "
+        "(`lspci -D -s {}`) and run `oaprof doctor`, or use --device sim",
+        addr.str(), std::strerror(err), addr.str()));
   }
   id_ = {static_cast<std::uint16_t>(dev_->vendor_id), static_cast<std::uint16_t>(dev_->device_id),
          dev_->device_class};
@@ -68,19 +98,18 @@ PciBar::PciBar(const PciAddress& addr) : addr_(addr) {
   const pci_mem_region& bar = dev_->regions[0];
   if (bar.size == 0) {
     pci_system_cleanup();
-    throw std::runtime_error(fmt::format("{} has no BAR0 to map", addr.str()));
+    throw std::runtime_error(fmt::format(
+        "{} has no BAR0 to map: its register window is unassigned (disabled by the firmware, or "
+        "hidden by a hypervisor); check `lspci -v -s {}`, or use --access perf, which maps no BAR",
+        addr.str(), addr.str()));
   }
   void* ptr = nullptr;
   if (int err = pci_device_map_range(dev_, bar.base_addr, bar.size, PCI_DEV_MAP_FLAG_WRITABLE, &ptr);
       err != 0) {
     pci_system_cleanup();
-    const char* hint = err == EPERM || err == EACCES
-                           ? "run as root (sudo oaprof …), or through oaprofd; under kernel lockdown "
-                             "(see /sys/kernel/security/lockdown) MMIO mapping is refused: use "
-                             "--access perf"
-                           : "check `oaprof doctor`";
-    throw std::runtime_error(fmt::format("cannot map BAR0 of {} ({} bytes): {}; {}", addr.str(),
-                                         bar.size, std::strerror(err), hint));
+    throw std::runtime_error(fmt::format(
+        "cannot map BAR0 of {} ({} bytes): {}; {}", addr.str(), bar.size, std::strerror(err),
+        bar_map_advice(addr, err, ::geteuid() == 0, kernel_lockdown_mode(sysfs_root))));
   }
   base_ = static_cast<volatile std::uint32_t*>(ptr);
   size_ = bar.size;

@@ -28,6 +28,7 @@
 #include "gpu/counter_source.h"
 #include "launch/loader.h"
 #include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
 #include "power/energy_registry.h"
 
 namespace oaprof::tools::doctor {
@@ -206,22 +207,19 @@ Check check_debugfs(const PciFacts& pci, const DoctorOptions& options) {
 }
 
 Check check_lockdown(const DoctorOptions& options) {
-  const fs::path file = options.sysfs_root / "kernel" / "security" / "lockdown";
-  const auto line = read_line(file);
-  if (!line) {
+  const auto mode = mmio::kernel_lockdown_mode(options.sysfs_root);
+  if (!mode) {
     return make("lockdown", Verdict::kOk,
-                fmt::format("no kernel lockdown ({} is absent)", file.string()));
+                fmt::format("no kernel lockdown ({} is absent)",
+                            (options.sysfs_root / "kernel" / "security" / "lockdown").string()));
   }
-  const auto open = line->find('[');
-  const auto close = line->find(']', open);
-  const std::string mode = open != std::string::npos && close != std::string::npos
-                               ? line->substr(open + 1, close - open - 1)
-                               : *line;
-  if (mode == "none") return make("lockdown", Verdict::kOk, "kernel lockdown: none");
+  if (!mmio::lockdown_forbids_bar(mode)) {
+    return make("lockdown", Verdict::kOk, fmt::format("kernel lockdown: {}", *mode));
+  }
   return make("lockdown", Verdict::kFail,
               fmt::format("kernel lockdown is '{}': the kernel refuses to map the GPU's BAR, so "
                           "--access mmio and rpc cannot program or read the OA unit",
-                          mode),
+                          *mode),
               "profile with --access perf (the i915 perf stream), or boot without lockdown: "
               "disable Secure Boot (Debian and Ubuntu kernels lock down under it) and remove any "
               "lockdown= kernel parameter");
