@@ -259,7 +259,7 @@ std::optional<std::string> DaemonService::recover() {
   // of our own would put back the crashed session's request bits when it lets go.
   std::vector<JournalEntry> registers, forcewake;
   for (const JournalEntry& e : state->entries) {
-    const bool fw = e.masked && e.offset != mmio::reg::kOaDebug;
+    const bool fw = mmio::reg::is_forcewake_request(e.offset);
     (fw ? forcewake : registers).push_back(e);
   }
   gpu::DeviceOptions dopt = options_.device;

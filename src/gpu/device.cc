@@ -91,8 +91,7 @@ class FileMirroredSim final : public mmio::Mmio {
 }  // namespace
 
 bool is_masked_register(std::uint32_t offset) {
-  return offset == mmio::reg::kOaDebug || offset == mmio::reg::kForcewakeRender ||
-         offset == mmio::reg::kForcewakeGt || offset == mmio::reg::kForcewakeMedia;
+  return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset);
 }
 
 Device& Device::operator=(Device&& other) noexcept {

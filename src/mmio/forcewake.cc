@@ -56,7 +56,7 @@ std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio,
                                                      const ForcewakeOptions& options) {
   std::unique_ptr<Forcewake> fw(new Forcewake("registers", -1, &mmio));
   for (const Domain& d : kGen9Domains) {
-    fw->saved_->write_masked(d.request, reg::masked_enable(reg::kForcewakeOaprofBit));
+    fw->saved_->set_owned_bits(d.request, reg::kForcewakeOaprofBit);
   }
   for (const Domain& d : kGen9Domains) {
     const auto deadline = std::chrono::steady_clock::now() + options.ack_timeout;

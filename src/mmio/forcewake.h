@@ -47,7 +47,7 @@ class Forcewake {
   std::string method_;
   int fd_ = -1;
   Mmio* mmio_ = nullptr;                    // set when held through the registers
-  std::unique_ptr<SavedRegisters> saved_;  // the request registers, restored on release
+  std::unique_ptr<SavedRegisters> saved_;  // oaprof's request bit, cleared on release
 };
 
 }  // namespace oaprof::mmio

@@ -39,6 +39,27 @@ class DaemonServiceTest : public ::testing::Test {
     return o;
   }
 
+  // The service's simulated device opened as a session that will "crash": every first write is
+  // journaled to the service's state file, which outlives the device.
+  struct CrashingSession {
+    std::unique_ptr<StateFile> state;
+    gpu::Device device;
+  };
+  void open_crashing_session(CrashingSession& s) {
+    gpu::DeviceOptions o;
+    o.spec = "sim:" + regs_.string();
+    o.forcewake.mode = mmio::ForcewakeMode::kNone;
+    StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
+    o.wrap_mmio = [&, header](std::unique_ptr<mmio::Mmio> inner) mutable {
+      header.identity = inner->describe();
+      return std::make_unique<JournalingMmio>(std::move(inner), [&, header](const JournalEntry& e) {
+        if (!s.state) s.state = std::make_unique<StateFile>(service_->state_file(), header);
+        s.state->append(e);
+      });
+    };
+    s.device = gpu::open_device(o);
+  }
+
   ScratchDir dir_;
   std::filesystem::path regs_;
   std::string log_;
@@ -187,19 +208,9 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
   const auto before = testing::file_bytes(regs_);
   {
     // A "crashed" session: registers written through the journal, the state file kept.
-    gpu::DeviceOptions o;
-    o.spec = "sim:" + regs_.string();
-    o.forcewake.mode = mmio::ForcewakeMode::kNone;
-    StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
-    std::unique_ptr<StateFile> state;
-    o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
-      header.identity = inner->describe();
-      return std::make_unique<JournalingMmio>(std::move(inner), [&](const JournalEntry& e) {
-        if (!state) state = std::make_unique<StateFile>(service_->state_file(), header);
-        state->append(e);
-      });
-    };
-    gpu::Device d = gpu::open_device(o);
+    CrashingSession crashed;
+    open_crashing_session(crashed);
+    gpu::Device& d = crashed.device;
     d.mmio->write32(mmio::reg::kOaDebug, mmio::reg::masked_enable(0x6));
     d.mmio->write32(0x9840, 0xDEADBEEF);
     d.mmio->write32(0x9840, 0x12345678);  // a second write keeps the first prior
@@ -218,6 +229,30 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
   EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
   EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
             std::vector<std::size_t>{});
+}
+
+TEST_F(DaemonServiceTest, RecoverDropsOnlyTheCrashedSessionsForcewakeBit) {
+  {
+    // A crashed session that held forcewake through the registers: its request writes are
+    // journaled, and nothing released them.
+    CrashingSession crashed;
+    open_crashing_session(crashed);
+    gpu::Device& d = crashed.device;
+    for (std::uint32_t request :
+         {mmio::reg::kForcewakeRender, mmio::reg::kForcewakeGt, mmio::reg::kForcewakeMedia}) {
+      d.mmio->write32(request, mmio::reg::masked_enable(mmio::reg::kForcewakeOaprofBit));
+    }
+    // i915 asks for the render domain while the session runs.
+    d.mmio->write32(mmio::reg::kForcewakeRender, mmio::reg::masked_enable(1));
+  }
+  ASSERT_TRUE(service_->recover().has_value());
+  gpu::DeviceOptions o;
+  o.spec = "sim:" + regs_.string();
+  o.forcewake.mode = mmio::ForcewakeMode::kNone;
+  gpu::Device after = gpu::open_device(o);
+  EXPECT_EQ(after.mmio->read32(mmio::reg::kForcewakeRender), 1u);  // the driver's bit stays
+  EXPECT_EQ(after.mmio->read32(mmio::reg::kForcewakeGt), 0u);
+  EXPECT_EQ(after.mmio->read32(mmio::reg::kForcewakeMedia), 0u);
 }
 
 TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {

@@ -69,6 +69,22 @@ TEST_F(ForcewakeTest, FallsBackToTheRegistersAndWaitsForEveryAck) {
   EXPECT_EQ(sim_.read32(reg::kForcewakeAckGt) & reg::kForcewakeOaprofBit, 0u);
 }
 
+TEST_F(ForcewakeTest, ReleaseKeepsARequestTheDriverMadeDuringTheSession) {
+  ForcewakeOptions opt;
+  opt.mode = ForcewakeMode::kRegisters;
+  auto fw = Forcewake::acquire(sim_, opt);
+  // i915 takes forcewake for its own work while oaprof holds it (bit 0 is the kernel's).
+  sim_.write32(reg::kForcewakeRender, reg::masked_enable(1));
+  sim_.write32(reg::kForcewakeMedia, reg::masked_enable(1));
+  fw->release();
+  EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 1u);  // the driver's request survives
+  EXPECT_EQ(sim_.read32(reg::kForcewakeMedia), 1u);
+  EXPECT_EQ(sim_.read32(reg::kForcewakeGt), 0u);
+  EXPECT_EQ(sim_.read32(reg::kForcewakeAckRender), 1u);  // and the domain stays awake for it
+  fw->release();  // idempotent: nothing more is written
+  EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 1u);
+}
+
 TEST_F(ForcewakeTest, AMissingAckTimesOutWithAMessage) {
   class NoAck final : public Mmio {
    public:
