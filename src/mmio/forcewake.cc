@@ -49,6 +49,7 @@ void Forcewake::release() {
     close(fd_);
     fd_ = -1;
   }
+  signal_guard_.reset();
   if (saved_) saved_->restore();
 }
 
@@ -70,6 +71,7 @@ std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio,
       }
     }
   }
+  fw->signal_guard_ = std::make_unique<SignalRestoreGuard>(*fw->saved_);
   return fw;
 }
 

@@ -10,6 +10,7 @@
 
 #include "mmio/mmio.h"
 #include "mmio/saved_registers.h"
+#include "mmio/signal_restore.h"
 
 namespace oaprof::mmio {
 
@@ -48,6 +49,8 @@ class Forcewake {
   int fd_ = -1;
   Mmio* mmio_ = nullptr;                    // set when held through the registers
   std::unique_ptr<SavedRegisters> saved_;  // oaprof's request bit, cleared on release
+  // While held through the registers: SIGINT/SIGTERM clear the request bit too.
+  std::unique_ptr<SignalRestoreGuard> signal_guard_;
 };
 
 }  // namespace oaprof::mmio

@@ -1,7 +1,10 @@
 #include "mmio/forcewake.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +14,7 @@
 
 #include "mmio/registers.h"
 #include "mmio/sim_gpu.h"
+#include "tests/mmio/signalled_child.h"
 
 namespace oaprof::mmio {
 namespace {
@@ -83,6 +87,56 @@ TEST_F(ForcewakeTest, ReleaseKeepsARequestTheDriverMadeDuringTheSession) {
   EXPECT_EQ(sim_.read32(reg::kForcewakeAckRender), 1u);  // and the domain stays awake for it
   fw->release();  // idempotent: nothing more is written
   EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 1u);
+}
+
+// Forcewake request registers on shared memory, masked as on the hardware, each domain acking
+// what is requested: a parent sees what a child it signals leaves behind.
+class SharedForcewakeRegisters final : public Mmio {
+ public:
+  explicit SharedForcewakeRegisters(std::uint32_t* words) : words_(words) {}
+  std::uint32_t read32(std::uint32_t offset) override {
+    const std::uint32_t request = request_of_ack(offset);
+    return words_[(request != 0 ? request : offset) / 4];
+  }
+  void write32(std::uint32_t offset, std::uint32_t value) override {
+    words_[offset / 4] = reg::apply_masked(words_[offset / 4], value);
+  }
+  std::string describe() const override { return "shared forcewake registers"; }
+
+ private:
+  static std::uint32_t request_of_ack(std::uint32_t ack) {
+    switch (ack) {
+      case reg::kForcewakeAckRender: return reg::kForcewakeRender;
+      case reg::kForcewakeAckGt: return reg::kForcewakeGt;
+      case reg::kForcewakeAckMedia: return reg::kForcewakeMedia;
+      default: return 0;
+    }
+  }
+  std::uint32_t* words_;
+};
+
+TEST_F(ForcewakeTest, SigtermReleasesRegisterForcewakeAndKeepsTheDriversRequest) {
+  testing::SharedWords shared(SimGpu::kRegisterFileBytes);
+  SharedForcewakeRegisters parent(shared.data());
+  const int status = testing::run_child_until_signalled(
+      [&] {  // static: what the child sets up must outlive set_up, until the signal
+        static SharedForcewakeRegisters m(shared.data());
+        ForcewakeOptions opt;
+        opt.mode = ForcewakeMode::kRegisters;
+        static auto fw = Forcewake::acquire(m, opt);
+      },
+      [&] {
+        for (std::uint32_t request :
+             {reg::kForcewakeRender, reg::kForcewakeGt, reg::kForcewakeMedia}) {
+          EXPECT_EQ(parent.read32(request), reg::kForcewakeOaprofBit) << std::hex << request;
+        }
+        parent.write32(reg::kForcewakeGt, reg::masked_enable(1));  // i915 wakes GT meanwhile
+      },
+      SIGTERM);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);  // and still died of it
+  EXPECT_EQ(parent.read32(reg::kForcewakeRender), 0u);
+  EXPECT_EQ(parent.read32(reg::kForcewakeMedia), 0u);
+  EXPECT_EQ(parent.read32(reg::kForcewakeGt), 1u);
 }
 
 TEST_F(ForcewakeTest, AMissingAckTimesOutWithAMessage) {
