@@ -180,11 +180,12 @@ TEST_F(SessionTest, ClientsAreKeptApartAndAVanishedClientStopsTheBusyModel) {
 }
 
 TEST_F(SessionTest, StopRestoresTheRegistersAndSnapshotsThenFail) {
-  sim_.device.mmio->write32(mmio::reg::kOaControl, 0x3);
+  // Left behind by an earlier user, not counting (a counting unit is refused).
+  sim_.device.mmio->write32(mmio::reg::kOaControl, 0x1E);
   session_.start();
   EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), (5u << 2) | 1u);
   session_.stop();
-  EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), 0x3u);
+  EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), 0x1Eu);
   EXPECT_TRUE(std::holds_alternative<wire::Error>(session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
 }
 

@@ -167,7 +167,7 @@ TEST_F(PciNamespaceTest, ProgramsSnapshotsAndRestoresAnIntelGpuThroughLibpciacce
                                  mmio::SimGpu::kRegisterFileBytes / 4);
     mmio::ManualClock clock;
     mmio::SimGpu sim(mmio::SimConfig{}, clock);
-    sim.write32(mmio::reg::kOaControl, 0x3);  // whatever another user left there
+    sim.write32(mmio::reg::kOaControl, 0x1E);  // what another user left there, not counting
     sim.write32(0xE458, 0x1234);
     sim.serve(bar);
     const std::vector<std::uint32_t> before(bar.begin(), bar.end());

@@ -136,6 +136,33 @@ TEST(OaProgrammerTest, AnErrorHalfWayRestoresWhatWasWritten) {
   EXPECT_FALSE(p.programmed());
 }
 
+TEST(OaProgrammerTest, RefusesAnOaUnitThatIsAlreadyCountingAndWritesNothing) {
+  ManualClock clock;
+  SimGpu sim(SimConfig{}, clock);
+  // An i915 perf stream (or another profiler) counting with format 101 and its own mux.
+  sim.write32(reg::kOaControl, (5u << 2) | reg::kOaControlEnable);
+  sim.write32(0x9888, 0x11111111);
+  OaProgrammer p(sim, [](std::chrono::microseconds) {});
+  try {
+    p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA12,
+                                  sample_config()));
+    FAIL() << "programmed over a counting OA unit";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("already counting (OACONTROL 0x15)"));
+    EXPECT_THAT(e.what(), HasSubstr("close the other profiler"));
+    EXPECT_THAT(e.what(), HasSubstr("--access perf"));
+  }
+  EXPECT_FALSE(p.programmed());
+  EXPECT_EQ(sim.read32(reg::kOaControl), (5u << 2) | reg::kOaControlEnable);
+  EXPECT_EQ(sim.read32(0x9888), 0x11111111u);
+  // Once the other user stopped (select bits left behind do not count), programming goes on.
+  sim.write32(reg::kOaControl, 5u << 2);
+  p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA12, sample_config()));
+  EXPECT_TRUE(p.programmed());
+  p.restore();
+  EXPECT_EQ(sim.read32(reg::kOaControl), 5u << 2);
+}
+
 TEST(OaProgrammerTest, DetectsAndRepairsLostContextSavedRegisters) {
   auto regs = scrambled_registers();
   MemoryMmio m(regs.data());
