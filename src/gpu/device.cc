@@ -90,6 +90,29 @@ class FileMirroredSim final : public mmio::Mmio {
 
 }  // namespace
 
+std::string device_spec_with_pci(const std::string& device, const std::string& pci) {
+  if (pci.empty()) return device;
+  std::string address;
+  try {
+    address = mmio::parse_pci_address(pci).str();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--pci: ") + e.what());
+  }
+  if (device == "auto") return address;
+  bool same = false;
+  try {
+    same = mmio::parse_pci_address(device).str() == address;
+  } catch (const std::invalid_argument&) {
+    // sim, sim:FILE or garbage: another device than the address either way
+  }
+  if (!same) {
+    throw std::invalid_argument(fmt::format(
+        "--pci {} and --device {} name different devices; give one of them: --pci BDF for an "
+        "Intel GPU, --device sim for the simulator", pci, device));
+  }
+  return address;
+}
+
 bool is_masked_register(std::uint32_t offset) {
   return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset);
 }

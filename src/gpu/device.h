@@ -1,5 +1,5 @@
 // The GPU oaprof measures: its register window, the platform it is, and whether it is the
-// simulator. `--device auto|sim|BDF` resolves to one of these.
+// simulator. `--device auto|sim|BDF` (or `--pci BDF`) resolves to one of these.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +54,11 @@ struct DeviceOptions {
   // journals every first write this way. Null: the window as opened.
   std::function<std::unique_ptr<mmio::Mmio>(std::unique_ptr<mmio::Mmio>)> wrap_mmio;
 };
+
+// The spec that `--device SPEC --pci BDF` choose: SPEC alone without --pci; the normalised BDF
+// when SPEC is auto or names the same address. Throws std::invalid_argument for a BDF that is not
+// a PCI address, or when SPEC names another device (sim, another address).
+std::string device_spec_with_pci(const std::string& device, const std::string& pci);
 
 // Registers whose high half is a write mask (OA_DEBUG, the forcewake requests): restoring one
 // means writing its saved low half with a full mask.

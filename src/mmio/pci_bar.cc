@@ -40,7 +40,7 @@ void check_intel_display(const PciAddress& addr, const PciIdentity& id) {
   if (!intel || !display) {
     throw std::runtime_error(fmt::format(
         "{} is not an Intel display device (vendor 0x{:04x}, class 0x{:06x}); use --device sim "
-        "or --device BDF to name the Intel GPU",
+        "or --pci BDF to name the Intel GPU",
         addr.str(), id.vendor, id.device_class));
   }
 }
@@ -77,7 +77,7 @@ PciBar::PciBar(const PciAddress& addr, const std::filesystem::path& sysfs_root) 
   if (dev_ == nullptr) {
     pci_system_cleanup();
     throw std::runtime_error(fmt::format(
-        "no PCI device at {}; find the GPU with `lspci -D -d 8086::0300` and pass --device BDF, "
+        "no PCI device at {}; find the GPU with `lspci -D -d 8086::0300` and pass --pci BDF, "
         "or use --device sim", addr.str()));
   }
   if (int err = pci_device_probe(dev_); err != 0) {

@@ -135,7 +135,7 @@ Check check_device(const PciFacts& pci) {
                 fmt::format("{} is not an Intel display device (vendor 0x{:04x}, class 0x{:06x})",
                             pci.address, pci.vendor, pci.device_class),
                 "use --pci BDF or --device sim: find the Intel GPU with `lspci -D -d 8086::0300` "
-                "and profile it with --device BDF; without one, use --device sim");
+                "and profile it with --pci BDF; without one, use --device sim");
   }
   if (!pci.platform) {
     return make("device", Verdict::kWarn,

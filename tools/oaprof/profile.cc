@@ -95,6 +95,7 @@ std::map<std::string, std::string> environment() {
 
 struct ProfileOptions {
   std::string device_spec = "auto";
+  std::string pci;  // --pci BDF: the same as --device BDF
   std::string daemon = "auto";
   std::string access = "mmio";
   std::string format_text = "101";
@@ -204,8 +205,12 @@ Action add_profile_options(CLI::App& app) {
   dev->add_option("--device", opt->device_spec,
                   "GPU to measure: auto (0000:00:02.0), sim (the simulator, for machines without "
                   "an Intel GPU; its numbers are a model, labelled 'device: simulated'), or a PCI "
-                  "address such as 0000:00:02.0")
+                  "address such as 0000:00:02.0 (as --pci)")
       ->capture_default_str();
+  dev->add_option("--pci", opt->pci,
+                  "PCI address of the Intel GPU to measure, e.g. 0000:00:02.0 (`lspci -D -d "
+                  "8086::0300` lists them); the same as --device BDF, and refused beside a "
+                  "--device that names another device");
   dev->add_option("--daemon", opt->daemon,
                   "reach the GPU through oaprofd: auto (when not root, except --device sim, which "
                   "needs no privileges), always, never (open the device here; needs root). The "
@@ -311,7 +316,9 @@ int run_profile(const ProfileOptions& options) {
   std::chrono::milliseconds min_window{}, duration{};
   std::optional<std::chrono::milliseconds> interval;
   launch::LaunchFilter filter;
+  std::string device_spec;
   try {
+    device_spec = gpu::device_spec_with_pci(options.device_spec, options.pci);
     min_window = parse_duration("--min-window", options.min_window);
     if (options.system_wide) {
       if (!command.empty()) {
@@ -368,11 +375,11 @@ int run_profile(const ProfileOptions& options) {
   oa::ReportFormat format{};
   try {
     creds = daemon::credentials_from_sudo(env, ::geteuid());
-    if (through_daemon(options.daemon, options.device_spec)) {
+    if (through_daemon(options.daemon, device_spec)) {
       client = std::make_shared<daemon::DaemonClient>(daemon::daemon_socket_path());
       oa::wire::Open request;
       request.pid = static_cast<std::uint32_t>(::getpid());
-      request.device = options.device_spec;
+      request.device = device_spec;
       request.access = options.access;
       request.format = options.format_text;
       request.metric_set = options.metric_set;
@@ -390,7 +397,7 @@ int run_profile(const ProfileOptions& options) {
       device_detail = opened->detail + " via oaprofd";
       simulated = opened->simulated;
     } else {
-      if (options.device_spec != "sim" && std::filesystem::is_directory(daemon::kDefaultStateDir)) {
+      if (device_spec != "sim" && std::filesystem::is_directory(daemon::kDefaultStateDir)) {
         // oaprofd is installed: share its lock, so the two never program the unit at once.
         std::string holder;
         local_lock = daemon::SessionLock::try_acquire(
@@ -398,7 +405,7 @@ int run_profile(const ProfileOptions& options) {
         if (!local_lock) throw std::runtime_error("busy: the OA unit is held by " + holder);
       }
       gpu::DeviceOptions dopt;
-      dopt.spec = options.device_spec;
+      dopt.spec = device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
       dopt.forcewake.debugfs_root = options.debugfs_root;
       dopt.render_node = options.render_node;
