@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu/counter_source.h"
 #include "tests/common/run_util.h"
 
 namespace {
@@ -120,6 +121,12 @@ TEST_F(CommandsTest, PciChoosesTheDeviceAndIsRefusedBesideAnotherDevice) {
                                       OAPROF_BIN, csv.string()));
   EXPECT_EQ(absent.status, 3) << absent.output;
   EXPECT_THAT(absent.output, HasSubstr("0000:7f:1f.7"));
+}
+
+TEST_F(CommandsTest, HelpExplainsConfigLostAndThatPerfKeepsFlexMetricsRight) {
+  const auto help = run(fmt::format("{} --help", OAPROF_BIN));
+  ASSERT_EQ(help.status, 0) << help.output;
+  EXPECT_THAT(help.output, HasSubstr(std::string(oaprof::gpu::kContextSavedNote)));
 }
 
 }  // namespace

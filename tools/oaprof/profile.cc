@@ -222,6 +222,8 @@ Action add_profile_options(CLI::App& app) {
   for (const auto& s : gpu::counter_sources()) {
     access_help += fmt::format(" {} ({});", s.name, s.description);
   }
+  access_help.back() = '.';
+  access_help += fmt::format(" {}", gpu::kContextSavedNote);  // why rows say config_lost
   dev->add_option("--access", opt->access, access_help)->capture_default_str();
   dev->add_option("--format", opt->format_text,
                   "OA report format: counter-select code in binary (101) or decimal (5), or a "
