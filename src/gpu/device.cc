@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
 #include "mmio/registers.h"
 
 namespace oaprof::gpu {
@@ -171,7 +172,7 @@ Device open_device(const DeviceOptions& options) {
   }
   const mmio::PciAddress addr =
       mmio::parse_pci_address(options.spec == "auto" ? "0000:00:02.0" : options.spec);
-  auto bar = std::make_unique<mmio::PciBar>(addr);
+  auto bar = std::make_unique<mmio::PciBar>(addr, options.sysfs_root);
   const auto platform = oa::platform_for_pci_id(bar->identity().device);
   if (!platform) {
     throw std::runtime_error(fmt::format(
@@ -182,7 +183,9 @@ Device open_device(const DeviceOptions& options) {
   d.pci_id = bar->identity().device;
   d.mmio = std::move(bar);
   if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
-  d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.forcewake);
+  mmio::ForcewakeOptions fw = options.forcewake;
+  fw.dri_minor = mmio::find_drm_nodes(options.sysfs_root, addr).card_minor;  // not always dri/0
+  d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
   d.render_node = options.render_node;
   d.drm_card_sysfs = options.drm_card_sysfs;
   d.perf_period_exponent = options.perf_period_exponent;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -45,8 +46,11 @@ struct DeviceOptions {
   std::string spec = "auto";
   mmio::SimConfig sim;               // used when the device is simulated
   // --forcewake auto|debugfs|registers|none, --debugfs ROOT. On a simulated device only the
-  // register path (or none) is used, so a real GPU beside it is never woken.
+  // register path (or none) is used, so a real GPU beside it is never woken. On real hardware
+  // its dri_minor is the device's own DRM card minor, found under sysfs_root.
   mmio::ForcewakeOptions forcewake;
+  // Where sysfs is: the device's DRM nodes and the kernel's lockdown mode are read under it.
+  std::filesystem::path sysfs_root = "/sys";
   std::string render_node = "auto";  // --render-node PATH: i915 render node for --access rpc
   std::string drm_card_sysfs = "/sys/class/drm/card0";  // --drm-card DIR, for --access perf
   int perf_period_exponent = 16;     // --oa-exponent N, for --access perf (0–31)

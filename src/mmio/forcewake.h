@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mmio/mmio.h"
@@ -22,7 +23,10 @@ ForcewakeMode parse_forcewake_mode(const std::string& text);
 struct ForcewakeOptions {
   ForcewakeMode mode = ForcewakeMode::kAuto;
   std::string debugfs_root = "/sys/kernel/debug";  // injectable for tests
-  int dri_minor = 0;                               // dri/<minor>/ under debugfs
+  // dri/<minor>/ under debugfs: the DRM card minor of the device (mmio::find_drm_nodes).
+  // nullopt when it has none (no i915 bound): no debugfs file is its own, so auto goes straight
+  // to the registers.
+  std::optional<int> dri_minor = 0;
   std::chrono::milliseconds ack_timeout{50};
 };
 

@@ -1,6 +1,8 @@
 #include "mmio/pci_sysfs.h"
 
+#include <algorithm>
 #include <fstream>
+#include <string_view>
 
 namespace oaprof::mmio {
 namespace fs = std::filesystem;
@@ -15,7 +17,32 @@ std::optional<std::string> first_line(const fs::path& path) {
   return line;
 }
 
+// N of "<prefix>N", or nullopt when `leaf` is not that (card1-eDP-1 is a connector, not a card).
+std::optional<int> minor_of(const std::string& leaf, std::string_view prefix) {
+  const std::string_view digits = std::string_view(leaf).substr(std::min(leaf.size(), prefix.size()));
+  if (!leaf.starts_with(prefix) || digits.empty() || digits.size() > 6 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoi(std::string(digits));
+}
+
 }  // namespace
+
+fs::path pci_device_dir(const fs::path& sysfs_root, const PciAddress& addr) {
+  return sysfs_root / "bus" / "pci" / "devices" / addr.str();
+}
+
+DrmNodes find_drm_nodes(const fs::path& sysfs_root, const PciAddress& addr) {
+  DrmNodes nodes;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(pci_device_dir(sysfs_root, addr) / "drm", ec)) {
+    const std::string leaf = entry.path().filename().string();
+    if (const auto card = minor_of(leaf, "card")) nodes.card_minor = *card;
+    if (const auto render = minor_of(leaf, "renderD")) nodes.render_minor = *render;
+  }
+  return nodes;
+}
 
 std::optional<std::string> kernel_lockdown_mode(const fs::path& sysfs_root) {
   const auto line = first_line(sysfs_root / "kernel" / "security" / "lockdown");

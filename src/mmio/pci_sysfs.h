@@ -1,13 +1,29 @@
-// What sysfs says about a PCI device without mapping anything: whether kernel lockdown forbids
-// mapping its BAR. `oaprof doctor` and the BAR's error messages read it here, under a sysfs root
-// the caller chooses, so tests use fake trees.
+// What sysfs says about a PCI device without mapping anything: the DRM nodes its driver made for
+// it, and whether kernel lockdown forbids mapping its BAR. `oaprof doctor`, the device
+// (forcewake's debugfs minor) and the BAR's error messages read them here, under a sysfs root the
+// caller chooses, so tests use fake trees.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "mmio/pci_bar.h"
+
 namespace oaprof::mmio {
+
+// <sysfs_root>/bus/pci/devices/<DDDD:BB:DD.F>
+std::filesystem::path pci_device_dir(const std::filesystem::path& sysfs_root,
+                                     const PciAddress& addr);
+
+// The DRM minors a driver registered for the device: <dir>/drm/cardN (debugfs dri/N, sysfs
+// metrics) and <dir>/drm/renderDM (/dev/dri/renderDM). nullopt where there is none (no DRM driver
+// bound).
+struct DrmNodes {
+  std::optional<int> card_minor;
+  std::optional<int> render_minor;
+};
+DrmNodes find_drm_nodes(const std::filesystem::path& sysfs_root, const PciAddress& addr);
 
 // The selected mode of <sysfs_root>/kernel/security/lockdown ("none", "integrity",
 // "confidentiality"); nullopt when the file is absent (a kernel without lockdown).

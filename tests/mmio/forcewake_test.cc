@@ -22,6 +22,17 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
+// What Forcewake::acquire throws; a failure of the test when it takes forcewake instead.
+std::string acquire_failure(Mmio& mmio, const ForcewakeOptions& options) {
+  try {
+    Forcewake::acquire(mmio, options);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "forcewake was taken";
+  return "";
+}
+
 class ForcewakeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -52,6 +63,23 @@ TEST_F(ForcewakeTest, HoldsTheDebugfsFileOpenUntilReleased) {
   EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 0u);  // the registers stay untouched
   fw.reset();
   EXPECT_EQ(open_fds(), before);
+}
+
+TEST_F(ForcewakeTest, DebugfsIsTheDevicesOwnMinorAndNoneWithoutACard) {
+  std::ofstream(root_ / "dri/0/i915_forcewake_user").put('\n');  // another GPU's
+  fs::create_directories(root_ / "dri/1");
+  std::ofstream(root_ / "dri/1/i915_forcewake_user").put('\n');
+  ForcewakeOptions opt;
+  opt.debugfs_root = root_.string();
+  opt.dri_minor = 1;
+  EXPECT_THAT(Forcewake::acquire(sim_, opt)->method(), HasSubstr("dri/1/i915_forcewake_user"));
+  // No DRM card for the device: another GPU's debugfs file must not be taken for it.
+  opt.dri_minor = std::nullopt;
+  EXPECT_EQ(Forcewake::acquire(sim_, opt)->method(), "registers");
+  opt.mode = ForcewakeMode::kDebugfs;
+  const std::string error = acquire_failure(sim_, opt);
+  EXPECT_THAT(error, HasSubstr("no DRM card in sysfs"));
+  EXPECT_THAT(error, HasSubstr("--forcewake registers"));
 }
 
 TEST_F(ForcewakeTest, FallsBackToTheRegistersAndWaitsForEveryAck) {
@@ -149,26 +177,18 @@ TEST_F(ForcewakeTest, AMissingAckTimesOutWithAMessage) {
   ForcewakeOptions opt;
   opt.mode = ForcewakeMode::kRegisters;
   opt.ack_timeout = std::chrono::milliseconds(1);
-  try {
-    Forcewake::acquire(deaf, opt);
-    FAIL();
-  } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("deaf GPU: the render power well"));
-    EXPECT_THAT(e.what(), HasSubstr("0xD84"));
-  }
+  const std::string error = acquire_failure(deaf, opt);
+  EXPECT_THAT(error, HasSubstr("deaf GPU: the render power well"));
+  EXPECT_THAT(error, HasSubstr("0xD84"));
 }
 
 TEST_F(ForcewakeTest, DebugfsModeWithoutTheFileSaysWhatToDo) {
   ForcewakeOptions opt;
   opt.mode = ForcewakeMode::kDebugfs;
   opt.debugfs_root = root_.string();
-  try {
-    Forcewake::acquire(sim_, opt);
-    FAIL();
-  } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("i915_forcewake_user"));
-    EXPECT_THAT(e.what(), HasSubstr("--forcewake registers"));
-  }
+  const std::string error = acquire_failure(sim_, opt);
+  EXPECT_THAT(error, HasSubstr("i915_forcewake_user"));
+  EXPECT_THAT(error, HasSubstr("--forcewake registers"));
   EXPECT_EQ(parse_forcewake_mode("none"), ForcewakeMode::kNone);
   EXPECT_THROW(parse_forcewake_mode("always"), std::invalid_argument);
   opt.mode = ForcewakeMode::kNone;

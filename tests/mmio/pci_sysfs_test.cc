@@ -31,6 +31,29 @@ class PciSysfsTest : public ::testing::Test {
   fs::path root_;
 };
 
+TEST_F(PciSysfsTest, DrmNodesAreTheChosenDevicesOwnNotTheFirstCard) {
+  const PciAddress igpu = parse_pci_address("0000:00:02.0");
+  const PciAddress dgpu = parse_pci_address("0000:03:00.0");
+  EXPECT_EQ(find_drm_nodes(root_, igpu).card_minor, std::nullopt);  // no such device
+  // A discrete GPU probed first took card0 and renderD128; the iGPU has card1 and renderD129.
+  for (const char* node : {"card0", "renderD128"}) {
+    fs::create_directories(root_ / "bus/pci/devices/0000:03:00.0/drm" / node);
+  }
+  for (const char* node : {"card1", "renderD129", "controlD65", "card1-eDP-1"}) {
+    fs::create_directories(root_ / "bus/pci/devices/0000:00:02.0/drm" / node);
+  }
+  fs::create_directories(root_ / "bus/pci/devices/0000:00:1f.3");  // bound to no DRM driver
+  const DrmNodes nodes = find_drm_nodes(root_, igpu);
+  EXPECT_EQ(nodes.card_minor, 1);
+  EXPECT_EQ(nodes.render_minor, 129);
+  EXPECT_EQ(find_drm_nodes(root_, dgpu).card_minor, 0);
+  EXPECT_EQ(find_drm_nodes(root_, dgpu).render_minor, 128);
+  const DrmNodes none = find_drm_nodes(root_, parse_pci_address("00:1f.3"));
+  EXPECT_EQ(none.card_minor, std::nullopt);
+  EXPECT_EQ(none.render_minor, std::nullopt);
+  EXPECT_EQ(pci_device_dir(root_, igpu), root_ / "bus/pci/devices/0000:00:02.0");
+}
+
 TEST_F(PciSysfsTest, TheBracketedLockdownModeIsTheSelectedOne) {
   EXPECT_EQ(kernel_lockdown_mode(root_), std::nullopt);  // a kernel without lockdown
   EXPECT_FALSE(lockdown_forbids_bar(kernel_lockdown_mode(root_)));

@@ -91,8 +91,9 @@ std::string_view verdict_name(Verdict verdict) {
 
 PciFacts read_pci_facts(const fs::path& sysfs_root, const std::string& address) {
   PciFacts facts;
-  facts.address = mmio::parse_pci_address(address).str();
-  const fs::path dir = sysfs_root / "bus" / "pci" / "devices" / facts.address;
+  const mmio::PciAddress addr = mmio::parse_pci_address(address);
+  facts.address = addr.str();
+  const fs::path dir = mmio::pci_device_dir(sysfs_root, addr);
   std::error_code ec;
   facts.present = fs::exists(dir, ec);
   if (!facts.present) return facts;
@@ -113,13 +114,7 @@ PciFacts read_pci_facts(const fs::path& sysfs_root, const std::string& address) 
   }
   const fs::path driver = fs::read_symlink(dir / "driver", ec);
   if (!ec) facts.driver = driver.filename().string();
-  for (const auto& entry : fs::directory_iterator(dir / "drm", ec)) {
-    const std::string leaf = entry.path().filename().string();
-    if (leaf.rfind("card", 0) == 0 && leaf.size() > 4 &&
-        std::all_of(leaf.begin() + 4, leaf.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      facts.dri_minor = std::stoi(leaf.substr(4));
-    }
-  }
+  facts.dri_minor = mmio::find_drm_nodes(sysfs_root, addr).card_minor;
   if (facts.intel_display()) facts.platform = oa::platform_for_pci_id(facts.device);
   return facts;
 }

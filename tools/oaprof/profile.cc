@@ -297,7 +297,8 @@ Action add_profile_options(CLI::App& app) {
                      "measure idle power this long before the run (DURATION or off), to report "
                      "dynamic power = total - idle")
       ->capture_default_str();
-  energy->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is (for tests)")
+  energy->add_option("--sysfs-root", opt->sysfs_root,
+                     "where sysfs is: RAPL, the GPU's DRM nodes, kernel lockdown (for tests)")
       ->capture_default_str();
 
   auto* out = app.add_option_group("Output");
@@ -410,6 +411,7 @@ int run_profile(const ProfileOptions& options) {
       dopt.spec = device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
       dopt.forcewake.debugfs_root = options.debugfs_root;
+      dopt.sysfs_root = options.sysfs_root;
       dopt.render_node = options.render_node;
       dopt.drm_card_sysfs = options.drm_card;
       dopt.perf_period_exponent = options.oa_exponent;
