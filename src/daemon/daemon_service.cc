@@ -125,6 +125,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   Active& a = *active_;
   try {
     gpu::DeviceOptions dopt = options_.device;
+    dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
     dopt.wrap_mmio = [this, &a](std::unique_ptr<mmio::Mmio> inner) {
       StateContents header{options_.device.spec, inner->describe(), a.holder, {}};
       auto journal = std::make_unique<JournalingMmio>(

@@ -142,8 +142,10 @@ void PciBar::write32(std::uint32_t offset, std::uint32_t value) {
   base_[offset / 4] = value;
 }
 
-std::string PciBar::describe() const {
-  return fmt::format("{} [{:04x}:{:04x}]", addr_.str(), id_.vendor, id_.device);
+std::string pci_device_label(const PciAddress& addr, const PciIdentity& id) {
+  return fmt::format("{} [{:04x}:{:04x}]", addr.str(), id.vendor, id.device);
 }
+
+std::string PciBar::describe() const { return pci_device_label(addr_, id_); }
 
 }  // namespace oaprof::mmio

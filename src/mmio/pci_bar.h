@@ -28,6 +28,10 @@ struct PciIdentity {
   std::uint32_t device_class = 0;  // 24-bit class code, 0x03xxxx for display
 };
 
+// "0000:00:02.0 [8086:5916]": how a real device names itself in messages and outputs, whether or
+// not its BAR is mapped.
+std::string pci_device_label(const PciAddress& addr, const PciIdentity& id);
+
 // Throws std::runtime_error naming the device and what was expected unless it is an Intel display
 // device. Pure, so tests can feed any identity.
 void check_intel_display(const PciAddress& addr, const PciIdentity& id);

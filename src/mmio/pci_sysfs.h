@@ -1,7 +1,8 @@
-// What sysfs says about a PCI device without mapping anything: the DRM nodes its driver made for
-// it, and whether kernel lockdown forbids mapping its BAR. `oaprof doctor`, the device
-// (forcewake's debugfs minor) and the BAR's error messages read them here, under a sysfs root the
-// caller chooses, so tests use fake trees.
+// What sysfs says about a PCI device without mapping anything: its identity, the DRM nodes its
+// driver made for it, and whether kernel lockdown forbids mapping its BAR. `oaprof doctor`, the
+// device (forcewake's debugfs minor; --access perf, which maps no BAR, and its render node and
+// card) and the BAR's error messages read them here, under a sysfs root the caller chooses, so
+// tests use fake trees.
 #pragma once
 
 #include <filesystem>
@@ -15,6 +16,11 @@ namespace oaprof::mmio {
 // <sysfs_root>/bus/pci/devices/<DDDD:BB:DD.F>
 std::filesystem::path pci_device_dir(const std::filesystem::path& sysfs_root,
                                      const PciAddress& addr);
+
+// Vendor, device and class from the device's sysfs files, else from the first bytes of its
+// configuration space (readable by anyone). nullopt when neither can be read (no such device).
+std::optional<PciIdentity> read_pci_identity(const std::filesystem::path& sysfs_root,
+                                             const PciAddress& addr);
 
 // The DRM minors a driver registered for the device: <dir>/drm/cardN (debugfs dri/N, sysfs
 // metrics) and <dir>/drm/renderDM (/dev/dri/renderDM). nullopt where there is none (no DRM driver

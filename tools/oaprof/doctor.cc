@@ -45,22 +45,6 @@ std::optional<std::string> read_line(const fs::path& path) {
   return line;
 }
 
-std::optional<std::string> read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::optional<std::uint32_t> read_hex(const fs::path& path) {
-  const auto line = read_line(path);
-  if (!line) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long value = std::strtoul(line->c_str(), &end, 16);
-  if (errno != 0 || end == line->c_str()) return std::nullopt;
-  return static_cast<std::uint32_t>(value);
-}
-
 Check make(std::string name, Verdict verdict, std::string detail, std::string fix = {}) {
   return Check{std::move(name), verdict, std::move(detail), std::move(fix)};
 }
@@ -97,20 +81,10 @@ PciFacts read_pci_facts(const fs::path& sysfs_root, const std::string& address) 
   std::error_code ec;
   facts.present = fs::exists(dir, ec);
   if (!facts.present) return facts;
-  const auto vendor = read_hex(dir / "vendor");
-  const auto device = read_hex(dir / "device");
-  const auto device_class = read_hex(dir / "class");
-  if (vendor && device && device_class) {
-    facts.vendor = static_cast<std::uint16_t>(*vendor);
-    facts.device = static_cast<std::uint16_t>(*device);
-    facts.device_class = *device_class;
-  } else if (const auto config = read_all(dir / "config"); config && config->size() >= 12) {
-    // The first 64 bytes of configuration space are readable by anyone: ids at 0 and 2, the
-    // class code (programming interface, subclass, class) at 9–11.
-    const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>((*config)[i]); };
-    facts.vendor = static_cast<std::uint16_t>(byte(0) | byte(1) << 8);
-    facts.device = static_cast<std::uint16_t>(byte(2) | byte(3) << 8);
-    facts.device_class = static_cast<std::uint32_t>(byte(9) | byte(10) << 8 | byte(11) << 16);
+  if (const auto id = mmio::read_pci_identity(sysfs_root, addr)) {
+    facts.vendor = id->vendor;
+    facts.device = id->device;
+    facts.device_class = id->device_class;
   }
   const fs::path driver = fs::read_symlink(dir / "driver", ec);
   if (!ec) facts.driver = driver.filename().string();

@@ -104,7 +104,7 @@ struct ProfileOptions {
   std::string forcewake = "auto";
   std::string debugfs_root = "/sys/kernel/debug";
   std::string render_node = "auto";
-  std::string drm_card = "/sys/class/drm/card0";
+  std::string drm_card = "auto";
   int oa_exponent = 16;
   std::string csv_path;
   std::string json_path;
@@ -239,9 +239,13 @@ Action add_profile_options(CLI::App& app) {
                   "keep the GPU awake: auto (debugfs, else registers), debugfs, registers, none")
       ->capture_default_str();
   dev->add_option("--debugfs", opt->debugfs_root, "debugfs root, for forcewake")->capture_default_str();
-  dev->add_option("--render-node", opt->render_node, "i915 render node for --access rpc")
+  dev->add_option("--render-node", opt->render_node,
+                  "i915 render node for --access rpc and perf (auto: the device's own, "
+                  "<sysfs>/bus/pci/devices/BDF/drm/renderDN)")
       ->capture_default_str();
-  dev->add_option("--drm-card", opt->drm_card, "the card's sysfs directory, for --access perf")
+  dev->add_option("--drm-card", opt->drm_card,
+                  "the card's sysfs directory for --access perf (auto: the device's own, "
+                  "<sysfs>/bus/pci/devices/BDF/drm/cardN)")
       ->capture_default_str();
   dev->add_option("--oa-exponent", opt->oa_exponent,
                   "i915 perf sampling period exponent for --access perf")
@@ -412,6 +416,7 @@ int run_profile(const ProfileOptions& options) {
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
       dopt.forcewake.debugfs_root = options.debugfs_root;
       dopt.sysfs_root = options.sysfs_root;
+      dopt.map_registers = gpu::access_maps_registers(options.access);  // perf: no BAR
       dopt.render_node = options.render_node;
       dopt.drm_card_sysfs = options.drm_card;
       dopt.perf_period_exponent = options.oa_exponent;
