@@ -118,6 +118,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     busy_locked(false);
     running_client_.reset();
     const oa::Report after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    p.config_lost = p.config_lost || source_.config_lost();
     p.energy_after = read_energy_locked();
     const oa::CounterDeltas pass = oa::compute_deltas(*p.before, after);
     if (p.pairs++ == 0) {
@@ -151,7 +152,7 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   }
   // A context switch reloaded the context-saved registers (Gen8–11 flex, OACTXCONTROL) while the
   // kernel ran: flex-dependent counters of this row may be wrong (--access perf keeps them).
-  if (source_.config_lost()) record.flags.emplace_back("config_lost");
+  if (it->second.config_lost) record.flags.emplace_back("config_lost");
   const Pending p = std::move(it->second);
   pending_.erase(it);
   const bool energy = p.energy_before && p.energy_after;

@@ -72,6 +72,9 @@ class Session {
     std::uint32_t pairs = 0;            // finished passes
     std::optional<power::EnergyReading> energy_before;  // at the first 'before'
     std::optional<power::EnergyReading> energy_after;   // at the latest 'after'
+    // A context switch undid the context-saved configuration during one of the passes (seen
+    // at its 'after'): kept per launch, since another client's snapshot may come before the row.
+    bool config_lost = false;
   };
   std::optional<power::EnergyReading> read_energy_locked();
   void busy_locked(bool busy);

@@ -151,6 +151,44 @@ TEST_F(SessionTest, APassCountTheCountersDoNotMatchIsFlagged) {
   EXPECT_EQ(rows_[0].flags, std::vector<std::string>{"pass_count_mismatch"});
 }
 
+TEST(SessionConfigLostTest, OnlyTheLaunchDuringWhichAContextSwitchUndidTheSetIsFlagged) {
+  mmio::SimConfig config;
+  config.context_switch_period_ns = 1'000'000;  // switches at 1, 2, 3 … ms
+  testing::SimFixture sim(config);
+  std::vector<oa::LaunchRecord> rows;
+  mmio::OaConfig flex;
+  flex.flex = {{0xE458, 0x5}};  // EU_PERF_CNTL0: context-saved, as OACTXCONTROL
+  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [&](const oa::LaunchRecord& r, const power::EnergyReading*,
+                const power::EnergyReading*) { rows.push_back(r); },
+            flex);
+  s.start();
+  auto pass = [&](std::uint64_t id, std::uint64_t from_ns, std::uint64_t to_ns) {
+    sim.clock->advance_ns(from_ns - sim.clock->now_ns());
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kBefore});
+    sim.clock->advance_ns(to_ns - from_ns);
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kAfter});
+  };
+  pass(0, 100'000, 500'000);  // no switch inside
+  s.handle(1, 1, launch_record(0));
+  pass(1, 600'000, 1'400'000);  // the switch at 1 ms reloads another context's image
+  s.handle(1, 1, launch_record(1));
+  pass(2, 1'500'000, 1'900'000);  // repaired at launch 1's 'after': right again
+  s.handle(1, 1, launch_record(2));
+  // Replayed: the first pass sees the switch at 2 ms, the second none; the row covers both.
+  pass(3, 1'950'000, 2'100'000);
+  pass(3, 2'200'000, 2'400'000);
+  wire::Launch replayed = launch_record(3);
+  replayed.passes = 2;
+  s.handle(1, 1, replayed);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(sim.device.sim->context_switches(), 2u);
+  EXPECT_TRUE(rows[0].flags.empty());
+  EXPECT_EQ(rows[1].flags, std::vector<std::string>{"config_lost"});
+  EXPECT_TRUE(rows[2].flags.empty());
+  EXPECT_EQ(rows[3].flags, std::vector<std::string>{"config_lost"});
+}
+
 TEST_F(SessionTest, ALoneBeforeIsDroppedAlsoAfterFinishedPasses) {
   session_.start();
   session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
