@@ -25,6 +25,16 @@ constexpr std::array kSources{
 
 std::span<const CounterSourceEntry> counter_sources() { return kSources; }
 
+std::string perf_stream_loss_warning(const PerfStreamCounts& counts) {
+  if (counts.reports_lost == 0 && counts.buffer_lost == 0) return {};
+  return fmt::format(
+      "the i915 perf stream lost reports {} times (OA_REPORT_LOST) and its whole OA buffer {} "
+      "times (OA_BUFFER_LOST); the rows whose window saw it are flagged reports_lost or "
+      "oa_buffer_lost. Snapshots at kernel boundaries are MI_REPORT_PERF_COUNT and still count, "
+      "but the OA unit was stalled or restarted there: raise --oa-exponent for fewer periodic "
+      "reports", counts.reports_lost, counts.buffer_lost);
+}
+
 bool access_maps_registers(std::string_view name) {
   for (const auto& entry : kSources) {
     if (entry.name == name) return entry.maps_registers;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "gpu/device.h"
@@ -22,6 +23,10 @@ struct PerfStreamCounts {
   int reports_lost = 0;
   int buffer_lost = 0;
 };
+
+// The warning for the end of a run whose stream lost reports or its OA buffer, with what the
+// row flags mean and what to do; empty when nothing was lost.
+std::string perf_stream_loss_warning(const PerfStreamCounts& counts);
 
 class CounterSource {
  public:

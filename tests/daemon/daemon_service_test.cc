@@ -5,7 +5,9 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "daemon/register_journal.h"
 #include "daemon/session_lock.h"
@@ -330,6 +332,32 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
   EXPECT_THAT(std::get<wire::Error>(with_sets.handle(1, alice_, request)).message,
               HasSubstr("metric set 'NoSuchSet' is not in"));
+}
+
+TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  // A report every 64 timestamp ticks (5.33 µs) fills the 16 MiB OA buffer in 350 ms.
+  o.device.perf_period_exponent = 5;
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {OAPROF_IGT_METRICS_DIR};
+  DaemonService perf(o);
+  auto request = open_request();
+  request.access = "perf";
+  request.metric_set = "ComputeBasic";
+  const wire::Body opened = perf.handle(1, alice_, request);
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened)) << std::get<wire::Error>(opened).message;
+  const auto sample = [&] {
+    const wire::Body reply = perf.handle(1, alice_, wire::Sample{1, wire::kSampleReport});
+    EXPECT_TRUE(std::holds_alternative<wire::Sampled>(reply));
+    return std::get<wire::Sampled>(reply);
+  };
+  (void)sample();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // nobody reads: it overflows
+  const wire::Sampled lossy = sample();
+  ASSERT_TRUE(lossy.stream_losses.has_value());
+  EXPECT_GE(lossy.stream_losses->buffer_lost, 1u);
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(perf.handle(1, alice_, wire::Close{})));
 }
 
 TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {

@@ -539,6 +539,10 @@ int run_profile(const ProfileOptions& options) {
 
   auto finish = [&](int exit_code) {
     session.stop();  // restores every register the session touched
+    if (const std::string lost = gpu::perf_stream_loss_warning(session.perf_stream_counts());
+        !lost.empty()) {
+      std::cerr << "oaprof: warning: " << lost << "\n";  // even with -q: it is about the data
+    }
     out.files->end();
     if (!options.quiet) {
       out.table->end();
