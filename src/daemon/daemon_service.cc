@@ -125,6 +125,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   Active& a = *active_;
   try {
     gpu::DeviceOptions dopt = options_.device;
+    dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
     dopt.wrap_mmio = [this, &a](std::unique_ptr<mmio::Mmio> inner) {
       StateContents header{options_.device.spec, inner->describe(), a.holder, {}};
       auto journal = std::make_unique<JournalingMmio>(
@@ -184,6 +185,11 @@ wire::Body DaemonService::sample(const wire::Sample& request) {
     const oa::RawReport r = a.source->snapshot(request.report_id);
     out.report.emplace(r.bytes.begin(), r.bytes.begin() + r.size);
     out.config_lost = a.source->config_lost();
+    const gpu::PerfStreamCounts counts = a.source->perf_stream_counts();
+    if (counts.reports_lost > 0 || counts.buffer_lost > 0) {
+      out.stream_losses = wire::StreamLosses{static_cast<std::uint32_t>(counts.reports_lost),
+                                             static_cast<std::uint32_t>(counts.buffer_lost)};
+    }
   }
   if (request.what & wire::kSampleEnergy) {
     if (!a.energy) {
@@ -259,7 +265,7 @@ std::optional<std::string> DaemonService::recover() {
   // of our own would put back the crashed session's request bits when it lets go.
   std::vector<JournalEntry> registers, forcewake;
   for (const JournalEntry& e : state->entries) {
-    const bool fw = e.masked && e.offset != mmio::reg::kOaDebug;
+    const bool fw = mmio::reg::is_forcewake_request(e.offset);
     (fw ? forcewake : registers).push_back(e);
   }
   gpu::DeviceOptions dopt = options_.device;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device.h"
+#include "mmio/registers.h"
 
 namespace oaprof::daemon {
 namespace {
@@ -36,7 +37,12 @@ void JournalingMmio::write32(std::uint32_t offset, std::uint32_t value) {
 
 void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries) {
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    mmio.write32(it->offset, it->masked ? 0xFFFF0000u | (it->prior & 0xFFFFu) : it->prior);
+    if (mmio::reg::is_forcewake_request(it->offset)) {
+      // Shared with i915, which may have set its own bit since: drop only oaprof's.
+      mmio.write32(it->offset, mmio::reg::masked_disable(mmio::reg::kForcewakeOaprofBit));
+    } else {
+      mmio.write32(it->offset, it->masked ? 0xFFFF0000u | (it->prior & 0xFFFFu) : it->prior);
+    }
   }
 }
 

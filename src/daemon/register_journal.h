@@ -44,7 +44,8 @@ class JournalingMmio final : public mmio::Mmio {
   std::vector<JournalEntry> entries_;
 };
 
-// Puts every entry back, last first; masked registers get their low half with a full mask.
+// Puts every entry back, last first; masked registers get their low half with a full mask, except
+// the forcewake requests, where only oaprof's own bit is cleared (i915's stays as it is now).
 void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries);
 
 // What a state file says: the device it is about and the registers to put back.

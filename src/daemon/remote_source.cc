@@ -48,6 +48,10 @@ class RemoteCounterSource final : public gpu::CounterSource {
     std::copy(s->report->begin(), s->report->end(), r.bytes.begin());
     r.size = static_cast<int>(s->report->size());
     config_lost_ = s->config_lost;
+    // Counted since the daemon's stream opened; absent while nothing was lost.
+    const wire::StreamLosses losses = s->stream_losses.value_or(wire::StreamLosses{});
+    stream_counts_.reports_lost = static_cast<int>(losses.reports_lost);
+    stream_counts_.buffer_lost = static_cast<int>(losses.buffer_lost);
     return r;
   }
   void stop() override { client_->close(); }
@@ -55,6 +59,8 @@ class RemoteCounterSource final : public gpu::CounterSource {
     throw_if_error(client_->call(wire::Kernel{running}), "kernel signal");
   }
   bool config_lost() const override { return config_lost_; }
+  // The daemon sends the losses, not the samples.
+  gpu::PerfStreamCounts perf_stream_counts() const override { return stream_counts_; }
 
  private:
   void check(oa::ReportFormat format) const {
@@ -67,6 +73,7 @@ class RemoteCounterSource final : public gpu::CounterSource {
   std::shared_ptr<DaemonClient> client_;
   oa::ReportFormat format_;
   bool config_lost_ = false;
+  gpu::PerfStreamCounts stream_counts_;
 };
 
 class RemoteEnergySource final : public power::EnergySource {

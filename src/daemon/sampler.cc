@@ -24,6 +24,7 @@ Sampler::~Sampler() { stop(); }
 void Sampler::start() {
   std::lock_guard lock(mu_);
   accumulator_.add(session_.sample(&row_energy_));
+  row_stream_ = session_.perf_stream_counts();
   reads_ = 1;
   row_start_ns_ = monotonic_ns();
   running_ = true;
@@ -81,6 +82,9 @@ void Sampler::emit_row() {
   r.launch.api_ns = row_start_ns_;
   r.deltas = accumulator_.total();
   if (!accumulator_.exact()) r.flags.emplace_back("interval_too_long");
+  const gpu::PerfStreamCounts stream = session_.perf_stream_counts();
+  add_stream_loss_flags(row_stream_, stream, r.flags);
+  row_stream_ = stream;
   const bool energy = row_energy_ && end;
   session_.emit(std::move(r), energy ? &*row_energy_ : nullptr, energy ? &*end : nullptr);
   row_energy_ = end;

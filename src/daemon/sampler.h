@@ -56,6 +56,7 @@ class Sampler {
   bool running_ = false;
   oa::Accumulator accumulator_;  // this row's reads, folded wrap-safe
   std::optional<power::EnergyReading> row_energy_;  // at the start of the current row
+  gpu::PerfStreamCounts row_stream_;                // the perf stream's counts then
   std::uint64_t row_start_ns_ = 0;
   std::uint64_t reads_ = 0;
 };

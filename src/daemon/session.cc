@@ -12,6 +12,12 @@ using oa::wire::Body;
 using oa::wire::Error;
 using oa::wire::ErrorCode;
 
+void add_stream_loss_flags(const gpu::PerfStreamCounts& begin, const gpu::PerfStreamCounts& end,
+                           std::vector<std::string>& flags) {
+  if (end.reports_lost > begin.reports_lost) flags.emplace_back("reports_lost");
+  if (end.buffer_lost > begin.buffer_lost) flags.emplace_back("oa_buffer_lost");
+}
+
 Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
                  mmio::OaConfig config)
     : source_(source), format_(format), sink_(std::move(sink)), config_(std::move(config)) {}
@@ -116,6 +122,11 @@ void Session::settle_locked(std::uint64_t client_id) {
   }
 }
 
+gpu::PerfStreamCounts Session::perf_stream_counts() const {
+  std::lock_guard lock(mu_);
+  return source_.perf_stream_counts();
+}
+
 Body Session::handle(std::uint64_t client_id, std::uint32_t pid, const Body& request) {
   std::lock_guard lock(mu_);
   try {
@@ -138,6 +149,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     const bool read_energy = energy_ != nullptr && p.pairs == 0;
     if (read_energy && s.energy_first) p.energy_before = read_energy_locked();
     p.before = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    if (p.pairs == 0) p.stream_before = source_.perf_stream_counts();
     source_.kernel_running(true);
     running_client_ = client_id;
     deferred_.push_back({client_id, s.launch_id, s.phase, read_energy && !s.energy_first});
@@ -150,6 +162,8 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     source_.kernel_running(false);
     running_client_.reset();
     const oa::Report after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    p.config_lost = p.config_lost || source_.config_lost();
+    p.stream_after = source_.perf_stream_counts();
     deferred_.push_back({client_id, s.launch_id, s.phase, energy_ != nullptr});
     const oa::CounterDeltas pass = oa::compute_deltas(*p.before, after);
     if (p.pairs++ == 0) {
@@ -183,7 +197,8 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   }
   // A context switch reloaded the context-saved registers (Gen8–11 flex, OACTXCONTROL) while the
   // kernel ran: flex-dependent counters of this row may be wrong (--access perf keeps them).
-  if (source_.config_lost()) record.flags.emplace_back("config_lost");
+  if (it->second.config_lost) record.flags.emplace_back("config_lost");
+  add_stream_loss_flags(it->second.stream_before, it->second.stream_after, record.flags);
   const Pending p = std::move(it->second);
   pending_.erase(it);
   const bool energy = p.energy_before && p.energy_after;

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,12 @@
 #include "power/energy_source.h"
 
 namespace oaprof::daemon {
+
+// Adds the row flags for what the perf stream lost between two readings of its counts:
+// reports_lost (OA_REPORT_LOST records) and oa_buffer_lost (OA_BUFFER_LOST: OA restarted on an
+// empty buffer).
+void add_stream_loss_flags(const gpu::PerfStreamCounts& begin, const gpu::PerfStreamCounts& end,
+                           std::vector<std::string>& flags);
 
 class Session {
  public:
@@ -68,6 +75,8 @@ class Session {
 
   std::uint64_t launches_recorded() const;
   std::uint64_t launches_dropped() const;
+  // The source's perf stream records so far (zero for read-outs without a stream).
+  gpu::PerfStreamCounts perf_stream_counts() const;
 
  private:
   // A launch being measured. A replayed launch repeats the before/after pair once per pass: the
@@ -79,6 +88,13 @@ class Session {
     std::uint32_t pairs = 0;            // finished passes
     std::optional<power::EnergyReading> energy_before;  // at the first 'before'
     std::optional<power::EnergyReading> energy_after;   // at the latest 'after'
+    // A context switch undid the context-saved configuration during one of the passes (seen
+    // at its 'after'): kept per launch, since another client's snapshot may come before the row.
+    bool config_lost = false;
+    // The perf stream's counts after the first 'before' and after the latest 'after': a loss
+    // between them happened in this launch's window.
+    gpu::PerfStreamCounts stream_before;
+    gpu::PerfStreamCounts stream_after;
   };
   // Work an answer leaves for after its reply: reading the energy beside a snapshot (into the
   // launch's Pending) and telling the busy listener.

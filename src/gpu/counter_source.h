@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "gpu/device.h"
@@ -22,6 +23,10 @@ struct PerfStreamCounts {
   int reports_lost = 0;
   int buffer_lost = 0;
 };
+
+// The warning for the end of a run whose stream lost reports or its OA buffer, with what the
+// row flags mean and what to do; empty when nothing was lost.
+std::string perf_stream_loss_warning(const PerfStreamCounts& counts);
 
 class CounterSource {
  public:
@@ -53,10 +58,17 @@ struct CounterSourceEntry {
   std::string_view name;
   std::string_view description;
   std::unique_ptr<CounterSource> (*make)(Device& device);
+  // Whether it reads or programs registers through the BAR (and so needs it mapped, and
+  // forcewake held). perf talks only to i915, which also works under kernel lockdown.
+  bool maps_registers = true;
 };
 
 // Every read-out this build has, in the order `--help` lists them.
 std::span<const CounterSourceEntry> counter_sources();
+
+// What DeviceOptions::map_registers must be for `--access name`: false only for a read-out that
+// needs no BAR; true for an unknown name (make_counter_source refuses it later).
+bool access_maps_registers(std::string_view name);
 
 // Throws std::invalid_argument listing the valid names when `name` is unknown.
 std::unique_ptr<CounterSource> make_counter_source(std::string_view name, Device& device);
@@ -69,7 +81,8 @@ std::unique_ptr<CounterSource> make_sim_source(Device& device);
 std::unique_ptr<CounterSource> make_rpc_source(Device& device);
 // `perf`: an i915 perf stream holds the metric set (in every context image); snapshots are
 // MI_REPORT_PERF_COUNT batches while it does. Needs a metric set with a guid. On a simulated
-// device the stream is SimI915Perf's, over SimGpu.
+// device the stream is SimI915Perf's, over SimGpu; on a real one the render node and sysfs card
+// are the device's own (resolve_render_node, resolve_card_sysfs), and no BAR is needed.
 std::unique_ptr<CounterSource> make_perf_source(Device& device);
 
 // For `oaprof doctor` and `--help`: why rows may be flagged config_lost, and the remedy.

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
 #include "mmio/registers.h"
 
 namespace oaprof::gpu {
@@ -88,11 +89,52 @@ class FileMirroredSim final : public mmio::Mmio {
   std::span<std::uint32_t> bar_;
 };
 
+// The register window of a real device opened for a read-out that maps no BAR (--access perf):
+// i915 owns the OA unit there. It only describes the device; any access is a bug, refused loudly.
+class UnmappedRegisters final : public mmio::Mmio {
+ public:
+  UnmappedRegisters(const mmio::PciAddress& addr, const mmio::PciIdentity& id)
+      : description_(mmio::pci_device_label(addr, id)) {}
+  std::uint32_t read32(std::uint32_t offset) override { refuse("read", offset); }
+  void write32(std::uint32_t offset, std::uint32_t) override { refuse("write", offset); }
+  std::string describe() const override { return description_; }
+
+ private:
+  [[noreturn]] void refuse(const char* what, std::uint32_t offset) const {
+    throw std::logic_error(fmt::format(
+        "{}: {} of register 0x{:X}, but the device was opened for a read-out that maps no BAR "
+        "(--access perf); this is a bug in oaprof, please report it", description_, what, offset));
+  }
+  std::string description_;
+};
+
 }  // namespace
 
+std::string device_spec_with_pci(const std::string& device, const std::string& pci) {
+  if (pci.empty()) return device;
+  std::string address;
+  try {
+    address = mmio::parse_pci_address(pci).str();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--pci: ") + e.what());
+  }
+  if (device == "auto") return address;
+  bool same = false;
+  try {
+    same = mmio::parse_pci_address(device).str() == address;
+  } catch (const std::invalid_argument&) {
+    // sim, sim:FILE or garbage: another device than the address either way
+  }
+  if (!same) {
+    throw std::invalid_argument(fmt::format(
+        "--pci {} and --device {} name different devices; give one of them: --pci BDF for an "
+        "Intel GPU, --device sim for the simulator", pci, device));
+  }
+  return address;
+}
+
 bool is_masked_register(std::uint32_t offset) {
-  return offset == mmio::reg::kOaDebug || offset == mmio::reg::kForcewakeRender ||
-         offset == mmio::reg::kForcewakeGt || offset == mmio::reg::kForcewakeMedia;
+  return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset);
 }
 
 Device& Device::operator=(Device&& other) noexcept {
@@ -108,6 +150,8 @@ Device& Device::operator=(Device&& other) noexcept {
   render_node = std::move(other.render_node);
   drm_card_sysfs = std::move(other.drm_card_sysfs);
   perf_period_exponent = other.perf_period_exponent;
+  pci_address = std::move(other.pci_address);
+  sysfs_root = std::move(other.sysfs_root);
   return *this;
 }
 
@@ -145,26 +189,80 @@ Device open_device(const DeviceOptions& options) {
     mmio::ForcewakeOptions fw = options.forcewake;
     if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
     d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
+    d.perf_period_exponent = options.perf_period_exponent;
     return d;
   }
   const mmio::PciAddress addr =
       mmio::parse_pci_address(options.spec == "auto" ? "0000:00:02.0" : options.spec);
-  auto bar = std::make_unique<mmio::PciBar>(addr);
-  const auto platform = oa::platform_for_pci_id(bar->identity().device);
+  mmio::PciIdentity id;
+  if (options.map_registers) {
+    auto bar = std::make_unique<mmio::PciBar>(addr, options.sysfs_root);
+    id = bar->identity();
+    d.mmio = std::move(bar);
+  } else {
+    const auto found = mmio::read_pci_identity(options.sysfs_root, addr);
+    if (!found) {
+      throw std::runtime_error(fmt::format(
+          "no PCI device at {} ({} is missing or unreadable); find the GPU with `lspci -D -d "
+          "8086::0300` and pass --pci BDF, or use --device sim",
+          addr.str(), mmio::pci_device_dir(options.sysfs_root, addr).string()));
+    }
+    id = *found;
+    mmio::check_intel_display(addr, id);
+    d.mmio = std::make_unique<UnmappedRegisters>(addr, id);
+  }
+  const auto platform = oa::platform_for_pci_id(id.device);
   if (!platform) {
     throw std::runtime_error(fmt::format(
         "{} is an Intel GPU with PCI id 0x{:04x}, which oaprof does not know; please report it, "
-        "and use --device sim meanwhile", addr.str(), bar->identity().device));
+        "and use --device sim meanwhile", addr.str(), id.device));
   }
   d.platform = *platform;
-  d.pci_id = bar->identity().device;
-  d.mmio = std::move(bar);
+  d.pci_id = id.device;
   if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
-  d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.forcewake);
+  mmio::ForcewakeOptions fw = options.forcewake;
+  if (!options.map_registers) fw.mode = mmio::ForcewakeMode::kNone;  // i915 holds it for perf
+  fw.dri_minor = mmio::find_drm_nodes(options.sysfs_root, addr).card_minor;  // not always dri/0
+  d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
   d.render_node = options.render_node;
   d.drm_card_sysfs = options.drm_card_sysfs;
   d.perf_period_exponent = options.perf_period_exponent;
+  d.pci_address = addr.str();
+  d.sysfs_root = options.sysfs_root;
   return d;
+}
+
+namespace {
+
+// <sysfs>/bus/pci/devices/<BDF>/drm, where the minors of `device` are; throws naming the device
+// and `what` it lacks when that minor is not there.
+int drm_minor_of(const Device& device, std::optional<int> mmio::DrmNodes::*minor,
+                 std::string_view what, std::string_view option) {
+  const mmio::PciAddress addr = mmio::parse_pci_address(device.pci_address);
+  const std::optional<int> found = mmio::find_drm_nodes(device.sysfs_root, addr).*minor;
+  if (!found) {
+    throw std::runtime_error(fmt::format(
+        "{} has no DRM {} in {}: is i915 bound to it? (`oaprof doctor` checks), or name one with "
+        "{}", device.pci_address, what,
+        (mmio::pci_device_dir(device.sysfs_root, addr) / "drm").string(), option));
+  }
+  return *found;
+}
+
+}  // namespace
+
+std::string resolve_render_node(const Device& device) {
+  if (device.render_node != "auto" || device.pci_address.empty()) return device.render_node;
+  return fmt::format("/dev/dri/renderD{}",
+                     drm_minor_of(device, &mmio::DrmNodes::render_minor, "render node",
+                                  "--render-node"));
+}
+
+std::string resolve_card_sysfs(const Device& device) {
+  if (device.drm_card_sysfs != "auto" || device.pci_address.empty()) return device.drm_card_sysfs;
+  const int card = drm_minor_of(device, &mmio::DrmNodes::card_minor, "card", "--drm-card");
+  return (mmio::pci_device_dir(device.sysfs_root, mmio::parse_pci_address(device.pci_address)) /
+          "drm" / fmt::format("card{}", card)).string();
 }
 
 }  // namespace oaprof::gpu

@@ -1,8 +1,9 @@
 // The GPU oaprof measures: its register window, the platform it is, and whether it is the
-// simulator. `--device auto|sim|BDF` resolves to one of these.
+// simulator. `--device auto|sim|BDF` (or `--pci BDF`) resolves to one of these.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,9 +30,13 @@ struct Device {
   std::uint16_t pci_id = 0;
   // Held for the device's lifetime; declared after mmio so that it is released first.
   std::unique_ptr<mmio::Forcewake> forcewake;
-  std::string render_node = "auto";    // for --access rpc and perf on real hardware
-  std::string drm_card_sysfs = "/sys/class/drm/card0";  // where i915 lists loaded metric sets
-  int perf_period_exponent = 16;       // --access perf: OA period = (2 << exponent) ticks
+  // For --access rpc and perf on real hardware: a path, or "auto" for the device's own (see
+  // resolve_render_node and resolve_card_sysfs below).
+  std::string render_node = "auto";
+  std::string drm_card_sysfs = "auto";  // where i915 lists loaded metric sets
+  int perf_period_exponent = 16;        // --access perf: OA period = (2 << exponent) ticks
+  std::string pci_address;              // "0000:00:02.0"; empty for the simulator
+  std::filesystem::path sysfs_root = "/sys";
 
   bool simulated() const { return sim != nullptr; }
   // "simulated" or the PCI address; every output carries it.
@@ -45,15 +50,29 @@ struct DeviceOptions {
   std::string spec = "auto";
   mmio::SimConfig sim;               // used when the device is simulated
   // --forcewake auto|debugfs|registers|none, --debugfs ROOT. On a simulated device only the
-  // register path (or none) is used, so a real GPU beside it is never woken.
+  // register path (or none) is used, so a real GPU beside it is never woken. On real hardware
+  // its dri_minor is the device's own DRM card minor, found under sysfs_root.
   mmio::ForcewakeOptions forcewake;
-  std::string render_node = "auto";  // --render-node PATH: i915 render node for --access rpc
-  std::string drm_card_sysfs = "/sys/class/drm/card0";  // --drm-card DIR, for --access perf
+  // Where sysfs is: the device's identity, DRM nodes and the kernel's lockdown mode are read
+  // under it.
+  std::filesystem::path sysfs_root = "/sys";
+  // False for a read-out that talks only to i915 (--access perf, gpu::access_maps_registers):
+  // a real device is then identified from sysfs and neither its BAR mapped (kernel lockdown
+  // forbids that) nor forcewake taken (i915 holds it for its stream); the register window left
+  // in Device::mmio refuses every access.
+  bool map_registers = true;
+  std::string render_node = "auto";     // --render-node PATH|auto, for --access rpc and perf
+  std::string drm_card_sysfs = "auto";  // --drm-card DIR|auto, for --access perf
   int perf_period_exponent = 16;     // --oa-exponent N, for --access perf (0–31)
   // Wraps the register window before anything writes through it (forcewake included); oaprofd
   // journals every first write this way. Null: the window as opened.
   std::function<std::unique_ptr<mmio::Mmio>(std::unique_ptr<mmio::Mmio>)> wrap_mmio;
 };
+
+// The spec that `--device SPEC --pci BDF` choose: SPEC alone without --pci; the normalised BDF
+// when SPEC is auto or names the same address. Throws std::invalid_argument for a BDF that is not
+// a PCI address, or when SPEC names another device (sim, another address).
+std::string device_spec_with_pci(const std::string& device, const std::string& pci);
 
 // Registers whose high half is a write mask (OA_DEBUG, the forcewake requests): restoring one
 // means writing its saved low half with a full mask.
@@ -66,5 +85,14 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
 // Throws std::runtime_error with what to do when the device cannot be opened, or
 // std::invalid_argument for a spec that is not auto, sim or a PCI address.
 Device open_device(const DeviceOptions& options);
+
+// The render node of a real device: its render_node, or for "auto" /dev/dri/renderD<M> of
+// <sysfs>/bus/pci/devices/<BDF>/drm/renderD<M>, so that a second GPU's node is never taken.
+// Throws std::runtime_error naming the device when it has none (no i915 bound to it). A Device
+// without a PCI address (made by hand) keeps what it was given.
+std::string resolve_render_node(const Device& device);
+// The same for the sysfs card directory where i915 lists the metric sets it holds:
+// <sysfs>/bus/pci/devices/<BDF>/drm/card<N> for "auto".
+std::string resolve_card_sysfs(const Device& device);
 
 }  // namespace oaprof::gpu

@@ -157,7 +157,8 @@ class PerfCounterSource final : public CounterSource {
 
 std::unique_ptr<CounterSource> make_perf_source(Device& device) {
   auto perf = device.simulated() ? make_sim_i915_perf(*device.sim)
-                                 : make_drm_i915_perf(device.render_node, device.drm_card_sysfs);
+                                 : make_drm_i915_perf(resolve_render_node(device),
+                                                     resolve_card_sysfs(device));
   return std::make_unique<PerfCounterSource>(device, std::move(perf));
 }
 

@@ -33,7 +33,7 @@ class RpcCounterSource final : public ProgrammedSource {
 
 std::unique_ptr<CounterSource> make_rpc_source(Device& device) {
   auto runner = device.simulated() ? make_sim_batch_runner(*device.sim)
-                                   : make_drm_batch_runner(device.render_node);
+                                   : make_drm_batch_runner(resolve_render_node(device));
   return std::make_unique<RpcCounterSource>(device, std::move(runner));
 }
 

@@ -49,6 +49,7 @@ void Forcewake::release() {
     close(fd_);
     fd_ = -1;
   }
+  signal_guard_.reset();
   if (saved_) saved_->restore();
 }
 
@@ -56,7 +57,7 @@ std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio,
                                                      const ForcewakeOptions& options) {
   std::unique_ptr<Forcewake> fw(new Forcewake("registers", -1, &mmio));
   for (const Domain& d : kGen9Domains) {
-    fw->saved_->write_masked(d.request, reg::masked_enable(reg::kForcewakeOaprofBit));
+    fw->saved_->set_owned_bits(d.request, reg::kForcewakeOaprofBit);
   }
   for (const Domain& d : kGen9Domains) {
     const auto deadline = std::chrono::steady_clock::now() + options.ack_timeout;
@@ -70,6 +71,7 @@ std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio,
       }
     }
   }
+  fw->signal_guard_ = std::make_unique<SignalRestoreGuard>(*fw->saved_);
   return fw;
 }
 
@@ -78,8 +80,15 @@ std::unique_ptr<Forcewake> Forcewake::acquire(Mmio& mmio, const ForcewakeOptions
     return std::unique_ptr<Forcewake>(new Forcewake("none", -1, nullptr));
   }
   if (options.mode == ForcewakeMode::kRegisters) return take_registers(mmio, options);
+  if (!options.dri_minor) {
+    if (options.mode == ForcewakeMode::kAuto) return take_registers(mmio, options);
+    throw std::runtime_error(fmt::format(
+        "{}: cannot hold forcewake through debugfs: the device has no DRM card in sysfs (is i915 "
+        "bound to it? see `oaprof doctor`), so no dri/N/i915_forcewake_user is its own; use "
+        "--forcewake registers", mmio.describe()));
+  }
   const std::string path =
-      fmt::format("{}/dri/{}/i915_forcewake_user", options.debugfs_root, options.dri_minor);
+      fmt::format("{}/dri/{}/i915_forcewake_user", options.debugfs_root, *options.dri_minor);
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) return std::unique_ptr<Forcewake>(new Forcewake("debugfs " + path, fd, nullptr));
   const int err = errno;

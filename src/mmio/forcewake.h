@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mmio/mmio.h"
 #include "mmio/saved_registers.h"
+#include "mmio/signal_restore.h"
 
 namespace oaprof::mmio {
 
@@ -21,7 +23,10 @@ ForcewakeMode parse_forcewake_mode(const std::string& text);
 struct ForcewakeOptions {
   ForcewakeMode mode = ForcewakeMode::kAuto;
   std::string debugfs_root = "/sys/kernel/debug";  // injectable for tests
-  int dri_minor = 0;                               // dri/<minor>/ under debugfs
+  // dri/<minor>/ under debugfs: the DRM card minor of the device (mmio::find_drm_nodes).
+  // nullopt when it has none (no i915 bound): no debugfs file is its own, so auto goes straight
+  // to the registers.
+  std::optional<int> dri_minor = 0;
   std::chrono::milliseconds ack_timeout{50};
 };
 
@@ -47,7 +52,9 @@ class Forcewake {
   std::string method_;
   int fd_ = -1;
   Mmio* mmio_ = nullptr;                    // set when held through the registers
-  std::unique_ptr<SavedRegisters> saved_;  // the request registers, restored on release
+  std::unique_ptr<SavedRegisters> saved_;  // oaprof's request bit, cleared on release
+  // While held through the registers: SIGINT/SIGTERM clear the request bit too.
+  std::unique_ptr<SignalRestoreGuard> signal_guard_;
 };
 
 }  // namespace oaprof::mmio

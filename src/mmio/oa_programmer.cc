@@ -78,6 +78,16 @@ OaProgrammer::~OaProgrammer() { restore(); }
 
 void OaProgrammer::program(std::vector<PlanStep> plan) {
   restore();
+  // Someone else's OA session (an i915 perf stream, another profiler) would silently lose its
+  // configuration, and this one would count with whatever that one changes next.
+  if (const std::uint32_t control = mmio_.read32(reg::kOaControl);
+      (control & reg::kOaControlEnable) != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: the OA unit is already counting (OACONTROL 0x{:X}), so another profiler or an i915 "
+        "perf stream is using it; close the other profiler (gputop, another oaprof, a program "
+        "using GL_INTEL_performance_query) and try again, or use --access perf, which asks i915 "
+        "for the OA unit instead of taking it", mmio_.describe(), control));
+  }
   try {
     for (const PlanStep& s : plan) {
       switch (s.kind) {

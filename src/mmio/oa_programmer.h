@@ -55,8 +55,9 @@ class OaProgrammer {
   OaProgrammer(const OaProgrammer&) = delete;
   OaProgrammer& operator=(const OaProgrammer&) = delete;
 
-  // Applies the plan. On an exception everything written so far is restored before it
-  // propagates. While programmed, SIGINT/SIGTERM restore too.
+  // Applies the plan. Refuses (std::runtime_error saying what to do, nothing written) while the
+  // OA unit is already counting for someone else. On an exception everything written so far is
+  // restored before it propagates. While programmed, SIGINT/SIGTERM restore too.
   void program(std::vector<PlanStep> plan);
 
   // The context-saved writes whose registers no longer hold the programmed value.

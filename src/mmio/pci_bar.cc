@@ -1,12 +1,16 @@
 #include "mmio/pci_bar.h"
 
+#include <unistd.h>
+
 #include <cerrno>
-#include <regex>
 #include <cstring>
+#include <regex>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <pciaccess.h>
+
+#include "mmio/pci_sysfs.h"
 
 namespace oaprof::mmio {
 
@@ -36,26 +40,52 @@ void check_intel_display(const PciAddress& addr, const PciIdentity& id) {
   if (!intel || !display) {
     throw std::runtime_error(fmt::format(
         "{} is not an Intel display device (vendor 0x{:04x}, class 0x{:06x}); use --device sim "
-        "or --device BDF to name the Intel GPU",
+        "or --pci BDF to name the Intel GPU",
         addr.str(), id.vendor, id.device_class));
   }
 }
 
-PciBar::PciBar(const PciAddress& addr) : addr_(addr) {
+std::string bar_map_advice(const PciAddress& addr, int err, bool root,
+                           const std::optional<std::string>& lockdown_mode) {
+  if (err != EPERM && err != EACCES) {
+    return fmt::format("check that {} is the GPU and enabled (`lspci -v -s {}`) and run "
+                       "`oaprof doctor`, or use --access perf, which maps no BAR",
+                       addr.str(), addr.str());
+  }
+  if (lockdown_forbids_bar(lockdown_mode)) {
+    return fmt::format(
+        "kernel lockdown is '{}', which forbids mapping PCI BARs even for root: use --access "
+        "perf (the i915 perf stream needs no BAR), or boot without lockdown (disable Secure Boot "
+        "or remove the lockdown= kernel parameter)", *lockdown_mode);
+  }
+  if (!root) {
+    return "mapping a BAR needs root: run `sudo oaprof …`, or join group 'oaprof' and let oaprofd "
+           "do it";
+  }
+  return "root was refused without kernel lockdown: a security module (SELinux, AppArmor) or a "
+         "missing CAP_SYS_RAWIO may forbid it; see `oaprof doctor`, or use --access perf";
+}
+
+PciBar::PciBar(const PciAddress& addr, const std::filesystem::path& sysfs_root) : addr_(addr) {
   if (int err = pci_system_init(); err != 0) {
-    throw std::runtime_error(fmt::format("cannot scan PCI devices: {}", std::strerror(err)));
+    throw std::runtime_error(fmt::format(
+        "cannot look for {}: scanning PCI devices failed: {}; libpciaccess reads "
+        "/sys/bus/pci/devices, so check that sysfs is mounted (`oaprof doctor`), or use "
+        "--device sim", addr.str(), std::strerror(err)));
   }
   dev_ = pci_device_find_by_slot(addr.domain, addr.bus, addr.dev, addr.func);
   if (dev_ == nullptr) {
     pci_system_cleanup();
     throw std::runtime_error(fmt::format(
-        "no PCI device at {}; find the GPU with `lspci -D -d 8086::0300` and pass --device BDF, "
+        "no PCI device at {}; find the GPU with `lspci -D -d 8086::0300` and pass --pci BDF, "
         "or use --device sim", addr.str()));
   }
   if (int err = pci_device_probe(dev_); err != 0) {
     pci_system_cleanup();
-    throw std::runtime_error(fmt::format("cannot read {}'s configuration: {}", addr.str(),
-                                         std::strerror(err)));
+    throw std::runtime_error(fmt::format(
+        "cannot read the configuration space of {}: {}; check that the device is still there "
+        "(`lspci -D -s {}`) and run `oaprof doctor`, or use --device sim",
+        addr.str(), std::strerror(err), addr.str()));
   }
   id_ = {static_cast<std::uint16_t>(dev_->vendor_id), static_cast<std::uint16_t>(dev_->device_id),
          dev_->device_class};
@@ -68,19 +98,18 @@ PciBar::PciBar(const PciAddress& addr) : addr_(addr) {
   const pci_mem_region& bar = dev_->regions[0];
   if (bar.size == 0) {
     pci_system_cleanup();
-    throw std::runtime_error(fmt::format("{} has no BAR0 to map", addr.str()));
+    throw std::runtime_error(fmt::format(
+        "{} has no BAR0 to map: its register window is unassigned (disabled by the firmware, or "
+        "hidden by a hypervisor); check `lspci -v -s {}`, or use --access perf, which maps no BAR",
+        addr.str(), addr.str()));
   }
   void* ptr = nullptr;
   if (int err = pci_device_map_range(dev_, bar.base_addr, bar.size, PCI_DEV_MAP_FLAG_WRITABLE, &ptr);
       err != 0) {
     pci_system_cleanup();
-    const char* hint = err == EPERM || err == EACCES
-                           ? "run as root (sudo oaprof …), or through oaprofd; under kernel lockdown "
-                             "(see /sys/kernel/security/lockdown) MMIO mapping is refused: use "
-                             "--access perf"
-                           : "check `oaprof doctor`";
-    throw std::runtime_error(fmt::format("cannot map BAR0 of {} ({} bytes): {}; {}", addr.str(),
-                                         bar.size, std::strerror(err), hint));
+    throw std::runtime_error(fmt::format(
+        "cannot map BAR0 of {} ({} bytes): {}; {}", addr.str(), bar.size, std::strerror(err),
+        bar_map_advice(addr, err, ::geteuid() == 0, kernel_lockdown_mode(sysfs_root))));
   }
   base_ = static_cast<volatile std::uint32_t*>(ptr);
   size_ = bar.size;
@@ -91,22 +120,32 @@ PciBar::~PciBar() {
   pci_system_cleanup();
 }
 
-std::uint32_t PciBar::read32(std::uint32_t offset) {
-  if (offset % 4 != 0 || offset + 4 > size_) {
-    throw std::out_of_range(fmt::format("register 0x{:X} outside BAR0 of {}", offset, addr_.str()));
+bool register_in_bar(std::uint32_t offset, std::uint64_t bar_bytes) {
+  return offset % 4 == 0 && std::uint64_t{offset} + 4 <= bar_bytes;
+}
+
+void PciBar::check_offset(std::uint32_t offset) const {
+  if (!register_in_bar(offset, size_)) {
+    throw std::out_of_range(fmt::format(
+        "register 0x{:X} is outside BAR0 of {} ({} bytes) or not 4-byte aligned; this is a bug "
+        "in oaprof, please report it", offset, addr_.str(), size_));
   }
+}
+
+std::uint32_t PciBar::read32(std::uint32_t offset) {
+  check_offset(offset);
   return base_[offset / 4];
 }
 
 void PciBar::write32(std::uint32_t offset, std::uint32_t value) {
-  if (offset % 4 != 0 || offset + 4 > size_) {
-    throw std::out_of_range(fmt::format("register 0x{:X} outside BAR0 of {}", offset, addr_.str()));
-  }
+  check_offset(offset);
   base_[offset / 4] = value;
 }
 
-std::string PciBar::describe() const {
-  return fmt::format("{} [{:04x}:{:04x}]", addr_.str(), id_.vendor, id_.device);
+std::string pci_device_label(const PciAddress& addr, const PciIdentity& id) {
+  return fmt::format("{} [{:04x}:{:04x}]", addr.str(), id.vendor, id.device);
 }
+
+std::string PciBar::describe() const { return pci_device_label(addr_, id_); }
 
 }  // namespace oaprof::mmio

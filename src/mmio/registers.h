@@ -65,5 +65,8 @@ inline constexpr std::uint32_t kForcewakeAckMedia = 0x0D88;
 // set, so taking another bit never clears the kernel's request. UNCONFIRMED: i915 has called
 // bit 1 FORCEWAKE_USER and later bit 2; any bit other than 0 works the same for the hardware.
 inline constexpr std::uint32_t kForcewakeOaprofBit = 1u << 2;
+constexpr bool is_forcewake_request(std::uint32_t offset) {
+  return offset == kForcewakeRender || offset == kForcewakeGt || offset == kForcewakeMedia;
+}
 
 }  // namespace oaprof::mmio::reg

@@ -2,27 +2,44 @@
 
 #include <algorithm>
 
+#include "mmio/registers.h"
+
 namespace oaprof::mmio {
 
-void SavedRegisters::save(std::uint32_t offset, bool masked) {
+void SavedRegisters::save(std::uint32_t offset, Kind kind) {
   const bool known = std::any_of(saved_.begin(), saved_.end(),
                                  [offset](const Saved& s) { return s.offset == offset; });
-  if (!known) saved_.push_back({offset, mmio_.read32(offset), masked});
+  if (!known) saved_.push_back({offset, mmio_.read32(offset), kind});
 }
 
 void SavedRegisters::write(std::uint32_t offset, std::uint32_t value) {
-  save(offset, false);
+  save(offset, Kind::kPlain);
   mmio_.write32(offset, value);
 }
 
 void SavedRegisters::write_masked(std::uint32_t offset, std::uint32_t value) {
-  save(offset, true);
+  save(offset, Kind::kMasked);
   mmio_.write32(offset, value);
+}
+
+void SavedRegisters::set_owned_bits(std::uint32_t offset, std::uint32_t bits) {
+  auto it = std::find_if(saved_.begin(), saved_.end(),
+                         [offset](const Saved& s) { return s.offset == offset; });
+  if (it == saved_.end()) {
+    saved_.push_back({offset, bits, Kind::kOwnedBits});
+  } else if (it->kind == Kind::kOwnedBits) {
+    it->prior |= bits;
+  }
+  mmio_.write32(offset, reg::masked_enable(bits));
 }
 
 void SavedRegisters::restore() {
   for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-    mmio_.write32(it->offset, it->masked ? 0xFFFF0000u | (it->prior & 0xFFFFu) : it->prior);
+    switch (it->kind) {
+      case Kind::kPlain: mmio_.write32(it->offset, it->prior); break;
+      case Kind::kMasked: mmio_.write32(it->offset, 0xFFFF0000u | (it->prior & 0xFFFFu)); break;
+      case Kind::kOwnedBits: mmio_.write32(it->offset, reg::masked_disable(it->prior)); break;
+    }
   }
   saved_.clear();
 }

@@ -1,5 +1,7 @@
 // Writes registers through an Mmio and remembers each register's value from before its first
 // write, so that everything a session touched can be put back bit-identical, in reverse order.
+// Bits oaprof owns in a register that others share (its forcewake request bit) are the exception:
+// only they are cleared again, so whatever the driver set meanwhile stays.
 #pragma once
 
 #include <cstdint>
@@ -21,18 +23,23 @@ class SavedRegisters {
   // bits are saved and restored with a full mask, since a plain write of the read-back value
   // would change nothing.
   void write_masked(std::uint32_t offset, std::uint32_t value);
+  // For a masked register whose other bits belong to someone else (the forcewake requests, where
+  // i915 sets its own bit whenever it likes): sets `bits` with a masked write, and restore()
+  // clears just them with a masked write, never putting back a stale copy of the other bits.
+  void set_owned_bits(std::uint32_t offset, std::uint32_t bits);
   // Puts back every saved value, last written first. Idempotent.
   void restore();
   std::size_t saved_count() const { return saved_.size(); }
 
  private:
   Mmio& mmio_;
+  enum class Kind { kPlain, kMasked, kOwnedBits };
   struct Saved {
     std::uint32_t offset;
-    std::uint32_t prior;
-    bool masked;
+    std::uint32_t prior;  // kOwnedBits: the bits to clear
+    Kind kind;
   };
-  void save(std::uint32_t offset, bool masked);
+  void save(std::uint32_t offset, Kind kind);
 
   std::vector<Saved> saved_;
 };

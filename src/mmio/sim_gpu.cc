@@ -43,8 +43,7 @@ void SimGpu::set_kernel_running(bool running) {
 namespace {
 
 bool is_masked_register(std::uint32_t offset) {
-  return offset == reg::kOaDebug || offset == reg::kForcewakeRender ||
-         offset == reg::kForcewakeGt || offset == reg::kForcewakeMedia;
+  return offset == reg::kOaDebug || reg::is_forcewake_request(offset);
 }
 
 std::uint32_t ack_register_of(std::uint32_t request) {

@@ -136,7 +136,9 @@ void put_payload(Writer& w, const Sample& s) {
 }
 void put_payload(Writer& w, const Sampled& s) {
   w.put(static_cast<std::uint8_t>((s.report ? kSampleReport : 0) |
-                                  (s.energy ? kSampleEnergy : 0) | (s.config_lost ? 4 : 0)));
+                                  (s.energy ? kSampleEnergy : 0) |
+                                  (s.config_lost ? kSampledConfigLost : 0) |
+                                  (s.stream_losses ? kSampledStreamLosses : 0)));
   if (s.report) {
     const std::size_t n = std::min(s.report->size(), kMaxReportBytes);
     w.put(static_cast<std::uint16_t>(n));
@@ -151,6 +153,10 @@ void put_payload(Writer& w, const Sampled& s) {
       w.put(s.energy->energy_uj[i].first);
       w.put(s.energy->energy_uj[i].second);
     }
+  }
+  if (s.stream_losses) {
+    w.put(s.stream_losses->reports_lost);
+    w.put(s.stream_losses->buffer_lost);
   }
 }
 void put_payload(Writer& w, const Kernel& k) {
@@ -218,8 +224,10 @@ bool get_payload(Reader& r, Sample& s) {
 }
 bool get_payload(Reader& r, Sampled& s) {
   std::uint8_t flags = 0;
-  if (!r.get(flags) || (flags & ~7u) != 0) return false;
-  s.config_lost = (flags & 4) != 0;
+  constexpr unsigned kKnown =
+      kSampleReport | kSampleEnergy | kSampledConfigLost | kSampledStreamLosses;
+  if (!r.get(flags) || (flags & ~kKnown) != 0) return false;
+  s.config_lost = (flags & kSampledConfigLost) != 0;
   if (flags & kSampleReport) {
     std::uint16_t n = 0;
     if (!r.get(n) || n > kMaxReportBytes) return false;
@@ -238,6 +246,11 @@ bool get_payload(Reader& r, Sampled& s) {
       if (!r.get(domain) || !r.get(uj)) return false;
     }
     s.energy = std::move(e);
+  }
+  if (flags & kSampledStreamLosses) {
+    StreamLosses losses;
+    if (!r.get(losses.reports_lost) || !r.get(losses.buffer_lost)) return false;
+    s.stream_losses = losses;
   }
   return true;
 }

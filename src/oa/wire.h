@@ -23,8 +23,13 @@
 //   kOpened    str label | str detail | u16 pci_id | u8 simulated | str format | str metric_set
 //              | str metrics_file | str energy_backend | u8 n | n×u8 domain | str energy_reason
 //   kSample    u32 report_id | u8 what (bit 0 report, bit 1 energy) -> kSampled
-//   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost) | [u16 n | n report bytes]
-//              | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
+//   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost, bit 3 stream losses)
+//              | [u16 n | n report bytes] | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
+//              | [u32 reports_lost | u32 buffer_lost]
+//              Bit 3 and its counts (the perf stream's OA_REPORT_LOST and OA_BUFFER_LOST records
+//              since open) came later within version 1: the daemon sets it only once a loss
+//              happened, so a client that predates it is refused only a reply it could not have
+//              shown correctly anyway.
 //   kKernel    u8 running (0 or 1)                             -> kOk
 //   kClose     (empty)                                         -> kOk, every register restored
 #pragma once
@@ -151,6 +156,9 @@ struct Opened {
 
 inline constexpr std::uint8_t kSampleReport = 1;
 inline constexpr std::uint8_t kSampleEnergy = 2;
+// Further bits of kSampled's flags.
+inline constexpr std::uint8_t kSampledConfigLost = 4;
+inline constexpr std::uint8_t kSampledStreamLosses = 8;
 
 struct Sample {
   std::uint32_t report_id = 0;
@@ -162,10 +170,18 @@ struct EnergyValues {
   std::vector<std::pair<std::uint8_t, std::uint64_t>> energy_uj;  // (domain, µJ)
 };
 
+// What the session's perf stream lost since it opened (gpu::PerfStreamCounts without samples).
+struct StreamLosses {
+  std::uint32_t reports_lost = 0;
+  std::uint32_t buffer_lost = 0;
+  friend bool operator==(const StreamLosses&, const StreamLosses&) = default;
+};
+
 struct Sampled {
   std::optional<std::vector<std::uint8_t>> report;
   std::optional<EnergyValues> energy;
   bool config_lost = false;
+  std::optional<StreamLosses> stream_losses;  // absent: none so far
 };
 
 struct Kernel {

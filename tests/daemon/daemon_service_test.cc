@@ -5,7 +5,9 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "daemon/register_journal.h"
 #include "daemon/session_lock.h"
@@ -37,6 +39,27 @@ class DaemonServiceTest : public ::testing::Test {
     o.pid = 1;
     o.energy = "none";
     return o;
+  }
+
+  // The service's simulated device opened as a session that will "crash": every first write is
+  // journaled to the service's state file, which outlives the device.
+  struct CrashingSession {
+    std::unique_ptr<StateFile> state;
+    gpu::Device device;
+  };
+  void open_crashing_session(CrashingSession& s) {
+    gpu::DeviceOptions o;
+    o.spec = "sim:" + regs_.string();
+    o.forcewake.mode = mmio::ForcewakeMode::kNone;
+    StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
+    o.wrap_mmio = [&, header](std::unique_ptr<mmio::Mmio> inner) mutable {
+      header.identity = inner->describe();
+      return std::make_unique<JournalingMmio>(std::move(inner), [&, header](const JournalEntry& e) {
+        if (!s.state) s.state = std::make_unique<StateFile>(service_->state_file(), header);
+        s.state->append(e);
+      });
+    };
+    s.device = gpu::open_device(o);
   }
 
   ScratchDir dir_;
@@ -187,19 +210,9 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
   const auto before = testing::file_bytes(regs_);
   {
     // A "crashed" session: registers written through the journal, the state file kept.
-    gpu::DeviceOptions o;
-    o.spec = "sim:" + regs_.string();
-    o.forcewake.mode = mmio::ForcewakeMode::kNone;
-    StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
-    std::unique_ptr<StateFile> state;
-    o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
-      header.identity = inner->describe();
-      return std::make_unique<JournalingMmio>(std::move(inner), [&](const JournalEntry& e) {
-        if (!state) state = std::make_unique<StateFile>(service_->state_file(), header);
-        state->append(e);
-      });
-    };
-    gpu::Device d = gpu::open_device(o);
+    CrashingSession crashed;
+    open_crashing_session(crashed);
+    gpu::Device& d = crashed.device;
     d.mmio->write32(mmio::reg::kOaDebug, mmio::reg::masked_enable(0x6));
     d.mmio->write32(0x9840, 0xDEADBEEF);
     d.mmio->write32(0x9840, 0x12345678);  // a second write keeps the first prior
@@ -218,6 +231,30 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
   EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
   EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
             std::vector<std::size_t>{});
+}
+
+TEST_F(DaemonServiceTest, RecoverDropsOnlyTheCrashedSessionsForcewakeBit) {
+  {
+    // A crashed session that held forcewake through the registers: its request writes are
+    // journaled, and nothing released them.
+    CrashingSession crashed;
+    open_crashing_session(crashed);
+    gpu::Device& d = crashed.device;
+    for (std::uint32_t request :
+         {mmio::reg::kForcewakeRender, mmio::reg::kForcewakeGt, mmio::reg::kForcewakeMedia}) {
+      d.mmio->write32(request, mmio::reg::masked_enable(mmio::reg::kForcewakeOaprofBit));
+    }
+    // i915 asks for the render domain while the session runs.
+    d.mmio->write32(mmio::reg::kForcewakeRender, mmio::reg::masked_enable(1));
+  }
+  ASSERT_TRUE(service_->recover().has_value());
+  gpu::DeviceOptions o;
+  o.spec = "sim:" + regs_.string();
+  o.forcewake.mode = mmio::ForcewakeMode::kNone;
+  gpu::Device after = gpu::open_device(o);
+  EXPECT_EQ(after.mmio->read32(mmio::reg::kForcewakeRender), 1u);  // the driver's bit stays
+  EXPECT_EQ(after.mmio->read32(mmio::reg::kForcewakeGt), 0u);
+  EXPECT_EQ(after.mmio->read32(mmio::reg::kForcewakeMedia), 0u);
 }
 
 TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
@@ -295,6 +332,32 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
   EXPECT_THAT(std::get<wire::Error>(with_sets.handle(1, alice_, request)).message,
               HasSubstr("metric set 'NoSuchSet' is not in"));
+}
+
+TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  // A report every 64 timestamp ticks (5.33 µs) fills the 16 MiB OA buffer in 350 ms.
+  o.device.perf_period_exponent = 5;
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {OAPROF_IGT_METRICS_DIR};
+  DaemonService perf(o);
+  auto request = open_request();
+  request.access = "perf";
+  request.metric_set = "ComputeBasic";
+  const wire::Body opened = perf.handle(1, alice_, request);
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened)) << std::get<wire::Error>(opened).message;
+  const auto sample = [&] {
+    const wire::Body reply = perf.handle(1, alice_, wire::Sample{1, wire::kSampleReport});
+    EXPECT_TRUE(std::holds_alternative<wire::Sampled>(reply));
+    return std::get<wire::Sampled>(reply);
+  };
+  (void)sample();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // nobody reads: it overflows
+  const wire::Sampled lossy = sample();
+  ASSERT_TRUE(lossy.stream_losses.has_value());
+  EXPECT_GE(lossy.stream_losses->buffer_lost, 1u);
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(perf.handle(1, alice_, wire::Close{})));
 }
 
 TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {

@@ -1,15 +1,18 @@
 #include "daemon/session.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "tests/daemon/sim_fixture.h"
+#include "daemon/sampler.h"
 #include "mmio/registers.h"
+#include "tests/daemon/sim_fixture.h"
 
 namespace oaprof::daemon {
 namespace {
 namespace wire = oa::wire;
+using ::testing::HasSubstr;
 
 wire::Launch launch_record(std::uint64_t id) {
   wire::Launch l;
@@ -199,6 +202,122 @@ TEST_F(SessionTest, APassCountTheCountersDoNotMatchIsFlagged) {
   EXPECT_EQ(rows_[0].flags, std::vector<std::string>{"pass_count_mismatch"});
 }
 
+TEST(SessionConfigLostTest, OnlyTheLaunchDuringWhichAContextSwitchUndidTheSetIsFlagged) {
+  mmio::SimConfig config;
+  config.context_switch_period_ns = 1'000'000;  // switches at 1, 2, 3 … ms
+  testing::SimFixture sim(config);
+  std::vector<oa::LaunchRecord> rows;
+  mmio::OaConfig flex;
+  flex.flex = {{0xE458, 0x5}};  // EU_PERF_CNTL0: context-saved, as OACTXCONTROL
+  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [&](const oa::LaunchRecord& r, const power::EnergyReading*,
+                const power::EnergyReading*) { rows.push_back(r); },
+            flex);
+  s.start();
+  auto pass = [&](std::uint64_t id, std::uint64_t from_ns, std::uint64_t to_ns) {
+    sim.clock->advance_ns(from_ns - sim.clock->now_ns());
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kBefore});
+    sim.clock->advance_ns(to_ns - from_ns);
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kAfter});
+  };
+  pass(0, 100'000, 500'000);  // no switch inside
+  s.handle(1, 1, launch_record(0));
+  pass(1, 600'000, 1'400'000);  // the switch at 1 ms reloads another context's image
+  s.handle(1, 1, launch_record(1));
+  pass(2, 1'500'000, 1'900'000);  // repaired at launch 1's 'after': right again
+  s.handle(1, 1, launch_record(2));
+  // Replayed: the first pass sees the switch at 2 ms, the second none; the row covers both.
+  pass(3, 1'950'000, 2'100'000);
+  pass(3, 2'200'000, 2'400'000);
+  wire::Launch replayed = launch_record(3);
+  replayed.passes = 2;
+  s.handle(1, 1, replayed);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(sim.device.sim->context_switches(), 2u);
+  EXPECT_TRUE(rows[0].flags.empty());
+  EXPECT_EQ(rows[1].flags, std::vector<std::string>{"config_lost"});
+  EXPECT_TRUE(rows[2].flags.empty());
+  EXPECT_EQ(rows[3].flags, std::vector<std::string>{"config_lost"});
+}
+
+// --access perf on the simulated i915, with losses injected the way the OA unit reports them:
+// OASTATUS bits that the stream's read() turns into OA_REPORT_LOST / OA_BUFFER_LOST records.
+class SessionStreamLossTest : public ::testing::Test {
+ protected:
+  SessionStreamLossTest() {
+    auto c = std::make_unique<mmio::ManualClock>();
+    clock_ = c.get();
+    device_ = gpu::make_sim_device(std::move(c));
+    source_ = gpu::make_counter_source("perf", device_);
+    config_.guid = "db41edd4-d8e7-4730-ad11-b9a2d6833503";  // i915 streams only a named set
+    config_.flex = {{0xE458, 0x5}};
+  }
+  void lose(std::uint32_t status_bits) {
+    device_.sim->write32(mmio::reg::kOaStatus,
+                         device_.sim->read32(mmio::reg::kOaStatus) | status_bits);
+  }
+  Session::Sink sink() {
+    return [this](const oa::LaunchRecord& r, const power::EnergyReading*,
+                  const power::EnergyReading*) { rows_.push_back(r); };
+  }
+  mmio::ManualClock* clock_ = nullptr;
+  gpu::Device device_;
+  std::unique_ptr<gpu::CounterSource> source_;
+  mmio::OaConfig config_;
+  std::vector<oa::LaunchRecord> rows_;
+};
+
+TEST_F(SessionStreamLossTest, EachRowIsFlaggedForTheLossesInItsOwnWindow) {
+  Session s(*source_, oa::ReportFormat::kA32u40_A4u32_B8_C8, sink(), config_);
+  s.start();
+  auto launch = [&](std::uint64_t id, std::uint32_t lost_during) {
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kBefore});
+    clock_->advance_ns(100'000);
+    if (lost_during != 0) lose(lost_during);
+    clock_->advance_ns(100'000);
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kAfter});
+    clock_->advance_ns(50'000);
+    s.handle(1, 1, launch_record(id));
+  };
+  launch(0, 0);
+  launch(1, mmio::SimGpu::kOaStatusReportLost);
+  launch(2, mmio::SimGpu::kOaStatusBufferOverflow | mmio::SimGpu::kOaStatusReportLost);
+  launch(3, 0);
+  lose(mmio::SimGpu::kOaStatusReportLost);  // between launches: no row's window
+  launch(4, 0);
+  ASSERT_EQ(rows_.size(), 5u);
+  EXPECT_TRUE(rows_[0].flags.empty());
+  EXPECT_EQ(rows_[1].flags, std::vector<std::string>{"reports_lost"});
+  EXPECT_EQ(rows_[2].flags, std::vector<std::string>{"oa_buffer_lost"});
+  EXPECT_TRUE(rows_[3].flags.empty());
+  EXPECT_TRUE(rows_[4].flags.empty());
+  const gpu::PerfStreamCounts counts = s.perf_stream_counts();
+  EXPECT_EQ(counts.reports_lost, 2);
+  EXPECT_EQ(counts.buffer_lost, 1);
+  s.stop();
+  // The end-of-run warning still has them after the stream closed.
+  const std::string warning = gpu::perf_stream_loss_warning(s.perf_stream_counts());
+  EXPECT_THAT(warning, HasSubstr("lost reports 2 times"));
+  EXPECT_THAT(warning, HasSubstr("OA buffer 1 times"));
+  EXPECT_THAT(warning, HasSubstr("--oa-exponent"));
+}
+
+TEST_F(SessionStreamLossTest, ASamplersRowIsFlaggedToo) {
+  Session s(*source_, oa::ReportFormat::kA32u40_A4u32_B8_C8, sink(), config_);
+  s.start();
+  EXPECT_EQ(gpu::perf_stream_loss_warning(s.perf_stream_counts()), "");
+  SamplerOptions so;
+  so.read_period = std::chrono::hours(1);  // only the reads at start and stop
+  Sampler sampler(s, so);
+  sampler.start();
+  clock_->advance_ns(100'000);
+  lose(mmio::SimGpu::kOaStatusBufferOverflow);
+  clock_->advance_ns(100'000);
+  sampler.stop();
+  ASSERT_EQ(rows_.size(), 1u);
+  EXPECT_EQ(rows_[0].flags, std::vector<std::string>{"oa_buffer_lost"});
+}
+
 TEST_F(SessionTest, ALoneBeforeIsDroppedAlsoAfterFinishedPasses) {
   session_.start();
   answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
@@ -228,11 +347,12 @@ TEST_F(SessionTest, ClientsAreKeptApartAndAVanishedClientStopsTheBusyModel) {
 }
 
 TEST_F(SessionTest, StopRestoresTheRegistersAndSnapshotsThenFail) {
-  sim_.device.mmio->write32(mmio::reg::kOaControl, 0x3);
+  // Left behind by an earlier user, not counting (a counting unit is refused).
+  sim_.device.mmio->write32(mmio::reg::kOaControl, 0x1E);
   session_.start();
   EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), (5u << 2) | 1u);
   session_.stop();
-  EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), 0x3u);
+  EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), 0x1Eu);
   EXPECT_TRUE(std::holds_alternative<wire::Error>(answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
 }
 

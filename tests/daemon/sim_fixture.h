@@ -9,10 +9,10 @@
 namespace oaprof::daemon::testing {
 
 struct SimFixture {
-  SimFixture() {
+  explicit SimFixture(const mmio::SimConfig& config = {}) {
     auto c = std::make_unique<mmio::ManualClock>();
     clock = c.get();
-    auto sim = std::make_unique<mmio::SimGpu>(mmio::SimConfig{}, *c);
+    auto sim = std::make_unique<mmio::SimGpu>(config, *c);
     device.sim = sim.get();
     device.platform = oa::simulated_platform();
     device.clock = std::move(c);

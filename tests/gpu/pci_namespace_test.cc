@@ -145,8 +145,9 @@ class PciNamespaceTest : public ::testing::Test {
   if (!(cond)) return fmt::format("{}:{}: {} ", __FILE__, __LINE__, #cond) + fmt::format(__VA_ARGS__)
 
 TEST_F(PciNamespaceTest, ProgramsSnapshotsAndRestoresAnIntelGpuThroughLibpciaccess) {
-  const fs::path tree = root_ / "devices";
+  const fs::path tree = root_ / "sys/bus/pci/devices";
   make_device(tree / "0000:00:02.0", {0x8086, 0x5916, 0x030000});
+  fs::create_directories(tree / "0000:00:02.0/drm/card0");  // i915's card: debugfs dri/0
   make_device(tree / "0000:00:00.0", {0x8086, 0x591F, 0x060000});  // the host bridge
   const fs::path resource0 = tree / "0000:00:02.0/resource0";
   std::string skip;
@@ -167,13 +168,14 @@ TEST_F(PciNamespaceTest, ProgramsSnapshotsAndRestoresAnIntelGpuThroughLibpciacce
                                  mmio::SimGpu::kRegisterFileBytes / 4);
     mmio::ManualClock clock;
     mmio::SimGpu sim(mmio::SimConfig{}, clock);
-    sim.write32(mmio::reg::kOaControl, 0x3);  // whatever another user left there
+    sim.write32(mmio::reg::kOaControl, 0x1E);  // what another user left there, not counting
     sim.write32(0xE458, 0x1234);
     sim.serve(bar);
     const std::vector<std::uint32_t> before(bar.begin(), bar.end());
 
     DeviceOptions opt;
     opt.spec = "00:02.0";
+    opt.sysfs_root = root_ / "sys";
     opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
     opt.forcewake.debugfs_root = (root_ / "debugfs").string();
     Device dev = open_device(opt);
@@ -209,6 +211,30 @@ TEST_F(PciNamespaceTest, ProgramsSnapshotsAndRestoresAnIntelGpuThroughLibpciacce
       CHECK_OR_RETURN(counter || bar[off / 4] == before[off / 4],
                       "register 0x{:X} is 0x{:X}, was 0x{:X}", off, bar[off / 4], before[off / 4]);
     }
+    return "";
+  }, skip);
+  if (!skip.empty()) GTEST_SKIP() << "the kernel forbids user namespaces here: " << skip;
+  EXPECT_EQ(failure, "");
+}
+
+TEST_F(PciNamespaceTest, ForcewakeTakesTheDebugfsFileOfTheChosenDevicesDrmMinor) {
+  // A sysfs root whose bus/pci/devices is the tree libpciaccess sees.
+  const fs::path sysfs = root_ / "sys";
+  const fs::path tree = sysfs / "bus/pci/devices";
+  make_device(tree / "0000:00:02.0", {0x8086, 0x5916, 0x030000});
+  fs::create_directories(tree / "0000:00:02.0/drm/card1");  // a discrete GPU has card0
+  fs::create_directories(root_ / "debugfs/dri/1");
+  std::ofstream(root_ / "debugfs/dri/1/i915_forcewake_user").put('\n');
+  std::string skip;
+  const std::string failure = in_namespace(tree, [&]() -> std::string {
+    DeviceOptions opt;
+    opt.spec = "0000:00:02.0";
+    opt.sysfs_root = sysfs;
+    opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
+    opt.forcewake.debugfs_root = (root_ / "debugfs").string();
+    const Device dev = open_device(opt);
+    CHECK_OR_RETURN(dev.forcewake->method().find("dri/1/i915_forcewake_user") !=
+                        std::string::npos, "{}", dev.forcewake->method());
     return "";
   }, skip);
   if (!skip.empty()) GTEST_SKIP() << "the kernel forbids user namespaces here: " << skip;

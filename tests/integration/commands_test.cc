@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu/counter_source.h"
 #include "tests/common/run_util.h"
 
 namespace {
@@ -102,6 +103,30 @@ TEST_F(CommandsTest, DecodeTurnsRawReportsIntoDeltasAndMetrics) {
   const auto bad = run(fmt::format("{} decode --platform kblgt2 --input raw {}", OAPROF_BIN, torn.string()));
   EXPECT_NE(bad.status, 0);
   EXPECT_THAT(bad.output, HasSubstr("256"));
+}
+
+TEST_F(CommandsTest, PciChoosesTheDeviceAndIsRefusedBesideAnotherDevice) {
+  const fs::path csv = dir_ / "pci.csv";
+  const auto conflict = run(fmt::format("{} --pci 0000:00:02.0 --device sim -q -o {} -- true",
+                                        OAPROF_BIN, csv.string()));
+  EXPECT_EQ(conflict.status, 2) << conflict.output;
+  EXPECT_THAT(conflict.output,
+              HasSubstr("--pci 0000:00:02.0 and --device sim name different devices"));
+  EXPECT_FALSE(fs::exists(csv));  // refused before anything was opened
+  const auto bad = run(fmt::format("{} --pci 0000:00:02 -q -o {} -- true", OAPROF_BIN, csv.string()));
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--pci: '0000:00:02' is not a PCI address"));
+  // The address --pci names is the device oaprof opens: one no machine has is what setup fails on.
+  const auto absent = run(fmt::format("{} --pci 7f:1f.7 --daemon never -q -o {} -- true",
+                                      OAPROF_BIN, csv.string()));
+  EXPECT_EQ(absent.status, 3) << absent.output;
+  EXPECT_THAT(absent.output, HasSubstr("0000:7f:1f.7"));
+}
+
+TEST_F(CommandsTest, HelpExplainsConfigLostAndThatPerfKeepsFlexMetricsRight) {
+  const auto help = run(fmt::format("{} --help", OAPROF_BIN));
+  ASSERT_EQ(help.status, 0) << help.output;
+  EXPECT_THAT(help.output, HasSubstr(std::string(oaprof::gpu::kContextSavedNote)));
 }
 
 }  // namespace

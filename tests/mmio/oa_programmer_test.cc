@@ -1,9 +1,5 @@
 #include "mmio/oa_programmer.h"
 
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <cstring>
 
@@ -12,6 +8,7 @@
 
 #include "mmio/registers.h"
 #include "mmio/sim_gpu.h"
+#include "tests/mmio/signalled_child.h"
 
 namespace oaprof::mmio {
 namespace {
@@ -139,6 +136,33 @@ TEST(OaProgrammerTest, AnErrorHalfWayRestoresWhatWasWritten) {
   EXPECT_FALSE(p.programmed());
 }
 
+TEST(OaProgrammerTest, RefusesAnOaUnitThatIsAlreadyCountingAndWritesNothing) {
+  ManualClock clock;
+  SimGpu sim(SimConfig{}, clock);
+  // An i915 perf stream (or another profiler) counting with format 101 and its own mux.
+  sim.write32(reg::kOaControl, (5u << 2) | reg::kOaControlEnable);
+  sim.write32(0x9888, 0x11111111);
+  OaProgrammer p(sim, [](std::chrono::microseconds) {});
+  try {
+    p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA12,
+                                  sample_config()));
+    FAIL() << "programmed over a counting OA unit";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("already counting (OACONTROL 0x15)"));
+    EXPECT_THAT(e.what(), HasSubstr("close the other profiler"));
+    EXPECT_THAT(e.what(), HasSubstr("--access perf"));
+  }
+  EXPECT_FALSE(p.programmed());
+  EXPECT_EQ(sim.read32(reg::kOaControl), (5u << 2) | reg::kOaControlEnable);
+  EXPECT_EQ(sim.read32(0x9888), 0x11111111u);
+  // Once the other user stopped (select bits left behind do not count), programming goes on.
+  sim.write32(reg::kOaControl, 5u << 2);
+  p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA12, sample_config()));
+  EXPECT_TRUE(p.programmed());
+  p.restore();
+  EXPECT_EQ(sim.read32(reg::kOaControl), 5u << 2);
+}
+
 TEST(OaProgrammerTest, DetectsAndRepairsLostContextSavedRegisters) {
   auto regs = scrambled_registers();
   MemoryMmio m(regs.data());
@@ -154,35 +178,21 @@ TEST(OaProgrammerTest, DetectsAndRepairsLostContextSavedRegisters) {
 
 TEST(OaProgrammerTest, SigtermRestoresEveryRegisterBeforeTheProcessEnds) {
   const std::size_t bytes = kWords * 4;
-  void* shared = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(shared, MAP_FAILED);
-  auto* words = static_cast<std::uint32_t*>(shared);
+  testing::SharedWords shared(bytes);
+  std::uint32_t* words = shared.data();
   const auto before = scrambled_registers();
   std::memcpy(words, before.data(), bytes);
-  int ready[2];
-  ASSERT_EQ(pipe(ready), 0);
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    MemoryMmio m(words);
-    OaProgrammer p(m, [](std::chrono::microseconds) {});
-    p.program(plan_oa_programming(oa::simulated_platform(),
-                                  oa::ReportFormat::kA32u40_A4u32_B8_C8, sample_config()));
-    const char c = 'r';
-    (void)!write(ready[1], &c, 1);
-    for (;;) pause();
-  }
-  char c = 0;
-  ASSERT_EQ(read(ready[0], &c, 1), 1);
-  EXPECT_EQ(words[reg::kOaControl / 4], (5u << 2) | 1u);  // the client really programmed
-  kill(child, SIGTERM);
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const int status = testing::run_child_until_signalled(
+      [&] {  // static: what the child sets up must outlive set_up, until the signal
+        static MemoryMmio m(words);
+        static OaProgrammer p(m, [](std::chrono::microseconds) {});
+        p.program(plan_oa_programming(oa::simulated_platform(),
+                                      oa::ReportFormat::kA32u40_A4u32_B8_C8, sample_config()));
+      },
+      [&] { EXPECT_EQ(words[reg::kOaControl / 4], (5u << 2) | 1u); },  // it really programmed
+      SIGTERM);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);  // and still died of it
   EXPECT_EQ(std::memcmp(words, before.data(), bytes), 0);
-  close(ready[0]);
-  close(ready[1]);
-  munmap(shared, bytes);
 }
 
 }  // namespace

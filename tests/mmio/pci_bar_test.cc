@@ -38,5 +38,19 @@ TEST(PciIdentityTest, OnlyIntelDisplayDevicesPass) {
   EXPECT_THROW(check_intel_display(addr, {0x8086, 0x1237, 0x060000}), std::runtime_error);  // host bridge
 }
 
+TEST(PciBarBoundsTest, TheLastRegisterFitsAndNothingPastItWrapsIn) {
+  constexpr std::uint64_t k16MiB = 16u << 20;
+  EXPECT_TRUE(register_in_bar(0, k16MiB));
+  EXPECT_TRUE(register_in_bar(k16MiB - 4, k16MiB));
+  EXPECT_FALSE(register_in_bar(k16MiB, k16MiB));
+  EXPECT_FALSE(register_in_bar(k16MiB - 2, k16MiB));  // unaligned, and would cross the end
+  EXPECT_FALSE(register_in_bar(0x2B02, k16MiB));
+  // offset + 4 in 32 bits is 0 here, which a 32-bit check would let through.
+  EXPECT_FALSE(register_in_bar(0xFFFFFFFCu, k16MiB));
+  EXPECT_FALSE(register_in_bar(0xFFFFFFFCu, 0xFFFFFFFFull));
+  EXPECT_TRUE(register_in_bar(0xFFFFFFFCu, 1ull << 32));  // a 4 GiB BAR does hold it
+  EXPECT_FALSE(register_in_bar(0, 0));                    // no BAR at all
+}
+
 }  // namespace
 }  // namespace oaprof::mmio

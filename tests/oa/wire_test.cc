@@ -1,5 +1,7 @@
 #include "oa/wire.h"
 
+#include <cstring>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -207,7 +209,35 @@ TEST(WireTest, DaemonRepliesRoundTrip) {
   const auto se = std::get<Sampled>(roundtrip({3, energy_only}).body);
   EXPECT_FALSE(se.report.has_value());
   EXPECT_FALSE(se.config_lost);
+  EXPECT_FALSE(se.stream_losses.has_value());
   EXPECT_EQ(se.energy->time_ns, 5u);
+}
+
+TEST(WireTest, SampledCarriesStreamLossesOnlyOnceThereAreAny) {
+  Sampled lossy;
+  lossy.report = std::vector<std::uint8_t>(64, 7);
+  lossy.energy = EnergyValues{9, {{0, 11}}};
+  lossy.stream_losses = StreamLosses{3, 0x01020304};
+  const auto bytes = encode({4, lossy});
+  const auto got = std::get<Sampled>(std::get<Message>(decode(bytes)).body);
+  EXPECT_EQ(got.stream_losses, lossy.stream_losses);
+  EXPECT_EQ(got.report, lossy.report);
+  EXPECT_EQ(got.energy->energy_uj, lossy.energy->energy_uj);
+  // Without losses the message is byte for byte what a peer that predates them sends.
+  Sampled plain = lossy;
+  plain.stream_losses.reset();
+  const auto plain_bytes = encode({4, plain});
+  EXPECT_EQ(plain_bytes.size() + 8, bytes.size());
+  EXPECT_EQ(plain_bytes[kHeaderBytes], kSampleReport | kSampleEnergy);
+  // Counts cut short, or a flag nobody defined, are refused.
+  auto cut = bytes;
+  cut.resize(cut.size() - 2);
+  const std::uint32_t len = static_cast<std::uint32_t>(cut.size() - kHeaderBytes);
+  std::memcpy(&cut[12], &len, 4);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(cut)));
+  auto unknown = plain_bytes;
+  unknown[kHeaderBytes] |= 0x10;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(unknown)));
 }
 
 TEST(WireTest, DaemonMessagesRefuseTruncationAndBadFields) {

@@ -28,6 +28,7 @@
 #include "gpu/counter_source.h"
 #include "launch/loader.h"
 #include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
 #include "power/energy_registry.h"
 
 namespace oaprof::tools::doctor {
@@ -42,22 +43,6 @@ std::optional<std::string> read_line(const fs::path& path) {
   if (!in || !std::getline(in, line)) return std::nullopt;
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
   return line;
-}
-
-std::optional<std::string> read_all(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::optional<std::uint32_t> read_hex(const fs::path& path) {
-  const auto line = read_line(path);
-  if (!line) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long value = std::strtoul(line->c_str(), &end, 16);
-  if (errno != 0 || end == line->c_str()) return std::nullopt;
-  return static_cast<std::uint32_t>(value);
 }
 
 Check make(std::string name, Verdict verdict, std::string detail, std::string fix = {}) {
@@ -90,35 +75,20 @@ std::string_view verdict_name(Verdict verdict) {
 
 PciFacts read_pci_facts(const fs::path& sysfs_root, const std::string& address) {
   PciFacts facts;
-  facts.address = mmio::parse_pci_address(address).str();
-  const fs::path dir = sysfs_root / "bus" / "pci" / "devices" / facts.address;
+  const mmio::PciAddress addr = mmio::parse_pci_address(address);
+  facts.address = addr.str();
+  const fs::path dir = mmio::pci_device_dir(sysfs_root, addr);
   std::error_code ec;
   facts.present = fs::exists(dir, ec);
   if (!facts.present) return facts;
-  const auto vendor = read_hex(dir / "vendor");
-  const auto device = read_hex(dir / "device");
-  const auto device_class = read_hex(dir / "class");
-  if (vendor && device && device_class) {
-    facts.vendor = static_cast<std::uint16_t>(*vendor);
-    facts.device = static_cast<std::uint16_t>(*device);
-    facts.device_class = *device_class;
-  } else if (const auto config = read_all(dir / "config"); config && config->size() >= 12) {
-    // The first 64 bytes of configuration space are readable by anyone: ids at 0 and 2, the
-    // class code (programming interface, subclass, class) at 9–11.
-    const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>((*config)[i]); };
-    facts.vendor = static_cast<std::uint16_t>(byte(0) | byte(1) << 8);
-    facts.device = static_cast<std::uint16_t>(byte(2) | byte(3) << 8);
-    facts.device_class = static_cast<std::uint32_t>(byte(9) | byte(10) << 8 | byte(11) << 16);
+  if (const auto id = mmio::read_pci_identity(sysfs_root, addr)) {
+    facts.vendor = id->vendor;
+    facts.device = id->device;
+    facts.device_class = id->device_class;
   }
   const fs::path driver = fs::read_symlink(dir / "driver", ec);
   if (!ec) facts.driver = driver.filename().string();
-  for (const auto& entry : fs::directory_iterator(dir / "drm", ec)) {
-    const std::string leaf = entry.path().filename().string();
-    if (leaf.rfind("card", 0) == 0 && leaf.size() > 4 &&
-        std::all_of(leaf.begin() + 4, leaf.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      facts.dri_minor = std::stoi(leaf.substr(4));
-    }
-  }
+  facts.dri_minor = mmio::find_drm_nodes(sysfs_root, addr).card_minor;
   if (facts.intel_display()) facts.platform = oa::platform_for_pci_id(facts.device);
   return facts;
 }
@@ -134,7 +104,7 @@ Check check_device(const PciFacts& pci) {
                 fmt::format("{} is not an Intel display device (vendor 0x{:04x}, class 0x{:06x})",
                             pci.address, pci.vendor, pci.device_class),
                 "use --pci BDF or --device sim: find the Intel GPU with `lspci -D -d 8086::0300` "
-                "and profile it with --device BDF; without one, use --device sim");
+                "and profile it with --pci BDF; without one, use --device sim");
   }
   if (!pci.platform) {
     return make("device", Verdict::kWarn,
@@ -206,22 +176,19 @@ Check check_debugfs(const PciFacts& pci, const DoctorOptions& options) {
 }
 
 Check check_lockdown(const DoctorOptions& options) {
-  const fs::path file = options.sysfs_root / "kernel" / "security" / "lockdown";
-  const auto line = read_line(file);
-  if (!line) {
+  const auto mode = mmio::kernel_lockdown_mode(options.sysfs_root);
+  if (!mode) {
     return make("lockdown", Verdict::kOk,
-                fmt::format("no kernel lockdown ({} is absent)", file.string()));
+                fmt::format("no kernel lockdown ({} is absent)",
+                            (options.sysfs_root / "kernel" / "security" / "lockdown").string()));
   }
-  const auto open = line->find('[');
-  const auto close = line->find(']', open);
-  const std::string mode = open != std::string::npos && close != std::string::npos
-                               ? line->substr(open + 1, close - open - 1)
-                               : *line;
-  if (mode == "none") return make("lockdown", Verdict::kOk, "kernel lockdown: none");
+  if (!mmio::lockdown_forbids_bar(mode)) {
+    return make("lockdown", Verdict::kOk, fmt::format("kernel lockdown: {}", *mode));
+  }
   return make("lockdown", Verdict::kFail,
               fmt::format("kernel lockdown is '{}': the kernel refuses to map the GPU's BAR, so "
                           "--access mmio and rpc cannot program or read the OA unit",
-                          mode),
+                          *mode),
               "profile with --access perf (the i915 perf stream), or boot without lockdown: "
               "disable Secure Boot (Debian and Ubuntu kernels lock down under it) and remove any "
               "lockdown= kernel parameter");

@@ -83,7 +83,7 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
       "lockdown, perf_stream_paranoid, RAPL, virtualisation, OpenCL, oaprofd and group oaprof; "
       "each check prints a verdict and the exact fix");
   auto& c = opt->checks;
-  sub->add_option("--pci", c.pci, "the GPU's PCI address (what --device BDF names)")
+  sub->add_option("--pci", c.pci, "the GPU's PCI address (what oaprof --pci BDF names)")
       ->capture_default_str();
   sub->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is")->capture_default_str();
   sub->add_option("--debugfs", opt->debugfs_root, "where debugfs is (dri/N/i915_forcewake_user)")

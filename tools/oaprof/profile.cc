@@ -96,6 +96,7 @@ std::map<std::string, std::string> environment() {
 
 struct ProfileOptions {
   std::string device_spec = "auto";
+  std::string pci;  // --pci BDF: the same as --device BDF
   std::string daemon = "auto";
   std::string access = "mmio";
   std::string format_text = "101";
@@ -104,7 +105,7 @@ struct ProfileOptions {
   std::string forcewake = "auto";
   std::string debugfs_root = "/sys/kernel/debug";
   std::string render_node = "auto";
-  std::string drm_card = "/sys/class/drm/card0";
+  std::string drm_card = "auto";
   int oa_exponent = 16;
   std::string csv_path;
   std::string json_path;
@@ -205,8 +206,12 @@ Action add_profile_options(CLI::App& app) {
   dev->add_option("--device", opt->device_spec,
                   "GPU to measure: auto (0000:00:02.0), sim (the simulator, for machines without "
                   "an Intel GPU; its numbers are a model, labelled 'device: simulated'), or a PCI "
-                  "address such as 0000:00:02.0")
+                  "address such as 0000:00:02.0 (as --pci)")
       ->capture_default_str();
+  dev->add_option("--pci", opt->pci,
+                  "PCI address of the Intel GPU to measure, e.g. 0000:00:02.0 (`lspci -D -d "
+                  "8086::0300` lists them); the same as --device BDF, and refused beside a "
+                  "--device that names another device");
   dev->add_option("--daemon", opt->daemon,
                   "reach the GPU through oaprofd: auto (when not root, except --device sim, which "
                   "needs no privileges), always, never (open the device here; needs root). The "
@@ -218,6 +223,8 @@ Action add_profile_options(CLI::App& app) {
   for (const auto& s : gpu::counter_sources()) {
     access_help += fmt::format(" {} ({});", s.name, s.description);
   }
+  access_help.back() = '.';
+  access_help += fmt::format(" {}", gpu::kContextSavedNote);  // why rows say config_lost
   dev->add_option("--access", opt->access, access_help)->capture_default_str();
   dev->add_option("--format", opt->format_text,
                   "OA report format: counter-select code in binary (101) or decimal (5), or a "
@@ -233,9 +240,13 @@ Action add_profile_options(CLI::App& app) {
                   "keep the GPU awake: auto (debugfs, else registers), debugfs, registers, none")
       ->capture_default_str();
   dev->add_option("--debugfs", opt->debugfs_root, "debugfs root, for forcewake")->capture_default_str();
-  dev->add_option("--render-node", opt->render_node, "i915 render node for --access rpc")
+  dev->add_option("--render-node", opt->render_node,
+                  "i915 render node for --access rpc and perf (auto: the device's own, "
+                  "<sysfs>/bus/pci/devices/BDF/drm/renderDN)")
       ->capture_default_str();
-  dev->add_option("--drm-card", opt->drm_card, "the card's sysfs directory, for --access perf")
+  dev->add_option("--drm-card", opt->drm_card,
+                  "the card's sysfs directory for --access perf (auto: the device's own, "
+                  "<sysfs>/bus/pci/devices/BDF/drm/cardN)")
       ->capture_default_str();
   dev->add_option("--oa-exponent", opt->oa_exponent,
                   "i915 perf sampling period exponent for --access perf")
@@ -291,7 +302,8 @@ Action add_profile_options(CLI::App& app) {
                      "measure idle power this long before the run (DURATION or off), to report "
                      "dynamic power = total - idle")
       ->capture_default_str();
-  energy->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is (for tests)")
+  energy->add_option("--sysfs-root", opt->sysfs_root,
+                     "where sysfs is: RAPL, the GPU's DRM nodes, kernel lockdown (for tests)")
       ->capture_default_str();
 
   auto* out = app.add_option_group("Output");
@@ -312,7 +324,9 @@ int run_profile(const ProfileOptions& options) {
   std::chrono::milliseconds min_window{}, duration{};
   std::optional<std::chrono::milliseconds> interval;
   launch::LaunchFilter filter;
+  std::string device_spec;
   try {
+    device_spec = gpu::device_spec_with_pci(options.device_spec, options.pci);
     min_window = parse_duration("--min-window", options.min_window);
     if (options.system_wide) {
       if (!command.empty()) {
@@ -369,11 +383,11 @@ int run_profile(const ProfileOptions& options) {
   oa::ReportFormat format{};
   try {
     creds = daemon::credentials_from_sudo(env, ::geteuid());
-    if (through_daemon(options.daemon, options.device_spec)) {
+    if (through_daemon(options.daemon, device_spec)) {
       client = std::make_shared<daemon::DaemonClient>(daemon::daemon_socket_path());
       oa::wire::Open request;
       request.pid = static_cast<std::uint32_t>(::getpid());
-      request.device = options.device_spec;
+      request.device = device_spec;
       request.access = options.access;
       request.format = options.format_text;
       request.metric_set = options.metric_set;
@@ -391,7 +405,7 @@ int run_profile(const ProfileOptions& options) {
       device_detail = opened->detail + " via oaprofd";
       simulated = opened->simulated;
     } else {
-      if (options.device_spec != "sim" && std::filesystem::is_directory(daemon::kDefaultStateDir)) {
+      if (device_spec != "sim" && std::filesystem::is_directory(daemon::kDefaultStateDir)) {
         // oaprofd is installed: share its lock, so the two never program the unit at once.
         std::string holder;
         local_lock = daemon::SessionLock::try_acquire(
@@ -399,9 +413,11 @@ int run_profile(const ProfileOptions& options) {
         if (!local_lock) throw std::runtime_error("busy: the OA unit is held by " + holder);
       }
       gpu::DeviceOptions dopt;
-      dopt.spec = options.device_spec;
+      dopt.spec = device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
       dopt.forcewake.debugfs_root = options.debugfs_root;
+      dopt.sysfs_root = options.sysfs_root;
+      dopt.map_registers = gpu::access_maps_registers(options.access);  // perf: no BAR
       dopt.render_node = options.render_node;
       dopt.drm_card_sysfs = options.drm_card;
       dopt.perf_period_exponent = options.oa_exponent;
@@ -531,6 +547,10 @@ int run_profile(const ProfileOptions& options) {
     } catch (const std::exception& e) {
       std::cerr << "oaprof: " << e.what() << "\n";
       if (exit_code == 0) exit_code = kExitOutput;
+    }
+    if (const std::string lost = gpu::perf_stream_loss_warning(session.perf_stream_counts());
+        !lost.empty()) {
+      std::cerr << "oaprof: warning: " << lost << "\n";  // even with -q: it is about the data
     }
     out.files->end();
     if (!options.quiet) {

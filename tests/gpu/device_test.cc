@@ -1,0 +1,152 @@
+// Choosing and opening the device: --device and --pci together; a device opened for --access
+// perf, from sysfs alone, with the render node and card of its own.
+#include "gpu/device.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "gpu/counter_source.h"
+#include "mmio/registers.h"
+
+namespace oaprof::gpu {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(DeviceSpecTest, PciChoosesTheDeviceUnlessDeviceNamesAnotherOne) {
+  EXPECT_EQ(device_spec_with_pci("auto", ""), "auto");
+  EXPECT_EQ(device_spec_with_pci("sim", ""), "sim");
+  EXPECT_EQ(device_spec_with_pci("auto", "00:02.0"), "0000:00:02.0");
+  EXPECT_EQ(device_spec_with_pci("auto", "0000:03:00.0"), "0000:03:00.0");
+  EXPECT_EQ(device_spec_with_pci("0000:00:02.0", "00:02.0"), "0000:00:02.0");  // the same one
+  for (const char* other : {"sim", "sim:/tmp/regs", "0000:03:00.0"}) {
+    try {
+      device_spec_with_pci(other, "0000:00:02.0");
+      FAIL() << other;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--pci 0000:00:02.0 and --device " + std::string(other) +
+                                      " name different devices"));
+    }
+  }
+  try {
+    device_spec_with_pci("auto", "sim");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--pci: 'sim' is not a PCI address"));
+  }
+}
+
+// A fake sysfs with an Intel GPU at an address no real machine has, so libpciaccess (which reads
+// the real /sys) cannot find it: whatever opens works from the fake tree alone.
+class PerfDeviceTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kBdf = "0000:7f:02.0";
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / fmt::format("oaprof-device-{}", ::getpid());
+    fs::remove_all(root_);
+    write("vendor", "0x8086");
+    write("device", "0x5916");  // Kaby Lake GT2
+    write("class", "0x030000");
+    fs::create_directories(dir() / "drm/card1");  // another GPU took card0 and renderD128
+    fs::create_directories(dir() / "drm/renderD129");
+    // Lockdown forbids mapping any BAR: perf must not need one.
+    fs::create_directories(root_ / "kernel/security");
+    std::ofstream(root_ / "kernel/security/lockdown") << "none [integrity] confidentiality\n";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path dir() const { return root_ / "bus/pci/devices" / kBdf; }
+  void write(const std::string& file, const std::string& text) const {
+    fs::create_directories(dir());
+    std::ofstream(dir() / file) << text << "\n";
+  }
+  DeviceOptions perf_options() const {
+    DeviceOptions o;
+    o.spec = kBdf;
+    o.sysfs_root = root_;
+    o.map_registers = access_maps_registers("perf");
+    return o;
+  }
+  fs::path root_;
+};
+
+TEST_F(PerfDeviceTest, OnlyPerfDoesWithoutTheBar) {
+  EXPECT_FALSE(access_maps_registers("perf"));
+  for (const char* access : {"mmio", "rpc", "sim", "no-such-access"}) {
+    EXPECT_TRUE(access_maps_registers(access)) << access;
+  }
+}
+
+TEST_F(PerfDeviceTest, PerfOpensADeviceWhoseBarCannotBeMappedAndUsesItsOwnNodes) {
+  DeviceOptions mapped = perf_options();
+  mapped.map_registers = true;
+  EXPECT_THROW(open_device(mapped), std::runtime_error);  // the BAR path cannot open it
+
+  Device d = open_device(perf_options());
+  EXPECT_FALSE(d.simulated());
+  EXPECT_EQ(d.platform.codename, "KBL");
+  EXPECT_EQ(d.pci_id, 0x5916);
+  EXPECT_EQ(d.label(), "0000:7f:02.0 [8086:5916]");
+  EXPECT_EQ(d.forcewake->method(), "none");  // i915 holds forcewake for its own stream
+  try {
+    d.mmio->read32(mmio::reg::kOaControl);
+    FAIL() << "a register was read without a BAR";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("maps no BAR"));
+  }
+  EXPECT_EQ(resolve_render_node(d), "/dev/dri/renderD129");
+  EXPECT_EQ(resolve_card_sysfs(d), (dir() / "drm/card1").string());
+
+  // The perf read-out gets as far as the device's own render node, which this machine lacks.
+  auto src = make_counter_source("perf", d);
+  mmio::OaConfig config;
+  config.guid = "db41edd4-d8e7-4730-ad11-b9a2d6833503";
+  config.flex = {{0xE458, 0x5}};
+  try {
+    src->start(oa::ReportFormat::kA32u40_A4u32_B8_C8, config);
+    FAIL() << "a stream opened on a GPU this machine does not have";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/dev/dri/renderD129"));
+  }
+}
+
+TEST_F(PerfDeviceTest, NodesGivenOnTheCommandLineWinAndAMissingOneIsNamed) {
+  fs::remove_all(dir() / "drm");  // no i915 bound
+  DeviceOptions o = perf_options();
+  Device d = open_device(o);
+  try {
+    resolve_render_node(d);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("0000:7f:02.0 has no DRM render node"));
+    EXPECT_THAT(e.what(), HasSubstr("--render-node"));
+  }
+  EXPECT_THROW(resolve_card_sysfs(d), std::runtime_error);
+  o.render_node = "/dev/dri/renderD130";
+  o.drm_card_sysfs = "/sys/class/drm/card2";
+  d = open_device(o);
+  EXPECT_EQ(resolve_render_node(d), "/dev/dri/renderD130");
+  EXPECT_EQ(resolve_card_sysfs(d), "/sys/class/drm/card2");
+}
+
+TEST_F(PerfDeviceTest, PerfStillRefusesWhatIsNotAnIntelGpu) {
+  write("vendor", "0x1af4");  // a virtio device at the address
+  write("class", "0x010000");
+  EXPECT_THROW(open_device(perf_options()), std::runtime_error);
+  fs::remove_all(dir());
+  try {
+    open_device(perf_options());
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("no PCI device at 0000:7f:02.0"));
+  }
+}
+
+}  // namespace
+}  // namespace oaprof::gpu
