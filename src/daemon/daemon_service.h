@@ -34,7 +34,7 @@ struct ServiceOptions {
   std::filesystem::path state_dir = "/run/oaprof";
   std::vector<std::filesystem::path> metrics_dirs;
   power::EnergyRoots energy_roots;
-  uid_t metrics_owner = 0;  // who must own a client-named metric file (root; tests may differ)
+  uid_t metrics_owner = 0;  // who must own every metric file and directory above it (root)
   // One line per event worth a log entry; level 6 info, 4 warning, 3 error (syslog's numbers).
   std::function<void(int level, const std::string& line)> log;
 };

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "daemon/register_journal.h"
@@ -272,6 +275,12 @@ TEST(StateFileTest, ATornLastLineIsIgnoredAndGarbageRefused) {
 }
 
 TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
+  const auto igt_file = std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml";
+  try {
+    require_trusted_file(std::filesystem::canonical(igt_file));
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "oaprofd would refuse IGT's files where they are here: " << e.what();
+  }
   ServiceOptions o;
   o.device.spec = "sim:" + regs_.string();
   o.state_dir = dir_.path();
@@ -286,7 +295,7 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(reply)) << std::get<wire::Error>(reply).message;
   const auto& opened = std::get<wire::Opened>(reply);
   EXPECT_EQ(opened.metric_set, "ComputeBasic");
-  EXPECT_EQ(opened.metrics_file, std::string(OAPROF_IGT_METRICS_DIR) + "/oa-kblgt2.xml");
+  EXPECT_EQ(opened.metrics_file, std::filesystem::canonical(igt_file).string());
   // The set's mux and boolean programming went through the journal too.
   const auto state = read_state_file(with_sets.state_file());
   ASSERT_TRUE(state.has_value());
@@ -295,6 +304,73 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
   EXPECT_THAT(std::get<wire::Error>(with_sets.handle(1, alice_, request)).message,
               HasSubstr("metric set 'NoSuchSet' is not in"));
+}
+
+TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableByOthers) {
+  // A directory of the daemon's own, beside the test rather than under the world-writable /tmp.
+  ScratchDir metrics(std::filesystem::current_path());
+  ::chmod(metrics.path().c_str(), 0755);
+  const auto file = metrics.path() / "oa-kblgt2.xml";
+  std::filesystem::copy_file(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml",
+                             file);
+  ::chmod(file.c_str(), 0644);
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {metrics.path()};
+  o.metrics_owner = ::geteuid();  // root here; the owner the test can be without root
+  DaemonService service(o);
+  auto request = open_request();
+  request.metric_set = "ComputeBasic";
+  const auto open_error = [&]() -> std::string {
+    const wire::Body reply = service.handle(1, alice_, request);
+    if (const auto* e = std::get_if<wire::Error>(&reply)) {
+      EXPECT_EQ(e->code, wire::ErrorCode::kBadRequest);
+      return e->message;
+    }
+    EXPECT_TRUE(std::holds_alternative<wire::Ok>(service.handle(1, alice_, wire::Close{})));
+    return {};
+  };
+  // The place itself must be trusted for the first case to mean anything.
+  struct stat st {};
+  for (auto p = metrics.path().parent_path(); ; p = p.parent_path()) {
+    ASSERT_EQ(::lstat(p.c_str(), &st), 0);
+    if (S_ISLNK(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
+      GTEST_SKIP() << p << " is not the test's own and unwritable by others, so no metric file "
+                   << "below it can be trusted";
+    }
+    if (p == p.root_path()) break;
+  }
+  EXPECT_EQ(open_error(), "");
+
+  ::chmod(metrics.path().c_str(), 0777);
+  EXPECT_THAT(open_error(), HasSubstr(metrics.path().string() +
+                                      " is writable by group or others"));
+  ::chmod(metrics.path().c_str(), 0755);
+
+  ::chmod(file.c_str(), 0666);
+  EXPECT_THAT(open_error(), HasSubstr(file.string() + " is writable by group or others"));
+  ::chmod(file.c_str(), 0644);
+
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(file.c_str(), 4242, 4242), 0);
+    const std::string e = open_error();
+    EXPECT_THAT(e, HasSubstr(file.string() + " is owned by uid 4242"));
+    EXPECT_THAT(e, HasSubstr("take the directory out of oaprofd's --metrics-dir"));
+    ASSERT_EQ(::chown(file.c_str(), 0, 0), 0);
+  }
+
+  // A symbolic link from the configured directory is followed, and the target judged.
+  ScratchDir linked(std::filesystem::current_path());
+  const auto link_dir = linked.path() / "metrics";
+  std::filesystem::create_directory_symlink(metrics.path(), link_dir);
+  ServiceOptions through_link = o;
+  through_link.metrics_dirs = {link_dir};
+  DaemonService via_link(through_link);
+  const wire::Body reply = via_link.handle(1, alice_, request);
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(reply)) << std::get<wire::Error>(reply).message;
+  EXPECT_EQ(std::get<wire::Opened>(reply).metrics_file, std::filesystem::canonical(file).string());
+  EXPECT_FALSE(service.session_open());
 }
 
 TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {
@@ -317,7 +393,15 @@ TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {
   const auto link = dir.path() / "link.xml";
   std::filesystem::create_symlink("/etc/passwd", link);
   EXPECT_THROW(require_trusted_file(link), std::invalid_argument);
-  EXPECT_THROW(require_trusted_file("/etc"), std::invalid_argument);  // not a file
+  // stat succeeded: the message names what the path is, whatever errno held before.
+  errno = EACCES;
+  try {
+    require_trusted_file("/etc");
+    ADD_FAILURE() << "a directory passed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/etc: not a regular file (a directory)"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr(std::strerror(EACCES))));
+  }
   // Another owner is refused even where no one else may write.
   EXPECT_THROW(require_trusted_file("/etc/passwd", 1234), std::invalid_argument);
 }
