@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -42,7 +42,8 @@ void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries) {
 
 StateFile::StateFile(std::filesystem::path path, const StateContents& header)
     : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // O_NOFOLLOW: a link planted where the state file goes must not redirect root's write.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd_ < 0) {
     throw std::runtime_error(fmt::format("cannot create the state file {}: {}; check that the "
                                          "state directory exists and is oaprofd's",
@@ -92,13 +93,35 @@ void StateFile::remove() {
 }
 
 std::optional<StateContents> read_state_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return std::nullopt;
-    throw std::runtime_error(
-        fmt::format("cannot read the state file {}: {}", path.string(), std::strerror(errno)));
+  // open(2) and read(2), not an ifstream: their errno is the one of the failed call, so "there is
+  // no state" (ENOENT) is told apart from "there is one we cannot read", which must not be taken
+  // for a clean GPU. O_NOFOLLOW: the state file is never a link, whoever made one.
+  const auto unreadable = [&](const std::string& why) {
+    return std::runtime_error(fmt::format(
+        "cannot read the state file {}: {}; its registers may still be programmed: fix or move "
+        "it, or reboot to reset the GPU and then remove it",
+        path.string(), why));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return std::nullopt;
+    throw unreadable(err == ELOOP ? "it is a symbolic link" : std::strerror(err));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw unreadable(std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   const auto bad = [&](const std::string& why) {
     return std::runtime_error(fmt::format(
         "{} is not an oaprofd state file ({}); move it away after checking the GPU", path.string(),

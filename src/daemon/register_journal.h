@@ -81,7 +81,8 @@ class StateFile {
 };
 
 // nullopt when there is no file. A torn last line (a crash while appending) is ignored: its
-// register was not written yet. Throws std::runtime_error for a file that is not a state file.
+// register was not written yet. Throws std::runtime_error for a file that is not a state file
+// and for one that exists but cannot be read (a directory, a symbolic link, an I/O error).
 std::optional<StateContents> read_state_file(const std::filesystem::path& path);
 
 }  // namespace oaprof::daemon

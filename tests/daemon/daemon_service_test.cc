@@ -274,6 +274,25 @@ TEST(StateFileTest, ATornLastLineIsIgnoredAndGarbageRefused) {
   EXPECT_EQ(read_state_file(dir.path() / "absent"), std::nullopt);
 }
 
+TEST(StateFileTest, AStateFileThatExistsButCannotBeReadIsNotTakenForNone) {
+  ScratchDir dir;
+  const auto expect_unreadable = [](const std::filesystem::path& path, const std::string& why) {
+    try {
+      const auto c = read_state_file(path);
+      ADD_FAILURE() << path << " read as " << (c ? "a state file" : "no state file");
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("cannot read the state file " + path.string() + ": " + why));
+    }
+  };
+  std::filesystem::create_directory(dir.path() / "a-directory");
+  expect_unreadable(dir.path() / "a-directory", std::strerror(EISDIR));
+  // A link whose target is gone is still something there, not the absence of state.
+  std::filesystem::create_symlink(dir.path() / "gone", dir.path() / "dangling");
+  expect_unreadable(dir.path() / "dangling", "it is a symbolic link");
+  std::ofstream(dir.path() / "plain") << "x";
+  expect_unreadable(dir.path() / "plain" / "state", std::strerror(ENOTDIR));
+}
+
 TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   const auto igt_file = std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml";
   try {
