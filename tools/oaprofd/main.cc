@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
   o.socket_path = socket_path;
   o.group_name = group_name;
   o.group = resolve_group(group_name);
+  o.log = so.log;
   if (!o.group) {
     log_line(4, fmt::format("group '{}' does not exist: only root may use oaprofd (create it with "
                             "systemd-sysusers or `groupadd --system {}`)",
