@@ -1,5 +1,7 @@
 #include "daemon/daemon_service.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
 #include <utility>
 
@@ -9,7 +11,6 @@
 #include "daemon/session_lock.h"
 #include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
-#include "mmio/registers.h"
 #include "oa/report_format.h"
 #include "power/energy_sampler.h"
 #include "power/sim_power.h"
@@ -249,40 +250,19 @@ void DaemonService::end_session(const std::string& why) {
 }
 
 std::optional<std::string> DaemonService::recover() {
-  const std::optional<StateContents> state = read_state_file(state_file());
-  if (!state) return std::nullopt;
-  if (state->entries.empty()) {
-    std::filesystem::remove(state_file());
-    return fmt::format("removed {}: its session had written no register", state_file().string());
+  // Only a journal nobody holds the lock for is a dead session's: a live one (this state
+  // directory shared by another oaprofd, or a local `sudo oaprof`) must keep its registers.
+  std::string holder;
+  const std::optional<SessionLock> lock = SessionLock::try_acquire(
+      lock_file(), holder_text(::geteuid(), ::getpid()) + " (recovering)", &holder);
+  if (!lock) {
+    std::error_code ec;
+    if (!std::filesystem::exists(state_file(), ec)) return std::nullopt;
+    return fmt::format("{} left alone: the OA unit is held by {}, whose live session it "
+                       "journals; that session restores its own registers",
+                       state_file().string(), holder);
   }
-  // Forcewake requests are restored last and without taking forcewake ourselves: a forcewake
-  // of our own would put back the crashed session's request bits when it lets go.
-  std::vector<JournalEntry> registers, forcewake;
-  for (const JournalEntry& e : state->entries) {
-    const bool fw = e.masked && e.offset != mmio::reg::kOaDebug;
-    (fw ? forcewake : registers).push_back(e);
-  }
-  gpu::DeviceOptions dopt = options_.device;
-  dopt.spec = state->device_spec;
-  dopt.wrap_mmio = nullptr;
-  {
-    gpu::Device device = gpu::open_device(dopt);
-    if (device.mmio->describe() != state->identity) {
-      throw std::runtime_error(fmt::format(
-          "{} is about {}, but {} is now {}; not restoring registers on another device. Reboot to "
-          "reset the GPU, then remove the file",
-          state_file().string(), state->identity, state->device_spec, device.mmio->describe()));
-    }
-    restore_entries(*device.mmio, registers);
-  }
-  if (!forcewake.empty()) {
-    dopt.forcewake.mode = mmio::ForcewakeMode::kNone;
-    gpu::Device device = gpu::open_device(dopt);
-    restore_entries(*device.mmio, forcewake);
-  }
-  std::filesystem::remove(state_file());
-  return fmt::format("restored {} registers on {} that a crashed session of {} left programmed",
-                     state->entries.size(), state->identity, state->holder);
+  return restore_state_file(state_file(), options_.device);
 }
 
 }  // namespace oaprof::daemon

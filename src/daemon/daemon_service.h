@@ -58,9 +58,11 @@ class DaemonService {
   void close_session();
   bool session_open() const { return active_ != nullptr; }
 
-  // A previous oaprofd left a state file: put its registers back on its device and remove the
-  // file. Returns what was done, for the log; nullopt when there was nothing to do. Throws
-  // std::runtime_error (file kept) when the device cannot be opened or is another one now.
+  // A previous oaprofd (or a local `sudo oaprof`) died and left a state file: put its registers
+  // back on its device and remove the file, holding the session lock while doing so. When
+  // another process holds the lock the file is a live session's and is left alone (the returned
+  // line says so). Returns what was done, for the log; nullopt when there was nothing to do.
+  // Throws std::runtime_error (file kept) when the device cannot be opened or is another one now.
   std::optional<std::string> recover();
 
   std::filesystem::path state_file() const { return options_.state_dir / "state"; }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device.h"
+#include "mmio/registers.h"
 
 namespace oaprof::daemon {
 namespace {
@@ -163,6 +164,43 @@ std::optional<StateContents> read_state_file(const std::filesystem::path& path) 
   // A file cut before its header ends was created before any register was written.
   if (c.device_spec.empty() && !c.entries.empty()) throw bad("no device line");
   return c;
+}
+
+std::optional<std::string> restore_state_file(const std::filesystem::path& path,
+                                              gpu::DeviceOptions device) {
+  const std::optional<StateContents> state = read_state_file(path);
+  if (!state) return std::nullopt;
+  if (state->entries.empty()) {
+    std::filesystem::remove(path);
+    return fmt::format("removed {}: its session had written no register", path.string());
+  }
+  // Forcewake requests are restored last and without taking forcewake ourselves: a forcewake
+  // of our own would put back the crashed session's request bits when it lets go.
+  std::vector<JournalEntry> registers, forcewake;
+  for (const JournalEntry& e : state->entries) {
+    const bool fw = e.masked && e.offset != mmio::reg::kOaDebug;
+    (fw ? forcewake : registers).push_back(e);
+  }
+  device.spec = state->device_spec;
+  device.wrap_mmio = nullptr;
+  {
+    gpu::Device d = gpu::open_device(device);
+    if (d.mmio->describe() != state->identity) {
+      throw std::runtime_error(fmt::format(
+          "{} is about {}, but {} is now {}; not restoring registers on another device. Reboot to "
+          "reset the GPU, then remove the file",
+          path.string(), state->identity, state->device_spec, d.mmio->describe()));
+    }
+    restore_entries(*d.mmio, registers);
+  }
+  if (!forcewake.empty()) {
+    device.forcewake.mode = mmio::ForcewakeMode::kNone;
+    gpu::Device d = gpu::open_device(device);
+    restore_entries(*d.mmio, forcewake);
+  }
+  std::filesystem::remove(path);
+  return fmt::format("restored {} registers on {} that a crashed session of {} left programmed",
+                     state->entries.size(), state->identity, state->holder);
 }
 
 }  // namespace oaprof::daemon

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device.h"
 #include "mmio/mmio.h"
 
 namespace oaprof::daemon {
@@ -84,5 +85,13 @@ class StateFile {
 // register was not written yet. Throws std::runtime_error for a file that is not a state file
 // and for one that exists but cannot be read (a directory, a symbolic link, an I/O error).
 std::optional<StateContents> read_state_file(const std::filesystem::path& path);
+
+// Puts back what the state file at `path` journals, on the device it names (opened with `device`'s
+// options and the file's spec), then removes the file. The caller must hold the session lock, so
+// that the journal is a dead session's, not a live one's. Returns what was done, for the log;
+// nullopt when there is no file. Throws std::runtime_error (file kept) when the device cannot be
+// opened or is another one now.
+std::optional<std::string> restore_state_file(const std::filesystem::path& path,
+                                              gpu::DeviceOptions device);
 
 }  // namespace oaprof::daemon

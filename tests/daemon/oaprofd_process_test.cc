@@ -36,25 +36,44 @@ using testing::ScratchDir;
 constexpr gid_t kTestGroup = 4242;
 constexpr uid_t kNobody = 65534;
 
+// Starts oaprofd on `socket` with the scratch directory as its state directory, its stderr
+// appended to `log`; returns its pid.
+pid_t start_oaprofd(const ScratchDir& dir, const std::string& device, const std::string& group,
+                    const std::string& socket, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket.c_str(), "--state-dir",
+            dir.path().c_str(), "--device", device.c_str(), "--group", group.c_str(),
+            "--foreground", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 class Daemon {
  public:
   // The default group is the test's own, so that its clients are let in with or without root.
   Daemon(const ScratchDir& dir, const std::string& device,
-         const std::string& group = std::to_string(::getgid()))
-      : socket_((dir.path() / "d.sock").string()), log_(dir.path() / "oaprofd.log") {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, STDERR_FILENO);
-      ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket_.c_str(), "--state-dir",
-              dir.path().c_str(), "--device", device.c_str(), "--group", group.c_str(),
-              "--foreground", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    // Ready once the socket answers (recovery happens before it is bound).
+         const std::string& group = std::to_string(::getgid()),
+         const std::string& socket_name = "d.sock")
+      : socket_((dir.path() / socket_name).string()),
+        log_(dir.path() / (socket_name + ".log")) {
+    pid_ = start_oaprofd(dir, device, group, socket_, log_);
+    // Ready once it answers a hello: a connect alone may land in the backlog while it is still
+    // recovering, which it does after binding the socket and before serving.
     for (int i = 0; i < 500; ++i) {
       try {
         DaemonClient probe(socket_);
+        (void)probe.call(wire::Hello{});
         return;
       } catch (const DaemonUnavailable&) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -74,12 +93,8 @@ class Daemon {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   const std::string& socket() const { return socket_; }
-  std::string log() const {
-    std::ifstream in(log_);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  pid_t pid() const { return pid_; }
+  std::string log() const { return read_text(log_); }
 
  private:
   std::string socket_;
@@ -118,6 +133,46 @@ TEST(OaprofdProcessTest, ARestartAfterACrashRestoresTheRegisters) {
   EXPECT_EQ(again.stop(SIGTERM), 0);
   EXPECT_THAT(again.log(), HasSubstr(fmt::format("that a crashed session of uid {}", ::getuid())));
   EXPECT_FALSE(fs::exists(again.socket())) << "a clean stop removes its socket";
+}
+
+TEST(OaprofdProcessTest, ASecondDaemonLeavesALiveSessionsRegistersAlone) {
+  ScratchDir dir;
+  const fs::path regs = dir.path() / "regs";
+  testing::create_sim_file(regs);
+  const auto before = testing::file_bytes(regs);
+  const std::string device = "sim:" + regs.string();
+  Daemon first(dir, device);
+  DaemonClient c(first.socket());
+  (void)c.open(open_request());
+  const auto programmed = testing::file_bytes(regs);
+  ASSERT_FALSE(testing::differing_registers(before, programmed).empty());
+  ASSERT_TRUE(fs::exists(dir.path() / "state"));
+
+  // On the same socket: refused, and nothing of the live session is touched on the way out.
+  const fs::path log = dir.path() / "same-socket.log";
+  const pid_t pid = start_oaprofd(dir, device, std::to_string(::getgid()), first.socket(), log);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << read_text(log);
+  EXPECT_THAT(read_text(log), HasSubstr("another oaprofd already answers"));
+  EXPECT_EQ(testing::differing_registers(programmed, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_TRUE(fs::exists(dir.path() / "state"));
+
+  // On another socket but the same state directory: it serves, and leaves the journal to the
+  // session that is writing it.
+  Daemon second(dir, device, std::to_string(::getgid()), "second.sock");
+  EXPECT_EQ(testing::differing_registers(programmed, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_TRUE(fs::exists(dir.path() / "state"));
+  EXPECT_THAT(second.log(), HasSubstr("left alone: the OA unit is held by uid"));
+  DaemonClient other(second.socket());
+  EXPECT_THROW((void)other.open(open_request()), std::runtime_error);  // busy
+
+  c.close();
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_FALSE(fs::exists(dir.path() / "state"));
 }
 
 TEST(OaprofdProcessTest, SigtermMidSessionRestoresAndExitsZero) {

@@ -130,14 +130,6 @@ int main(int argc, char** argv) {
   if (created) ::chmod(state_dir.c_str(), 0755);
 
   oaprof::daemon::DaemonService service(so);
-  try {
-    if (auto done = service.recover()) log_line(4, *done);
-  } catch (const std::exception& e) {
-    log_line(3, fmt::format("a previous oaprofd left registers programmed and they could not be "
-                            "restored: {}",
-                            e.what()));
-    return 1;
-  }
 
   oaprof::daemon::OaprofdOptions o;
   o.socket_path = socket_path;
@@ -157,6 +149,17 @@ int main(int argc, char** argv) {
     daemon.emplace(service, o);
   } catch (const std::exception& e) {
     log_line(3, e.what());
+    return 1;
+  }
+  // Only now, with the socket ours (a live oaprofd on it was refused above) and under the
+  // session lock inside recover(): a state file another process's live session is writing must
+  // keep its registers.
+  try {
+    if (auto done = service.recover()) log_line(4, *done);
+  } catch (const std::exception& e) {
+    log_line(3, fmt::format("a previous session left registers programmed and they could not be "
+                            "restored: {}",
+                            e.what()));
     return 1;
   }
   g_daemon = &*daemon;
