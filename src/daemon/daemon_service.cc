@@ -26,8 +26,7 @@ struct DaemonService::Active {
   Peer peer;
   std::string holder;
   std::optional<SessionLock> lock;
-  std::unique_ptr<StateFile> state;  // created at the first register write
-  JournalingMmio* journal = nullptr;  // the device's window, owned by device
+  std::unique_ptr<SessionJournal> journal;  // its state file goes after the device, before the lock
   gpu::Device device;
   std::unique_ptr<power::EnergySource> energy;
   power::SimEnergySource* sim_energy = nullptr;
@@ -126,15 +125,10 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   Active& a = *active_;
   try {
     gpu::DeviceOptions dopt = options_.device;
-    dopt.wrap_mmio = [this, &a](std::unique_ptr<mmio::Mmio> inner) {
-      StateContents header{options_.device.spec, inner->describe(), a.holder, {}};
-      auto journal = std::make_unique<JournalingMmio>(
-          std::move(inner), [this, &a, header](const JournalEntry& e) {
-            if (!a.state) a.state = std::make_unique<StateFile>(state_file(), header);
-            a.state->append(e);
-          });
-      a.journal = journal.get();
-      return std::unique_ptr<mmio::Mmio>(std::move(journal));
+    a.journal = std::make_unique<SessionJournal>(
+        state_file(), StateContents{options_.device.spec, {}, a.holder, {}});
+    dopt.wrap_mmio = [&a](std::unique_ptr<mmio::Mmio> inner) {
+      return a.journal->wrap(std::move(inner));
     };
     a.device = gpu::open_device(dopt);
     const oa::Platform& platform = a.device.platform;
@@ -219,7 +213,7 @@ void DaemonService::end_session(const std::string& why) {
     log(3, fmt::format("restoring the OA unit after {} failed: {}; writing the journal back",
                        a.holder, e.what()));
     try {
-      if (a.journal != nullptr) restore_entries(*a.journal, a.journal->entries());
+      if (a.journal) a.journal->write_back();
     } catch (const std::exception& again) {
       restored = false;
       log(3, fmt::format("writing the journal back failed too: {}", again.what()));
@@ -227,23 +221,18 @@ void DaemonService::end_session(const std::string& why) {
   }
   a.source.reset();
   a.energy.reset();
-  // The journal belongs to the device's Mmio: count its entries before the device goes, and never
-  // touch it after.
-  const std::size_t registers = a.journal != nullptr ? a.journal->entries().size() : 0;
-  a.journal = nullptr;
   try {
     a.device = gpu::Device{};  // releases forcewake, restoring its request registers
   } catch (const std::exception& e) {
     restored = false;
     log(3, fmt::format("closing the device failed: {}", e.what()));
   }
-  if (a.state) {
-    if (restored) {
-      a.state->remove();
-    } else {
-      log(3, fmt::format("state file {} kept: the next oaprofd start restores it",
-                         a.state->path().string()));
-    }
+  const std::size_t registers = a.journal ? a.journal->registers() : 0;
+  if (a.journal && restored) {
+    a.journal->mark_restored();  // the state file goes with the journal, before the lock
+  } else if (a.journal && a.journal->has_state_file()) {
+    log(3, fmt::format("state file {} kept: the next oaprofd start restores it",
+                       a.journal->state_file().string()));
   }
   log(6, fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));
   active_.reset();

@@ -93,6 +93,28 @@ void StateFile::remove() {
   std::filesystem::remove(path_, ec);
 }
 
+SessionJournal::SessionJournal(std::filesystem::path state_file, StateContents header)
+    : path_(std::move(state_file)), header_(std::move(header)) {}
+
+SessionJournal::~SessionJournal() {
+  if (state_ && restored_) state_->remove();
+}
+
+std::unique_ptr<mmio::Mmio> SessionJournal::wrap(std::unique_ptr<mmio::Mmio> inner) {
+  header_.identity = inner->describe();
+  auto window = std::make_unique<JournalingMmio>(std::move(inner), [this](const JournalEntry& e) {
+    if (!state_) state_ = std::make_unique<StateFile>(path_, header_);
+    state_->append(e);
+    ++registers_;
+  });
+  window_ = window.get();
+  return window;
+}
+
+void SessionJournal::write_back() {
+  if (window_ != nullptr) restore_entries(*window_, window_->entries());
+}
+
 std::optional<StateContents> read_state_file(const std::filesystem::path& path) {
   // open(2) and read(2), not an ifstream: their errno is the one of the failed call, so "there is
   // no state" (ENOENT) is told apart from "there is one we cannot read", which must not be taken

@@ -293,6 +293,42 @@ TEST(StateFileTest, AStateFileThatExistsButCannotBeReadIsNotTakenForNone) {
   expect_unreadable(dir.path() / "plain" / "state", std::strerror(ENOTDIR));
 }
 
+TEST(SessionJournalTest, TheStateFileStaysUnlessEveryRegisterIsBack) {
+  ScratchDir dir;
+  const auto regs = dir.path() / "regs";
+  testing::create_sim_file(regs);
+  const auto before = testing::file_bytes(regs);
+  const auto state = dir.path() / "state";
+  for (const bool restored : {false, true}) {
+    SCOPED_TRACE(restored ? "marked restored" : "not marked");
+    {
+      SessionJournal journal(state, {"sim:" + regs.string(), {}, "uid 1, pid 2 since then", {}});
+      gpu::DeviceOptions o;
+      o.spec = "sim:" + regs.string();
+      o.forcewake.mode = mmio::ForcewakeMode::kNone;
+      o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
+        return journal.wrap(std::move(inner));
+      };
+      gpu::Device d = gpu::open_device(o);
+      d.mmio->write32(0x9840, 0x80);
+      d.mmio->write32(0x9840, 0x00);  // a second write keeps the first prior
+      journal.write_back();
+      if (restored) journal.mark_restored();
+    }  // the device closes first, then the journal
+    EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+              std::vector<std::size_t>{});
+    EXPECT_EQ(std::filesystem::exists(state), !restored);
+    if (!restored) {
+      const auto c = read_state_file(state);
+      ASSERT_TRUE(c.has_value());
+      EXPECT_THAT(c->identity, HasSubstr("registers in " + regs.string()));
+      ASSERT_EQ(c->entries.size(), 1u);
+      EXPECT_EQ(c->entries[0].offset, 0x9840u);
+      std::filesystem::remove(state);
+    }
+  }
+}
+
 TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   const auto igt_file = std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml";
   try {
