@@ -23,6 +23,7 @@
 
 #include "daemon/register_journal.h"
 #include "daemon/remote_source.h"
+#include "tests/common/run_util.h"
 #include "tests/daemon/daemon_test_util.h"
 
 namespace oaprof::daemon {
@@ -241,6 +242,33 @@ TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
   EXPECT_EQ(st.st_uid, kNobody) << "the CSV is the user's";
   EXPECT_THAT(d.log(), HasSubstr(fmt::format("session opened for uid {}", kNobody)));
   EXPECT_THAT(d.log(), HasSubstr("registers restored"));
+}
+
+TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
+  ScratchDir dir;
+  Daemon d(dir, "sim");
+  const fs::path csv = dir.path() / "rows.csv";
+  // The program measures some launches, kills the daemon, and launches again: the second
+  // kernel_runner must run as if unprofiled, and oaprof must end with what it has.
+  const std::string program = fmt::format("{0} mad_vect4 --max-repeats 20 && kill -9 {1} && {0} "
+                                          "mad_vect4 --max-repeats 20",
+                                          KERNEL_RUNNER_BIN, d.pid());
+  const auto r = oaprof::testing::run(fmt::format(
+      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline off "
+      "-o {} -- /bin/sh -c '{}'",
+      d.socket(), OAPROF_BIN, csv.string(), program));
+  EXPECT_EQ(r.status, 5) << r.output;  // kExitSession: the program succeeded, the session broke
+  EXPECT_THAT(r.output, HasSubstr("oaprof: warning: the session with oaprofd could not be "
+                                  "closed: oaprofd at " + d.socket()));
+  const auto rows = oaprof::testing::read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  for (const auto& row : rows) EXPECT_EQ(row.at("kernel"), "mad_vect4");
+  // Every row written before the break is whole, and the summary counts them.
+  EXPECT_THAT(r.output, HasSubstr(fmt::format("oaprof: {} rows written to {}", rows.size(),
+                                              csv.string())));
+  const std::string text = read_text(csv);
+  EXPECT_TRUE(text.ends_with("\n"));
+  EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);  // already dead: reaped
 }
 
 TEST(OaprofdProcessTest, OaprofSaysHowToStartAnAbsentDaemon) {

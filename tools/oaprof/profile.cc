@@ -179,6 +179,15 @@ int wait_for_child(pid_t pid, bool progress, const std::atomic<std::uint64_t>& r
 
 int run_profile(const ProfileOptions& options);
 
+// Says why a stopped sampler ended early; false when it did not.
+bool sampling_failed(const daemon::Sampler& sampler) {
+  if (sampler.failure().empty()) return false;
+  std::cerr << fmt::format("oaprof: sampling ended early: {}; the last row covers what was read "
+                           "until then and is flagged sampling_failed\n",
+                           sampler.failure());
+  return true;
+}
+
 // Samplers read well within the longest gap whose deltas stay exact on this device.
 daemon::SamplerOptions sampler_options(const report::RunInfo& info) {
   daemon::SamplerOptions so;
@@ -521,8 +530,26 @@ int run_profile(const ProfileOptions& options) {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
 
+  // A session that could not be ended cleanly (oaprofd gone, a failed restore) does not cost the
+  // rows: they are on disk already, the summary is still printed, and the exit status says so.
+  bool session_broken = false;
   auto finish = [&](int exit_code) {
-    session.stop();  // restores every register the session touched
+    try {
+      session.stop();  // restores every register the session touched
+    } catch (const std::exception& e) {
+      session_broken = true;
+      if (client) {
+        std::cerr << fmt::format(
+            "oaprof: warning: the session with oaprofd could not be closed: {}; oaprofd puts the "
+            "registers back itself when a client disconnects, or when it starts again after a "
+            "crash\n",
+            e.what());
+      } else {
+        std::cerr << fmt::format("oaprof: warning: restoring the OA unit failed: {}\n",
+                                 e.what());
+      }
+    }
+    if (session_broken && exit_code == 0) exit_code = kExitSession;
     out.files->end();
     if (!options.quiet) {
       out.table->end();
@@ -559,6 +586,7 @@ int run_profile(const ProfileOptions& options) {
       std::cerr << "oaprof: sampling failed: " << e.what() << "\n";
       return finish(kExitSetup);
     }
+    if (sampling_failed(sampler)) return finish(kExitSession);
     return finish(0);
   }
 
@@ -646,16 +674,22 @@ int run_profile(const ProfileOptions& options) {
     std::cerr << "oaprof: " << e.what() << "\n";
     exit_code = kExitCannotRun;
   }
+  const int program_status = exit_code;
   if (app_sampler) {
     app_sampler->stop();
-    session.set_busy(false);
+    if (sampling_failed(*app_sampler) && exit_code == 0) exit_code = kExitSession;
+    try {
+      session.set_busy(false);
+    } catch (const std::exception&) {
+      // The same broken session; finish() reports it.
+    }
   }
   if (server) server->stop();
   server.reset();
   ::rmdir(dir.c_str());
-  finish(exit_code);
-  if (!options.quiet && exit_code != 0 && exit_code != kExitCannotRun) {
-    std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], exit_code);
+  exit_code = finish(exit_code);
+  if (!options.quiet && program_status != 0 && program_status != kExitCannotRun) {
+    std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], program_status);
   }
   return exit_code;
 }
