@@ -10,8 +10,10 @@
 #include <cstring>
 #include <fstream>
 
+#include "daemon/daemon_paths.h"
 #include "daemon/register_journal.h"
 #include "daemon/session_lock.h"
+#include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
 #include "mmio/registers.h"
 #include "tests/daemon/daemon_test_util.h"
@@ -426,6 +428,37 @@ TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableBy
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(reply)) << std::get<wire::Error>(reply).message;
   EXPECT_EQ(std::get<wire::Opened>(reply).metrics_file, std::filesystem::canonical(file).string());
   EXPECT_FALSE(service.session_open());
+}
+
+TEST(StateDirTest, OneItCreatesIsOpenedToClientsAnExistingOneMustBeClosedAndOurs) {
+  ScratchDir dir;
+  const auto run = dir.path() / "run" / "oaprof";
+  prepare_state_dir(run);
+  struct stat st {};
+  ASSERT_EQ(::stat(run.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);  // clients reach oaprofd's socket in it
+  EXPECT_NO_THROW(prepare_state_dir(run));  // ours and closed: taken as it is
+  const auto refused = [](const std::filesystem::path& p) -> std::string {
+    try {
+      prepare_state_dir(p);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  ::chmod(run.c_str(), 01777);  // as /tmp is
+  EXPECT_THAT(refused(run), HasSubstr(run.string() + " is writable by group or others"));
+  EXPECT_EQ(::stat(run.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u) << "an existing directory keeps its mode";
+  ::chmod(run.c_str(), 0755);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(run.c_str(), 4242, 4242), 0);
+    EXPECT_THAT(refused(run), HasSubstr("is owned by uid 4242, not 0"));
+  }
+  std::ofstream(dir.path() / "file") << "x";
+  EXPECT_THAT(refused(dir.path() / "file"), HasSubstr("is not a directory"));
+  EXPECT_EQ(state_dir_from({}), std::filesystem::path(kDefaultStateDir));
+  EXPECT_EQ(state_dir_from({{kStateDirEnv, "/elsewhere"}}), std::filesystem::path("/elsewhere"));
 }
 
 TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {

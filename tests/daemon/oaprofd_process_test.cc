@@ -271,6 +271,92 @@ TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
   EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);  // already dead: reaped
 }
 
+// A local run (no oaprofd) on the simulator with its registers in `regs`, journaling into the
+// state directory `state_dir`, whose program writes its pid to `ready` once the unit is
+// programmed and then waits. Returns oaprof's pid.
+pid_t start_local_run(const fs::path& regs, const fs::path& state_dir, const fs::path& ready) {
+  const std::string program =
+      fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 600", ready.string());
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("OAPROF_STATE_DIR", state_dir.c_str(), 1);
+    const std::string device = "sim:" + regs.string();
+    const std::string csv = (state_dir / "killed.csv").string();
+    ::execl(OAPROF_BIN, OAPROF_BIN, "--daemon", "never", "--device", device.c_str(), "--mode",
+            "app", "--energy", "none", "--idle-baseline", "off", "-q", "-o", csv.c_str(), "--",
+            "/bin/sh", "-c", program.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// A scratch directory (the state directory too) with a simulated register file in it, and the
+// file as it was before anything programmed it.
+struct SimRegisters {
+  SimRegisters() {
+    testing::create_sim_file(regs);
+    before = testing::file_bytes(regs);
+  }
+  // The offsets that differ from `before`: none once every register is back.
+  std::vector<std::size_t> changed() const {
+    return testing::differing_registers(before, testing::file_bytes(regs));
+  }
+  bool has_state_file() const { return fs::exists(dir.path() / "state"); }
+  // `oaprof --device sim:REGS` on its own, journaling into the scratch directory.
+  std::string local_oaprof(const std::string& csv_name) const {
+    return fmt::format(
+        "OAPROF_STATE_DIR={} {} --daemon never --device sim:{} --mode app --energy none "
+        "--idle-baseline off -q -o {}/{} -- /bin/true",
+        dir.path().string(), OAPROF_BIN, regs.string(), dir.path().string(), csv_name);
+  }
+
+  ScratchDir dir;
+  fs::path regs = dir.path() / "regs";
+  std::vector<char> before;
+};
+
+// Starts a local run, checks that it keeps a second one out, and kills it with SIGKILL once it
+// has programmed the unit.
+void kill_a_local_run(const SimRegisters& sim) {
+  const fs::path ready = sim.dir.path() / "ready";
+  const pid_t oaprof_pid = start_local_run(sim.regs, sim.dir.path(), ready);
+  for (int i = 0; i < 3000 && !fs::exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(fs::exists(ready)) << "the local run never started its program";
+  const auto busy = oaprof::testing::run(sim.local_oaprof("busy.csv"));
+  EXPECT_EQ(busy.status, 3) << busy.output;
+  EXPECT_THAT(busy.output, HasSubstr(fmt::format("busy: the OA unit is held by uid {}, pid {}",
+                                                 ::getuid(), oaprof_pid)));
+  ::kill(oaprof_pid, SIGKILL);
+  ::waitpid(oaprof_pid, nullptr, 0);
+  const std::string program_pid = read_text(ready);
+  if (!program_pid.empty()) ::kill(std::stoi(program_pid), SIGKILL);
+  EXPECT_FALSE(sim.changed().empty()) << "the killed run left nothing programmed";
+  EXPECT_TRUE(sim.has_state_file()) << "the killed run journaled nothing";
+}
+
+TEST(LocalRunTest, TheNextLocalRunRestoresWhatASigkilledOneLeft) {
+  SimRegisters sim;
+  kill_a_local_run(sim);
+  // The next run restores first; had it not, its own restore at the end would put back the
+  // killed run's programming, not the registers as they were.
+  const auto next = oaprof::testing::run(sim.local_oaprof("next.csv"));
+  EXPECT_EQ(next.status, 0) << next.output;
+  EXPECT_THAT(next.output, HasSubstr(fmt::format("that a crashed session of uid {}", ::getuid())));
+  EXPECT_EQ(sim.changed(), std::vector<std::size_t>{});
+  EXPECT_FALSE(sim.has_state_file());
+}
+
+TEST(LocalRunTest, OaprofdStartingAfterASigkilledLocalRunRestoresIt) {
+  SimRegisters sim;
+  kill_a_local_run(sim);
+  Daemon d(sim.dir, "sim:" + sim.regs.string());
+  EXPECT_EQ(sim.changed(), std::vector<std::size_t>{});
+  EXPECT_FALSE(sim.has_state_file());
+  EXPECT_THAT(d.log(), HasSubstr(fmt::format("that a crashed session of uid {}", ::getuid())));
+}
+
 TEST(OaprofdProcessTest, OaprofSaysHowToStartAnAbsentDaemon) {
   ScratchDir dir;
   const std::string cmd =

@@ -30,7 +30,9 @@
 #include "daemon/sampler.h"
 #include "daemon/server.h"
 #include "daemon/session.h"
+#include "daemon/register_journal.h"
 #include "daemon/session_lock.h"
+#include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
@@ -365,16 +367,26 @@ int run_profile(const ProfileOptions& options) {
 
   const auto env = environment();
   std::optional<daemon::Credentials> creds;
+  // A local run's hold on the OA unit, declared before the device so that they outlive it: the
+  // device closes (forcewake let go), then the state file goes, then the lock.
+  std::optional<daemon::SessionLock> local_lock;
+  std::unique_ptr<daemon::SessionJournal> local_journal;
   gpu::Device device;  // opened here only without the daemon
   std::shared_ptr<daemon::DaemonClient> client;
   std::optional<oa::wire::Opened> opened;
-  std::optional<daemon::SessionLock> local_lock;
   oa::Platform platform;
   std::string device_label, device_detail;
   bool simulated = false;
   std::unique_ptr<gpu::CounterSource> source;
   std::unique_ptr<oa::MetricSet> metrics;
   oa::ReportFormat format{};
+  // Before the session starts only the device has written registers (forcewake), and it puts
+  // them back as it closes: the journal's state file may go with it.
+  const auto device_only_touched = [&](int exit_code) {
+    if (local_journal) local_journal->mark_restored();
+    return exit_code;
+  };
+
   try {
     creds = daemon::credentials_from_sudo(env, ::geteuid());
     if (through_daemon(options.daemon, options.device_spec)) {
@@ -399,13 +411,6 @@ int run_profile(const ProfileOptions& options) {
       device_detail = opened->detail + " via oaprofd";
       simulated = opened->simulated;
     } else {
-      if (options.device_spec != "sim" && std::filesystem::is_directory(daemon::kDefaultStateDir)) {
-        // oaprofd is installed: share its lock, so the two never program the unit at once.
-        std::string holder;
-        local_lock = daemon::SessionLock::try_acquire(
-            daemon::kDefaultSessionLock, daemon::holder_text(::getuid(), ::getpid()), &holder);
-        if (!local_lock) throw std::runtime_error("busy: the OA unit is held by " + holder);
-      }
       gpu::DeviceOptions dopt;
       dopt.spec = options.device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
@@ -413,6 +418,29 @@ int run_profile(const ProfileOptions& options) {
       dopt.render_node = options.render_node;
       dopt.drm_card_sysfs = options.drm_card;
       dopt.perf_period_exponent = options.oa_exponent;
+      // Everything but the in-process simulator is shared with other runs and oaprofd: take the
+      // unit as oaprofd does, under its lock and with its journal, so that two runs never
+      // program it at once and a run killed with SIGKILL leaves what the next one restores.
+      if (options.device_spec != "sim") {
+        const fs::path state_dir = daemon::state_dir_from(env);
+        daemon::prepare_state_dir(state_dir);
+        const std::string holder =
+            daemon::holder_text(creds ? creds->uid : ::getuid(), ::getpid());
+        std::string busy;
+        local_lock = daemon::SessionLock::try_acquire(state_dir / "session.lock", holder, &busy);
+        if (!local_lock) {
+          throw std::runtime_error(fmt::format(
+              "busy: the OA unit is held by {}; wait for that run to end", busy));
+        }
+        if (auto done = daemon::restore_state_file(state_dir / "state", dopt)) {
+          std::cerr << "oaprof: " << *done << "\n";
+        }
+        local_journal = std::make_unique<daemon::SessionJournal>(
+            state_dir / "state", daemon::StateContents{options.device_spec, {}, holder, {}});
+        dopt.wrap_mmio = [journal = local_journal.get()](std::unique_ptr<mmio::Mmio> inner) {
+          return journal->wrap(std::move(inner));
+        };
+      }
       device = gpu::open_device(dopt);
       platform = device.platform;
       device_label = device.label();
@@ -425,10 +453,10 @@ int run_profile(const ProfileOptions& options) {
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return device_only_touched(kExitUsage);
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitSetup;
+    return device_only_touched(kExitSetup);
   }
 
   // Energy: a missing source is not fatal; rows then carry the reason instead of figures.
@@ -452,12 +480,14 @@ int run_profile(const ProfileOptions& options) {
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return device_only_touched(kExitUsage);
   }
   if (!energy && !options.quiet) std::cerr << "oaprof: no energy figures: " << energy_reason << "\n";
 
   Outputs out;
-  if (int rc = open_outputs(options, csv_path, creds, out); rc != 0) return rc;
+  if (int rc = open_outputs(options, csv_path, creds, out); rc != 0) {
+    return device_only_touched(rc);
+  }
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
   info.mode = mode;
@@ -534,10 +564,12 @@ int run_profile(const ProfileOptions& options) {
   // rows: they are on disk already, the summary is still printed, and the exit status says so.
   bool session_broken = false;
   auto finish = [&](int exit_code) {
+    bool restored = true;
     try {
       session.stop();  // restores every register the session touched
     } catch (const std::exception& e) {
       session_broken = true;
+      restored = false;
       if (client) {
         std::cerr << fmt::format(
             "oaprof: warning: the session with oaprofd could not be closed: {}; oaprofd puts the "
@@ -545,8 +577,27 @@ int run_profile(const ProfileOptions& options) {
             "crash\n",
             e.what());
       } else {
-        std::cerr << fmt::format("oaprof: warning: restoring the OA unit failed: {}\n",
+        std::cerr << fmt::format("oaprof: warning: restoring the OA unit failed: {}; writing "
+                                 "the journal back\n",
                                  e.what());
+        try {
+          if (local_journal) {
+            local_journal->write_back();
+            restored = true;
+          }
+        } catch (const std::exception& again) {
+          std::cerr << fmt::format("oaprof: writing the journal back failed too: {}\n",
+                                   again.what());
+        }
+      }
+    }
+    if (local_journal) {
+      if (restored) {
+        local_journal->mark_restored();
+      } else if (local_journal->has_state_file()) {
+        std::cerr << fmt::format("oaprof: {} is kept: the next oaprof or oaprofd start restores "
+                                 "the registers it lists\n",
+                                 local_journal->state_file().string());
       }
     }
     if (session_broken && exit_code == 0) exit_code = kExitSession;

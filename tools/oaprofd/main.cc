@@ -3,7 +3,6 @@
 // the work is src/daemon's DaemonService and Oaprofd.
 #include <grp.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +24,7 @@
 #include "daemon/daemon_paths.h"
 #include "daemon/daemon_service.h"
 #include "daemon/oaprofd.h"
+#include "daemon/state_dir.h"
 #include "daemon/systemd.h"
 
 extern char** environ;
@@ -120,17 +120,14 @@ int main(int argc, char** argv) {
   so.energy_roots.sysfs = sysfs_root;
   so.log = [](int level, const std::string& line) { log_line(level, line); };
 
-  std::error_code ec;
-  const bool created = fs::create_directories(state_dir, ec);
-  if (ec) {
-    log_line(3, fmt::format("cannot create the state directory {}: {}", state_dir, ec.message()));
+  try {
+    oaprof::daemon::prepare_state_dir(state_dir);
+  } catch (const std::exception& e) {
+    log_line(3, e.what());
     return 1;
   }
-  // Clients must reach the socket inside it; a directory that already existed keeps its mode.
-  if (created) ::chmod(state_dir.c_str(), 0755);
 
   oaprof::daemon::DaemonService service(so);
-
   oaprof::daemon::OaprofdOptions o;
   o.socket_path = socket_path;
   o.group_name = group_name;
