@@ -49,7 +49,20 @@ std::vector<std::uint8_t> DaemonService::handle(std::uint64_t client, const Peer
     return wire::encode({err->request_id, wire::Error{err->code, err->reason}});
   }
   const auto& msg = std::get<wire::Message>(decoded);
-  return wire::encode({msg.request_id, handle(client, peer, msg.body)});
+  wire::Body reply = handle(client, peer, msg.body);
+  try {
+    return wire::encode({msg.request_id, reply});
+  } catch (const std::length_error& e) {
+    // An opened session whose reply cannot be sent would be held by a client that believes it
+    // failed: end it.
+    if (std::holds_alternative<wire::Opened>(reply)) end_session("its reply could not be sent");
+    return wire::encode({msg.request_id,
+                         wire::Error{ErrorCode::kDeviceError,
+                                     fmt::format("oaprofd cannot send its reply: {}; the "
+                                                 "administrator can shorten oaprofd's "
+                                                 "--metrics-dir",
+                                                 e.what())}});
+  }
 }
 
 wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,

@@ -295,6 +295,42 @@ TEST(StateFileTest, AStateFileThatExistsButCannotBeReadIsNotTakenForNone) {
   expect_unreadable(dir.path() / "plain" / "state", std::strerror(ENOTDIR));
 }
 
+TEST_F(DaemonServiceTest, AnOpenedReplyTooLongToSendEndsTheSession) {
+  // A metric file whose path is longer than the protocol carries: the reply cannot be encoded
+  // without cutting the path, so the client gets an error and the session does not stay open.
+  ScratchDir metrics(std::filesystem::current_path());
+  ::chmod(metrics.path().c_str(), 0755);
+  auto deep = metrics.path();
+  while (deep.string().size() <= wire::kMaxTextBytes) deep /= std::string(200, 'd');
+  std::filesystem::create_directories(deep);
+  for (auto p = deep; p != metrics.path(); p = p.parent_path()) ::chmod(p.c_str(), 0755);
+  std::filesystem::copy_file(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml",
+                             deep / "oa-kblgt2.xml");
+  ::chmod((deep / "oa-kblgt2.xml").c_str(), 0644);
+  try {
+    require_trusted_file(deep / "oa-kblgt2.xml", ::geteuid());
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no metric file can be trusted here: " << e.what();
+  }
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {deep};
+  o.metrics_owner = ::geteuid();
+  DaemonService service(o);
+  auto request = open_request();
+  request.metric_set = "ComputeBasic";
+  const auto reply = wire::decode(service.handle(1, alice_, wire::encode({9, request})));
+  ASSERT_TRUE(std::holds_alternative<wire::Message>(reply));
+  const auto& m = std::get<wire::Message>(reply);
+  EXPECT_EQ(m.request_id, 9u);
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(m.body));
+  EXPECT_THAT(std::get<wire::Error>(m.body).message,
+              HasSubstr("oaprofd cannot send its reply: its metrics file path is"));
+  EXPECT_FALSE(service.session_open());
+  EXPECT_FALSE(std::filesystem::exists(service.state_file()));
+}
+
 TEST(SessionJournalTest, TheStateFileStaysUnlessEveryRegisterIsBack) {
   ScratchDir dir;
   const auto regs = dir.path() / "regs";

@@ -271,6 +271,33 @@ TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
   EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);  // already dead: reaped
 }
 
+TEST(OaprofdProcessTest, ARelativeMetricsXmlReachesTheDaemonAsAnAbsolutePath) {
+  ScratchDir dir;
+  Daemon d(dir, "sim");
+  std::ofstream(dir.path() / "mine.xml") << "<metrics/>";
+  const auto run_oaprof = [&](const std::string& xml) {
+    return oaprof::testing::run(fmt::format(
+        "cd {} && OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none "
+        "--idle-baseline off --metric-set ComputeBasic --metrics-xml {} -q -o x.csv -- /bin/true",
+        dir.path().string(), d.socket(), OAPROF_BIN, xml));
+  };
+  // The daemon judges the file the user meant (and refuses it: it is under /tmp, or the user's).
+  const auto relative = run_oaprof("mine.xml");
+  EXPECT_EQ(relative.status, 2) << relative.output;
+  EXPECT_THAT(relative.output,
+              HasSubstr("oaprofd refuses the metric file " + (dir.path() / "mine.xml").string()));
+  EXPECT_THAT(relative.output, ::testing::Not(HasSubstr("needs an absolute path")));
+  // A path longer than the protocol carries is refused here, never cut to another file.
+  const std::string long_path = "/" + std::string(wire::kMaxTextBytes + 40, 'x') + ".xml";
+  const auto too_long = run_oaprof(long_path);
+  EXPECT_EQ(too_long.status, 2) << too_long.output;
+  EXPECT_THAT(too_long.output,
+              HasSubstr(fmt::format("cannot send the request to oaprofd: its metrics XML path is "
+                                    "{} bytes, more than the {} the protocol carries",
+                                    long_path.size(), wire::kMaxTextBytes)));
+  EXPECT_THAT(d.log(), ::testing::Not(HasSubstr("xxxx")));
+}
+
 // A local run (no oaprofd) on the simulator with its registers in `regs`, journaling into the
 // state directory `state_dir`, whose program writes its pid to `ready` once the unit is
 // programmed and then waits. Returns oaprof's pid.

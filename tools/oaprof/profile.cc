@@ -397,7 +397,9 @@ int run_profile(const ProfileOptions& options) {
       request.access = options.access;
       request.format = options.format_text;
       request.metric_set = options.metric_set;
-      request.metrics_xml = options.metrics_xml;
+      // The daemon resolves paths from its own working directory, not ours.
+      request.metrics_xml =
+          options.metrics_xml.empty() ? std::string() : fs::absolute(options.metrics_xml).string();
       request.energy = options.energy;
       opened = client->open(request);
       platform = opened->simulated ? oa::simulated_platform()
