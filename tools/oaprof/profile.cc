@@ -500,6 +500,14 @@ int run_profile(const ProfileOptions& options) {
   info.access = options.access;
   info.eus = platform.eus;
   info.max_freq_mhz = platform.max_freq_mhz;
+  info.min_freq_mhz = platform.min_freq_mhz;
+  if (!client) {
+    try {
+      info.start_freq_mhz = gpu::read_gpu_freq_mhz(device);
+    } catch (const std::exception&) {
+      // Unknown, as the JSON then says; the counters do not depend on it.
+    }
+  }
   info.timestamp_hz = platform.timestamp_hz;
   info.command = command;
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
