@@ -3,15 +3,19 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+extern char** environ;
 
 namespace oaprof::daemon {
 namespace {
@@ -24,6 +28,66 @@ unsigned long parse_id(const std::string& name, const std::string& text) {
     throw std::runtime_error(fmt::format("{}='{}' is not a numeric id", name, text));
   }
   return v;
+}
+
+struct Account {
+  std::string name;
+  std::string home;
+};
+
+std::optional<Account> lookup_account(uid_t uid) {
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == ERANGE &&
+         buf.size() < (1u << 20)) {
+    buf.resize(buf.size() * 2);
+  }
+  if (found == nullptr) return std::nullopt;
+  return Account{pw.pw_name, pw.pw_dir};
+}
+
+// `user`'s groups with `gid` among them, as initgroups would set them (through NSS, so here,
+// before the fork).
+std::vector<gid_t> user_groups(const std::string& user, gid_t gid) {
+  int n = 32;
+  std::vector<gid_t> groups(static_cast<std::size_t>(n));
+  for (int tries = 0; tries < 8; ++tries) {
+    int count = n;
+    if (::getgrouplist(user.c_str(), gid, groups.data(), &count) >= 0) {
+      groups.resize(static_cast<std::size_t>(count));
+      return groups;
+    }
+    n = std::max(count, n * 2);
+    groups.resize(static_cast<std::size_t>(n));
+  }
+  throw std::runtime_error(fmt::format(
+      "cannot list the groups of user '{}': the group database keeps growing; try again", user));
+}
+
+// What execvp would run: `name` itself when it has a slash, else the first executable regular
+// file of that name along the child's PATH.
+std::string resolve_program(const std::string& name,
+                            const std::map<std::string, std::string>& env) {
+  if (name.find('/') != std::string::npos) return name;
+  const auto it = env.find("PATH");
+  const std::string path = it != env.end() ? it->second : std::string("/bin:/usr/bin");
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = path.find(':', begin);
+    std::string dir =
+        path.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0) {
+      return candidate;
+    }
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  throw std::runtime_error(fmt::format(
+      "cannot run '{}': no executable of that name in PATH ({}); give its path", name, path));
 }
 
 // Reported through a close-on-exec pipe from the child when something fails before exec.
@@ -53,14 +117,46 @@ std::optional<Credentials> credentials_from_sudo(const std::map<std::string, std
 
 pid_t spawn_child(const ChildSpec& spec) {
   if (spec.argv.empty()) throw std::runtime_error("no program to run: give one after --");
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  // oaprof has threads (the socket server, samplers) when it forks, so between fork and exec the
+  // child may only make async-signal-safe calls: a lock another thread held at the fork (in
+  // malloc, in NSS behind initgroups, in setenv) would never be released. Everything that needs
+  // more (the user's groups and home, the environment, the program's path) is resolved here.
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq != nullptr) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
   }
+  for (const auto& [k, v] : spec.set_env) env[k] = v;
+  std::vector<gid_t> groups;
+  if (spec.credentials) {
+    const Credentials& c = *spec.credentials;
+    // The user's own HOME, USER and LOGNAME, not root's: under sudo the environment still names
+    // root's home, where the program would otherwise write its caches as that user, or fail to.
+    if (const auto account = lookup_account(c.uid)) {
+      env["HOME"] = account->home;
+      env["USER"] = account->name;
+      env["LOGNAME"] = account->name;
+    } else {
+      for (const char* k : {"HOME", "USER", "LOGNAME"}) env.erase(k);
+    }
+    if (!c.user.empty()) groups = user_groups(c.user, c.gid);
+  }
+  const std::string program = resolve_program(spec.argv[0], env);
+
+  std::vector<std::string> env_lines;
+  env_lines.reserve(env.size());
+  for (const auto& [k, v] : env) env_lines.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& line : env_lines) envp.push_back(line.data());
+  envp.push_back(nullptr);
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  }
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
@@ -69,22 +165,20 @@ pid_t spawn_child(const ChildSpec& spec) {
     throw std::runtime_error(fmt::format("fork: {}", std::strerror(err)));
   }
   if (pid == 0) {
+    // From here to execve: system calls only.
     ::close(pipe_fds[0]);
-    auto fail = [&](int stage) {
+    const auto fail = [&](int stage) {
       const ChildFailure f{stage, errno};
       (void)::write(pipe_fds[1], &f, sizeof f);
       ::_exit(127);
     };
-    for (const auto& [k, v] : spec.set_env) ::setenv(k.c_str(), v.c_str(), 1);
     if (spec.credentials) {
       const Credentials& c = *spec.credentials;
-      const int r = c.user.empty() ? ::setgroups(0, nullptr)
-                                   : ::initgroups(c.user.c_str(), c.gid);
-      if (r != 0) fail(0);
+      if (::setgroups(groups.size(), groups.empty() ? nullptr : groups.data()) != 0) fail(0);
       if (::setgid(c.gid) != 0) fail(1);
       if (::setuid(c.uid) != 0) fail(2);
     }
-    ::execvp(argv[0], argv.data());
+    ::execve(program.c_str(), argv.data(), envp.data());
     fail(3);
   }
   ::close(pipe_fds[1]);

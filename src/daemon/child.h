@@ -1,6 +1,6 @@
 // Starting the profiled program. The privileged side never runs the user's program as root:
-// under sudo the child gets SUDO_UID/SUDO_GID and that user's supplementary groups, which also
-// drops every capability (setuid from root to a non-root uid clears them).
+// under sudo the child gets SUDO_UID/SUDO_GID, that user's supplementary groups and HOME, USER
+// and LOGNAME, and setuid from root to a non-root uid drops every capability.
 #pragma once
 
 #include <sys/types.h>
@@ -29,8 +29,11 @@ struct ChildSpec {
   std::optional<Credentials> credentials;
 };
 
-// fork + exec; returns the child's pid once exec succeeded. Throws std::runtime_error with the
-// reason when the program cannot be started (not found, not executable, credentials refused).
+// fork + exec; returns the child's pid once exec succeeded. The groups, the environment and the
+// program's path are resolved before the fork (the child of a process with threads may only make
+// async-signal-safe calls). With credentials, HOME, USER and LOGNAME become the user's (removed
+// when the uid has no account). Throws std::runtime_error with the reason when the program cannot
+// be started (not found, not executable, credentials refused).
 pid_t spawn_child(const ChildSpec& spec);
 
 // Exit status as a shell reports it: the exit code, or 128 + signal number.

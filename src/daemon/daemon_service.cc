@@ -1,5 +1,7 @@
 #include "daemon/daemon_service.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
 #include <utility>
 
@@ -9,7 +11,6 @@
 #include "daemon/session_lock.h"
 #include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
-#include "mmio/registers.h"
 #include "oa/report_format.h"
 #include "power/energy_sampler.h"
 #include "power/sim_power.h"
@@ -25,8 +26,7 @@ struct DaemonService::Active {
   Peer peer;
   std::string holder;
   std::optional<SessionLock> lock;
-  std::unique_ptr<StateFile> state;  // created at the first register write
-  JournalingMmio* journal = nullptr;  // the device's window, owned by device
+  std::unique_ptr<SessionJournal> journal;  // its state file goes after the device, before the lock
   gpu::Device device;
   std::unique_ptr<power::EnergySource> energy;
   power::SimEnergySource* sim_energy = nullptr;
@@ -49,7 +49,20 @@ std::vector<std::uint8_t> DaemonService::handle(std::uint64_t client, const Peer
     return wire::encode({err->request_id, wire::Error{err->code, err->reason}});
   }
   const auto& msg = std::get<wire::Message>(decoded);
-  return wire::encode({msg.request_id, handle(client, peer, msg.body)});
+  wire::Body reply = handle(client, peer, msg.body);
+  try {
+    return wire::encode({msg.request_id, reply});
+  } catch (const std::length_error& e) {
+    // An opened session whose reply cannot be sent would be held by a client that believes it
+    // failed: end it.
+    if (std::holds_alternative<wire::Opened>(reply)) end_session("its reply could not be sent");
+    return wire::encode({msg.request_id,
+                         wire::Error{ErrorCode::kDeviceError,
+                                     fmt::format("oaprofd cannot send its reply: {}; the "
+                                                 "administrator can shorten oaprofd's "
+                                                 "--metrics-dir",
+                                                 e.what())}});
+  }
 }
 
 wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
@@ -126,15 +139,10 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   try {
     gpu::DeviceOptions dopt = options_.device;
     dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
-    dopt.wrap_mmio = [this, &a](std::unique_ptr<mmio::Mmio> inner) {
-      StateContents header{options_.device.spec, inner->describe(), a.holder, {}};
-      auto journal = std::make_unique<JournalingMmio>(
-          std::move(inner), [this, &a, header](const JournalEntry& e) {
-            if (!a.state) a.state = std::make_unique<StateFile>(state_file(), header);
-            a.state->append(e);
-          });
-      a.journal = journal.get();
-      return std::unique_ptr<mmio::Mmio>(std::move(journal));
+    a.journal = std::make_unique<SessionJournal>(
+        state_file(), StateContents{options_.device.spec, {}, a.holder, {}});
+    dopt.wrap_mmio = [&a](std::unique_ptr<mmio::Mmio> inner) {
+      return a.journal->wrap(std::move(inner));
     };
     a.device = gpu::open_device(dopt);
     const oa::Platform& platform = a.device.platform;
@@ -224,7 +232,7 @@ void DaemonService::end_session(const std::string& why) {
     log(3, fmt::format("restoring the OA unit after {} failed: {}; writing the journal back",
                        a.holder, e.what()));
     try {
-      if (a.journal != nullptr) restore_entries(*a.journal, a.journal->entries());
+      if (a.journal) a.journal->write_back();
     } catch (const std::exception& again) {
       restored = false;
       log(3, fmt::format("writing the journal back failed too: {}", again.what()));
@@ -232,63 +240,37 @@ void DaemonService::end_session(const std::string& why) {
   }
   a.source.reset();
   a.energy.reset();
-  // The journal belongs to the device's Mmio: count its entries before the device goes, and never
-  // touch it after.
-  const std::size_t registers = a.journal != nullptr ? a.journal->entries().size() : 0;
-  a.journal = nullptr;
   try {
     a.device = gpu::Device{};  // releases forcewake, restoring its request registers
   } catch (const std::exception& e) {
     restored = false;
     log(3, fmt::format("closing the device failed: {}", e.what()));
   }
-  if (a.state) {
-    if (restored) {
-      a.state->remove();
-    } else {
-      log(3, fmt::format("state file {} kept: the next oaprofd start restores it",
-                         a.state->path().string()));
-    }
+  const std::size_t registers = a.journal ? a.journal->registers() : 0;
+  if (a.journal && restored) {
+    a.journal->mark_restored();  // the state file goes with the journal, before the lock
+  } else if (a.journal && a.journal->has_state_file()) {
+    log(3, fmt::format("state file {} kept: the next oaprofd start restores it",
+                       a.journal->state_file().string()));
   }
   log(6, fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));
   active_.reset();
 }
 
 std::optional<std::string> DaemonService::recover() {
-  const std::optional<StateContents> state = read_state_file(state_file());
-  if (!state) return std::nullopt;
-  if (state->entries.empty()) {
-    std::filesystem::remove(state_file());
-    return fmt::format("removed {}: its session had written no register", state_file().string());
+  // Only a journal nobody holds the lock for is a dead session's: a live one (this state
+  // directory shared by another oaprofd, or a local `sudo oaprof`) must keep its registers.
+  std::string holder;
+  const std::optional<SessionLock> lock = SessionLock::try_acquire(
+      lock_file(), holder_text(::geteuid(), ::getpid()) + " (recovering)", &holder);
+  if (!lock) {
+    std::error_code ec;
+    if (!std::filesystem::exists(state_file(), ec)) return std::nullopt;
+    return fmt::format("{} left alone: the OA unit is held by {}, whose live session it "
+                       "journals; that session restores its own registers",
+                       state_file().string(), holder);
   }
-  // Forcewake requests are restored last and without taking forcewake ourselves: a forcewake
-  // of our own would put back the crashed session's request bits when it lets go.
-  std::vector<JournalEntry> registers, forcewake;
-  for (const JournalEntry& e : state->entries) {
-    const bool fw = mmio::reg::is_forcewake_request(e.offset);
-    (fw ? forcewake : registers).push_back(e);
-  }
-  gpu::DeviceOptions dopt = options_.device;
-  dopt.spec = state->device_spec;
-  dopt.wrap_mmio = nullptr;
-  {
-    gpu::Device device = gpu::open_device(dopt);
-    if (device.mmio->describe() != state->identity) {
-      throw std::runtime_error(fmt::format(
-          "{} is about {}, but {} is now {}; not restoring registers on another device. Reboot to "
-          "reset the GPU, then remove the file",
-          state_file().string(), state->identity, state->device_spec, device.mmio->describe()));
-    }
-    restore_entries(*device.mmio, registers);
-  }
-  if (!forcewake.empty()) {
-    dopt.forcewake.mode = mmio::ForcewakeMode::kNone;
-    gpu::Device device = gpu::open_device(dopt);
-    restore_entries(*device.mmio, forcewake);
-  }
-  std::filesystem::remove(state_file());
-  return fmt::format("restored {} registers on {} that a crashed session of {} left programmed",
-                     state->entries.size(), state->identity, state->holder);
+  return restore_state_file(state_file(), options_.device);
 }
 
 }  // namespace oaprof::daemon

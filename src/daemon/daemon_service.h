@@ -34,7 +34,7 @@ struct ServiceOptions {
   std::filesystem::path state_dir = "/run/oaprof";
   std::vector<std::filesystem::path> metrics_dirs;
   power::EnergyRoots energy_roots;
-  uid_t metrics_owner = 0;  // who must own a client-named metric file (root; tests may differ)
+  uid_t metrics_owner = 0;  // who must own every metric file and directory above it (root)
   // One line per event worth a log entry; level 6 info, 4 warning, 3 error (syslog's numbers).
   std::function<void(int level, const std::string& line)> log;
 };
@@ -58,9 +58,11 @@ class DaemonService {
   void close_session();
   bool session_open() const { return active_ != nullptr; }
 
-  // A previous oaprofd left a state file: put its registers back on its device and remove the
-  // file. Returns what was done, for the log; nullopt when there was nothing to do. Throws
-  // std::runtime_error (file kept) when the device cannot be opened or is another one now.
+  // A previous oaprofd (or a local `sudo oaprof`) died and left a state file: put its registers
+  // back on its device and remove the file, holding the session lock while doing so. When
+  // another process holds the lock the file is a live session's and is left alone (the returned
+  // line says so). Returns what was done, for the log; nullopt when there was nothing to do.
+  // Throws std::runtime_error (file kept) when the device cannot be opened or is another one now.
   std::optional<std::string> recover();
 
   std::filesystem::path state_file() const { return options_.state_dir / "state"; }

@@ -99,8 +99,24 @@ Oaprofd::Oaprofd(DaemonService& service, OaprofdOptions options)
     }
     bound_ = true;
     if (options_.group) {
-      if (::chown(options_.socket_path.c_str(), static_cast<uid_t>(-1), *options_.group) == 0) {
-        ::chmod(options_.socket_path.c_str(), 0660);
+      // Opened to the group only once it is the group's: a failed chown leaves it root's alone.
+      const char* failed = nullptr;
+      int failure = 0;
+      if (::chown(options_.socket_path.c_str(), static_cast<uid_t>(-1), *options_.group) != 0) {
+        failed = "chown";
+        failure = errno;
+      } else if (::chmod(options_.socket_path.c_str(), 0660) != 0) {
+        failed = "chmod 0660";
+        failure = errno;
+      }
+      if (failed != nullptr && options_.log) {
+        options_.log(4, fmt::format(
+            "cannot give the socket {} to the group '{}' (gid {}): {} failed: {}; it stays mode "
+            "0600, so only root can connect and members of '{}' are refused. Run oaprofd as "
+            "root where that group exists (not in a user namespace without it), or let systemd "
+            "create the socket (oaprofd.socket, SocketGroup={})",
+            options_.socket_path, options_.group_name, *options_.group, failed,
+            std::strerror(failure), options_.group_name, options_.group_name));
       }
     }
   }

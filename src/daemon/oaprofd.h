@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -24,6 +25,8 @@ struct OaprofdOptions {
   int listen_fd = -1;          // a socket systemd passed (it then owns the path and its mode)
   std::optional<gid_t> group;  // members may connect; nullopt: root only
   std::string group_name = kDefaultDaemonGroup;  // for messages
+  // Problems worth an administrator's attention that do not stop the daemon (syslog's levels).
+  std::function<void(int level, const std::string& line)> log;
 };
 
 // Why `peer` (with supplementary `groups`) may not use the daemon, or nullopt when it may.
@@ -33,8 +36,9 @@ std::optional<std::string> refusal(const Peer& peer, std::span<const gid_t> grou
 class Oaprofd {
  public:
   // Binds and listens at options.socket_path unless a listen_fd is given: a stale socket file
-  // (nobody answers) is replaced, a live one is refused. The socket gets mode 0660 and the group.
-  // Throws std::runtime_error on failure.
+  // (nobody answers) is replaced, a live one is refused. The socket gets mode 0660 and the group;
+  // when it cannot be given to the group it stays 0600 (root only), which is logged. Throws
+  // std::runtime_error on failure.
   Oaprofd(DaemonService& service, OaprofdOptions options);
   ~Oaprofd();
   Oaprofd(const Oaprofd&) = delete;

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -48,7 +48,8 @@ void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries) {
 
 StateFile::StateFile(std::filesystem::path path, const StateContents& header)
     : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // O_NOFOLLOW: a link planted where the state file goes must not redirect root's write.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd_ < 0) {
     throw std::runtime_error(fmt::format("cannot create the state file {}: {}; check that the "
                                          "state directory exists and is oaprofd's",
@@ -97,14 +98,58 @@ void StateFile::remove() {
   std::filesystem::remove(path_, ec);
 }
 
+SessionJournal::SessionJournal(std::filesystem::path state_file, StateContents header)
+    : path_(std::move(state_file)), header_(std::move(header)) {}
+
+SessionJournal::~SessionJournal() {
+  if (state_ && restored_) state_->remove();
+}
+
+std::unique_ptr<mmio::Mmio> SessionJournal::wrap(std::unique_ptr<mmio::Mmio> inner) {
+  header_.identity = inner->describe();
+  auto window = std::make_unique<JournalingMmio>(std::move(inner), [this](const JournalEntry& e) {
+    if (!state_) state_ = std::make_unique<StateFile>(path_, header_);
+    state_->append(e);
+    ++registers_;
+  });
+  window_ = window.get();
+  return window;
+}
+
+void SessionJournal::write_back() {
+  if (window_ != nullptr) restore_entries(*window_, window_->entries());
+}
+
 std::optional<StateContents> read_state_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    if (errno == ENOENT) return std::nullopt;
-    throw std::runtime_error(
-        fmt::format("cannot read the state file {}: {}", path.string(), std::strerror(errno)));
+  // open(2) and read(2), not an ifstream: their errno is the one of the failed call, so "there is
+  // no state" (ENOENT) is told apart from "there is one we cannot read", which must not be taken
+  // for a clean GPU. O_NOFOLLOW: the state file is never a link, whoever made one.
+  const auto unreadable = [&](const std::string& why) {
+    return std::runtime_error(fmt::format(
+        "cannot read the state file {}: {}; its registers may still be programmed: fix or move "
+        "it, or reboot to reset the GPU and then remove it",
+        path.string(), why));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return std::nullopt;
+    throw unreadable(err == ELOOP ? "it is a symbolic link" : std::strerror(err));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw unreadable(std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   const auto bad = [&](const std::string& why) {
     return std::runtime_error(fmt::format(
         "{} is not an oaprofd state file ({}); move it away after checking the GPU", path.string(),
@@ -146,6 +191,43 @@ std::optional<StateContents> read_state_file(const std::filesystem::path& path) 
   // A file cut before its header ends was created before any register was written.
   if (c.device_spec.empty() && !c.entries.empty()) throw bad("no device line");
   return c;
+}
+
+std::optional<std::string> restore_state_file(const std::filesystem::path& path,
+                                              gpu::DeviceOptions device) {
+  const std::optional<StateContents> state = read_state_file(path);
+  if (!state) return std::nullopt;
+  if (state->entries.empty()) {
+    std::filesystem::remove(path);
+    return fmt::format("removed {}: its session had written no register", path.string());
+  }
+  // Forcewake requests are restored last and without taking forcewake ourselves: a forcewake
+  // of our own would put back the crashed session's request bits when it lets go.
+  std::vector<JournalEntry> registers, forcewake;
+  for (const JournalEntry& e : state->entries) {
+    const bool fw = mmio::reg::is_forcewake_request(e.offset);
+    (fw ? forcewake : registers).push_back(e);
+  }
+  device.spec = state->device_spec;
+  device.wrap_mmio = nullptr;
+  {
+    gpu::Device d = gpu::open_device(device);
+    if (d.mmio->describe() != state->identity) {
+      throw std::runtime_error(fmt::format(
+          "{} is about {}, but {} is now {}; not restoring registers on another device. Reboot to "
+          "reset the GPU, then remove the file",
+          path.string(), state->identity, state->device_spec, d.mmio->describe()));
+    }
+    restore_entries(*d.mmio, registers);
+  }
+  if (!forcewake.empty()) {
+    device.forcewake.mode = mmio::ForcewakeMode::kNone;
+    gpu::Device d = gpu::open_device(device);
+    restore_entries(*d.mmio, forcewake);
+  }
+  std::filesystem::remove(path);
+  return fmt::format("restored {} registers on {} that a crashed session of {} left programmed",
+                     state->entries.size(), state->identity, state->holder);
 }
 
 }  // namespace oaprof::daemon

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device.h"
 #include "mmio/mmio.h"
 
 namespace oaprof::daemon {
@@ -81,8 +82,51 @@ class StateFile {
   int fd_ = -1;
 };
 
+// One session's journal on one device: wrap() decorates the device's register window (hand it
+// to DeviceOptions::wrap_mmio), and the state file is created at the first register write. Both
+// oaprofd (a session per client) and a local `sudo oaprof` (one per run) keep one, each while it
+// holds the session lock. The file is kept when the journal goes away, unless mark_restored()
+// said every register is back: a run that dies or fails to restore leaves it for the next start.
+class SessionJournal {
+ public:
+  // `header` without identity (taken from the window at wrap()).
+  SessionJournal(std::filesystem::path state_file, StateContents header);
+  ~SessionJournal();
+  SessionJournal(const SessionJournal&) = delete;
+  SessionJournal& operator=(const SessionJournal&) = delete;
+
+  // Call at most once; this journal must outlive the returned window.
+  std::unique_ptr<mmio::Mmio> wrap(std::unique_ptr<mmio::Mmio> inner);
+  // Writes every journaled prior back, last first, through the window: only while the device
+  // that owns the window is open. The fallback when the counter source's own restore failed.
+  void write_back();
+  // Registers journaled so far; the journal's own count, valid after the device closed.
+  std::size_t registers() const { return registers_; }
+  // Every register is back: the state file is removed when the journal goes.
+  void mark_restored() { restored_ = true; }
+  bool has_state_file() const { return state_ != nullptr; }
+  const std::filesystem::path& state_file() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  StateContents header_;
+  std::unique_ptr<StateFile> state_;
+  JournalingMmio* window_ = nullptr;  // owned by the device
+  std::size_t registers_ = 0;
+  bool restored_ = false;
+};
+
 // nullopt when there is no file. A torn last line (a crash while appending) is ignored: its
-// register was not written yet. Throws std::runtime_error for a file that is not a state file.
+// register was not written yet. Throws std::runtime_error for a file that is not a state file
+// and for one that exists but cannot be read (a directory, a symbolic link, an I/O error).
 std::optional<StateContents> read_state_file(const std::filesystem::path& path);
+
+// Puts back what the state file at `path` journals, on the device it names (opened with `device`'s
+// options and the file's spec), then removes the file. The caller must hold the session lock, so
+// that the journal is a dead session's, not a live one's. Returns what was done, for the log;
+// nullopt when there is no file. Throws std::runtime_error (file kept) when the device cannot be
+// opened or is another one now.
+std::optional<std::string> restore_state_file(const std::filesystem::path& path,
+                                              gpu::DeviceOptions device);
 
 }  // namespace oaprof::daemon

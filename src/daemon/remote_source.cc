@@ -155,7 +155,12 @@ DaemonClient::~DaemonClient() {
 wire::Body DaemonClient::call(const wire::Body& request) {
   std::lock_guard lock(mu_);
   const std::uint32_t id = next_id_++;
-  const auto bytes = wire::encode({id, request});
+  std::vector<std::uint8_t> bytes;
+  try {
+    bytes = wire::encode({id, request});
+  } catch (const std::length_error& e) {
+    throw std::invalid_argument(fmt::format("cannot send the request to oaprofd: {}", e.what()));
+  }
   if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) {
     throw std::runtime_error(
         fmt::format("oaprofd at {} went away: {}", path_, std::strerror(errno)));

@@ -31,7 +31,8 @@ class DaemonClient {
   DaemonClient(const DaemonClient&) = delete;
   DaemonClient& operator=(const DaemonClient&) = delete;
 
-  // One request, one reply; thread-safe. Throws std::runtime_error when the daemon hung up, did
+  // One request, one reply; thread-safe. Throws std::invalid_argument for a request the
+  // protocol cannot carry (a path too long) and std::runtime_error when the daemon hung up, did
   // not answer within the timeout, or answered garbage. Error replies are returned, not thrown.
   oa::wire::Body call(const oa::wire::Body& request);
 

@@ -40,8 +40,17 @@ void Sampler::stop() {
   cv_.notify_all();
   thread_.join();
   std::lock_guard lock(mu_);
-  emit_row();
   running_ = false;
+  if (!failure_.empty()) {
+    emit_partial_row();
+    return;
+  }
+  try {
+    emit_row();
+  } catch (const std::exception& e) {
+    failure_ = e.what();
+    emit_partial_row();
+  }
 }
 
 void Sampler::loop() {
@@ -55,11 +64,18 @@ void Sampler::loop() {
     if (cv_.wait_until(lock, wake, [this] { return stopping_; })) break;
     const auto now = std::chrono::steady_clock::now();
     next_read = now + options_.read_period;
-    if (timeline && now >= next_row) {
-      emit_row();
-      next_row += row_interval;
-    } else {
-      read_and_fold();
+    // An exception must not leave the thread (that would end the program): a source that fails
+    // (oaprofd gone) ends the sampling, and stop() writes what was read up to then.
+    try {
+      if (timeline && now >= next_row) {
+        emit_row();
+        next_row += row_interval;
+      } else {
+        read_and_fold();
+      }
+    } catch (const std::exception& e) {
+      failure_ = e.what();
+      return;
     }
   }
 }
@@ -91,6 +107,18 @@ void Sampler::emit_row() {
   accumulator_.reset();
   accumulator_.add(now);  // the next row starts from this snapshot
   row_start_ns_ = monotonic_ns();
+}
+
+void Sampler::emit_partial_row() {
+  oa::LaunchRecord r;
+  r.pid = options_.pid;
+  r.launch.kernel_name = options_.label;
+  r.launch.api_ns = row_start_ns_;
+  r.deltas = accumulator_.total();  // up to the last snapshot that could be read
+  r.flags.emplace_back("sampling_failed");
+  if (!accumulator_.exact()) r.flags.emplace_back("interval_too_long");
+  session_.emit(std::move(r));
+  accumulator_.reset();
 }
 
 }  // namespace oaprof::daemon

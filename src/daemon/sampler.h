@@ -32,20 +32,25 @@ struct SamplerOptions {
 class Sampler {
  public:
   Sampler(Session& session, SamplerOptions options);
-  ~Sampler();
+  ~Sampler();  // stop()s
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
   void start();
-  // Takes the last snapshot and emits what is left. Idempotent.
+  // Takes the last snapshot and emits what is left. Idempotent; never throws: when a snapshot
+  // fails (the source is gone), sampling ends there, the row is emitted with what was read up to
+  // then and flagged sampling_failed, and failure() says why.
   void stop();
 
   std::uint64_t reads() const { return reads_; }
+  // Why sampling ended early; empty when it did not. Read after stop().
+  const std::string& failure() const { return failure_; }
 
  private:
   void loop();
   void read_and_fold();
   void emit_row();
+  void emit_partial_row();
 
   Session& session_;
   SamplerOptions options_;
@@ -59,6 +64,7 @@ class Sampler {
   gpu::PerfStreamCounts row_stream_;                // the perf stream's counts then
   std::uint64_t row_start_ns_ = 0;
   std::uint64_t reads_ = 0;
+  std::string failure_;
 };
 
 }  // namespace oaprof::daemon

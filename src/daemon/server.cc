@@ -114,8 +114,12 @@ void Server::accept_client() {
       cred.uid == 0 || std::find(allowed_.begin(), allowed_.end(), cred.uid) != allowed_.end();
   if (!allowed) {
     ++refused_;
-    send_message(fd, {0, wire::Error{wire::ErrorCode::kBadMessage,
-                                     fmt::format("uid {} may not use this oaprof session", cred.uid)}});
+    // kNotAuthorised, as oaprofd says it: the client can tell a refusal from its own bad bytes.
+    send_message(fd, {0, wire::Error{wire::ErrorCode::kNotAuthorised,
+                                     fmt::format("uid {} may not use this oaprof session: only "
+                                                 "root and the user oaprof runs the program as "
+                                                 "may; run the program under that oaprof",
+                                                 cred.uid)}});
     ::close(fd);
     return;
   }

@@ -22,7 +22,16 @@ Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
                  mmio::OaConfig config)
     : source_(source), format_(format), sink_(std::move(sink)), config_(std::move(config)) {}
 
-Session::~Session() { stop(); }
+Session::~Session() {
+  // A destructor must not throw: one that runs while an exception unwinds would end the program.
+  // The caller that cares (oaprof's finish()) calls stop() itself and reports a failure; here
+  // the fallbacks remain: the source's own destructor, oaprofd restoring on disconnect, and the
+  // state file the next start restores.
+  try {
+    stop();
+  } catch (const std::exception&) {
+  }
+}
 
 void Session::start() {
   std::lock_guard lock(mu_);
@@ -39,8 +48,19 @@ void Session::stop_locked() {
   if (!started_) return;
   started_ = false;
   deferred_.clear();  // no launch finishes after this: its energy readings have no row to go to
-  if (running_client_) busy_locked(false);
+  // The kernel signal may fail (oaprofd gone); the source is stopped, and its registers
+  // restored, all the same.
+  std::exception_ptr busy_failure;
+  if (running_client_) {
+    running_client_.reset();
+    try {
+      busy_locked(false);
+    } catch (const std::exception&) {
+      busy_failure = std::current_exception();
+    }
+  }
   source_.stop();
+  if (busy_failure) std::rethrow_exception(busy_failure);
 }
 
 void Session::set_energy_source(power::EnergySource* energy) {

@@ -37,7 +37,7 @@ class Session {
   // `config`: the metric set's register programming; empty for the bare counters.
   Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
           mmio::OaConfig config = {});
-  ~Session();
+  ~Session();  // stops, never throws (a failure there is left to the fallbacks)
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -55,6 +55,8 @@ class Session {
   // The client's connection closed: launches it left half-measured are dropped, and a kernel it
   // left marked as running is ended.
   void client_gone(std::uint64_t client_id);
+  // Restores every register the source touched. Throws what the source's stop() threw (and
+  // then the session is stopped all the same).
   void stop();
 
   // Energy is read next to every snapshot when a source is set (it must outlive the session).

@@ -21,34 +21,45 @@ namespace {
 constexpr std::uintmax_t kMaxMetricFileBytes = 64u << 20;
 }  // namespace
 
-void require_trusted_file(const fs::path& path, uid_t owner) {
+void require_trusted_file(const fs::path& path, uid_t owner, MetricOrigin origin) {
+  const bool client = origin == MetricOrigin::kClient;
+  const char* what = client ? "--metrics-xml" : "oaprofd's --metrics-dir";
   if (!path.is_absolute()) {
     throw std::invalid_argument(
-        fmt::format("--metrics-xml {}: oaprofd needs an absolute path", path.string()));
+        fmt::format("{} {}: oaprofd needs an absolute path", what, path.string()));
   }
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw std::invalid_argument(fmt::format("--metrics-xml {}: {}", path.string(),
-                                            errno != 0 ? std::strerror(errno) : "not a file"));
+  if (::stat(path.c_str(), &st) != 0) {
+    throw std::invalid_argument(
+        fmt::format("{} {}: {}", what, path.string(), std::strerror(errno)));
+  }
+  // stat succeeded, so errno says nothing about this: name what the path is instead.
+  if (!S_ISREG(st.st_mode)) {
+    throw std::invalid_argument(fmt::format(
+        "{} {}: not a regular file ({}); name an IGT metric file such as oa-kblgt2.xml", what,
+        path.string(), S_ISDIR(st.st_mode) ? "a directory" : "a device, socket or pipe"));
   }
   // lstat on every component, so that a symbolic link cannot lead out of the checked chain.
   fs::path p = path;
   for (;;) {
     if (::lstat(p.c_str(), &st) != 0) {
       throw std::invalid_argument(
-          fmt::format("--metrics-xml: cannot check {}: {}", p.string(), std::strerror(errno)));
+          fmt::format("{}: cannot check {}: {}", what, p.string(), std::strerror(errno)));
     }
     if (S_ISLNK(st.st_mode) || st.st_uid != owner || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+      const std::string culprit =
+          S_ISLNK(st.st_mode) ? std::string("a symbolic link")
+          : st.st_uid != owner ? fmt::format("owned by uid {}", st.st_uid)
+                               : std::string("writable by group or others");
       throw std::invalid_argument(fmt::format(
           "oaprofd refuses the metric file {}: {} is {}; metric files program registers, so the "
-          "daemon reads only files that root owns in directories only root can change. Install "
-          "it with `sudo install -m 644 FILE /usr/local/share/oaprof/metrics/` or use a set "
-          "from the daemon's directories",
-          path.string(), p.string(),
-          S_ISLNK(st.st_mode) ? "a symbolic link"
-          : st.st_uid != owner
-              ? fmt::format("owned by uid {}", st.st_uid)
-              : std::string("writable by group or others")));
+          "daemon reads only files that root owns in directories only root can change. {}",
+          path.string(), p.string(), culprit,
+          client ? "Install it with `sudo install -m 644 FILE /usr/local/share/oaprof/metrics/` "
+                   "or use a set from the daemon's directories"
+                 : "The administrator can make it and every directory above it root's and "
+                   "writable only by root (`sudo chown root: PATH; sudo chmod go-w PATH`), or "
+                   "take the directory out of oaprofd's --metrics-dir"));
     }
     if (p == p.root_path()) break;
     p = p.parent_path();
@@ -82,7 +93,7 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
   }
   fs::path file;
   if (!explicit_xml.empty()) {
-    require_trusted_file(explicit_xml, owner);
+    require_trusted_file(explicit_xml, owner, MetricOrigin::kClient);
     file = explicit_xml;
   } else {
     const std::string name = platform.metrics_file.empty()
@@ -91,8 +102,17 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
     std::string looked;
     for (const fs::path& d : dirs) {
       std::error_code ec;
-      if (!name.empty() && fs::is_regular_file(d / name, ec)) {
-        file = d / name;
+      if (!name.empty() && fs::exists(d / name, ec)) {
+        // The configured path may run through symbolic links (a versioned prefix); the file
+        // read is the resolved one, and that is what must be root's all the way up, so that no
+        // one else can swap what is read after the check.
+        const fs::path resolved = fs::canonical(d / name, ec);
+        if (ec) {
+          throw std::invalid_argument(fmt::format("oaprofd's --metrics-dir: cannot resolve {}: {}",
+                                                  (d / name).string(), ec.message()));
+        }
+        require_trusted_file(resolved, owner, MetricOrigin::kDaemonDirectory);
+        file = resolved;
         break;
       }
       looked += (looked.empty() ? "" : ", ") + d.string();

@@ -157,6 +157,19 @@ Device& Device::operator=(Device&& other) noexcept {
 
 std::string Device::label() const { return simulated() ? "simulated" : mmio->describe(); }
 
+std::optional<double> read_gpu_freq_mhz(Device& device) {
+  // Gen12 moved the current frequency to another register (i915's GEN12_RPSTAT1), which the
+  // reference does not describe yet: unknown there rather than a wrong figure.
+  const oa::Generation gen = device.platform.gen;
+  if (!device.mmio || (gen != oa::Generation::kGen9 && gen != oa::Generation::kGen11)) {
+    return std::nullopt;
+  }
+  const std::uint32_t units =
+      (device.mmio->read32(mmio::reg::kRpStat) >> mmio::reg::kRpStatFreqShift) & 0x1FFu;
+  if (units == 0) return std::nullopt;
+  return units * 50.0 / 3.0;
+}
+
 Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig& config) {
   Device d;
   auto sim = std::make_unique<mmio::SimGpu>(config, *clock);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "mmio/forcewake.h"
@@ -77,6 +78,10 @@ std::string device_spec_with_pci(const std::string& device, const std::string& p
 // Registers whose high half is a write mask (OA_DEBUG, the forcewake requests): restoring one
 // means writing its saved low half with a full mask.
 bool is_masked_register(std::uint32_t offset);
+
+// The GPU's clock right now from RPSTAT (Gen9 and Gen11; reference/hardware.md §2), or nullopt
+// where it cannot be read: another generation, no register window, a reading of 0.
+std::optional<double> read_gpu_freq_mhz(Device& device);
 
 // A simulated device counting on `clock` (a ManualClock for deterministic tests), without
 // forcewake.

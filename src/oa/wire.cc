@@ -1,6 +1,8 @@
 #include "oa/wire.h"
 
 #include <cstring>
+#include <stdexcept>
+#include <string_view>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -17,14 +19,37 @@ class Writer {
     std::memcpy(raw, &value, sizeof(T));  // little-endian host, as the format
     out_.insert(out_.end(), raw, raw + sizeof(T));
   }
-  void put_string16(const std::string& s, std::size_t limit) {
-    const std::size_t n = std::min(s.size(), limit);
-    put(static_cast<std::uint16_t>(n));
-    out_.insert(out_.end(), s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+  // A value that names something (a path, a set, a device) is refused when too long: cut, it
+  // would name something else, such as another file for the daemon to open.
+  void put_string16(const std::string& s, std::size_t limit, std::string_view field) {
+    if (s.size() > limit) {
+      throw std::length_error(fmt::format(
+          "its {} is {} bytes, more than the {} the protocol carries (cut, it would name "
+          "something else); use a shorter one",
+          field, s.size(), limit));
+    }
+    put_bytes16(s);
+  }
+  // Prose for a person (reasons, labels) is shortened instead, visibly, so that a reply can
+  // always be sent.
+  void put_text16(const std::string& s, std::size_t limit) {
+    if (s.size() <= limit) {
+      put_bytes16(s);
+      return;
+    }
+    constexpr std::string_view kCut = " [...]";
+    std::size_t n = limit - kCut.size();
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // whole UTF-8
+    put_bytes16(s.substr(0, n) + std::string(kCut));
   }
   std::vector<std::uint8_t>& bytes() { return out_; }
 
  private:
+  void put_bytes16(const std::string& s) {
+    put(static_cast<std::uint16_t>(s.size()));
+    out_.insert(out_.end(), s.begin(), s.end());
+  }
+
   std::vector<std::uint8_t> out_;
 };
 
@@ -101,34 +126,39 @@ void put_payload(Writer& w, const Launch& l) {
   w.put(l.passes);
   w.put(l.restore_bytes);
   w.put(l.restore_ns);
-  w.put_string16(l.kernel_name, kMaxNameBytes);
+  // The kernel name only labels the row, and the layer must never fail the program it is in
+  // over a label: a longer one is shortened, visibly.
+  w.put_text16(l.kernel_name, kMaxNameBytes);
 }
 void put_payload(Writer&, const Ok&) {}
 void put_payload(Writer& w, const Error& e) {
   w.put(static_cast<std::uint32_t>(e.code));
-  w.put_string16(e.message, kMaxMessageBytes - kHeaderBytes - 6);
+  w.put_text16(e.message, kMaxMessageBytes - kHeaderBytes - 6);
 }
 
 void put_payload(Writer& w, const Open& o) {
   w.put(o.pid);
   w.put(o.flags);
-  for (const std::string* s :
-       {&o.device, &o.access, &o.format, &o.metric_set, &o.metrics_xml, &o.energy}) {
-    w.put_string16(*s, kMaxTextBytes);
-  }
+  w.put_string16(o.device, kMaxTextBytes, "device");
+  w.put_string16(o.access, kMaxTextBytes, "access");
+  w.put_string16(o.format, kMaxTextBytes, "format");
+  w.put_string16(o.metric_set, kMaxTextBytes, "metric set");
+  w.put_string16(o.metrics_xml, kMaxTextBytes, "metrics XML path");
+  w.put_string16(o.energy, kMaxTextBytes, "energy backend");
 }
 void put_payload(Writer& w, const Opened& o) {
-  w.put_string16(o.label, kMaxTextBytes);
-  w.put_string16(o.detail, kMaxTextBytes);
+  w.put_text16(o.label, kMaxTextBytes);
+  w.put_text16(o.detail, kMaxTextBytes);
   w.put(o.pci_id);
   w.put(static_cast<std::uint8_t>(o.simulated ? 1 : 0));
-  for (const std::string* s : {&o.format, &o.metric_set, &o.metrics_file, &o.energy_backend}) {
-    w.put_string16(*s, kMaxTextBytes);
-  }
+  w.put_string16(o.format, kMaxTextBytes, "format");
+  w.put_string16(o.metric_set, kMaxTextBytes, "metric set");
+  w.put_string16(o.metrics_file, kMaxTextBytes, "metrics file path");
+  w.put_string16(o.energy_backend, kMaxTextBytes, "energy backend");
   const std::size_t n = std::min(o.energy_domains.size(), kMaxEnergyDomains);
   w.put(static_cast<std::uint8_t>(n));
   for (std::size_t i = 0; i < n; ++i) w.put(o.energy_domains[i]);
-  w.put_string16(o.energy_reason, kMaxTextBytes);
+  w.put_text16(o.energy_reason, kMaxTextBytes);
 }
 void put_payload(Writer& w, const Sample& s) {
   w.put(s.report_id);

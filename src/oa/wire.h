@@ -205,6 +205,10 @@ struct Message {
   Body body;
 };
 
+// Throws std::length_error, naming the field, when a string that names something (a path, a
+// metric set, a device: every string of kOpen, and kOpened's format, metric_set, metrics_file and
+// energy_backend) is longer than its limit: cut short it would name something else. Prose (error
+// messages, labels, reasons, kernel names) is shortened instead, ending in " [...]".
 std::vector<std::uint8_t> encode(const Message& message);
 
 // A message that could not be decoded: what to reply and why.

@@ -42,6 +42,9 @@ class JsonReporter final : public Reporter {
               {"energy_backend", info.energy_backend.empty() ? json(nullptr) : json(info.energy_backend)},
               {"mode", info.mode},
               {"eus", info.eus},
+              {"max_freq_mhz", info.max_freq_mhz},
+              {"min_freq_mhz", info.min_freq_mhz},
+              {"start_freq_mhz", info.start_freq_mhz ? json(*info.start_freq_mhz) : json(nullptr)},
               {"timestamp_hz", info.timestamp_hz},
               {"command", info.command}};
     std::string head = meta.dump(1);

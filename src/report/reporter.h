@@ -31,7 +31,9 @@ struct RunInfo {
   std::string format;        // "A32u40_A4u32_B8_C8"
   std::string access;        // "mmio"
   int eus = 0;
-  double max_freq_mhz = 0;
+  double max_freq_mhz = 0;  // the platform's nominal range
+  double min_freq_mhz = 0;
+  std::optional<double> start_freq_mhz;  // RPSTAT as the run began; unknown through oaprofd
   double timestamp_hz = 0;
   std::vector<std::string> command;
   // Derived metrics: every counter of this set is evaluated on each row's deltas (null: none).

@@ -1,11 +1,13 @@
 #include "daemon/child.h"
 
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +77,53 @@ TEST(SpawnChildTest, DropsToTheGivenUserWhenRoot) {
   EXPECT_EQ(groups, "65534");  // root's supplementary groups are gone
   EXPECT_THAT(caps, HasSubstr("0000000000000000"));
   std::filesystem::remove_all(out);
+}
+
+TEST(SpawnChildTest, TheChildGetsTheUsersHomeNotRoots) {
+  if (::geteuid() != 0) GTEST_SKIP() << "changing uid needs root";
+  const passwd* pw = ::getpwuid(65534);
+  if (pw == nullptr) GTEST_SKIP() << "uid 65534 has no account here";
+  const std::string home = pw->pw_dir, name = pw->pw_name;
+  const auto out =
+      std::filesystem::temp_directory_path() / ("oaprof-home-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(out);
+  std::filesystem::permissions(out, std::filesystem::perms::all);
+  // What sudo leaves: root's home in the environment.
+  const char* old_home = std::getenv("HOME");
+  const std::string saved = old_home != nullptr ? old_home : "";
+  ::setenv("HOME", "/root", 1);
+  ChildSpec spec;
+  spec.argv = {"sh", "-c",  // found along PATH, as execvp would
+               "printf '%s\\n%s\\n%s\\n' \"$HOME\" \"$USER\" \"$LOGNAME\" > " +
+                   (out / "env").string()};
+  spec.credentials = Credentials{65534, 65534, name};
+  const pid_t pid = spawn_child(spec);
+  if (old_home != nullptr) ::setenv("HOME", saved.c_str(), 1); else ::unsetenv("HOME");
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(shell_status(status), 0);
+  std::ifstream in(out / "env");
+  std::string child_home, user, logname;
+  std::getline(in, child_home);
+  std::getline(in, user);
+  std::getline(in, logname);
+  EXPECT_EQ(child_home, home);
+  EXPECT_EQ(user, name);
+  EXPECT_EQ(logname, name);
+  std::filesystem::remove_all(out);
+}
+
+TEST(SpawnChildTest, AProgramNotOnThePathIsAClearError) {
+  ChildSpec spec;
+  spec.argv = {"oaprof-no-such-program"};
+  spec.set_env["PATH"] = "/nonexistent:/bin";
+  try {
+    spawn_child(spec);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot run 'oaprof-no-such-program': no executable of that "
+                                    "name in PATH (/nonexistent:/bin)"));
+  }
 }
 
 TEST(ShellStatusTest, SignalsMapTo128PlusN) {

@@ -4,13 +4,18 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
+#include "daemon/daemon_paths.h"
 #include "daemon/register_journal.h"
 #include "daemon/session_lock.h"
+#include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
 #include "mmio/registers.h"
 #include "tests/daemon/daemon_test_util.h"
@@ -308,7 +313,104 @@ TEST(StateFileTest, ATornLastLineIsIgnoredAndGarbageRefused) {
   EXPECT_EQ(read_state_file(dir.path() / "absent"), std::nullopt);
 }
 
+TEST(StateFileTest, AStateFileThatExistsButCannotBeReadIsNotTakenForNone) {
+  ScratchDir dir;
+  const auto expect_unreadable = [](const std::filesystem::path& path, const std::string& why) {
+    try {
+      const auto c = read_state_file(path);
+      ADD_FAILURE() << path << " read as " << (c ? "a state file" : "no state file");
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("cannot read the state file " + path.string() + ": " + why));
+    }
+  };
+  std::filesystem::create_directory(dir.path() / "a-directory");
+  expect_unreadable(dir.path() / "a-directory", std::strerror(EISDIR));
+  // A link whose target is gone is still something there, not the absence of state.
+  std::filesystem::create_symlink(dir.path() / "gone", dir.path() / "dangling");
+  expect_unreadable(dir.path() / "dangling", "it is a symbolic link");
+  std::ofstream(dir.path() / "plain") << "x";
+  expect_unreadable(dir.path() / "plain" / "state", std::strerror(ENOTDIR));
+}
+
+TEST_F(DaemonServiceTest, AnOpenedReplyTooLongToSendEndsTheSession) {
+  // A metric file whose path is longer than the protocol carries: the reply cannot be encoded
+  // without cutting the path, so the client gets an error and the session does not stay open.
+  ScratchDir metrics(std::filesystem::current_path());
+  ::chmod(metrics.path().c_str(), 0755);
+  auto deep = metrics.path();
+  while (deep.string().size() <= wire::kMaxTextBytes) deep /= std::string(200, 'd');
+  std::filesystem::create_directories(deep);
+  for (auto p = deep; p != metrics.path(); p = p.parent_path()) ::chmod(p.c_str(), 0755);
+  std::filesystem::copy_file(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml",
+                             deep / "oa-kblgt2.xml");
+  ::chmod((deep / "oa-kblgt2.xml").c_str(), 0644);
+  try {
+    require_trusted_file(deep / "oa-kblgt2.xml", ::geteuid());
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "no metric file can be trusted here: " << e.what();
+  }
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {deep};
+  o.metrics_owner = ::geteuid();
+  DaemonService service(o);
+  auto request = open_request();
+  request.metric_set = "ComputeBasic";
+  const auto reply = wire::decode(service.handle(1, alice_, wire::encode({9, request})));
+  ASSERT_TRUE(std::holds_alternative<wire::Message>(reply));
+  const auto& m = std::get<wire::Message>(reply);
+  EXPECT_EQ(m.request_id, 9u);
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(m.body));
+  EXPECT_THAT(std::get<wire::Error>(m.body).message,
+              HasSubstr("oaprofd cannot send its reply: its metrics file path is"));
+  EXPECT_FALSE(service.session_open());
+  EXPECT_FALSE(std::filesystem::exists(service.state_file()));
+}
+
+TEST(SessionJournalTest, TheStateFileStaysUnlessEveryRegisterIsBack) {
+  ScratchDir dir;
+  const auto regs = dir.path() / "regs";
+  testing::create_sim_file(regs);
+  const auto before = testing::file_bytes(regs);
+  const auto state = dir.path() / "state";
+  for (const bool restored : {false, true}) {
+    SCOPED_TRACE(restored ? "marked restored" : "not marked");
+    {
+      SessionJournal journal(state, {"sim:" + regs.string(), {}, "uid 1, pid 2 since then", {}});
+      gpu::DeviceOptions o;
+      o.spec = "sim:" + regs.string();
+      o.forcewake.mode = mmio::ForcewakeMode::kNone;
+      o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
+        return journal.wrap(std::move(inner));
+      };
+      gpu::Device d = gpu::open_device(o);
+      d.mmio->write32(0x9840, 0x80);
+      d.mmio->write32(0x9840, 0x00);  // a second write keeps the first prior
+      journal.write_back();
+      if (restored) journal.mark_restored();
+    }  // the device closes first, then the journal
+    EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+              std::vector<std::size_t>{});
+    EXPECT_EQ(std::filesystem::exists(state), !restored);
+    if (!restored) {
+      const auto c = read_state_file(state);
+      ASSERT_TRUE(c.has_value());
+      EXPECT_THAT(c->identity, HasSubstr("registers in " + regs.string()));
+      ASSERT_EQ(c->entries.size(), 1u);
+      EXPECT_EQ(c->entries[0].offset, 0x9840u);
+      std::filesystem::remove(state);
+    }
+  }
+}
+
 TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
+  const auto igt_file = std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml";
+  try {
+    require_trusted_file(std::filesystem::canonical(igt_file));
+  } catch (const std::exception& e) {
+    GTEST_SKIP() << "oaprofd would refuse IGT's files where they are here: " << e.what();
+  }
   ServiceOptions o;
   o.device.spec = "sim:" + regs_.string();
   o.state_dir = dir_.path();
@@ -323,7 +425,7 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(reply)) << std::get<wire::Error>(reply).message;
   const auto& opened = std::get<wire::Opened>(reply);
   EXPECT_EQ(opened.metric_set, "ComputeBasic");
-  EXPECT_EQ(opened.metrics_file, std::string(OAPROF_IGT_METRICS_DIR) + "/oa-kblgt2.xml");
+  EXPECT_EQ(opened.metrics_file, std::filesystem::canonical(igt_file).string());
   // The set's mux and boolean programming went through the journal too.
   const auto state = read_state_file(with_sets.state_file());
   ASSERT_TRUE(state.has_value());
@@ -360,6 +462,104 @@ TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(perf.handle(1, alice_, wire::Close{})));
 }
 
+TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableByOthers) {
+  // A directory of the daemon's own, beside the test rather than under the world-writable /tmp.
+  ScratchDir metrics(std::filesystem::current_path());
+  ::chmod(metrics.path().c_str(), 0755);
+  const auto file = metrics.path() / "oa-kblgt2.xml";
+  std::filesystem::copy_file(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml",
+                             file);
+  ::chmod(file.c_str(), 0644);
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {metrics.path()};
+  o.metrics_owner = ::geteuid();  // root here; the owner the test can be without root
+  DaemonService service(o);
+  auto request = open_request();
+  request.metric_set = "ComputeBasic";
+  const auto open_error = [&]() -> std::string {
+    const wire::Body reply = service.handle(1, alice_, request);
+    if (const auto* e = std::get_if<wire::Error>(&reply)) {
+      EXPECT_EQ(e->code, wire::ErrorCode::kBadRequest);
+      return e->message;
+    }
+    EXPECT_TRUE(std::holds_alternative<wire::Ok>(service.handle(1, alice_, wire::Close{})));
+    return {};
+  };
+  // The place itself must be trusted for the first case to mean anything.
+  struct stat st {};
+  for (auto p = metrics.path().parent_path(); ; p = p.parent_path()) {
+    ASSERT_EQ(::lstat(p.c_str(), &st), 0);
+    if (S_ISLNK(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
+      GTEST_SKIP() << p << " is not the test's own and unwritable by others, so no metric file "
+                   << "below it can be trusted";
+    }
+    if (p == p.root_path()) break;
+  }
+  EXPECT_EQ(open_error(), "");
+
+  ::chmod(metrics.path().c_str(), 0777);
+  EXPECT_THAT(open_error(), HasSubstr(metrics.path().string() +
+                                      " is writable by group or others"));
+  ::chmod(metrics.path().c_str(), 0755);
+
+  ::chmod(file.c_str(), 0666);
+  EXPECT_THAT(open_error(), HasSubstr(file.string() + " is writable by group or others"));
+  ::chmod(file.c_str(), 0644);
+
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(file.c_str(), 4242, 4242), 0);
+    const std::string e = open_error();
+    EXPECT_THAT(e, HasSubstr(file.string() + " is owned by uid 4242"));
+    EXPECT_THAT(e, HasSubstr("take the directory out of oaprofd's --metrics-dir"));
+    ASSERT_EQ(::chown(file.c_str(), 0, 0), 0);
+  }
+
+  // A symbolic link from the configured directory is followed, and the target judged.
+  ScratchDir linked(std::filesystem::current_path());
+  const auto link_dir = linked.path() / "metrics";
+  std::filesystem::create_directory_symlink(metrics.path(), link_dir);
+  ServiceOptions through_link = o;
+  through_link.metrics_dirs = {link_dir};
+  DaemonService via_link(through_link);
+  const wire::Body reply = via_link.handle(1, alice_, request);
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(reply)) << std::get<wire::Error>(reply).message;
+  EXPECT_EQ(std::get<wire::Opened>(reply).metrics_file, std::filesystem::canonical(file).string());
+  EXPECT_FALSE(service.session_open());
+}
+
+TEST(StateDirTest, OneItCreatesIsOpenedToClientsAnExistingOneMustBeClosedAndOurs) {
+  ScratchDir dir;
+  const auto run = dir.path() / "run" / "oaprof";
+  prepare_state_dir(run);
+  struct stat st {};
+  ASSERT_EQ(::stat(run.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);  // clients reach oaprofd's socket in it
+  EXPECT_NO_THROW(prepare_state_dir(run));  // ours and closed: taken as it is
+  const auto refused = [](const std::filesystem::path& p) -> std::string {
+    try {
+      prepare_state_dir(p);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  ::chmod(run.c_str(), 01777);  // as /tmp is
+  EXPECT_THAT(refused(run), HasSubstr(run.string() + " is writable by group or others"));
+  EXPECT_EQ(::stat(run.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u) << "an existing directory keeps its mode";
+  ::chmod(run.c_str(), 0755);
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(run.c_str(), 4242, 4242), 0);
+    EXPECT_THAT(refused(run), HasSubstr("is owned by uid 4242, not 0"));
+  }
+  std::ofstream(dir.path() / "file") << "x";
+  EXPECT_THAT(refused(dir.path() / "file"), HasSubstr("is not a directory"));
+  EXPECT_EQ(state_dir_from({}), std::filesystem::path(kDefaultStateDir));
+  EXPECT_EQ(state_dir_from({{kStateDirEnv, "/elsewhere"}}), std::filesystem::path("/elsewhere"));
+}
+
 TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {
   struct stat st {};
   if (::stat("/etc/passwd", &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) {
@@ -380,7 +580,15 @@ TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {
   const auto link = dir.path() / "link.xml";
   std::filesystem::create_symlink("/etc/passwd", link);
   EXPECT_THROW(require_trusted_file(link), std::invalid_argument);
-  EXPECT_THROW(require_trusted_file("/etc"), std::invalid_argument);  // not a file
+  // stat succeeded: the message names what the path is, whatever errno held before.
+  errno = EACCES;
+  try {
+    require_trusted_file("/etc");
+    ADD_FAILURE() << "a directory passed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/etc: not a regular file (a directory)"));
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr(std::strerror(EACCES))));
+  }
   // Another owner is refused even where no one else may write.
   EXPECT_THROW(require_trusted_file("/etc/passwd", 1234), std::invalid_argument);
 }

@@ -24,6 +24,12 @@ class ScratchDir {
     std::string tmpl = "/tmp/oapd-XXXXXX";
     path_ = ::mkdtemp(tmpl.data());
   }
+  // In `parent` rather than /tmp, whose sticky, world-writable mode makes nothing below it a
+  // place oaprofd trusts.
+  explicit ScratchDir(const std::filesystem::path& parent) {
+    std::string tmpl = (parent / "oapd-XXXXXX").string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
   ~ScratchDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);

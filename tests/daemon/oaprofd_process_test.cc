@@ -23,6 +23,7 @@
 
 #include "daemon/register_journal.h"
 #include "daemon/remote_source.h"
+#include "tests/common/run_util.h"
 #include "tests/daemon/daemon_test_util.h"
 
 namespace oaprof::daemon {
@@ -36,25 +37,44 @@ using testing::ScratchDir;
 constexpr gid_t kTestGroup = 4242;
 constexpr uid_t kNobody = 65534;
 
+// Starts oaprofd on `socket` with the scratch directory as its state directory, its stderr
+// appended to `log`; returns its pid.
+pid_t start_oaprofd(const ScratchDir& dir, const std::string& device, const std::string& group,
+                    const std::string& socket, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket.c_str(), "--state-dir",
+            dir.path().c_str(), "--device", device.c_str(), "--group", group.c_str(),
+            "--foreground", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 class Daemon {
  public:
   // The default group is the test's own, so that its clients are let in with or without root.
   Daemon(const ScratchDir& dir, const std::string& device,
-         const std::string& group = std::to_string(::getgid()))
-      : socket_((dir.path() / "d.sock").string()), log_(dir.path() / "oaprofd.log") {
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      ::dup2(fd, STDERR_FILENO);
-      ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket_.c_str(), "--state-dir",
-              dir.path().c_str(), "--device", device.c_str(), "--group", group.c_str(),
-              "--foreground", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    // Ready once the socket answers (recovery happens before it is bound).
+         const std::string& group = std::to_string(::getgid()),
+         const std::string& socket_name = "d.sock")
+      : socket_((dir.path() / socket_name).string()),
+        log_(dir.path() / (socket_name + ".log")) {
+    pid_ = start_oaprofd(dir, device, group, socket_, log_);
+    // Ready once it answers a hello: a connect alone may land in the backlog while it is still
+    // recovering, which it does after binding the socket and before serving.
     for (int i = 0; i < 500; ++i) {
       try {
         DaemonClient probe(socket_);
+        (void)probe.call(wire::Hello{});
         return;
       } catch (const DaemonUnavailable&) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -74,12 +94,8 @@ class Daemon {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   const std::string& socket() const { return socket_; }
-  std::string log() const {
-    std::ifstream in(log_);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
+  pid_t pid() const { return pid_; }
+  std::string log() const { return read_text(log_); }
 
  private:
   std::string socket_;
@@ -118,6 +134,46 @@ TEST(OaprofdProcessTest, ARestartAfterACrashRestoresTheRegisters) {
   EXPECT_EQ(again.stop(SIGTERM), 0);
   EXPECT_THAT(again.log(), HasSubstr(fmt::format("that a crashed session of uid {}", ::getuid())));
   EXPECT_FALSE(fs::exists(again.socket())) << "a clean stop removes its socket";
+}
+
+TEST(OaprofdProcessTest, ASecondDaemonLeavesALiveSessionsRegistersAlone) {
+  ScratchDir dir;
+  const fs::path regs = dir.path() / "regs";
+  testing::create_sim_file(regs);
+  const auto before = testing::file_bytes(regs);
+  const std::string device = "sim:" + regs.string();
+  Daemon first(dir, device);
+  DaemonClient c(first.socket());
+  (void)c.open(open_request());
+  const auto programmed = testing::file_bytes(regs);
+  ASSERT_FALSE(testing::differing_registers(before, programmed).empty());
+  ASSERT_TRUE(fs::exists(dir.path() / "state"));
+
+  // On the same socket: refused, and nothing of the live session is touched on the way out.
+  const fs::path log = dir.path() / "same-socket.log";
+  const pid_t pid = start_oaprofd(dir, device, std::to_string(::getgid()), first.socket(), log);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << read_text(log);
+  EXPECT_THAT(read_text(log), HasSubstr("another oaprofd already answers"));
+  EXPECT_EQ(testing::differing_registers(programmed, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_TRUE(fs::exists(dir.path() / "state"));
+
+  // On another socket but the same state directory: it serves, and leaves the journal to the
+  // session that is writing it.
+  Daemon second(dir, device, std::to_string(::getgid()), "second.sock");
+  EXPECT_EQ(testing::differing_registers(programmed, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_TRUE(fs::exists(dir.path() / "state"));
+  EXPECT_THAT(second.log(), HasSubstr("left alone: the OA unit is held by uid"));
+  DaemonClient other(second.socket());
+  EXPECT_THROW((void)other.open(open_request()), std::runtime_error);  // busy
+
+  c.close();
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+            std::vector<std::size_t>{});
+  EXPECT_FALSE(fs::exists(dir.path() / "state"));
 }
 
 TEST(OaprofdProcessTest, SigtermMidSessionRestoresAndExitsZero) {
@@ -186,6 +242,150 @@ TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
   EXPECT_EQ(st.st_uid, kNobody) << "the CSV is the user's";
   EXPECT_THAT(d.log(), HasSubstr(fmt::format("session opened for uid {}", kNobody)));
   EXPECT_THAT(d.log(), HasSubstr("registers restored"));
+}
+
+TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
+  ScratchDir dir;
+  Daemon d(dir, "sim");
+  const fs::path csv = dir.path() / "rows.csv";
+  // The program measures some launches, kills the daemon, and launches again: the second
+  // kernel_runner must run as if unprofiled, and oaprof must end with what it has. In a
+  // sanitizer build the program's own leak check is off: LeakSanitizer crashes scanning the
+  // thread-local storage of a program with the layer loaded (it does so with any oaprof run
+  // there), and the program's status would hide oaprof's.
+  const std::string program = fmt::format(
+      "export ASAN_OPTIONS=${{ASAN_OPTIONS:+$ASAN_OPTIONS:}}detect_leaks=0; {0} mad_vect4 "
+      "--max-repeats 20 && kill -9 {1} && {0} mad_vect4 --max-repeats 20",
+      KERNEL_RUNNER_BIN, d.pid());
+  const auto r = oaprof::testing::run(fmt::format(
+      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline off "
+      "-o {} -- /bin/sh -c '{}'",
+      d.socket(), OAPROF_BIN, csv.string(), program));
+  EXPECT_EQ(r.status, 5) << r.output;  // kExitSession: the program succeeded, the session broke
+  EXPECT_THAT(r.output, HasSubstr("oaprof: warning: the session with oaprofd could not be "
+                                  "closed: oaprofd at " + d.socket()));
+  const auto rows = oaprof::testing::read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  for (const auto& row : rows) EXPECT_EQ(row.at("kernel"), "mad_vect4");
+  // Every row written before the break is whole, and the summary counts them.
+  EXPECT_THAT(r.output, HasSubstr(fmt::format("oaprof: {} rows written to {}", rows.size(),
+                                              csv.string())));
+  const std::string text = read_text(csv);
+  EXPECT_TRUE(text.ends_with("\n"));
+  EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);  // already dead: reaped
+}
+
+TEST(OaprofdProcessTest, ARelativeMetricsXmlReachesTheDaemonAsAnAbsolutePath) {
+  ScratchDir dir;
+  Daemon d(dir, "sim");
+  std::ofstream(dir.path() / "mine.xml") << "<metrics/>";
+  const auto run_oaprof = [&](const std::string& xml) {
+    return oaprof::testing::run(fmt::format(
+        "cd {} && OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none "
+        "--idle-baseline off --metric-set ComputeBasic --metrics-xml {} -q -o x.csv -- /bin/true",
+        dir.path().string(), d.socket(), OAPROF_BIN, xml));
+  };
+  // The daemon judges the file the user meant (and refuses it: it is under /tmp, or the user's).
+  const auto relative = run_oaprof("mine.xml");
+  EXPECT_EQ(relative.status, 2) << relative.output;
+  EXPECT_THAT(relative.output,
+              HasSubstr("oaprofd refuses the metric file " + (dir.path() / "mine.xml").string()));
+  EXPECT_THAT(relative.output, ::testing::Not(HasSubstr("needs an absolute path")));
+  // A path longer than the protocol carries is refused here, never cut to another file.
+  const std::string long_path = "/" + std::string(wire::kMaxTextBytes + 40, 'x') + ".xml";
+  const auto too_long = run_oaprof(long_path);
+  EXPECT_EQ(too_long.status, 2) << too_long.output;
+  EXPECT_THAT(too_long.output,
+              HasSubstr(fmt::format("cannot send the request to oaprofd: its metrics XML path is "
+                                    "{} bytes, more than the {} the protocol carries",
+                                    long_path.size(), wire::kMaxTextBytes)));
+  EXPECT_THAT(d.log(), ::testing::Not(HasSubstr("xxxx")));
+}
+
+// A local run (no oaprofd) on the simulator with its registers in `regs`, journaling into the
+// state directory `state_dir`, whose program writes its pid to `ready` once the unit is
+// programmed and then waits. Returns oaprof's pid.
+pid_t start_local_run(const fs::path& regs, const fs::path& state_dir, const fs::path& ready) {
+  const std::string program =
+      fmt::format("echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 600", ready.string());
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setenv("OAPROF_STATE_DIR", state_dir.c_str(), 1);
+    const std::string device = "sim:" + regs.string();
+    const std::string csv = (state_dir / "killed.csv").string();
+    ::execl(OAPROF_BIN, OAPROF_BIN, "--daemon", "never", "--device", device.c_str(), "--mode",
+            "app", "--energy", "none", "--idle-baseline", "off", "-q", "-o", csv.c_str(), "--",
+            "/bin/sh", "-c", program.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// A scratch directory (the state directory too) with a simulated register file in it, and the
+// file as it was before anything programmed it.
+struct SimRegisters {
+  SimRegisters() {
+    testing::create_sim_file(regs);
+    before = testing::file_bytes(regs);
+  }
+  // The offsets that differ from `before`: none once every register is back.
+  std::vector<std::size_t> changed() const {
+    return testing::differing_registers(before, testing::file_bytes(regs));
+  }
+  bool has_state_file() const { return fs::exists(dir.path() / "state"); }
+  // `oaprof --device sim:REGS` on its own, journaling into the scratch directory.
+  std::string local_oaprof(const std::string& csv_name) const {
+    return fmt::format(
+        "OAPROF_STATE_DIR={} {} --daemon never --device sim:{} --mode app --energy none "
+        "--idle-baseline off -q -o {}/{} -- /bin/true",
+        dir.path().string(), OAPROF_BIN, regs.string(), dir.path().string(), csv_name);
+  }
+
+  ScratchDir dir;
+  fs::path regs = dir.path() / "regs";
+  std::vector<char> before;
+};
+
+// Starts a local run, checks that it keeps a second one out, and kills it with SIGKILL once it
+// has programmed the unit.
+void kill_a_local_run(const SimRegisters& sim) {
+  const fs::path ready = sim.dir.path() / "ready";
+  const pid_t oaprof_pid = start_local_run(sim.regs, sim.dir.path(), ready);
+  for (int i = 0; i < 3000 && !fs::exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(fs::exists(ready)) << "the local run never started its program";
+  const auto busy = oaprof::testing::run(sim.local_oaprof("busy.csv"));
+  EXPECT_EQ(busy.status, 3) << busy.output;
+  EXPECT_THAT(busy.output, HasSubstr(fmt::format("busy: the OA unit is held by uid {}, pid {}",
+                                                 ::getuid(), oaprof_pid)));
+  ::kill(oaprof_pid, SIGKILL);
+  ::waitpid(oaprof_pid, nullptr, 0);
+  const std::string program_pid = read_text(ready);
+  if (!program_pid.empty()) ::kill(std::stoi(program_pid), SIGKILL);
+  EXPECT_FALSE(sim.changed().empty()) << "the killed run left nothing programmed";
+  EXPECT_TRUE(sim.has_state_file()) << "the killed run journaled nothing";
+}
+
+TEST(LocalRunTest, TheNextLocalRunRestoresWhatASigkilledOneLeft) {
+  SimRegisters sim;
+  kill_a_local_run(sim);
+  // The next run restores first; had it not, its own restore at the end would put back the
+  // killed run's programming, not the registers as they were.
+  const auto next = oaprof::testing::run(sim.local_oaprof("next.csv"));
+  EXPECT_EQ(next.status, 0) << next.output;
+  EXPECT_THAT(next.output, HasSubstr(fmt::format("that a crashed session of uid {}", ::getuid())));
+  EXPECT_EQ(sim.changed(), std::vector<std::size_t>{});
+  EXPECT_FALSE(sim.has_state_file());
+}
+
+TEST(LocalRunTest, OaprofdStartingAfterASigkilledLocalRunRestoresIt) {
+  SimRegisters sim;
+  kill_a_local_run(sim);
+  Daemon d(sim.dir, "sim:" + sim.regs.string());
+  EXPECT_EQ(sim.changed(), std::vector<std::size_t>{});
+  EXPECT_FALSE(sim.has_state_file());
+  EXPECT_THAT(d.log(), HasSubstr(fmt::format("that a crashed session of uid {}", ::getuid())));
 }
 
 TEST(OaprofdProcessTest, OaprofSaysHowToStartAnAbsentDaemon) {

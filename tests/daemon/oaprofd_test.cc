@@ -1,6 +1,7 @@
 #include "daemon/oaprofd.h"
 
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,7 +14,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <thread>
 
 #include <fmt/format.h>
@@ -314,6 +317,49 @@ TEST(OaprofdSocketTest, ALiveDaemonIsNotReplacedAndAStaleSocketIs) {
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ::close(fd);
   EXPECT_NO_THROW(Oaprofd again(service, o));
+}
+
+TEST(OaprofdSocketTest, ASocketThatCannotBeTheGroupsIsLoggedAndStaysPrivate) {
+  ScratchDir dir;
+  const std::string path = (dir.path() / "d.sock").string();
+  const auto report = dir.path() / "report";
+  // In a user namespace of its own, with no gid mapped, even root's chown fails; unshare needs a
+  // process of one thread, so it is a child.
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWUSER) != 0) ::_exit(77);
+    std::string log;
+    {
+      ServiceOptions so;
+      so.device.spec = "sim";
+      so.state_dir = dir.path();
+      DaemonService service(so);
+      OaprofdOptions o;
+      o.socket_path = path;
+      o.group = 4242;
+      o.group_name = "oaprof-test";
+      o.log = [&log](int level, const std::string& line) {
+        log += fmt::format("<{}>{}\n", level, line);
+      };
+      Oaprofd d(service, o);
+      struct stat st {};
+      if (::stat(path.c_str(), &st) != 0) ::_exit(2);
+      std::ofstream(report) << fmt::format("mode {:o}\n", st.st_mode & 0777) << log;
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "user namespaces are not available here";
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream in(report);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, ::testing::StartsWith("mode 600\n"));
+  EXPECT_THAT(text, HasSubstr(fmt::format("<4>cannot give the socket {} to the group "
+                                          "'oaprof-test' (gid 4242): chown failed: ",
+                                          path)));
+  EXPECT_THAT(text, HasSubstr("only root can connect and members of 'oaprof-test' are refused"));
 }
 
 TEST(RefusalTest, RootAndGroupMembersOnly) {

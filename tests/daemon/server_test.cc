@@ -2,8 +2,11 @@
 
 #include <poll.h>
 #include <sys/mman.h>
+#include <grp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -222,6 +225,64 @@ TEST_F(ServerTest, AClientThatCorruptsItsChannelIsCutOffAndOthersAreServed) {
   ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
   ASSERT_TRUE(client->call(finished_launch(0), error)) << error;
   EXPECT_EQ(rows_.load(), 1);
+}
+
+TEST(ServerRefusalTest, AUidNotAllowedIsToldItIsNotAuthorised) {
+  // The client is the test itself when it is not root (root is always let in), else a child
+  // that becomes nobody. Either way its uid is not the one allowed.
+  const uid_t client_uid = ::geteuid() == 0 ? 65534 : ::geteuid();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("oaprof-refuse-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ::chmod(dir.c_str(), 0755);
+  const std::string path = (dir / "s.sock").string();
+  testing::SimFixture sim;
+  Session session(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                  [](const oa::LaunchRecord&, const power::EnergyReading*,
+                     const power::EnergyReading*) {});
+  session.start();
+  auto server = std::make_unique<Server>(path, session, std::vector<uid_t>{client_uid + 1});
+  ::chmod(path.c_str(), 0777);  // the kernel lets nobody connect; the server must refuse
+  server->start();
+
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only system calls between fork and _exit: the test process has threads.
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
+                             ::setuid(65534) != 0)) {
+      ::_exit(90);
+    }
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) ::_exit(91);
+    std::uint8_t buf[wire::kMaxMessageBytes];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0 || ::write(pipe_fds[1], buf, static_cast<std::size_t>(n)) != n) ::_exit(92);
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::vector<std::uint8_t> reply(wire::kMaxMessageBytes);
+  const ssize_t n = ::read(pipe_fds[0], reply.data(), reply.size());
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "client status " << status;
+  ASSERT_GT(n, 0);
+  reply.resize(static_cast<std::size_t>(n));
+  const auto decoded = wire::decode(reply);
+  ASSERT_TRUE(std::holds_alternative<wire::Message>(decoded));
+  const auto& error = std::get<wire::Error>(std::get<wire::Message>(decoded).body);
+  EXPECT_EQ(error.code, wire::ErrorCode::kNotAuthorised);
+  EXPECT_NE(error.message.find("uid " + std::to_string(client_uid) + " may not use"),
+            std::string::npos)
+      << error.message;
+  EXPECT_EQ(server->clients_refused(), 1u);
+  server.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ServerSetupTest, AnExistingPathIsAClearError) {

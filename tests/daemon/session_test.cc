@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 #include "daemon/sampler.h"
@@ -364,6 +366,86 @@ TEST(SessionLifetimeTest, DestructorRestoresWhenStopWasNeverCalled) {
     s.start();
   }
   EXPECT_EQ(sim.device.mmio->read32(mmio::reg::kOaControl), 0u);
+}
+
+// The simulator's source until gone() is set; then every call fails as one through a vanished
+// oaprofd does. stop() is counted either way, for the tests to see it was reached.
+class VanishingSource final : public gpu::CounterSource {
+ public:
+  explicit VanishingSource(gpu::CounterSource& inner) : inner_(inner) {}
+  std::string_view name() const override { return "vanishing"; }
+  void start(oa::ReportFormat format) override { inner_.start(format); }
+  oa::RawReport snapshot(std::uint32_t id) override {
+    fail_if_gone();
+    return inner_.snapshot(id);
+  }
+  void stop() override {
+    ++stops;
+    inner_.stop();
+    fail_if_gone();
+  }
+  void kernel_running(bool running) override {
+    fail_if_gone();
+    inner_.kernel_running(running);
+  }
+  bool gone = false;
+  int stops = 0;
+
+ private:
+  void fail_if_gone() const {
+    if (gone) throw std::runtime_error("oaprofd at /run/oaprof/oaprofd.sock went away");
+  }
+  gpu::CounterSource& inner_;
+};
+
+TEST(SessionLifetimeTest, AFailedKernelSignalStillStopsTheSource) {
+  testing::SimFixture sim;
+  VanishingSource source(*sim.source);
+  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
+  s.start();
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
+  source.gone = true;  // the kernel is marked running: stop() must end it first
+  EXPECT_THROW(s.stop(), std::runtime_error);
+  EXPECT_EQ(source.stops, 1);
+}
+
+TEST(SessionLifetimeTest, ADestructorWhoseStopFailsDoesNotThrow) {
+  testing::SimFixture sim;
+  VanishingSource source(*sim.source);
+  {
+    Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+              [](const oa::LaunchRecord&, const power::EnergyReading*,
+                 const power::EnergyReading*) {});
+    s.start();
+    source.gone = true;
+  }  // an exception out of here would end the test program
+  EXPECT_EQ(source.stops, 1);
+}
+
+TEST(SamplerTest, ASourceThatGoesAwayEndsSamplingWithAFlaggedRow) {
+  testing::SimFixture sim;
+  VanishingSource source(*sim.source);
+  std::vector<oa::LaunchRecord> rows;
+  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [&rows](const oa::LaunchRecord& r, const power::EnergyReading*,
+                    const power::EnergyReading*) { rows.push_back(r); });
+  s.start();
+  SamplerOptions o;
+  o.label = "(application)";
+  {
+    Sampler sampler(s, o);
+    sampler.start();
+    source.gone = true;
+    sampler.stop();  // its last snapshot fails: no throw, a row with what was read
+    EXPECT_EQ(sampler.failure(), "oaprofd at /run/oaprof/oaprofd.sock went away");
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].launch.kernel_name, "(application)");
+    EXPECT_NE(std::find(rows[0].flags.begin(), rows[0].flags.end(), "sampling_failed"),
+              rows[0].flags.end());
+  }  // nor from its destructor
+  EXPECT_EQ(rows.size(), 1u);
+  source.gone = false;
 }
 
 }  // namespace

@@ -85,6 +85,20 @@ TEST(CounterSourceRegistryTest, UnknownNameListsTheValidOnes) {
   }
 }
 
+TEST(DeviceTest, TheGpuClockIsReadFromRpstat) {
+  DeviceOptions opt;
+  opt.spec = "sim";
+  opt.sim.freq_mhz = 900.0;  // 54 units of 50/3 MHz
+  Device d = open_device(opt);
+  const auto mhz = read_gpu_freq_mhz(d);
+  ASSERT_TRUE(mhz.has_value());
+  EXPECT_DOUBLE_EQ(*mhz, 900.0);
+  d.platform.gen = oa::Generation::kGen8;  // RPSTAT is Gen9's
+  EXPECT_EQ(read_gpu_freq_mhz(d), std::nullopt);
+  Device none;
+  EXPECT_EQ(read_gpu_freq_mhz(none), std::nullopt);
+}
+
 TEST(DeviceTest, SimDeviceIsLabelledSimulated) {
   DeviceOptions opt;
   opt.spec = "sim";

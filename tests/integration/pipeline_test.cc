@@ -1,5 +1,7 @@
 // Runs the demo pipeline for real and checks the CSV against the simulator's model: rows equal
 // launches, and the counter deltas agree with the sim's frequency and the kernel's duration.
+#include <pwd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +93,39 @@ TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {
   const CommandResult killed = run(fmt::format("{} --device sim -q -o {} -- /bin/sh -c 'kill -9 $$'",
                                      OAPROF_BIN, csv.string()));
   EXPECT_EQ(killed.status, 128 + 9) << killed.output;
+}
+
+// The real binary, as `sudo oaprof` runs it: root with SUDO_UID/SUDO_GID of another user. The
+// program must run as that user, with that user's groups and home and no capabilities.
+TEST_F(PipelineTest, UnderSudoTheProgramRunsAsTheUserWithoutCapabilities) {
+  if (::geteuid() != 0) GTEST_SKIP() << "oaprof drops privileges only when it runs as root";
+  const passwd* pw = ::getpwuid(65534);
+  if (pw == nullptr) GTEST_SKIP() << "uid 65534 has no account here";
+  const std::string home = pw->pw_dir;
+  const fs::path csv = dir_ / "drop.csv";
+  // In single quotes, so that the child's shell expands it, not the test's.
+  const std::string probe =
+      "echo uid=$(id -u) gid=$(id -g) groups=$(id -G); grep -E \"^Cap(Inh|Prm|Eff|Amb):\" "
+      "/proc/self/status; echo home=$HOME";
+  const CommandResult r = run(fmt::format(
+      "env HOME=/root SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody {} --device sim --mode app "
+      "--energy none --idle-baseline off -q -o {} -- /bin/sh -c '{}'",
+      OAPROF_BIN, csv.string(), probe));
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex(R"(uid=(\d+) gid=(\d+) groups=([\d ]+))")))
+      << r.output;
+  EXPECT_EQ(m[1], "65534");
+  EXPECT_EQ(m[2], "65534");
+  std::istringstream groups(m[3]);
+  for (std::string g; groups >> g;) EXPECT_NE(g, "0") << "root's group kept: " << m[3];
+  for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapAmb"}) {
+    EXPECT_THAT(r.output, HasSubstr(std::string(set) + ":\t0000000000000000")) << r.output;
+  }
+  EXPECT_THAT(r.output, HasSubstr("home=" + home + "\n"));
+  struct stat st {};
+  ASSERT_EQ(::stat(csv.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u) << "the CSV is the user's";
 }
 
 TEST_F(PipelineTest, BadOptionsAndMissingProgramsHaveTheirOwnExitCodes) {

@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 namespace oaprof::oa::wire {
 namespace {
 
@@ -137,12 +141,49 @@ TEST(WireTest, InvalidFieldValuesAreRejected) {
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
 }
 
-TEST(WireTest, OverlongKernelNamesAreCutToTheLimit) {
+TEST(WireTest, OverlongKernelNamesAreCutToTheLimitVisibly) {
   Launch l;
   l.work_dim = 1;
   l.kernel_name = std::string(kMaxNameBytes + 100, 'k');
   const auto out = std::get<Launch>(roundtrip({1, l}).body);
   EXPECT_EQ(out.kernel_name.size(), kMaxNameBytes);
+  EXPECT_TRUE(out.kernel_name.ends_with("k [...]")) << out.kernel_name.substr(1000);
+}
+
+TEST(WireTest, AnOverlongPathIsRefusedNotCut) {
+  Open o;
+  o.metric_set = "ComputeBasic";
+  o.metrics_xml = "/" + std::string(kMaxTextBytes - 1, 'm');  // exactly the limit: carried whole
+  EXPECT_EQ(std::get<Open>(roundtrip({1, o}).body).metrics_xml, o.metrics_xml);
+  o.metrics_xml += "/oa-kblgt2.xml";
+  try {
+    (void)encode({1, o});
+    ADD_FAILURE() << "a path longer than the limit was encoded";
+  } catch (const std::length_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(fmt::format("its metrics XML path is {} bytes, more than the "
+                                                "{} the protocol carries",
+                                                o.metrics_xml.size(), kMaxTextBytes)));
+  }
+  Opened opened;
+  opened.metrics_file = o.metrics_xml;
+  EXPECT_THROW((void)encode({2, opened}), std::length_error);
+}
+
+TEST(WireTest, OverlongProseIsShortenedVisiblyAndStillSent) {
+  Opened opened;
+  opened.energy_reason = std::string(kMaxTextBytes, 'r') + "\xc3\xa9";  // ends in a 2-byte é
+  const auto reason = std::get<Opened>(roundtrip({1, opened}).body).energy_reason;
+  EXPECT_LE(reason.size(), kMaxTextBytes);
+  EXPECT_TRUE(reason.ends_with("r [...]")) << reason;
+  const std::string message(kMaxMessageBytes, 'e');
+  const auto e = std::get<Error>(roundtrip({2, Error{ErrorCode::kBadRequest, message}}).body);
+  EXPECT_TRUE(e.message.ends_with("e [...]"));
+  // No half of a multi-byte character is left before the mark.
+  std::string accents = "x";  // the cut then falls inside a character
+  while (accents.size() < kMaxTextBytes + 10) accents += "\xc3\xa9";
+  opened.energy_reason = accents;
+  const auto cut = std::get<Opened>(roundtrip({3, opened}).body).energy_reason;
+  EXPECT_TRUE(cut.ends_with("\xc3\xa9 [...]")) << cut.substr(cut.size() - 10);
 }
 
 TEST(WireTest, DaemonRequestsRoundTrip) {

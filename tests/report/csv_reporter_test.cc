@@ -188,6 +188,9 @@ TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
   RunInfo i = info();
   i.oaprof_version = "9.9";
   i.command = {"app", "--x"};
+  i.max_freq_mhz = 1150;
+  i.min_freq_mhz = 300;
+  i.start_freq_mhz = 950;
   rep->begin(i);
   auto empty = nlohmann::json::parse(out.str());
   EXPECT_EQ(empty["schema_version"], kJsonSchemaVersion);
@@ -196,6 +199,9 @@ TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
   EXPECT_EQ(empty["command"][1], "--x");
   EXPECT_TRUE(empty["launches"].empty());
   EXPECT_TRUE(empty["metric_set"].is_null());
+  EXPECT_EQ(empty["max_freq_mhz"], 1150.0);
+  EXPECT_EQ(empty["min_freq_mhz"], 300.0);
+  EXPECT_EQ(empty["start_freq_mhz"], 950.0);
   for (int n = 1; n <= 3; ++n) {
     auto r = record();
     r.index = static_cast<std::uint64_t>(n);
@@ -210,6 +216,13 @@ TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
     EXPECT_DOUBLE_EQ(row["gpu_time_ns"].get<double>(), 10000.0);
     if (n == 2) EXPECT_TRUE(row["kernel_ns"].is_null()); else EXPECT_EQ(row["kernel_ns"], 5000.0);
   }
+}
+
+TEST(JsonReporterTest, AClockNotReadIsNullNotZero) {
+  std::stringstream out;
+  auto rep = make_json_reporter(out);
+  rep->begin(info());
+  EXPECT_TRUE(nlohmann::json::parse(out.str())["start_freq_mhz"].is_null());
 }
 
 TEST(TeeReporterTest, EveryReporterSeesEveryCall) {

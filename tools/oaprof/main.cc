@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   // and these exit codes and the example are the profiler's, not the subcommands'.
   app.footer(
       "Exit status: the program's own status (128+N if killed by signal N); 2 bad options, 3 the "
-      "GPU or session could not be set up, 4 the output file cannot be written, 127 the program "
+      "GPU or session could not be set up, 4 the output file cannot be written, 5 the GPU "
+      "session broke during the run (the rows written are kept; oaprofd gone), 127 the program "
       "could not be started.\n"
       "Example: oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
 

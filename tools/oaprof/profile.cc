@@ -31,7 +31,9 @@
 #include "daemon/sampler.h"
 #include "daemon/server.h"
 #include "daemon/session.h"
+#include "daemon/register_journal.h"
 #include "daemon/session_lock.h"
+#include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
@@ -180,6 +182,15 @@ int wait_for_child(pid_t pid, bool progress, const std::atomic<std::uint64_t>& r
 }
 
 int run_profile(const ProfileOptions& options);
+
+// Says why a stopped sampler ended early; false when it did not.
+bool sampling_failed(const daemon::Sampler& sampler) {
+  if (sampler.failure().empty()) return false;
+  std::cerr << fmt::format("oaprof: sampling ended early: {}; the last row covers what was read "
+                           "until then and is flagged sampling_failed\n",
+                           sampler.failure());
+  return true;
+}
 
 // Samplers read well within the longest gap whose deltas stay exact on this device.
 daemon::SamplerOptions sampler_options(const report::RunInfo& info) {
@@ -371,16 +382,26 @@ int run_profile(const ProfileOptions& options) {
 
   const auto env = environment();
   std::optional<daemon::Credentials> creds;
+  // A local run's hold on the OA unit, declared before the device so that they outlive it: the
+  // device closes (forcewake let go), then the state file goes, then the lock.
+  std::optional<daemon::SessionLock> local_lock;
+  std::unique_ptr<daemon::SessionJournal> local_journal;
   gpu::Device device;  // opened here only without the daemon
   std::shared_ptr<daemon::DaemonClient> client;
   std::optional<oa::wire::Opened> opened;
-  std::optional<daemon::SessionLock> local_lock;
   oa::Platform platform;
   std::string device_label, device_detail;
   bool simulated = false;
   std::unique_ptr<gpu::CounterSource> source;
   std::unique_ptr<oa::MetricSet> metrics;
   oa::ReportFormat format{};
+  // Before the session starts only the device has written registers (forcewake), and it puts
+  // them back as it closes: the journal's state file may go with it.
+  const auto device_only_touched = [&](int exit_code) {
+    if (local_journal) local_journal->mark_restored();
+    return exit_code;
+  };
+
   try {
     creds = daemon::credentials_from_sudo(env, ::geteuid());
     if (through_daemon(options.daemon, device_spec)) {
@@ -391,7 +412,9 @@ int run_profile(const ProfileOptions& options) {
       request.access = options.access;
       request.format = options.format_text;
       request.metric_set = options.metric_set;
-      request.metrics_xml = options.metrics_xml;
+      // The daemon resolves paths from its own working directory, not ours.
+      request.metrics_xml =
+          options.metrics_xml.empty() ? std::string() : fs::absolute(options.metrics_xml).string();
       request.energy = options.energy;
       opened = client->open(request);
       platform = opened->simulated ? oa::simulated_platform()
@@ -405,13 +428,6 @@ int run_profile(const ProfileOptions& options) {
       device_detail = opened->detail + " via oaprofd";
       simulated = opened->simulated;
     } else {
-      if (device_spec != "sim" && std::filesystem::is_directory(daemon::kDefaultStateDir)) {
-        // oaprofd is installed: share its lock, so the two never program the unit at once.
-        std::string holder;
-        local_lock = daemon::SessionLock::try_acquire(
-            daemon::kDefaultSessionLock, daemon::holder_text(::getuid(), ::getpid()), &holder);
-        if (!local_lock) throw std::runtime_error("busy: the OA unit is held by " + holder);
-      }
       gpu::DeviceOptions dopt;
       dopt.spec = device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
@@ -421,6 +437,29 @@ int run_profile(const ProfileOptions& options) {
       dopt.render_node = options.render_node;
       dopt.drm_card_sysfs = options.drm_card;
       dopt.perf_period_exponent = options.oa_exponent;
+      // Everything but the in-process simulator is shared with other runs and oaprofd: take the
+      // unit as oaprofd does, under its lock and with its journal, so that two runs never
+      // program it at once and a run killed with SIGKILL leaves what the next one restores.
+      if (options.device_spec != "sim") {
+        const fs::path state_dir = daemon::state_dir_from(env);
+        daemon::prepare_state_dir(state_dir);
+        const std::string holder =
+            daemon::holder_text(creds ? creds->uid : ::getuid(), ::getpid());
+        std::string busy;
+        local_lock = daemon::SessionLock::try_acquire(state_dir / "session.lock", holder, &busy);
+        if (!local_lock) {
+          throw std::runtime_error(fmt::format(
+              "busy: the OA unit is held by {}; wait for that run to end", busy));
+        }
+        if (auto done = daemon::restore_state_file(state_dir / "state", dopt)) {
+          std::cerr << "oaprof: " << *done << "\n";
+        }
+        local_journal = std::make_unique<daemon::SessionJournal>(
+            state_dir / "state", daemon::StateContents{options.device_spec, {}, holder, {}});
+        dopt.wrap_mmio = [journal = local_journal.get()](std::unique_ptr<mmio::Mmio> inner) {
+          return journal->wrap(std::move(inner));
+        };
+      }
       device = gpu::open_device(dopt);
       platform = device.platform;
       device_label = device.label();
@@ -433,10 +472,10 @@ int run_profile(const ProfileOptions& options) {
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return device_only_touched(kExitUsage);
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitSetup;
+    return device_only_touched(kExitSetup);
   }
 
   // Energy: a missing source is not fatal; rows then carry the reason instead of figures.
@@ -460,12 +499,14 @@ int run_profile(const ProfileOptions& options) {
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return device_only_touched(kExitUsage);
   }
   if (!energy && !options.quiet) std::cerr << "oaprof: no energy figures: " << energy_reason << "\n";
 
   Outputs out;
-  if (int rc = open_outputs(options, csv_path, creds, out); rc != 0) return rc;
+  if (int rc = open_outputs(options, csv_path, creds, out); rc != 0) {
+    return device_only_touched(rc);
+  }
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
   info.mode = mode;
@@ -476,6 +517,14 @@ int run_profile(const ProfileOptions& options) {
   info.access = options.access;
   info.eus = platform.eus;
   info.max_freq_mhz = platform.max_freq_mhz;
+  info.min_freq_mhz = platform.min_freq_mhz;
+  if (!client) {
+    try {
+      info.start_freq_mhz = gpu::read_gpu_freq_mhz(device);
+    } catch (const std::exception&) {
+      // Unknown, as the JSON then says; the counters do not depend on it.
+    }
+  }
   info.timestamp_hz = platform.timestamp_hz;
   info.command = command;
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
@@ -540,8 +589,47 @@ int run_profile(const ProfileOptions& options) {
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
 
+  // A session that could not be ended cleanly (oaprofd gone, a failed restore) does not cost the
+  // rows: they are on disk already, the summary is still printed, and the exit status says so.
+  bool session_broken = false;
   auto finish = [&](int exit_code) {
-    session.stop();  // restores every register the session touched
+    bool restored = true;
+    try {
+      session.stop();  // restores every register the session touched
+    } catch (const std::exception& e) {
+      session_broken = true;
+      restored = false;
+      if (client) {
+        std::cerr << fmt::format(
+            "oaprof: warning: the session with oaprofd could not be closed: {}; oaprofd puts the "
+            "registers back itself when a client disconnects, or when it starts again after a "
+            "crash\n",
+            e.what());
+      } else {
+        std::cerr << fmt::format("oaprof: warning: restoring the OA unit failed: {}; writing "
+                                 "the journal back\n",
+                                 e.what());
+        try {
+          if (local_journal) {
+            local_journal->write_back();
+            restored = true;
+          }
+        } catch (const std::exception& again) {
+          std::cerr << fmt::format("oaprof: writing the journal back failed too: {}\n",
+                                   again.what());
+        }
+      }
+    }
+    if (local_journal) {
+      if (restored) {
+        local_journal->mark_restored();
+      } else if (local_journal->has_state_file()) {
+        std::cerr << fmt::format("oaprof: {} is kept: the next oaprof or oaprofd start restores "
+                                 "the registers it lists\n",
+                                 local_journal->state_file().string());
+      }
+    }
+    if (session_broken && exit_code == 0) exit_code = kExitSession;
     try {
       rows.drain();
     } catch (const std::exception& e) {
@@ -588,6 +676,7 @@ int run_profile(const ProfileOptions& options) {
       std::cerr << "oaprof: sampling failed: " << e.what() << "\n";
       return finish(kExitSetup);
     }
+    if (sampling_failed(sampler)) return finish(kExitSession);
     return finish(0);
   }
 
@@ -675,16 +764,22 @@ int run_profile(const ProfileOptions& options) {
     std::cerr << "oaprof: " << e.what() << "\n";
     exit_code = kExitCannotRun;
   }
+  const int program_status = exit_code;
   if (app_sampler) {
     app_sampler->stop();
-    session.set_busy(false);
+    if (sampling_failed(*app_sampler) && exit_code == 0) exit_code = kExitSession;
+    try {
+      session.set_busy(false);
+    } catch (const std::exception&) {
+      // The same broken session; finish() reports it.
+    }
   }
   if (server) server->stop();
   server.reset();
   ::rmdir(dir.c_str());
   exit_code = finish(exit_code);
-  if (!options.quiet && exit_code != 0 && exit_code != kExitCannotRun) {
-    std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], exit_code);
+  if (!options.quiet && program_status != 0 && program_status != kExitCannotRun) {
+    std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], program_status);
   }
   return exit_code;
 }

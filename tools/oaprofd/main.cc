@@ -3,7 +3,6 @@
 // the work is src/daemon's DaemonService and Oaprofd.
 #include <grp.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +24,7 @@
 #include "daemon/daemon_paths.h"
 #include "daemon/daemon_service.h"
 #include "daemon/oaprofd.h"
+#include "daemon/state_dir.h"
 #include "daemon/systemd.h"
 
 extern char** environ;
@@ -120,29 +120,19 @@ int main(int argc, char** argv) {
   so.energy_roots.sysfs = sysfs_root;
   so.log = [](int level, const std::string& line) { log_line(level, line); };
 
-  std::error_code ec;
-  const bool created = fs::create_directories(state_dir, ec);
-  if (ec) {
-    log_line(3, fmt::format("cannot create the state directory {}: {}", state_dir, ec.message()));
+  try {
+    oaprof::daemon::prepare_state_dir(state_dir);
+  } catch (const std::exception& e) {
+    log_line(3, e.what());
     return 1;
   }
-  // Clients must reach the socket inside it; a directory that already existed keeps its mode.
-  if (created) ::chmod(state_dir.c_str(), 0755);
 
   oaprof::daemon::DaemonService service(so);
-  try {
-    if (auto done = service.recover()) log_line(4, *done);
-  } catch (const std::exception& e) {
-    log_line(3, fmt::format("a previous oaprofd left registers programmed and they could not be "
-                            "restored: {}",
-                            e.what()));
-    return 1;
-  }
-
   oaprof::daemon::OaprofdOptions o;
   o.socket_path = socket_path;
   o.group_name = group_name;
   o.group = resolve_group(group_name);
+  o.log = so.log;
   if (!o.group) {
     log_line(4, fmt::format("group '{}' does not exist: only root may use oaprofd (create it with "
                             "systemd-sysusers or `groupadd --system {}`)",
@@ -156,6 +146,17 @@ int main(int argc, char** argv) {
     daemon.emplace(service, o);
   } catch (const std::exception& e) {
     log_line(3, e.what());
+    return 1;
+  }
+  // Only now, with the socket ours (a live oaprofd on it was refused above) and under the
+  // session lock inside recover(): a state file another process's live session is writing must
+  // keep its registers.
+  try {
+    if (auto done = service.recover()) log_line(4, *done);
+  } catch (const std::exception& e) {
+    log_line(3, fmt::format("a previous session left registers programmed and they could not be "
+                            "restored: {}",
+                            e.what()));
     return 1;
   }
   g_daemon = &*daemon;
