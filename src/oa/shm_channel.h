@@ -72,7 +72,7 @@ ChannelLayout* attach(void* memory, std::size_t size);
 // away), then sleeps on the futex, in slices of at most `slice` so the caller can check the
 // peer is still there.
 struct WaitPolicy {
-  std::chrono::nanoseconds spin{50'000};
+  std::chrono::nanoseconds spin{200'000};
   std::chrono::nanoseconds slice{100'000'000};
 };
 
