@@ -68,6 +68,11 @@ void Session::set_energy_source(power::EnergySource* energy) {
   energy_ = energy;
 }
 
+void Session::set_energy_reuse(std::chrono::nanoseconds window) {
+  std::lock_guard lock(mu_);
+  energy_reuse_ = window;
+}
+
 void Session::set_busy_listener(std::function<void(bool)> listener) {
   std::lock_guard lock(mu_);
   busy_listener_ = std::move(listener);
@@ -135,7 +140,17 @@ void Session::settle_locked(std::uint64_t client_id) {
     if (!d.read_energy) continue;
     // Read even when the launch has gone meanwhile (its client vanished): the busy listener's
     // model and the energy source's clock stay in step either way.
-    std::optional<power::EnergyReading> reading = read_energy_locked();
+    const auto now = std::chrono::steady_clock::now();
+    std::optional<power::EnergyReading> reading;
+    if (before && last_after_ && now - last_after_at_ < energy_reuse_) {
+      reading = last_after_;
+    } else {
+      reading = read_energy_locked();
+      if (!before && reading) {
+        last_after_ = reading;
+        last_after_at_ = now;
+      }
+    }
     auto p = pending_.find({d.client_id, d.launch_id});
     if (p == pending_.end()) continue;
     (before ? p->second.energy_before : p->second.energy_after) = std::move(reading);

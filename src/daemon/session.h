@@ -4,6 +4,7 @@
 // cannot leave the hardware configured).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,6 +62,12 @@ class Session {
 
   // Energy is read next to every snapshot when a source is set (it must outlive the session).
   void set_energy_source(power::EnergySource* energy);
+  // A launch's first 'before' takes the reading of the last 'after' instead of a new one when
+  // that is younger than `window` (default: RAPL's update interval, about 1 ms, within which
+  // two reads return the same counters). Back-to-back launches then read the energy once each,
+  // and their windows tile the run. Zero: always read anew.
+  void set_energy_reuse(std::chrono::nanoseconds window);
+  static constexpr std::chrono::nanoseconds kRaplUpdateInterval{1'000'000};
   // Told when the GPU starts and stops being busy with a measured kernel: the simulated RAPL
   // tree follows the simulated GPU through it.
   void set_busy_listener(std::function<void(bool)> listener);
@@ -119,6 +126,9 @@ class Session {
   Sink sink_;
   mmio::OaConfig config_;
   power::EnergySource* energy_ = nullptr;
+  std::chrono::nanoseconds energy_reuse_ = kRaplUpdateInterval;
+  std::optional<power::EnergyReading> last_after_;  // the latest 'after' reading, and when
+  std::chrono::steady_clock::time_point last_after_at_;
   std::function<void(bool)> busy_listener_;
   bool started_ = false;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Pending> pending_;  // (client, launch id)

@@ -143,6 +143,30 @@ TEST_F(SessionTest, EnergyFirstReadsTheEnergyBeforeTheAnswer) {
   EXPECT_EQ(energy_[0].first->energy_uj.at(power::Domain::kPackage), 3u);
 }
 
+// Back to back, a launch's 'before' takes the previous 'after' reading (RAPL could not tell the
+// two instants apart), so the energy is read once per launch and the windows tile the run.
+TEST_F(SessionTest, BackToBackLaunchesShareTheReadingBetweenThem) {
+  FakeEnergy energy(*sim_.clock);
+  session_.set_energy_source(&energy);
+  session_.start();
+  auto launch = [&](std::uint64_t id, std::uint64_t at_before, std::uint64_t at_after) {
+    energy.busy_uj_ = at_before;
+    answer(1, 1, wire::Snapshot{id, wire::Phase::kBefore});
+    energy.busy_uj_ = at_after;
+    answer(1, 1, wire::Snapshot{id, wire::Phase::kAfter});
+    answer(1, 1, launch_record(id));
+  };
+  launch(0, 0, 10);
+  launch(1, 25, 40);  // 25: what a fresh read would see
+  ASSERT_EQ(energy_.size(), 2u);
+  EXPECT_EQ(energy_[1].first->energy_uj.at(power::Domain::kPackage), 10u);
+  EXPECT_EQ(energy_[1].first->time_ns, energy_[0].second->time_ns);
+  session_.set_energy_reuse(std::chrono::nanoseconds(0));
+  launch(2, 55, 70);
+  ASSERT_EQ(energy_.size(), 3u);
+  EXPECT_EQ(energy_[2].first->energy_uj.at(power::Domain::kPackage), 55u);
+}
+
 TEST_F(SessionTest, WithoutAnEnergySourceRowsHaveNoReadings) {
   session_.start();
   answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
