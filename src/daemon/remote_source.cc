@@ -23,8 +23,9 @@ constexpr int kReplyTimeoutS = 20;
 
 class RemoteCounterSource final : public gpu::CounterSource {
  public:
-  RemoteCounterSource(std::shared_ptr<DaemonClient> client, oa::ReportFormat format)
-      : client_(std::move(client)), format_(format) {}
+  RemoteCounterSource(std::shared_ptr<DaemonClient> client, oa::ReportFormat format,
+                      bool simulated)
+      : client_(std::move(client)), format_(format), simulated_(simulated) {}
   ~RemoteCounterSource() override {
     try {
       client_->close();
@@ -56,6 +57,7 @@ class RemoteCounterSource final : public gpu::CounterSource {
   }
   void stop() override { client_->close(); }
   void kernel_running(bool running) override {
+    if (!simulated_) return;
     throw_if_error(client_->call(wire::Kernel{running}), "kernel signal");
   }
   bool config_lost() const override { return config_lost_; }
@@ -72,6 +74,7 @@ class RemoteCounterSource final : public gpu::CounterSource {
   }
   std::shared_ptr<DaemonClient> client_;
   oa::ReportFormat format_;
+  bool simulated_;
   bool config_lost_ = false;
   gpu::PerfStreamCounts stream_counts_;
 };
@@ -205,8 +208,8 @@ void DaemonClient::close() {
 }
 
 std::unique_ptr<gpu::CounterSource> make_remote_counter_source(
-    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format) {
-  return std::make_unique<RemoteCounterSource>(std::move(client), opened_format);
+    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format, bool simulated) {
+  return std::make_unique<RemoteCounterSource>(std::move(client), opened_format, simulated);
 }
 
 std::unique_ptr<power::EnergySource> make_remote_energy_source(

@@ -57,9 +57,12 @@ class DaemonClient {
 void throw_if_error(const oa::wire::Body& reply, const char* what);
 
 // A CounterSource whose snapshots the daemon takes. start() checks the format against the one
-// opened (the daemon programmed the metric set named at open); stop() closes the session.
+// opened (the daemon programmed the metric set named at open); stop() closes the session. The
+// kernel signal, which only the simulator's workload model uses, goes to the daemon only when
+// its device is `simulated`: on a real GPU it would be a round trip per kernel boundary for
+// nothing.
 std::unique_ptr<gpu::CounterSource> make_remote_counter_source(
-    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format);
+    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format, bool simulated);
 
 // The daemon's energy source, read through the session; null when it opened none.
 std::unique_ptr<power::EnergySource> make_remote_energy_source(

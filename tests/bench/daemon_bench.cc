@@ -51,7 +51,8 @@ void BM_SnapshotThroughOaprofd(benchmark::State& state) {
     oa::wire::Open open;
     open.energy = "none";
     (void)client->open(open);
-    auto src = daemon::make_remote_counter_source(client, oa::ReportFormat::kA32u40_A4u32_B8_C8);
+    auto src = daemon::make_remote_counter_source(client, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                                  /*simulated=*/true);
     std::uint32_t id = 0;
     for (auto _ : state) benchmark::DoNotOptimize(src->snapshot(++id));
     src->stop();

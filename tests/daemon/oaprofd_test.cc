@@ -23,6 +23,8 @@
 
 #include "daemon/daemon_log.h"
 #include "daemon/remote_source.h"
+#include "oa/delta.h"
+#include "oa/report.h"
 #include "daemon/systemd.h"
 #include "tests/daemon/daemon_test_util.h"
 
@@ -200,6 +202,32 @@ TEST_F(OaprofdTest, AGroupMemberWhoIsNotRootMayProfile) {
     }
   });
   EXPECT_EQ(rc, 0);
+}
+
+// The kernel signal only drives the simulator's workload model: a remote source sends it when the
+// daemon's device is simulated, and leaves out the round trip for a real GPU. Seen through the
+// simulated busy counter (A0), which advances only while the daemon was told a kernel runs.
+TEST_F(OaprofdTest, TheKernelSignalReachesTheDaemonOnlyForASimulatedDevice) {
+  for (const bool simulated : {true, false}) {
+    auto client = std::shared_ptr<DaemonClient>(open_when_free());
+    ASSERT_TRUE(client);
+    auto source = make_remote_counter_source(client, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                             simulated);
+    const oa::Report before = oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                         source->snapshot(1).bytes);
+    source->kernel_running(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    source->kernel_running(false);
+    const oa::Report after = oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                        source->snapshot(2).bytes);
+    const oa::CounterDeltas d = oa::compute_deltas(before, after);
+    if (simulated) {
+      EXPECT_GT(d.a[0], 0u) << "the simulated GPU never heard of the kernel";
+    } else {
+      EXPECT_EQ(d.a[0], 0u) << "a kernel signal went to the daemon for a real device";
+    }
+    source->stop();
+  }
 }
 
 TEST_F(OaprofdTest, TwoClientsContendAndTheSecondGetsTheUnitAfterTheFirst) {

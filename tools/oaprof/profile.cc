@@ -420,7 +420,7 @@ int run_profile(const ProfileOptions& options) {
       platform = opened->simulated ? oa::simulated_platform()
                                    : oa::require_platform_for_pci_id(opened->pci_id);
       format = oa::parse_format(opened->format, platform.gen);
-      source = daemon::make_remote_counter_source(client, format);
+      source = daemon::make_remote_counter_source(client, format, opened->simulated);
       // The daemon programmed the set; the same file gives its equations here.
       metrics = std::make_unique<oa::MetricSet>(
           load_metric_set(platform, opened->metric_set, opened->metrics_file));
