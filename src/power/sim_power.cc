@@ -43,6 +43,7 @@ SimPowercap::SimPowercap(fs::path class_dir, SimPowerModel model, Clock clock_ns
     detail::write_atomically(dir / "max_energy_range_uj",
                              std::to_string(model_.max_energy_range_uj) + "\n");
     energy_nj_[z.domain] = 0;
+    published_nj_[z.domain] = 0;
     const fs::path energy = dir / "energy_uj";
     const int fd = ::open(energy.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -104,20 +105,33 @@ void SimPowercap::advance_locked() {
   const std::uint64_t now = clock_ns_();
   if (now <= last_ns_) return;  // a clock that did not advance adds nothing
   const auto elapsed_ns = static_cast<long double>(now - last_ns_);
+  // The latest instant at which the hardware would have updated its counters: the activity has
+  // been the same since last_ns_, so the energy there follows from the same power.
+  const std::uint64_t interval = model_.update_interval_ns;
+  const std::uint64_t update_ns = interval == 0 ? now : now / interval * interval;
   for (const auto& [domain, watts] : power_w(activity_)) {
     // W × ns = nJ.
+    if (update_ns > last_ns_) {
+      const auto to_update = static_cast<long double>(update_ns - last_ns_);
+      published_nj_[domain] =
+          energy_nj_[domain] + static_cast<std::uint64_t>(std::llround(watts * to_update));
+      files_stale_ = true;
+    }
     energy_nj_[domain] += static_cast<std::uint64_t>(std::llround(watts * elapsed_ns));
   }
   last_ns_ = now;
 }
 
 void SimPowercap::write_locked() {
+  // Between update instants the files do not change: nothing to write.
+  if (!files_stale_) return;
+  files_stale_ = false;
   // The counter as hardware holds it: modulo the range, so readers see wraps. Fixed-width text
   // rewritten in place: no rename (which ext4 turns into a flush), and never a shorter number
   // that would leave stale digits behind.
   for (std::size_t i = 0; i < std::size(kSimZones); ++i) {
     const std::uint64_t wrapped =
-        energy_nj_[kSimZones[i].domain] / 1000 % model_.max_energy_range_uj;
+        published_nj_[kSimZones[i].domain] / 1000 % model_.max_energy_range_uj;
     const std::string text = fmt::format("{:020}\n", wrapped);
     if (::pwrite(energy_fds_[i], text.data(), text.size(), 0) !=
         static_cast<ssize_t>(text.size())) {

@@ -27,6 +27,9 @@ struct SimPowerModel {
   // Added to uncore (PP1), package and psys while the GPU is busy, times its activity (0..1).
   double gpu_active_w = 9.0;
   std::uint64_t max_energy_range_uj = 262143328850;  // a typical client part's range
+  // The files change only at multiples of this, as RAPL's counters do (about every 1 ms), each
+  // time to the energy at that instant; 0 makes them follow the clock exactly.
+  std::uint64_t update_interval_ns = 1'000'000;
 };
 
 class SimPowercap {
@@ -66,6 +69,8 @@ class SimPowercap {
   std::uint64_t last_ns_ = 0;
   double activity_ = 0;
   std::map<Domain, std::uint64_t> energy_nj_;  // nJ, so whole-µJ steps add up exactly
+  std::map<Domain, std::uint64_t> published_nj_;  // at the latest update instant: the files
+  bool files_stale_ = true;
   std::vector<int> energy_fds_;                // one per zone, in kSimZones order
 };
 

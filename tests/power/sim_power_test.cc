@@ -22,6 +22,7 @@ struct VirtualClock {
 TEST(SimPowerTest, IdlePowerAccruesOnTheVirtualClock) {
   VirtualClock clock;
   SimPowerModel model;
+  model.update_interval_ns = 0;  // exact at every read: the clock starts between updates
   SimEnergySource src({}, model, clock.fn());
   EXPECT_EQ(src.name(), "sim");
   EXPECT_THAT(src.domains(), ::testing::UnorderedElementsAre(Domain::kPackage, Domain::kCores,
@@ -65,6 +66,7 @@ TEST(SimPowerTest, FilesWrapAtTheRangeAndTheReaderUnwraps) {
   VirtualClock clock;
   SimPowerModel model;
   model.max_energy_range_uj = 1'500'000;  // 1.5 J: the package wraps every 0.75 s at idle
+  model.update_interval_ns = 0;
   test_support::FakeTree tree;
   SimEnergySource src(tree.root(), model, clock.fn());
   EXPECT_EQ(src.wrap_range_uj(), 1'500'000u);
@@ -77,6 +79,30 @@ TEST(SimPowerTest, FilesWrapAtTheRangeAndTheReaderUnwraps) {
   EXPECT_EQ(b.energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage),
             static_cast<std::uint64_t>(4 * model.package_idle_w * 1e6));
   EXPECT_TRUE(std::filesystem::exists(tree.root() / "intel-rapl:0:1/energy_uj"));
+}
+
+// As RAPL's counters, the files move only at update instants (every 1 ms by default), each time
+// to the energy at that instant: reads between two updates see the same value.
+TEST(SimPowerTest, TheFilesChangeOnlyAtUpdateInstants) {
+  VirtualClock clock;
+  clock.now_ns = 0;
+  SimPowerModel model;  // package 2 W idle: 2 µJ per ms
+  SimEnergySource src({}, model, clock.fn());
+  auto package_uj = [&] { return src.read().energy_uj.at(Domain::kPackage); };
+  clock.now_ns = 400'000;
+  EXPECT_EQ(package_uj(), 0u);
+  clock.now_ns = 999'999;
+  EXPECT_EQ(package_uj(), 0u);
+  clock.now_ns = 1'000'000;
+  EXPECT_EQ(package_uj(), 2000u);
+  // The GPU's busy spell counts up to the instant of the next update, not beyond.
+  src.simulator().set_gpu_active(true);  // +9 W from 1.0 ms
+  clock.now_ns = 2'500'000;
+  src.simulator().set_gpu_active(false);
+  clock.now_ns = 2'900'000;
+  EXPECT_EQ(package_uj(), 2000u + 2000u + 9000u);  // at 2.0 ms: 2 ms idle, 1 ms busy
+  clock.now_ns = 3'000'000;
+  EXPECT_EQ(package_uj(), 6000u + 9000u + 4500u);  // at 3.0 ms: 3 ms idle, 1.5 ms busy
 }
 
 TEST(SimPowerTest, RefusesActivityOutsideZeroToOne) {
