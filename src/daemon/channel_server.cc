@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -39,7 +40,12 @@ std::unique_ptr<ChannelServer> ChannelServer::create(Answer answer, std::functio
   }
   s->mapping_ = m;
   s->layout_ = channel::initialise(m);
-  s->thread_ = std::thread([p = s.get()] { p->run(); });
+  try {
+    s->thread_ = std::thread([p = s.get()] { p->run(); });
+  } catch (const std::system_error& e) {  // out of threads: the socket serves this client
+    error = fmt::format("starting the channel's thread: {}", e.what());
+    return nullptr;
+  }
   return s;
 }
 
@@ -57,11 +63,28 @@ void ChannelServer::close_fd() {
 void ChannelServer::stop() {
   if (!thread_.joinable()) return;
   stop_.store(true);
-  channel::wake_consumer(layout_->to_server);
+  // One wake-up can come before the thread goes to sleep (it polls first): wake it until it has
+  // seen the flag, so stopping never waits out a whole sleep slice.
+  while (!finished_.load()) {
+    channel::wake_consumer(layout_->to_server);
+    channel::wake_producer(layout_->to_client);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
   thread_.join();
 }
 
 void ChannelServer::run() {
+  try {
+    serve();
+  } catch (const std::exception&) {
+    // Out of memory answering, say: this client loses its channel, the server goes on.
+    corrupt_.store(true);
+    ::shutdown(client_socket_, SHUT_RDWR);
+  }
+  finished_.store(true);
+}
+
+void ChannelServer::serve() {
   channel::Consumer in(layout_->to_server, layout_->to_server_slots);
   channel::Producer out(layout_->to_client, layout_->to_client_slots);
   std::vector<std::uint8_t> buf(oa::wire::kMaxMessageBytes);
@@ -88,7 +111,10 @@ void ChannelServer::run() {
            slices++ < 600) {
       out.wait_for_room(policy_);
     }
-    if (put == channel::RingStatus::kCorrupt || put == channel::RingStatus::kFull) return fail();
+    if (put == channel::RingStatus::kCorrupt) return fail();
+    // Full while stopping: the client has gone and reads no more replies. Its requests are still
+    // answered (a launch record among them becomes a row); the replies are dropped.
+    if (put == channel::RingStatus::kFull && !stop_.load()) return fail();
     answered_.fetch_add(1, std::memory_order_relaxed);
     settle_();
   }

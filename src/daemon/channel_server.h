@@ -45,6 +45,7 @@ class ChannelServer {
  private:
   ChannelServer() = default;
   void run();
+  void serve();
 
   Answer answer_;
   std::function<void()> settle_;
@@ -54,6 +55,7 @@ class ChannelServer {
   void* mapping_ = nullptr;
   oa::channel::ChannelLayout* layout_ = nullptr;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{false};  // run() has returned
   std::atomic<bool> corrupt_{false};
   std::atomic<std::uint64_t> answered_{0};
   std::thread thread_;

@@ -65,11 +65,13 @@ std::vector<gid_t> user_groups(const std::string& user, gid_t gid) {
       "cannot list the groups of user '{}': the group database keeps growing; try again", user));
 }
 
-// What execvp would run: `name` itself when it has a slash, else the first executable regular
-// file of that name along the child's PATH.
-std::string resolve_program(const std::string& name,
-                            const std::map<std::string, std::string>& env) {
-  if (name.find('/') != std::string::npos) return name;
+// What execvp would try, in order: `name` itself when it has a slash, else the regular files of
+// that name along the child's PATH (the child, as the user, goes on to the next one when the
+// kernel refuses one, as execvp does).
+std::vector<std::string> resolve_program(const std::string& name,
+                                         const std::map<std::string, std::string>& env) {
+  if (name.find('/') != std::string::npos) return {name};
+  std::vector<std::string> found;
   const auto it = env.find("PATH");
   const std::string path = it != env.end() ? it->second : std::string("/bin:/usr/bin");
   std::size_t begin = 0;
@@ -81,11 +83,12 @@ std::string resolve_program(const std::string& name,
     const std::string candidate = dir + "/" + name;
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0) {
-      return candidate;
+      found.push_back(candidate);
     }
     if (end == std::string::npos) break;
     begin = end + 1;
   }
+  if (!found.empty()) return found;
   throw std::runtime_error(fmt::format(
       "cannot run '{}': no executable of that name in PATH ({}); give its path", name, path));
 }
@@ -141,7 +144,7 @@ pid_t spawn_child(const ChildSpec& spec) {
     }
     if (!c.user.empty()) groups = user_groups(c.user, c.gid);
   }
-  const std::string program = resolve_program(spec.argv[0], env);
+  const std::vector<std::string> programs = resolve_program(spec.argv[0], env);
 
   std::vector<std::string> env_lines;
   env_lines.reserve(env.size());
@@ -152,6 +155,10 @@ pid_t spawn_child(const ChildSpec& spec) {
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // For a file the kernel cannot execute itself (a script without #!), execvp runs /bin/sh on
+  // it; its argv is made here, the file's name filled in after the fork.
+  std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), nullptr};
+  sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -178,7 +185,19 @@ pid_t spawn_child(const ChildSpec& spec) {
       if (::setgid(c.gid) != 0) fail(1);
       if (::setuid(c.uid) != 0) fail(2);
     }
-    ::execve(program.c_str(), argv.data(), envp.data());
+    int exec_errno = ENOENT;
+    for (const std::string& program : programs) {
+      ::execve(program.c_str(), argv.data(), envp.data());
+      exec_errno = errno;
+      if (exec_errno == ENOEXEC) {
+        sh_argv[1] = const_cast<char*>(program.c_str());
+        ::execve("/bin/sh", sh_argv.data(), envp.data());
+        exec_errno = errno;
+      }
+      // execvp goes on past these; anything else is the answer.
+      if (exec_errno != EACCES && exec_errno != ENOENT && exec_errno != ENOTDIR) break;
+    }
+    errno = exec_errno;
     fail(3);
   }
   ::close(pipe_fds[1]);

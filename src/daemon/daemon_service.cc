@@ -137,6 +137,9 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   active_ = std::move(active);
   Active& a = *active_;
   try {
+    // A state file here under the lock is a dead holder's (a local oaprof killed, or a session
+    // of ours whose restore failed): put its registers back before a new journal replaces it.
+    if (auto done = restore_state_file(state_file(), options_.device)) log(5, *done);
     gpu::DeviceOptions dopt = options_.device;
     dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
     a.journal = std::make_unique<SessionJournal>(

@@ -210,6 +210,7 @@ std::optional<std::string> restore_state_file(const std::filesystem::path& path,
   }
   device.spec = state->device_spec;
   device.wrap_mmio = nullptr;
+  device.map_registers = true;  // whatever the caller reads with, restoring writes registers
   {
     gpu::Device d = gpu::open_device(device);
     if (d.mmio->describe() != state->identity) {

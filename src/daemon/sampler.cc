@@ -41,15 +41,20 @@ void Sampler::stop() {
   thread_.join();
   std::lock_guard lock(mu_);
   running_ = false;
-  if (!failure_.empty()) {
-    emit_partial_row();
-    return;
-  }
+  // The last row may fail to be written too (a full disk): the row writer reports that when
+  // oaprof drains it, and stop() stays free of exceptions as its callers expect.
   try {
-    emit_row();
-  } catch (const std::exception& e) {
-    failure_ = e.what();
-    emit_partial_row();
+    if (!failure_.empty()) {
+      emit_partial_row();
+      return;
+    }
+    try {
+      emit_row();
+    } catch (const std::exception& e) {
+      failure_ = e.what();
+      emit_partial_row();
+    }
+  } catch (const std::exception&) {
   }
 }
 

@@ -136,10 +136,9 @@ void Session::settle_locked(std::uint64_t client_id) {
     const Deferred d = *it;
     it = deferred_.erase(it);
     const bool before = d.phase == oa::wire::Phase::kBefore;
-    if (busy_listener_) busy_listener_(before);
     if (!d.read_energy) continue;
-    // Read even when the launch has gone meanwhile (its client vanished): the busy listener's
-    // model and the energy source's clock stay in step either way.
+    // Read even when the launch has gone meanwhile (its client vanished): the last 'after'
+    // reading serves the next launch either way.
     const auto now = std::chrono::steady_clock::now();
     std::optional<power::EnergyReading> reading;
     if (before && last_after_ && now - last_after_at_ < energy_reuse_) {
@@ -185,8 +184,9 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     if (read_energy && s.energy_first) p.energy_before = read_energy_locked();
     p.before = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
     if (p.pairs == 0) p.stream_before = source_.perf_stream_counts();
-    source_.kernel_running(true);
     running_client_ = client_id;
+    // In order with the other clients' kernel signals: the simulated RAPL tree follows it.
+    busy_locked(true);
     deferred_.push_back({client_id, s.launch_id, s.phase, read_energy && !s.energy_first});
   } else {
     if (!p.before) {
@@ -194,8 +194,8 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
       return Error{ErrorCode::kUnknownLaunch,
                    fmt::format("launch {} has no 'before' snapshot", s.launch_id)};
     }
-    source_.kernel_running(false);
-    running_client_.reset();
+    running_client_.reset();  // first: a signal that fails (oaprofd gone) must not leave it set
+    busy_locked(false);
     const oa::Report after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
     p.config_lost = p.config_lost || source_.config_lost();
     p.stream_after = source_.perf_stream_counts();
@@ -253,8 +253,13 @@ void Session::client_gone(std::uint64_t client_id) {
     }
   }
   if (running_client_ == client_id) {
-    busy_locked(false);
     running_client_.reset();
+    try {
+      busy_locked(false);
+    } catch (const std::exception&) {
+      // The source is gone (oaprofd died); its kernel signal has nobody to reach. This runs on
+      // the server's thread, which must go on serving the other clients.
+    }
   }
 }
 

@@ -46,8 +46,8 @@ class Session {
   // Thread-safe, as is everything below: the socket server and a sampler may share a session.
   // Answers one request of client `client_id` (whose process is `pid`). Never throws: device
   // failures become an Error reply. The answer waits only for what the kernel must not start (or
-  // end) without: the counter snapshot and the source's kernel signal. The rest of a snapshot's
-  // work (the energy reading beside it, the busy listener) is left for settle(), which the server
+  // end) without: the counter snapshot and the kernel signal (to the source and the busy
+  // listener). The energy reading beside the snapshot is left for settle(), which the server
   // calls as soon as the reply is on its way; a client's next request settles its earlier ones
   // first in any case.
   oa::wire::Body handle(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Body& request);
@@ -106,7 +106,7 @@ class Session {
     gpu::PerfStreamCounts stream_after;
   };
   // Work an answer leaves for after its reply: reading the energy beside a snapshot (into the
-  // launch's Pending) and telling the busy listener.
+  // launch's Pending).
   struct Deferred {
     std::uint64_t client_id;
     std::uint64_t launch_id;

@@ -37,7 +37,11 @@ void prepare_state_dir(const std::filesystem::path& dir) {
         dir.string(), std::strerror(errno), kStateDirEnv));
   }
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+  if (::lstat(dir.c_str(), &st) != 0) {
+    throw std::runtime_error(fmt::format("cannot examine the state directory {}: {}",
+                                         dir.string(), std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
       (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     const std::string why =
         !S_ISDIR(st.st_mode)       ? std::string("not a directory")

@@ -156,4 +156,6 @@ bool Consumer::wait_for_message(const WaitPolicy& policy) {
 
 void wake_consumer(RingControl& control) { futex_wake(control.tail); }
 
+void wake_producer(RingControl& control) { futex_wake(control.head); }
+
 }  // namespace oaprof::oa::channel

@@ -114,7 +114,9 @@ class Consumer {
   std::uint32_t head_ = 0;  // ours; the shared one is only published
 };
 
-// Wakes a consumer asleep in wait_for_message() (the privileged side stopping its channel).
+// Wake a consumer asleep in wait_for_message(), or a producer asleep in wait_for_room() (the
+// privileged side stopping its channel).
 void wake_consumer(RingControl& control);
+void wake_producer(RingControl& control);
 
 }  // namespace oaprof::oa::channel

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace oaprof::daemon {
 namespace {
@@ -124,6 +125,40 @@ TEST(SpawnChildTest, AProgramNotOnThePathIsAClearError) {
     EXPECT_THAT(e.what(), HasSubstr("cannot run 'oaprof-no-such-program': no executable of that "
                                     "name in PATH (/nonexistent:/bin)"));
   }
+}
+
+// As execvp: a script without #! runs under /bin/sh, and a PATH entry the user may not execute
+// is passed over for the next one (checked when the test can drop to nobody, i.e. as root).
+TEST(SpawnChildTest, PathSearchGoesOnAndAScriptWithoutAShebangRunsUnderSh) {
+  namespace fs = std::filesystem;
+  const auto dir = fs::temp_directory_path() / ("oaprof-path-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "first");
+  fs::create_directories(dir / "second");
+  fs::permissions(dir, fs::perms::all);
+  std::ofstream(dir / "first" / "tool") << "echo first > \"$1\"\n";  // no #!
+  std::ofstream(dir / "second" / "tool") << "echo second > \"$1\"\n";
+  fs::permissions(dir / "first" / "tool", fs::perms::owner_all);  // 0700: the owner's only
+  fs::permissions(dir / "second" / "tool", fs::perms::all);
+  const auto run = [&](std::optional<Credentials> as) {
+    const auto out = dir / "out";
+    fs::remove(out);
+    ChildSpec spec;
+    spec.argv = {"tool", out.string()};
+    spec.set_env["PATH"] = (dir / "first").string() + ":" + (dir / "second").string();
+    spec.credentials = as;
+    const pid_t pid = spawn_child(spec);
+    int status = 0;
+    EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(shell_status(status), 0);
+    std::string text;
+    std::getline(std::ifstream(out), text);
+    return text;
+  };
+  EXPECT_EQ(run(std::nullopt), "first");
+  if (::geteuid() == 0) {
+    EXPECT_EQ(run(Credentials{65534, 65534, ""}), "second");
+  }
+  fs::remove_all(dir);
 }
 
 TEST(ShellStatusTest, SignalsMapTo128PlusN) {

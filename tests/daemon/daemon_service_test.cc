@@ -238,6 +238,25 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
             std::vector<std::size_t>{});
 }
 
+// The lock of a dead holder goes with it, its state file does not: a local oaprof killed while
+// oaprofd runs, say. The next session oaprofd opens restores it first, instead of writing a
+// new journal over it.
+TEST_F(DaemonServiceTest, OpeningASessionRestoresWhatADeadHolderLeft) {
+  const auto before = testing::file_bytes(regs_);
+  {
+    CrashingSession crashed;
+    open_crashing_session(crashed);
+    crashed.device.mmio->write32(0x9840, 0xDEADBEEF);
+  }
+  ASSERT_TRUE(std::filesystem::exists(service_->state_file()));
+  const wire::Body opened = service_->handle(1, alice_, open_request());
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened)) << std::get<wire::Error>(opened).message;
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Close{})));
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+            std::vector<std::size_t>{});
+  EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
+}
+
 TEST_F(DaemonServiceTest, RecoverDropsOnlyTheCrashedSessionsForcewakeBit) {
   {
     // A crashed session that held forcewake through the registers: its request writes are

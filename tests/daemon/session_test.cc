@@ -111,12 +111,10 @@ TEST_F(SessionTest, TheEnergyBesideASnapshotIsReadAfterTheReply) {
   session_.set_busy_listener([&](bool b) { busy_calls.push_back(b); });
   session_.start();
   session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
-  EXPECT_TRUE(busy_calls.empty());
+  EXPECT_EQ(busy_calls, (std::vector<bool>{true}));  // the kernel signal is part of the answer
   energy.busy_uj_ = 7;  // what the source holds when the reply has gone
   session_.settle(2);   // another client's settle leaves this one's work alone
-  EXPECT_TRUE(busy_calls.empty());
   session_.settle(1);
-  EXPECT_EQ(busy_calls, (std::vector<bool>{true}));
   energy.busy_uj_ = 50;
   // Without a settle, the next request of the same client does it before its own answer.
   session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
@@ -127,6 +125,20 @@ TEST_F(SessionTest, TheEnergyBesideASnapshotIsReadAfterTheReply) {
   EXPECT_EQ(energy_[0].first->energy_uj.at(power::Domain::kPackage), 7u);
   EXPECT_EQ(energy_[0].second->energy_uj.at(power::Domain::kPackage), 90u);
   EXPECT_EQ(busy_calls, (std::vector<bool>{true, false}));
+}
+
+// Two programs' launches interleave: the busy signal must follow the requests' order, whenever
+// each client's deferred work is settled, or the simulated RAPL tree would idle under a kernel.
+TEST_F(SessionTest, TheBusySignalFollowsTheRequestsInOrderAcrossClients) {
+  std::vector<bool> busy_calls;
+  session_.set_busy_listener([&](bool b) { busy_calls.push_back(b); });
+  session_.start();
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  session_.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter});  // A's settle comes late
+  session_.handle(2, 2, wire::Snapshot{0, wire::Phase::kBefore});
+  session_.settle(2);
+  session_.settle(1);
+  EXPECT_EQ(busy_calls, (std::vector<bool>{true, false, true}));
 }
 
 TEST_F(SessionTest, EnergyFirstReadsTheEnergyBeforeTheAnswer) {
@@ -432,6 +444,21 @@ TEST(SessionLifetimeTest, AFailedKernelSignalStillStopsTheSource) {
   source.gone = true;  // the kernel is marked running: stop() must end it first
   EXPECT_THROW(s.stop(), std::runtime_error);
   EXPECT_EQ(source.stops, 1);
+}
+
+// oaprofd dies between a launch's 'before' and 'after': the 'after' fails with an error reply,
+// and when the program's connection closes, the server thread's client_gone must not throw.
+TEST(SessionLifetimeTest, AClientGoneAfterAFailedAfterDoesNotThrow) {
+  testing::SimFixture sim;
+  VanishingSource source(*sim.source);
+  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
+  s.start();
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
+  source.gone = true;
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter})));
+  EXPECT_NO_THROW(s.client_gone(1));
+  EXPECT_EQ(s.launches_dropped(), 1u);
 }
 
 TEST(SessionLifetimeTest, ADestructorWhoseStopFailsDoesNotThrow) {

@@ -440,7 +440,7 @@ int run_profile(const ProfileOptions& options) {
       // Everything but the in-process simulator is shared with other runs and oaprofd: take the
       // unit as oaprofd does, under its lock and with its journal, so that two runs never
       // program it at once and a run killed with SIGKILL leaves what the next one restores.
-      if (options.device_spec != "sim") {
+      if (device_spec != "sim") {
         const fs::path state_dir = daemon::state_dir_from(env);
         daemon::prepare_state_dir(state_dir);
         const std::string holder =
@@ -455,7 +455,7 @@ int run_profile(const ProfileOptions& options) {
           std::cerr << "oaprof: " << *done << "\n";
         }
         local_journal = std::make_unique<daemon::SessionJournal>(
-            state_dir / "state", daemon::StateContents{options.device_spec, {}, holder, {}});
+            state_dir / "state", daemon::StateContents{device_spec, {}, holder, {}});
         dopt.wrap_mmio = [journal = local_journal.get()](std::unique_ptr<mmio::Mmio> inner) {
           return journal->wrap(std::move(inner));
         };
@@ -550,27 +550,25 @@ int run_profile(const ProfileOptions& options) {
   out.table->begin(info);
   // Rows are formatted and written on a thread of their own (RowWriter): the thread answering the
   // program's snapshots never waits for a file.
-  daemon::RowWriter rows([&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
-                              const power::EnergyReading* end) {
-                            report::RowEnergy e;
-                            if (begin && end) {
-                              power::WindowOptions wo = info.energy_options;
-                              wo.busy_ns = static_cast<std::uint64_t>(
-                                  oa::gpu_time_ns(r.deltas, info.timestamp_hz));
-                              wo.gpu_freq_mhz = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
-                              e.window = power::make_energy_window(*begin, *end, wo);
-                              e.begin = *begin;
-                              e.end = *end;
-                            } else {
-                              e.window = power::unavailable_energy_window(
-                                  energy ? "the energy could not be read for this window"
-                                         : energy_reason);
-                            }
-                            out.files->add(r, e);
-                            out.table->add(r, e);
-                            out.rows.fetch_add(1, std::memory_order_relaxed);
-                          },
-                          [&] { out.files->flush(); });
+  auto write_row = [&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
+                       const power::EnergyReading* end) {
+    report::RowEnergy e;
+    if (begin && end) {
+      power::WindowOptions wo = info.energy_options;
+      wo.busy_ns = static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info.timestamp_hz));
+      wo.gpu_freq_mhz = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
+      e.window = power::make_energy_window(*begin, *end, wo);
+      e.begin = *begin;
+      e.end = *end;
+    } else {
+      e.window = power::unavailable_energy_window(
+          energy ? "the energy could not be read for this window" : energy_reason);
+    }
+    out.files->add(r, e);
+    out.table->add(r, e);
+    out.rows.fetch_add(1, std::memory_order_relaxed);
+  };
+  daemon::RowWriter rows(write_row, [&] { out.files->flush(); });
   daemon::Session session(*source, format, rows.sink(), daemon::oa_config_for(*metrics, platform));
   session.set_energy_source(energy.get());
   if (sim_energy != nullptr) {
@@ -581,7 +579,8 @@ int run_profile(const ProfileOptions& options) {
     session.start();
   } catch (const std::exception& e) {
     std::cerr << "oaprof: cannot program the OA unit: " << e.what() << "\n";
-    return kExitSetup;
+    // Programming puts back what it wrote before it throws; the device does the rest as it closes.
+    return device_only_touched(kExitSetup);
   }
 
   struct sigaction sa {};
