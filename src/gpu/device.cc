@@ -150,6 +150,7 @@ Device& Device::operator=(Device&& other) noexcept {
   render_node = std::move(other.render_node);
   drm_card_sysfs = std::move(other.drm_card_sysfs);
   perf_period_exponent = other.perf_period_exponent;
+  sim_oa_buffer_bytes = other.sim_oa_buffer_bytes;
   pci_address = std::move(other.pci_address);
   sysfs_root = std::move(other.sysfs_root);
   return *this;
@@ -203,6 +204,7 @@ Device open_device(const DeviceOptions& options) {
     if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
     d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
     d.perf_period_exponent = options.perf_period_exponent;
+    d.sim_oa_buffer_bytes = options.sim_oa_buffer_bytes;
     return d;
   }
   const mmio::PciAddress addr =

@@ -36,6 +36,7 @@ struct Device {
   std::string render_node = "auto";
   std::string drm_card_sysfs = "auto";  // where i915 lists loaded metric sets
   int perf_period_exponent = 16;        // --access perf: OA period = (2 << exponent) ticks
+  std::size_t sim_oa_buffer_bytes = 16u << 20;  // the simulated i915's OA buffer
   std::string pci_address;              // "0000:00:02.0"; empty for the simulator
   std::filesystem::path sysfs_root = "/sys";
 
@@ -65,6 +66,8 @@ struct DeviceOptions {
   std::string render_node = "auto";     // --render-node PATH|auto, for --access rpc and perf
   std::string drm_card_sysfs = "auto";  // --drm-card DIR|auto, for --access perf
   int perf_period_exponent = 16;     // --oa-exponent N, for --access perf (0–31)
+  // The simulated i915's OA buffer (16 MiB as i915's); tests make it small to overflow it soon.
+  std::size_t sim_oa_buffer_bytes = 16u << 20;
   // Wraps the register window before anything writes through it (forcewake included); oaprofd
   // journals every first write this way. Null: the window as opened.
   std::function<std::unique_ptr<mmio::Mmio>(std::unique_ptr<mmio::Mmio>)> wrap_mmio;

@@ -131,12 +131,19 @@ class PerfCounterSource final : public CounterSource {
     return static_cast<std::uint64_t>(id);
   }
 
-  // Reads every pending record so the OA buffer never overflows, counting losses.
+  // Reads the pending records so the OA buffer never overflows, counting losses. At most one OA
+  // buffer's worth (i915's is 16 MiB) per call: with a short period the unit can write reports
+  // as fast as they are read (the simulator's, in a slow sanitizer build, faster), and a drain
+  // that waited for an empty buffer would never return. What comes meanwhile is the next
+  // call's.
   void drain() {
-    for (;;) {
+    constexpr std::size_t kOaBufferBytes = 16u << 20;
+    std::size_t read_bytes = 0;
+    while (read_bytes < kOaBufferBytes) {
       const ssize_t n = perf_->read_stream(stream_, read_buf_);
       if (n == -EINTR) continue;
       if (n <= 0) break;  // -EAGAIN: nothing pending
+      read_bytes += static_cast<std::size_t>(n);
       summarize_perf_records(std::span(read_buf_.data(), static_cast<std::size_t>(n)),
                              oa::layout_of(format_).size_bytes, records_);
     }
@@ -156,9 +163,10 @@ class PerfCounterSource final : public CounterSource {
 }  // namespace
 
 std::unique_ptr<CounterSource> make_perf_source(Device& device) {
-  auto perf = device.simulated() ? make_sim_i915_perf(*device.sim)
-                                 : make_drm_i915_perf(resolve_render_node(device),
-                                                     resolve_card_sysfs(device));
+  auto perf =
+      device.simulated()
+          ? make_sim_i915_perf(*device.sim, {.oa_buffer_bytes = device.sim_oa_buffer_bytes})
+          : make_drm_i915_perf(resolve_render_node(device), resolve_card_sysfs(device));
   return std::make_unique<PerfCounterSource>(device, std::move(perf));
 }
 
