@@ -139,6 +139,7 @@ TEST_F(SessionTest, TheBusySignalFollowsTheRequestsInOrderAcrossClients) {
   session_.settle(2);
   session_.settle(1);
   EXPECT_EQ(busy_calls, (std::vector<bool>{true, false, true}));
+  session_.set_busy_listener({});  // B's kernel is still on: the session's end must not call us
 }
 
 TEST_F(SessionTest, EnergyFirstReadsTheEnergyBeforeTheAnswer) {
