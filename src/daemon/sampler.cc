@@ -86,7 +86,9 @@ void Sampler::loop() {
 }
 
 void Sampler::read_and_fold() {
-  accumulator_.add(session_.sample());
+  bool lost = false;
+  accumulator_.add(session_.sample(nullptr, &lost));
+  row_config_lost_ = row_config_lost_ || lost;
   ++reads_;
 }
 
@@ -94,7 +96,8 @@ void Sampler::emit_row() {
   // The row ends with a snapshot of its own, read together with the energy; the next row starts
   // from both.
   std::optional<power::EnergyReading> end;
-  const oa::Report now = session_.sample(&end);
+  bool lost = false;
+  const oa::Report now = session_.sample(&end, &lost);
   ++reads_;
   accumulator_.add(now);
   oa::LaunchRecord r;
@@ -103,6 +106,10 @@ void Sampler::emit_row() {
   r.launch.api_ns = row_start_ns_;
   r.deltas = accumulator_.total();
   if (!accumulator_.exact()) r.flags.emplace_back("interval_too_long");
+  // The snapshot that found the registers reloaded also put them back: the counters were wrong
+  // for part of this row's time, not the next one's.
+  if (row_config_lost_ || lost) r.flags.emplace_back("config_lost");
+  row_config_lost_ = false;
   const gpu::PerfStreamCounts stream = session_.perf_stream_counts();
   add_stream_loss_flags(row_stream_, stream, r.flags);
   row_stream_ = stream;
@@ -122,6 +129,7 @@ void Sampler::emit_partial_row() {
   r.deltas = accumulator_.total();  // up to the last snapshot that could be read
   r.flags.emplace_back("sampling_failed");
   if (!accumulator_.exact()) r.flags.emplace_back("interval_too_long");
+  if (row_config_lost_) r.flags.emplace_back("config_lost");
   session_.emit(std::move(r));
   accumulator_.reset();
 }

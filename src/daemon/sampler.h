@@ -62,6 +62,8 @@ class Sampler {
   oa::Accumulator accumulator_;  // this row's reads, folded wrap-safe
   std::optional<power::EnergyReading> row_energy_;  // at the start of the current row
   gpu::PerfStreamCounts row_stream_;                // the perf stream's counts then
+  // A context switch reloaded the context-saved registers (Gen8–11 flex) during this row.
+  bool row_config_lost_ = false;
   std::uint64_t row_start_ns_ = 0;
   std::uint64_t reads_ = 0;
   std::string failure_;

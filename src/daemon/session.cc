@@ -92,11 +92,13 @@ void Session::busy_locked(bool busy) {
   if (busy_listener_) busy_listener_(busy);
 }
 
-oa::Report Session::sample(std::optional<power::EnergyReading>* energy) {
+oa::Report Session::sample(std::optional<power::EnergyReading>* energy, bool* config_lost) {
   std::lock_guard lock(mu_);
   if (!started_) throw std::runtime_error("the session is not started");
   if (energy) *energy = read_energy_locked();
-  return oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+  oa::Report report = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+  if (config_lost) *config_lost = source_.config_lost();
+  return report;
 }
 
 void Session::emit(oa::LaunchRecord record, const power::EnergyReading* begin,

@@ -73,8 +73,10 @@ class Session {
   void set_busy_listener(std::function<void(bool)> listener);
 
   // A snapshot outside any launch, for samplers (app mode, system-wide), with the energy read
-  // beside it when there is a source.
-  oa::Report sample(std::optional<power::EnergyReading>* energy = nullptr);
+  // beside it when there is a source. `config_lost` is set when this snapshot found the
+  // context-saved registers reloaded by a context switch (and put them back).
+  oa::Report sample(std::optional<power::EnergyReading>* energy = nullptr,
+                    bool* config_lost = nullptr);
   // Hands a row that did not come from a client launch (an interval, the whole application) to
   // the sink, numbered in sequence with the launches.
   void emit(oa::LaunchRecord record, const power::EnergyReading* begin = nullptr,

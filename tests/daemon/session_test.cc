@@ -241,17 +241,29 @@ TEST_F(SessionTest, APassCountTheCountersDoNotMatchIsFlagged) {
   EXPECT_EQ(rows_[0].flags, std::vector<std::string>{"pass_count_mismatch"});
 }
 
-TEST(SessionConfigLostTest, OnlyTheLaunchDuringWhichAContextSwitchUndidTheSetIsFlagged) {
-  mmio::SimConfig config;
-  config.context_switch_period_ns = 1'000'000;  // switches at 1, 2, 3 … ms
-  testing::SimFixture sim(config);
+// A flex register set (EU_PERF_CNTL0: context-saved, as OACTXCONTROL) on a SimGpu that switches
+// contexts at 1, 2, 3 … ms, each switch loading another context's image.
+class SessionConfigLostTest : public ::testing::Test {
+ protected:
+  static mmio::SimConfig switching() {
+    mmio::SimConfig config;
+    config.context_switch_period_ns = 1'000'000;
+    return config;
+  }
+  static mmio::OaConfig flex() {
+    mmio::OaConfig c;
+    c.flex = {{0xE458, 0x5}};
+    return c;
+  }
+  testing::SimFixture sim{switching()};
   std::vector<oa::LaunchRecord> rows;
-  mmio::OaConfig flex;
-  flex.flex = {{0xE458, 0x5}};  // EU_PERF_CNTL0: context-saved, as OACTXCONTROL
-  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-            [&](const oa::LaunchRecord& r, const power::EnergyReading*,
-                const power::EnergyReading*) { rows.push_back(r); },
-            flex);
+  Session s{*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [this](const oa::LaunchRecord& r, const power::EnergyReading*,
+                   const power::EnergyReading*) { rows.push_back(r); },
+            flex()};
+};
+
+TEST_F(SessionConfigLostTest, OnlyTheLaunchDuringWhichAContextSwitchUndidTheSetIsFlagged) {
   s.start();
   auto pass = [&](std::uint64_t id, std::uint64_t from_ns, std::uint64_t to_ns) {
     sim.clock->advance_ns(from_ns - sim.clock->now_ns());
@@ -277,6 +289,27 @@ TEST(SessionConfigLostTest, OnlyTheLaunchDuringWhichAContextSwitchUndidTheSetIsF
   EXPECT_EQ(rows[1].flags, std::vector<std::string>{"config_lost"});
   EXPECT_TRUE(rows[2].flags.empty());
   EXPECT_EQ(rows[3].flags, std::vector<std::string>{"config_lost"});
+}
+
+TEST_F(SessionConfigLostTest, ASamplersRowIsFlaggedWhenAContextSwitchUndidTheSetInside) {
+  s.start();
+  SamplerOptions so;
+  so.read_period = std::chrono::hours(1);  // only the reads at start and stop
+  auto sample = [&](std::uint64_t from_ns, std::uint64_t to_ns) {
+    sim.clock->advance_ns(from_ns - sim.clock->now_ns());
+    Sampler sampler(s, so);
+    sampler.start();
+    sim.clock->advance_ns(to_ns - from_ns);
+    sampler.stop();
+  };
+  sample(100'000, 900'000);      // no switch inside
+  sample(950'000, 1'500'000);    // the switch at 1 ms reloads another context's image
+  sample(1'600'000, 1'900'000);  // put back by the previous row's last read
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(sim.device.sim->context_switches(), 1u);
+  EXPECT_TRUE(rows[0].flags.empty());
+  EXPECT_EQ(rows[1].flags, std::vector<std::string>{"config_lost"});
+  EXPECT_TRUE(rows[2].flags.empty());
 }
 
 // --access perf on the simulated i915, with losses injected the way the OA unit reports them:
