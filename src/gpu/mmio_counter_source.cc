@@ -1,5 +1,7 @@
 // The mmio read-out: reads the counter registers one by one and lays them out as the hardware
 // would have written a report of the selected format, so everything downstream decodes one thing.
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -22,15 +24,42 @@ class MmioCounterSource final : public ProgrammedSource {
   oa::RawReport snapshot(std::uint32_t report_id) override {
     require_started();
     check_context_registers();
-    mmio::Mmio& m = *device_.mmio;
-    oa::Report r = mmio::read_counter_registers(
-        format_, [&m](std::uint32_t offset) { return m.read32(offset); });
+    oa::Report r = read_out();
     r.rpt_id = report_id;
     return oa::encode(format_, r);
   }
 
  private:
+  static constexpr int kAttempts = 4;
+
+  // The read-out is fifty-odd separate register reads, not one report written at once: a thread
+  // preempted between them pairs values of different instants, and with RING_TIMESTAMP read
+  // first, GPU_TICKS (say) then runs ahead of the time it is divided by, by the length of the
+  // preemption. RING_TIMESTAMP read again after the rest brackets the read-out. When the bracket
+  // is longer than twice the shortest one seen so far (and than a floor of 10 µs, so that jitter
+  // is not chased), something interrupted it, and it is read again, up to kAttempts times; the
+  // tightest is kept.
+  oa::Report read_out() {
+    mmio::Mmio& m = *device_.mmio;
+    auto read = [&m](std::uint32_t offset) { return m.read32(offset); };
+    const auto floor_ticks = static_cast<std::uint32_t>(device_.platform.timestamp_hz * 10e-6);
+    oa::Report best;
+    std::uint32_t best_span = UINT32_MAX;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+      oa::Report r = mmio::read_counter_registers(format_, read);
+      const std::uint32_t span = m.read32(mmio::reg::kRingTimestamp) - r.timestamp;
+      if (span < best_span) {
+        best = r;
+        best_span = span;
+      }
+      fastest_span_ = std::min(fastest_span_, span);
+      if (span <= std::max(floor_ticks, 2 * fastest_span_)) break;
+    }
+    return best;
+  }
+
   std::string_view name_;
+  std::uint32_t fastest_span_ = UINT32_MAX / 2;  // in timestamp ticks
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <utility>
+
 #include "gpu/counter_source.h"
 #include "mmio/registers.h"
 #include "oa/delta.h"
@@ -71,6 +74,54 @@ TEST(MmioCounterSourceTest, FortyBitReadsDoNotTearAcrossACarry) {
   src->start(oa::ReportFormat::kA32u40_A4u32_B8_C8);
   const auto r = oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8, src->snapshot(1).bytes);
   EXPECT_EQ(r.a[0], (std::uint64_t{1} << 32) | 5u);
+}
+
+// The simulator's registers, with a thread preemption that can be armed: the next GPU_TICKS
+// read (the second of a read-out, just after RING_TIMESTAMP) first lets the clock run on.
+class PreemptedMmio final : public mmio::Mmio {
+ public:
+  PreemptedMmio(std::unique_ptr<mmio::Mmio> sim, mmio::ManualClock& clock)
+      : sim_(std::move(sim)), clock_(clock) {}
+  std::uint32_t read32(std::uint32_t offset) override {
+    if (offset == mmio::reg::kRingTimestamp) ++timestamp_reads;
+    if (offset == mmio::reg::kGpuTicks && preempt_ns != 0) {
+      clock_.advance_ns(std::exchange(preempt_ns, 0));
+    }
+    return sim_->read32(offset);
+  }
+  void write32(std::uint32_t offset, std::uint32_t value) override {
+    sim_->write32(offset, value);
+  }
+  std::string describe() const override { return sim_->describe(); }
+  std::uint64_t preempt_ns = 0;
+  int timestamp_reads = 0;
+
+ private:
+  std::unique_ptr<mmio::Mmio> sim_;
+  mmio::ManualClock& clock_;
+};
+
+TEST(MmioCounterSourceTest, AReadOutInterruptedBetweenItsRegistersIsTakenAgain) {
+  mmio::ManualClock* clock = nullptr;
+  Device d = sim_device(clock);
+  auto preempted = std::make_unique<PreemptedMmio>(std::move(d.mmio), *clock);
+  PreemptedMmio& m = *preempted;
+  d.mmio = std::move(preempted);
+  auto src = make_counter_source("mmio", d);
+  const auto fmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+  src->start(fmt);
+  m.timestamp_reads = 0;
+  const oa::Report r0 = oa::decode(fmt, src->snapshot(1).bytes);
+  EXPECT_EQ(m.timestamp_reads, 2) << "an undisturbed read-out is read once, bracketed";
+  clock->advance_ns(2'000'000);
+  m.preempt_ns = 1'000'000;  // 1 ms between reading RING_TIMESTAMP and GPU_TICKS
+  m.timestamp_reads = 0;
+  const oa::Report r1 = oa::decode(fmt, src->snapshot(2).bytes);
+  EXPECT_EQ(m.timestamp_reads, 4) << "the interrupted read-out is read again";
+  // Taken once, the GPU clocks would cover 3 ms and the timestamps 2 ms: 1725 MHz, not 1150.
+  const oa::CounterDeltas delta = oa::compute_deltas(r0, r1);
+  EXPECT_EQ(delta.timestamp, 36'000u);
+  EXPECT_EQ(delta.gpu_ticks, 3'450'000u);
 }
 
 TEST(CounterSourceRegistryTest, UnknownNameListsTheValidOnes) {
