@@ -152,28 +152,25 @@ TEST_F(IgtFilesTest, SpotChecksOnOtherPlatformsAndReferenceChains) {
 }
 
 TEST(MetricXmlTest, MinimalSetWithEveryAttribute) {
-  const char* xml = R"(<?xml version="1.0"?>
-<metrics version="1">
-  <set name="Test set" chipset="TEST" symbol_name="TestSet" hw_config_guid="g-1" extra="x">
-    <counter name="Ratio" symbol_name="Ratio" data_type="float" units="percent"
-             semantic_type="ratio" equation="$Clocks 2 FDIV" max_equation="100"
-             availability="$SliceMask 1 AND" mdapi_group="G"/>
-    <counter name="Clocks" symbol_name="Clocks" data_type="uint64" units="cycles"
-             semantic_type="event" equation="GPU_CLOCK 0 READ"/>
-    <register_config type="NOA">
-      <register type="NOA" address="0x00009888" value="0x14150001"/>
-    </register_config>
-    <register_config type="NOA" availability="$SliceMask 0x02 AND" priority="1">
-      <register type="NOA" address="0x9888" value="7"/>
-    </register_config>
-    <register_config type="OA">
-      <register type="OA" address="0x2740" value="0x00000000"/>
-    </register_config>
-    <register_config type="FLEX">
-      <register type="FLEX" address="0xe458" value="0x00005004"/>
-    </register_config>
-  </set>
-</metrics>)";
+  // Composed from fragments, as the error cases below are: real sets are read from ../shared
+  // (IgtFilesTest), never copied here.
+  auto config = [](const std::string& attrs, const std::string& type, const std::string& address,
+                   const std::string& value) {
+    return "<register_config " + attrs + "><register type='" + type + "' address='" + address +
+           "' value='" + value + "'/></register_config>";
+  };
+  const std::string xml =
+      "<?xml version='1.0'?><metrics version='1'>"
+      "<set name='Test set' chipset='TEST' symbol_name='TestSet' hw_config_guid='g-1' extra='x'>"
+      "<counter name='Ratio' symbol_name='Ratio' data_type='float' units='percent' "
+      "semantic_type='ratio' equation='$Clocks 2 FDIV' max_equation='100' "
+      "availability='$SliceMask 1 AND' mdapi_group='G'/>"
+      "<counter name='Clocks' symbol_name='Clocks' data_type='uint64' units='cycles' "
+      "semantic_type='event' equation='GPU_CLOCK 0 READ'/>" +
+      config("type='NOA'", "NOA", "0x00009888", "0x00000011") +
+      config("type='NOA' availability='$SliceMask 0x02 AND' priority='1'", "NOA", "0x9888", "7") +
+      config("type='OA'", "OA", "0x2740", "0x00000000") +
+      config("type='FLEX'", "FLEX", "0xe458", "0x00000105") + "</set></metrics>";
   const MetricFile file = import_metrics_xml(xml, "test.xml");
   ASSERT_EQ(file.sets.size(), 1u);
   const MetricSet& set = file.sets[0];
@@ -188,14 +185,14 @@ TEST(MetricXmlTest, MinimalSetWithEveryAttribute) {
   DeviceVariables vars;
   vars.slice_mask = 1;
   EXPECT_EQ(set.writes(RegisterConfig::Kind::kNoa, vars),
-            (std::vector<RegisterWrite>{{0x9888, 0x14150001}}));
+            (std::vector<RegisterWrite>{{0x9888, 0x11}}));
   vars.slice_mask = 3;
   EXPECT_EQ(set.writes(RegisterConfig::Kind::kNoa, vars).size(), 2u);
   EXPECT_EQ(set.register_configs()[1].priority, 1);
   EXPECT_EQ(set.writes(RegisterConfig::Kind::kBoolean, vars),
             (std::vector<RegisterWrite>{{0x2740, 0}}));
   EXPECT_EQ(set.writes(RegisterConfig::Kind::kFlex, vars),
-            (std::vector<RegisterWrite>{{0xE458, 0x5004}}));
+            (std::vector<RegisterWrite>{{0xE458, 0x105}}));
   CounterDeltas d;
   d.gpu_ticks = 10;
   const auto values = set.evaluate(d, vars);
