@@ -1,7 +1,6 @@
 #include "daemon/seqpacket.h"
 
 #include <cerrno>
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -33,22 +32,6 @@ oa::wire::Message oversized_reply(std::size_t size) {
 
 void send_datagram(int fd, std::span<const std::uint8_t> bytes) {
   (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-}
-
-bool send_datagram_with_fd(int fd, std::span<const std::uint8_t> bytes, int pass_fd) {
-  iovec iov{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-  return ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT) == static_cast<ssize_t>(bytes.size());
 }
 
 }  // namespace oaprof::daemon

@@ -26,7 +26,5 @@ Receive receive_datagram(int fd, std::span<std::uint8_t> buf, std::size_t* size)
 oa::wire::Message oversized_reply(std::size_t size);
 
 void send_datagram(int fd, std::span<const std::uint8_t> bytes);
-// The same with a file descriptor passed along (SCM_RIGHTS); false when the send failed.
-bool send_datagram_with_fd(int fd, std::span<const std::uint8_t> bytes, int pass_fd);
 
 }  // namespace oaprof::daemon

@@ -164,7 +164,7 @@ void Server::offer_channel(int fd, Client& client, const wire::Message& ok) {
   // Counted before the reply goes: the client may act on it at once.
   if (client.channel) ++channels_;
   // Without a channel (the kernel refused a memfd), the plain reply keeps the client on the socket.
-  if (!client.channel || !send_datagram_with_fd(fd, wire::encode(ok), client.channel->fd())) {
+  if (!client.channel || !oa::channel::send_with_fd(fd, wire::encode(ok), client.channel->fd())) {
     if (client.channel) --channels_;
     client.channel.reset();
     send_message(fd, ok);

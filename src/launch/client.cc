@@ -91,24 +91,8 @@ bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error) {
     return false;
   }
   std::vector<std::uint8_t>& buf = buf_;
-  iovec iov{buf.data(), buf.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n;
-  do {
-    n = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
   int passed = -1;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int))) {
-      std::memcpy(&passed, CMSG_DATA(c), sizeof(int));
-    }
-  }
+  const long n = channel::receive_with_fd(fd_, buf, &passed);
   if (n <= 0) {
     if (passed >= 0) ::close(passed);
     error = n == 0 ? "the privileged side closed the connection"
@@ -135,24 +119,9 @@ bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error) {
 bool Client::send(const wire::Body& request, std::uint32_t id, std::string& error) {
   const auto bytes = wire::encode({id, request});
   if (channel_) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
-    for (;;) {
-      const channel::RingStatus st = channel_->out.try_push(bytes);
-      if (st == channel::RingStatus::kOk) return true;
-      if (st == channel::RingStatus::kCorrupt) {
-        error = "the channel to the privileged side is corrupt";
-        return false;
-      }
-      if (channel_->out.wait_for_room(channel_->policy)) continue;
-      if (peer_hung_up()) {
-        error = "the privileged side closed the connection";
-        return false;
-      }
-      if (std::chrono::steady_clock::now() >= deadline) {
-        error = "the privileged side takes no more requests";
-        return false;
-      }
-    }
+    return retry_on_ring([&] { return channel_->out.try_push(bytes); },
+                         [&] { return channel_->out.wait_for_room(channel_->policy); },
+                         "the privileged side takes no more requests", error);
   }
   if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {
     error = std::string("send: ") + std::strerror(errno);
@@ -172,27 +141,35 @@ bool Client::peer_hung_up() const {
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
 }
 
-bool Client::receive_from_channel(std::vector<std::uint8_t>& buf, std::size_t* size,
-                                  std::string& error) {
+template <class Attempt, class Wait>
+bool Client::retry_on_ring(Attempt attempt, Wait wait, const char* timeout_error,
+                           std::string& error) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   for (;;) {
-    const channel::RingStatus st = channel_->in.try_pop(buf, size);
+    const channel::RingStatus st = attempt();
     if (st == channel::RingStatus::kOk) return true;
     if (st == channel::RingStatus::kCorrupt) {
       error = "the channel to the privileged side is corrupt";
       return false;
     }
-    if (channel_->in.wait_for_message(channel_->policy)) continue;
-    // A slice passed without a reply: a privileged side that went away does not answer any more.
+    if (wait()) continue;
+    // A slice passed without progress: a privileged side that went away does not move any more.
     if (peer_hung_up()) {
       error = "the privileged side closed the connection";
       return false;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      error = "no reply: the privileged side did not answer in time";
+      error = timeout_error;
       return false;
     }
   }
+}
+
+bool Client::receive_from_channel(std::vector<std::uint8_t>& buf, std::size_t* size,
+                                  std::string& error) {
+  return retry_on_ring([&] { return channel_->in.try_pop(buf, size); },
+                       [&] { return channel_->in.wait_for_message(channel_->policy); },
+                       "no reply: the privileged side did not answer in time", error);
 }
 
 bool Client::receive(std::vector<std::uint8_t>& buf, wire::Message& reply, std::string& error) {

@@ -47,6 +47,11 @@ class Client {
   bool receive(std::vector<std::uint8_t>& buf, oa::wire::Message& reply, std::string& error);
   bool receive_from_channel(std::vector<std::uint8_t>& buf, std::size_t* size, std::string& error);
   bool peer_hung_up() const;
+  // Runs a ring operation until `attempt` succeeds, with `wait` for the other side between tries;
+  // a corrupt ring, a peer that hung up or the receive timeout ends it with `error` set
+  // (`timeout_error` for the last).
+  template <class Attempt, class Wait>
+  bool retry_on_ring(Attempt attempt, Wait wait, const char* timeout_error, std::string& error);
   // Takes the mapping passed with the hello's reply; false (and no channel) when it is unusable.
   bool attach_channel(int fd);
 

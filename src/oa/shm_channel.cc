@@ -2,6 +2,7 @@
 
 #include <linux/futex.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -157,5 +158,50 @@ bool Consumer::wait_for_message(const WaitPolicy& policy) {
 void wake_consumer(RingControl& control) { futex_wake(control.tail); }
 
 void wake_producer(RingControl& control) { futex_wake(control.head); }
+
+namespace {
+
+struct FdMessage {
+  explicit FdMessage(void* data, std::size_t size) : iov{data, size} {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  FdMessage(const FdMessage&) = delete;  // msg points into it
+  FdMessage& operator=(const FdMessage&) = delete;
+  iovec iov;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+};
+
+}  // namespace
+
+bool send_with_fd(int socket, std::span<const std::uint8_t> bytes, int fd) {
+  FdMessage m(const_cast<std::uint8_t*>(bytes.data()), bytes.size());
+  cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  return ::sendmsg(socket, &m.msg, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+         static_cast<ssize_t>(bytes.size());
+}
+
+long receive_with_fd(int socket, std::span<std::uint8_t> buf, int* fd) {
+  FdMessage m(buf.data(), buf.size());
+  ssize_t n;
+  do {
+    n = ::recvmsg(socket, &m.msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  *fd = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m.msg); c != nullptr; c = CMSG_NXTHDR(&m.msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int))) {
+      std::memcpy(fd, CMSG_DATA(c), sizeof(int));
+    }
+  }
+  return n;
+}
 
 }  // namespace oaprof::oa::channel

@@ -117,6 +117,13 @@ class Consumer {
 // Wake a consumer asleep in wait_for_message(), or a producer asleep in wait_for_room() (the
 // privileged side stopping its channel).
 void wake_consumer(RingControl& control);
+
+// The mapping's hand-over: one datagram over the SOCK_SEQPACKET socket with a descriptor passed
+// along (SCM_RIGHTS). send_with_fd never blocks; true when the whole datagram went.
+bool send_with_fd(int socket, std::span<const std::uint8_t> bytes, int fd);
+// Receives one datagram into `buf` (again after EINTR) and returns recvmsg's result; `*fd` is the
+// descriptor that came with it, close-on-exec, or -1 when none did.
+long receive_with_fd(int socket, std::span<std::uint8_t> buf, int* fd);
 void wake_producer(RingControl& control);
 
 }  // namespace oaprof::oa::channel

@@ -186,18 +186,9 @@ TEST_F(ServerTest, AClientThatCorruptsItsChannelIsCutOffAndOthersAreServed) {
   const auto hello = wire::encode({1, wire::Hello{1, oa::channel::kHelloWantsChannel}});
   ASSERT_EQ(::send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
   std::uint8_t buf[wire::kMaxMessageBytes];
-  iovec iov{buf, sizeof buf};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ASSERT_GT(::recvmsg(fd, &msg, 0), 0);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  ASSERT_NE(c, nullptr);
   int mapping_fd = -1;
-  std::memcpy(&mapping_fd, CMSG_DATA(c), sizeof mapping_fd);
+  ASSERT_GT(oa::channel::receive_with_fd(fd, buf, &mapping_fd), 0);
+  ASSERT_GE(mapping_fd, 0);
   // Sealed: the client cannot shrink the mapping under the server.
   EXPECT_NE(::ftruncate(mapping_fd, 16), 0);
   void* m = ::mmap(nullptr, oa::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
