@@ -68,17 +68,46 @@ std::uint64_t parse_number_or_throw(const fs::path& file, const std::string& tex
   return *v;
 }
 
+// One read of the number in open file `fd` from its start (sysfs regenerates it on each read).
+std::uint64_t read_number(int fd, const fs::path& file, const std::string& permission_fix) {
+  char buf[64];
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, sizeof buf - 1, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) throw std::runtime_error(open_error_message(file, errno, permission_fix));
+  return parse_number_or_throw(file, std::string(buf, static_cast<std::size_t>(n)));
+}
+
+int open_or_throw(const fs::path& file, const std::string& permission_fix) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(open_error_message(file, errno, permission_fix));
+  return fd;
+}
+
 }  // namespace
 
 std::uint64_t read_u64(const fs::path& file, const std::string& permission_fix) {
-  return OpenNumberFile(file, permission_fix).read();
+  const int fd = open_or_throw(file, permission_fix);
+  try {
+    const std::uint64_t v = read_number(fd, file, permission_fix);
+    ::close(fd);
+    return v;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
 }
 
 OpenNumberFile::OpenNumberFile(fs::path file, std::string permission_fix)
     : file_(std::move(file)), permission_fix_(std::move(permission_fix)) {
-  fd_ = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw std::runtime_error(open_error_message(file_, errno, permission_fix_));
-  (void)read();
+  fd_ = open_or_throw(file_, permission_fix_);
+  try {
+    (void)read();
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
 }
 
 OpenNumberFile::~OpenNumberFile() {
@@ -100,15 +129,7 @@ OpenNumberFile& OpenNumberFile::operator=(OpenNumberFile&& other) noexcept {
   return *this;
 }
 
-std::uint64_t OpenNumberFile::read() const {
-  char buf[64];
-  ssize_t n;
-  do {
-    n = ::pread(fd_, buf, sizeof buf - 1, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) throw std::runtime_error(open_error_message(file_, errno, permission_fix_));
-  return parse_number_or_throw(file_, std::string(buf, static_cast<std::size_t>(n)));
-}
+std::uint64_t OpenNumberFile::read() const { return read_number(fd_, file_, permission_fix_); }
 
 void write_atomically(const fs::path& file, const std::string& text) {
   const fs::path tmp = file.string() + ".tmp";
