@@ -134,7 +134,8 @@ std::string device_spec_with_pci(const std::string& device, const std::string& p
 }
 
 bool is_masked_register(std::uint32_t offset) {
-  return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset);
+  return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset) ||
+         mmio::reg::is_masked_config_register(offset);
 }
 
 Device& Device::operator=(Device&& other) noexcept {
@@ -202,7 +203,7 @@ Device open_device(const DeviceOptions& options) {
     if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
     mmio::ForcewakeOptions fw = options.forcewake;
     if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
-    d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
+    d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.sim.platform, fw);
     d.perf_period_exponent = options.perf_period_exponent;
     d.sim_oa_buffer_bytes = options.sim_oa_buffer_bytes;
     return d;
@@ -238,7 +239,7 @@ Device open_device(const DeviceOptions& options) {
   mmio::ForcewakeOptions fw = options.forcewake;
   if (!options.map_registers) fw.mode = mmio::ForcewakeMode::kNone;  // i915 holds it for perf
   fw.dri_minor = mmio::find_drm_nodes(options.sysfs_root, addr).card_minor;  // not always dri/0
-  d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
+  d.forcewake = mmio::Forcewake::acquire(*d.mmio, *platform, fw);
   d.render_node = options.render_node;
   d.drm_card_sysfs = options.drm_card_sysfs;
   d.perf_period_exponent = options.perf_period_exponent;
