@@ -201,6 +201,19 @@ std::string_view timestamp_rule_name(TimestampRule rule) {
   return "unknown";
 }
 
+std::string_view kernel_driver_name(KernelDriver driver) {
+  switch (driver) {
+    case KernelDriver::kI915: return "i915";
+    case KernelDriver::kXe: return "xe";
+  }
+  return "unknown";
+}
+
+std::string gt_label(const Platform& platform) {
+  if (!platform.gt_name.empty()) return std::string(platform.gt_name);
+  return fmt::format("GT{}", platform.gt);
+}
+
 std::span<const PciId> known_pci_ids() { return kPciIds; }
 
 std::optional<Platform> platform_for_pci_id(std::uint16_t device_id) {

@@ -21,6 +21,12 @@ enum class TimestampRule { kFixed, kCrystalCtc };
 
 std::string_view timestamp_rule_name(TimestampRule rule);
 
+// The kernel driver that binds to a PCI id by default (i915_pci.c / xe_pci.c: xe lists the
+// Gen12 parts too, but only behind its force_probe parameter).
+enum class KernelDriver { kI915, kXe };
+
+std::string_view kernel_driver_name(KernelDriver driver);
+
 struct Platform {
   std::string_view codename;      // "KBL"
   std::string_view metrics_file;  // IGT oa-<name>.xml that describes it, e.g. "kblgt2"
@@ -33,11 +39,23 @@ struct Platform {
   double max_freq_mhz;     // nominal maximum GPU frequency, for models and peaks
   TimestampRule timestamp_rule = TimestampRule::kFixed;
   double min_freq_mhz = 300;  // nominal minimum GPU frequency ($GpuMinFrequency)
+  // Where it differs from "GT<gt>": "GT1.5", "GT0.5" (`gt` is then the kernel's whole number).
+  std::string_view gt_name = {};
+  int threads_per_eu = 7;  // hardware threads per EU (Mesa num_thread_per_eu)
+  bool has_fp64 = true;    // double-precision hardware (Mesa has_64bit_float)
+  KernelDriver driver = KernelDriver::kI915;  // the driver that binds to it by default
+  bool force_probe = false;  // that driver binds only when its force_probe parameter names the id
 };
+
+// "GT2", or the row's gt_name ("GT1.5").
+std::string gt_label(const Platform& platform);
 
 struct PciId {
   std::uint16_t device;
   const Platform* platform;
+  // False where Mesa lists no such id: the row's EU and subslice counts are then an assumption
+  // (documented at the row), and only the device's topology query gives the truth.
+  bool counts_from_mesa = true;
 };
 
 // Every PCI device id in the table (vendor 0x8086).
