@@ -33,7 +33,7 @@ struct Platform {
   Generation gen;
   int gt;
   int slices;
-  int subslices;  // total
+  int subslices;  // total; dual subslices on Gen12, as Mesa and i915's topology query count them
   int eus;        // total, as shipped (fused-off EUs not counted)
   double timestamp_hz;     // command-streamer timestamp frequency
   double max_freq_mhz;     // nominal maximum GPU frequency, for models and peaks
@@ -50,6 +50,10 @@ struct Platform {
 // "GT2", or the row's gt_name ("GT1.5").
 std::string gt_label(const Platform& platform);
 
+// Why a platform without an IGT metrics file has no IGT metric set ("IGT describes no metric set
+// for SKL GT1.5 ..."), for the messages that refuse one; empty when it has a file.
+std::string no_igt_metrics_reason(const Platform& platform);
+
 struct PciId {
   std::uint16_t device;
   const Platform* platform;
@@ -61,8 +65,15 @@ struct PciId {
 // Every PCI device id in the table (vendor 0x8086).
 std::span<const PciId> known_pci_ids();
 
+// The table's entry for a device id; null when oaprof does not know it.
+const PciId* find_pci_id(std::uint16_t device_id);
+
 // nullopt when the id is not an Intel iGPU oaprof knows.
 std::optional<Platform> platform_for_pci_id(std::uint16_t device_id);
+
+// Reads a PCI device id as users write it: "0x3E92", "3e92" or "8086:3e92" (hexadecimal, one to
+// four digits; the vendor, when given, must be 8086). nullopt for anything else.
+std::optional<std::uint16_t> parse_pci_device_id(std::string_view text);
 
 // platform_for_pci_id, or std::invalid_argument naming the id and what to do.
 Platform require_platform_for_pci_id(std::uint16_t device_id);
