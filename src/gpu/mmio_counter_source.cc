@@ -47,7 +47,8 @@ class MmioCounterSource final : public ProgrammedSource {
     std::uint32_t best_span = UINT32_MAX;
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
       oa::Report r = mmio::read_counter_registers(format_, read);
-      const std::uint32_t span = m.read32(mmio::reg::kRingTimestamp) - r.timestamp;
+      const std::uint32_t span =
+          m.read32(mmio::reg::kRingTimestamp) - static_cast<std::uint32_t>(r.timestamp);
       if (span < best_span) {
         best = r;
         best_span = span;

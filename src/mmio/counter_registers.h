@@ -32,13 +32,11 @@ oa::Report read_counter_registers(oa::ReportFormat format, Read&& read) {
   oa::Report r;
   r.timestamp = read(reg::kRingTimestamp);
   r.gpu_ticks = read(reg::kGpuTicks);
-  for (int i = 0; i < l.a_count; ++i) {
-    const int idx = l.a_first + i;
-    r.a[idx] = idx < oa::kNumA40 ? read_counter40(read, idx) : read(reg::a32(idx));
-  }
-  for (int i = 0; i < l.a32_count; ++i) {
-    const int idx = l.a_first + l.a_count + i;
-    r.a[idx] = read(reg::a32(idx));
+  for (const oa::CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) {
+      const int idx = run.first + i;
+      r.a[idx] = run.bits == 40 ? read_counter40(read, idx) : read(reg::a32(idx));
+    }
   }
   for (int i = 0; i < l.b_count; ++i) r.b[i] = read(reg::b(i));
   for (int i = 0; i < l.c_count; ++i) r.c[i] = read(reg::c(i));

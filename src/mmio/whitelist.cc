@@ -89,6 +89,11 @@ constexpr PlatformWhitelist kGen12{
     "Gen12", "gen12_is_valid_mux_addr, gen12_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
     {{kGen12Mux}}, {{kGen12Boolean}}, true};
 
+// Xe-LPG's lists (i915's mtl_oa_mux_regs and friends) are not transcribed yet: nothing is
+// accepted there, so a configuration is refused rather than written unchecked.
+constexpr PlatformWhitelist kXeLpgNone{
+    "Xe-LPG", "none: i915's Meteor Lake lists are not in oaprof's table yet", {}, {}, false};
+
 const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
   switch (gen) {
     case oa::Generation::kGen7_5: return kHsw;
@@ -96,6 +101,7 @@ const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
     case oa::Generation::kGen9: return kGen8;
     case oa::Generation::kGen11: return kGen11;
     case oa::Generation::kGen12: return kGen12;
+    case oa::Generation::kXeLpg: return kXeLpgNone;
   }
   throw std::logic_error("whitelist_for: generation missing from the table");
 }

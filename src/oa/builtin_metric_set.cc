@@ -86,8 +86,12 @@ bool a_counter_is_fixed(const Platform& platform, int index) {
   }
 }
 
+bool has_builtin_metric_set(const Platform& platform) {
+  return platform.gen != Generation::kGen7_5 && !is_gen12_family(platform.gen);
+}
+
 MetricSet builtin_metric_set(const Platform& platform) {
-  if (platform.gen == Generation::kGen7_5 || platform.gen == Generation::kGen12) {
+  if (!has_builtin_metric_set(platform)) {
     throw std::invalid_argument(fmt::format(
         "oaprof has no built-in metric set for {} ({}): its A counters are laid out differently; "
         "give an IGT metric file with --metrics-xml oa-{}.xml",

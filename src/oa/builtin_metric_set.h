@@ -19,6 +19,9 @@ inline constexpr std::string_view kBuiltinMetricSetSymbol = "Builtin";
 // default EU programming counts, which is what most sets, ComputeBasic among them, program.
 inline constexpr std::string_view kFixedAttribute = "oaprof_fixed";
 
+// Whether oaprof has a built-in set for the platform's generation.
+bool has_builtin_metric_set(const Platform& platform);
+
 // Whether A counter `index` has one meaning in every IGT set of `platform` (Gen8–Gen11).
 bool a_counter_is_fixed(const Platform& platform, int index);
 

@@ -148,7 +148,7 @@ DeviceVariables device_variables(const Platform& platform,
     }
   }
   // Gen12 groups subslices in pairs ("dual subslices"); its i915 topology reports those pairs.
-  if (platform.gen == Generation::kGen12) {
+  if (is_gen12_family(platform.gen)) {
     v.dual_subslice_mask = v.subslice_mask;
     v.eu_dual_subslices_total = static_cast<std::uint64_t>(std::popcount(v.subslice_mask));
   }

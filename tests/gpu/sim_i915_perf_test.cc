@@ -205,7 +205,7 @@ TEST_F(SimI915PerfTest, PeriodicRecordsAreI915SamplesAtTheExponentsPeriod) {
   PerfRecordSummary summary;
   summarize_perf_records(bytes, 256, summary);
   EXPECT_EQ(summary.samples, static_cast<int>(records.size()));
-  std::uint32_t previous_ts = 0;
+  std::uint64_t previous_ts = 0;
   for (const auto& rec : records) {
     ASSERT_EQ(rec.type, oa::PerfRecord::Type::kSample);
     const oa::Report rep = oa::decode(kFmt, rec.report);

@@ -108,6 +108,20 @@ TEST(WhitelistTest, WritesOutsideTheListsAreRefusedWithTheRanges) {
   }
 }
 
+TEST(WhitelistTest, XeLpgAcceptsNothingUntilItsListsAreTranscribed) {
+  // Meteor Lake's i915 lists (mtl_oa_mux_regs, ...) are not in oaprof's table yet: a write that
+  // Gen12 accepts is refused there rather than written unchecked.
+  const oa::Platform mtl = *oa::platform_for_pci_id(0x7D55);
+  for (const auto kind : {ConfigRegisterKind::kMux, ConfigRegisterKind::kBoolean,
+                          ConfigRegisterKind::kFlex}) {
+    for (const std::uint32_t a : {0x9888u, 0xD900u, 0xE458u}) {
+      EXPECT_FALSE(is_whitelisted(mtl, kind, a)) << std::hex << a;
+    }
+  }
+  EXPECT_THROW(check_whitelisted(mtl, ConfigRegisterKind::kMux, {0x9888, 0}),
+               std::invalid_argument);
+}
+
 TEST(WhitelistTest, ListsArePerPlatformAsTheKernelsIsValidFunctions) {
   // linux i915_perf.c: chv_is_valid_mux_addr is gen7_oa_mux_regs + chv_oa_mux_regs only, so
   // Cherryview refuses Broadwell's RPM_CONFIG/NOA_CONFIG (0x0D00–0x0D2C) and WAIT_FOR_RC6_EXIT.

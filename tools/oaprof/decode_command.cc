@@ -56,10 +56,10 @@ std::string value_text(const oa::EquationValue& v) {
 
 void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
                const oa::FormatLayout& layout, const oa::MetricSet* set) {
-  const int a_end = layout.a_first + layout.a_count + layout.a32_count;
+  const int a_end = layout.a_end();
   out << "row,lost,begin_offset,end_offset,reasons,ctx_valid,ctx_id,timestamp,gpu_ticks,"
          "wraps_corrected,interval_too_long";
-  for (int i = layout.a_first; i < a_end; ++i) out << ",A" << i;
+  for (int i = layout.a_begin(); i < a_end; ++i) out << ",A" << i;
   for (int i = 0; i < layout.b_count; ++i) out << ",B" << i;
   for (int i = 0; i < layout.c_count; ++i) out << ",C" << i;
   if (set != nullptr) {
@@ -77,7 +77,7 @@ void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
         oa::report_reason_names(r.end_reasons), r.context_valid ? 1 : 0, r.ctx_id,
         r.deltas.timestamp, r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
         r.deltas.wraps_corrected, r.deltas.interval_too_long ? 1 : 0);
-    for (int i = layout.a_first; i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
+    for (int i = layout.a_begin(); i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
     for (int i = 0; i < layout.b_count; ++i) line += fmt::format(",{}", r.deltas.b[i]);
     for (int i = 0; i < layout.c_count; ++i) line += fmt::format(",{}", r.deltas.c[i]);
     for (const oa::EquationValue& v : r.metrics) line += "," + value_text(v);
@@ -103,7 +103,7 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
     }
   }
   doc["counters"] = counters;
-  const int a_end = layout.a_first + layout.a_count + layout.a32_count;
+  const int a_end = layout.a_end();
   nlohmann::json out_rows = nlohmann::json::array();
   for (const oa::DecodedRow& r : rows) {
     nlohmann::json row{{"row", r.index}, {"begin_offset", r.begin_offset},
@@ -121,7 +121,7 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
     row["wraps_corrected"] = r.deltas.wraps_corrected;
     row["interval_too_long"] = r.deltas.interval_too_long;
     nlohmann::json raw;
-    for (int i = layout.a_first; i < a_end; ++i) raw[fmt::format("A{}", i)] = r.deltas.a[i];
+    for (int i = layout.a_begin(); i < a_end; ++i) raw[fmt::format("A{}", i)] = r.deltas.a[i];
     for (int i = 0; i < layout.b_count; ++i) raw[fmt::format("B{}", i)] = r.deltas.b[i];
     for (int i = 0; i < layout.c_count; ++i) raw[fmt::format("C{}", i)] = r.deltas.c[i];
     row["deltas"] = raw;
@@ -157,8 +157,7 @@ int run_decode(const DecodeOptions& opt) {
     platform = oa::apply_facts(platform, facts);
     format = oa::parse_format(opt.format, platform.gen);
     std::string symbol = opt.metric_set;
-    if (symbol.empty() && opt.metrics_xml.empty() && platform.gen != oa::Generation::kGen7_5 &&
-        platform.gen != oa::Generation::kGen12) {
+    if (symbol.empty() && opt.metrics_xml.empty() && oa::has_builtin_metric_set(platform)) {
       symbol = oa::kBuiltinMetricSetSymbol;
     }
     if (!opt.metrics_xml.empty() && symbol.empty()) {
@@ -181,8 +180,10 @@ int run_decode(const DecodeOptions& opt) {
   oa::DecodeOptions options;
   options.gen = platform.gen;
   options.timestamp_hz = platform.timestamp_hz;
-  options.max_interval_ns =
-      oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz);
+  const oa::FormatLayout& format_layout = oa::layout_of(format);
+  options.max_interval_ns = oa::max_safe_read_interval_ns(
+      platform.max_freq_mhz, platform.eus, platform.timestamp_hz,
+      format_layout.header_bits() - format_layout.timestamp_shift);
   options.metric_set = set.get();
   options.vars = oa::device_variables(platform, facts);
   const auto rows = oa::decode_rows(entries, options);
