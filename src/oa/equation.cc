@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -31,6 +32,13 @@ constexpr std::array kVariables{
     VarName{"GpuMaxFrequency", &DeviceVariables::gpu_max_freq_hz},
     VarName{"SkuRevisionId", &DeviceVariables::sku_revision_id},
     VarName{"QueryMode", &DeviceVariables::query_mode},
+    // Xe-LPG files name the same quantities anew; mesa src/intel/perf/gen_perf.py hw_vars
+    // (bminor/mesa-mesa 036ec0bb89c9) maps them onto the variables above.
+    VarName{"VectorEngineTotalCount", &DeviceVariables::eu_cores_total},
+    VarName{"VectorEngineThreadsCount", &DeviceVariables::eu_threads_count},
+    VarName{"XeCoreTotalCount", &DeviceVariables::eu_subslices_total},
+    VarName{"XeCoreMask", &DeviceVariables::subslice_mask},
+    VarName{"SliceTotalCount", &DeviceVariables::eu_slices_total},
 };
 constexpr std::array<std::string_view, kVariables.size()> kVariableNames = [] {
   std::array<std::string_view, kVariables.size()> names{};
@@ -86,6 +94,36 @@ bool parse_number(std::string_view token, std::uint64_t& u, double& f, bool& is_
   auto [fptr, fec] = std::from_chars(begin, end, f);
   is_float = true;
   return fec == std::errc() && fptr == end;
+}
+
+// "$GtSlice1" -> slice 1; "$GtSlice0XeCore3" and "$GtSlice0DualSubslice3" -> subslice bit 3
+// of slice 0. `subslice` is -1 for a slice test. nullopt when the name is neither.
+struct SliceTest {
+  int slice;
+  int subslice;
+};
+
+bool parse_small_index(std::string_view digits, int& out) {
+  if (digits.empty() || digits.size() > 2) return false;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  return ec == std::errc() && ptr == digits.data() + digits.size();
+}
+
+std::optional<SliceTest> parse_slice_test(std::string_view name) {
+  constexpr std::string_view kSlice = "GtSlice";
+  if (!name.starts_with(kSlice)) return std::nullopt;
+  name.remove_prefix(kSlice.size());
+  const std::size_t digits = name.find_first_not_of("0123456789");
+  SliceTest t{0, -1};
+  if (!parse_small_index(name.substr(0, digits), t.slice) || t.slice >= 8) return std::nullopt;
+  if (digits == std::string_view::npos) return t;
+  name.remove_prefix(digits);
+  for (const std::string_view unit : {"XeCore", "DualSubslice"}) {
+    if (!name.starts_with(unit)) continue;
+    if (!parse_small_index(name.substr(unit.size()), t.subslice) || t.subslice >= 8) break;
+    return t;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -163,6 +201,16 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
           break;
         }
       }
+      const std::optional<SliceTest> slice_test = found ? std::nullopt : parse_slice_test(name);
+      if (slice_test) {
+        found = true;
+        eq.ops_.push_back(slice_test->subslice < 0
+                              ? Instruction{Op::kSliceAvailable,
+                                            static_cast<std::uint32_t>(slice_test->slice)}
+                              : Instruction{Op::kSubsliceAvailable,
+                                            static_cast<std::uint32_t>(8 * slice_test->slice +
+                                                                       slice_test->subslice)});
+      }
       if (!found) {
         const std::optional<int> index = resolve ? resolve(name) : std::nullopt;
         if (!index || *index < 0) {
@@ -221,6 +269,8 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
         case Op::kCounter:
           v = op.index < in.counters.size() ? in.counters[op.index] : u(0);
           break;
+        case Op::kSliceAvailable: v = u((in.vars.slice_mask >> op.index) & 1u); break;
+        case Op::kSubsliceAvailable: v = u((in.vars.subslice_mask >> op.index) & 1u); break;
         case Op::kReadA: v = u(in.deltas.a[op.index]); break;
         case Op::kReadB: v = u(in.deltas.b[op.index]); break;
         case Op::kReadC: v = u(in.deltas.c[op.index]); break;

@@ -36,7 +36,9 @@ struct DeviceVariables {
 };
 
 // The name (without '$') of every device variable, and the value of one; nullopt when `name`
-// is not a device variable.
+// is not a device variable. Besides these, equations may test one slice or subslice with
+// $GtSlice<N> (bit N of $SliceMask) and $GtSlice<N>XeCore<M> or $GtSlice<N>DualSubslice<M>
+// (bit 8·N + M of $SubsliceMask), as Mesa's gen_perf.py resolves them.
 std::span<const std::string_view> device_variable_names();
 std::optional<std::uint64_t> device_variable(const DeviceVariables& vars, std::string_view name);
 
@@ -81,7 +83,7 @@ class Equation {
   const std::vector<int>& counter_references() const { return references_; }
 
   enum class OpCode : std::uint8_t {
-    kConst, kConstFloat, kVariable, kCounter,
+    kConst, kConstFloat, kVariable, kCounter, kSliceAvailable, kSubsliceAvailable,
     kReadA, kReadB, kReadC, kReadGpuTime, kReadGpuClock, kReadPerfCnt,
     kUAdd, kUSub, kUMul, kUDiv, kUMin, kUMax,
     kFAdd, kFSub, kFMul, kFDiv, kFMin, kFMax,

@@ -102,6 +102,34 @@ TEST(EquationTest, DeviceVariables) {
   EXPECT_FALSE(device_variable(v, "NoSuchVariable").has_value());
 }
 
+TEST(EquationTest, XeLpgVariablesAndSliceTests) {
+  // Mesa gen_perf.py hw_vars (bminor/mesa-mesa 036ec0bb89c9): the Xe-LPG names alias the older
+  // variables, $XeCoreMask is the subslice mask; $GtSlice<N> tests a slice, and
+  // $GtSlice<N>XeCore<M> bit 8N + M of the subslice mask.
+  DeviceVariables v;
+  v.eu_cores_total = 128;
+  v.eu_threads_count = 8;
+  v.eu_subslices_total = 8;
+  v.slice_mask = 0b11;
+  v.subslice_mask = 0x0F0D;  // slice 0: Xe-cores 0, 2, 3; slice 1: 0-3
+  EXPECT_EQ(eval("$VectorEngineTotalCount", {}, v).u, 128u);
+  EXPECT_EQ(eval("$VectorEngineThreadsCount", {}, v).u, 8u);
+  EXPECT_EQ(eval("$XeCoreTotalCount", {}, v).u, 8u);
+  EXPECT_EQ(eval("$XeCoreMask 1 AND", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice1", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice2", {}, v).u, 0u);
+  EXPECT_EQ(eval("$GtSlice0XeCore1", {}, v).u, 0u);
+  EXPECT_EQ(eval("$GtSlice0XeCore2", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice1XeCore3", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice1DualSubslice3", {}, v).u, 1u);
+  v.subslice_mask = 0x0F;
+  EXPECT_EQ(eval("$GtSlice1XeCore0", {}, v).u, 0u);
+  for (const char* bad : {"$GtSlice", "$GtSlice8", "$GtSlice0XeCore", "$GtSlice0XeCore8",
+                          "$GtSlice0Core1", "$GtSlice123"}) {
+    EXPECT_THROW(Equation::compile(bad), std::invalid_argument) << bad;
+  }
+}
+
 TEST(EquationTest, CounterReferencesResolveThroughTheSet) {
   const std::vector<std::string> symbols{"GpuCoreClocks", "GpuBusy"};
   auto resolve = [&](std::string_view name) -> std::optional<int> {

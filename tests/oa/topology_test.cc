@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace oaprof::oa {
@@ -43,6 +44,11 @@ std::vector<std::uint8_t> topology_buffer(int max_slices, int max_subslices, int
     }
   }
   return buf;
+}
+
+std::uint64_t eval_slice_core(const DeviceVariables& v, int slice, int core) {
+  const std::string text = "$GtSlice" + std::to_string(slice) + "XeCore" + std::to_string(core);
+  return Equation::compile(text).evaluate({CounterDeltas{}, v}).u;
 }
 
 TEST(TopologyTest, KabyLakeGt2WithAFusedOffEu) {
@@ -100,6 +106,44 @@ TEST(TopologyTest, DefaultsWithoutAQuery) {
   const DeviceVariables tgl = device_variables(*platform_by_name("tglgt2"));
   EXPECT_EQ(tgl.dual_subslice_mask, 0b111111u);
   EXPECT_EQ(tgl.eu_dual_subslices_total, 6u);
+}
+
+TEST(TopologyTest, Gen9SubsliceMaskHasThreeBitsPerSlice) {
+  // i915 reports Gen9 big cores with max_subslices 4 (gt/intel_sseu.c gen9_sseu_info_init),
+  // while IGT and Mesa build $SubsliceMask with 3 bits per slice before Gen11.
+  const auto buf = topology_buffer(3, 4, 8, {{0xFF, 0xFF, 0xFF, 0}, {0xFF, 0xFF, 0xFF, 0}});
+  const Topology t = parse_topology(buf);
+  EXPECT_EQ(t.subslice_mask, 0b01110111u);  // the query's own numbering
+  const DeviceVariables v = device_variables(*platform_by_name("sklgt3"), t);
+  EXPECT_EQ(v.slice_mask, 0b11u);
+  EXPECT_EQ(v.subslice_mask, 0b111111u);
+  EXPECT_EQ(v.eu_subslices_total, 6u);
+  EXPECT_EQ(v.eu_slices_total, 2u);
+  // Gen11+ keeps 8 bits per slice.
+  const auto icl = topology_buffer(1, 8, 8, {{0xFF, 0xFF, 0, 0xFF, 0, 0, 0, 0}});
+  EXPECT_EQ(device_variables(*platform_by_name("icl"), parse_topology(icl)).subslice_mask,
+            0b1011u);
+}
+
+TEST(TopologyTest, XeLpgRegroupsXeCoresIntoSlicesOfFour) {
+  // i915 reports one slice of Xe-cores; Mesa's update_from_single_slice_topology rebuilds
+  // slices of 4, which $SliceMask and $GtSlice<N>XeCore<M> follow.
+  const auto buf = topology_buffer(1, 8, 16,
+                                   {{0xFFFF, 0xFFFF, 0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF}});
+  const Platform mtl = *platform_by_name("mtlgt3");
+  const DeviceVariables v = device_variables(mtl, parse_topology(buf));
+  EXPECT_EQ(v.slice_mask, 0b11u);
+  EXPECT_EQ(v.subslice_mask, 0x0F0Bu);
+  EXPECT_EQ(v.dual_subslice_mask, 0x0F0Bu);
+  EXPECT_EQ(v.eu_subslices_total, 7u);
+  EXPECT_EQ(v.eu_dual_subslices_total, 7u);
+  EXPECT_EQ(v.eu_cores_total, 112u);
+  EXPECT_EQ(v.eu_threads_count, 8u);
+  EXPECT_EQ(eval_slice_core(v, 1, 0), 1u);
+  const DeviceVariables gt2 = device_variables(*platform_by_name("mtlgt2"));
+  EXPECT_EQ(gt2.slice_mask, 1u);
+  EXPECT_EQ(gt2.subslice_mask, 0xFu);
+  EXPECT_EQ(gt2.eu_cores_total, 64u);
 }
 
 TEST(TopologyTest, ThreadsPerEuComeFromThePlatform) {
