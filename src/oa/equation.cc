@@ -139,8 +139,7 @@ std::optional<std::uint64_t> device_variable(const DeviceVariables& vars, std::s
 
 std::uint64_t EquationValue::as_uint() const {
   if (!is_float) return u;
-  if (!(f >= 0.0)) return 0;  // negative and NaN
-  if (f >= 18446744073709551615.0) return ~std::uint64_t{0};
+  if (!(f >= 0.0) || f >= 18446744073709551616.0) return 0;  // NaN, negative, 2^64 and above
   return static_cast<std::uint64_t>(f);
 }
 
@@ -286,17 +285,31 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
     const EquationValue a = stack[top - 1];
     const std::uint64_t au = a.as_uint(), bu = b.as_uint();
     const double af = a.as_double(), bf = b.as_double();
+    // Mesa's and IGT's generators turn each operator into one C statement on typed temporaries
+    // ("uint64_t t = a * b;", "double t = a + b;"), so the C type of the operands decides the
+    // arithmetic: +, -, *, min and comparisons happen in double when either operand is a double
+    // and in uint64 (wrapping) when both are integers, and only the assignment converts. UDIV and
+    // the F-divisions and FMAX convert their operands first. The shifts and bitwise operators only
+    // exist on integers.
+    const bool in_double = a.is_float || b.is_float;
+    auto uint_of = [&](double integer_result_in_double, std::uint64_t integer_result) {
+      return u(in_double ? EquationValue::of_float(integer_result_in_double).as_uint()
+                         : integer_result);
+    };
+    auto float_of = [&](double double_result, std::uint64_t integer_result) {
+      return fl(in_double ? double_result : static_cast<double>(integer_result));
+    };
     EquationValue r;
     switch (op.code) {
-      case Op::kUAdd: r = u(au + bu); break;
-      case Op::kUSub: r = u(au - bu); break;
-      case Op::kUMul: r = u(au * bu); break;
+      case Op::kUAdd: r = uint_of(af + bf, au + bu); break;
+      case Op::kUSub: r = uint_of(af - bf, au - bu); break;
+      case Op::kUMul: r = uint_of(af * bf, au * bu); break;
       case Op::kUDiv: r = u(bu == 0 ? 0 : au / bu); break;
-      case Op::kUMin: r = u(au < bu ? au : bu); break;
-      case Op::kUMax: r = u(au > bu ? au : bu); break;
-      case Op::kFAdd: r = fl(af + bf); break;
-      case Op::kFSub: r = fl(af - bf); break;
-      case Op::kFMul: r = fl(af * bf); break;
+      case Op::kUMin: r = uint_of(af < bf ? af : bf, au < bu ? au : bu); break;
+      case Op::kUMax: r = uint_of(af > bf ? af : bf, au > bu ? au : bu); break;
+      case Op::kFAdd: r = float_of(af + bf, au + bu); break;
+      case Op::kFSub: r = float_of(af - bf, au - bu); break;
+      case Op::kFMul: r = float_of(af * bf, au * bu); break;
       case Op::kFDiv: r = fl(bf == 0.0 ? 0.0 : af / bf); break;
       case Op::kFMin: r = fl(af < bf ? af : bf); break;
       case Op::kFMax: r = fl(af > bf ? af : bf); break;
@@ -304,12 +317,12 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
       case Op::kOr: r = u(au | bu); break;
       case Op::kShl: r = u(bu >= 64 ? 0 : au << bu); break;
       case Op::kShr: r = u(bu >= 64 ? 0 : au >> bu); break;
-      case Op::kUGt: r = u(au > bu); break;
-      case Op::kUGte: r = u(au >= bu); break;
-      case Op::kULt: r = u(au < bu); break;
-      case Op::kULte: r = u(au <= bu); break;
-      case Op::kEq: r = u(a.is_float || b.is_float ? af == bf : au == bu); break;
-      case Op::kNeq: r = u(a.is_float || b.is_float ? af != bf : au != bu); break;
+      case Op::kUGt: r = u(in_double ? af > bf : au > bu); break;
+      case Op::kUGte: r = u(in_double ? af >= bf : au >= bu); break;
+      case Op::kULt: r = u(in_double ? af < bf : au < bu); break;
+      case Op::kULte: r = u(in_double ? af <= bf : au <= bu); break;
+      case Op::kEq: r = u(in_double ? af == bf : au == bu); break;
+      case Op::kNeq: r = u(in_double ? af != bf : au != bu); break;
       case Op::kLogicalAnd: r = u(af != 0.0 && bf != 0.0); break;
       case Op::kLogicalOr: r = u(af != 0.0 || bf != 0.0); break;
       default: break;

@@ -35,14 +35,24 @@ TEST(EquationTest, UnsignedOperatorsFollowCArithmetic) {
 TEST(EquationTest, FloatOperatorsAndMixedOperands) {
   EXPECT_DOUBLE_EQ(eval("7 2 FDIV").f, 3.5);
   EXPECT_DOUBLE_EQ(eval("1.5 2 FMUL").f, 3.0);
-  EXPECT_DOUBLE_EQ(eval("1 2 FSUB").f, -1.0);
+  // F-operators on two integers compute in uint64, as `double t = a - b;` with uint64_t a, b
+  // does in Mesa's and IGT's generated C.
+  EXPECT_DOUBLE_EQ(eval("1 2 FSUB").f, 18446744073709551615.0);
+  EXPECT_DOUBLE_EQ(eval("1.0 2 FSUB").f, -1.0);
   EXPECT_DOUBLE_EQ(eval("1 2 FADD").f, 3.0);
   EXPECT_DOUBLE_EQ(eval("1 2 FMAX").f, 2.0);
   EXPECT_DOUBLE_EQ(eval("1 2 FMIN").f, 1.0);
   EXPECT_TRUE(eval("7 2 FDIV").is_float);
-  // A float consumed by a U-operator is truncated, as a double assigned to uint64_t.
-  EXPECT_EQ(eval("7 2 FDIV 2 UMUL").u, 6u);
-  EXPECT_EQ(eval("1 2 FSUB 5 UADD").u, 5u);  // negative saturates at 0 first
+  // A U-operator with a double operand computes in double and truncates the result, as
+  // `uint64_t t = a * b;` does: 3.5 × 2 = 7 (IGT's VMEBusy-style "... 2 FDIV 100 UMUL").
+  EXPECT_EQ(eval("7 2 FDIV 2 UMUL").u, 7u);
+  EXPECT_EQ(eval("7 2 FDIV 2 UDIV").u, 1u);  // UDIV converts its operands first: 3 / 2
+  // Out of uint64's range: 2^64 + 5 converts to 0, as on x86-64; negative gives 0 too.
+  EXPECT_EQ(eval("1 2 FSUB 5 UADD").u, 0u);
+  EXPECT_EQ(eval("1.0 2 FSUB 5 UADD").u, 4u);   // -1.0 + 5 = 4.0 in double
+  EXPECT_EQ(eval("1.0 2 FSUB 1 UMUL").u, 0u);   // -1.0 converts to 0
+  EXPECT_EQ(eval("2.5 2 UGT").u, 1u);           // comparisons in double when either is
+  EXPECT_EQ(eval("2 2.5 UMIN").u, 2u);
 }
 
 TEST(EquationTest, DivisionByZeroGivesZero) {
