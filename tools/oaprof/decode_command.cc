@@ -212,7 +212,7 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
                   "report format: select code in binary (101) or decimal (5), or a name")
       ->capture_default_str();
   sub->add_option("--metric-set", opt->metric_set,
-                  "metric set symbol (default: Builtin on Gen8-11; see oaprof metrics list)");
+                  "metric set symbol (default: Builtin on Gen8 and later; see oaprof metrics list)");
   sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");
   sub->add_option("--input", opt->input,
                   "auto, raw (reports back to back) or perf (i915 perf records)")
