@@ -8,8 +8,9 @@
 // revision passed to both. IGT builds its device variables and metric sets; oaprof takes the
 // same XML set (by symbol and hw_config_guid) from ../shared/metrics. Pseudo-random report pairs
 // in the set's format (32- and 40-bit wraps included) go through IGT's
-// intel_perf_accumulate_reports and each counter's read function, and through oaprof's decode,
-// deltas and equations. Integers and floats must be equal, floats bit for bit (see below).
+// intel_perf_accumulate_reports and each counter's read function, and through the path `oaprof
+// decode` takes (the set's oa_format, read_report_stream, decode_rows: decode, deltas and
+// equations). Integers and floats must be equal, floats bit for bit (see below).
 //
 // Where they differ on purpose the difference is listed here, never skipped in silence:
 // - kChangedAfter127: counters whose equation IGT changed after 1.27.1 (our XML is newer).
@@ -46,6 +47,7 @@
 #include "oa/platform.h"
 #include "oa/report.h"
 #include "oa/report_format.h"
+#include "oa/report_stream.h"
 #include "oa/topology.h"
 #include "tests/oa/igt_files.h"
 #include "tests/oa/igt_perf_abi.h"
@@ -451,6 +453,9 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
   const std::string_view platform = p.metrics_file;
   const std::optional<ReportFormat> format = from_uapi(igt_set.perf_oa_format, p.gen);
   ASSERT_TRUE(format.has_value()) << "IGT format " << igt_set.perf_oa_format;
+  // `oaprof decode` takes the format from the set's oa_format attribute: IGT's, on every set.
+  EXPECT_EQ(format_from_igt_name(set.attribute("oa_format"), p.gen), format)
+      << set.symbol() << " oa_format '" << set.attribute("oa_format") << "'";
   EXPECT_EQ(igt_set.perf_raw_size, layout_of(*format).size_bytes);
   EXPECT_EQ(igt_set.gpu_time_offset, 0);  // deltas[] holds the timestamp first
   EXPECT_EQ(igt_set.a_offset, p.gen == Generation::kGen7_5 ? 1 : 2);
@@ -478,11 +483,20 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
     if (unfixed != nullptr) {
       IgtLibrary::get().accumulate(&acc_unfixed, unfixed, &igt_set, rec0.data(), rec1.data());
     }
+    // The pair as `oaprof decode` reads a raw capture: read_report_stream, then decode_rows.
     const auto size = static_cast<std::size_t>(raw0.size);
-    const CounterDeltas deltas = compute_deltas(decode(*format, std::span(raw0.bytes.data(), size)),
-                                                decode(*format, std::span(raw1.bytes.data(), size)));
-    fig.wraps += deltas.wraps_corrected;
-    const std::vector<EquationValue> values = set.evaluate(deltas, vars);
+    std::vector<std::uint8_t> capture(raw0.bytes.begin(), raw0.bytes.begin() + size);
+    capture.insert(capture.end(), raw1.bytes.begin(), raw1.bytes.begin() + size);
+    DecodeOptions options;
+    options.gen = p.gen;
+    options.timestamp_hz = p.timestamp_hz;
+    options.metric_set = &set;
+    options.vars = vars;
+    const std::vector<DecodedRow> rows =
+        decode_rows(read_report_stream(capture, *format, StreamKind::kRawReports), options);
+    ASSERT_EQ(rows.size(), 1u);
+    fig.wraps += rows[0].deltas.wraps_corrected;
+    const std::vector<EquationValue>& values = rows[0].metrics;
     EXPECT_EQ(IgtLibrary::get().read_report_reason(&perf, rec1.data()),
               igt_reason_name(report_reasons(r1.rpt_id, p.gen), p.gen));
     for (const auto& [symbol, counter] : igt_counters) {
