@@ -218,7 +218,11 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("-o,--output", opt->output, "output file, - for stdout")->capture_default_str();
   sub->add_flag("--json", opt->json, "write JSON instead of CSV");
-  return {sub, [opt] { return run_decode(*opt); }};
+  return {sub, [opt] {
+            // Nothing here needs root: under sudo it reads and writes as the user.
+            if (const int rc = become_sudo_user("decode"); rc != 0) return rc;
+            return run_decode(*opt);
+          }};
 }
 
 }  // namespace

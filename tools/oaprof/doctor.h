@@ -38,6 +38,7 @@ struct DoctorOptions {
   std::string opencl_library = "libOpenCL.so.1";
   // Listing OpenCL platforms loads every ICD into this process; tests of other checks skip it.
   bool opencl_platforms = true;
+  std::string opencl_skipped_because = "not listed (--no-opencl-devices)";
 };
 
 // What sysfs says about the PCI device at `address`, read once and shared by several checks.
