@@ -251,9 +251,7 @@ void Oaprofd::accept_client() {
   const std::vector<gid_t> groups = peer_groups(fd);
   if (const auto refused = admission(peer, groups)) {
     ++refused_;
-    // A fresh connection's queue is empty: this one reply always fits.
-    (void)send_datagram(fd, wire::encode({0, wire::Error{refused->first, refused->second}}));
-    ::close(fd);
+    refuse_and_close(fd, wire::encode({0, wire::Error{refused->first, refused->second}}));
     return;
   }
   clients_[fd] = Client{next_client_++, peer, {}, {}};

@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -30,6 +32,14 @@ oa::wire::Message oversized_reply(std::size_t size) {
   return {0, oa::wire::Error{oa::wire::ErrorCode::kBadMessage,
                              fmt::format("message of {} bytes exceeds the {}-byte limit", size,
                                          oa::wire::kMaxMessageBytes)}};
+}
+
+void refuse_and_close(int fd, std::span<const std::uint8_t> reply) {
+  (void)send_datagram(fd, reply);
+  std::uint8_t sink[oa::wire::kMaxMessageBytes];
+  for (int i = 0; i < 16 && ::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+  }
+  ::close(fd);
 }
 
 Sent send_datagram(int fd, std::span<const std::uint8_t> bytes) {

@@ -26,6 +26,11 @@ Receive receive_datagram(int fd, std::span<std::uint8_t> buf, std::size_t* size)
 
 oa::wire::Message oversized_reply(std::size_t size);
 
+// A refused connection: its one reply (it fits: the queue of a fresh connection is empty), then
+// what the client already sent is read and dropped before the hang-up, since a close with unread
+// data makes the kernel report ECONNRESET to the client instead of the reply.
+void refuse_and_close(int fd, std::span<const std::uint8_t> reply);
+
 enum class Sent { kSent, kWouldBlock, kGone };
 
 // One datagram out without blocking: kWouldBlock when the peer's queue is full (it is not

@@ -135,12 +135,11 @@ void Server::accept_client() {
   const ucred cred = *peer;
   if (clients_.size() >= max_clients_) {
     ++refused_;
-    (void)send_datagram(fd, wire::encode({0, wire::Error{wire::ErrorCode::kBusy,
-                                                     fmt::format("this oaprof run serves at most "
-                                                                 "{} connections at once; the "
-                                                                 "process runs unprofiled",
-                                                                 max_clients_)}}));
-    ::close(fd);
+    refuse_and_close(fd, wire::encode({0, wire::Error{wire::ErrorCode::kBusy,
+                                                   fmt::format("this oaprof run serves at most "
+                                                               "{} connections at once; the "
+                                                               "process runs unprofiled",
+                                                               max_clients_)}}));
     return;
   }
   const bool allowed =
@@ -148,12 +147,11 @@ void Server::accept_client() {
   if (!allowed) {
     ++refused_;
     // kNotAuthorised, as oaprofd says it: the client can tell a refusal from its own bad bytes.
-    (void)send_datagram(fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised,
+    refuse_and_close(fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised,
                                      fmt::format("uid {} may not use this oaprof session: only "
                                                  "root and the user oaprof runs the program as "
                                                  "may; run the program under that oaprof",
                                                  cred.uid)}}));
-    ::close(fd);
     return;
   }
   clients_[fd] = Client{next_client_++, cred.pid, cred.uid, nullptr};

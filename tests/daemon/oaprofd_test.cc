@@ -339,8 +339,8 @@ TEST(OaprofdSocketTest, ASocketThatCannotBeTheGroupsIsLoggedAndStaysPrivate) {
   ScratchDir dir;
   const std::string path = (dir.path() / "d.sock").string();
   const auto report = dir.path() / "report";
-  // In a user namespace of its own, with no gid mapped, even root's chown fails; unshare needs a
-  // process of one thread, so it is a child.
+  // In a user namespace of its own, with no gid mapped, even root cannot take the group as its
+  // filesystem gid; unshare needs a process of one thread, so it is a child.
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::unshare(CLONE_NEWUSER) != 0) ::_exit(77);
@@ -373,7 +373,8 @@ TEST(OaprofdSocketTest, ASocketThatCannotBeTheGroupsIsLoggedAndStaysPrivate) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, ::testing::StartsWith("mode 600\n"));
   EXPECT_THAT(text, HasSubstr(fmt::format("<4>cannot give the socket {} to the group "
-                                          "'oaprof-test' (gid 4242): chown failed: ",
+                                          "'oaprof-test' (gid 4242): the kernel refused that "
+                                          "group as oaprofd's filesystem gid",
                                           path)));
   EXPECT_THAT(text, HasSubstr("only root can connect and members of 'oaprof-test' are refused"));
 }
