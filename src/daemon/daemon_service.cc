@@ -185,7 +185,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
         opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
       }
     }
-    a.source->start(format, oa_config_for(metrics.set, platform));
+    a.source->start(format, oa_config_for(metrics.set, platform, a.device.facts));
 
     opened.label = a.device.label();
     opened.detail = a.device.mmio->describe();
@@ -194,6 +194,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     opened.format = std::string(oa::layout_of(format).name);
     opened.metric_set = metrics.set.symbol();
     opened.metrics_file = metrics.file.string();
+    opened.facts = a.device.facts;
     log(6, fmt::format("session opened for {}: {} on {}, format {}, metric set {}, energy {}",
                        a.holder, request.access, opened.detail, opened.format, opened.metric_set,
                        opened.energy_backend.empty() ? "none" : opened.energy_backend));

@@ -269,10 +269,10 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
       fmt::format("metric set '{}' is not in {}; it has: {}", symbol, file.string(), names));
 }
 
-mmio::OaConfig oa_config_for(const oa::MetricSet& set, const oa::Platform& platform) {
+mmio::OaConfig oa_config_for(const oa::MetricSet& set, const oa::Platform& platform,
+                             const oa::DeviceFacts& facts) {
   using Kind = oa::RegisterConfig::Kind;
-  oa::DeviceVariables vars = oa::device_variables(platform);
-  vars.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);
+  const oa::DeviceVariables vars = oa::device_variables(platform, facts);
   return mmio::OaConfig{set.guid(), set.writes(Kind::kNoa, vars), set.writes(Kind::kBoolean, vars),
                         set.writes(Kind::kFlex, vars)};
 }

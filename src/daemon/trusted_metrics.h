@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mmio/oa_programmer.h"
+#include "oa/device_facts.h"
 #include "oa/metric_set.h"
 #include "oa/metric_xml.h"
 #include "oa/platform.h"
@@ -78,7 +79,9 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
                                const std::string& explicit_xml,
                                const std::vector<std::filesystem::path>& dirs, uid_t owner = 0);
 
-// The register programming of a set on this platform (its NOA, boolean and flex writes).
-mmio::OaConfig oa_config_for(const oa::MetricSet& set, const oa::Platform& platform);
+// The register programming of a set on this device (its NOA, boolean and flex writes, chosen by
+// availability equations that read the device's own topology).
+mmio::OaConfig oa_config_for(const oa::MetricSet& set, const oa::Platform& platform,
+                             const oa::DeviceFacts& facts);
 
 }  // namespace oaprof::daemon

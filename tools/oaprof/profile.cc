@@ -99,6 +99,8 @@ struct ProfileOptions {
   std::string render_node = "auto";
   std::string drm_card = "auto";
   int oa_exponent = 16;
+  int sim_eus = 0;           // --sim-eus: the simulated part's EUs, some fused off
+  bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
   std::string csv_path;
   std::string json_path;
   std::string min_window = "50ms";
@@ -268,6 +270,15 @@ Action add_profile_options(CLI::App& app) {
                   "i915 perf sampling period exponent for --access perf")
       ->check(CLI::Range(0, 31))
       ->capture_default_str();
+  dev->add_option("--sim-eus", opt->sim_eus,
+                  "with --device sim: the simulated part's enabled EUs, fewer than its platform's "
+                  "when some are fused off (23 for a UHD 630 missing one); its i915 reports them "
+                  "and its counters count them")
+      ->check(CLI::PositiveNumber);
+  dev->add_flag("--sim-no-i915", opt->sim_no_i915,
+                "with --device sim: the simulated device has no i915 DRM node, so its topology "
+                "falls back to the platform table (rows flagged topology_from_table) and its "
+                "timestamp frequency is read from its clock registers");
 
   auto* what = app.add_option_group("What to measure");
   what->add_option("--mode", opt->mode,
@@ -396,7 +407,8 @@ int run_profile(const ProfileOptions& options) {
   gpu::Device device;  // opened here only without the daemon
   std::shared_ptr<daemon::DaemonClient> client;
   std::optional<oa::wire::Opened> opened;
-  oa::Platform platform;
+  oa::Platform platform;  // with the device's own topology and timestamp frequency
+  oa::DeviceFacts facts;  // and where they came from
   std::string device_label, device_detail;
   bool simulated = false;
   std::unique_ptr<gpu::CounterSource> source;
@@ -427,8 +439,11 @@ int run_profile(const ProfileOptions& options) {
           options.metrics_xml.empty() ? std::string() : fs::absolute(options.metrics_xml).string();
       request.energy = options.energy;
       opened = client->open(request);
-      platform = opened->simulated ? oa::simulated_platform()
-                                   : oa::require_platform_for_pci_id(opened->pci_id);
+      facts = opened->facts;
+      platform = oa::apply_facts(opened->simulated
+                                     ? oa::simulated_platform()
+                                     : oa::require_platform_for_pci_id(opened->pci_id),
+                                 facts);
       format = oa::parse_format(opened->format, platform.gen);
       source = daemon::make_remote_counter_source(client, format, opened->simulated);
       // The daemon programmed the set; the same file gives its equations here.
@@ -447,6 +462,8 @@ int run_profile(const ProfileOptions& options) {
       dopt.render_node = options.render_node;
       dopt.drm_card_sysfs = options.drm_card;
       dopt.perf_period_exponent = options.oa_exponent;
+      dopt.sim.eus = options.sim_eus;
+      dopt.sim.i915 = !options.sim_no_i915;
       // Everything but the in-process simulator is shared with other runs and oaprofd: take the
       // unit as oaprofd does, under its lock and with its journal, so that two runs never
       // program it at once and a run killed with SIGKILL leaves what the next one restores.
@@ -471,6 +488,7 @@ int run_profile(const ProfileOptions& options) {
       }
       device = gpu::open_device(dopt);
       platform = device.platform;
+      facts = device.facts;
       device_label = device.label();
       device_detail = device.mmio->describe();
       simulated = device.simulated();
@@ -526,6 +544,7 @@ int run_profile(const ProfileOptions& options) {
   info.format = std::string(oa::layout_of(format).name);
   info.access = options.access;
   info.eus = platform.eus;
+  info.facts = facts;
   info.max_freq_mhz = platform.max_freq_mhz;
   info.min_freq_mhz = platform.min_freq_mhz;
   if (!client) {
@@ -540,8 +559,7 @@ int run_profile(const ProfileOptions& options) {
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
   info.metric_set = metrics->symbol();
   info.metrics = metrics.get();
-  info.device_variables = oa::device_variables(platform);
-  info.device_variables.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);
+  info.device_variables = oa::device_variables(platform, facts);
   info.energy_options.min_window_ns = static_cast<std::uint64_t>(min_window.count()) * 1'000'000;
   info.energy_options.formula = power::parse_igpu_formula(options.igpu_power);
   if (energy) {
@@ -579,7 +597,8 @@ int run_profile(const ProfileOptions& options) {
     out.rows.fetch_add(1, std::memory_order_relaxed);
   };
   daemon::RowWriter rows(write_row, [&] { out.files->flush(); });
-  daemon::Session session(*source, format, rows.sink(), daemon::oa_config_for(*metrics, platform));
+  daemon::Session session(*source, format, rows.sink(),
+                          daemon::oa_config_for(*metrics, platform, facts));
   session.set_energy_source(energy.get());
   if (sim_energy != nullptr) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
