@@ -237,7 +237,11 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
                   "subslices of the part that wrote it ($EuSubslicesTotalCount, $SubsliceMask; "
                   "default: the platform table's)")
       ->check(CLI::PositiveNumber);
-  return {sub, [opt] { return run_decode(*opt); }};
+  return {sub, [opt] {
+            // Nothing here needs root: under sudo it reads and writes as the user.
+            if (const int rc = become_sudo_user("decode"); rc != 0) return rc;
+            return run_decode(*opt);
+          }};
 }
 
 }  // namespace
