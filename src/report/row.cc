@@ -75,6 +75,10 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   std::string flags;
   if (l.passes > 1) flags = "replayed";
   for (const auto& flag : r.flags) flags += (flags.empty() ? "" : ";") + flag;
+  // The equations and EU figures used the platform table's EU count, which a fused part lacks.
+  if (info.facts && info.facts->topology_from_table()) {
+    flags += std::string(flags.empty() ? "" : ";") + kTopologyFromTableFlag;
+  }
   for (const auto& flag : w.flags()) flags += (flags.empty() ? "" : ";") + flag;
   f.push_back({"flags", flags});
   return f;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oa/builtin_metric_set.h"
+#include "oa/device_facts.h"
 #include "oa/report_stream.h"
 #include "oa/topology.h"
 #include "tools/oaprof/commands.h"
@@ -35,6 +36,8 @@ struct DecodeOptions {
   std::string input = "auto";
   std::string output = "-";
   bool json = false;
+  int eus = 0;        // --eus: the capturing part's EUs (0: the platform table's)
+  int subslices = 0;  // --subslices
   std::string file;
 };
 
@@ -87,9 +90,13 @@ void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
 
 void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
                 const oa::FormatLayout& layout, const oa::MetricSet* set,
-                const oa::Platform& platform) {
+                const oa::Platform& platform, const oa::DeviceFacts& facts) {
   nlohmann::json doc;
   doc["platform"] = platform.metrics_file;
+  doc["topology_source"] = std::string(oa::topology_source_name(facts.topology_source));
+  doc["topology"] = {{"eus", facts.topology.eus},
+                     {"subslices", facts.topology.subslices},
+                     {"slices", facts.topology.slices}};
   doc["format"] = layout.name;
   doc["metric_set"] = set != nullptr ? set->symbol() : "";
   nlohmann::json counters = nlohmann::json::array();
@@ -169,6 +176,7 @@ oa::ReportFormat decode_format(const DecodeOptions& opt, const oa::Platform& pla
 
 int run_decode(const DecodeOptions& opt) {
   oa::Platform platform = oa::simulated_platform();
+  oa::DeviceFacts facts;
   oa::ReportFormat format{};
   std::unique_ptr<oa::MetricSet> set;
   std::vector<oa::StreamEntry> entries;
@@ -181,7 +189,14 @@ int run_decode(const DecodeOptions& opt) {
           "frequency, e.g. 19200000",
           opt.timestamp_hz));
     }
-    if (opt.timestamp_hz > 0) platform.timestamp_hz = opt.timestamp_hz;
+    // Offline there is no device to ask: the capturing part's topology and timestamp frequency
+    // come from the options.
+    facts = oa::facts_from_options(platform, opt.eus, opt.subslices);
+    if (opt.timestamp_hz > 0) {
+      facts.timestamp_hz = opt.timestamp_hz;
+      facts.timestamp_note = "--timestamp-frequency";
+    }
+    platform = oa::apply_facts(platform, facts);
     std::string symbol = opt.metric_set;
     if (symbol.empty() && opt.metrics_xml.empty() && oa::has_builtin_metric_set(platform)) {
       symbol = oa::kBuiltinMetricSetSymbol;
@@ -212,7 +227,7 @@ int run_decode(const DecodeOptions& opt) {
       platform.max_freq_mhz, platform.eus, platform.timestamp_hz,
       format_layout.header_bits() - format_layout.timestamp_shift);
   options.metric_set = set.get();
-  options.vars = oa::device_variables(platform);
+  options.vars = oa::device_variables(platform, facts);
   const auto rows = oa::decode_rows(entries, options);
   const oa::FormatLayout& layout = oa::layout_of(format);
   std::ofstream file;
@@ -226,7 +241,7 @@ int run_decode(const DecodeOptions& opt) {
     out = &file;
   }
   if (opt.json) {
-    write_json(*out, rows, layout, set.get(), platform);
+    write_json(*out, rows, layout, set.get(), platform, facts);
   } else {
     write_csv(*out, rows, layout, set.get());
   }
@@ -260,7 +275,19 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("-o,--output", opt->output, "output file, - for stdout")->capture_default_str();
   sub->add_flag("--json", opt->json, "write JSON instead of CSV");
-  return {sub, [opt] { return run_decode(*opt); }};
+  sub->add_option("--eus", opt->eus,
+                  "EUs of the part that wrote it, for the equations ($EuCoresTotalCount; default: "
+                  "the platform table's; `oaprof doctor` shows the device's)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--subslices", opt->subslices,
+                  "subslices of the part that wrote it ($EuSubslicesTotalCount, $SubsliceMask; "
+                  "default: the platform table's)")
+      ->check(CLI::PositiveNumber);
+  return {sub, [opt] {
+            // Nothing here needs root: under sudo it reads and writes as the user.
+            if (const int rc = become_sudo_user("decode"); rc != 0) return rc;
+            return run_decode(*opt);
+          }};
 }
 
 }  // namespace
