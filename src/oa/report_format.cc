@@ -181,6 +181,29 @@ ReportFormat parse_format(std::string_view text, Generation gen) {
                                           text, generation_name(gen), valid));
 }
 
+ReportFormat default_format(Generation gen) {
+  switch (gen) {
+    case Generation::kGen7_5: return ReportFormat::kA45_B8_C8;
+    case Generation::kXeLpg: return ReportFormat::kA24u40_A14u32_B8_C8;
+    default: return ReportFormat::kA32u40_A4u32_B8_C8;
+  }
+}
+
+// As IGT's generator maps a set's oa_format to its i915 format (lib/i915/perf-configs/
+// perf-metricset-codegen.py generate_metric_sets() @ zehortigoza/intel-gpu-tools
+// 399db6901e8fc9074c8ab30d3a6144dba3a85721): on acm/mtl/arl "128B_MPEC8_NOA16" is
+// I915_OAM_FORMAT_MPEC8u32_B8_C8 and any other set I915_OA_FORMAT_A24u40_A14u32_B8_C8; Haswell's
+// sets are A45_B8_C8 and every other chipset's A32u40_A4u32_B8_C8. IGT's files name
+// "256B_GENERIC_NOA16" or nothing for the 256-byte sets; a name IGT's generator does not test for
+// (e.g. metrics-discovery's "192B_MPEC8LL_NOA16") is refused here rather than read as 256 bytes.
+std::optional<ReportFormat> format_from_igt_name(std::string_view name, Generation gen) {
+  std::optional<ReportFormat> format;
+  if (name.empty() || name == "256B_GENERIC_NOA16") format = default_format(gen);
+  if (name == "128B_MPEC8_NOA16") format = ReportFormat::kMpec8u32_B8_C8;
+  if (format && !format_exists_on(*format, gen)) return std::nullopt;
+  return format;
+}
+
 int to_uapi(ReportFormat format) {
   const FormatLayout& l = layout_of(format);
   if (l.uapi_value < 0) {

@@ -103,6 +103,14 @@ std::span<const FormatLayout> all_formats();
 // listing the valid choices when the generation has no such format.
 ReportFormat parse_format(std::string_view text, Generation gen);
 
+// The generation's 256-byte OA (OAG) format: what select code 5 ("101") means there.
+ReportFormat default_format(Generation gen);
+
+// The format IGT names in a metric set's oa_format attribute (lib/i915/perf-configs: absent or
+// "256B_GENERIC_NOA16" for the generation's 256-byte format, "128B_MPEC8_NOA16" for Meteor Lake's
+// media-unit sets); nullopt for any other name or a format the generation lacks.
+std::optional<ReportFormat> format_from_igt_name(std::string_view name, Generation gen);
+
 // i915 uapi enum drm_i915_oa_format value <-> format. to_uapi throws std::invalid_argument for a
 // format i915 cannot stream (A29_B8_C8); from_uapi gives nullopt for an unknown number. Number 7
 // (C4_B8) is laid out differently on Haswell: the one-argument from_uapi gives the Gen8+ layout,

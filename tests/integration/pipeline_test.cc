@@ -158,6 +158,8 @@ TEST_F(PipelineTest, UnderSudoTheProgramRunsAsTheUserWithoutCapabilities) {
   const passwd* pw = ::getpwuid(65534);
   if (pw == nullptr) GTEST_SKIP() << "uid 65534 has no account here";
   const std::string home = pw->pw_dir;
+  // The output is the user's to write: oaprof opens it as the user, not as root.
+  ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
   const fs::path csv = dir_ / "drop.csv";
   // In single quotes, so that the child's shell expands it, not the test's.
   const std::string probe =

@@ -221,5 +221,26 @@ TEST(ReportFormatTest, A24u40HasThirtyEightACountersOfMixedWidth) {
   EXPECT_EQ(l.a_runs.back().offset, 4 * 46);
 }
 
+TEST(ReportFormatTest, IgtOaFormatNamesGiveTheFormatIgtStreams) {
+  // perf-metricset-codegen.py (399db6901e8f): no name or 256B_GENERIC_NOA16 is the generation's
+  // 256-byte format, 128B_MPEC8_NOA16 the OAM format on Meteor Lake.
+  EXPECT_EQ(format_from_igt_name("", Generation::kGen7_5), ReportFormat::kA45_B8_C8);
+  EXPECT_EQ(format_from_igt_name("", Generation::kGen9), ReportFormat::kA32u40_A4u32_B8_C8);
+  EXPECT_EQ(format_from_igt_name("", Generation::kGen12), ReportFormat::kA32u40_A4u32_B8_C8);
+  EXPECT_EQ(format_from_igt_name("256B_GENERIC_NOA16", Generation::kXeLpg),
+            ReportFormat::kA24u40_A14u32_B8_C8);
+  EXPECT_EQ(format_from_igt_name("128B_MPEC8_NOA16", Generation::kXeLpg),
+            ReportFormat::kMpec8u32_B8_C8);
+  // The default is what select code 5 means on each generation.
+  for (const Generation gen : {Generation::kGen7_5, Generation::kGen8, Generation::kGen9,
+                               Generation::kGen11, Generation::kGen12, Generation::kXeLpg}) {
+    EXPECT_EQ(default_format(gen), parse_format("101", gen)) << generation_name(gen);
+  }
+  // Not on a generation without the format, and no guess for a name IGT does not map.
+  EXPECT_FALSE(format_from_igt_name("128B_MPEC8_NOA16", Generation::kGen12).has_value());
+  EXPECT_FALSE(format_from_igt_name("192B_MPEC8LL_NOA16", Generation::kXeLpg).has_value());
+  EXPECT_FALSE(format_from_igt_name("256b_generic_noa16", Generation::kXeLpg).has_value());
+}
+
 }  // namespace
 }  // namespace oaprof::oa

@@ -1,10 +1,12 @@
 // `oaprof decode`: turns a file of raw OA reports, or of i915 perf records, into CSV or JSON rows
 // (one per pair of consecutive reports: raw deltas and every counter of a metric set), so captures
 // from any tool can be read with oaprof's formats and equations.
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,8 @@ constexpr std::uintmax_t kMaxInputBytes = 1u << 30;
 
 struct DecodeOptions {
   std::string platform;
-  std::string format = "101";
+  std::string format;  // empty: the metric set's format, else the platform's 256-byte one
+  double timestamp_hz = 0;  // 0: the platform's
   std::string metric_set;
   std::string metrics_xml;
   std::string input = "auto";
@@ -143,6 +146,34 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
   out << doc.dump(2) << '\n';
 }
 
+// The set's report format (IGT's oa_format attribute) when it names one, checked against
+// --format when that is given too; else --format; else the platform's 256-byte format.
+oa::ReportFormat decode_format(const DecodeOptions& opt, const oa::Platform& platform,
+                               const oa::MetricSet* set) {
+  std::optional<oa::ReportFormat> from_set;
+  std::string_view igt_name;
+  if (set != nullptr) {
+    igt_name = set->attribute("oa_format");
+    from_set = oa::format_from_igt_name(igt_name, platform.gen);
+    if (!from_set) {
+      throw std::invalid_argument(fmt::format(
+          "metric set {} is computed from '{}' reports, which oaprof cannot read on {}; give "
+          "another set",
+          set->symbol(), igt_name, oa::generation_name(platform.gen)));
+    }
+  }
+  if (opt.format.empty()) return from_set.value_or(oa::default_format(platform.gen));
+  const oa::ReportFormat given = oa::parse_format(opt.format, platform.gen);
+  if (from_set && !igt_name.empty() && *from_set != given) {
+    throw std::invalid_argument(fmt::format(
+        "metric set {} is computed from {} reports (oa_format {}), not {}; drop --format or give "
+        "--format {}",
+        set->symbol(), oa::layout_of(*from_set).name, igt_name, oa::layout_of(given).name,
+        oa::layout_of(*from_set).name));
+  }
+  return given;
+}
+
 int run_decode(const DecodeOptions& opt) {
   oa::Platform platform = oa::simulated_platform();
   oa::DeviceFacts facts;
@@ -152,10 +183,20 @@ int run_decode(const DecodeOptions& opt) {
   try {
     platform = opt.platform.empty() ? oa::simulated_platform()
                                     : oa::require_platform_by_name(opt.platform);
-    // Offline there is no device to ask: the capturing part's topology comes from the options.
+    if (opt.timestamp_hz < 0 || !std::isfinite(opt.timestamp_hz)) {
+      throw std::invalid_argument(fmt::format(
+          "--timestamp-frequency {} is not a frequency in Hz; give the part's (OA) timestamp "
+          "frequency, e.g. 19200000",
+          opt.timestamp_hz));
+    }
+    // Offline there is no device to ask: the capturing part's topology and timestamp frequency
+    // come from the options.
     facts = oa::facts_from_options(platform, opt.eus, opt.subslices);
+    if (opt.timestamp_hz > 0) {
+      facts.timestamp_hz = opt.timestamp_hz;
+      facts.timestamp_note = "--timestamp-frequency";
+    }
     platform = oa::apply_facts(platform, facts);
-    format = oa::parse_format(opt.format, platform.gen);
     std::string symbol = opt.metric_set;
     if (symbol.empty() && opt.metrics_xml.empty() && oa::has_builtin_metric_set(platform)) {
       symbol = oa::kBuiltinMetricSetSymbol;
@@ -166,6 +207,7 @@ int run_decode(const DecodeOptions& opt) {
     if (!symbol.empty()) {
       set = std::make_unique<oa::MetricSet>(load_metric_set(platform, symbol, opt.metrics_xml));
     }
+    format = decode_format(opt, platform, set.get());
     const std::vector<std::uint8_t> bytes = read_input(opt.file);
     const oa::StreamKind kind = opt.input == "auto" ? oa::detect_stream_kind(bytes, format)
                                                     : oa::parse_stream_kind(opt.input);
@@ -220,10 +262,13 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
   sub->add_option("--platform", opt->platform,
                   "the platform that wrote it, e.g. kblgt2 (default: the simulated kblgt2)");
   sub->add_option("--format", opt->format,
-                  "report format: select code in binary (101) or decimal (5), or a name")
-      ->capture_default_str();
+                  "report format: select code in binary (101) or decimal (5), or a name "
+                  "(default: the metric set's, else the platform's 256-byte format)");
+  sub->add_option("--timestamp-frequency", opt->timestamp_hz,
+                  "the reports' timestamp frequency in Hz (default: the platform's nominal one; "
+                  "on Meteor Lake i915 reports the OA one apart, I915_PARAM_OA_TIMESTAMP_FREQUENCY)");
   sub->add_option("--metric-set", opt->metric_set,
-                  "metric set symbol (default: Builtin on Gen8-11; see oaprof metrics list)");
+                  "metric set symbol (default: Builtin on Gen8 and later; see oaprof metrics list)");
   sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");
   sub->add_option("--input", opt->input,
                   "auto, raw (reports back to back) or perf (i915 perf records)")
@@ -238,7 +283,11 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
                   "subslices of the part that wrote it ($EuSubslicesTotalCount, $SubsliceMask; "
                   "default: the platform table's)")
       ->check(CLI::PositiveNumber);
-  return {sub, [opt] { return run_decode(*opt); }};
+  return {sub, [opt] {
+            // Nothing here needs root: under sudo it reads and writes as the user.
+            if (const int rc = become_sudo_user("decode"); rc != 0) return rc;
+            return run_decode(*opt);
+          }};
 }
 
 }  // namespace

@@ -410,7 +410,7 @@ std::string info_string(Get get, Handle handle, Param what) {
 
 Check check_opencl_platforms(const DoctorOptions& options) {
   if (!options.opencl_platforms) {
-    return make("opencl-devices", Verdict::kSkip, "not listed (--no-opencl-devices)");
+    return make("opencl-devices", Verdict::kSkip, options.opencl_skipped_because);
   }
   // Never closed: ICDs the loader pulled in may keep threads or atexit handlers of their own.
   void* lib = ::dlopen(options.opencl_library.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -41,6 +41,7 @@ struct DoctorOptions {
   std::string opencl_library = "libOpenCL.so.1";
   // Listing OpenCL platforms loads every ICD into this process; tests of other checks skip it.
   bool opencl_platforms = true;
+  std::string opencl_skipped_because = "not listed (--no-opencl-devices)";
   // --device sim: the topology and timestamp checks ask the simulator (with these settings)
   // instead of the device at `pci`.
   std::optional<mmio::SimConfig> sim;

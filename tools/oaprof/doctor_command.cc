@@ -61,6 +61,22 @@ void print_json(const doctor::DoctorOptions& opt, const std::vector<doctor::Chec
 }
 
 int run_doctor(DoctorCommandOptions& opt) {
+  const daemon::RootPathOption paths[] = {
+      {"--sysfs-root", opt.sysfs_root, "/sys"},
+      {"--debugfs", opt.debugfs_root, "/sys/kernel/debug"},
+      {"--proc-root", opt.proc_root, "/proc"},
+      {"--dev-root", opt.dev_root, "/dev"},
+      {"--opencl-library", opt.checks.opencl_library, "libOpenCL.so.1"},
+  };
+  if (const int rc = require_root_paths("doctor", paths); rc != 0) return rc;
+  if (under_sudo() && opt.checks.opencl_platforms) {
+    // Listing platforms loads every ICD the loader finds, steered by the user's environment
+    // (OCL_ICD_VENDORS): not as root.
+    opt.checks.opencl_platforms = false;
+    opt.checks.opencl_skipped_because =
+        "not listed under sudo: that loads every OpenCL ICD as root; run `oaprof doctor` "
+        "without sudo to list them";
+  }
   opt.checks.sysfs_root = opt.sysfs_root;
   opt.checks.debugfs_root = opt.debugfs_root;
   opt.checks.proc_root = opt.proc_root;
