@@ -65,6 +65,22 @@ TEST(WireTest, LaunchRoundTrips) {
   EXPECT_EQ(out.kernel_name, "mad_vect4");
 }
 
+// The layer's validity flags ride after the kernel name; a launch without them (a layer that
+// predates them) has none, and a bit this side does not know is refused.
+TEST(WireTest, LaunchFlagsRoundTripAndUnknownBitsAreRefused) {
+  Launch l;
+  l.work_dim = 1;
+  l.kernel_name = "k";
+  const auto plain = encode({1, l});
+  EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, 0u);
+  l.flags = kLaunchDrainFailed | kLaunchLayerError;
+  const auto flagged = encode({1, l});
+  EXPECT_EQ(flagged.size(), plain.size() + 4);
+  EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchDrainFailed | kLaunchLayerError);
+  l.flags = 4;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
+}
+
 TEST(WireTest, ALaunchThatRanZeroTimesIsMalformed) {
   Launch l;
   l.work_dim = 1;
