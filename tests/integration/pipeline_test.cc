@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/common/run_util.h"
 
@@ -146,6 +148,91 @@ TEST_F(PipelineTest, TheLayerWithoutOaprofWarnsOnceAndRunsTheProgramUnchanged) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("oaprof layer: OAPROF_SOCKET is not set"));
   EXPECT_EQ(r.output.find("oaprof layer:"), r.output.rfind("oaprof layer:")) << "warned once";
+}
+
+// A kernel longer than a 32-bit counter's wrap time: 5 s of power_mad_vect4 at the simulator's
+// 1150 MHz is 5.75e9 GPU clocks, past 2^32 (3.73 s), so GPU_TICKS wraps at least once and may
+// wrap twice between the launch's 'before' and 'after'. The session's periodic reads inside the
+// launch keep its count exact. (The test runs this long because the wrap takes that long.)
+TEST_F(PipelineTest, AKernelLongerThanACountersWrapTimeIsExact) {
+  const fs::path csv = dir_ / "long.csv";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim -q --energy none --idle-baseline off -o {} -- {} power_mad_vect4 "
+      "--power-ms 5000 --no-warmup --max-repeats 1",
+      OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  const auto longest = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::stod(a.at("gpu_time_ns")) < std::stod(b.at("gpu_time_ns"));
+  });
+  const double gpu_ns = std::stod(longest->at("gpu_time_ns"));
+  ASSERT_GT(gpu_ns, 3.8e9) << "the premise: the launch must outlast GPU_TICKS' wrap time";
+  const double ticks = std::stod(longest->at("gpu_ticks"));
+  EXPECT_GT(ticks, 4294967296.0);
+  EXPECT_NEAR(ticks / gpu_ns * 1e3, 1150.0, 1150.0 * 0.01);
+  EXPECT_NEAR(std::stod(longest->at("avg_freq_mhz")), 1150.0, 1150.0 * 0.01);
+  EXPECT_GE(std::stoi(longest->at("wraps_corrected")), 1);
+  EXPECT_THAT(longest->at("flags"), ::testing::Not(HasSubstr("interval_too_long")));
+}
+
+TEST_F(PipelineTest, SimulatedEnergyIsFlaggedOnEveryRowAndNamedInTheTable) {
+  const fs::path csv = dir_ / "sim-energy.csv";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --energy sim --idle-baseline off -o {} -- {} mad_vect4 --min-time 1",
+      OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("energy: sim (simulated: a model, not a measurement)"));
+  const auto rows = read_csv(csv);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("energy_source"), "sim");
+    EXPECT_THAT(row.at("flags"), HasSubstr("energy_simulated"));
+  }
+}
+
+// Refused before the device is opened: no GPU is needed to see it.
+TEST_F(PipelineTest, SimulatedEnergyBesideARealGpuIsAUsageError) {
+  const fs::path csv = dir_ / "refused.csv";
+  const CommandResult r =
+      run(fmt::format("{} --device 0000:00:02.0 --daemon never --energy sim -q -o {} -- true",
+                      OAPROF_BIN, csv.string()));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--energy sim is a simulated RAPL tree, a model"));
+  EXPECT_THAT(r.output, HasSubstr("--device sim"));
+  EXPECT_FALSE(fs::exists(csv));
+}
+
+// JSON to outputs that cannot seek: a pipe (through /dev/stdout) and a FIFO. Each must be one
+// valid document with every launch. The program's own output goes elsewhere, so that stdout
+// carries the JSON alone.
+TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
+  const fs::path piped = dir_ / "piped.json", fifo = dir_ / "fifo",
+                 from_fifo = dir_ / "from-fifo.json";
+  const std::string program = fmt::format("sh -c '{} mad_vect4 --min-time 1 > /dev/null'",
+                                          KERNEL_RUNNER_BIN);
+  const CommandResult to_pipe = run(fmt::format(
+      "{} --device sim -q --energy none --idle-baseline off -o {} --json /dev/stdout -- {} | "
+      "cat > {}",
+      OAPROF_BIN, (piped.string() + ".csv"), program, piped.string()));
+  ASSERT_EQ(to_pipe.status, 0) << to_pipe.output;
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CommandResult to_fifo = run(fmt::format(
+      "cat {} > {} & {} --device sim -q --energy none --idle-baseline off -o {} --json {} -- {}; "
+      "s=$?; wait; exit $s",
+      fifo.string(), from_fifo.string(), OAPROF_BIN, from_fifo.string() + ".csv", fifo.string(),
+      program));
+  ASSERT_EQ(to_fifo.status, 0) << to_fifo.output;
+  for (const fs::path& file : {piped, from_fifo}) {
+    SCOPED_TRACE(file.filename().string());
+    std::ifstream in(file);
+    nlohmann::json doc;
+    ASSERT_NO_THROW(doc = nlohmann::json::parse(in));
+    EXPECT_EQ(doc["device"], "simulated");
+    ASSERT_FALSE(doc["launches"].empty());
+    EXPECT_EQ(doc["launches"].size(), read_csv(file.string() + ".csv").size());
+    EXPECT_EQ(doc["launches"][0]["kernel"], "mad_vect4");
+  }
 }
 
 }  // namespace

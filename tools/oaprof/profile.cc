@@ -50,6 +50,7 @@
 #include "power/idle_baseline.h"
 #include "power/sim_power.h"
 #include "report/reporter.h"
+#include "report/row.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/metric_files.h"
 
@@ -320,9 +321,13 @@ Action add_profile_options(CLI::App& app) {
   auto* out = app.add_option_group("Output");
   out->add_option("-o,--csv", opt->csv_path,
                   "CSV file, one row per launch, written as the run goes (default: "
-                  "oaprof-<program>.csv)");
+                  "oaprof-<program>.csv); each row's validity is in its flags column "
+                  "(interval_too_long, freq_changed, drain_failed, layer_error, energy_simulated, "
+                  "metric_div_zero:SYMBOL, ...: docs/attach.md)");
   out->add_option("--json", opt->json_path,
-                  "also write a JSON document (run metadata + the same rows), valid after every row");
+                  "also write a JSON document (run metadata + the same rows): in a file, valid "
+                  "after every row; to a pipe, FIFO or terminal (/dev/stdout), one valid document "
+                  "when the run ends");
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run_profile(*opt); };
@@ -428,6 +433,9 @@ int run_profile(const ProfileOptions& options) {
       device_detail = opened->detail + " via oaprofd";
       simulated = opened->simulated;
     } else {
+      // Refused before the device is touched (oaprofd asks the same of its own device).
+      power::check_energy_backend_for_device(options.energy, gpu::spec_is_simulated(device_spec),
+                                             device_spec);
       gpu::DeviceOptions dopt;
       dopt.spec = device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
@@ -528,6 +536,7 @@ int run_profile(const ProfileOptions& options) {
   info.timestamp_hz = platform.timestamp_hz;
   info.command = command;
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
+  info.energy_simulated = energy && power::is_simulated_energy_backend(energy->name());
   info.metric_set = metrics->symbol();
   info.metrics = metrics.get();
   info.device_variables = oa::device_variables(platform);
@@ -550,20 +559,11 @@ int run_profile(const ProfileOptions& options) {
   out.table->begin(info);
   // Rows are formatted and written on a thread of their own (RowWriter): the thread answering the
   // program's snapshots never waits for a file.
+  const std::string no_energy_reason =
+      energy ? "the energy could not be read for this window" : energy_reason;
   auto write_row = [&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
                        const power::EnergyReading* end) {
-    report::RowEnergy e;
-    if (begin && end) {
-      power::WindowOptions wo = info.energy_options;
-      wo.busy_ns = static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info.timestamp_hz));
-      wo.gpu_freq_mhz = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
-      e.window = power::make_energy_window(*begin, *end, wo);
-      e.begin = *begin;
-      e.end = *end;
-    } else {
-      e.window = power::unavailable_energy_window(
-          energy ? "the energy could not be read for this window" : energy_reason);
-    }
+    const report::RowEnergy e = report::row_energy(r, begin, end, info, no_energy_reason);
     out.files->add(r, e);
     out.table->add(r, e);
     out.rows.fetch_add(1, std::memory_order_relaxed);
@@ -571,6 +571,9 @@ int run_profile(const ProfileOptions& options) {
   daemon::RowWriter rows(write_row, [&] { out.files->flush(); });
   daemon::Session session(*source, format, rows.sink(), daemon::oa_config_for(*metrics, platform));
   session.set_energy_source(energy.get());
+  // Long launches stay exact: the session reads the counters while a pass is open.
+  session.set_launch_reads(
+      daemon::launch_read_options(info.timestamp_hz, info.max_freq_mhz, info.eus));
   if (sim_energy != nullptr) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
     session.set_busy_listener([sim_energy](bool busy) { sim_energy->simulator().set_gpu_active(busy); });
