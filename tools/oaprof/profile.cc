@@ -435,7 +435,7 @@ int run_profile(const ProfileOptions& options) {
     } else {
       // Refused before the device is touched (oaprofd asks the same of its own device).
       power::check_energy_backend_for_device(options.energy, gpu::spec_is_simulated(device_spec),
-                                             device_spec);
+                                             "--device " + device_spec);
       gpu::DeviceOptions dopt;
       dopt.spec = device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
