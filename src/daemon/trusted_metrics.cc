@@ -96,13 +96,19 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
     require_trusted_file(explicit_xml, owner, MetricOrigin::kClient);
     file = explicit_xml;
   } else {
-    const std::string name = platform.metrics_file.empty()
-                                 ? std::string()
-                                 : oa::metric_file_name(platform.metrics_file);
+    if (platform.metrics_file.empty()) {
+      throw std::invalid_argument(fmt::format(
+          "no metric set '{}' for {} {}: {}; use --metric-set {} or name a file with "
+          "--metrics-xml",
+          symbol, platform.codename,
+          oa::gt_label(platform), oa::no_igt_metrics_reason(platform),
+          oa::kBuiltinMetricSetSymbol));
+    }
+    const std::string name = oa::metric_file_name(platform.metrics_file);
     std::string looked;
     for (const fs::path& d : dirs) {
       std::error_code ec;
-      if (!name.empty() && fs::exists(d / name, ec)) {
+      if (fs::exists(d / name, ec)) {
         // The configured path may run through symbolic links (a versioned prefix); the file
         // read is the resolved one, and that is what must be root's all the way up, so that no
         // one else can swap what is read after the check.
@@ -121,7 +127,7 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
       throw std::invalid_argument(fmt::format(
           "oaprofd has no metric file for {} ({}) in {}; the administrator can add IGT's file "
           "to one of oaprofd's --metrics-dir directories, or use --metric-set {}",
-          platform.codename, name.empty() ? "IGT has no file for it" : name,
+          platform.codename, name,
           looked.empty() ? "no directory" : looked, oa::kBuiltinMetricSetSymbol));
     }
   }

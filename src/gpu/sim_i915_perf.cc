@@ -167,7 +167,7 @@ class SimI915Perf final : public I915Perf {
           break;
         case DRM_I915_PERF_PROP_OA_FORMAT: {
           if (value == 0 || value >= I915_OA_FORMAT_MAX) return -EINVAL;
-          const auto f = oa::from_uapi(static_cast<int>(value));
+          const auto f = oa::from_uapi(static_cast<int>(value), platform.gen);
           if (!f || !oa::format_exists_on(*f, platform.gen)) return -EINVAL;
           format = f;
           break;

@@ -11,9 +11,13 @@
 namespace oaprof::launch {
 namespace {
 
+// The formulas' constants are reference/method.md's ("Theoretical peaks", Gen9/Gen9.5): 2 FPUs
+// of 4 lanes per EU, double precision a quarter of single, 64 B/cycle of L3 per subslice. No
+// kernel, Mesa or IGT source holds them. Threads per EU and FP64 come from the platform table
+// (Mesa intel_device_info.c num_thread_per_eu and has_64bit_float, src/oa/platform.cc).
 constexpr int kFpusPerEu = 2;
 constexpr int kLanesPerFpu = 4;
-constexpr int kThreadsPerEu = 7;
+constexpr double kDpFractionOfSp = 0.25;
 constexpr double kL3BytesPerCyclePerSubslice = 64;
 
 std::optional<unsigned long> read_hex(const std::filesystem::path& file) {
@@ -30,22 +34,23 @@ std::optional<unsigned long> read_hex(const std::filesystem::path& file) {
 }  // namespace
 
 Peaks compute_peaks(const PeakInputs& in) {
-  if (in.eus <= 0 || in.subslices <= 0 || !(in.freq_mhz > 0)) {
+  if (in.eus <= 0 || in.subslices <= 0 || !(in.freq_mhz > 0) || in.threads_per_eu <= 0) {
     throw std::invalid_argument(fmt::format(
-        "peaks need positive --eus, --subslices and --freq-mhz (got {}, {}, {}); with no Intel "
-        "GPU in the platform table, give all three",
-        in.eus, in.subslices, in.freq_mhz));
+        "peaks need positive --eus, --subslices and --freq-mhz (got {}, {}, {}; {} threads per "
+        "EU); with no Intel GPU in the platform table, give all three",
+        in.eus, in.subslices, in.freq_mhz, in.threads_per_eu));
   }
   const double hz = in.freq_mhz * 1e6;
   Peaks p;
   p.add_sp_flops = in.eus * kFpusPerEu * kLanesPerFpu * hz;
   p.mad_sp_flops = 2 * p.add_sp_flops;
-  p.add_dp_flops = p.add_sp_flops / 4;
-  p.mad_dp_flops = p.mad_sp_flops / 4;
+  p.has_fp64 = in.has_fp64;
+  p.add_dp_flops = in.has_fp64 ? p.add_sp_flops * kDpFractionOfSp : 0;
+  p.mad_dp_flops = in.has_fp64 ? p.mad_sp_flops * kDpFractionOfSp : 0;
   p.add_int_ops = p.add_sp_flops;
   p.mad_int_ops = p.mad_sp_flops;
   p.l3_bytes_per_s = kL3BytesPerCyclePerSubslice * in.subslices * hz;
-  p.hw_threads = in.eus * kThreadsPerEu;
+  p.hw_threads = in.eus * in.threads_per_eu;
   return p;
 }
 
@@ -70,7 +75,8 @@ bool fills_hw_threads(std::size_t work_groups, std::size_t work_items, int hw_th
 }
 
 PeakInputs peak_inputs(const oa::Platform& platform) {
-  return {platform.eus, platform.subslices, platform.max_freq_mhz};
+  return {platform.eus, platform.subslices, platform.max_freq_mhz, platform.threads_per_eu,
+          platform.has_fp64};
 }
 
 }  // namespace oaprof::launch

@@ -1,6 +1,7 @@
 #include "mmio/whitelist.h"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -16,31 +17,149 @@ struct Range {
   std::uint32_t first, last;  // inclusive
 };
 
-constexpr Range kBoolean[] = {{0x2710, 0x272C}, {0x2740, 0x275C}, {0x2770, 0x27AC}};
-constexpr Range kMuxGen8[] = {{0x91B8, 0x91CC}, {0x9800, 0x9888}, {0xE180, 0xE180},
-                              {0x0D00, 0x0D2C}, {0x20CC, 0x20CC}};
-constexpr Range kMuxGen11Extra[] = {{0x91C8, 0x91DC}};
-constexpr Range kMuxChvExtra[] = {{0x182300, 0x1823A4}};
+// The kernel's range tables, each exactly as i915 defines it. Source: linux
+// drivers/gpu/drm/i915/i915_perf.c @ torvalds/linux 002c6ca75289a4ac4f6738213dd2d258704886e4
+// (gen7_oa_b_counters, gen12_oa_b_counters, gen7_oa_mux_regs, hsw_oa_mux_regs, chv_oa_mux_regs,
+// gen8_oa_mux_regs, gen11_oa_mux_regs, gen12_oa_mux_regs; flex: gen8_is_valid_flex_addr).
+constexpr Range kGen7Boolean[] = {
+    {0x2710, 0x272C},  // OASTARTTRIG1-8
+    {0x2740, 0x275C},  // OAREPORTTRIG1-8
+    {0x2770, 0x27AC},  // OACEC0_0-OACEC7_1
+};
+constexpr Range kGen12Boolean[] = {
+    {0x2B2C, 0x2B2C},  // GEN12_OAG_OA_PESS
+    {0xD900, 0xD91C},  // GEN12_OAG_OASTARTTRIG1-8
+    {0xD920, 0xD93C},  // GEN12_OAG_OAREPORTTRIG1-8
+    {0xD940, 0xD97C},  // GEN12_OAG_CEC0_0-CEC7_1
+    {0xDC00, 0xDC3C},  // GEN12_OAG_SCEC0_0-SCEC7_1
+    {0xDC40, 0xDC40},  // GEN12_OAG_SPCTR_CNF
+    {0xDC44, 0xDC44},  // GEN12_OAA_DBG_REG
+};
+constexpr Range kGen7Mux[] = {
+    {0x91B8, 0x91CC},  // OA_PERFCNT1-2, OA_PERFMATRIX
+    {0x9800, 0x9888},  // MICRO_BP0_0 to NOA_WRITE
+    {0xE180, 0xE180},  // HALF_SLICE_CHICKEN2
+};
+constexpr Range kHswMux[] = {
+    {0x9E80, 0x9EA4},    // HSW_MBVID2_NOA0-9
+    {0x9EC0, 0x9EC0},    // HSW_MBVID2_MISR0
+    {0x25100, 0x2FF90},
+};
+constexpr Range kChvMux[] = {{0x182300, 0x1823A4}};
+constexpr Range kGen8Mux[] = {
+    {0x0D00, 0x0D2C},  // RPM_CONFIG0-1, NOA_CONFIG0-8
+    {0x20CC, 0x20CC},  // WAIT_FOR_RC6_EXIT
+};
+constexpr Range kGen11Mux[] = {{0x91C8, 0x91DC}};  // OA_PERFCNT3-4
+constexpr Range kGen12Mux[] = {
+    {0x0D00, 0x0D04},  // RPM_CONFIG0-1
+    {0x0D0C, 0x0D2C},  // NOA_CONFIG0-8
+    {0x9840, 0x9840},  // GDT_CHICKEN_BITS
+    {0x9884, 0x9888},  // NOA_WRITE
+    {0x20CC, 0x20CC},  // WAIT_FOR_RC6_EXIT
+};
 
-bool in(std::span<const Range> ranges, std::uint32_t address) {
-  return std::any_of(ranges.begin(), ranges.end(),
-                     [address](const Range& r) { return address >= r.first && address <= r.last; });
+// A list is the union of up to three kernel tables, as each is_valid_*_addr function ORs them.
+struct RangeUnion {
+  std::array<std::span<const Range>, 3> parts{};
+};
+
+// What i915 accepts in a user OA configuration on one platform (i915_perf_init() picks these).
+struct PlatformWhitelist {
+  std::string_view name;       // oaprof's name for the list
+  std::string_view functions;  // the kernel functions it mirrors
+  RangeUnion mux;
+  RangeUnion boolean;
+  bool flex;  // EU_PERF_CNTL0-6; i915 refuses every flex register before Gen8
+};
+
+constexpr PlatformWhitelist kHsw{
+    "Haswell", "hsw_is_valid_mux_addr, gen7_is_valid_b_counter_addr, no flex",
+    {{kGen7Mux, kHswMux}}, {{kGen7Boolean}}, false};
+constexpr PlatformWhitelist kGen8{
+    "Gen8/Gen9", "gen8_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen7Mux, kGen8Mux}}, {{kGen7Boolean}}, true};
+constexpr PlatformWhitelist kChv{
+    "Cherryview", "chv_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen7Mux, kChvMux}}, {{kGen7Boolean}}, true};
+constexpr PlatformWhitelist kGen11{
+    "Gen11", "gen11_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen7Mux, kGen8Mux, kGen11Mux}}, {{kGen7Boolean}}, true};
+constexpr PlatformWhitelist kGen12{
+    "Gen12", "gen12_is_valid_mux_addr, gen12_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen12Mux}}, {{kGen12Boolean}}, true};
+
+const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
+  switch (gen) {
+    case oa::Generation::kGen7_5: return kHsw;
+    case oa::Generation::kGen8: return chv ? kChv : kGen8;
+    case oa::Generation::kGen9: return kGen8;
+    case oa::Generation::kGen11: return kGen11;
+    case oa::Generation::kGen12: return kGen12;
+  }
+  throw std::logic_error("whitelist_for: generation missing from the table");
 }
 
-std::string describe(std::span<const Range> ranges) {
+bool in(const RangeUnion& ranges, std::uint32_t address) {
+  return std::any_of(ranges.parts.begin(), ranges.parts.end(), [address](const auto& part) {
+    return std::any_of(part.begin(), part.end(), [address](const Range& r) {
+      return address >= r.first && address <= r.last;
+    });
+  });
+}
+
+std::string describe(const RangeUnion& ranges) {
   std::string out;
-  for (const Range& r : ranges) {
-    if (!out.empty()) out += ", ";
-    out += r.first == r.last ? fmt::format("0x{:04X}", r.first)
-                             : fmt::format("0x{:04X}–0x{:04X}", r.first, r.last);
+  for (const auto& part : ranges.parts) {
+    for (const Range& r : part) {
+      if (!out.empty()) out += ", ";
+      out += r.first == r.last ? fmt::format("0x{:04X}", r.first)
+                               : fmt::format("0x{:04X}–0x{:04X}", r.first, r.last);
+    }
   }
   return out;
 }
 
-bool gen_in_scope(oa::Generation gen) {
-  return gen == oa::Generation::kGen8 || gen == oa::Generation::kGen9 ||
-         gen == oa::Generation::kGen11;
+bool is_flex(std::uint32_t address) {
+  return std::find(std::begin(reg::kEuPerfCntl), std::end(reg::kEuPerfCntl), address) !=
+         std::end(reg::kEuPerfCntl);
 }
+
+// i915 checks ranges only; oaprof also refuses an address that is not dword-aligned, since every
+// register in these ranges is a dword and a misaligned MMIO write is never what a set meant.
+bool whitelisted(oa::Generation gen, bool chv, ConfigRegisterKind kind, std::uint32_t address) {
+  if (address % 4 != 0) return false;
+  const PlatformWhitelist& list = whitelist_for(gen, chv);
+  switch (kind) {
+    case ConfigRegisterKind::kBoolean: return in(list.boolean, address);
+    case ConfigRegisterKind::kMux: return in(list.mux, address);
+    case ConfigRegisterKind::kFlex: return list.flex && is_flex(address);
+  }
+  return false;
+}
+
+std::string allowed_text(const PlatformWhitelist& list, ConfigRegisterKind kind) {
+  switch (kind) {
+    case ConfigRegisterKind::kBoolean: return describe(list.boolean);
+    case ConfigRegisterKind::kMux: return describe(list.mux);
+    case ConfigRegisterKind::kFlex:
+      return list.flex ? "EU_PERF_CNTL0–6 (0xE458, 0xE558, 0xE658, 0xE758, 0xE45C, 0xE55C, 0xE65C)"
+                       : "nothing (no flex registers before Gen8)";
+  }
+  return "nothing";
+}
+
+void check(oa::Generation gen, bool chv, ConfigRegisterKind kind, const oa::RegisterWrite& w) {
+  if (whitelisted(gen, chv, kind, w.address)) return;
+  const PlatformWhitelist& list = whitelist_for(gen, chv);
+  throw std::invalid_argument(fmt::format(
+      "refusing to write 0x{:08X} to register 0x{:04X}: a {} register list on {} may only hold "
+      "{} (the registers i915 accepts in a metric configuration: {}); check the metric set",
+      w.value, w.address, config_register_kind_name(kind), list.name, allowed_text(list, kind),
+      list.functions));
+}
+
+bool is_chv(const oa::Platform& platform) { return platform.codename == "CHV"; }
 
 }  // namespace
 
@@ -52,51 +171,6 @@ std::string_view config_register_kind_name(ConfigRegisterKind kind) {
   }
   return "unknown";
 }
-
-namespace {
-
-bool whitelisted(oa::Generation gen, bool chv, ConfigRegisterKind kind, std::uint32_t address) {
-  if (!gen_in_scope(gen) || address % 4 != 0) return false;
-  switch (kind) {
-    case ConfigRegisterKind::kBoolean: return in(kBoolean, address);
-    case ConfigRegisterKind::kMux:
-      return in(kMuxGen8, address) ||
-             (gen == oa::Generation::kGen11 && in(kMuxGen11Extra, address)) ||
-             (chv && in(kMuxChvExtra, address));
-    case ConfigRegisterKind::kFlex:
-      return std::find(std::begin(reg::kEuPerfCntl), std::end(reg::kEuPerfCntl), address) !=
-             std::end(reg::kEuPerfCntl);
-  }
-  return false;
-}
-
-void check(oa::Generation gen, bool chv, ConfigRegisterKind kind, const oa::RegisterWrite& w) {
-  if (whitelisted(gen, chv, kind, w.address)) return;
-  if (!gen_in_scope(gen)) {
-    throw std::invalid_argument(fmt::format(
-        "oaprof programs OA registers over MMIO on Gen8, Gen9 and Gen11 only, not {}; use "
-        "--access perf", oa::generation_name(gen)));
-  }
-  std::string allowed;
-  switch (kind) {
-    case ConfigRegisterKind::kBoolean: allowed = describe(kBoolean); break;
-    case ConfigRegisterKind::kMux:
-      allowed = describe(kMuxGen8);
-      if (gen == oa::Generation::kGen11) allowed += ", " + describe(kMuxGen11Extra);
-      if (chv) allowed += ", " + describe(kMuxChvExtra);
-      break;
-    case ConfigRegisterKind::kFlex: allowed = "EU_PERF_CNTL0–6 (0xE458, 0xE558, 0xE658, 0xE758, "
-                                              "0xE45C, 0xE55C, 0xE65C)"; break;
-  }
-  throw std::invalid_argument(fmt::format(
-      "refusing to write 0x{:08X} to register 0x{:04X}: a {} register list on {} may only hold "
-      "{} (the registers i915 accepts in a metric configuration); check the metric set",
-      w.value, w.address, config_register_kind_name(kind), oa::generation_name(gen), allowed));
-}
-
-bool is_chv(const oa::Platform& platform) { return platform.codename == "CHV"; }
-
-}  // namespace
 
 bool is_whitelisted(oa::Generation gen, ConfigRegisterKind kind, std::uint32_t address) {
   return whitelisted(gen, false, kind, address);

@@ -1,6 +1,7 @@
 #include "oa/platform.h"
 
 #include <array>
+#include <charconv>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -12,167 +13,284 @@ using G = Generation;
 constexpr auto kCtc = TimestampRule::kCrystalCtc;
 constexpr auto kFix = TimestampRule::kFixed;
 
-// Topology defaults are the common SKU of each GT; the i915 topology query refines them on a
-// real device. Timestamp frequencies: Gen7.5/Gen8 12.5 MHz, Gen9 big core 12 MHz, Gen9 LP
-// 19.2 MHz (reference/hardware.md §5); Gen11/12 default to the 19.2 MHz crystal until read from
-// the device. An empty metrics file means IGT describes no metric set for that part (GT1 of the
-// Gen9 big cores, KBL GT4): only the built-in set applies there.
-// clang-format off
-//                             codename file      gen        gt sl ss  eus  ts_hz   max  rule  min
-constexpr Platform kHswGt1{"HSW", "hsw",    G::kGen7_5, 1, 1, 1, 10, 12.5e6, 1000, kFix, 200};
-constexpr Platform kHswGt2{"HSW", "hsw",    G::kGen7_5, 2, 1, 2, 20, 12.5e6, 1200, kFix, 200};
-constexpr Platform kHswGt3{"HSW", "hsw",    G::kGen7_5, 3, 2, 4, 40, 12.5e6, 1300, kFix, 200};
-constexpr Platform kBdwGt1{"BDW", "bdw",    G::kGen8,   1, 1, 2, 12, 12.5e6, 1000, kFix, 300};
-constexpr Platform kBdwGt2{"BDW", "bdw",    G::kGen8,   2, 1, 3, 24, 12.5e6, 1000, kFix, 300};
-constexpr Platform kBdwGt3{"BDW", "bdw",    G::kGen8,   3, 2, 6, 48, 12.5e6, 1100, kFix, 300};
-constexpr Platform kChv{   "CHV", "chv",    G::kGen8,   1, 1, 2, 16, 12.5e6,  600, kFix, 200};
-constexpr Platform kSklGt1{"SKL", "",       G::kGen9,   1, 1, 2, 12, 12e6,   1050, kFix, 300};
-constexpr Platform kSklGt2{"SKL", "sklgt2", G::kGen9,   2, 1, 3, 24, 12e6,   1150, kFix, 300};
-constexpr Platform kSklGt3{"SKL", "sklgt3", G::kGen9,   3, 2, 6, 48, 12e6,   1100, kFix, 300};
-constexpr Platform kSklGt4{"SKL", "sklgt4", G::kGen9,   4, 3, 9, 72, 12e6,   1150, kFix, 300};
-constexpr Platform kBxt{   "BXT", "bxt",    G::kGen9,   1, 1, 3, 18, 19.2e6,  750, kFix, 200};
-constexpr Platform kGlk{   "GLK", "glk",    G::kGen9,   1, 1, 2, 12, 19.2e6,  750, kFix, 200};
-constexpr Platform kGlk18{ "GLK", "glk",    G::kGen9,   1, 1, 3, 18, 19.2e6,  800, kFix, 200};
-constexpr Platform kKblGt1{"KBL", "",       G::kGen9,   1, 1, 2, 12, 12e6,   1100, kFix, 300};
-constexpr Platform kKblGt15{"KBL","",       G::kGen9,   1, 1, 3, 18, 12e6,   1100, kFix, 300};
-constexpr Platform kKblGt2{"KBL", "kblgt2", G::kGen9,   2, 1, 3, 24, 12e6,   1150, kFix, 300};
-constexpr Platform kKblGt3{"KBL", "kblgt3", G::kGen9,   3, 2, 6, 48, 12e6,   1100, kFix, 300};
-constexpr Platform kKblGt4{"KBL", "",       G::kGen9,   4, 3, 9, 72, 12e6,   1150, kFix, 300};
-constexpr Platform kAmlGt2{"AML", "kblgt2", G::kGen9,   2, 1, 3, 24, 12e6,   1050, kFix, 300};
-constexpr Platform kCflGt1{"CFL", "",       G::kGen9,   1, 1, 2, 12, 12e6,   1050, kFix, 350};
-constexpr Platform kCflGt2{"CFL", "cflgt2", G::kGen9,   2, 1, 3, 24, 12e6,   1200, kFix, 350};
-constexpr Platform kCflGt3{"CFL", "cflgt3", G::kGen9,   3, 2, 6, 48, 12e6,   1150, kFix, 300};
-constexpr Platform kWhlGt1{"WHL", "",       G::kGen9,   1, 1, 2, 12, 12e6,   1000, kFix, 300};
-constexpr Platform kWhlGt2{"WHL", "cflgt2", G::kGen9,   2, 1, 3, 24, 12e6,   1150, kFix, 300};
-constexpr Platform kWhlGt3{"WHL", "cflgt3", G::kGen9,   3, 2, 6, 48, 12e6,   1100, kFix, 300};
-constexpr Platform kCmlGt1{"CML", "",       G::kGen9,   1, 1, 2, 12, 12e6,   1050, kFix, 350};
-constexpr Platform kCmlGt2{"CML", "cflgt2", G::kGen9,   2, 1, 3, 24, 12e6,   1200, kFix, 350};
-constexpr Platform kIclGt2{"ICL", "icl",    G::kGen11,  2, 1, 8, 64, 19.2e6, 1100, kCtc, 300};
-constexpr Platform kIclGt05{"ICL","icl",    G::kGen11,  1, 1, 1,  8, 19.2e6, 1100, kCtc, 300};
-constexpr Platform kEhl{   "EHL", "ehl",    G::kGen11,  1, 1, 4, 32, 19.2e6,  850, kCtc, 250};
-constexpr Platform kJsl{   "JSL", "ehl",    G::kGen11,  1, 1, 4, 32, 19.2e6,  850, kCtc, 250};
-constexpr Platform kTglGt1{"TGL", "tglgt1", G::kGen12,  1, 1, 2, 32, 19.2e6, 1450, kCtc, 350};
-constexpr Platform kTglGt2{"TGL", "tglgt2", G::kGen12,  2, 1, 6, 96, 19.2e6, 1350, kCtc, 100};
-constexpr Platform kRkl{   "RKL", "rkl",    G::kGen12,  1, 1, 2, 32, 19.2e6, 1300, kCtc, 350};
-constexpr Platform kAdlS{  "ADL", "adl",    G::kGen12,  1, 1, 2, 32, 19.2e6, 1450, kCtc, 300};
-constexpr Platform kAdlP{  "ADL", "adl",    G::kGen12,  2, 1, 6, 96, 19.2e6, 1400, kCtc, 100};
-constexpr Platform kAdlN{  "ADL", "adl",    G::kGen12,  1, 1, 4, 32, 19.2e6, 1250, kCtc, 100};
-constexpr Platform kDg1{   "DG1", "dg1",    G::kGen12,  1, 1, 6, 96, 19.2e6, 1550, kCtc, 300};
-// clang-format on
+// Sources (docs/hardware-access.md "Platform tables" says what was checked where):
+//  [KIDS] linux include/drm/intel/i915_pciids.h @ torvalds/linux
+//         605537aedfb2b73d623e16d1c2b6249fdb6a99ab: which ids exist, grouped by platform and GT.
+//  [KPCI] linux drivers/gpu/drm/i915/i915_pci.c @ gregkh/linux
+//         4a0236fe97732e31cb4a6dcb433642f9e3ef9a56: the GT each id group gets (`.gt`), and that
+//         dg1_info needs i915's force_probe parameter.
+//  [XPCI] linux drivers/gpu/drm/xe/xe_pci.c @ torvalds/linux
+//         03d85ab36bcbcbe9dc962fccd3f8e54d7bb93b35: xe lists TGL, RKL, ADL and DG1 only with
+//         require_force_probe, so i915 stays their default driver.
+//  [MIDS] mesa include/pci_ids/iris_pci_ids.h @ bminor/mesa-mesa
+//         17fbd0df5180bc19a2b5a22378e1c88b42a78e6d (BDW and later), and for HSW and CHV
+//         include/pci_ids/i965_pci_ids.h @ Igalia/mesa 450b808eea7979f973fec7f248a0f3c32e7932a1:
+//         which device-info entry each id uses.
+//  [MDEV] mesa src/intel/dev/intel_device_info.c @ bminor/mesa-mesa
+//         011b31c26d61fd8caf7de0a2991b4bbb099582f1: num_slices, num_subslices x
+//         max_eus_per_subslice (dual subslices x 16 on Gen12), num_thread_per_eu,
+//         has_64bit_float and timestamp_frequency of each entry.
+//  [IGTP] igt lib/i915/perf.c and lib/intel_device_info.c @
+//         intel-lgci-fdo-gitlab-mirror/drm.igt-gpu-tools b3d809d537febc23792ab8d0eb6d13cf80d626c8:
+//         which oa-<name>.xml a platform and GT loads (none for SKL/KBL/CFL/CML GT1, KBL GT4).
+// tests/oa/data/pci_ids_reference.tsv is these facts typed per id; platform_reference_test.cc
+// checks this table against it.
+//
+// The rule where the sources disagree: the kernel decides which ids exist, their GT and so the
+// IGT metric file (IGT takes the kernel's GT); Mesa decides EU, subslice and thread counts.
+// Where Mesa lists no id (BDW 0x163x reserved ids, ICL 0x8A70, RKL 0x4C80) the row's counts are
+// an assumption, marked counts_from_mesa = false; i915's topology query gives the truth.
+// Minimum and maximum frequencies are nominal defaults for offline models only: no upstream
+// table holds them (i915 reads RP0/RPn from the part), so they are not checked.
 
-// Device ids from the Linux i915 driver's PCI id lists (i915_pciids.h), grouped as it groups them.
-// A plain array: clang refuses deducing std::array of this many elements.
+// Per-generation facts [MDEV]: Gen7.5 and Gen8 12.5 MHz timestamps, 7 threads per EU, FP64;
+// Gen9 big cores 12 MHz; Gen9 LP (BXT, GLK) 19.2 MHz and 6 threads per EU (GFX9_LP_FEATURES);
+// Gen11 and Gen12 have no FP64 (has_64bit_float = false) and a timestamp that i915 reports
+// (crystal and CTC shift), 19.2 MHz being only the default until read.
+constexpr Platform gen7_5(std::string_view codename, int gt, int slices, int subslices, int eus,
+                          double max_mhz) {
+  return {codename, "hsw", G::kGen7_5, gt, slices, subslices, eus, 12.5e6, max_mhz, kFix, 200};
+}
+constexpr Platform gen8(std::string_view codename, std::string_view file, int gt, int slices,
+                        int subslices, int eus, double max_mhz, double min_mhz) {
+  return {codename, file, G::kGen8, gt, slices, subslices, eus, 12.5e6, max_mhz, kFix, min_mhz};
+}
+constexpr Platform gen9(std::string_view codename, std::string_view file, int gt, int slices,
+                        int subslices, int eus, double max_mhz, double min_mhz,
+                        std::string_view gt_name = {}) {
+  return {codename, file, G::kGen9, gt, slices, subslices, eus, 12e6, max_mhz, kFix, min_mhz,
+          gt_name};
+}
+constexpr Platform gen9_lp(std::string_view codename, std::string_view file, int subslices,
+                           int eus, double max_mhz) {
+  Platform p{codename, file, G::kGen9, 1, 1, subslices, eus, 19.2e6, max_mhz, kFix, 200};
+  p.threads_per_eu = 6;
+  return p;
+}
+constexpr Platform gen11(std::string_view codename, std::string_view file, int gt, int subslices,
+                         int eus, double max_mhz, double min_mhz, std::string_view gt_name = {}) {
+  Platform p{codename, file, G::kGen11, gt, 1, subslices, eus, 19.2e6, max_mhz, kCtc, min_mhz,
+             gt_name};
+  p.has_fp64 = false;
+  return p;
+}
+// Gen12 subslices are dual subslices of 16 EUs, as Mesa and i915's topology query count them.
+constexpr Platform gen12(std::string_view codename, std::string_view file, int gt,
+                         int dual_subslices, double max_mhz, double min_mhz,
+                         std::string_view gt_name = {}) {
+  Platform p{codename, file, G::kGen12, gt, 1, dual_subslices, 16 * dual_subslices, 19.2e6,
+             max_mhz, kCtc, min_mhz, gt_name};
+  p.has_fp64 = false;
+  return p;
+}
+
+// One row per distinct (platform, GT, counts); the comment names Mesa's device-info entry.
+constexpr Platform kHswGt1 = gen7_5("HSW", 1, 1, 1, 10, 1000);  // hsw_gt1: 1 x 10
+constexpr Platform kHswGt2 = gen7_5("HSW", 2, 1, 2, 20, 1200);  // hsw_gt2: 2 x 10
+constexpr Platform kHswGt3 = gen7_5("HSW", 3, 2, 4, 40, 1300);  // hsw_gt3: 2 slices, 2 x 10 each
+constexpr Platform kBdwGt1 = gen8("BDW", "bdw", 1, 1, 2, 12, 1000, 300);  // bdw_gt1: 2 x 6
+constexpr Platform kBdwGt2 = gen8("BDW", "bdw", 2, 1, 3, 24, 1000, 300);  // bdw_gt2: 3 x 8
+constexpr Platform kBdwGt3 = gen8("BDW", "bdw", 3, 2, 6, 48, 1100, 300);  // bdw_gt3: 2 x 3 x 8
+constexpr Platform kChv = gen8("CHV", "chv", 1, 1, 2, 16, 600, 200);      // chv: 2 x 8
+constexpr Platform kSklGt1 = gen9("SKL", "", 1, 1, 2, 12, 1050, 300);     // skl_gt1: 2 x 6
+// 0x1913/0x1915/0x1917: GT1 to the kernel and so to IGT (INTEL_SKL_*GT1_IDS, "GT1.5"; no IGT
+// metric set), skl_gt2 to Mesa (3 x 8).
+constexpr Platform kSklGt15 = gen9("SKL", "", 1, 1, 3, 24, 1050, 300, "GT1.5");
+constexpr Platform kSklGt2 = gen9("SKL", "sklgt2", 2, 1, 3, 24, 1150, 300);  // skl_gt2: 3 x 8
+constexpr Platform kSklGt3 = gen9("SKL", "sklgt3", 3, 2, 6, 48, 1100, 300);  // skl_gt3: 2x3x8
+// 0x192A: GT3 to the kernel (INTEL_SKL_GT3_IDS "SRV GT3"), skl_gt4 to Mesa (3 x 3 x 8).
+constexpr Platform kSklGt3Srv = gen9("SKL", "sklgt3", 3, 3, 9, 72, 1100, 300);
+constexpr Platform kSklGt4 = gen9("SKL", "sklgt4", 4, 3, 9, 72, 1150, 300);  // skl_gt4: 3x3x8
+constexpr Platform kBxt = gen9_lp("BXT", "bxt", 3, 18, 750);     // bxt: 3 x 6
+constexpr Platform kBxt2x6 = gen9_lp("BXT", "bxt", 2, 12, 750);  // bxt_2x6: 2 x 6
+constexpr Platform kGlk = gen9_lp("GLK", "glk", 3, 18, 800);     // glk: 3 x 6
+constexpr Platform kGlk2x6 = gen9_lp("GLK", "glk", 2, 12, 750);  // glk_2x6: 2 x 6
+constexpr Platform kKblGt1 = gen9("KBL", "", 1, 1, 2, 12, 1100, 300);  // kbl_gt1: 2 x 6
+constexpr Platform kKblGt15 = gen9("KBL", "", 1, 1, 3, 18, 1100, 300, "GT1.5");  // kbl_gt1_5
+constexpr Platform kKblGt2 = gen9("KBL", "kblgt2", 2, 1, 3, 24, 1150, 300);  // kbl_gt2: 3 x 8
+constexpr Platform kKblGt3 = gen9("KBL", "kblgt3", 3, 2, 6, 48, 1100, 300);  // kbl_gt3: 2x3x8
+constexpr Platform kKblGt4 = gen9("KBL", "", 4, 3, 9, 72, 1150, 300);  // kbl_gt4: 3 x 3 x 8
+constexpr Platform kAmlKblGt2 = gen9("AML", "kblgt2", 2, 1, 3, 24, 1050, 300);  // kbl_gt2
+// 0x87CA: INTEL_AML_CFL_GT2_IDS, cfl_gt2_info to the kernel and IGT (cflgt2), cfl_gt2 to Mesa.
+constexpr Platform kAmlCflGt2 = gen9("AML", "cflgt2", 2, 1, 3, 24, 1050, 300);
+constexpr Platform kCflGt1 = gen9("CFL", "", 1, 1, 2, 12, 1050, 350);        // cfl_gt1: 2 x 6
+constexpr Platform kCflGt2 = gen9("CFL", "cflgt2", 2, 1, 3, 24, 1200, 350);  // cfl_gt2: 3 x 8
+constexpr Platform kCflGt3 = gen9("CFL", "cflgt3", 3, 2, 6, 48, 1150, 300);  // cfl_gt3: 2x3x8
+constexpr Platform kWhlGt1 = gen9("WHL", "", 1, 1, 2, 12, 1000, 300);        // cfl_gt1
+constexpr Platform kWhlGt2 = gen9("WHL", "cflgt2", 2, 1, 3, 24, 1150, 300);  // cfl_gt2
+constexpr Platform kWhlGt3 = gen9("WHL", "cflgt3", 3, 2, 6, 48, 1100, 300);  // cfl_gt3
+constexpr Platform kCmlGt1 = gen9("CML", "", 1, 1, 2, 12, 1050, 350);        // cfl_gt1
+constexpr Platform kCmlGt2 = gen9("CML", "cflgt2", 2, 1, 3, 24, 1200, 350);  // cfl_gt2
+// ICL: the kernel gives no GT (icl_info); Mesa's entries are GT2 8 x 8, GT1.5 6 x 8, GT1 4 x 8
+// and GT0.5 1 x 8, and IGT loads oa-icl.xml for all of them.
+constexpr Platform kIclGt2 = gen11("ICL", "icl", 2, 8, 64, 1100, 300);
+constexpr Platform kIclGt15 = gen11("ICL", "icl", 1, 6, 48, 1100, 300, "GT1.5");
+constexpr Platform kIclGt1 = gen11("ICL", "icl", 1, 4, 32, 1100, 300);
+constexpr Platform kIclGt05 = gen11("ICL", "icl", 1, 1, 8, 1100, 300, "GT0.5");
+// EHL/JSL: one kernel list per platform, while Mesa gives each id its own subslice x EU
+// configuration (ehl_<subslices>x<EUs per subslice>); each row is one of those, Mesa's value for
+// the SKU that id names. IGT loads oa-ehl.xml for both platforms.
+constexpr Platform kEhl2x4 = gen11("EHL", "ehl", 1, 2, 8, 850, 250);
+constexpr Platform kEhl4x4 = gen11("EHL", "ehl", 1, 4, 16, 850, 250);
+constexpr Platform kEhl2x8 = gen11("EHL", "ehl", 1, 2, 16, 850, 250);
+constexpr Platform kEhl4x5 = gen11("EHL", "ehl", 1, 4, 20, 850, 250);
+constexpr Platform kEhl4x8 = gen11("EHL", "ehl", 1, 4, 32, 850, 250);
+constexpr Platform kJsl4x4 = gen11("JSL", "ehl", 1, 4, 16, 850, 250);
+constexpr Platform kJsl2x8 = gen11("JSL", "ehl", 1, 2, 16, 850, 250);
+constexpr Platform kJsl4x5 = gen11("JSL", "ehl", 1, 4, 20, 850, 250);
+constexpr Platform kJsl4x6 = gen11("JSL", "ehl", 1, 4, 24, 850, 250);
+constexpr Platform kJsl4x8 = gen11("JSL", "ehl", 1, 4, 32, 850, 250);
+// Gen12 [MDEV]: GT1 2 dual subslices, GT2 6, GT0.5 1 (GFX12_GT_FEATURES, GFX12_GT05_FEATURES).
+constexpr Platform kTglGt1 = gen12("TGL", "tglgt1", 1, 2, 1450, 350);  // tgl_gt1
+constexpr Platform kTglGt2 = gen12("TGL", "tglgt2", 2, 6, 1350, 100);  // tgl_gt2
+constexpr Platform kRklGt1 = gen12("RKL", "rkl", 1, 2, 1300, 350);     // rkl_gt1
+constexpr Platform kRklGt05 = gen12("RKL", "rkl", 1, 1, 1300, 350, "GT0.5");  // rkl_gt05
+constexpr Platform kAdlSGt1 = gen12("ADL", "adl", 1, 2, 1450, 300);           // adl_gt1
+constexpr Platform kAdlSGt05 = gen12("ADL", "adl", 1, 1, 1450, 300, "GT0.5");  // adl_gt05
+constexpr Platform kAdlPGt2 = gen12("ADL", "adl", 2, 6, 1400, 100);            // adl_gt2
+constexpr Platform kAdlNGt1 = gen12("ADL", "adl", 1, 2, 1250, 100);            // adl_gt1
+constexpr Platform kAdlNGt05 = gen12("ADL", "adl", 1, 1, 1250, 100, "GT0.5");  // adl_gt05
+// DG1 and SG1 (0x4907): GFX12_DG1_SG1_FEATURES, 6 dual subslices; i915's dg1_info needs
+// force_probe [KPCI], and so does xe's [XPCI].
+constexpr Platform kDg1 = [] {
+  Platform p = gen12("DG1", "dg1", 2, 6, 1550, 300);
+  p.force_probe = true;
+  return p;
+}();
+
+// Device ids [KIDS], grouped and ordered as the kernel lists them; each comment names the
+// kernel's macro. A plain array: clang refuses deducing std::array of this many elements.
 constexpr PciId kPciIds[] = {
-    // Haswell GT1/GT2/GT3: desktop, server, reserved, ULT, CRW variants.
-    PciId{0x0402, &kHswGt1}, PciId{0x0406, &kHswGt1}, PciId{0x040A, &kHswGt1},
-    PciId{0x040B, &kHswGt1}, PciId{0x040E, &kHswGt1}, PciId{0x0A02, &kHswGt1},
-    PciId{0x0A06, &kHswGt1}, PciId{0x0A0A, &kHswGt1}, PciId{0x0A0B, &kHswGt1},
-    PciId{0x0A0E, &kHswGt1}, PciId{0x0C02, &kHswGt1}, PciId{0x0C06, &kHswGt1},
+    // INTEL_HSW_GT1_IDS (ULT, ULX, desktop, SDV, CRW): hsw_gt1 in Mesa.
+    PciId{0x0A02, &kHswGt1}, PciId{0x0A06, &kHswGt1}, PciId{0x0A0A, &kHswGt1},
+    PciId{0x0A0B, &kHswGt1}, PciId{0x0A0E, &kHswGt1}, PciId{0x0402, &kHswGt1},
+    PciId{0x0406, &kHswGt1}, PciId{0x040A, &kHswGt1}, PciId{0x040B, &kHswGt1},
+    PciId{0x040E, &kHswGt1}, PciId{0x0C02, &kHswGt1}, PciId{0x0C06, &kHswGt1},
     PciId{0x0C0A, &kHswGt1}, PciId{0x0C0B, &kHswGt1}, PciId{0x0C0E, &kHswGt1},
     PciId{0x0D02, &kHswGt1}, PciId{0x0D06, &kHswGt1}, PciId{0x0D0A, &kHswGt1},
     PciId{0x0D0B, &kHswGt1}, PciId{0x0D0E, &kHswGt1},
-    PciId{0x0412, &kHswGt2}, PciId{0x0416, &kHswGt2}, PciId{0x041A, &kHswGt2},
-    PciId{0x041B, &kHswGt2}, PciId{0x041E, &kHswGt2}, PciId{0x0A12, &kHswGt2},
-    PciId{0x0A16, &kHswGt2}, PciId{0x0A1A, &kHswGt2}, PciId{0x0A1B, &kHswGt2},
-    PciId{0x0A1E, &kHswGt2}, PciId{0x0C12, &kHswGt2}, PciId{0x0C16, &kHswGt2},
+    // INTEL_HSW_GT2_IDS: hsw_gt2.
+    PciId{0x0A12, &kHswGt2}, PciId{0x0A16, &kHswGt2}, PciId{0x0A1A, &kHswGt2},
+    PciId{0x0A1B, &kHswGt2}, PciId{0x0A1E, &kHswGt2}, PciId{0x0412, &kHswGt2},
+    PciId{0x0416, &kHswGt2}, PciId{0x041A, &kHswGt2}, PciId{0x041B, &kHswGt2},
+    PciId{0x041E, &kHswGt2}, PciId{0x0C12, &kHswGt2}, PciId{0x0C16, &kHswGt2},
     PciId{0x0C1A, &kHswGt2}, PciId{0x0C1B, &kHswGt2}, PciId{0x0C1E, &kHswGt2},
     PciId{0x0D12, &kHswGt2}, PciId{0x0D16, &kHswGt2}, PciId{0x0D1A, &kHswGt2},
     PciId{0x0D1B, &kHswGt2}, PciId{0x0D1E, &kHswGt2},
-    PciId{0x0422, &kHswGt3}, PciId{0x0426, &kHswGt3}, PciId{0x042A, &kHswGt3},
-    PciId{0x042B, &kHswGt3}, PciId{0x042E, &kHswGt3}, PciId{0x0A22, &kHswGt3},
-    PciId{0x0A26, &kHswGt3}, PciId{0x0A2A, &kHswGt3}, PciId{0x0A2B, &kHswGt3},
-    PciId{0x0A2E, &kHswGt3}, PciId{0x0C22, &kHswGt3}, PciId{0x0C26, &kHswGt3},
+    // INTEL_HSW_GT3_IDS: hsw_gt3.
+    PciId{0x0A22, &kHswGt3}, PciId{0x0A26, &kHswGt3}, PciId{0x0A2A, &kHswGt3},
+    PciId{0x0A2B, &kHswGt3}, PciId{0x0A2E, &kHswGt3}, PciId{0x0422, &kHswGt3},
+    PciId{0x0426, &kHswGt3}, PciId{0x042A, &kHswGt3}, PciId{0x042B, &kHswGt3},
+    PciId{0x042E, &kHswGt3}, PciId{0x0C22, &kHswGt3}, PciId{0x0C26, &kHswGt3},
     PciId{0x0C2A, &kHswGt3}, PciId{0x0C2B, &kHswGt3}, PciId{0x0C2E, &kHswGt3},
     PciId{0x0D22, &kHswGt3}, PciId{0x0D26, &kHswGt3}, PciId{0x0D2A, &kHswGt3},
     PciId{0x0D2B, &kHswGt3}, PciId{0x0D2E, &kHswGt3},
-    // Broadwell GT1/GT2/GT3 (and the reserved GT3 ids), Cherryview.
-    PciId{0x1602, &kBdwGt1}, PciId{0x1606, &kBdwGt1}, PciId{0x160A, &kBdwGt1},
-    PciId{0x160B, &kBdwGt1}, PciId{0x160D, &kBdwGt1}, PciId{0x160E, &kBdwGt1},
-    PciId{0x1612, &kBdwGt2}, PciId{0x1616, &kBdwGt2}, PciId{0x161A, &kBdwGt2},
-    PciId{0x161B, &kBdwGt2}, PciId{0x161D, &kBdwGt2}, PciId{0x161E, &kBdwGt2},
-    PciId{0x1622, &kBdwGt3}, PciId{0x1626, &kBdwGt3}, PciId{0x162A, &kBdwGt3},
-    PciId{0x162B, &kBdwGt3}, PciId{0x162D, &kBdwGt3}, PciId{0x162E, &kBdwGt3},
-    PciId{0x1632, &kBdwGt3}, PciId{0x1636, &kBdwGt3}, PciId{0x163A, &kBdwGt3},
-    PciId{0x163B, &kBdwGt3}, PciId{0x163D, &kBdwGt3}, PciId{0x163E, &kBdwGt3},
-    PciId{0x22B0, &kChv},    PciId{0x22B1, &kChv},    PciId{0x22B2, &kChv},
-    PciId{0x22B3, &kChv},
-    // Skylake GT1..GT4.
-    PciId{0x1902, &kSklGt1}, PciId{0x1906, &kSklGt1}, PciId{0x190A, &kSklGt1},
-    PciId{0x190B, &kSklGt1}, PciId{0x190E, &kSklGt1},
-    PciId{0x1912, &kSklGt2}, PciId{0x1913, &kSklGt2}, PciId{0x1915, &kSklGt2},
-    PciId{0x1916, &kSklGt2}, PciId{0x1917, &kSklGt2}, PciId{0x191A, &kSklGt2},
-    PciId{0x191B, &kSklGt2}, PciId{0x191D, &kSklGt2}, PciId{0x191E, &kSklGt2},
-    PciId{0x1921, &kSklGt2},
+    // INTEL_BDW_GT1_IDS, INTEL_BDW_GT2_IDS, INTEL_BDW_GT3_IDS.
+    PciId{0x1606, &kBdwGt1}, PciId{0x160B, &kBdwGt1}, PciId{0x160E, &kBdwGt1},
+    PciId{0x1602, &kBdwGt1}, PciId{0x160A, &kBdwGt1}, PciId{0x160D, &kBdwGt1},
+    PciId{0x1616, &kBdwGt2}, PciId{0x161B, &kBdwGt2}, PciId{0x161E, &kBdwGt2},
+    PciId{0x1612, &kBdwGt2}, PciId{0x161A, &kBdwGt2}, PciId{0x161D, &kBdwGt2},
+    PciId{0x1626, &kBdwGt3}, PciId{0x162B, &kBdwGt3}, PciId{0x162E, &kBdwGt3},
+    PciId{0x1622, &kBdwGt3}, PciId{0x162A, &kBdwGt3}, PciId{0x162D, &kBdwGt3},
+    // INTEL_BDW_RSVD_IDS: bdw_rsvd_info is GT3 [KPCI]; Mesa lists none of them, so the GT3
+    // counts are assumed.
+    PciId{0x1636, &kBdwGt3, false}, PciId{0x163B, &kBdwGt3, false},
+    PciId{0x163E, &kBdwGt3, false}, PciId{0x1632, &kBdwGt3, false},
+    PciId{0x163A, &kBdwGt3, false}, PciId{0x163D, &kBdwGt3, false},
+    // INTEL_CHV_IDS.
+    PciId{0x22B0, &kChv}, PciId{0x22B1, &kChv}, PciId{0x22B2, &kChv}, PciId{0x22B3, &kChv},
+    // INTEL_SKL_GT1_IDS (with the GT1.5 ids 0x1913, 0x1915, 0x1917), GT2, GT3, GT4.
+    PciId{0x1906, &kSklGt1}, PciId{0x1913, &kSklGt15}, PciId{0x190E, &kSklGt1},
+    PciId{0x1915, &kSklGt15}, PciId{0x1902, &kSklGt1}, PciId{0x190A, &kSklGt1},
+    PciId{0x190B, &kSklGt1}, PciId{0x1917, &kSklGt15},
+    PciId{0x1916, &kSklGt2}, PciId{0x1921, &kSklGt2}, PciId{0x191E, &kSklGt2},
+    PciId{0x1912, &kSklGt2}, PciId{0x191A, &kSklGt2}, PciId{0x191B, &kSklGt2},
+    PciId{0x191D, &kSklGt2},
     PciId{0x1923, &kSklGt3}, PciId{0x1926, &kSklGt3}, PciId{0x1927, &kSklGt3},
-    PciId{0x192A, &kSklGt3}, PciId{0x192B, &kSklGt3}, PciId{0x192D, &kSklGt3},
+    PciId{0x192A, &kSklGt3Srv}, PciId{0x192B, &kSklGt3}, PciId{0x192D, &kSklGt3},
     PciId{0x1932, &kSklGt4}, PciId{0x193A, &kSklGt4}, PciId{0x193B, &kSklGt4},
     PciId{0x193D, &kSklGt4},
-    // Broxton, Gemini Lake.
-    PciId{0x0A84, &kBxt},    PciId{0x1A84, &kBxt},    PciId{0x1A85, &kBxt},
-    PciId{0x5A84, &kBxt},    PciId{0x5A85, &kBxt},
-    PciId{0x3184, &kGlk18},  PciId{0x3185, &kGlk},
-    // Kaby Lake GT1, GT1.5, GT2, GT3, GT4; Amber Lake.
-    PciId{0x5902, &kKblGt1}, PciId{0x5906, &kKblGt1}, PciId{0x5908, &kKblGt1},
-    PciId{0x590A, &kKblGt1}, PciId{0x590B, &kKblGt1}, PciId{0x590E, &kKblGt1},
-    PciId{0x5913, &kKblGt15}, PciId{0x5915, &kKblGt15},
-    PciId{0x5912, &kKblGt2}, PciId{0x5916, &kKblGt2}, PciId{0x5917, &kKblGt2},
-    PciId{0x591A, &kKblGt2}, PciId{0x591B, &kKblGt2}, PciId{0x591D, &kKblGt2},
-    PciId{0x591E, &kKblGt2}, PciId{0x5921, &kKblGt2},
-    PciId{0x5923, &kKblGt3}, PciId{0x5926, &kKblGt3}, PciId{0x5927, &kKblGt3},
+    // INTEL_BXT_IDS (0x1A85, 0x5A85: bxt_2x6), INTEL_GLK_IDS (0x3185: glk_2x6).
+    PciId{0x0A84, &kBxt}, PciId{0x1A84, &kBxt}, PciId{0x1A85, &kBxt2x6}, PciId{0x5A84, &kBxt},
+    PciId{0x5A85, &kBxt2x6}, PciId{0x3184, &kGlk}, PciId{0x3185, &kGlk2x6},
+    // INTEL_KBL_GT1_IDS (0x5913, 0x5915: kbl_gt1_5), GT2, GT3, GT4; INTEL_AML_KBL_GT2_IDS.
+    PciId{0x5906, &kKblGt1}, PciId{0x5913, &kKblGt15}, PciId{0x590E, &kKblGt1},
+    PciId{0x5915, &kKblGt15}, PciId{0x5902, &kKblGt1}, PciId{0x5908, &kKblGt1},
+    PciId{0x590A, &kKblGt1}, PciId{0x590B, &kKblGt1},
+    PciId{0x5916, &kKblGt2}, PciId{0x5921, &kKblGt2}, PciId{0x591E, &kKblGt2},
+    PciId{0x5912, &kKblGt2}, PciId{0x5917, &kKblGt2}, PciId{0x591A, &kKblGt2},
+    PciId{0x591B, &kKblGt2}, PciId{0x591D, &kKblGt2},
+    PciId{0x5926, &kKblGt3}, PciId{0x5923, &kKblGt3}, PciId{0x5927, &kKblGt3},
     PciId{0x593B, &kKblGt4},
-    PciId{0x591C, &kAmlGt2}, PciId{0x87C0, &kAmlGt2}, PciId{0x87CA, &kAmlGt2},
-    // Coffee Lake, Whiskey Lake, Comet Lake.
+    PciId{0x591C, &kAmlKblGt2}, PciId{0x87C0, &kAmlKblGt2},
+    // INTEL_AML_CFL_GT2_IDS (part of INTEL_CFL_IDS).
+    PciId{0x87CA, &kAmlCflGt2},
+    // INTEL_CML_GT1_IDS, INTEL_CML_U_GT1_IDS, INTEL_CML_GT2_IDS, INTEL_CML_U_GT2_IDS.
+    PciId{0x9BA2, &kCmlGt1}, PciId{0x9BA4, &kCmlGt1}, PciId{0x9BA5, &kCmlGt1},
+    PciId{0x9BA8, &kCmlGt1}, PciId{0x9B21, &kCmlGt1}, PciId{0x9BAA, &kCmlGt1},
+    PciId{0x9BAC, &kCmlGt1},
+    PciId{0x9BC2, &kCmlGt2}, PciId{0x9BC4, &kCmlGt2}, PciId{0x9BC5, &kCmlGt2},
+    PciId{0x9BC6, &kCmlGt2}, PciId{0x9BC8, &kCmlGt2}, PciId{0x9BE6, &kCmlGt2},
+    PciId{0x9BF6, &kCmlGt2}, PciId{0x9B41, &kCmlGt2}, PciId{0x9BCA, &kCmlGt2},
+    PciId{0x9BCC, &kCmlGt2},
+    // INTEL_CFL_S_GT1_IDS, INTEL_CFL_H_GT1_IDS, INTEL_CFL_S_GT2_IDS, INTEL_CFL_H_GT2_IDS,
+    // INTEL_CFL_U_GT2_IDS, INTEL_CFL_U_GT3_IDS.
     PciId{0x3E90, &kCflGt1}, PciId{0x3E93, &kCflGt1}, PciId{0x3E99, &kCflGt1},
-    PciId{0x3E91, &kCflGt2}, PciId{0x3E92, &kCflGt2}, PciId{0x3E94, &kCflGt2},
-    PciId{0x3E96, &kCflGt2}, PciId{0x3E98, &kCflGt2}, PciId{0x3E9A, &kCflGt2},
+    PciId{0x3E9C, &kCflGt1},
+    PciId{0x3E91, &kCflGt2}, PciId{0x3E92, &kCflGt2}, PciId{0x3E96, &kCflGt2},
+    PciId{0x3E98, &kCflGt2}, PciId{0x3E9A, &kCflGt2}, PciId{0x3E94, &kCflGt2},
     PciId{0x3E9B, &kCflGt2}, PciId{0x3EA9, &kCflGt2},
     PciId{0x3EA5, &kCflGt3}, PciId{0x3EA6, &kCflGt3}, PciId{0x3EA7, &kCflGt3},
     PciId{0x3EA8, &kCflGt3},
-    PciId{0x3EA1, &kWhlGt1}, PciId{0x3EA4, &kWhlGt1},
-    PciId{0x3EA0, &kWhlGt2}, PciId{0x3EA3, &kWhlGt2}, PciId{0x3EA2, &kWhlGt3},
-    PciId{0x9B21, &kCmlGt1}, PciId{0x9BA0, &kCmlGt1}, PciId{0x9BA2, &kCmlGt1},
-    PciId{0x9BA4, &kCmlGt1}, PciId{0x9BA5, &kCmlGt1}, PciId{0x9BA8, &kCmlGt1},
-    PciId{0x9BAA, &kCmlGt1}, PciId{0x9BAB, &kCmlGt1}, PciId{0x9BAC, &kCmlGt1},
-    PciId{0x9B41, &kCmlGt2}, PciId{0x9BC0, &kCmlGt2}, PciId{0x9BC2, &kCmlGt2},
-    PciId{0x9BC4, &kCmlGt2}, PciId{0x9BC5, &kCmlGt2}, PciId{0x9BC6, &kCmlGt2},
-    PciId{0x9BC8, &kCmlGt2}, PciId{0x9BCA, &kCmlGt2}, PciId{0x9BCB, &kCmlGt2},
-    PciId{0x9BCC, &kCmlGt2}, PciId{0x9BE6, &kCmlGt2}, PciId{0x9BF6, &kCmlGt2},
-    // Ice Lake, Elkhart Lake, Jasper Lake.
+    // INTEL_WHL_U_GT1_IDS, INTEL_WHL_U_GT2_IDS, INTEL_WHL_U_GT3_IDS.
+    PciId{0x3EA1, &kWhlGt1}, PciId{0x3EA4, &kWhlGt1}, PciId{0x3EA0, &kWhlGt2},
+    PciId{0x3EA3, &kWhlGt2}, PciId{0x3EA2, &kWhlGt3},
+    // INTEL_ICL_IDS: Mesa's icl_gt2, icl_gt1_5, icl_gt1, icl_gt0_5 per id. Mesa has no 0x8A70;
+    // the kernel lists it beside 0x8A71 (GT0.5), whose counts it takes (the smallest ICL, so
+    // peaks are never overstated).
     PciId{0x8A50, &kIclGt2}, PciId{0x8A51, &kIclGt2}, PciId{0x8A52, &kIclGt2},
-    PciId{0x8A53, &kIclGt2}, PciId{0x8A54, &kIclGt2}, PciId{0x8A56, &kIclGt2},
-    PciId{0x8A57, &kIclGt2}, PciId{0x8A58, &kIclGt2}, PciId{0x8A59, &kIclGt2},
-    PciId{0x8A5A, &kIclGt2}, PciId{0x8A5B, &kIclGt2}, PciId{0x8A5C, &kIclGt2},
-    PciId{0x8A5D, &kIclGt2}, PciId{0x8A71, &kIclGt05},
-    PciId{0x4541, &kEhl},    PciId{0x4551, &kEhl},    PciId{0x4555, &kEhl},
-    PciId{0x4557, &kEhl},    PciId{0x4570, &kEhl},    PciId{0x4571, &kEhl},
-    PciId{0x4E51, &kJsl},    PciId{0x4E55, &kJsl},    PciId{0x4E57, &kJsl},
-    PciId{0x4E61, &kJsl},    PciId{0x4E71, &kJsl},
-    // Tiger Lake, Rocket Lake, Alder Lake S/P/N, DG1.
+    PciId{0x8A53, &kIclGt2}, PciId{0x8A54, &kIclGt15}, PciId{0x8A56, &kIclGt1},
+    PciId{0x8A57, &kIclGt15}, PciId{0x8A58, &kIclGt1}, PciId{0x8A59, &kIclGt15},
+    PciId{0x8A5A, &kIclGt15}, PciId{0x8A5B, &kIclGt1}, PciId{0x8A5C, &kIclGt15},
+    PciId{0x8A5D, &kIclGt1}, PciId{0x8A70, &kIclGt05, false}, PciId{0x8A71, &kIclGt05},
+    // INTEL_EHL_IDS, INTEL_JSL_IDS: Mesa's ehl_<subslices>x<EUs> per id.
+    PciId{0x4541, &kEhl2x4}, PciId{0x4551, &kEhl4x4}, PciId{0x4555, &kEhl2x8},
+    PciId{0x4557, &kEhl4x5}, PciId{0x4570, &kEhl4x8}, PciId{0x4571, &kEhl4x8},
+    PciId{0x4E51, &kJsl4x4}, PciId{0x4E55, &kJsl2x8}, PciId{0x4E57, &kJsl4x5},
+    PciId{0x4E61, &kJsl4x6}, PciId{0x4E71, &kJsl4x8},
+    // INTEL_TGL_GT1_IDS, INTEL_TGL_GT2_IDS.
     PciId{0x9A60, &kTglGt1}, PciId{0x9A68, &kTglGt1}, PciId{0x9A70, &kTglGt1},
     PciId{0x9A40, &kTglGt2}, PciId{0x9A49, &kTglGt2}, PciId{0x9A59, &kTglGt2},
     PciId{0x9A78, &kTglGt2}, PciId{0x9AC0, &kTglGt2}, PciId{0x9AC9, &kTglGt2},
     PciId{0x9AD9, &kTglGt2}, PciId{0x9AF8, &kTglGt2},
-    PciId{0x4C80, &kRkl},    PciId{0x4C8A, &kRkl},    PciId{0x4C8B, &kRkl},
-    PciId{0x4C8C, &kRkl},    PciId{0x4C90, &kRkl},    PciId{0x4C9A, &kRkl},
-    PciId{0x4680, &kAdlS},   PciId{0x4682, &kAdlS},   PciId{0x4688, &kAdlS},
-    PciId{0x468A, &kAdlS},   PciId{0x468B, &kAdlS},   PciId{0x4690, &kAdlS},
-    PciId{0x4692, &kAdlS},   PciId{0x4693, &kAdlS},
-    PciId{0x46A0, &kAdlP},   PciId{0x46A1, &kAdlP},   PciId{0x46A2, &kAdlP},
-    PciId{0x46A3, &kAdlP},   PciId{0x46A6, &kAdlP},   PciId{0x46A8, &kAdlP},
-    PciId{0x46AA, &kAdlP},   PciId{0x462A, &kAdlP},   PciId{0x4626, &kAdlP},
-    PciId{0x4628, &kAdlP},   PciId{0x46B0, &kAdlP},   PciId{0x46B1, &kAdlP},
-    PciId{0x46B2, &kAdlP},   PciId{0x46B3, &kAdlP},   PciId{0x46C0, &kAdlP},
-    PciId{0x46C1, &kAdlP},   PciId{0x46C2, &kAdlP},   PciId{0x46C3, &kAdlP},
-    PciId{0x46D0, &kAdlN},   PciId{0x46D1, &kAdlN},   PciId{0x46D2, &kAdlN},
-    PciId{0x4905, &kDg1},    PciId{0x4906, &kDg1},    PciId{0x4907, &kDg1},
-    PciId{0x4908, &kDg1},    PciId{0x4909, &kDg1},
+    // INTEL_RKL_IDS: 0x4C8C is rkl_gt05 in Mesa; Mesa has no 0x4C80, which takes RKL GT1's
+    // counts as the rest of the kernel's list does.
+    PciId{0x4C80, &kRklGt1, false}, PciId{0x4C8A, &kRklGt1}, PciId{0x4C8B, &kRklGt1},
+    PciId{0x4C8C, &kRklGt05}, PciId{0x4C90, &kRklGt1}, PciId{0x4C9A, &kRklGt1},
+    // INTEL_DG1_IDS.
+    PciId{0x4905, &kDg1}, PciId{0x4906, &kDg1}, PciId{0x4907, &kDg1}, PciId{0x4908, &kDg1},
+    PciId{0x4909, &kDg1},
+    // INTEL_ADLS_IDS: 0x468B is adl_gt05 in Mesa.
+    PciId{0x4680, &kAdlSGt1}, PciId{0x4682, &kAdlSGt1}, PciId{0x4688, &kAdlSGt1},
+    PciId{0x468A, &kAdlSGt1}, PciId{0x468B, &kAdlSGt05}, PciId{0x4690, &kAdlSGt1},
+    PciId{0x4692, &kAdlSGt1}, PciId{0x4693, &kAdlSGt1},
+    // INTEL_ADLP_IDS.
+    PciId{0x46A0, &kAdlPGt2}, PciId{0x46A1, &kAdlPGt2}, PciId{0x46A2, &kAdlPGt2},
+    PciId{0x46A3, &kAdlPGt2}, PciId{0x46A6, &kAdlPGt2}, PciId{0x46A8, &kAdlPGt2},
+    PciId{0x46AA, &kAdlPGt2}, PciId{0x462A, &kAdlPGt2}, PciId{0x4626, &kAdlPGt2},
+    PciId{0x4628, &kAdlPGt2}, PciId{0x46B0, &kAdlPGt2}, PciId{0x46B1, &kAdlPGt2},
+    PciId{0x46B2, &kAdlPGt2}, PciId{0x46B3, &kAdlPGt2}, PciId{0x46C0, &kAdlPGt2},
+    PciId{0x46C1, &kAdlPGt2}, PciId{0x46C2, &kAdlPGt2}, PciId{0x46C3, &kAdlPGt2},
+    // INTEL_ADLN_IDS: adl_gt1 (2 dual subslices) in Mesa, 0x46D2 adl_gt05.
+    PciId{0x46D0, &kAdlNGt1}, PciId{0x46D1, &kAdlNGt1}, PciId{0x46D2, &kAdlNGt05},
+    PciId{0x46D3, &kAdlNGt1}, PciId{0x46D4, &kAdlNGt1},
 };
 
 // Look-up order by name: the first platform with a file is its representative.
 constexpr std::array kPlatforms{
-    &kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4, &kBxt,  &kGlk,
-    &kKblGt2, &kKblGt3, &kCflGt2, &kCflGt3, &kIclGt2, &kEhl,    &kTglGt1, &kTglGt2,
-    &kRkl,    &kAdlP,   &kDg1};
+    &kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4, &kBxt,    &kGlk,
+    &kKblGt2, &kKblGt3, &kCflGt2, &kCflGt3, &kIclGt2, &kEhl4x8, &kTglGt1, &kTglGt2,
+    &kRklGt1, &kAdlPGt2, &kDg1};
 
 constexpr std::array<std::string_view, kPlatforms.size()> kPlatformNames = [] {
   std::array<std::string_view, kPlatforms.size()> names{};
@@ -201,13 +319,53 @@ std::string_view timestamp_rule_name(TimestampRule rule) {
   return "unknown";
 }
 
+std::string_view kernel_driver_name(KernelDriver driver) {
+  switch (driver) {
+    case KernelDriver::kI915: return "i915";
+    case KernelDriver::kXe: return "xe";
+  }
+  return "unknown";
+}
+
+std::string gt_label(const Platform& platform) {
+  if (!platform.gt_name.empty()) return std::string(platform.gt_name);
+  return fmt::format("GT{}", platform.gt);
+}
+
+std::string no_igt_metrics_reason(const Platform& platform) {
+  if (!platform.metrics_file.empty()) return {};
+  return fmt::format(
+      "IGT describes no metric set for {} {} (IGT loads sets by the kernel's GT, and has none for "
+      "this one)",
+      platform.codename, gt_label(platform));
+}
+
 std::span<const PciId> known_pci_ids() { return kPciIds; }
 
-std::optional<Platform> platform_for_pci_id(std::uint16_t device_id) {
+const PciId* find_pci_id(std::uint16_t device_id) {
   for (const PciId& id : kPciIds) {
-    if (id.device == device_id) return *id.platform;
+    if (id.device == device_id) return &id;
   }
+  return nullptr;
+}
+
+std::optional<Platform> platform_for_pci_id(std::uint16_t device_id) {
+  if (const PciId* id = find_pci_id(device_id)) return *id->platform;
   return std::nullopt;
+}
+
+std::optional<std::uint16_t> parse_pci_device_id(std::string_view text) {
+  if (const auto colon = text.find(':'); colon != std::string_view::npos) {
+    const std::string_view vendor = text.substr(0, colon);
+    if (vendor != "8086" && vendor != "0x8086") return std::nullopt;
+    text.remove_prefix(colon + 1);
+  }
+  if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return static_cast<std::uint16_t>(value);
 }
 
 Platform require_platform_for_pci_id(std::uint16_t device_id) {

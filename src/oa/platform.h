@@ -21,30 +21,59 @@ enum class TimestampRule { kFixed, kCrystalCtc };
 
 std::string_view timestamp_rule_name(TimestampRule rule);
 
+// The kernel driver that binds to a PCI id by default (i915_pci.c / xe_pci.c: xe lists the
+// Gen12 parts too, but only behind its force_probe parameter).
+enum class KernelDriver { kI915, kXe };
+
+std::string_view kernel_driver_name(KernelDriver driver);
+
 struct Platform {
   std::string_view codename;      // "KBL"
   std::string_view metrics_file;  // IGT oa-<name>.xml that describes it, e.g. "kblgt2"
   Generation gen;
   int gt;
   int slices;
-  int subslices;  // total
+  int subslices;  // total; dual subslices on Gen12, as Mesa and i915's topology query count them
   int eus;        // total, as shipped (fused-off EUs not counted)
   double timestamp_hz;     // command-streamer timestamp frequency
   double max_freq_mhz;     // nominal maximum GPU frequency, for models and peaks
   TimestampRule timestamp_rule = TimestampRule::kFixed;
   double min_freq_mhz = 300;  // nominal minimum GPU frequency ($GpuMinFrequency)
+  // Where it differs from "GT<gt>": "GT1.5", "GT0.5" (`gt` is then the kernel's whole number).
+  std::string_view gt_name = {};
+  int threads_per_eu = 7;  // hardware threads per EU (Mesa num_thread_per_eu)
+  bool has_fp64 = true;    // double-precision hardware (Mesa has_64bit_float)
+  KernelDriver driver = KernelDriver::kI915;  // the driver that binds to it by default
+  bool force_probe = false;  // that driver binds only when its force_probe parameter names the id
 };
+
+// "GT2", or the row's gt_name ("GT1.5").
+std::string gt_label(const Platform& platform);
+
+// Why a platform without an IGT metrics file has no IGT metric set ("IGT describes no metric set
+// for SKL GT1.5 ..."), for the messages that refuse one; empty when it has a file.
+std::string no_igt_metrics_reason(const Platform& platform);
 
 struct PciId {
   std::uint16_t device;
   const Platform* platform;
+  // False where Mesa lists no such id: the row's EU and subslice counts are then an assumption
+  // (documented at the row), and only the device's topology query gives the truth.
+  bool counts_from_mesa = true;
 };
 
 // Every PCI device id in the table (vendor 0x8086).
 std::span<const PciId> known_pci_ids();
 
+// The table's entry for a device id; null when oaprof does not know it.
+const PciId* find_pci_id(std::uint16_t device_id);
+
 // nullopt when the id is not an Intel iGPU oaprof knows.
 std::optional<Platform> platform_for_pci_id(std::uint16_t device_id);
+
+// Reads a PCI device id as users write it: "0x3E92", "3e92" or "8086:3e92" (hexadecimal, one to
+// four digits; the vendor, when given, must be 8086). nullopt for anything else.
+std::optional<std::uint16_t> parse_pci_device_id(std::string_view text);
 
 // platform_for_pci_id, or std::invalid_argument naming the id and what to do.
 Platform require_platform_for_pci_id(std::uint16_t device_id);

@@ -98,7 +98,7 @@ bool context_id_valid(std::uint32_t rpt_id, Generation gen) {
 }
 
 std::optional<ClockRatio> clock_ratio(std::uint32_t rpt_id, Generation gen) {
-  if (gen == Generation::kGen7_5 || gen == Generation::kGen8) return std::nullopt;
+  if (gen == Generation::kGen7_5) return std::nullopt;
   constexpr double kUnitMhz = 50.0 / 3.0;  // 16.667 MHz
   const std::uint32_t unslice = rpt_id & 0x1FF;
   const std::uint32_t slice = ((rpt_id >> 25) & 0x7F) | (((rpt_id >> 9) & 3) << 7);

@@ -56,7 +56,14 @@ std::string report_reason_names(std::uint32_t reasons);
 // Whether CTX_ID holds a valid context: RPT_ID bit 25 on Gen8, bit 16 on Gen9+; never on Gen7.5.
 bool context_id_valid(std::uint32_t rpt_id, Generation gen);
 
-// Slice and unslice clocks encoded in RPT_ID on Gen9+ when OA_DEBUG asks for the clock ratio.
+// Slice and unslice clocks encoded in RPT_ID of reports the OA unit writes when OA_DEBUG asks
+// for the clock ratio (i915 sets it on Gen9-12), decoded on Gen8+ as Mesa and IGT decode them:
+// unslice = RPT_ID[8:0], slice = RPT_ID[31:25] | RPT_ID[10:9] << 7, in units of 16.667 MHz (mesa
+// src/intel/perf/intel_perf.c gfx8_read_report_clock_ratios @ bminor/mesa-mesa 03fc7d6a6d76;
+// igt tests/intel/perf.c @ b3d809d537fe). Mesa enables it on Gen8 too ("experimentation shows
+// that Gfx8 reports similar values"); i915 does not set OA_DEBUG there, and on Gen8 RPT_ID bit 25
+// is also the context-valid bit (i915_perf.c gen8_valid_ctx_bit), so the slice clock's lowest
+// unit is uncertain on Gen8. Haswell: nullopt.
 struct ClockRatio {
   double unslice_mhz = 0;
   double slice_mhz = 0;

@@ -14,7 +14,7 @@
 namespace oaprof::oa {
 
 enum class ReportFormat {
-  // Gen8+ (C4_B8 also exists on Gen7.5, with the same layout).
+  // Gen8+ (Gen12 OAG too).
   kA12,
   kA12_B8_C8,
   kA32u40_A4u32_B8_C8,
@@ -27,6 +27,9 @@ enum class ReportFormat {
   kB4_C8,
   kA45_B8_C8,
   kB4_C8_A16,
+  // C4_B8 as Haswell lays it out (the same select code and uapi number as kC4_B8, its counters
+  // packed from byte 12 instead of 16); formats_for(kGen7_5) names it "C4_B8".
+  kC4_B8_Hsw,
 };
 
 // Byte layout of one format (reference/hardware.md §3). Offsets are in bytes; -1 means absent.
@@ -75,8 +78,11 @@ std::span<const FormatLayout> all_formats();
 ReportFormat parse_format(std::string_view text, Generation gen);
 
 // i915 uapi enum drm_i915_oa_format value <-> format. to_uapi throws std::invalid_argument for a
-// format i915 cannot stream (A29_B8_C8); from_uapi gives nullopt for an unknown number.
+// format i915 cannot stream (A29_B8_C8); from_uapi gives nullopt for an unknown number. Number 7
+// (C4_B8) is laid out differently on Haswell: the one-argument from_uapi gives the Gen8+ layout,
+// the two-argument one the generation's (nullopt where the generation has no such format).
 int to_uapi(ReportFormat format);
 std::optional<ReportFormat> from_uapi(int uapi_value);
+std::optional<ReportFormat> from_uapi(int uapi_value, Generation gen);
 
 }  // namespace oaprof::oa

@@ -106,7 +106,7 @@ DeviceVariables device_variables(const Platform& platform,
     v.dual_subslice_mask = v.subslice_mask;
     v.eu_dual_subslices_total = static_cast<std::uint64_t>(std::popcount(v.subslice_mask));
   }
-  v.eu_threads_count = 7;
+  v.eu_threads_count = static_cast<std::uint64_t>(platform.threads_per_eu);
   v.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);
   v.gpu_min_freq_hz = static_cast<std::uint64_t>(platform.min_freq_mhz * 1e6);
   v.gpu_max_freq_hz = static_cast<std::uint64_t>(platform.max_freq_mhz * 1e6);

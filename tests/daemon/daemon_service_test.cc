@@ -18,6 +18,8 @@
 #include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
 #include "mmio/registers.h"
+#include "oa/builtin_metric_set.h"
+#include "oa/platform.h"
 #include "tests/daemon/daemon_test_util.h"
 
 namespace oaprof::daemon {
@@ -579,6 +581,22 @@ TEST(StateDirTest, OneItCreatesIsOpenedToClientsAnExistingOneMustBeClosedAndOurs
   EXPECT_THAT(refused(dir.path() / "file"), HasSubstr("is not a directory"));
   EXPECT_EQ(state_dir_from({}), std::filesystem::path(kDefaultStateDir));
   EXPECT_EQ(state_dir_from({{kStateDirEnv, "/elsewhere"}}), std::filesystem::path("/elsewhere"));
+}
+
+TEST(TrustedMetricsTest, SkylakeGt15HasNoIgtSetButTheBuiltinOneWorks) {
+  // 0x1913 is in the kernel's INTEL_SKL_ULT_GT1_IDS ("GT1.5"), so IGT, which takes the kernel's
+  // GT, loads no metric set for it (Mesa calls it GT2): an IGT set is refused by name.
+  const oa::Platform skl = *oa::platform_for_pci_id(0x1913);
+  ScratchDir dir;
+  EXPECT_EQ(choose_metric_set(skl, oa::kBuiltinMetricSetSymbol, "", {dir.path()}).set.symbol(),
+            oa::kBuiltinMetricSetSymbol);
+  try {
+    choose_metric_set(skl, "ComputeBasic", "", {dir.path()});
+    FAIL() << "SKL GT1.5 has no IGT metric set";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("IGT describes no metric set for SKL GT1.5"));
+    EXPECT_THAT(e.what(), HasSubstr("--metric-set Builtin"));
+  }
 }
 
 TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {

@@ -1,5 +1,6 @@
 // The oaprof subcommands end to end: `metrics list|show|import` against IGT's files (read from
-// ../shared, never copied), and `decode` of a capture the test writes with known counter values.
+// ../shared, never copied), `decode` of a capture the test writes with known counter values, and
+// `platforms`.
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "gpu/counter_source.h"
 #include "tests/common/run_util.h"
@@ -153,6 +155,69 @@ TEST_F(CommandsTest, HelpExplainsConfigLostAndThatPerfKeepsFlexMetricsRight) {
   const auto help = run(fmt::format("{} --help", OAPROF_BIN));
   ASSERT_EQ(help.status, 0) << help.output;
   EXPECT_THAT(help.output, HasSubstr(std::string(oaprof::gpu::kContextSavedNote)));
+}
+
+nlohmann::json entry_for(const nlohmann::json& all, const std::string& pci_id) {
+  for (const auto& e : all) {
+    if (e["pci_id"] == pci_id) return e;
+  }
+  return nullptr;
+}
+
+TEST_F(CommandsTest, PlatformsListsEveryIdAsJson) {
+  const auto r = run(fmt::format("{} platforms --json 2>/dev/null", OAPROF_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto all = nlohmann::json::parse(r.output);
+  ASSERT_TRUE(all.is_array());
+  EXPECT_GT(all.size(), 250u);
+  const auto cfl = entry_for(all, "0x3e92");
+  ASSERT_FALSE(cfl.is_null());
+  EXPECT_EQ(cfl["generation"], "Gen9");
+  EXPECT_EQ(cfl["codename"], "CFL");
+  EXPECT_EQ(cfl["gt"], "GT2");
+  EXPECT_EQ(cfl["eus"], 24);
+  EXPECT_EQ(cfl["subslices"], 3);
+  EXPECT_EQ(cfl["threads_per_eu"], 7);
+  EXPECT_EQ(cfl["timestamp"], "12 MHz");
+  EXPECT_EQ(cfl["timestamp_hz"], 12e6);
+  EXPECT_EQ(cfl["igt_metric_file"], "oa-cflgt2.xml");
+  EXPECT_EQ(cfl["kernel_driver"], "i915");
+  EXPECT_EQ(cfl["fp64"], true);
+  const auto apl = entry_for(all, "0x5a85");  // BXT/APL 2x6: 12 EUs, 6 threads per EU
+  EXPECT_EQ(apl["eus"], 12);
+  EXPECT_EQ(apl["threads_per_eu"], 6);
+  const auto tgl = entry_for(all, "0x9a49");
+  EXPECT_EQ(tgl["timestamp"], "read from the device");
+  EXPECT_TRUE(tgl["timestamp_hz"].is_null());
+  EXPECT_EQ(tgl["fp64"], false);
+  const auto skl = entry_for(all, "0x1913");  // the kernel's GT1.5: no IGT set
+  EXPECT_EQ(skl["gt"], "GT1.5");
+  EXPECT_TRUE(skl["igt_metric_file"].is_null());
+  EXPECT_EQ(entry_for(all, "0x8a70")["counts_from"], "assumed");
+  EXPECT_EQ(entry_for(all, "0x4905")["force_probe"], true);
+}
+
+TEST_F(CommandsTest, PlatformsShowsOneIdAndRefusesUnknownOnes) {
+  const auto text = run(fmt::format("{} platforms --pci-id 0x3E92", OAPROF_BIN));
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("8086:3e92"));
+  EXPECT_THAT(text.output, HasSubstr("CFL GT2"));
+  EXPECT_THAT(text.output, HasSubstr("oa-cflgt2.xml"));
+  const auto json = run(fmt::format("{} platforms --pci-id 8086:46d2 --json 2>/dev/null", OAPROF_BIN));
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto adln = nlohmann::json::parse(json.output);
+  EXPECT_EQ(adln["eus"], 16);  // ADL-N 0x46D2: Mesa adl_gt05, one dual subslice
+  EXPECT_EQ(adln["subslices"], 1);
+  const auto unknown = run(fmt::format("{} platforms --pci-id 0x1234", OAPROF_BIN));
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_THAT(unknown.output, HasSubstr("8086:1234 is not in oaprof's platform table"));
+  const auto bad = run(fmt::format("{} platforms --pci-id 12345", OAPROF_BIN));
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("'12345' is not a PCI device id"));
+  const auto table = run(fmt::format("{} platforms", OAPROF_BIN));
+  ASSERT_EQ(table.status, 0) << table.output;
+  EXPECT_THAT(table.output, HasSubstr("0x8A70"));
+  EXPECT_THAT(table.output, HasSubstr("read from the device"));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Result {
   int status = -1;
@@ -124,14 +125,19 @@ TEST(KernelRunnerTest, PeaksFromOptions) {
   EXPECT_EQ(j["hw_threads"], 168);
 }
 
-TEST(KernelRunnerTest, PeaksFromThePlatformTable) {
-  const fs::path root = fs::temp_directory_path() / "oaprof_kernel_runner_sysfs";
+// A sysfs tree under `root` whose 0000:00:02.0 is an Intel display device with PCI id `device`.
+void fake_intel_gpu(const fs::path& root, const char* device) {
   fs::remove_all(root);
   const fs::path d = root / "bus/pci/devices/0000:00:02.0";
   fs::create_directories(d);
   std::ofstream(d / "vendor") << "0x8086\n";
   std::ofstream(d / "class") << "0x030000\n";
-  std::ofstream(d / "device") << "0x5926\n";  // KBL GT3: 48 EUs
+  std::ofstream(d / "device") << device << "\n";
+}
+
+TEST(KernelRunnerTest, PeaksFromThePlatformTable) {
+  const fs::path root = fs::temp_directory_path() / "oaprof_kernel_runner_sysfs";
+  fake_intel_gpu(root, "0x5926");  // KBL GT3: 48 EUs
   const Result r = run(fmt::format("--peaks --sysfs-root {}", root.string()));
   fs::remove_all(root);
   ASSERT_EQ(r.status, 0) << r.out;
@@ -141,6 +147,27 @@ TEST(KernelRunnerTest, PeaksFromThePlatformTable) {
   // Nothing to go on: a usage error that says what to give.
   EXPECT_EQ(run("--peaks --sysfs-root /nonexistent").status, 2);
   EXPECT_THAT(stderr_of("--peaks --sysfs-root /nonexistent"), HasSubstr("give all three"));
+}
+
+TEST(KernelRunnerTest, PeaksSayNoFp64WhereThereIsNone) {
+  // Ice Lake GT2 (Mesa icl_gt2: 64 EUs, has_64bit_float = false); Apollo Lake 6 threads per EU.
+  const fs::path root = fs::temp_directory_path() / "oaprof_kernel_runner_sysfs_icl";
+  fake_intel_gpu(root, "0x8a52");
+  const Result text = run(fmt::format("--peaks --sysfs-root {}", root.string()));
+  const Result json = run(fmt::format("--peaks --json --sysfs-root {}", root.string()));
+  fake_intel_gpu(root, "0x5a84");
+  const Result apl = run(fmt::format("--peaks --sysfs-root {}", root.string()));
+  fs::remove_all(root);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_THAT(text.out, HasSubstr("no FP64"));
+  EXPECT_THAT(text.out, Not(HasSubstr("add dp ")));
+  ASSERT_EQ(json.status, 0) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["fp64"], false);
+  EXPECT_TRUE(j["add_dp_gflops"].is_null());
+  EXPECT_EQ(j["hw_threads"], 64 * 7);
+  ASSERT_EQ(apl.status, 0) << apl.out;
+  EXPECT_THAT(apl.out, HasSubstr("108 threads  (EUs x 6 per EU)"));  // 18 EUs x 6
 }
 
 }  // namespace

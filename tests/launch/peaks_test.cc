@@ -11,6 +11,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+oa::Platform platform_for_pci_id_or_die(std::uint16_t id) {
+  const auto p = oa::platform_for_pci_id(id);
+  if (!p) throw std::logic_error("PCI id missing from the platform table");
+  return *p;
+}
+
 TEST(PeaksTest, KabyLakeGt2ByHand) {
   // 24 EUs × 2 FPUs × 4 lanes × 1.15 GHz = 220.8 GFLOP/s; mad twice that; dp a quarter;
   // L3 64 B × 3 subslices × 1.15 GHz = 220.8 GB/s; 24 × 7 = 168 threads.
@@ -38,6 +44,23 @@ TEST(PeaksTest, GT3AndAFusedOffPartByHand) {
   EXPECT_NEAR(fused.add_dp_flops, 46e9, 1e3);
   EXPECT_NEAR(fused.l3_bytes_per_s, 192e9, 1e3);
   EXPECT_EQ(fused.hw_threads, 161);
+}
+
+TEST(PeaksTest, ThreadsPerEuAndFp64FollowThePlatform) {
+  // Mesa intel_device_info.c: Broxton/Apollo Lake has 6 threads per EU (GFX9_LP_FEATURES), and
+  // Gen11/Gen12 have no FP64 hardware (has_64bit_float = false).
+  const auto apl = platform_for_pci_id_or_die(0x5A84);  // APL 3 x 6
+  const Peaks p = compute_peaks(peak_inputs(apl));
+  EXPECT_EQ(p.hw_threads, 18 * 6);
+  EXPECT_TRUE(p.has_fp64);
+  EXPECT_GT(p.add_dp_flops, 0);
+  const Peaks icl = compute_peaks(peak_inputs(platform_for_pci_id_or_die(0x8A52)));
+  EXPECT_FALSE(icl.has_fp64);
+  EXPECT_EQ(icl.add_dp_flops, 0);
+  EXPECT_EQ(icl.mad_dp_flops, 0);
+  EXPECT_GT(icl.add_sp_flops, 0);
+  EXPECT_EQ(icl.hw_threads, 64 * 7);
+  EXPECT_FALSE(compute_peaks(peak_inputs(platform_for_pci_id_or_die(0x9A49))).has_fp64);  // TGL
 }
 
 TEST(PeaksTest, RejectsMissingInputs) {

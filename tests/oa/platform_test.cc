@@ -102,5 +102,83 @@ TEST(PlatformTest, UnknownIdsAndNamesGiveClearMessages) {
   EXPECT_FALSE(platform_by_name("").has_value());
 }
 
+TEST(PlatformTest, EuCountsFollowMesaPerId) {
+  // Mesa intel_device_info.c / iris_pci_ids.h: parts that share a kernel list can differ.
+  struct Expect {
+    std::uint16_t id;
+    int eus;
+    int subslices;
+  };
+  for (const Expect& e : {
+           Expect{0x1A85, 12, 2}, Expect{0x5A85, 12, 2}, Expect{0x5A84, 18, 3},  // bxt_2x6, bxt
+           Expect{0x8A56, 32, 4}, Expect{0x8A58, 32, 4}, Expect{0x8A5B, 32, 4},  // icl_gt1
+           Expect{0x8A5D, 32, 4},
+           Expect{0x8A54, 48, 6}, Expect{0x8A57, 48, 6}, Expect{0x8A59, 48, 6},  // icl_gt1_5
+           Expect{0x8A5A, 48, 6}, Expect{0x8A5C, 48, 6}, Expect{0x8A52, 64, 8},
+           Expect{0x4541, 8, 2}, Expect{0x4551, 16, 4}, Expect{0x4555, 16, 2},  // ehl_NxM
+           Expect{0x4557, 20, 4}, Expect{0x4E61, 24, 4}, Expect{0x4E71, 32, 4},
+           Expect{0x4C8C, 16, 1}, Expect{0x468B, 16, 1}, Expect{0x46D2, 16, 1},  // GT0.5
+           Expect{0x46D0, 32, 2},  // ADL-N: 2 dual subslices
+       }) {
+    const auto p = platform_for_pci_id(e.id);
+    ASSERT_TRUE(p.has_value()) << std::hex << e.id;
+    EXPECT_EQ(p->eus, e.eus) << std::hex << e.id;
+    EXPECT_EQ(p->subslices, e.subslices) << std::hex << e.id;
+  }
+}
+
+TEST(PlatformTest, TheKernelsGtDecidesTheIgtMetricFile) {
+  // SKL 0x1913/0x1915/0x1917 sit in the kernel's GT1 lists ("GT1.5"): no IGT set, though Mesa
+  // gives them GT2's 24 EUs. 0x87CA is INTEL_AML_CFL_GT2_IDS: Coffee Lake, cflgt2.
+  for (const int id : {0x1913, 0x1915, 0x1917}) {
+    const auto p = platform_for_pci_id(static_cast<std::uint16_t>(id));
+    ASSERT_TRUE(p.has_value()) << std::hex << id;
+    EXPECT_EQ(p->metrics_file, "") << std::hex << id;
+    EXPECT_EQ(gt_label(*p), "GT1.5");
+    EXPECT_EQ(p->eus, 24);
+    EXPECT_THAT(no_igt_metrics_reason(*p), ::testing::HasSubstr("SKL GT1.5"));
+  }
+  EXPECT_EQ(platform_for_pci_id(0x87CA)->metrics_file, "cflgt2");
+  EXPECT_EQ(platform_for_pci_id(0x87C0)->metrics_file, "kblgt2");
+  EXPECT_EQ(no_igt_metrics_reason(*platform_for_pci_id(0x87CA)), "");
+}
+
+TEST(PlatformTest, IdsTheKernelListsAndOaprofMissedAreThere) {
+  EXPECT_EQ(platform_for_pci_id(0x3E9C)->codename, "CFL");  // INTEL_CFL_H_GT1_IDS
+  EXPECT_EQ(platform_for_pci_id(0x3E9C)->gt, 1);
+  EXPECT_EQ(platform_for_pci_id(0x8A70)->codename, "ICL");  // INTEL_ICL_PORT_F_IDS
+  EXPECT_FALSE(find_pci_id(0x8A70)->counts_from_mesa);      // Mesa has no 0x8A70
+  EXPECT_EQ(platform_for_pci_id(0x46D3)->eus, 32);          // INTEL_ADLN_IDS, Mesa adl_gt1
+  EXPECT_EQ(platform_for_pci_id(0x46D4)->eus, 32);
+  // Comet Lake ids the kernel never listed (Mesa still does) are gone.
+  for (const int id : {0x9BA0, 0x9BAB, 0x9BC0, 0x9BCB}) {
+    EXPECT_FALSE(platform_for_pci_id(static_cast<std::uint16_t>(id)).has_value()) << std::hex << id;
+  }
+}
+
+TEST(PlatformTest, PerPlatformFactsFromMesa) {
+  EXPECT_EQ(platform_for_pci_id(0x3185)->threads_per_eu, 6);  // GLK
+  EXPECT_EQ(platform_for_pci_id(0x0A84)->threads_per_eu, 6);  // BXT
+  EXPECT_EQ(platform_for_pci_id(0x5916)->threads_per_eu, 7);
+  EXPECT_TRUE(platform_for_pci_id(0x5916)->has_fp64);
+  EXPECT_FALSE(platform_for_pci_id(0x8A52)->has_fp64);  // ICL
+  EXPECT_FALSE(platform_for_pci_id(0x46A6)->has_fp64);  // ADL
+  EXPECT_TRUE(platform_for_pci_id(0x4905)->force_probe);  // DG1: i915.force_probe
+  EXPECT_EQ(kernel_driver_name(platform_for_pci_id(0x46A6)->driver), "i915");
+}
+
+TEST(PlatformTest, PciDeviceIdsAreReadAsUsersWriteThem) {
+  EXPECT_EQ(parse_pci_device_id("0x3E92"), 0x3E92);
+  EXPECT_EQ(parse_pci_device_id("3e92"), 0x3E92);
+  EXPECT_EQ(parse_pci_device_id("8086:3e92"), 0x3E92);
+  EXPECT_EQ(parse_pci_device_id("0x8086:0x3e92"), 0x3E92);
+  EXPECT_FALSE(parse_pci_device_id("1002:3e92").has_value());  // not Intel
+  EXPECT_FALSE(parse_pci_device_id("12345").has_value());
+  EXPECT_FALSE(parse_pci_device_id("").has_value());
+  EXPECT_FALSE(parse_pci_device_id("0x").has_value());
+  EXPECT_FALSE(parse_pci_device_id("3e9g").has_value());
+  EXPECT_FALSE(parse_pci_device_id("-1").has_value());
+}
+
 }  // namespace
 }  // namespace oaprof::oa

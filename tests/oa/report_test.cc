@@ -109,7 +109,13 @@ TEST(ReportTest, ReportIdFieldsPerGeneration) {
   EXPECT_NEAR(clocks->slice_mhz, 1150.0, 1e-9);
   // The slice ratio's two high bits sit at 10:9.
   EXPECT_NEAR(clock_ratio(3u << 9, Generation::kGen11)->slice_mhz, (3 << 7) * 50.0 / 3.0, 1e-9);
-  EXPECT_FALSE(clock_ratio(ratio, Generation::kGen8).has_value());
+  // Gen8 is decoded too, from the same bits (Mesa gfx8_read_report_clock_ratios, ver >= 8);
+  // Haswell has no clock-ratio field.
+  const auto gen8 = clock_ratio(60u | (60u << 25) | (1u << 9), Generation::kGen8);
+  ASSERT_TRUE(gen8.has_value());
+  EXPECT_NEAR(gen8->unslice_mhz, 1000.0, 1e-9);
+  EXPECT_NEAR(gen8->slice_mhz, (60 | (1 << 7)) * 50.0 / 3.0, 1e-9);
+  EXPECT_FALSE(clock_ratio(ratio, Generation::kGen7_5).has_value());
 }
 
 }  // namespace

@@ -102,5 +102,14 @@ TEST(TopologyTest, DefaultsWithoutAQuery) {
   EXPECT_EQ(tgl.eu_dual_subslices_total, 6u);
 }
 
+TEST(TopologyTest, ThreadsPerEuComeFromThePlatform) {
+  // Mesa intel_device_info.c: GFX9_LP_FEATURES (Broxton, Gemini Lake) have 6 threads per EU,
+  // the other Gen8–12 parts 7.
+  EXPECT_EQ(device_variables(*platform_for_pci_id(0x5A85)).eu_threads_count, 6u);  // APL
+  EXPECT_EQ(device_variables(*platform_for_pci_id(0x3184)).eu_threads_count, 6u);  // GLK
+  EXPECT_EQ(device_variables(*platform_for_pci_id(0x5916)).eu_threads_count, 7u);  // KBL
+  EXPECT_EQ(device_variables(*platform_for_pci_id(0x9A49)).eu_threads_count, 7u);  // TGL
+}
+
 }  // namespace
 }  // namespace oaprof::oa

@@ -46,8 +46,8 @@ PeakInputs resolve_peak_inputs(const PeakOptions& o, std::string& source) {
   PeakInputs in;
   if (const auto platform = detect_intel_platform(o.sysfs_root)) {
     in = peak_inputs(*platform);
-    source = fmt::format("platform table: {} GT{} ({})", platform->codename, platform->gt,
-                         platform->metrics_file);
+    source = fmt::format("platform table: {} {} ({})", platform->codename,
+                         oaprof::oa::gt_label(*platform), platform->metrics_file);
   } else {
     source = "options (no Intel GPU from the platform table found)";
   }
@@ -60,13 +60,18 @@ PeakInputs resolve_peak_inputs(const PeakOptions& o, std::string& source) {
 
 void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source, bool json) {
   if (json) {
+    // Without FP64 hardware the dp peaks are null, never 0 GFLOP/s read as a measurement.
+    const auto dp = [&](double flops) {
+      return p.has_fp64 ? fmt::format("{}", flops / 1e9) : std::string("null");
+    };
     std::cout << fmt::format(
-        "{{\"source\":{},\"eus\":{},\"subslices\":{},\"freq_mhz\":{},\"add_sp_gflops\":{},"
-        "\"mad_sp_gflops\":{},\"add_dp_gflops\":{},\"mad_dp_gflops\":{},\"add_int_gops\":{},"
-        "\"mad_int_gops\":{},\"l3_gbytes_per_s\":{},\"hw_threads\":{}}}\n",
-        json_quote(source), in.eus, in.subslices, in.freq_mhz, p.add_sp_flops / 1e9,
-        p.mad_sp_flops / 1e9, p.add_dp_flops / 1e9, p.mad_dp_flops / 1e9, p.add_int_ops / 1e9,
-        p.mad_int_ops / 1e9, p.l3_bytes_per_s / 1e9, p.hw_threads);
+        "{{\"source\":{},\"eus\":{},\"subslices\":{},\"freq_mhz\":{},\"threads_per_eu\":{},"
+        "\"fp64\":{},\"add_sp_gflops\":{},\"mad_sp_gflops\":{},\"add_dp_gflops\":{},"
+        "\"mad_dp_gflops\":{},\"add_int_gops\":{},\"mad_int_gops\":{},\"l3_gbytes_per_s\":{},"
+        "\"hw_threads\":{}}}\n",
+        json_quote(source), in.eus, in.subslices, in.freq_mhz, in.threads_per_eu, p.has_fp64,
+        p.add_sp_flops / 1e9, p.mad_sp_flops / 1e9, dp(p.add_dp_flops), dp(p.mad_dp_flops),
+        p.add_int_ops / 1e9, p.mad_int_ops / 1e9, p.l3_bytes_per_s / 1e9, p.hw_threads);
     return;
   }
   std::cout << fmt::format("theoretical peaks: {} EUs, {} subslices, {} MHz ({})\n", in.eus,
@@ -76,12 +81,18 @@ void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source
   };
   line("add sp", p.add_sp_flops / 1e9, "GFLOP/s  (EUs x 2 FPUs x 4 lanes x f)");
   line("mad sp", p.mad_sp_flops / 1e9, "GFLOP/s  (x2 for multiply-add)");
-  line("add dp", p.add_dp_flops / 1e9, "GFLOP/s  (1/4 of sp)");
-  line("mad dp", p.mad_dp_flops / 1e9, "GFLOP/s");
+  if (p.has_fp64) {
+    line("add dp", p.add_dp_flops / 1e9, "GFLOP/s  (1/4 of sp)");
+    line("mad dp", p.mad_dp_flops / 1e9, "GFLOP/s");
+  } else {
+    std::cout << fmt::format("  {:<10} {:>12} (no FP64 hardware on this platform)\n", "add/mad dp",
+                             "no FP64");
+  }
   line("add int", p.add_int_ops / 1e9, "Gop/s    (as float add)");
   line("mad int", p.mad_int_ops / 1e9, "Gop/s    (mul+add pairs, as float mad)");
   line("L3", p.l3_bytes_per_s / 1e9, "GB/s     (64 B/cycle x subslices x f)");
-  std::cout << fmt::format("  {:<10} {:>12} threads  (EUs x 7)\n", "hardware", p.hw_threads);
+  std::cout << fmt::format("  {:<10} {:>12} threads  (EUs x {} per EU)\n", "hardware",
+                           p.hw_threads, in.threads_per_eu);
 }
 
 }  // namespace
@@ -214,7 +225,7 @@ int main(int argc, char** argv) {
   if (sweep) {
     std::string source;
     const PeakInputs in = resolve_peak_inputs(peak_opt, source);
-    if (in.eus > 0) hw_threads = in.eus * 7;
+    if (in.eus > 0) hw_threads = in.eus * in.threads_per_eu;
   }
 
   try {

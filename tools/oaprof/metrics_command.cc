@@ -69,9 +69,14 @@ oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view sym
     for (const fs::path& d : oa::metric_search_dirs(metric_search_env())) {
       dirs += (dirs.empty() ? "" : ", ") + d.string();
     }
-    const std::string wanted = platform.metrics_file.empty()
-                                   ? std::string("IGT has no file for it")
-                                   : oa::metric_file_name(platform.metrics_file);
+    if (platform.metrics_file.empty() && explicit_xml.empty()) {
+      throw std::invalid_argument(fmt::format(
+          "no metric set '{}' for {} {}: {}; use --metric-set {} or give a file with "
+          "--metrics-xml",
+          symbol, platform.codename, oa::gt_label(platform), oa::no_igt_metrics_reason(platform),
+          oa::kBuiltinMetricSetSymbol));
+    }
+    const std::string wanted = oa::metric_file_name(platform.metrics_file);
     throw std::invalid_argument(fmt::format(
         "no metric file for {} ({}) in {}; give one with --metrics-xml, import IGT's file with "
         "`oaprof metrics import`, or use --metric-set {}",
