@@ -1,6 +1,9 @@
 #include "oa/wire.h"
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -79,6 +82,22 @@ TEST(WireTest, LaunchFlagsRoundTripAndUnknownBitsAreRefused) {
   EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchDrainFailed | kLaunchLayerError);
   l.flags = 4;
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
+}
+
+// The fuzzer starts from these: each must stay a message the decoder takes, or the fuzzer would
+// start from the refusal path alone.
+TEST(WireTest, EveryFuzzSeedDecodes) {
+  int seeds = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(OAPROF_WIRE_FUZZ_SEEDS)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                          std::istreambuf_iterator<char>());
+    const auto decoded = decode(bytes);
+    EXPECT_TRUE(std::holds_alternative<Message>(decoded))
+        << entry.path().filename() << ": " << std::get<DecodeError>(decoded).reason;
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 9);
 }
 
 TEST(WireTest, ALaunchThatRanZeroTimesIsMalformed) {
