@@ -305,6 +305,8 @@ Action add_profile_options(CLI::App& app) {
   }
   energy_help += " that works), or one of:";
   for (const auto& b : power::energy_backends()) energy_help += " " + std::string(b.name);
+  energy_help += " (sim is a model, refused beside a real GPU: only with --device sim; its rows "
+                 "are flagged energy_simulated)";
   energy->add_option("--energy", opt->energy, energy_help)->capture_default_str();
   energy->add_option("--igpu-power", opt->igpu_power,
                      "headline iGPU power formula: pkg-pp0-dram (P_PKG - P_PP0 - P_DRAM, DRAM 0 "
