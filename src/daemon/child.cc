@@ -1,13 +1,10 @@
 #include "daemon/child.h"
 
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -19,51 +16,6 @@ extern char** environ;
 
 namespace oaprof::daemon {
 namespace {
-
-unsigned long parse_id(const std::string& name, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long v = std::strtoul(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0) {
-    throw std::runtime_error(fmt::format("{}='{}' is not a numeric id", name, text));
-  }
-  return v;
-}
-
-struct Account {
-  std::string name;
-  std::string home;
-};
-
-std::optional<Account> lookup_account(uid_t uid) {
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == ERANGE &&
-         buf.size() < (1u << 20)) {
-    buf.resize(buf.size() * 2);
-  }
-  if (found == nullptr) return std::nullopt;
-  return Account{pw.pw_name, pw.pw_dir};
-}
-
-// `user`'s groups with `gid` among them, as initgroups would set them (through NSS, so here,
-// before the fork).
-std::vector<gid_t> user_groups(const std::string& user, gid_t gid) {
-  int n = 32;
-  std::vector<gid_t> groups(static_cast<std::size_t>(n));
-  for (int tries = 0; tries < 8; ++tries) {
-    int count = n;
-    if (::getgrouplist(user.c_str(), gid, groups.data(), &count) >= 0) {
-      groups.resize(static_cast<std::size_t>(count));
-      return groups;
-    }
-    n = std::max(count, n * 2);
-    groups.resize(static_cast<std::size_t>(n));
-  }
-  throw std::runtime_error(fmt::format(
-      "cannot list the groups of user '{}': the group database keeps growing; try again", user));
-}
 
 // What execvp would try, in order: `name` itself when it has a slash, else the regular files of
 // that name along the child's PATH (the child, as the user, goes on to the next one when the
@@ -95,28 +47,11 @@ std::vector<std::string> resolve_program(const std::string& name,
 
 // Reported through a close-on-exec pipe from the child when something fails before exec.
 struct ChildFailure {
-  int stage;  // 0 setgroups, 1 setgid, 2 setuid, 3 exec
+  DropStage drop;  // kDone: the drop took (or there was none) and exec failed
   int err;
 };
 
 }  // namespace
-
-std::optional<Credentials> credentials_from_sudo(const std::map<std::string, std::string>& env,
-                                                 uid_t euid) {
-  auto uid_it = env.find("SUDO_UID");
-  if (euid != 0 || uid_it == env.end()) return std::nullopt;
-  Credentials c;
-  c.uid = static_cast<uid_t>(parse_id("SUDO_UID", uid_it->second));
-  auto gid_it = env.find("SUDO_GID");
-  if (gid_it != env.end()) {
-    c.gid = static_cast<gid_t>(parse_id("SUDO_GID", gid_it->second));
-  } else if (const passwd* pw = ::getpwuid(c.uid)) {
-    c.gid = pw->pw_gid;
-  }
-  if (const passwd* pw = ::getpwuid(c.uid)) c.user = pw->pw_name;
-  if (c.uid == 0) return std::nullopt;  // sudo from root: nothing to drop to
-  return c;
-}
 
 pid_t spawn_child(const ChildSpec& spec) {
   if (spec.argv.empty()) throw std::runtime_error("no program to run: give one after --");
@@ -130,7 +65,7 @@ pid_t spawn_child(const ChildSpec& spec) {
     if (eq != nullptr) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
   }
   for (const auto& [k, v] : spec.set_env) env[k] = v;
-  std::vector<gid_t> groups;
+  std::optional<DropPlan> drop;
   if (spec.credentials) {
     const Credentials& c = *spec.credentials;
     // The user's own HOME, USER and LOGNAME, not root's: under sudo the environment still names
@@ -142,7 +77,7 @@ pid_t spawn_child(const ChildSpec& spec) {
     } else {
       for (const char* k : {"HOME", "USER", "LOGNAME"}) env.erase(k);
     }
-    if (!c.user.empty()) groups = user_groups(c.user, c.gid);
+    drop = make_drop_plan(c);
   }
   const std::vector<std::string> programs = resolve_program(spec.argv[0], env);
 
@@ -174,16 +109,14 @@ pid_t spawn_child(const ChildSpec& spec) {
   if (pid == 0) {
     // From here to execve: system calls only.
     ::close(pipe_fds[0]);
-    const auto fail = [&](int stage) {
-      const ChildFailure f{stage, errno};
+    const auto fail = [&](const ChildFailure& f) {
       (void)::write(pipe_fds[1], &f, sizeof f);
       ::_exit(127);
     };
-    if (spec.credentials) {
-      const Credentials& c = *spec.credentials;
-      if (::setgroups(groups.size(), groups.empty() ? nullptr : groups.data()) != 0) fail(0);
-      if (::setgid(c.gid) != 0) fail(1);
-      if (::setuid(c.uid) != 0) fail(2);
+    if (drop) {
+      // Nothing of the user's runs unless the drop is complete and checked.
+      const DropFailure f = apply_drop(*drop);
+      if (f.failed()) fail({f.stage, f.err});
     }
     int exec_errno = ENOENT;
     for (const std::string& program : programs) {
@@ -197,8 +130,7 @@ pid_t spawn_child(const ChildSpec& spec) {
       // execvp goes on past these; anything else is the answer.
       if (exec_errno != EACCES && exec_errno != ENOENT && exec_errno != ENOTDIR) break;
     }
-    errno = exec_errno;
-    fail(3);
+    fail({DropStage::kDone, exec_errno});
   }
   ::close(pipe_fds[1]);
   ChildFailure f{};
@@ -210,13 +142,12 @@ pid_t spawn_child(const ChildSpec& spec) {
   if (n == sizeof f) {
     int status = 0;
     ::waitpid(pid, &status, 0);
-    static constexpr const char* kStage[] = {"set the supplementary groups", "set the gid",
-                                             "set the uid"};
-    if (f.stage == 3) {
+    if (f.drop == DropStage::kDone) {
       throw std::runtime_error(fmt::format("cannot run '{}': {}", spec.argv[0], std::strerror(f.err)));
     }
-    throw std::runtime_error(fmt::format("cannot {} for '{}': {}", kStage[f.stage], spec.argv[0],
-                                         std::strerror(f.err)));
+    throw std::runtime_error(fmt::format(
+        "refusing to run '{}': {} (uid {}); nothing of it ran", spec.argv[0],
+        describe(DropFailure{f.drop, f.err}), spec.credentials->uid));
   }
   return pid;
 }

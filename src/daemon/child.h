@@ -1,6 +1,6 @@
 // Starting the profiled program. The privileged side never runs the user's program as root:
-// under sudo the child gets SUDO_UID/SUDO_GID, that user's supplementary groups and HOME, USER
-// and LOGNAME, and setuid from root to a non-root uid drops every capability.
+// under sudo the child becomes SUDO_UID/SUDO_GID with that user's supplementary groups, HOME, USER
+// and LOGNAME and no capability (privilege_drop.h), checked before it execs.
 #pragma once
 
 #include <sys/types.h>
@@ -10,18 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/privilege_drop.h"
+
 namespace oaprof::daemon {
-
-struct Credentials {
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::string user;  // for the supplementary groups; empty: only gid
-};
-
-// The credentials to run the child with: from SUDO_UID/SUDO_GID when running as root under sudo,
-// nullopt otherwise (the child keeps ours). Throws std::runtime_error on malformed values.
-std::optional<Credentials> credentials_from_sudo(const std::map<std::string, std::string>& env,
-                                                 uid_t euid);
 
 struct ChildSpec {
   std::vector<std::string> argv;
@@ -33,7 +24,8 @@ struct ChildSpec {
 // program's path are resolved before the fork (the child of a process with threads may only make
 // async-signal-safe calls). With credentials, HOME, USER and LOGNAME become the user's (removed
 // when the uid has no account). Throws std::runtime_error with the reason when the program cannot
-// be started (not found, not executable, credentials refused).
+// be started (not found, not executable, credentials refused, or a drop that did not take: the
+// child then exits 127 without running anything).
 pid_t spawn_child(const ChildSpec& spec);
 
 // Exit status as a shell reports it: the exit code, or 128 + signal number.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <utility>
 
@@ -20,6 +21,19 @@ namespace oaprof::daemon {
 namespace wire = oa::wire;
 using wire::ErrorCode;
 
+namespace {
+constexpr const char* kNoEnergyLent =
+    "oaprofd lends no energy readings: its administrator started it with --energy off (RAPL "
+    "energy is a side channel, CVE-2020-8694); `sudo oaprof` reads energy itself";
+
+std::uint64_t monotonic_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+}  // namespace
+
 // One client's hold on the OA unit. Members are declared in the order they must be torn down in
 // reverse: the lock last, the state file after the device, the source before the device.
 struct DaemonService::Active {
@@ -30,6 +44,7 @@ struct DaemonService::Active {
   std::unique_ptr<SessionJournal> journal;  // its state file goes after the device, before the lock
   gpu::Device device;
   std::unique_ptr<power::EnergySource> energy;
+  std::optional<EnergyGate> energy_gate;  // what of `energy` this client may see, and how often
   power::SimEnergySource* sim_energy = nullptr;
   std::unique_ptr<gpu::CounterSource> source;
   bool kernel_running = false;
@@ -156,13 +171,15 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     a.source = gpu::make_counter_source(request.access, a.device);
 
     wire::Opened opened;
-    const std::string energy_name = request.energy == "auto" && a.device.simulated()
+    const std::string energy_name = !options_.lend_energy ? std::string("none")
+                                    : request.energy == "auto" && a.device.simulated()
                                         ? std::string("sim")
                                         : request.energy;
     power::check_energy_backend_for_device(energy_name, a.device.simulated(), a.device.label());
     power::EnergyChoice choice = power::choose_energy_source(energy_name, options_.energy_roots);
-    opened.energy_reason = choice.reason;
+    opened.energy_reason = options_.lend_energy ? choice.reason : std::string(kNoEnergyLent);
     if (choice.source) {
+      a.energy_gate.emplace(options_.energy_min_interval_ns);
       a.sim_energy = dynamic_cast<power::SimEnergySource*>(choice.source.get());
       a.energy = std::make_unique<power::EnergySampler>(std::move(choice.source));
       opened.energy_backend = std::string(a.energy->name());
@@ -170,7 +187,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
         opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
       }
     }
-    a.source->start(format, oa_config_for(metrics.set, platform));
+    a.source->start(format, oa_config_for(metrics.set, platform, a.device.facts));
 
     opened.label = a.device.label();
     opened.detail = a.device.mmio->describe();
@@ -179,11 +196,16 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     opened.format = std::string(oa::layout_of(format).name);
     opened.metric_set = metrics.set.symbol();
     opened.metrics_file = metrics.file.string();
+    opened.facts = a.device.facts;
     log(6, fmt::format("session opened for {}: {} on {}, format {}, metric set {}, energy {}",
                        a.holder, request.access, opened.detail, opened.format, opened.metric_set,
                        opened.energy_backend.empty() ? "none" : opened.energy_backend));
     return opened;
   } catch (const std::exception& e) {
+    if (const auto* import = dynamic_cast<const MetricImportError*>(&e)) {
+      log(4, fmt::format("{} asked for a metric file that does not import: {}", a.holder,
+                         import->detail()));  // the content it quotes stays here
+    }
     const bool bad_request = dynamic_cast<const std::invalid_argument*>(&e) != nullptr;
     const std::string why = e.what();
     end_session("open failed: " + why);
@@ -208,7 +230,7 @@ wire::Body DaemonService::sample(const wire::Sample& request) {
     if (!a.energy) {
       return wire::Error{ErrorCode::kBadRequest, "this session has no energy source"};
     }
-    const power::EnergyReading reading = a.energy->read();
+    const power::EnergyReading reading = a.energy_gate->reading(*a.energy, monotonic_ns());
     wire::EnergyValues values{reading.time_ns, {}};
     for (const auto& [domain, uj] : reading.energy_uj) {
       values.energy_uj.emplace_back(static_cast<std::uint8_t>(domain), uj);

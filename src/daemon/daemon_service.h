@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/energy_gate.h"
 #include "gpu/device.h"
 #include "oa/wire.h"
 #include "power/energy_registry.h"
@@ -35,6 +36,10 @@ struct ServiceOptions {
   std::vector<std::filesystem::path> metrics_dirs;
   power::EnergyRoots energy_roots;
   uid_t metrics_owner = 0;  // who must own every metric file and directory above it (root)
+  // Energy for sessions (energy_gate.h): false refuses it to every client (oaprofd --energy off);
+  // otherwise no two distinct readings of a session are closer than this.
+  bool lend_energy = true;
+  std::uint64_t energy_min_interval_ns = kEnergyMinIntervalNs;
   // One line per event worth a log entry; level 6 info, 4 warning, 3 error (syslog's numbers).
   std::function<void(int level, const std::string& line)> log;
 };

@@ -3,11 +3,13 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -85,40 +87,7 @@ Oaprofd::Oaprofd(DaemonService& service, OaprofdOptions options)
       }
       ::unlink(options_.socket_path.c_str());
     }
-    listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    // Created 0600 and opened up to the group only once it is the group's.
-    const mode_t old_mask = ::umask(0177);
-    const bool ok = listen_fd_ >= 0 &&
-                    ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
-    const int err = errno;
-    ::umask(old_mask);
-    if (!ok) {
-      if (listen_fd_ >= 0) ::close(listen_fd_);
-      throw std::runtime_error(
-          fmt::format("cannot bind {}: {}", options_.socket_path, std::strerror(err)));
-    }
-    bound_ = true;
-    if (options_.group) {
-      // Opened to the group only once it is the group's: a failed chown leaves it root's alone.
-      const char* failed = nullptr;
-      int failure = 0;
-      if (::chown(options_.socket_path.c_str(), static_cast<uid_t>(-1), *options_.group) != 0) {
-        failed = "chown";
-        failure = errno;
-      } else if (::chmod(options_.socket_path.c_str(), 0660) != 0) {
-        failed = "chmod 0660";
-        failure = errno;
-      }
-      if (failed != nullptr && options_.log) {
-        options_.log(4, fmt::format(
-            "cannot give the socket {} to the group '{}' (gid {}): {} failed: {}; it stays mode "
-            "0600, so only root can connect and members of '{}' are refused. Run oaprofd as "
-            "root where that group exists (not in a user namespace without it), or let systemd "
-            "create the socket (oaprofd.socket, SocketGroup={})",
-            options_.socket_path, options_.group_name, *options_.group, failed,
-            std::strerror(failure), options_.group_name, options_.group_name));
-      }
-    }
+    bind_socket(addr);
   }
   if (::listen(listen_fd_, 16) != 0) {
     const int err = errno;
@@ -143,6 +112,38 @@ Oaprofd::~Oaprofd() {
   if (bound_) ::unlink(options_.socket_path.c_str());
 }
 
+// The socket is born with its final owner and mode: bound with the group as this thread's
+// filesystem gid and a umask that leaves 0660 (0600, root only, when the group cannot be taken),
+// so nothing is changed by path after the bind, where the path could be another file by then.
+void Oaprofd::bind_socket(const sockaddr_un& addr) {
+  listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  const gid_t old_fsgid = static_cast<gid_t>(::setfsgid(options_.group.value_or(::getegid())));
+  // setfsgid answers with the previous id whether or not it changed: ask again to see.
+  const bool group_taken =
+      options_.group && static_cast<gid_t>(::setfsgid(static_cast<gid_t>(-1))) == *options_.group;
+  const mode_t old_mask = ::umask(group_taken ? 0117 : 0177);
+  const bool ok = listen_fd_ >= 0 &&
+                  ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  const int err = errno;
+  ::umask(old_mask);
+  (void)::setfsgid(old_fsgid);
+  if (!ok) {
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    throw std::runtime_error(
+        fmt::format("cannot bind {}: {}", options_.socket_path, std::strerror(err)));
+  }
+  bound_ = true;
+  if (options_.group && !group_taken && options_.log) {
+    options_.log(4, fmt::format(
+        "cannot give the socket {} to the group '{}' (gid {}): the kernel refused that group as "
+        "oaprofd's filesystem gid; it stays mode 0600, so only root can connect and members of "
+        "'{}' are refused. Run oaprofd as root where that group exists (not in a user namespace "
+        "without it), or let systemd create the socket (oaprofd.socket, SocketGroup={})",
+        options_.socket_path, options_.group_name, *options_.group, options_.group_name,
+        options_.group_name));
+  }
+}
+
 void Oaprofd::request_stop() {
   const std::uint64_t one = 1;
   (void)::write(wake_fd_, &one, sizeof one);
@@ -151,8 +152,12 @@ void Oaprofd::request_stop() {
 void Oaprofd::run() {
   for (;;) {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
-    for (const auto& [fd, client] : clients_) fds.push_back({fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    // A client with a reply still queued is not read from until the reply has gone: it cannot
+    // make the daemon hold more than one reply for it.
+    for (const auto& [fd, client] : clients_) {
+      fds.push_back({fd, static_cast<short>(client.pending.empty() ? POLLIN : POLLOUT), 0});
+    }
+    if (::poll(fds.data(), fds.size(), poll_timeout_ms()) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -162,14 +167,76 @@ void Oaprofd::run() {
       if (fds[i].revents == 0) continue;
       auto it = clients_.find(fds[i].fd);
       if (it == clients_.end()) continue;
-      if (!serve_one(fds[i].fd, it->second)) {
-        service_.client_gone(it->second.id);
-        ::close(fds[i].fd);
-        clients_.erase(it);
-      }
+      const bool alive = it->second.pending.empty() ? serve_one(fds[i].fd, it->second)
+                                                    : send_pending(fds[i].fd, it->second);
+      if (!alive) drop_client(it);
     }
+    drop_clients_not_reading();
   }
   service_.close_session();
+}
+
+void Oaprofd::drop_client(std::map<int, Client>::iterator it) {
+  service_.client_gone(it->second.id);
+  ::close(it->first);
+  clients_.erase(it);
+}
+
+int Oaprofd::poll_timeout_ms() const {
+  std::optional<std::chrono::steady_clock::time_point> first;
+  for (const auto& [fd, client] : clients_) {
+    if (!client.pending.empty() && (!first || client.stuck_since < *first)) {
+      first = client.stuck_since;
+    }
+  }
+  if (!first) return -1;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *first + options_.reply_timeout - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
+}
+
+void Oaprofd::drop_clients_not_reading() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    const Client& c = it->second;
+    if (c.pending.empty() || now - c.stuck_since < options_.reply_timeout) {
+      ++it;
+      continue;
+    }
+    ++dropped_;
+    if (options_.log) {
+      options_.log(4, fmt::format("hung up on uid {}, pid {}: it did not read its reply for {} ms "
+                                  "(its session, if any, is ended and restored)",
+                                  c.peer.uid, c.peer.pid, options_.reply_timeout.count()));
+    }
+    auto gone = it++;
+    drop_client(gone);
+  }
+}
+
+// Why this connection cannot be served, or nullopt when it can: the daemon's group, then the
+// bounds on connections (all together, and one uid's).
+std::optional<std::pair<wire::ErrorCode, std::string>> Oaprofd::admission(
+    const Peer& peer, std::span<const gid_t> groups) const {
+  if (auto why = refusal(peer, groups, options_.group, options_.group_name)) {
+    return std::pair{wire::ErrorCode::kNotAuthorised, *why};
+  }
+  if (clients_.size() >= options_.max_clients) {
+    return std::pair{wire::ErrorCode::kBusy,
+                     fmt::format("busy: oaprofd serves at most {} connections at once; try again "
+                                 "when other oaprof runs have ended",
+                                 options_.max_clients)};
+  }
+  const auto same_uid = std::count_if(clients_.begin(), clients_.end(), [&](const auto& c) {
+    return c.second.peer.uid == peer.uid;
+  });
+  if (static_cast<std::size_t>(same_uid) >= options_.max_clients_per_uid) {
+    return std::pair{wire::ErrorCode::kBusy,
+                     fmt::format("busy: uid {} already has {} connections to oaprofd, the most "
+                                 "one user may hold; end some of its oaprof runs first",
+                                 peer.uid, options_.max_clients_per_uid)};
+  }
+  return std::nullopt;
 }
 
 void Oaprofd::accept_client() {
@@ -182,16 +249,39 @@ void Oaprofd::accept_client() {
   }
   const Peer peer{cred->uid, cred->gid, cred->pid};
   const std::vector<gid_t> groups = peer_groups(fd);
-  if (auto why = refusal(peer, groups, options_.group, options_.group_name)) {
+  if (const auto refused = admission(peer, groups)) {
     ++refused_;
-    send_datagram(fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised, *why}}));
-    ::close(fd);
+    refuse_and_close(fd, wire::encode({0, wire::Error{refused->first, refused->second}}));
     return;
   }
-  clients_[fd] = Client{next_client_++, peer};
+  clients_[fd] = Client{next_client_++, peer, {}, {}};
 }
 
-bool Oaprofd::serve_one(int fd, const Client& client) {
+bool Oaprofd::send_or_queue(int fd, Client& client, std::vector<std::uint8_t> reply) {
+  switch (send_datagram(fd, reply)) {
+    case Sent::kSent: return true;
+    case Sent::kGone: return false;
+    case Sent::kWouldBlock: break;
+  }
+  client.pending.push_back(std::move(reply));
+  client.stuck_since = std::chrono::steady_clock::now();
+  return true;
+}
+
+bool Oaprofd::send_pending(int fd, Client& client) {
+  while (!client.pending.empty()) {
+    switch (send_datagram(fd, client.pending.front())) {
+      case Sent::kGone: return false;
+      case Sent::kWouldBlock: return true;  // still stuck since the first try
+      case Sent::kSent: break;
+    }
+    client.pending.pop_front();
+    client.stuck_since = std::chrono::steady_clock::now();
+  }
+  return true;
+}
+
+bool Oaprofd::serve_one(int fd, Client& client) {
   std::uint8_t buf[wire::kMaxMessageBytes];
   std::size_t n = 0;
   switch (receive_datagram(fd, buf, &n)) {
@@ -199,10 +289,10 @@ bool Oaprofd::serve_one(int fd, const Client& client) {
     case Receive::kNothing: return true;
     case Receive::kDatagram: break;
   }
-  send_datagram(fd, n > sizeof buf ? wire::encode(oversized_reply(n))
-                                   : service_.handle(client.id, client.peer,
-                                                     std::span<const std::uint8_t>(buf, n)));
-  return true;
+  return send_or_queue(fd, client,
+                       n > sizeof buf ? wire::encode(oversized_reply(n))
+                                      : service_.handle(client.id, client.peer,
+                                                        std::span<const std::uint8_t>(buf, n)));
 }
 
 }  // namespace oaprof::daemon

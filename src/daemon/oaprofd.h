@@ -1,19 +1,27 @@
 // oaprofd's socket: a SOCK_SEQPACKET Unix socket (bound here, or handed over by systemd socket
 // activation), one datagram per oa/wire.h message. Each connection's peer is checked once with
 // SO_PEERCRED and SO_PEERGROUPS: root, or a member of oaprofd's group, may talk; anyone else
-// gets one kNotAuthorised reply and is hung up on. Requests go to the DaemonService; a closed
-// connection ends its session at once. Single-threaded: one poll loop, stopped by request_stop()
-// (safe in a signal handler).
+// gets one kNotAuthorised reply and is hung up on, and so (kBusy) is a connection past the bounds
+// on connections, all together and of one uid. Requests go to the DaemonService; a closed
+// connection ends its session at once. A reply the client's socket has no room for is kept, and
+// the client not read from, until it goes; a client that leaves it unread for reply_timeout is
+// hung up on, which is logged. Single-threaded: one poll loop, stopped by request_stop() (safe in
+// a signal handler).
 #pragma once
 
 #include <sys/types.h>
+#include <sys/un.h>
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon/daemon_paths.h"
 #include "daemon/daemon_service.h"
@@ -25,6 +33,9 @@ struct OaprofdOptions {
   int listen_fd = -1;          // a socket systemd passed (it then owns the path and its mode)
   std::optional<gid_t> group;  // members may connect; nullopt: root only
   std::string group_name = kDefaultDaemonGroup;  // for messages
+  std::size_t max_clients = 64;          // connections at once; more are refused (kBusy)
+  std::size_t max_clients_per_uid = 16;  // of one uid, so that one user cannot take them all
+  std::chrono::milliseconds reply_timeout{10'000};  // a reply left unread this long: hung up
   // Problems worth an administrator's attention that do not stop the daemon (syslog's levels).
   std::function<void(int level, const std::string& line)> log;
 };
@@ -50,14 +61,26 @@ class Oaprofd {
   void request_stop();
 
   std::uint64_t clients_refused() const { return refused_; }
+  std::uint64_t clients_dropped() const { return dropped_; }
 
  private:
   struct Client {
     std::uint64_t id;
     Peer peer;
+    std::deque<std::vector<std::uint8_t>> pending;  // replies its socket had no room for yet
+    std::chrono::steady_clock::time_point stuck_since;
   };
+  void bind_socket(const sockaddr_un& addr);
+  std::optional<std::pair<oa::wire::ErrorCode, std::string>> admission(
+      const Peer& peer, std::span<const gid_t> groups) const;
   void accept_client();
-  bool serve_one(int fd, const Client& client);  // false: the connection is gone
+  // Each false: the connection is gone.
+  bool serve_one(int fd, Client& client);
+  bool send_or_queue(int fd, Client& client, std::vector<std::uint8_t> reply);
+  bool send_pending(int fd, Client& client);
+  void drop_client(std::map<int, Client>::iterator it);
+  void drop_clients_not_reading();
+  int poll_timeout_ms() const;
 
   DaemonService& service_;
   OaprofdOptions options_;
@@ -67,6 +90,7 @@ class Oaprofd {
   std::map<int, Client> clients_;
   std::uint64_t next_client_ = 1;
   std::uint64_t refused_ = 0;
+  std::uint64_t dropped_ = 0;
 };
 
 }  // namespace oaprof::daemon

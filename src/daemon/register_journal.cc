@@ -48,21 +48,42 @@ void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries) {
 
 StateFile::StateFile(std::filesystem::path path, const StateContents& header)
     : path_(std::move(path)) {
-  // O_NOFOLLOW: a link planted where the state file goes must not redirect root's write.
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  const std::filesystem::path parent =
+      path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".");
+  // The file is created in the directory whose descriptor is then synced, and O_NOFOLLOW: a link
+  // planted where the state file goes must not redirect root's write.
+  const int dir = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0) {
+    throw std::runtime_error(fmt::format("cannot open the state directory {}: {}; check that it "
+                                         "exists and is oaprofd's",
+                                         parent.string(), std::strerror(errno)));
+  }
+  fd_ = ::openat(dir, path_.filename().c_str(),
+                 O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
   if (fd_ < 0) {
+    const int err = errno;
+    ::close(dir);
     throw std::runtime_error(fmt::format("cannot create the state file {}: {}; check that the "
                                          "state directory exists and is oaprofd's",
-                                         path_.string(), std::strerror(errno)));
+                                         path_.string(), std::strerror(err)));
   }
-  write_line(fmt::format("{}\ndevice {}\nidentity {}\nholder {}\n", kMagicLine,
-                         header.device_spec, header.identity, header.holder));
-  // The directory entry must be durable too, or a crash could lose the whole file.
-  const int dir = ::open(path_.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    (void)::fsync(dir);
+  try {
+    write_line(fmt::format("{}\ndevice {}\nidentity {}\nholder {}\n", kMagicLine,
+                           header.device_spec, header.identity, header.holder));
+    // The directory entry must be durable too, or a crash could lose the whole file: without it
+    // no register may be written (the caller's write is stopped by this throw).
+    if (::fsync(dir) != 0) {
+      throw std::runtime_error(fmt::format(
+          "cannot make the state file {} durable: fsync of {} failed: {}; no register is written "
+          "without a journal that survives a crash",
+          path_.string(), parent.string(), std::strerror(errno)));
+    }
+  } catch (...) {
     ::close(dir);
+    ::close(fd_);
+    throw;
   }
+  ::close(dir);
 }
 
 StateFile::~StateFile() {

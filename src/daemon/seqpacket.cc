@@ -1,5 +1,9 @@
 #include "daemon/seqpacket.h"
 
+#include <poll.h>
+
+#include <unistd.h>
+
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -30,8 +34,38 @@ oa::wire::Message oversized_reply(std::size_t size) {
                                          oa::wire::kMaxMessageBytes)}};
 }
 
-void send_datagram(int fd, std::span<const std::uint8_t> bytes) {
-  (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+void refuse_and_close(int fd, std::span<const std::uint8_t> reply) {
+  (void)send_datagram(fd, reply);
+  std::uint8_t sink[oa::wire::kMaxMessageBytes];
+  for (int i = 0; i < 16 && ::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+  }
+  ::close(fd);
+}
+
+Sent send_datagram(int fd, std::span<const std::uint8_t> bytes) {
+  ssize_t n;
+  do {
+    n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(bytes.size())) return Sent::kSent;
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? Sent::kWouldBlock : Sent::kGone;
+}
+
+bool send_datagram_within(int fd, std::span<const std::uint8_t> bytes,
+                          std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    switch (send_datagram(fd, bytes)) {
+      case Sent::kSent: return true;
+      case Sent::kGone: return false;
+      case Sent::kWouldBlock: break;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) < 0 && errno != EINTR) return false;
+  }
 }
 
 }  // namespace oaprof::daemon

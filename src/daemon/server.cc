@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -15,30 +16,52 @@
 #include <fmt/format.h>
 
 #include "daemon/seqpacket.h"
+#include "oa/unix_address.h"
 
 namespace oaprof::daemon {
 namespace wire = oa::wire;
 
 namespace {
 
-void send_message(int fd, const wire::Message& m) { send_datagram(fd, wire::encode(m)); }
+// A reply to a client that may have stopped reading: false when it must be hung up on.
+bool send_message(int fd, const wire::Message& m) {
+  return send_datagram_within(fd, wire::encode(m), kReplyTimeout);
+}
+
+bool is_abstract(const std::string& address) { return address.starts_with('@'); }
 
 }  // namespace
 
-Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_uids)
+std::string private_socket_address() {
+  unsigned char random[16];
+  std::size_t got = 0;
+  while (got < sizeof random) {
+    const ssize_t n = ::getrandom(random + got, sizeof random - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw std::runtime_error(fmt::format("getrandom: {}", std::strerror(errno)));
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  std::string name = "@oaprof-";
+  for (const unsigned char b : random) name += fmt::format("{:02x}", b);
+  return name;
+}
+
+Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_uids,
+               std::size_t max_clients)
     : path_(std::move(path)),
       session_(session),
       allowed_(std::move(allowed_uids)),
+      max_clients_(max_clients),
       wait_policy_(oa::channel::wait_policy(std::getenv("OAPROF_SPIN_US"))) {
   sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path_.size() >= sizeof addr.sun_path) {
-    throw std::runtime_error(fmt::format("socket path {} is too long; set TMPDIR shorter", path_));
+  const socklen_t addr_len = oa::unix_address(path_, addr);
+  if (addr_len == 0) {
+    throw std::runtime_error(fmt::format("socket address {} is empty or too long", path_));
   }
-  std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
   listen_fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0 ||
-      ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0 ||
       ::listen(listen_fd_, 64) != 0) {
     const int err = errno;
     if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -48,7 +71,7 @@ Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_ui
   if (wake_fd_ < 0) {
     const int err = errno;
     ::close(listen_fd_);
-    ::unlink(path_.c_str());
+    if (!is_abstract(path_)) ::unlink(path_.c_str());
     throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(err)));
   }
 }
@@ -61,7 +84,7 @@ Server::~Server() {
   }
   ::close(listen_fd_);
   ::close(wake_fd_);
-  ::unlink(path_.c_str());
+  if (!is_abstract(path_)) ::unlink(path_.c_str());
 }
 
 void Server::start() { thread_ = std::thread([this] { loop(); }); }
@@ -110,17 +133,25 @@ void Server::accept_client() {
     return;
   }
   const ucred cred = *peer;
+  if (clients_.size() >= max_clients_) {
+    ++refused_;
+    refuse_and_close(fd, wire::encode({0, wire::Error{wire::ErrorCode::kBusy,
+                                                   fmt::format("this oaprof run serves at most "
+                                                               "{} connections at once; the "
+                                                               "process runs unprofiled",
+                                                               max_clients_)}}));
+    return;
+  }
   const bool allowed =
       cred.uid == 0 || std::find(allowed_.begin(), allowed_.end(), cred.uid) != allowed_.end();
   if (!allowed) {
     ++refused_;
     // kNotAuthorised, as oaprofd says it: the client can tell a refusal from its own bad bytes.
-    send_message(fd, {0, wire::Error{wire::ErrorCode::kNotAuthorised,
+    refuse_and_close(fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised,
                                      fmt::format("uid {} may not use this oaprof session: only "
                                                  "root and the user oaprof runs the program as "
                                                  "may; run the program under that oaprof",
-                                                 cred.uid)}});
-    ::close(fd);
+                                                 cred.uid)}}));
     return;
   }
   clients_[fd] = Client{next_client_++, cred.pid, cred.uid, nullptr};
@@ -153,7 +184,7 @@ Server::Answer Server::answer(const Client& client, std::span<const std::uint8_t
   return a;
 }
 
-void Server::offer_channel(int fd, Client& client, const wire::Message& ok) {
+bool Server::offer_channel(int fd, Client& client, const wire::Message& ok) {
   std::string error;
   const std::uint64_t id = client.id;
   client.channel = ChannelServer::create(
@@ -167,10 +198,10 @@ void Server::offer_channel(int fd, Client& client, const wire::Message& ok) {
   if (!client.channel || !oa::channel::send_with_fd(fd, wire::encode(ok), client.channel->fd())) {
     if (client.channel) --channels_;
     client.channel.reset();
-    send_message(fd, ok);
-    return;
+    return send_message(fd, ok);
   }
   client.channel->close_fd();  // the client holds its own copy now
+  return true;
 }
 
 Server::Served Server::serve_one(int fd, Client& client) {
@@ -181,18 +212,20 @@ Server::Served Server::serve_one(int fd, Client& client) {
     case Receive::kNothing: return Served::kNothing;
     case Receive::kDatagram: break;
   }
+  bool sent = false;
   if (n > sizeof buf) {
     ++rejected_;
-    send_message(fd, oversized_reply(n));
-    return Served::kMessage;
-  }
-  const Answer a = answer(client, std::span<const std::uint8_t>(buf, n));
-  if (a.wants_channel && !client.channel) {
-    offer_channel(fd, client, a.reply);
+    sent = send_message(fd, oversized_reply(n));
   } else {
-    send_message(fd, a.reply);
+    const Answer a = answer(client, std::span<const std::uint8_t>(buf, n));
+    sent = a.wants_channel && !client.channel ? offer_channel(fd, client, a.reply)
+                                              : send_message(fd, a.reply);
+    session_.settle(client.id);  // the energy reading and the like, once the client can go on
   }
-  session_.settle(client.id);  // the energy reading and the like, once the client can go on
+  if (!sent) {
+    ++dropped_;  // a reply is never lost while the client goes on as if it had one
+    return Served::kGone;
+  }
   return Served::kMessage;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,15 +13,31 @@
 
 #include <fmt/format.h>
 
+#include "daemon/state_dir.h"
+
 namespace oaprof::daemon {
 
 std::optional<SessionLock> SessionLock::try_acquire(const std::filesystem::path& path,
                                                     const std::string& holder,
                                                     std::string* busy_holder) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // Root truncates and writes this file: its directory must be out of others' reach, and the
+  // file itself a plain file of ours, never a link planted to another.
+  require_safe_state_path(path.parent_path());
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
   if (fd < 0) {
+    const int err = errno;
     throw std::runtime_error(fmt::format("cannot open the session lock {}: {}", path.string(),
-                                         std::strerror(errno)));
+                                         err == ELOOP ? "it is a symbolic link; remove it"
+                                                      : std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+      st.st_nlink != 1) {
+    ::close(fd);
+    throw std::runtime_error(fmt::format(
+        "the session lock {} is not a plain file of uid {} with one name; remove it (it is "
+        "recreated)",
+        path.string(), ::geteuid()));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (busy_holder != nullptr) {

@@ -17,7 +17,9 @@ class SessionLock {
  public:
   // Takes the lock without waiting and records `holder` ("uid U, pid P since T") in the file.
   // Returns nullopt with `*busy_holder` set to what the current holder wrote when another
-  // process has it. Throws std::runtime_error when the file cannot be opened.
+  // process has it. Throws std::runtime_error when the file cannot be opened, when its directory
+  // fails require_safe_state_path, or when it is not a plain file of ours (a link, a FIFO, a file
+  // with a second name).
   static std::optional<SessionLock> try_acquire(const std::filesystem::path& path,
                                                 const std::string& holder,
                                                 std::string* busy_holder);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu/i915_query.h"
 #include "mmio/pci_bar.h"
 #include "mmio/pci_sysfs.h"
 #include "mmio/registers.h"
@@ -134,7 +135,8 @@ std::string device_spec_with_pci(const std::string& device, const std::string& p
 }
 
 bool is_masked_register(std::uint32_t offset) {
-  return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset);
+  return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset) ||
+         mmio::reg::is_masked_config_register(offset);
 }
 
 Device& Device::operator=(Device&& other) noexcept {
@@ -145,6 +147,7 @@ Device& Device::operator=(Device&& other) noexcept {
   mmio = std::move(other.mmio);
   sim = std::exchange(other.sim, nullptr);
   platform = other.platform;
+  facts = std::move(other.facts);
   pci_id = other.pci_id;
   forcewake = std::move(other.forcewake);
   render_node = std::move(other.render_node);
@@ -171,14 +174,37 @@ std::optional<double> read_gpu_freq_mhz(Device& device) {
   return units * 50.0 / 3.0;
 }
 
+namespace {
+
+// The device's own topology and timestamp frequency, from i915 on its render node when it has
+// one, else from its clock registers (mapped, forcewake held) and the platform table.
+void read_facts(Device& d, bool registers_mapped) {
+  std::unique_ptr<I915Query> i915;
+  std::string why;
+  try {
+    i915 = open_i915_query(resolve_render_node(d));
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  d.facts = read_device_facts(d.platform, i915.get(), why,
+                              registers_mapped ? d.mmio.get() : nullptr);
+  d.platform = oa::apply_facts(d.platform, d.facts);
+}
+
+}  // namespace
+
 Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig& config) {
   Device d;
   auto sim = std::make_unique<mmio::SimGpu>(config, *clock);
   d.sim = sim.get();
-  d.platform = config.platform;
   d.pci_id = oa::kSimulatedPciId;
   d.clock = std::move(clock);
   d.mmio = std::move(sim);
+  std::unique_ptr<I915Query> i915;
+  if (config.i915) i915 = make_sim_i915_query(*d.sim);
+  d.facts = read_device_facts(config.platform, i915.get(),
+                              "the simulated device has no i915 (--sim-no-i915)", d.mmio.get());
+  d.platform = oa::apply_facts(config.platform, d.facts);
   return d;
 }
 
@@ -206,7 +232,7 @@ Device open_device(const DeviceOptions& options) {
     if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
     mmio::ForcewakeOptions fw = options.forcewake;
     if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
-    d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
+    d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.sim.platform, fw);
     d.perf_period_exponent = options.perf_period_exponent;
     d.sim_oa_buffer_bytes = options.sim_oa_buffer_bytes;
     return d;
@@ -242,12 +268,13 @@ Device open_device(const DeviceOptions& options) {
   mmio::ForcewakeOptions fw = options.forcewake;
   if (!options.map_registers) fw.mode = mmio::ForcewakeMode::kNone;  // i915 holds it for perf
   fw.dri_minor = mmio::find_drm_nodes(options.sysfs_root, addr).card_minor;  // not always dri/0
-  d.forcewake = mmio::Forcewake::acquire(*d.mmio, fw);
+  d.forcewake = mmio::Forcewake::acquire(*d.mmio, *platform, fw);
   d.render_node = options.render_node;
   d.drm_card_sysfs = options.drm_card_sysfs;
   d.perf_period_exponent = options.perf_period_exponent;
   d.pci_address = addr.str();
   d.sysfs_root = options.sysfs_root;
+  read_facts(d, options.map_registers);
   return d;
 }
 

@@ -13,6 +13,7 @@
 #include "mmio/forcewake.h"
 #include "mmio/mmio.h"
 #include "mmio/sim_gpu.h"
+#include "oa/device_facts.h"
 #include "oa/platform.h"
 
 namespace oaprof::gpu {
@@ -28,7 +29,12 @@ struct Device {
   std::unique_ptr<mmio::Clock> clock;  // the simulator's clock; null for real hardware
   std::unique_ptr<mmio::Mmio> mmio;
   mmio::SimGpu* sim = nullptr;         // set when the device is simulated
+  // The PCI id's platform with the device's own topology and timestamp frequency in it.
   oa::Platform platform;
+  // That topology and timestamp frequency, and where each came from: i915 (the topology query,
+  // GETPARAM), the clock registers, or the platform table (the rows then say
+  // topology_from_table). Read once at open, on every access path.
+  oa::DeviceFacts facts;
   std::uint16_t pci_id = 0;
   // Held for the device's lifetime; declared after mmio so that it is released first.
   std::unique_ptr<mmio::Forcewake> forcewake;
@@ -79,8 +85,9 @@ struct DeviceOptions {
 // a PCI address, or when SPEC names another device (sim, another address).
 std::string device_spec_with_pci(const std::string& device, const std::string& pci);
 
-// Registers whose high half is a write mask (OA_DEBUG, the forcewake requests): restoring one
-// means writing its saved low half with a full mask.
+// Registers whose high half is a write mask (OA_DEBUG, the forcewake requests,
+// HALF_SLICE_CHICKEN2, WAIT_FOR_RC6_EXIT): restoring one means writing its saved low half with a
+// full mask.
 bool is_masked_register(std::uint32_t offset);
 
 // The GPU's clock right now from RPSTAT (Gen9 and Gen11; reference/hardware.md §2), or nullopt
@@ -88,7 +95,8 @@ bool is_masked_register(std::uint32_t offset);
 std::optional<double> read_gpu_freq_mhz(Device& device);
 
 // A simulated device counting on `clock` (a ManualClock for deterministic tests), without
-// forcewake.
+// forcewake; its facts come from its simulated i915 (or, with config.i915 false, from the table
+// and its clock registers).
 Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig& config = {});
 
 // Whether open_device(spec) gives the simulator (sim, sim:FILE): known before anything opens.

@@ -15,6 +15,8 @@
 #include <utility>
 #include <variant>
 
+#include "oa/unix_address.h"
+
 namespace oaprof::launch {
 namespace wire = oa::wire;
 namespace channel = oa::channel;
@@ -35,15 +37,14 @@ struct Client::Channel {
   ~Channel() { ::munmap(mapping, channel::kChannelBytes); }
 };
 
-std::unique_ptr<Client> Client::connect(const std::string& path, std::string& error,
+std::unique_ptr<Client> Client::connect(const std::string& address, std::string& error,
                                         int timeout_ms) {
   sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof addr.sun_path) {
-    error = "socket path '" + path + "' is empty or too long";
+  const socklen_t addr_len = oa::unix_address(address, addr);
+  if (addr_len == 0) {
+    error = "socket address '" + address + "' is empty or too long";
     return nullptr;
   }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     error = std::string("socket: ") + std::strerror(errno);
@@ -52,8 +53,8 @@ std::unique_ptr<Client> Client::connect(const std::string& path, std::string& er
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    error = "cannot connect to " + path + ": " + std::strerror(errno);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
+    error = "cannot connect to " + address + ": " + std::strerror(errno);
     ::close(fd);
     return nullptr;
   }

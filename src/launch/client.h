@@ -18,8 +18,9 @@ namespace oaprof::launch {
 
 class Client {
  public:
+  // `address` is a path or "@name" (abstract, as oaprof's run socket is: oa/unix_address.h).
   // nullptr and `error` set when the socket cannot be reached.
-  static std::unique_ptr<Client> connect(const std::string& path, std::string& error,
+  static std::unique_ptr<Client> connect(const std::string& address, std::string& error,
                                          int timeout_ms = 10000);
   ~Client();
   Client(const Client&) = delete;

@@ -55,6 +55,11 @@ Peaks compute_peaks(const PeakInputs& in) {
 }
 
 std::optional<oa::Platform> detect_intel_platform(const std::filesystem::path& sysfs_root) {
+  if (auto gpu = detect_intel_gpu(sysfs_root)) return gpu->platform;
+  return std::nullopt;
+}
+
+std::optional<DetectedGpu> detect_intel_gpu(const std::filesystem::path& sysfs_root) {
   std::error_code ec;
   const auto dir = sysfs_root / "bus" / "pci" / "devices";
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
@@ -62,7 +67,9 @@ std::optional<oa::Platform> detect_intel_platform(const std::filesystem::path& s
     const auto klass = read_hex(entry.path() / "class");
     const auto device = read_hex(entry.path() / "device");
     if (!vendor || !klass || !device || *vendor != 0x8086 || (*klass >> 16) != 0x03) continue;
-    if (auto p = oa::platform_for_pci_id(static_cast<std::uint16_t>(*device))) return p;
+    if (auto p = oa::platform_for_pci_id(static_cast<std::uint16_t>(*device))) {
+      return DetectedGpu{*p, entry.path()};
+    }
   }
   return std::nullopt;
 }

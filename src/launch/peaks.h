@@ -37,6 +37,13 @@ Peaks compute_peaks(const PeakInputs& in);
 // The first Intel display-class PCI device under <sysfs_root>/bus/pci/devices that the platform
 // table knows; nullopt when there is none (or no such directory).
 std::optional<oa::Platform> detect_intel_platform(const std::filesystem::path& sysfs_root);
+// The same device with its sysfs directory, whose drm/renderDM names the render node to ask for
+// its own topology.
+struct DetectedGpu {
+  oa::Platform platform;
+  std::filesystem::path dir;
+};
+std::optional<DetectedGpu> detect_intel_gpu(const std::filesystem::path& sysfs_root);
 
 // Whether a launch of `work_groups` groups of `work_items` fills every hardware thread a whole
 // number of times: each group takes ceil(work_items / simd) threads, and the method's peaks

@@ -14,19 +14,30 @@
 namespace oaprof::mmio {
 namespace {
 
-struct Domain {
-  const char* name;
-  std::uint32_t request;
-  std::uint32_t ack;
-};
-
-constexpr Domain kGen9Domains[] = {
-    {"render", reg::kForcewakeRender, reg::kForcewakeAckRender},
-    {"GT", reg::kForcewakeGt, reg::kForcewakeAckGt},
-    {"media", reg::kForcewakeMedia, reg::kForcewakeAckMedia},
-};
+bool is_chv(const oa::Platform& platform) { return platform.codename == "CHV"; }
 
 }  // namespace
+
+std::span<const reg::ForcewakeDomain> all_forcewake_domains(const oa::Platform& platform) {
+  switch (platform.gen) {
+    case oa::Generation::kGen7_5: return reg::kForcewakeDomainsHswBdw;
+    case oa::Generation::kGen8:
+      return is_chv(platform) ? std::span<const reg::ForcewakeDomain>(reg::kForcewakeDomainsChv)
+                              : std::span<const reg::ForcewakeDomain>(reg::kForcewakeDomainsHswBdw);
+    case oa::Generation::kGen9: return reg::kForcewakeDomainsGen9;
+    case oa::Generation::kGen11:
+    case oa::Generation::kGen12: return reg::kForcewakeDomainsGen11;
+  }
+  return {};
+}
+
+std::span<const reg::ForcewakeDomain> oa_forcewake_domains(const oa::Platform& platform) {
+  const bool gen9_on = platform.gen == oa::Generation::kGen9 ||
+                       platform.gen == oa::Generation::kGen11 ||
+                       platform.gen == oa::Generation::kGen12;
+  return gen9_on ? std::span<const reg::ForcewakeDomain>(reg::kOaForcewakeGen9)
+                 : all_forcewake_domains(platform);
+}
 
 ForcewakeMode parse_forcewake_mode(const std::string& text) {
   if (text == "auto") return ForcewakeMode::kAuto;
@@ -53,21 +64,23 @@ void Forcewake::release() {
   if (saved_) saved_->restore();
 }
 
-std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio,
+std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio, const oa::Platform& platform,
                                                      const ForcewakeOptions& options) {
   std::unique_ptr<Forcewake> fw(new Forcewake("registers", -1, &mmio));
-  for (const Domain& d : kGen9Domains) {
+  const auto domains = oa_forcewake_domains(platform);
+  for (const reg::ForcewakeDomain& d : domains) {
     fw->saved_->set_owned_bits(d.request, reg::kForcewakeOaprofBit);
   }
-  for (const Domain& d : kGen9Domains) {
+  for (const reg::ForcewakeDomain& d : domains) {
     const auto deadline = std::chrono::steady_clock::now() + options.ack_timeout;
     while ((mmio.read32(d.ack) & reg::kForcewakeOaprofBit) == 0) {
       if (std::chrono::steady_clock::now() > deadline) {
         throw std::runtime_error(fmt::format(
-            "{}: the {} power well did not acknowledge forcewake (ack register 0x{:X}) within "
-            "{} ms; is i915 loaded and the GPU not in reset? Try --forcewake debugfs as root "
-            "with debugfs mounted",
-            mmio.describe(), d.name, d.ack, options.ack_timeout.count()));
+            "{}: the {} power well did not acknowledge forcewake (request 0x{:X}, ack register "
+            "0x{:X}, {}) within {} ms; is i915 loaded and the GPU not in reset? Try --forcewake "
+            "debugfs as root with debugfs mounted",
+            mmio.describe(), d.name, d.request, d.ack, oa::generation_name(platform.gen),
+            options.ack_timeout.count()));
       }
     }
   }
@@ -75,13 +88,14 @@ std::unique_ptr<Forcewake> Forcewake::take_registers(Mmio& mmio,
   return fw;
 }
 
-std::unique_ptr<Forcewake> Forcewake::acquire(Mmio& mmio, const ForcewakeOptions& options) {
+std::unique_ptr<Forcewake> Forcewake::acquire(Mmio& mmio, const oa::Platform& platform,
+                                              const ForcewakeOptions& options) {
   if (options.mode == ForcewakeMode::kNone) {
     return std::unique_ptr<Forcewake>(new Forcewake("none", -1, nullptr));
   }
-  if (options.mode == ForcewakeMode::kRegisters) return take_registers(mmio, options);
+  if (options.mode == ForcewakeMode::kRegisters) return take_registers(mmio, platform, options);
   if (!options.dri_minor) {
-    if (options.mode == ForcewakeMode::kAuto) return take_registers(mmio, options);
+    if (options.mode == ForcewakeMode::kAuto) return take_registers(mmio, platform, options);
     throw std::runtime_error(fmt::format(
         "{}: cannot hold forcewake through debugfs: the device has no DRM card in sysfs (is i915 "
         "bound to it? see `oaprof doctor`), so no dri/N/i915_forcewake_user is its own; use "
@@ -98,7 +112,7 @@ std::unique_ptr<Forcewake> Forcewake::acquire(Mmio& mmio, const ForcewakeOptions
         "debugfs none /sys/kernel/debug), or use --forcewake registers",
         path, std::strerror(err)));
   }
-  return take_registers(mmio, options);
+  return take_registers(mmio, platform, options);
 }
 
 }  // namespace oaprof::mmio

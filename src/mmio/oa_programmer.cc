@@ -22,6 +22,14 @@ PlanStep write(std::uint32_t address, std::uint32_t value) {
   return {PlanStep::Kind::kWrite, address, value, {}, is_context_saved(address)};
 }
 
+// A mux write as i915 applies it: the masked ones (HALF_SLICE_CHICKEN2, WAIT_FOR_RC6_EXIT) as
+// masked writes without the kernel's workaround bits, so a configuration can neither undo a
+// workaround nor be restored by a plain write the hardware ignores.
+PlanStep mux_write(const oa::RegisterWrite& w) {
+  if (!reg::is_masked_config_register(w.address)) return write(w.address, w.value);
+  return {PlanStep::Kind::kMaskedWrite, w.address, reg::strip_workaround_bits(w.address, w.value)};
+}
+
 }  // namespace
 
 std::vector<PlanStep> plan_oa_programming(const oa::Platform& platform, oa::ReportFormat format,
@@ -53,7 +61,7 @@ std::vector<PlanStep> plan_oa_programming(const oa::Platform& platform, oa::Repo
                     reg::masked_enable(reg::kOaDebugDisableClockRatioReports |
                                        reg::kOaDebugIncludeClockRatio)});
   }
-  for (const auto& w : config.mux) plan.push_back(write(w.address, w.value));
+  for (const auto& w : config.mux) plan.push_back(mux_write(w));
   if (!config.mux.empty()) {
     PlanStep settle;
     settle.kind = PlanStep::Kind::kSettle;

@@ -19,9 +19,9 @@ class SavedRegisters {
   ~SavedRegisters() { restore(); }
 
   void write(std::uint32_t offset, std::uint32_t value);
-  // For masked registers (OA_DEBUG, forcewake): `value` is a masked write; the prior low 16
-  // bits are saved and restored with a full mask, since a plain write of the read-back value
-  // would change nothing.
+  // For masked registers (OA_DEBUG, HALF_SLICE_CHICKEN2, WAIT_FOR_RC6_EXIT): `value` is a masked
+  // write; the prior low 16 bits are saved and restored with a full mask, since a plain write of
+  // the read-back value would change nothing.
   void write_masked(std::uint32_t offset, std::uint32_t value);
   // For a masked register whose other bits belong to someone else (the forcewake requests, where
   // i915 sets its own bit whenever it likes): sets `bits` with a masked write, and restore()

@@ -22,16 +22,39 @@ std::uint64_t SteadyClock::now_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+int simulated_eus(const SimConfig& config) {
+  if (config.eus == 0) return config.platform.eus;
+  if (config.eus < 1 || config.eus > config.platform.eus) {
+    throw std::invalid_argument(fmt::format(
+        "--sim-eus {}: a simulated {} GT{} has 1 to {} EUs", config.eus,
+        config.platform.codename, config.platform.gt, config.platform.eus));
+  }
+  return config.eus;
+}
+
 SimGpu::SimGpu(SimConfig config, Clock& clock)
-    : config_(std::move(config)), clock_(clock), regs_(kRegisterFileBytes / 4, 0) {
+    : config_(std::move(config)),
+      eus_(simulated_eus(config_)),
+      forcewake_domains_(all_forcewake_domains(config_.platform)),
+      clock_(clock),
+      regs_(kRegisterFileBytes / 4, 0) {
   last_ns_ = clock_.now_ns();
   const auto freq_units = static_cast<std::uint32_t>(std::lround(config_.freq_mhz * 3.0 / 50.0));
   regs_[reg::kRpStat / 4] = freq_units << reg::kRpStatFreqShift;
+  const std::optional<TimestampRegisters> clock_regs =
+      config_.timestamp_registers
+          ? config_.timestamp_registers
+          : crystal_registers_for(config_.platform, config_.platform.timestamp_hz);
+  if (clock_regs) {
+    regs_[reg::kCtcMode / 4] = clock_regs->ctc_mode;
+    regs_[reg::kRpmConfig0 / 4] = clock_regs->rpm_config0;
+    regs_[reg::kTimestampOverride / 4] = clock_regs->timestamp_override;
+  }
 }
 
 std::string SimGpu::describe() const {
   return fmt::format("simulated {} GT{} ({} EUs, {} MHz)", config_.platform.codename,
-                     config_.platform.gt, config_.platform.eus, config_.freq_mhz);
+                     config_.platform.gt, eus_, config_.freq_mhz);
 }
 
 void SimGpu::set_kernel_running(bool running) {
@@ -40,22 +63,17 @@ void SimGpu::set_kernel_running(bool running) {
   kernel_running_ = running;
 }
 
-namespace {
-
-bool is_masked_register(std::uint32_t offset) {
-  return offset == reg::kOaDebug || reg::is_forcewake_request(offset);
-}
-
-std::uint32_t ack_register_of(std::uint32_t request) {
-  switch (request) {
-    case reg::kForcewakeRender: return reg::kForcewakeAckRender;
-    case reg::kForcewakeGt: return reg::kForcewakeAckGt;
-    case reg::kForcewakeMedia: return reg::kForcewakeAckMedia;
-    default: return 0;
+const reg::ForcewakeDomain* SimGpu::forcewake_domain_of(std::uint32_t offset, bool ack) const {
+  for (const reg::ForcewakeDomain& d : forcewake_domains_) {
+    if ((ack ? d.ack : d.request) == offset) return &d;
   }
+  return nullptr;
 }
 
-}  // namespace
+bool SimGpu::is_masked_locked(std::uint32_t offset) const {
+  return offset == reg::kOaDebug || reg::is_masked_config_register(offset) ||
+         forcewake_domain_of(offset, false) != nullptr;
+}
 
 std::uint64_t SimGpu::context_switches() {
   std::lock_guard lock(mu_);
@@ -108,7 +126,7 @@ void SimGpu::count_locked(double dt_ns) {
   const double clocks = dt_ns * config_.freq_mhz / 1e3;
   counted_[kTicks] += clocks;
   if (!kernel_running_) return;
-  const double eu_clocks = clocks * config_.platform.eus;
+  const double eu_clocks = clocks * eus_;
   const SimWorkload& w = config_.workload;
   const double flex_default[7] = {w.eu_active, w.eu_stall, w.fpu_both, w.fpu0,
                                   w.fpu1,      w.send,     w.thread_occupancy};
@@ -257,13 +275,10 @@ void SimGpu::write32(std::uint32_t offset, std::uint32_t value) {
 void SimGpu::write_locked(std::uint32_t offset, std::uint32_t value) {
   if (offset >= reg::kCounterFirst && offset <= reg::kCounterLast) return;  // read-only
   if (offset == reg::kRingTimestamp || offset == reg::kRingTimestampUdw) return;
-  if (offset == reg::kForcewakeAckRender || offset == reg::kForcewakeAckGt ||
-      offset == reg::kForcewakeAckMedia) {
-    return;  // acks are the hardware's
-  }
-  if (is_masked_register(offset)) {
+  if (forcewake_domain_of(offset, true) != nullptr) return;  // acks are the hardware's
+  if (is_masked_locked(offset)) {
     value = reg::apply_masked(regs_[offset / 4], value);
-    if (const std::uint32_t ack = ack_register_of(offset); ack != 0) regs_[ack / 4] = value;
+    if (const auto* d = forcewake_domain_of(offset, false)) regs_[d->ack / 4] = value;
   }
   regs_[offset / 4] = value;
 }

@@ -7,8 +7,12 @@
 // counters (A7 EU active, A8 stall, A9–A11 FPU, A12 send, A13 thread occupancy, A32 shader
 // memory) advance by EU count × activity fraction. RING_TIMESTAMP runs at the platform's
 // timestamp frequency regardless of OA. Counters wrap at 40 bits (A0–A31) and 32 bits (rest).
-// OA_DEBUG and the forcewake requests are masked registers; each forcewake domain acks its
-// request at once. With context_switch_period_ns set, a context switch every period reloads the
+// OA_DEBUG, the forcewake requests and the masked mux registers (HALF_SLICE_CHICKEN2,
+// WAIT_FOR_RC6_EXIT) are masked registers. The forcewake domains are the platform's generation's
+// (reg::kForcewakeDomains*): each acks its request at once, and a request register of another
+// generation is plain memory that nothing acks. The timestamp clock registers (CTC_MODE,
+// RPM_CONFIG0) hold values that give the platform's timestamp frequency, unless the test sets
+// others. With context_switch_period_ns set, a context switch every period reloads the
 // context-saved registers (OACTXCONTROL, EU_PERF_CNTL0–6) from another context's image, as
 // Gen8–11 hardware does. execute_batch() interprets the commands the rpc read-out emits.
 // serve() mirrors the register file into a shared mapping, so the same model backs a fake PCI
@@ -26,10 +30,13 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "mmio/forcewake.h"
 #include "mmio/mmio.h"
+#include "mmio/timestamp_clock.h"
 #include "oa/platform.h"
 #include "oa/register_write.h"
 #include "oa/report.h"
@@ -86,7 +93,21 @@ struct SimConfig {
   // otherwise the event the register selects, modelled as ((value & 0xFF) + 1) / 256 of the
   // busy EU clocks. Off by default, keeping every A counter's rate independent of the set.
   bool flex_events = false;
+  // The part's enabled EUs, fewer than the platform's when some are fused off (a UHD 630 with
+  // 23 of 24: 23); 0 for the platform's. The counters count these EUs, and the simulated i915's
+  // topology query reports them (the last subslices lose theirs first).
+  int eus = 0;
+  // Whether the device has an i915 DRM node to ask (topology query, GETPARAM). Without one,
+  // oaprof falls back to the platform table's topology and to the timestamp registers.
+  bool i915 = true;
+  // CTC_MODE, RPM_CONFIG0 and TIMESTAMP_OVERRIDE as the firmware left them; nullopt for values
+  // that give platform.timestamp_hz from the crystal (mmio::crystal_registers_for).
+  std::optional<TimestampRegisters> timestamp_registers;
 };
+
+// The EUs a simulated part has: config.eus, or the platform's. Throws std::invalid_argument when
+// config.eus is outside 1..platform.eus.
+int simulated_eus(const SimConfig& config);
 
 // The GPU's view of memory for the batch interpreter: resolves a GPU address range to host
 // bytes, or throws std::invalid_argument when nothing is bound there.
@@ -111,6 +132,7 @@ class SimGpu final : public Mmio {
   void set_kernel_running(bool running);
 
   const SimConfig& config() const { return config_; }
+  int eus() const { return eus_; }  // the part's, fused ones excluded
   std::uint64_t context_switches();
 
   // Executes a batch as the render command streamer would: MI_NOOP, MI_LOAD_REGISTER_IMM,
@@ -163,8 +185,12 @@ class SimGpu final : public Mmio {
   void write_locked(std::uint32_t offset, std::uint32_t value);
   std::uint64_t counter_value_locked(int counter) const;
   std::uint32_t read_counter_register_locked(std::uint32_t offset) const;
+  bool is_masked_locked(std::uint32_t offset) const;
+  const reg::ForcewakeDomain* forcewake_domain_of(std::uint32_t offset, bool ack) const;
 
   SimConfig config_;
+  int eus_ = 0;  // the part's, fused ones excluded
+  std::span<const reg::ForcewakeDomain> forcewake_domains_;
   Clock& clock_;
   std::mutex mu_;
   std::vector<std::uint32_t> regs_;

@@ -72,6 +72,52 @@ Topology parse_topology(std::span<const std::uint8_t> bytes) {
   return t;
 }
 
+std::vector<std::uint8_t> encode_topology(int max_slices, int max_subslices,
+                                          int max_eus_per_subslice,
+                                          std::span<const std::uint32_t> eu_masks) {
+  const auto subslice_count =
+      static_cast<std::size_t>(max_slices) * static_cast<std::size_t>(max_subslices);
+  if (max_slices < 1 || max_slices > 8 || max_subslices < 1 || max_eus_per_subslice < 1 ||
+      max_eus_per_subslice > 32 || eu_masks.size() != subslice_count) {
+    throw std::invalid_argument(fmt::format(
+        "encode_topology: {} EU masks for {} slices of {} subslices of up to {} EUs",
+        eu_masks.size(), max_slices, max_subslices, max_eus_per_subslice));
+  }
+  const auto ss_stride = static_cast<std::uint16_t>((max_subslices + 7) / 8);
+  const auto eu_stride = static_cast<std::uint16_t>((max_eus_per_subslice + 7) / 8);
+  const std::size_t slice_length = 1;  // i915: sizeof(sseu->slice_mask), a u8
+  const std::size_t ss_length = static_cast<std::size_t>(max_slices) * ss_stride;
+  const std::uint16_t header[8] = {0,
+                                   static_cast<std::uint16_t>(max_slices),
+                                   static_cast<std::uint16_t>(max_subslices),
+                                   static_cast<std::uint16_t>(max_eus_per_subslice),
+                                   static_cast<std::uint16_t>(slice_length),
+                                   ss_stride,
+                                   static_cast<std::uint16_t>(slice_length + ss_length),
+                                   eu_stride};
+  std::vector<std::uint8_t> out(kHeaderBytes + slice_length + ss_length +
+                                eu_masks.size() * eu_stride);
+  std::memcpy(out.data(), header, sizeof header);
+  std::uint8_t* data = out.data() + kHeaderBytes;
+  for (int s = 0; s < max_slices; ++s) {
+    for (int ss = 0; ss < max_subslices; ++ss) {
+      const std::size_t i = static_cast<std::size_t>(s * max_subslices + ss);
+      const std::uint32_t eus = eu_masks[i] & (max_eus_per_subslice == 32
+                                                   ? 0xFFFFFFFFu
+                                                   : (1u << max_eus_per_subslice) - 1);
+      if (eus == 0) continue;
+      data[0] |= static_cast<std::uint8_t>(1u << s);
+      const std::size_t ss_at = slice_length + static_cast<std::size_t>(s) * ss_stride;
+      data[ss_at + static_cast<std::size_t>(ss / 8)] |= static_cast<std::uint8_t>(1u << (ss % 8));
+      std::uint8_t* eu_at = data + slice_length + ss_length + i * eu_stride;
+      for (std::size_t b = 0; b < eu_stride; ++b) {
+        eu_at[b] = static_cast<std::uint8_t>(eus >> (8 * b));
+      }
+    }
+  }
+  return out;
+}
+
 Platform apply_topology(Platform platform, const Topology& topology) {
   platform.slices = topology.slices;
   platform.subslices = topology.subslices;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "oa/equation.h"
 #include "oa/platform.h"
@@ -28,6 +29,16 @@ struct Topology {
 // bytes. Throws std::invalid_argument when a mask lies outside the buffer, a stride is too small
 // for its mask, or the layout has more than 64 slices or 64 subslices in all.
 Topology parse_topology(std::span<const std::uint8_t> bytes);
+
+// The bytes i915 answers DRM_I915_QUERY_TOPOLOGY_INFO with (i915_query.c query_topology_info):
+// the header, a one-byte slice mask, the subslice masks of each slice, the EU masks of each
+// subslice. `eu_masks` holds one EU bit mask per subslice, slice by slice (max_slices ×
+// max_subslices of them); a subslice with none is fused off, a slice without subslices too.
+// For the simulated i915 and tests. Throws std::invalid_argument when the sizes disagree or a
+// count exceeds the header's (8 slices, 32 EUs per subslice).
+std::vector<std::uint8_t> encode_topology(int max_slices, int max_subslices,
+                                          int max_eus_per_subslice,
+                                          std::span<const std::uint32_t> eu_masks);
 
 // The platform with its slice/subslice/EU counts replaced by the device's.
 Platform apply_topology(Platform platform, const Topology& topology);

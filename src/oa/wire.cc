@@ -1,5 +1,6 @@
 #include "oa/wire.h"
 
+#include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
@@ -147,6 +148,24 @@ void put_payload(Writer& w, const Open& o) {
   w.put_string16(o.metrics_xml, kMaxTextBytes, "metrics XML path");
   w.put_string16(o.energy, kMaxTextBytes, "energy backend");
 }
+// Notes are prose for doctor and metadata; short enough that an Opened reply always fits.
+constexpr std::size_t kMaxNoteBytes = 400;
+
+void put_facts(Writer& w, const DeviceFacts& f) {
+  const Topology& t = f.topology;
+  w.put(static_cast<std::uint8_t>(f.topology_source));
+  for (int v : {t.max_slices, t.max_subslices, t.max_eus_per_subslice}) {
+    w.put(static_cast<std::uint16_t>(v));
+  }
+  w.put(t.slice_mask);
+  w.put(t.subslice_mask);
+  for (int v : {t.slices, t.subslices, t.eus}) w.put(static_cast<std::uint16_t>(v));
+  w.put_text16(f.topology_note, kMaxNoteBytes);
+  w.put(static_cast<std::uint64_t>(f.timestamp_hz));
+  w.put(static_cast<std::uint8_t>(f.timestamp_source));
+  w.put_text16(f.timestamp_note, kMaxNoteBytes);
+}
+
 void put_payload(Writer& w, const Opened& o) {
   w.put_text16(o.label, kMaxTextBytes);
   w.put_text16(o.detail, kMaxTextBytes);
@@ -160,6 +179,7 @@ void put_payload(Writer& w, const Opened& o) {
   w.put(static_cast<std::uint8_t>(n));
   for (std::size_t i = 0; i < n; ++i) w.put(o.energy_domains[i]);
   w.put_text16(o.energy_reason, kMaxTextBytes);
+  put_facts(w, o.facts);
 }
 void put_payload(Writer& w, const Sample& s) {
   w.put(s.report_id);
@@ -237,6 +257,32 @@ bool get_payload(Reader& r, Open& o) {
   }
   return ok;
 }
+// Counts that agree with their masks, known sources, a timestamp frequency below 10 GHz.
+bool get_facts(Reader& r, DeviceFacts& f) {
+  std::uint8_t topology_source = 0, timestamp_source = 0;
+  std::uint16_t v[6] = {};
+  std::uint64_t hz = 0;
+  Topology& t = f.topology;
+  bool ok = r.get(topology_source) && r.get(v[0]) && r.get(v[1]) && r.get(v[2]) &&
+            r.get(t.slice_mask) && r.get(t.subslice_mask) && r.get(v[3]) && r.get(v[4]) &&
+            r.get(v[5]) && r.get_string16(f.topology_note, kMaxNoteBytes) && r.get(hz) &&
+            r.get(timestamp_source) && r.get_string16(f.timestamp_note, kMaxNoteBytes);
+  ok = ok && topology_source <= static_cast<std::uint8_t>(TopologySource::kOptions) &&
+       timestamp_source <= static_cast<std::uint8_t>(TimestampSource::kPlatformTable) &&
+       std::popcount(t.slice_mask) == v[3] && std::popcount(t.subslice_mask) == v[4] &&
+       v[5] <= 64 * 32 && hz < 10'000'000'000u;
+  t.max_slices = v[0];
+  t.max_subslices = v[1];
+  t.max_eus_per_subslice = v[2];
+  t.slices = v[3];
+  t.subslices = v[4];
+  t.eus = v[5];
+  f.topology_source = static_cast<TopologySource>(topology_source);
+  f.timestamp_source = static_cast<TimestampSource>(timestamp_source);
+  f.timestamp_hz = static_cast<double>(hz);
+  return ok;
+}
+
 bool get_payload(Reader& r, Opened& o) {
   std::uint8_t simulated = 0, n = 0;
   bool ok = r.get_string16(o.label, kMaxTextBytes) && r.get_string16(o.detail, kMaxTextBytes) &&
@@ -248,7 +294,7 @@ bool get_payload(Reader& r, Opened& o) {
   o.energy_domains.assign(ok ? n : 0, 0);
   for (auto& d : o.energy_domains) ok = ok && r.get(d);
   o.simulated = simulated == 1;
-  return ok && r.get_string16(o.energy_reason, kMaxTextBytes);
+  return ok && r.get_string16(o.energy_reason, kMaxTextBytes) && get_facts(r, o.facts);
 }
 bool get_payload(Reader& r, Sample& s) {
   return r.get(s.report_id) && r.get(s.what) && s.what != 0 &&

@@ -24,6 +24,11 @@
 //              | str metrics_xml | str energy                  -> kOpened (the OA unit is counting)
 //   kOpened    str label | str detail | u16 pci_id | u8 simulated | str format | str metric_set
 //              | str metrics_file | str energy_backend | u8 n | n×u8 domain | str energy_reason
+//              | u8 topology_source | u16 max_slices | u16 max_subslices | u16 max_eus_per_subslice
+//              | u64 slice_mask | u64 subslice_mask | u16 slices | u16 subslices | u16 eus
+//              | str topology_note | u64 timestamp_hz | u8 timestamp_source | str timestamp_note
+//              (the device's facts, oa::DeviceFacts: what the daemon read from i915 or fell back
+//              to; the client's equations and rows use them)
 //   kSample    u32 report_id | u8 what (bit 0 report, bit 1 energy) -> kSampled
 //   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost, bit 3 stream losses)
 //              | [u16 n | n report bytes] | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
@@ -44,6 +49,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "oa/device_facts.h"
 
 namespace oaprof::oa::wire {
 
@@ -163,6 +170,7 @@ struct Opened {
   std::string energy_backend;  // empty: no energy; energy_reason says why
   std::vector<std::uint8_t> energy_domains;
   std::string energy_reason;
+  DeviceFacts facts;  // the device's topology and timestamp frequency, and their sources
 };
 
 inline constexpr std::uint8_t kSampleReport = 1;

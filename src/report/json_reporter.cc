@@ -27,6 +27,20 @@ json value(const Field& f) {
 
 constexpr const char* kTail = "\n]}\n";
 
+// Where the device's topology and timestamp frequency came from, with what was read.
+void add_facts(json& meta, const oa::DeviceFacts& f) {
+  const oa::Topology& t = f.topology;
+  meta["topology_source"] = std::string(oa::topology_source_name(f.topology_source));
+  meta["topology"] = {{"slices", t.slices},
+                      {"subslices", t.subslices},
+                      {"eus", t.eus},
+                      {"slice_mask", t.slice_mask},
+                      {"subslice_mask", t.subslice_mask},
+                      {"note", f.topology_note}};
+  meta["timestamp_source"] = std::string(oa::timestamp_source_name(f.timestamp_source));
+  meta["timestamp_note"] = f.timestamp_note;
+}
+
 class JsonReporter final : public Reporter {
  public:
   explicit JsonReporter(std::ostream& out) : out_(out) {}
@@ -50,6 +64,7 @@ class JsonReporter final : public Reporter {
               {"start_freq_mhz", info.start_freq_mhz ? json(*info.start_freq_mhz) : json(nullptr)},
               {"timestamp_hz", info.timestamp_hz},
               {"command", info.command}};
+    if (info.facts) add_facts(meta, *info.facts);
     std::string head = meta.dump(1);
     head.pop_back();  // reopen the object to append the launches array
     out_ << head << ",\n \"launches\": [";

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "oa/device_facts.h"
 #include "oa/equation.h"
 #include "oa/launch_record.h"
 #include "oa/metric_set.h"
@@ -33,7 +34,11 @@ struct RunInfo {
   std::string platform;      // "kblgt2"
   std::string format;        // "A32u40_A4u32_B8_C8"
   std::string access;        // "mmio"
-  int eus = 0;
+  int eus = 0;               // the device's (its topology), not necessarily the table's
+  // The device's topology and timestamp frequency and where they came from; every row of a run
+  // whose topology is the platform table's is flagged topology_from_table. Absent: no device
+  // (offline work), no flag.
+  std::optional<oa::DeviceFacts> facts;
   double max_freq_mhz = 0;  // the platform's nominal range
   double min_freq_mhz = 0;
   std::optional<double> start_freq_mhz;  // RPSTAT as the run began; unknown through oaprofd

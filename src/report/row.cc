@@ -94,6 +94,8 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   auto add_flag = [&](const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; };
   if (l.passes > 1) add_flag("replayed");
   for (const auto& flag : r.flags) add_flag(flag);
+  // The equations and EU figures used the platform table's EU count, which a fused part lacks.
+  if (info.facts && info.facts->topology_from_table()) add_flag(kTopologyFromTableFlag);
   for (const auto& flag : w.flags()) add_flag(flag);
   // Figures from the simulated RAPL tree are a model: said on every row that carries them.
   if (info.energy_simulated && w.unavailable_reason.empty()) add_flag("energy_simulated");

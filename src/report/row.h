@@ -12,6 +12,9 @@
 
 namespace oaprof::report {
 
+// The flag on every row of a run whose topology is the platform table's, not the device's.
+inline constexpr const char* kTopologyFromTableFlag = "topology_from_table";
+
 // Empty (std::monostate) means "not measured": an empty CSV cell, a JSON null.
 using FieldValue = std::variant<std::monostate, std::uint64_t, double, std::string>;
 

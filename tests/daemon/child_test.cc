@@ -26,7 +26,7 @@ TEST(CredentialsTest, FromSudoOnlyWhenRoot) {
   EXPECT_EQ(c->gid, 1001u);
   EXPECT_FALSE(credentials_from_sudo({}, 0).has_value());  // root without sudo
   EXPECT_FALSE(credentials_from_sudo({{"SUDO_UID", "0"}}, 0).has_value());
-  EXPECT_THROW(credentials_from_sudo({{"SUDO_UID", "12abc"}}, 0), std::runtime_error);
+  EXPECT_THROW(credentials_from_sudo({{"SUDO_UID", "12abc"}}, 0), std::invalid_argument);
 }
 
 TEST(SpawnChildTest, RunsWithTheEnvironmentAndReportsItsStatus) {

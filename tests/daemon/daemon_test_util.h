@@ -1,7 +1,9 @@
-// Shared set-up of the oaprofd tests: a scratch directory, a simulated register file in it, and
-// a byte-for-byte image of that file to compare before and after a session.
+// Shared set-up of the oaprofd tests: a scratch directory, a simulated register file in it, a
+// byte-for-byte image of that file to compare before and after a session, and a raw connection.
 #pragma once
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +53,19 @@ inline void create_sim_file(const std::filesystem::path& file) {
   o.spec = "sim:" + file.string();
   o.forcewake.mode = mmio::ForcewakeMode::kNone;
   (void)gpu::open_device(o);
+}
+
+// A SOCK_SEQPACKET connection to the Unix socket at `path`, or -1.
+inline int connect_unix(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 // Offsets (bytes) where two register images differ.

@@ -40,18 +40,6 @@ using testing::ScratchDir;
 const gid_t kTestGroup = ::geteuid() == 0 ? 4242 : ::getgid();
 constexpr uid_t kNobody = 65534;
 
-int connect_raw(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strcpy(addr.sun_path, path.c_str());
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // oaprofd on a simulated register file, served from a thread of the test.
 class OaprofdTest : public ::testing::Test {
  protected:
@@ -141,7 +129,7 @@ TEST_F(OaprofdTest, AUserOutsideTheGroupIsRefused) {
     o.group_name = "oaprof-test";
     daemon_ = std::make_unique<Oaprofd>(*service_, o);
     thread_ = std::thread([this] { daemon_->run(); });
-    const int fd = connect_raw(socket());
+    const int fd = testing::connect_unix(socket());
     ASSERT_GE(fd, 0);
     std::uint8_t buf[wire::kMaxMessageBytes];
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
@@ -156,7 +144,7 @@ TEST_F(OaprofdTest, AUserOutsideTheGroupIsRefused) {
   ::chmod(socket().c_str(), 0666);
   const int rc = as_nobody({}, [&] {
     // The daemon speaks first: one refusal (request id 0), then it hangs up.
-    const int fd = connect_raw(socket());
+    const int fd = testing::connect_unix(socket());
     if (fd < 0) return 3;
     std::uint8_t buf[wire::kMaxMessageBytes];
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
@@ -284,7 +272,7 @@ TEST_F(OaprofdTest, AClientKilledMidSessionLeavesEveryRegisterAsItWas) {
 }
 
 TEST_F(OaprofdTest, MalformedDatagramsGetErrorsAndTheDaemonKeepsServing) {
-  const int fd = connect_raw(socket());
+  const int fd = testing::connect_unix(socket());
   ASSERT_GE(fd, 0);
   const auto exchange = [&](const std::vector<std::uint8_t>& bytes) {
     EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
@@ -351,8 +339,8 @@ TEST(OaprofdSocketTest, ASocketThatCannotBeTheGroupsIsLoggedAndStaysPrivate) {
   ScratchDir dir;
   const std::string path = (dir.path() / "d.sock").string();
   const auto report = dir.path() / "report";
-  // In a user namespace of its own, with no gid mapped, even root's chown fails; unshare needs a
-  // process of one thread, so it is a child.
+  // In a user namespace of its own, with no gid mapped, even root cannot take the group as its
+  // filesystem gid; unshare needs a process of one thread, so it is a child.
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::unshare(CLONE_NEWUSER) != 0) ::_exit(77);
@@ -385,7 +373,8 @@ TEST(OaprofdSocketTest, ASocketThatCannotBeTheGroupsIsLoggedAndStaysPrivate) {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, ::testing::StartsWith("mode 600\n"));
   EXPECT_THAT(text, HasSubstr(fmt::format("<4>cannot give the socket {} to the group "
-                                          "'oaprof-test' (gid 4242): chown failed: ",
+                                          "'oaprof-test' (gid 4242): the kernel refused that "
+                                          "group as oaprofd's filesystem gid",
                                           path)));
   EXPECT_THAT(text, HasSubstr("only root can connect and members of 'oaprof-test' are refused"));
 }

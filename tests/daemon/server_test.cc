@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 
@@ -274,6 +275,49 @@ TEST(ServerRefusalTest, AUidNotAllowedIsToldItIsNotAuthorised) {
   EXPECT_EQ(server->clients_refused(), 1u);
   server.reset();
   std::filesystem::remove_all(dir);
+}
+
+// A run's socket is an abstract name (no file for a user to swap under root), and a run serves a
+// bounded number of connections, refusing the next one with a reply that says so.
+TEST(ServerSetupTest, ARunListensOnAnAbstractNameAndBoundsItsClients) {
+  testing::SimFixture sim;
+  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [](const oa::LaunchRecord&, const power::EnergyReading*,
+               const power::EnergyReading*) {});
+  s.start();
+  const std::string address = private_socket_address();
+  EXPECT_EQ(address.rfind("@oaprof-", 0), 0u) << address;
+  EXPECT_EQ(address.size(), 8u + 32u);
+  EXPECT_NE(address, private_socket_address());
+  Server server(address, s, {::getuid()}, 2);
+  server.start();
+  std::string error;
+  auto a = launch::Client::connect(address, error);
+  ASSERT_TRUE(a) << error;
+  EXPECT_TRUE(a->hello(1, false, error)) << error;
+  auto b = launch::Client::connect(address, error);
+  ASSERT_TRUE(b) << error;
+  EXPECT_TRUE(b->hello(2, false, error)) << error;
+  // The third is told at once, before it asks anything.
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, address.data() + 1, address.size() - 1);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr),
+                      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size())),
+            0);
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  const auto decoded = wire::decode({buf, static_cast<std::size_t>(n)});
+  ASSERT_TRUE(std::holds_alternative<wire::Message>(decoded));
+  const auto& refused = std::get<wire::Error>(std::get<wire::Message>(decoded).body);
+  EXPECT_EQ(refused.code, wire::ErrorCode::kBusy);
+  EXPECT_NE(refused.message.find("serves at most 2 connections at once"), std::string::npos)
+      << refused.message;
+  EXPECT_EQ(server.clients_refused(), 1u);
+  server.stop();
 }
 
 TEST(ServerSetupTest, AnExistingPathIsAClearError) {

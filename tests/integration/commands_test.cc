@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include <fmt/format.h>
@@ -131,6 +132,44 @@ TEST_F(CommandsTest, DecodeLeavesAMetricThatDividesByZeroEmpty) {
                                     OAPROF_BIN, capture.string()));
   ASSERT_EQ(json.status, 0) << json.output;
   EXPECT_THAT(json.output, HasSubstr("\"GpuBusy\": null"));
+}
+
+// Offline there is no device to ask for its topology: --eus/--subslices give the capturing part's,
+// and the equations divide by them (a 23-EU part with every EU busy is 100 % EU active, not the
+// 95.8 % the table's 24 would make of it).
+TEST_F(CommandsTest, DecodeTakesTheCapturingPartsEusFromOptions) {
+  std::vector<std::uint8_t> a(256, 0), b(256, 0);
+  put32(b, 4, 12000);                // 1 ms at 12 MHz
+  put32(b, 12, 1'150'000);           // GPU clocks
+  put32(b, 16, 1'150'000);           // A0: busy throughout
+  put32(b, 16 + 7 * 4, 1'150'000 * 23);  // A7: 23 EUs active every clock
+  const fs::path capture = dir_ / "fused.bin";
+  {
+    std::ofstream out(capture, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(a.data()), 256);
+    out.write(reinterpret_cast<const char*>(b.data()), 256);
+  }
+  const auto eu_active = [&](const std::string& options) {
+    const fs::path csv = dir_ / "fused.csv";
+    const auto r =
+        run(fmt::format("{} decode --platform kblgt2 --format 101 --input raw {} -o {} {}",
+                        OAPROF_BIN, options, csv.string(), capture.string()));
+    EXPECT_EQ(r.status, 0) << r.output;
+    const auto rows = read_csv(csv);
+    return rows.size() == 1 ? std::stod(rows[0].at("EuActive")) : -1.0;
+  };
+  EXPECT_NEAR(eu_active("--eus 23"), 100.0, 0.01);
+  EXPECT_NEAR(eu_active(""), 100.0 * 23 / 24, 0.01);
+  const fs::path json = dir_ / "fused.json";
+  ASSERT_EQ(run(fmt::format("{} decode --platform kblgt2 --input raw --eus 23 --json -o {} {}",
+                            OAPROF_BIN, json.string(), capture.string())).status, 0);
+  std::ifstream in(json);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("\"topology_source\": \"options\""));
+  const auto bad = run(fmt::format("{} decode --platform kblgt2 --input raw --eus 2 {}", OAPROF_BIN,
+                                   capture.string()));
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--eus 2 in --subslices 3"));
 }
 
 TEST_F(CommandsTest, PciChoosesTheDeviceAndIsRefusedBesideAnotherDevice) {

@@ -427,4 +427,50 @@ TEST(DoctorTest, JsonListsEveryCheck) {
   EXPECT_THAT(j["checks"][0]["fix"].get<std::string>(), HasSubstr("--device sim"));
 }
 
+// The topology and timestamp frequency oaprof would read at open: here no i915 answers (no
+// render node; a render node that is not i915's), so doctor says it falls back to the table and
+// that rows will be flagged, with how to let oaprof ask.
+TEST(DoctorTopologyTest, WithoutAnI915ToAskItSaysItFallsBackToTheTable) {
+  FakeMachine m;
+  m.healthy(0x5916);  // Kaby Lake GT2: 24 EUs in the table
+  Line topology = line_of(m.doctor().output, "topology");
+  EXPECT_EQ(topology.verdict, "warn");
+  EXPECT_THAT(topology.detail, HasSubstr("no DRM render node"));
+  EXPECT_THAT(topology.detail, HasSubstr("platform table's 24 EUs"));
+  EXPECT_THAT(topology.detail, HasSubstr("topology_from_table"));
+  EXPECT_THAT(topology.fix, HasSubstr("render"));
+  const Line timestamp = line_of(m.doctor().output, "timestamp");
+  EXPECT_EQ(timestamp.verdict, "warn");
+  EXPECT_THAT(timestamp.detail, HasSubstr("platform table's 12 MHz"));
+  // A render node that is not i915's (a plain file here) is not asked either.
+  std::filesystem::create_directories(m.root() / "sys/bus/pci/devices/0000:00:02.0/drm/renderD128");
+  m.write("dev/dri/renderD128", "");
+  topology = line_of(m.doctor().output, "topology");
+  EXPECT_EQ(topology.verdict, "warn");
+  EXPECT_THAT(topology.detail, HasSubstr("renderD128 is not driven by i915"));
+}
+
+// Through the simulator's i915, the same queries as on a real device: a fused part's 23 EUs, and
+// the timestamp frequency from GETPARAM; without its i915, the table and the clock registers.
+TEST(DoctorTopologyTest, ReportsWhatTheSimulatedI915Answers) {
+  FakeMachine m;
+  auto r = m.doctor("--device sim --sim-eus 23");
+  Line topology = line_of(r.output, "topology");
+  EXPECT_EQ(topology.verdict, "ok") << r.output;
+  EXPECT_THAT(topology.detail, HasSubstr("23 EUs, 3 subslices in 1 slice"));
+  EXPECT_THAT(topology.detail, HasSubstr("read from i915 (DRM_I915_QUERY_TOPOLOGY_INFO"));
+  EXPECT_THAT(topology.detail, HasSubstr("KBL has 24: the rest are fused off"));
+  Line timestamp = line_of(r.output, "timestamp");
+  EXPECT_EQ(timestamp.verdict, "ok");
+  EXPECT_THAT(timestamp.detail, HasSubstr("12 MHz, read from i915 (I915_PARAM_CS_TIMESTAMP"));
+  r = m.doctor("--device sim --sim-no-i915");
+  topology = line_of(r.output, "topology");
+  EXPECT_EQ(topology.verdict, "warn") << r.output;
+  EXPECT_THAT(topology.detail, HasSubstr("platform table's 24 EUs"));
+  timestamp = line_of(r.output, "timestamp");
+  EXPECT_EQ(timestamp.verdict, "ok");
+  EXPECT_THAT(timestamp.detail, HasSubstr("12 MHz, read from the clock registers"));
+  EXPECT_EQ(m.doctor("--device sim --sim-eus 99").status, 2);
+}
+
 }  // namespace

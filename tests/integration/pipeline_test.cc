@@ -100,11 +100,68 @@ TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {
 
 // The real binary, as `sudo oaprof` runs it: root with SUDO_UID/SUDO_GID of another user. The
 // program must run as that user, with that user's groups and home and no capabilities.
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// A part with one EU fused off (the reference UHD 630 has 23 of 24): its i915 says so at open,
+// and every equation divides by its 23 EUs, so EU active per busy clock comes out at the model's
+// 85 %, not at 85 × 23/24. The JSON says where the topology and the timestamp frequency came
+// from.
+TEST_F(PipelineTest, AFusedPartsTopologyFromI915ReachesEveryEquation) {
+  const fs::path csv = dir_ / "fused.csv", json = dir_ / "fused.json";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --sim-eus 23 --energy none --idle-baseline off -q -o {} --json {} -- {} "
+      "mad_vect4 --min-time 5",
+      OAPROF_BIN, csv.string(), json.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& row : rows) {
+    // Both percentages are of all GPU clocks; their ratio is EU activity while busy.
+    const double per_busy_clock =
+        std::stod(row.at("EuActive_percent")) / std::stod(row.at("GpuBusy_percent")) * 100;
+    EXPECT_NEAR(per_busy_clock, 85.0, 0.5) << row.at("launch");
+    EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("topology_from_table")));
+  }
+  const nlohmann::json meta = read_json(json);
+  ASSERT_TRUE(meta.is_object());
+  EXPECT_EQ(meta["eus"], 23);
+  EXPECT_EQ(meta["topology_source"], "i915 query");
+  EXPECT_EQ(meta["topology"]["eus"], 23);
+  EXPECT_EQ(meta["topology"]["subslice_mask"], 7);
+  EXPECT_EQ(meta["timestamp_source"], "i915 getparam");
+  EXPECT_EQ(meta["timestamp_hz"], 12e6);
+}
+
+// Without an i915 to ask, the platform table's topology is used, and every row says so.
+TEST_F(PipelineTest, WithoutI915EveryRowIsFlaggedTopologyFromTable) {
+  const fs::path csv = dir_ / "table.csv", json = dir_ / "table.json";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --sim-no-i915 --mode app --energy none --idle-baseline off -q -o {} "
+      "--json {} -- /bin/true",
+      OAPROF_BIN, csv.string(), json.string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_THAT(rows[0].at("flags"), HasSubstr("topology_from_table"));
+  const nlohmann::json meta = read_json(json);
+  ASSERT_TRUE(meta.is_object());
+  EXPECT_EQ(meta["eus"], 24);
+  EXPECT_EQ(meta["topology_source"], "platform table");
+  EXPECT_THAT(meta["topology"]["note"].get<std::string>(), HasSubstr("--sim-no-i915"));
+  EXPECT_EQ(meta["timestamp_source"], "registers");
+  EXPECT_EQ(run(fmt::format("{} --device sim --sim-eus 25 -q -- /bin/true", OAPROF_BIN)).status, 2);
+}
+
 TEST_F(PipelineTest, UnderSudoTheProgramRunsAsTheUserWithoutCapabilities) {
   if (::geteuid() != 0) GTEST_SKIP() << "oaprof drops privileges only when it runs as root";
   const passwd* pw = ::getpwuid(65534);
   if (pw == nullptr) GTEST_SKIP() << "uid 65534 has no account here";
   const std::string home = pw->pw_dir;
+  // The output is the user's to write: oaprof opens it as the user, not as root.
+  ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
   const fs::path csv = dir_ / "drop.csv";
   // In single quotes, so that the child's shell expands it, not the test's.
   const std::string probe =

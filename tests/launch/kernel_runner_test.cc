@@ -139,10 +139,20 @@ TEST(KernelRunnerTest, PeaksFromThePlatformTable) {
   const fs::path root = fs::temp_directory_path() / "oaprof_kernel_runner_sysfs";
   fake_intel_gpu(root, "0x5926");  // KBL GT3: 48 EUs
   const Result r = run(fmt::format("--peaks --sysfs-root {}", root.string()));
+  // A render node that is not i915's is not asked either.
+  fs::create_directories(root / "bus/pci/devices/0000:00:02.0/drm/renderD130");
+  fs::create_directories(root / "dev/dri");
+  std::ofstream(root / "dev/dri/renderD130") << "";
+  const Result other = run(fmt::format("--peaks --sysfs-root {} --dev-root {}", root.string(),
+                                       (root / "dev").string()));
   fs::remove_all(root);
+  EXPECT_THAT(other.out, HasSubstr("renderD130 is not driven by i915"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_THAT(r.out, HasSubstr("48 EUs, 6 subslices"));
   EXPECT_THAT(r.out, HasSubstr("platform table: KBL GT3"));
+  // Its own topology (i915 on its render node) would count fused-off EUs out; it has none here.
+  EXPECT_THAT(r.out, HasSubstr("its own topology could not be read (0000:00:02.0 has no DRM "
+                               "render node"));
   EXPECT_THAT(r.out, HasSubstr("336 threads"));
   // Nothing to go on: a usage error that says what to give.
   EXPECT_EQ(run("--peaks --sysfs-root /nonexistent").status, 2);

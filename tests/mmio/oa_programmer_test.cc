@@ -176,6 +176,31 @@ TEST(OaProgrammerTest, DetectsAndRepairsLostContextSavedRegisters) {
   EXPECT_TRUE(p.lost_context_registers().empty());
 }
 
+// HALF_SLICE_CHICKEN2 and WAIT_FOR_RC6_EXIT are masked, and i915 keeps its workaround bit in
+// each out of a configuration's reach (i915_perf.c mask_reg_value): the value goes in as a
+// masked write without that bit, and the prior value comes back with a full mask, since a plain
+// write of it would change nothing.
+TEST(OaProgrammerTest, MaskedMuxRegistersKeepTheKernelsWorkaroundsAndComeBack) {
+  ManualClock clock;
+  SimGpu sim(SimConfig{}, clock);
+  // What i915 left there: its workaround bits and a field of its own.
+  sim.write32(reg::kHalfSliceChicken2, reg::masked_enable(reg::kStPoDisable | 0x1));
+  sim.write32(reg::kWaitForRc6Exit, reg::masked_enable(reg::kWaitForRc6ExitEnable | 0x10));
+  OaConfig config;
+  // A configuration that clears every bit and sets its own.
+  config.mux = {{reg::kHalfSliceChicken2, 0xFFFF0040}, {reg::kWaitForRc6Exit, 0xFFFF0002}};
+  const auto plan = plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA12, config);
+  EXPECT_EQ(plan[2], (PlanStep{Kind::kMaskedWrite, reg::kHalfSliceChicken2, 0xDFFF0040}));
+  EXPECT_EQ(plan[3], (PlanStep{Kind::kMaskedWrite, reg::kWaitForRc6Exit, 0xFFFE0002}));
+  OaProgrammer p(sim, [](std::chrono::microseconds) {});
+  p.program(plan);
+  EXPECT_EQ(sim.read32(reg::kHalfSliceChicken2), reg::kStPoDisable | 0x40);
+  EXPECT_EQ(sim.read32(reg::kWaitForRc6Exit), reg::kWaitForRc6ExitEnable | 0x2);
+  p.restore();
+  EXPECT_EQ(sim.read32(reg::kHalfSliceChicken2), reg::kStPoDisable | 0x1);
+  EXPECT_EQ(sim.read32(reg::kWaitForRc6Exit), reg::kWaitForRc6ExitEnable | 0x10);
+}
+
 TEST(OaProgrammerTest, SigtermRestoresEveryRegisterBeforeTheProcessEnds) {
   const std::size_t bytes = kWords * 4;
   testing::SharedWords shared(bytes);

@@ -97,6 +97,36 @@ constexpr std::uint32_t timer_ctx(std::uint32_t exponent) {
          (exponent << SimGpu::kOaCtxControlTimerPeriodShift);
 }
 
+// The masked mux registers take masked writes only: a plain write of a read-back value (which
+// has no mask bits) changes nothing, as on the hardware.
+TEST_F(SimGpuTest, MaskedMuxRegistersIgnoreAPlainWrite) {
+  for (std::uint32_t r : {reg::kHalfSliceChicken2, reg::kWaitForRc6Exit}) {
+    sim_.write32(r, reg::masked_enable(0x21));
+    EXPECT_EQ(sim_.read32(r), 0x21u);
+    sim_.write32(r, 0x0004);
+    EXPECT_EQ(sim_.read32(r), 0x21u) << std::hex << r;
+    sim_.write32(r, 0xFFFF0000u | 0x0004);
+    EXPECT_EQ(sim_.read32(r), 0x4u);
+  }
+}
+
+// A part with fused-off EUs counts with the EUs it has.
+TEST(SimGpuFusedTest, CountsTheEnabledEusOnly) {
+  ManualClock clock;
+  SimConfig config;
+  config.eus = 23;
+  SimGpu sim(config, clock);
+  EXPECT_EQ(sim.eus(), 23);
+  sim.write32(reg::kOaControl, kEnableA36);
+  sim.set_kernel_running(true);
+  clock.advance_ns(1'000'000);
+  const std::uint64_t eu_active =
+      (static_cast<std::uint64_t>(sim.read32(reg::a_high(7))) << 32) | sim.read32(reg::a_low(7));
+  EXPECT_EQ(eu_active, static_cast<std::uint64_t>(1'150'000.0 * 23 * 0.85));
+  config.eus = 25;  // more than a KBL GT2 has
+  EXPECT_THROW(SimGpu(config, clock), std::invalid_argument);
+}
+
 TEST_F(SimGpuTest, TheOaTimerWritesReportsOnlyWhileCountingWithTheTimerOnAndABuffer) {
   sim_.write32(reg::kOaCtxControl, timer_ctx(10));  // 2048 ticks at 12 MHz: 170.67 µs
   clock_.advance_ns(1'000'000);

@@ -1,5 +1,7 @@
 #include "oa/topology.h"
 
+#include "oa/device_facts.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -100,6 +102,51 @@ TEST(TopologyTest, DefaultsWithoutAQuery) {
   const DeviceVariables tgl = device_variables(*platform_by_name("tglgt2"));
   EXPECT_EQ(tgl.dual_subslice_mask, 0b111111u);
   EXPECT_EQ(tgl.eu_dual_subslices_total, 6u);
+}
+
+// encode_topology lays the masks out as i915's query_topology_info does, so parse reads back the
+// same part, and the two hand-laid buffers of this file agree with it.
+TEST(TopologyTest, EncodeWritesWhatI915WritesAndParseReadsItBack) {
+  const std::vector<std::uint32_t> masks = {0xFF, 0x7F, 0xFF, 0x00};
+  EXPECT_EQ(encode_topology(1, 4, 8, masks), topology_buffer(1, 4, 8, {{0xFF, 0x7F, 0xFF, 0x00}}));
+  const std::vector<std::uint32_t> two = {0xFFFF, 0x0, 0xFFFF, 0xFFFF, 0x0F0F, 0x0};  // 2 × 3
+  const Topology t = parse_topology(encode_topology(2, 3, 16, two));
+  EXPECT_EQ(t.slices, 2);
+  EXPECT_EQ(t.subslices, 4);
+  EXPECT_EQ(t.eus, 16 + 16 + 16 + 8);
+  EXPECT_EQ(t.subslice_mask, 0b011101u);
+  EXPECT_THROW(encode_topology(1, 4, 8, two), std::invalid_argument);
+  EXPECT_THROW(encode_topology(9, 1, 8, std::vector<std::uint32_t>(9, 1)), std::invalid_argument);
+}
+
+TEST(DeviceFactsTest, TheTableTopologyAndItsFlag) {
+  const Platform kbl = *platform_by_name("kblgt2");
+  const DeviceFacts f = table_facts(kbl, "no render node");
+  EXPECT_TRUE(f.topology_from_table());
+  EXPECT_EQ(f.topology.eus, 24);
+  EXPECT_EQ(f.topology.subslices, 3);
+  EXPECT_EQ(f.topology.subslice_mask, 0x7u);
+  EXPECT_EQ(f.timestamp_hz, 12e6);
+  EXPECT_EQ(describe_topology(f.topology),
+            "24 EUs, 3 subslices in 1 slice (slice mask 0x1, subslice mask 0x7)");
+}
+
+// --eus/--subslices for offline work: the equations read them, the source says "options".
+TEST(DeviceFactsTest, OptionsOverrideTheTableForOfflineWork) {
+  const Platform kbl = *platform_by_name("kblgt2");
+  DeviceFacts f = facts_from_options(kbl, 23, 0);
+  EXPECT_EQ(f.topology_source, TopologySource::kOptions);
+  EXPECT_FALSE(f.topology_from_table());
+  EXPECT_EQ(device_variables(kbl, f).eu_cores_total, 23u);
+  EXPECT_EQ(device_variables(kbl, f).eu_subslices_total, 3u);
+  EXPECT_EQ(apply_facts(kbl, f).eus, 23);
+  f = facts_from_options(kbl, 0, 2);
+  EXPECT_EQ(device_variables(kbl, f).eu_subslices_total, 2u);
+  EXPECT_EQ(device_variables(kbl, f).subslice_mask, 0x3u);
+  EXPECT_TRUE(facts_from_options(kbl, 0, 0).topology_from_table());
+  EXPECT_THROW(facts_from_options(kbl, 2, 3), std::invalid_argument);    // fewer EUs than subslices
+  EXPECT_THROW(facts_from_options(kbl, 100, 3), std::invalid_argument);  // 34 per subslice
+  EXPECT_THROW(facts_from_options(kbl, -1, 0), std::invalid_argument);
 }
 
 TEST(TopologyTest, ThreadsPerEuComeFromThePlatform) {

@@ -221,6 +221,31 @@ TEST(WireTest, OverlongProseIsShortenedVisiblyAndStillSent) {
   EXPECT_TRUE(cut.ends_with("\xc3\xa9 [...]")) << cut.substr(cut.size() - 10);
 }
 
+// The device's facts go with Opened, so a client of oaprofd evaluates its equations with the
+// topology the daemon read; counts that disagree with their masks are refused.
+TEST(WireTest, OpenedCarriesTheDevicesFacts) {
+  Opened o;
+  DeviceFacts& f = o.facts;
+  f.topology = Topology{1, 3, 8, 0x1, 0x7, 1, 3, 23};
+  f.topology_source = TopologySource::kI915Query;
+  f.topology_note = "DRM_I915_QUERY_TOPOLOGY_INFO on render node /dev/dri/renderD128";
+  f.timestamp_hz = 19.2e6;
+  f.timestamp_source = TimestampSource::kRegisters;
+  f.timestamp_note = "RPM_CONFIG0 0xE";
+  const DeviceFacts got = std::get<Opened>(roundtrip({1, o}).body).facts;
+  EXPECT_EQ(got.topology.eus, 23);
+  EXPECT_EQ(got.topology.subslices, 3);
+  EXPECT_EQ(got.topology.max_subslices, 3);
+  EXPECT_EQ(got.topology.subslice_mask, 0x7u);
+  EXPECT_EQ(got.topology_source, TopologySource::kI915Query);
+  EXPECT_EQ(got.topology_note, f.topology_note);
+  EXPECT_EQ(got.timestamp_hz, 19.2e6);
+  EXPECT_EQ(got.timestamp_source, TimestampSource::kRegisters);
+  EXPECT_EQ(got.timestamp_note, f.timestamp_note);
+  o.facts.topology.subslices = 4;  // but three bits in the mask
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({2, o}))));
+}
+
 TEST(WireTest, DaemonRequestsRoundTrip) {
   Open o;
   o.pid = 42;

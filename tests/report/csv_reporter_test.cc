@@ -123,6 +123,27 @@ TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
   EXPECT_EQ(col("package_energy_uj"), "");
 }
 
+// A run whose topology is the platform table's (i915 could not be asked) flags every row: its EU
+// figures divide by the table's EU count, which a fused part does not have.
+TEST(CsvReporterTest, ATableTopologyFlagsEveryRow) {
+  const auto flags_with = [](std::optional<oa::DeviceFacts> facts) {
+    std::ostringstream out;
+    auto rep = make_csv_reporter(out);
+    RunInfo i = info();
+    i.facts = std::move(facts);
+    rep->begin(i);
+    rep->add(record(), no_energy());
+    return first_row(out.str())["flags"];
+  };
+  const oa::Platform kbl = oa::simulated_platform();
+  EXPECT_EQ(flags_with(oa::table_facts(kbl, "no render node")),
+            "no_profiling;x;topology_from_table;no-energy");
+  oa::DeviceFacts read = oa::table_facts(kbl, "");
+  read.topology_source = oa::TopologySource::kI915Query;
+  EXPECT_EQ(flags_with(read), "no_profiling;x;no-energy");
+  EXPECT_EQ(flags_with(std::nullopt), "no_profiling;x;no-energy");  // offline: no device
+}
+
 TEST(CsvReporterTest, EnergyColumnsCarryTheWindowsFigures) {
   std::ostringstream out;
   auto rep = make_csv_reporter(out);

@@ -11,11 +11,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "gpu/i915_query.h"
 #include "launch/catalogue.h"
 #include "launch/peaks.h"
 #include "launch/result_writer.h"
 #include "launch/runner.h"
 #include "launch/sweep.h"
+#include "mmio/pci_sysfs.h"
 
 namespace {
 
@@ -39,15 +41,42 @@ struct PeakOptions {
   std::optional<int> eus, subslices;
   std::optional<double> freq_mhz;
   std::string sysfs_root = "/sys";
+  std::string dev_root = "/dev";
 };
 
-// Platform-table defaults, overridden one by one by the options; `source` says which was used.
+// The part's own topology from i915 on its render node (fused-off EUs excluded); throws
+// std::runtime_error saying why it could not be asked.
+oaprof::oa::Topology device_topology(const DetectedGpu& gpu, const PeakOptions& o) {
+  const auto addr = oaprof::mmio::parse_pci_address(gpu.dir.filename().string());
+  const auto minor = oaprof::mmio::find_drm_nodes(o.sysfs_root, addr).render_minor;
+  if (!minor) {
+    throw std::runtime_error(fmt::format("{} has no DRM render node (is i915 bound to it?)",
+                                         addr.str()));
+  }
+  const std::string node = fmt::format("{}/dri/renderD{}", o.dev_root, *minor);
+  return oaprof::gpu::query_topology(*oaprof::gpu::open_i915_query(node));
+}
+
+// The device's own EUs and subslices (from i915), else the platform table's, overridden one by
+// one by the options; `source` says which was used.
 PeakInputs resolve_peak_inputs(const PeakOptions& o, std::string& source) {
   PeakInputs in;
-  if (const auto platform = detect_intel_platform(o.sysfs_root)) {
-    in = peak_inputs(*platform);
-    source = fmt::format("platform table: {} {} ({})", platform->codename,
-                         oaprof::oa::gt_label(*platform), platform->metrics_file);
+  if (const auto gpu = detect_intel_gpu(o.sysfs_root)) {
+    const oaprof::oa::Platform& platform = gpu->platform;
+    in = peak_inputs(platform);
+    source = fmt::format("platform table: {} {} ({})", platform.codename,
+                         oaprof::oa::gt_label(platform), platform.metrics_file);
+    try {
+      const oaprof::oa::Topology t = device_topology(*gpu, o);
+      in.eus = t.eus;
+      in.subslices = t.subslices;
+      source = fmt::format("i915 topology query: {} {} ({}) with {} EUs", platform.codename,
+                           oaprof::oa::gt_label(platform), platform.metrics_file, t.eus);
+    } catch (const std::exception& e) {
+      source += fmt::format("; its own topology could not be read ({}), so fused-off EUs are "
+                            "counted",
+                            e.what());
+    }
   } else {
     source = "options (no Intel GPU from the platform table found)";
   }
@@ -149,13 +178,15 @@ int main(int argc, char** argv) {
       ->excludes(csv_flag);
   app.add_flag("--quiet", quiet, "no progress bar during sweeps");
   app.add_flag("--peaks", peaks,
-               "print theoretical peaks (method.md formulas) and exit; defaults from the "
-               "platform table when an Intel GPU is present");
+               "print theoretical peaks (method.md formulas) and exit; the EUs and subslices "
+               "of the Intel GPU as i915 reports them (its render node), else the platform "
+               "table's");
   app.add_option("--eus", peak_opt.eus, "peaks and sweep marks: usable EUs")->check(CLI::PositiveNumber);
   app.add_option("--subslices", peak_opt.subslices, "peaks: subslices")->check(CLI::PositiveNumber);
   app.add_option("--freq-mhz", peak_opt.freq_mhz, "peaks: GPU frequency in MHz")->check(CLI::PositiveNumber);
   app.add_option("--sysfs-root", peak_opt.sysfs_root, "where to look for the Intel GPU (tests)")
       ->group("");
+  app.add_option("--dev-root", peak_opt.dev_root, "where its render node is (tests)")->group("");
   app.footer("Exit status: 0 success (skipped kernels included), 1 wrong result, 2 usage error, "
              "3 OpenCL set-up failure.");
   try {

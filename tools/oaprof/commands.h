@@ -5,11 +5,14 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "daemon/root_paths.h"
 
 namespace oaprof::tools {
 
@@ -41,6 +44,19 @@ inline bool register_subcommand(SubcommandFactory factory) {
 #define OAPROF_REGISTER_SUBCOMMAND(ident, factory) \
   [[maybe_unused]] static const bool oaprof_registered_##ident = \
       ::oaprof::tools::register_subcommand(factory)
+
+// For subcommands that need no root (they read and write only the user's files): under sudo,
+// become the invoking user for good before touching any file. Returns 0, or the exit status after
+// saying why on stderr: kExitUsage for a bad SUDO_UID/SUDO_GID, kExitSetup when the drop did not
+// take.
+int become_sudo_user(const char* command);
+
+// For subcommands that need root and take options pointing at files: under sudo each must keep its
+// default (daemon/root_paths.h). Returns 0, or kExitUsage after saying why on stderr.
+int require_root_paths(const char* command, std::span<const daemon::RootPathOption> paths);
+
+// Whether this process runs as root under sudo for another user (whose SUDO_UID is well formed).
+bool under_sudo();
 
 // The default action: profile a program. Adds its options to `app` itself.
 Action add_profile_options(CLI::App& app);

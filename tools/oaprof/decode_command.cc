@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "oa/builtin_metric_set.h"
+#include "oa/device_facts.h"
 #include "oa/report_stream.h"
 #include "oa/topology.h"
 #include "tools/oaprof/commands.h"
@@ -32,6 +33,8 @@ struct DecodeOptions {
   std::string input = "auto";
   std::string output = "-";
   bool json = false;
+  int eus = 0;        // --eus: the capturing part's EUs (0: the platform table's)
+  int subslices = 0;  // --subslices
   std::string file;
 };
 
@@ -86,9 +89,13 @@ void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
 
 void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
                 const oa::FormatLayout& layout, const oa::MetricSet* set,
-                const oa::Platform& platform) {
+                const oa::Platform& platform, const oa::DeviceFacts& facts) {
   nlohmann::json doc;
   doc["platform"] = platform.metrics_file;
+  doc["topology_source"] = std::string(oa::topology_source_name(facts.topology_source));
+  doc["topology"] = {{"eus", facts.topology.eus},
+                     {"subslices", facts.topology.subslices},
+                     {"slices", facts.topology.slices}};
   doc["format"] = layout.name;
   doc["metric_set"] = set != nullptr ? set->symbol() : "";
   nlohmann::json counters = nlohmann::json::array();
@@ -142,12 +149,16 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
 
 int run_decode(const DecodeOptions& opt) {
   oa::Platform platform = oa::simulated_platform();
+  oa::DeviceFacts facts;
   oa::ReportFormat format{};
   std::unique_ptr<oa::MetricSet> set;
   std::vector<oa::StreamEntry> entries;
   try {
     platform = opt.platform.empty() ? oa::simulated_platform()
                                     : oa::require_platform_by_name(opt.platform);
+    // Offline there is no device to ask: the capturing part's topology comes from the options.
+    facts = oa::facts_from_options(platform, opt.eus, opt.subslices);
+    platform = oa::apply_facts(platform, facts);
     format = oa::parse_format(opt.format, platform.gen);
     std::string symbol = opt.metric_set;
     if (symbol.empty() && opt.metrics_xml.empty() && platform.gen != oa::Generation::kGen7_5 &&
@@ -177,7 +188,7 @@ int run_decode(const DecodeOptions& opt) {
   options.max_interval_ns =
       oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz);
   options.metric_set = set.get();
-  options.vars = oa::device_variables(platform);
+  options.vars = oa::device_variables(platform, facts);
   const auto rows = oa::decode_rows(entries, options);
   const oa::FormatLayout& layout = oa::layout_of(format);
   std::ofstream file;
@@ -191,7 +202,7 @@ int run_decode(const DecodeOptions& opt) {
     out = &file;
   }
   if (opt.json) {
-    write_json(*out, rows, layout, set.get(), platform);
+    write_json(*out, rows, layout, set.get(), platform, facts);
   } else {
     write_csv(*out, rows, layout, set.get());
   }
@@ -222,7 +233,19 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("-o,--output", opt->output, "output file, - for stdout")->capture_default_str();
   sub->add_flag("--json", opt->json, "write JSON instead of CSV");
-  return {sub, [opt] { return run_decode(*opt); }};
+  sub->add_option("--eus", opt->eus,
+                  "EUs of the part that wrote it, for the equations ($EuCoresTotalCount; default: "
+                  "the platform table's; `oaprof doctor` shows the device's)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--subslices", opt->subslices,
+                  "subslices of the part that wrote it ($EuSubslicesTotalCount, $SubsliceMask; "
+                  "default: the platform table's)")
+      ->check(CLI::PositiveNumber);
+  return {sub, [opt] {
+            // Nothing here needs root: under sudo it reads and writes as the user.
+            if (const int rc = become_sudo_user("decode"); rc != 0) return rc;
+            return run_decode(*opt);
+          }};
 }
 
 }  // namespace

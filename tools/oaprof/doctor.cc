@@ -26,10 +26,13 @@
 #include "daemon/daemon_paths.h"
 #include "daemon/remote_source.h"
 #include "gpu/counter_source.h"
+#include "gpu/device.h"
+#include "gpu/i915_query.h"
 #include "launch/loader.h"
 #include "mmio/pci_bar.h"
 #include "mmio/pci_sysfs.h"
 #include "power/energy_registry.h"
+#include "report/row.h"
 
 namespace oaprof::tools::doctor {
 namespace fs = std::filesystem;
@@ -88,7 +91,9 @@ PciFacts read_pci_facts(const fs::path& sysfs_root, const std::string& address) 
   }
   const fs::path driver = fs::read_symlink(dir / "driver", ec);
   if (!ec) facts.driver = driver.filename().string();
-  facts.dri_minor = mmio::find_drm_nodes(sysfs_root, addr).card_minor;
+  const mmio::DrmNodes nodes = mmio::find_drm_nodes(sysfs_root, addr);
+  facts.dri_minor = nodes.card_minor;
+  facts.render_minor = nodes.render_minor;
   if (facts.intel_display()) facts.platform = oa::platform_for_pci_id(facts.device);
   return facts;
 }
@@ -173,6 +178,88 @@ Check check_debugfs(const PciFacts& pci, const DoctorOptions& options) {
               fmt::format("check that dri/{} is this device's i915 minor (--debugfs ROOT names "
                           "another debugfs){}",
                           minor, fallback));
+}
+
+std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions& options) {
+  if (options.sim) {
+    const gpu::Device d = gpu::make_sim_device(std::make_unique<mmio::ManualClock>(), *options.sim);
+    return ProbedFacts{options.sim->platform, d.facts, d.mmio->describe()};
+  }
+  if (!pci.intel_display() || !pci.platform) return std::nullopt;
+  std::unique_ptr<gpu::I915Query> i915;
+  std::string why;
+  if (!pci.render_minor) {
+    why = fmt::format("{} has no DRM render node in sysfs (drm/renderDN): is i915 bound to it?",
+                      pci.address);
+  } else {
+    try {
+      const fs::path node = options.dev_root / "dri" / fmt::format("renderD{}", *pci.render_minor);
+      i915 = gpu::open_i915_query(node.string());
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  // No register is read here: doctor maps nothing and takes no forcewake.
+  return ProbedFacts{*pci.platform, gpu::read_device_facts(*pci.platform, i915.get(), why, nullptr),
+                     pci.address};
+}
+
+namespace {
+
+constexpr const char* kAskI915Fix =
+    "let oaprof ask i915: bind i915 to the device (see the driver check) and make its render "
+    "node readable (sudo usermod -aG render $USER, then log in again; sudo oaprof and oaprofd "
+    "can read it as root); for offline work (oaprof decode) give --eus/--subslices";
+
+}  // namespace
+
+Check check_topology(const std::optional<ProbedFacts>& probed) {
+  if (!probed) return make("topology", Verdict::kSkip, "no Intel GPU oaprof knows");
+  const oa::DeviceFacts& f = probed->facts;
+  if (!f.topology_from_table()) {
+    std::string detail = fmt::format("{}: {}, read from i915 ({})", probed->device,
+                                     oa::describe_topology(f.topology), f.topology_note);
+    if (f.topology.eus != probed->table.eus) {
+      detail += fmt::format("; the platform table's {} has {}: the rest are fused off",
+                            probed->table.codename, probed->table.eus);
+    }
+    return make("topology", Verdict::kOk, detail);
+  }
+  return make("topology", Verdict::kWarn,
+              fmt::format("{}: i915 could not be asked ({}); oaprof falls back to the platform "
+                          "table's {} and flags every row {}",
+                          probed->device, f.topology_note, oa::describe_topology(f.topology),
+                          report::kTopologyFromTableFlag),
+              kAskI915Fix);
+}
+
+Check check_timestamp(const std::optional<ProbedFacts>& probed) {
+  if (!probed) return make("timestamp", Verdict::kSkip, "no Intel GPU oaprof knows");
+  const oa::DeviceFacts& f = probed->facts;
+  const double mhz = f.timestamp_hz / 1e6;
+  switch (f.timestamp_source) {
+    case oa::TimestampSource::kI915GetParam:
+      return make("timestamp", Verdict::kOk,
+                  fmt::format("{}: {:g} MHz, read from i915 ({})", probed->device, mhz,
+                              f.timestamp_note));
+    case oa::TimestampSource::kRegisters:
+      return make("timestamp", Verdict::kOk,
+                  fmt::format("{}: {:g} MHz, read from the clock registers ({})", probed->device,
+                              mhz, f.timestamp_note));
+    case oa::TimestampSource::kPlatformTable: break;
+  }
+  const oa::Generation gen = probed->table.gen;
+  if (gen == oa::Generation::kGen7_5 || gen == oa::Generation::kGen8) {
+    return make("timestamp", Verdict::kOk,
+                fmt::format("{}: {:g} MHz, fixed on {} (i915 reads no register there)",
+                            probed->device, mhz, oa::generation_name(gen)));
+  }
+  return make("timestamp", Verdict::kWarn,
+              fmt::format("{}: i915 could not be asked ({}); oaprof uses the platform table's "
+                          "{:g} MHz, or with --access mmio reads the clock registers (CTC_MODE, "
+                          "RPM_CONFIG0) instead",
+                          probed->device, f.timestamp_note, mhz),
+              kAskI915Fix);
 }
 
 Check check_lockdown(const DoctorOptions& options) {
@@ -323,7 +410,7 @@ std::string info_string(Get get, Handle handle, Param what) {
 
 Check check_opencl_platforms(const DoctorOptions& options) {
   if (!options.opencl_platforms) {
-    return make("opencl-devices", Verdict::kSkip, "not listed (--no-opencl-devices)");
+    return make("opencl-devices", Verdict::kSkip, options.opencl_skipped_because);
   }
   // Never closed: ICDs the loader pulled in may keep threads or atexit handlers of their own.
   void* lib = ::dlopen(options.opencl_library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -498,6 +585,9 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   std::vector<Check> checks;
   checks.push_back(check_device(pci));
   checks.push_back(check_driver(pci));
+  const std::optional<ProbedFacts> probed = probe_facts(pci, options);
+  checks.push_back(check_topology(probed));
+  checks.push_back(check_timestamp(probed));
   checks.push_back(check_debugfs(pci, options));
   checks.push_back(check_lockdown(options));
   checks.push_back(check_perf_stream_paranoid(options));

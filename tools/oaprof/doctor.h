@@ -1,5 +1,6 @@
-// `oaprof doctor`'s checks: each looks at one thing profiling needs (the device, its driver,
-// debugfs, lockdown, perf permissions, RAPL, virtualisation, OpenCL, oaprofd and its group) and
+// `oaprof doctor`'s checks: each looks at one thing profiling needs (the device, its driver, its
+// topology and timestamp clock, debugfs, lockdown, perf permissions, RAPL, virtualisation,
+// OpenCL, oaprofd and its group) and
 // returns a verdict with the exact fix. Every system path sits under a root the caller chooses,
 // so tests run the checks on fake trees; the subcommand (doctor_command.cc) only prints them.
 #pragma once
@@ -11,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "mmio/sim_gpu.h"
+#include "oa/device_facts.h"
 #include "oa/platform.h"
 
 namespace oaprof::tools::doctor {
@@ -38,6 +41,10 @@ struct DoctorOptions {
   std::string opencl_library = "libOpenCL.so.1";
   // Listing OpenCL platforms loads every ICD into this process; tests of other checks skip it.
   bool opencl_platforms = true;
+  std::string opencl_skipped_because = "not listed (--no-opencl-devices)";
+  // --device sim: the topology and timestamp checks ask the simulator (with these settings)
+  // instead of the device at `pci`.
+  std::optional<mmio::SimConfig> sim;
 };
 
 // What sysfs says about the PCI device at `address`, read once and shared by several checks.
@@ -49,6 +56,7 @@ struct PciFacts {
   std::uint32_t device_class = 0;
   std::string driver;                    // basename of the driver link; empty when unbound
   std::optional<int> dri_minor;          // N of drm/cardN: debugfs dri/N
+  std::optional<int> render_minor;       // M of drm/renderDM: /dev/dri/renderDM
   std::optional<oa::Platform> platform;  // when oaprof knows the PCI id
   bool intel_display() const { return present && vendor == 0x8086 && (device_class >> 16) == 0x03; }
 };
@@ -59,6 +67,20 @@ PciFacts read_pci_facts(const std::filesystem::path& sysfs_root, const std::stri
 Check check_device(const PciFacts& pci);
 Check check_driver(const PciFacts& pci);
 Check check_debugfs(const PciFacts& pci, const DoctorOptions& options);
+
+// What oaprof learns about the device when it opens it, asked the same way: i915 on its render
+// node under options.dev_root (nothing is mapped, forcewake is not taken), or the simulator's
+// i915 and clock registers for --device sim. nullopt without a known platform.
+struct ProbedFacts {
+  oa::Platform table;  // the PCI id's platform, as the table has it
+  oa::DeviceFacts facts;
+  std::string device;  // "0000:00:02.0" or "simulated KBL GT2 (23 EUs, 1150 MHz)"
+};
+std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions& options);
+// The topology it read, or that it fell back to the platform table (and rows say so).
+Check check_topology(const std::optional<ProbedFacts>& probed);
+// The timestamp frequency it read (i915, the clock registers), or the table's it fell back to.
+Check check_timestamp(const std::optional<ProbedFacts>& probed);
 Check check_lockdown(const DoctorOptions& options);
 Check check_perf_stream_paranoid(const DoctorOptions& options);
 Check check_energy(const DoctorOptions& options);

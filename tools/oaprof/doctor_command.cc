@@ -21,6 +21,9 @@ struct DoctorCommandOptions {
   std::string debugfs_root = "/sys/kernel/debug";
   std::string proc_root = "/proc";
   std::string dev_root = "/dev";
+  std::string device;  // --device sim
+  int sim_eus = 0;
+  bool sim_no_i915 = false;
   bool json = false;
 };
 
@@ -56,10 +59,32 @@ void print_json(const doctor::DoctorOptions& opt, const std::vector<doctor::Chec
 }
 
 int run_doctor(DoctorCommandOptions& opt) {
+  const daemon::RootPathOption paths[] = {
+      {"--sysfs-root", opt.sysfs_root, "/sys"},
+      {"--debugfs", opt.debugfs_root, "/sys/kernel/debug"},
+      {"--proc-root", opt.proc_root, "/proc"},
+      {"--dev-root", opt.dev_root, "/dev"},
+      {"--opencl-library", opt.checks.opencl_library, "libOpenCL.so.1"},
+  };
+  if (const int rc = require_root_paths("doctor", paths); rc != 0) return rc;
+  if (under_sudo() && opt.checks.opencl_platforms) {
+    // Listing platforms loads every ICD the loader finds, steered by the user's environment
+    // (OCL_ICD_VENDORS): not as root.
+    opt.checks.opencl_platforms = false;
+    opt.checks.opencl_skipped_because =
+        "not listed under sudo: that loads every OpenCL ICD as root; run `oaprof doctor` "
+        "without sudo to list them";
+  }
   opt.checks.sysfs_root = opt.sysfs_root;
   opt.checks.debugfs_root = opt.debugfs_root;
   opt.checks.proc_root = opt.proc_root;
   opt.checks.dev_root = opt.dev_root;
+  if (!opt.device.empty()) {
+    mmio::SimConfig sim;
+    sim.eus = opt.sim_eus;
+    sim.i915 = !opt.sim_no_i915;
+    opt.checks.sim = sim;
+  }
   std::vector<doctor::Check> checks;
   try {
     checks = doctor::run_checks(opt.checks);
@@ -79,9 +104,11 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
   auto opt = std::make_shared<DoctorCommandOptions>();
   CLI::App* sub = app.add_subcommand(
       "doctor",
-      "check this machine for profiling: the Intel GPU and its driver, debugfs forcewake, kernel "
-      "lockdown, perf_stream_paranoid, RAPL, virtualisation, OpenCL, oaprofd and group oaprof; "
-      "each check prints a verdict and the exact fix");
+      "check this machine for profiling: the Intel GPU and its driver, the topology and "
+      "timestamp frequency i915 reports for it (or that oaprof falls back to the platform "
+      "table), debugfs forcewake, kernel lockdown, perf_stream_paranoid, RAPL, "
+      "virtualisation, OpenCL, oaprofd and group oaprof; each check prints a verdict and the "
+      "exact fix");
   auto& c = opt->checks;
   sub->add_option("--pci", c.pci, "the GPU's PCI address (what oaprof --pci BDF names)")
       ->capture_default_str();
@@ -99,6 +126,14 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
   sub->add_flag("!--no-opencl-devices", c.opencl_platforms,
                 "do not list OpenCL platforms (which loads every installed ICD)");
   sub->add_flag("--json", opt->json, "print the checks as JSON");
+  sub->add_option("--device", opt->device,
+                  "sim: the topology and timestamp checks ask the simulator instead of the GPU at "
+                  "--pci (with --sim-eus, --sim-no-i915 as oaprof takes them)")
+      ->check(CLI::IsMember({"sim"}));
+  sub->add_option("--sim-eus", opt->sim_eus, "with --device sim: the simulated part's EUs")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--sim-no-i915", opt->sim_no_i915,
+                "with --device sim: the simulated device has no i915 to ask");
   sub->footer(
       "Exit status: 0 when no check failed (warnings allowed), 1 when one failed, 2 bad "
       "options.");

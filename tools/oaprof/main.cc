@@ -1,9 +1,13 @@
 // oaprof: profiles every OpenCL kernel launch of a program with the GPU's OA counters.
 //   sudo oaprof [options] -- program [args…]
 //   oaprof SUBCOMMAND …   (see oaprof --help)
+#include <unistd.h>
+
 #include <iostream>
+#include <stdexcept>
 #include <vector>
 
+#include "daemon/privilege_drop.h"
 #include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
@@ -11,6 +15,38 @@ namespace oaprof::tools {
 std::vector<SubcommandFactory>& subcommand_factories() {
   static std::vector<SubcommandFactory> factories;
   return factories;
+}
+
+int become_sudo_user(const char* command) {
+  try {
+    daemon::drop_to_sudo_user();
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof " << command << ": " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof " << command << ": " << e.what() << "\n";
+    return kExitSetup;
+  }
+}
+
+int require_root_paths(const char* command, std::span<const daemon::RootPathOption> paths) {
+  try {
+    daemon::require_root_paths_under_sudo(
+        paths, daemon::credentials_from_sudo(daemon::process_environment(), ::geteuid()));
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof " << command << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+}
+
+bool under_sudo() {
+  try {
+    return daemon::credentials_from_sudo(daemon::process_environment(), ::geteuid()).has_value();
+  } catch (const std::invalid_argument&) {
+    return true;  // a malformed SUDO_UID is still sudo's environment: the stricter answer
+  }
 }
 
 }  // namespace oaprof::tools
@@ -28,10 +64,11 @@ int main(int argc, char** argv) {
   // Set after the subcommands exist: CLI11 hands a parent's footer to subcommands created later,
   // and these exit codes and the example are the profiler's, not the subcommands'.
   app.footer(
-      "Exit status: the program's own status (128+N if killed by signal N); 2 bad options, 3 the "
-      "GPU or session could not be set up, 4 the output file cannot be written, 5 the GPU "
-      "session broke during the run (the rows written are kept; oaprofd gone), 127 the program "
-      "could not be started.\n"
+      "Exit status: the program's own status (128+N if killed by signal N); 2 bad options (or, "
+      "under sudo, a SUDO_UID/SUDO_GID that is not a plain id, or an OAPROF_STATE_DIR), 3 the GPU "
+      "or session could not be set up, 4 an output file cannot be written as the invoking user, 5 "
+      "the GPU session broke during the run (the rows written are kept; oaprofd gone), 127 the "
+      "program could not be started (or the drop to the invoking user did not take).\n"
       "Example: oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
 
   try {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "daemon/privilege_drop.h"
 #include "oa/metric_paths.h"
 #include "oa/metric_set.h"
 #include "oa/metric_xml.h"
@@ -19,9 +20,11 @@ namespace oaprof::tools {
 // prefix above the directory of the oaprof executable.
 oa::MetricSearchEnv metric_search_env();
 
-// Reads and imports one file. Throws std::invalid_argument (bad content) or std::runtime_error
-// (unreadable, or larger than 64 MiB).
-oa::MetricFile load_metric_file(const std::filesystem::path& path);
+// Reads and imports one file, opened as `as` when given (the user who ran sudo:
+// daemon/user_file.h), else as this process. Throws std::invalid_argument (bad content) or
+// std::runtime_error (unreadable, or larger than 64 MiB).
+oa::MetricFile load_metric_file(const std::filesystem::path& path,
+                                const std::optional<daemon::Credentials>& as = std::nullopt);
 
 // `explicit_xml` when given, else the first oa-<platform>.xml of the search directories; nullopt
 // when there is none.
@@ -29,8 +32,10 @@ std::optional<std::filesystem::path> find_metric_file(const oa::Platform& platfo
                                                       const std::string& explicit_xml);
 
 // The set `symbol` of the platform: "Builtin" is oaprof's own; anything else comes from the
-// platform's metric file. Throws std::invalid_argument saying where it looked and what exists.
+// platform's metric file, read as load_metric_file reads it. Throws std::invalid_argument saying
+// where it looked and what exists.
 oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view symbol,
-                              const std::string& explicit_xml);
+                              const std::string& explicit_xml,
+                              const std::optional<daemon::Credentials>& as = std::nullopt);
 
 }  // namespace oaprof::tools

@@ -1,5 +1,7 @@
 // `oaprof metrics list|show|import`: which metric sets oaprof can use on a platform, what one of
 // them computes, and importing IGT metric files (validated first) into the user's directory.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "daemon/trusted_metrics.h"
+#include "daemon/user_file.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/topology.h"
 #include "tools/oaprof/commands.h"
@@ -44,7 +47,18 @@ oa::MetricSearchEnv metric_search_env() {
 }
 
 // One reader for metric files, shared with oaprofd (same size limit, same messages).
-oa::MetricFile load_metric_file(const fs::path& path) { return daemon::read_metric_file(path); }
+oa::MetricFile load_metric_file(const fs::path& path,
+                                const std::optional<daemon::Credentials>& as) {
+  const int fd = daemon::open_user_file(path.string(), daemon::UserFileAccess::kRead, as);
+  try {
+    oa::MetricFile file = daemon::read_metric_fd(fd, path.string());
+    ::close(fd);
+    return file;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
 
 std::optional<fs::path> find_metric_file(const oa::Platform& platform,
                                          const std::string& explicit_xml) {
@@ -59,7 +73,8 @@ std::optional<fs::path> find_metric_file(const oa::Platform& platform,
 }
 
 oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view symbol,
-                              const std::string& explicit_xml) {
+                              const std::string& explicit_xml,
+                              const std::optional<daemon::Credentials>& as) {
   if (symbol == oa::kBuiltinMetricSetSymbol && explicit_xml.empty()) {
     return oa::builtin_metric_set(platform);
   }
@@ -83,7 +98,7 @@ oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view sym
         platform.codename, wanted, dirs.empty() ? "no directory" : dirs,
         oa::kBuiltinMetricSetSymbol));
   }
-  oa::MetricFile file = load_metric_file(*path);
+  oa::MetricFile file = load_metric_file(*path, as);
   for (oa::MetricSet& set : file.sets) {
     if (set.symbol() == symbol) return std::move(set);
   }
@@ -205,6 +220,8 @@ std::pair<CLI::App*, Action> add_metrics_command(CLI::App& app) {
       "import", "validate IGT oa-*.xml files and copy them into $XDG_DATA_HOME/oaprof/metrics");
   import->add_option("FILE", opt->files, "oa-<platform>.xml files")->required();
   return {sub, [opt, list, show, import] {
+            // Nothing here needs root: under sudo it reads and writes as the user.
+            if (const int rc = become_sudo_user("metrics"); rc != 0) return rc;
             try {
               if (list->parsed()) return run_list(*opt);
               if (show->parsed()) return run_show(*opt);

@@ -3,7 +3,6 @@
 // without root, oaprofd's session (daemon/remote_source.h), the Session, its socket and samplers
 // (daemon), the child with the interceptor (launch), and the reporters (report).
 #include <signal.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -32,9 +30,11 @@
 #include "daemon/server.h"
 #include "daemon/session.h"
 #include "daemon/register_journal.h"
+#include "daemon/root_paths.h"
 #include "daemon/session_lock.h"
 #include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
+#include "daemon/user_file.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
 #include "launch/launch_filter.h"
@@ -49,12 +49,11 @@
 #include "power/energy_sampler.h"
 #include "power/idle_baseline.h"
 #include "power/sim_power.h"
+#include "report/fd_ostream.h"
 #include "report/reporter.h"
 #include "report/row.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/metric_files.h"
-
-extern char** environ;
 
 namespace oaprof::tools {
 namespace {
@@ -88,15 +87,6 @@ fs::path installed_library(const char* env, const char* file) {
   return fs::read_symlink("/proc/self/exe", ec).parent_path() / OAPROF_LIB_DIR_FROM_BIN / file;
 }
 
-std::map<std::string, std::string> environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq) env.emplace(std::string(*e, static_cast<std::size_t>(eq - *e)), eq + 1);
-  }
-  return env;
-}
-
 struct ProfileOptions {
   std::string device_spec = "auto";
   std::string pci;  // --pci BDF: the same as --device BDF
@@ -110,6 +100,8 @@ struct ProfileOptions {
   std::string render_node = "auto";
   std::string drm_card = "auto";
   int oa_exponent = 16;
+  int sim_eus = 0;           // --sim-eus: the simulated part's EUs, some fused off
+  bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
   std::string csv_path;
   std::string json_path;
   std::string min_window = "50ms";
@@ -132,30 +124,32 @@ struct ProfileOptions {
 
 // The output files and reporters of one run.
 struct Outputs {
-  std::ofstream csv;
-  std::ofstream json;
+  std::unique_ptr<report::FdOstream> csv;
+  std::unique_ptr<report::FdOstream> json;
   std::unique_ptr<report::Reporter> files;  // CSV and JSON, written as rows arrive
   std::unique_ptr<report::Reporter> table;  // printed at the end
   std::atomic<std::uint64_t> rows{0};
 };
 
+// The files are opened as the user who ran sudo (daemon/user_file.h): root never creates,
+// truncates or chowns a path the user names.
 int open_outputs(const ProfileOptions& o, const std::string& csv_path,
                  const std::optional<daemon::Credentials>& creds, Outputs& out) {
   std::vector<std::unique_ptr<report::Reporter>> files;
-  auto open = [&](std::ofstream& f, const std::string& path) {
-    f.open(path, std::ios::trunc);
-    if (!f) {
-      std::cerr << fmt::format("oaprof: cannot write {}: {}\n", path, std::strerror(errno));
-      return false;
+  auto open = [&](const std::string& path) -> std::unique_ptr<report::FdOstream> {
+    try {
+      return std::make_unique<report::FdOstream>(
+          daemon::open_user_file(path, daemon::UserFileAccess::kWrite, creds));
+    } catch (const daemon::UserFileError& e) {
+      std::cerr << "oaprof: " << e.what() << "\n";
+      return nullptr;
     }
-    if (creds) (void)::chown(path.c_str(), creds->uid, creds->gid);  // the user's file, not root's
-    return true;
   };
-  if (!open(out.csv, csv_path)) return kExitOutput;
-  files.push_back(report::make_csv_reporter(out.csv));
+  if (!(out.csv = open(csv_path))) return kExitOutput;
+  files.push_back(report::make_csv_reporter(*out.csv));
   if (!o.json_path.empty()) {
-    if (!open(out.json, o.json_path)) return kExitOutput;
-    files.push_back(report::make_json_reporter(out.json));
+    if (!(out.json = open(o.json_path))) return kExitOutput;
+    files.push_back(report::make_json_reporter(*out.json));
   }
   out.files = report::make_tee_reporter(std::move(files));
   out.table = report::make_table_reporter(std::cout);
@@ -201,6 +195,19 @@ daemon::SamplerOptions sampler_options(const report::RunInfo& info) {
   so.read_period = std::min(
       so.read_period, std::chrono::milliseconds(static_cast<std::int64_t>(so.max_interval_ns / 2e6)));
   return so;
+}
+
+// Under sudo the options that point root at files keep their defaults (daemon/root_paths.h).
+void require_root_paths(const ProfileOptions& o, const std::string& device_spec,
+                        const std::optional<daemon::Credentials>& creds) {
+  const daemon::RootPathOption paths[] = {
+      {"--sysfs-root", o.sysfs_root, "/sys"},
+      {"--debugfs", o.debugfs_root, "/sys/kernel/debug"},
+      {"--render-node", o.render_node, "auto", "/dev/dri/renderD"},
+      {"--drm-card", o.drm_card, "auto", "/sys/class/drm/card"},
+  };
+  daemon::require_root_paths_under_sudo(paths, creds);
+  daemon::require_no_register_file_under_sudo(device_spec, creds);
 }
 
 // Whether this run reaches the OA unit through oaprofd rather than opening the device itself.
@@ -264,6 +271,15 @@ Action add_profile_options(CLI::App& app) {
                   "i915 perf sampling period exponent for --access perf")
       ->check(CLI::Range(0, 31))
       ->capture_default_str();
+  dev->add_option("--sim-eus", opt->sim_eus,
+                  "with --device sim: the simulated part's enabled EUs, fewer than its platform's "
+                  "when some are fused off (23 for a UHD 630 missing one); its i915 reports them "
+                  "and its counters count them")
+      ->check(CLI::PositiveNumber);
+  dev->add_flag("--sim-no-i915", opt->sim_no_i915,
+                "with --device sim: the simulated device has no i915 DRM node, so its topology "
+                "falls back to the platform table (rows flagged topology_from_table) and its "
+                "timestamp frequency is read from its clock registers");
 
   auto* what = app.add_option_group("What to measure");
   what->add_option("--mode", opt->mode,
@@ -325,11 +341,12 @@ Action add_profile_options(CLI::App& app) {
                   "CSV file, one row per launch, written as the run goes (default: "
                   "oaprof-<program>.csv); each row's validity is in its flags column "
                   "(interval_too_long, freq_changed, drain_failed, layer_error, energy_simulated, "
-                  "metric_div_zero:SYMBOL, ...: docs/attach.md)");
+                  "metric_div_zero:SYMBOL, ...: docs/attach.md). Under sudo it is opened as the "
+                  "user who ran sudo; a symbolic link is not followed");
   out->add_option("--json", opt->json_path,
-                  "also write a JSON document (run metadata + the same rows): in a file, valid "
-                  "after every row; to a pipe, FIFO or terminal (/dev/stdout), one valid document "
-                  "when the run ends");
+                  "also write a JSON document (run metadata + the same rows), opened as -o is: in "
+                  "a file, valid after every row; to a pipe, FIFO or terminal (/dev/stdout), one "
+                  "valid document when the run ends");
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run_profile(*opt); };
@@ -387,7 +404,7 @@ int run_profile(const ProfileOptions& options) {
       : options.system_wide     ? std::string("oaprof-system.csv")
                                 : fmt::format("oaprof-{}.csv", fs::path(command[0]).filename().string());
 
-  const auto env = environment();
+  const auto env = daemon::process_environment();
   std::optional<daemon::Credentials> creds;
   // A local run's hold on the OA unit, declared before the device so that they outlive it: the
   // device closes (forcewake let go), then the state file goes, then the lock.
@@ -396,7 +413,8 @@ int run_profile(const ProfileOptions& options) {
   gpu::Device device;  // opened here only without the daemon
   std::shared_ptr<daemon::DaemonClient> client;
   std::optional<oa::wire::Opened> opened;
-  oa::Platform platform;
+  oa::Platform platform;  // with the device's own topology and timestamp frequency
+  oa::DeviceFacts facts;  // and where they came from
   std::string device_label, device_detail;
   bool simulated = false;
   std::unique_ptr<gpu::CounterSource> source;
@@ -411,6 +429,9 @@ int run_profile(const ProfileOptions& options) {
 
   try {
     creds = daemon::credentials_from_sudo(env, ::geteuid());
+    require_root_paths(options, device_spec, creds);
+    // Read from the environment once, here, whatever the device: under sudo it is the user's.
+    const fs::path state_dir = daemon::state_dir_from(env, creds);
     if (through_daemon(options.daemon, device_spec)) {
       client = std::make_shared<daemon::DaemonClient>(daemon::daemon_socket_path());
       oa::wire::Open request;
@@ -424,8 +445,11 @@ int run_profile(const ProfileOptions& options) {
           options.metrics_xml.empty() ? std::string() : fs::absolute(options.metrics_xml).string();
       request.energy = options.energy;
       opened = client->open(request);
-      platform = opened->simulated ? oa::simulated_platform()
-                                   : oa::require_platform_for_pci_id(opened->pci_id);
+      facts = opened->facts;
+      platform = oa::apply_facts(opened->simulated
+                                     ? oa::simulated_platform()
+                                     : oa::require_platform_for_pci_id(opened->pci_id),
+                                 facts);
       format = oa::parse_format(opened->format, platform.gen);
       source = daemon::make_remote_counter_source(client, format, opened->simulated);
       // The daemon programmed the set; the same file gives its equations here.
@@ -447,11 +471,12 @@ int run_profile(const ProfileOptions& options) {
       dopt.render_node = options.render_node;
       dopt.drm_card_sysfs = options.drm_card;
       dopt.perf_period_exponent = options.oa_exponent;
+      dopt.sim.eus = options.sim_eus;
+      dopt.sim.i915 = !options.sim_no_i915;
       // Everything but the in-process simulator is shared with other runs and oaprofd: take the
       // unit as oaprofd does, under its lock and with its journal, so that two runs never
       // program it at once and a run killed with SIGKILL leaves what the next one restores.
       if (device_spec != "sim") {
-        const fs::path state_dir = daemon::state_dir_from(env);
         daemon::prepare_state_dir(state_dir);
         const std::string holder =
             daemon::holder_text(creds ? creds->uid : ::getuid(), ::getpid());
@@ -472,13 +497,15 @@ int run_profile(const ProfileOptions& options) {
       }
       device = gpu::open_device(dopt);
       platform = device.platform;
+      facts = device.facts;
       device_label = device.label();
       device_detail = device.mmio->describe();
       simulated = device.simulated();
       format = oa::parse_format(options.format_text, platform.gen);
       source = gpu::make_counter_source(options.access, device);
+      // A file the user names is read as the user (daemon/user_file.h).
       metrics = std::make_unique<oa::MetricSet>(
-          load_metric_set(platform, options.metric_set, options.metrics_xml));
+          load_metric_set(platform, options.metric_set, options.metrics_xml, creds));
     }
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
@@ -526,6 +553,7 @@ int run_profile(const ProfileOptions& options) {
   info.format = std::string(oa::layout_of(format).name);
   info.access = options.access;
   info.eus = platform.eus;
+  info.facts = facts;
   info.max_freq_mhz = platform.max_freq_mhz;
   info.min_freq_mhz = platform.min_freq_mhz;
   if (!client) {
@@ -541,8 +569,7 @@ int run_profile(const ProfileOptions& options) {
   info.energy_simulated = energy && power::is_simulated_energy_backend(energy->name());
   info.metric_set = metrics->symbol();
   info.metrics = metrics.get();
-  info.device_variables = oa::device_variables(platform);
-  info.device_variables.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);
+  info.device_variables = oa::device_variables(platform, facts);
   info.energy_options.min_window_ns = static_cast<std::uint64_t>(min_window.count()) * 1'000'000;
   info.energy_options.formula = power::parse_igpu_formula(options.igpu_power);
   if (energy) {
@@ -571,7 +598,8 @@ int run_profile(const ProfileOptions& options) {
     out.rows.fetch_add(1, std::memory_order_relaxed);
   };
   daemon::RowWriter rows(write_row, [&] { out.files->flush(); });
-  daemon::Session session(*source, format, rows.sink(), daemon::oa_config_for(*metrics, platform));
+  daemon::Session session(*source, format, rows.sink(),
+                          daemon::oa_config_for(*metrics, platform, facts));
   session.set_energy_source(energy.get());
   // Long launches stay exact: the session reads the counters while a pass is open.
   session.set_launch_reads(
@@ -684,20 +712,10 @@ int run_profile(const ProfileOptions& options) {
     return finish(0);
   }
 
-  // A private directory for the socket, owned by whoever the program runs as.
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string dir = fmt::format("{}/oaprof-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  if (::mkdtemp(dir.data()) == nullptr) {
-    std::cerr << fmt::format("oaprof: cannot create a socket directory {}: {}\n", dir,
-                             std::strerror(errno));
-    return finish(kExitSetup);
-  }
-  const std::string socket_path = dir + "/session.sock";
+  // The program's processes reach this run at an abstract address: no file, so no directory in
+  // the user's $TMPDIR for root to create, bind in or chown. Who may connect is SO_PEERCRED's.
   std::vector<uid_t> allowed{::getuid()};
-  if (creds) {
-    allowed.push_back(creds->uid);
-    (void)::chown(dir.c_str(), creds->uid, creds->gid);
-  }
+  if (creds) allowed.push_back(creds->uid);
 
   daemon::ChildSpec child;
   child.argv = command;
@@ -709,16 +727,13 @@ int run_profile(const ProfileOptions& options) {
   std::optional<daemon::Sampler> app_sampler;
   if (mode == "kernel") {
     try {
-      server = std::make_unique<daemon::Server>(socket_path, session, allowed);
-      if (creds) (void)::chown(socket_path.c_str(), creds->uid, creds->gid);
-      ::chmod(socket_path.c_str(), 0600);
+      server = std::make_unique<daemon::Server>(daemon::private_socket_address(), session, allowed);
       server->start();
     } catch (const std::exception& e) {
       std::cerr << "oaprof: " << e.what() << "\n";
-      ::rmdir(dir.c_str());
       return finish(kExitSetup);
     }
-    child.set_env["OAPROF_SOCKET"] = socket_path;
+    child.set_env["OAPROF_SOCKET"] = server->path();
     for (const auto& [k, v] : filter.to_env()) child.set_env[k] = v;
     std::string inject = options.inject;
     if (inject == "auto") {
@@ -732,7 +747,6 @@ int run_profile(const ProfileOptions& options) {
     if (!fs::exists(lib)) {
       std::cerr << fmt::format("oaprof: {} is missing; reinstall oaprof\n", lib.string());
       server.reset();
-      ::rmdir(dir.c_str());
       return finish(kExitSetup);
     }
     // Ours goes first, so it sees the program's calls before any other layer or preload the
@@ -780,7 +794,6 @@ int run_profile(const ProfileOptions& options) {
   }
   if (server) server->stop();
   server.reset();
-  ::rmdir(dir.c_str());
   exit_code = finish(exit_code);
   if (!options.quiet && program_status != 0 && program_status != kExitCannotRun) {
     std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], program_status);

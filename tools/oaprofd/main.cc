@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -24,10 +25,9 @@
 #include "daemon/daemon_paths.h"
 #include "daemon/daemon_service.h"
 #include "daemon/oaprofd.h"
+#include "daemon/privilege_drop.h"
 #include "daemon/state_dir.h"
 #include "daemon/systemd.h"
-
-extern char** environ;
 
 namespace {
 namespace fs = std::filesystem;
@@ -37,15 +37,6 @@ std::atomic<oaprof::daemon::Oaprofd*> g_daemon{nullptr};
 
 void on_signal(int) {
   if (auto* d = g_daemon.load()) d->request_stop();
-}
-
-std::map<std::string, std::string> environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq) env.emplace(std::string(*e, static_cast<std::size_t>(eq - *e)), eq + 1);
-  }
-  return env;
 }
 
 // A group name, or a number for a group without a name (tests, containers).
@@ -73,6 +64,8 @@ int main(int argc, char** argv) {
   std::string device = "auto";
   std::vector<std::string> metrics_dirs;
   std::string sysfs_root = "/sys";
+  std::string energy = "session";
+  std::size_t max_clients = 64;
   bool foreground = false;
 
   CLI::App app{
@@ -102,6 +95,17 @@ int main(int argc, char** argv) {
                  "repeatable (default: <prefix>/share/oaprof/metrics)");
   app.add_option("--sysfs-root", sysfs_root, "where sysfs is, for the energy backends (tests)")
       ->capture_default_str();
+  app.add_option("--energy", energy,
+                 "RAPL energy for clients: session (only to the client whose session holds the OA "
+                 "unit, no two readings closer than 1 ms; docs/daemon.md, Security model) or off "
+                 "(none: RAPL is a side channel, CVE-2020-8694)")
+      ->check(CLI::IsMember({"session", "off"}))
+      ->capture_default_str();
+  app.add_option("--max-clients", max_clients,
+                 "connections served at once (a quarter of them at most for one uid); more are "
+                 "refused with a busy reply")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
+      ->capture_default_str();
   app.add_flag("--foreground", foreground,
                "stay in the foreground; oaprofd always does (it never forks), the flag is "
                "accepted for init scripts that pass it");
@@ -112,12 +116,13 @@ int main(int argc, char** argv) {
   }
   if (metrics_dirs.empty()) metrics_dirs.push_back(metrics_dir_default());
 
-  const auto env = environment();
+  const auto env = oaprof::daemon::process_environment();
   oaprof::daemon::ServiceOptions so;
   so.device.spec = device;
   so.state_dir = state_dir;
   for (const auto& d : metrics_dirs) so.metrics_dirs.emplace_back(d);
   so.energy_roots.sysfs = sysfs_root;
+  so.lend_energy = energy == "session";
   so.log = [](int level, const std::string& line) { log_line(level, line); };
 
   try {
@@ -132,6 +137,8 @@ int main(int argc, char** argv) {
   o.socket_path = socket_path;
   o.group_name = group_name;
   o.group = resolve_group(group_name);
+  o.max_clients = max_clients;
+  o.max_clients_per_uid = std::max<std::size_t>(1, max_clients / 4);
   o.log = so.log;
   if (!o.group) {
     log_line(4, fmt::format("group '{}' does not exist: only root may use oaprofd (create it with "

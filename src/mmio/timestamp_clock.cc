@@ -1,0 +1,93 @@
+#include "mmio/timestamp_clock.h"
+
+#include <fmt/format.h>
+
+#include "mmio/registers.h"
+
+namespace oaprof::mmio {
+namespace {
+
+bool is_gen9_lp(const oa::Platform& p) { return p.codename == "BXT" || p.codename == "GLK"; }
+
+// TIMESTAMP_OVERRIDE: (divider + 1) MHz plus 1 MHz / (denominator + 1), as read_reference_ts_freq.
+TimestampReading divide_logic(std::uint32_t override_value) {
+  const std::uint32_t divider = (override_value & reg::kTimestampOverrideDividerMask) + 1;
+  const std::uint32_t denominator =
+      (override_value >> reg::kTimestampOverrideDenominatorShift) & 0xF;
+  const std::uint32_t hz = divider * 1'000'000u + 1'000'000u / (denominator + 1);
+  return {static_cast<double>(hz),
+          fmt::format("TIMESTAMP_OVERRIDE 0x{:X} (CTC_MODE: divide logic)", override_value)};
+}
+
+int shift_of(std::uint32_t value, std::uint32_t mask) {
+  return static_cast<int>((value & mask) >> 1);  // both shift fields are bits 2:1
+}
+
+std::optional<std::uint32_t> gen11_crystal_hz(std::uint32_t rpm_config0) {
+  switch ((rpm_config0 >> reg::kRpmConfig0CrystalShift) & 0x7) {
+    case 0: return 24'000'000u;
+    case 1: return 19'200'000u;
+    case 2: return 38'400'000u;
+    case 3: return 25'000'000u;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& platform,
+                                                           const TimestampRegisters& r) {
+  switch (platform.gen) {
+    case oa::Generation::kGen7_5:
+    case oa::Generation::kGen8: return std::nullopt;  // no clock register: a fixed 12.5 MHz
+    case oa::Generation::kGen9: {
+      if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) return divide_logic(r.timestamp_override);
+      const std::uint32_t crystal = is_gen9_lp(platform) ? 19'200'000u : 24'000'000u;
+      const int shift = shift_of(r.ctc_mode, reg::kCtcShiftMask);
+      return TimestampReading{static_cast<double>(crystal >> (3 - shift)),
+                              fmt::format("{} MHz crystal >> (3 - CTC_MODE shift {})",
+                                          crystal / 1e6, shift)};
+    }
+    case oa::Generation::kGen11:
+    case oa::Generation::kGen12: {
+      if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) return divide_logic(r.timestamp_override);
+      const auto crystal = gen11_crystal_hz(r.rpm_config0);
+      if (!crystal) return std::nullopt;
+      const int shift = shift_of(r.rpm_config0, reg::kRpmConfig0CtcShiftMask);
+      return TimestampReading{static_cast<double>(*crystal >> (3 - shift)),
+                              fmt::format("RPM_CONFIG0 0x{:X}: {} MHz crystal >> (3 - shift {})",
+                                          r.rpm_config0, *crystal / 1e6, shift)};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio,
+                                                         const oa::Platform& platform) {
+  if (platform.gen == oa::Generation::kGen7_5 || platform.gen == oa::Generation::kGen8) {
+    return std::nullopt;
+  }
+  TimestampRegisters r;
+  r.ctc_mode = mmio.read32(reg::kCtcMode);
+  if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) {
+    r.timestamp_override = mmio.read32(reg::kTimestampOverride);
+  } else if (platform.gen != oa::Generation::kGen9) {
+    r.rpm_config0 = mmio.read32(reg::kRpmConfig0);
+  }
+  return decode_timestamp_frequency(platform, r);
+}
+
+std::optional<TimestampRegisters> crystal_registers_for(const oa::Platform& platform, double hz) {
+  for (std::uint32_t crystal = 0; crystal < 4; ++crystal) {
+    for (std::uint32_t shift = 0; shift < 4; ++shift) {
+      TimestampRegisters r;
+      r.ctc_mode = shift << 1;
+      r.rpm_config0 = (crystal << reg::kRpmConfig0CrystalShift) | (shift << 1);
+      const auto got = decode_timestamp_frequency(platform, r);
+      if (got && got->hz == hz) return r;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace oaprof::mmio

@@ -1,0 +1,43 @@
+// The command-streamer timestamp frequency from the GPU's own clock registers, decoded as i915
+// decodes them at boot (linux gt/intel_gt_clock_utils.c read_clock_frequency()), for devices
+// without an i915 to ask (I915_PARAM_CS_TIMESTAMP_FREQUENCY): the crystal in RPM_CONFIG0 shifted
+// by the CTC shift, or the TIMESTAMP_OVERRIDE divider when CTC_MODE selects divide logic.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "mmio/mmio.h"
+#include "oa/platform.h"
+
+namespace oaprof::mmio {
+
+// The registers read_clock_frequency() looks at; it reads only those it needs.
+struct TimestampRegisters {
+  std::uint32_t ctc_mode = 0;            // CTC_MODE 0xA26C (Gen9+)
+  std::uint32_t rpm_config0 = 0;         // RPM_CONFIG0 0x0D00 (Gen11+, crystal source)
+  std::uint32_t timestamp_override = 0;  // TIMESTAMP_OVERRIDE 0x44074 (divide logic)
+};
+
+struct TimestampReading {
+  double hz = 0;
+  std::string how;  // "CTC_MODE shift 2 of the 24 MHz crystal", …, for metadata and doctor
+};
+
+// Gen7.5/Gen8: nullopt, there is no clock register (i915 uses a fixed 12.5 MHz, the platform
+// table's). Gen9: CTC_MODE (divide logic, else the 24 MHz
+// crystal, 19.2 MHz on BXT/GLK, >> (3 - shift)). Gen11/12: CTC_MODE, then RPM_CONFIG0's crystal
+// (24, 19.2, 38.4 or 25 MHz) >> (3 - RPM_CONFIG0's shift). nullopt where the kernel reports a
+// missing case (an unknown crystal code).
+std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& platform,
+                                                           const TimestampRegisters& registers);
+
+// Reads the registers decode_timestamp_frequency needs, in i915's order, and decodes them.
+std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::Platform& platform);
+
+// Register values that make decode_timestamp_frequency give `hz` on `platform` from the crystal
+// (the simulator's defaults); nullopt when no crystal and shift give it.
+std::optional<TimestampRegisters> crystal_registers_for(const oa::Platform& platform, double hz);
+
+}  // namespace oaprof::mmio
