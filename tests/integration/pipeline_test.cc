@@ -269,19 +269,29 @@ TEST_F(PipelineTest, SimulatedEnergyBesideARealGpuIsAUsageError) {
   EXPECT_FALSE(fs::exists(csv));
 }
 
-// JSON to outputs that cannot seek: a pipe (through /dev/stdout) and a FIFO. Each must be one
-// valid document with every launch. The program's own output goes elsewhere, so that stdout
-// carries the JSON alone.
+// JSON to outputs that cannot seek: a pipe (through `-` and /dev/stdout, which is a link the
+// user files' O_NOFOLLOW would refuse: it names oaprof's own standard output) and a FIFO. Each
+// must be one valid document with every launch. The program's own output goes elsewhere, so that
+// stdout carries the JSON alone; without -q the summary table goes to stderr.
 TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
-  const fs::path piped = dir_ / "piped.json", fifo = dir_ / "fifo",
-                 from_fifo = dir_ / "from-fifo.json";
+  const fs::path piped = dir_ / "piped.json", dev_stdout = dir_ / "dev-stdout.json",
+                 fifo = dir_ / "fifo", from_fifo = dir_ / "from-fifo.json";
   const std::string program = fmt::format("sh -c '{} mad_vect4 --min-time 1 > /dev/null'",
                                           KERNEL_RUNNER_BIN);
-  const CommandResult to_pipe = run(fmt::format(
-      "{} --device sim -q --energy none --idle-baseline off -o {} --json /dev/stdout -- {} | "
-      "cat > {}",
-      OAPROF_BIN, (piped.string() + ".csv"), program, piped.string()));
+  // oaprof's stdout through a pipe into `out`; its status and stderr come back.
+  const auto through_a_pipe = [&](const std::string& options, const fs::path& out) {
+    const fs::path status = out.string() + ".status";
+    return run(fmt::format(
+        "{{ {{ {} --device sim --energy none --idle-baseline off -o {} {} -- {}; echo $? > {}; }} | "
+        "cat > {}; exit $(cat {}); }}",
+        OAPROF_BIN, out.string() + ".csv", options, program, status.string(), out.string(),
+        status.string()));
+  };
+  const CommandResult to_pipe = through_a_pipe("--json -", piped);
   ASSERT_EQ(to_pipe.status, 0) << to_pipe.output;
+  EXPECT_THAT(to_pipe.output, HasSubstr("oaprof: device: simulated"));  // the table, on stderr
+  const CommandResult to_dev_stdout = through_a_pipe("-q --json /dev/stdout", dev_stdout);
+  ASSERT_EQ(to_dev_stdout.status, 0) << to_dev_stdout.output;
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const CommandResult to_fifo = run(fmt::format(
       "cat {} > {} & {} --device sim -q --energy none --idle-baseline off -o {} --json {} -- {}; "
@@ -289,7 +299,7 @@ TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
       fifo.string(), from_fifo.string(), OAPROF_BIN, from_fifo.string() + ".csv", fifo.string(),
       program));
   ASSERT_EQ(to_fifo.status, 0) << to_fifo.output;
-  for (const fs::path& file : {piped, from_fifo}) {
+  for (const fs::path& file : {piped, dev_stdout, from_fifo}) {
     SCOPED_TRACE(file.filename().string());
     std::ifstream in(file);
     nlohmann::json doc;
@@ -299,6 +309,16 @@ TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
     EXPECT_EQ(doc["launches"].size(), read_csv(file.string() + ".csv").size());
     EXPECT_EQ(doc["launches"][0]["kernel"], "mad_vect4");
   }
+}
+
+// -o and --json cannot share standard output: the CSV and JSON would mix into neither.
+TEST_F(PipelineTest, CsvAndJsonBothToStandardOutputAreRefused) {
+  const CommandResult r = run(fmt::format(
+      "{} --device sim -q --energy none --idle-baseline off -o - --json /dev/stdout -- {} "
+      "mad_vect4 --min-time 1",
+      OAPROF_BIN, KERNEL_RUNNER_BIN));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("-o and --json both name standard output"));
 }
 
 }  // namespace

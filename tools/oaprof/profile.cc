@@ -2,6 +2,7 @@
 // delta over the whole run) or the whole GPU (`--system-wide`). Wiring only: the device (gpu) or,
 // without root, oaprofd's session (daemon/remote_source.h), the Session, its socket and samplers
 // (daemon), the child with the interceptor (launch), and the reporters (report).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -131,12 +132,30 @@ struct Outputs {
   std::atomic<std::uint64_t> rows{0};
 };
 
+// "-" and /dev/stdout name oaprof's standard output. /dev/stdout is a link (to
+// /proc/self/fd/1), which the user files' O_NOFOLLOW would refuse; the descriptor behind it is the
+// one the user gave oaprof, so it is used directly and no path is opened.
+bool names_stdout(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
+
 // The files are opened as the user who ran sudo (daemon/user_file.h): root never creates,
-// truncates or chowns a path the user names.
+// truncates or chowns a path the user names. Standard output (names_stdout) is a copy of
+// descriptor 1; the summary table then goes to stderr, so that stdout carries the file alone.
 int open_outputs(const ProfileOptions& o, const std::string& csv_path,
                  const std::optional<daemon::Credentials>& creds, Outputs& out) {
+  if (names_stdout(csv_path) && names_stdout(o.json_path)) {
+    std::cerr << "oaprof: -o and --json both name standard output, where the CSV and the JSON "
+                 "would mix; send one of them to a file\n";
+    return kExitUsage;
+  }
   std::vector<std::unique_ptr<report::Reporter>> files;
   auto open = [&](const std::string& path) -> std::unique_ptr<report::FdOstream> {
+    if (names_stdout(path)) {
+      const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+      if (fd >= 0) return std::make_unique<report::FdOstream>(fd);
+      std::cerr << fmt::format("oaprof: cannot write {}: standard output: {}\n", path,
+                               std::strerror(errno));
+      return nullptr;
+    }
     try {
       return std::make_unique<report::FdOstream>(
           daemon::open_user_file(path, daemon::UserFileAccess::kWrite, creds));
@@ -152,7 +171,8 @@ int open_outputs(const ProfileOptions& o, const std::string& csv_path,
     files.push_back(report::make_json_reporter(*out.json));
   }
   out.files = report::make_tee_reporter(std::move(files));
-  out.table = report::make_table_reporter(std::cout);
+  const bool to_stdout = names_stdout(csv_path) || names_stdout(o.json_path);
+  out.table = report::make_table_reporter(to_stdout ? std::cerr : std::cout);
   return 0;
 }
 
@@ -342,11 +362,12 @@ Action add_profile_options(CLI::App& app) {
                   "oaprof-<program>.csv); each row's validity is in its flags column "
                   "(interval_too_long, freq_changed, drain_failed, layer_error, energy_simulated, "
                   "metric_div_zero:SYMBOL, ...: docs/attach.md). Under sudo it is opened as the "
-                  "user who ran sudo; a symbolic link is not followed");
+                  "user who ran sudo; a symbolic link is not followed. - or /dev/stdout: standard "
+                  "output (the summary table then goes to stderr)");
   out->add_option("--json", opt->json_path,
                   "also write a JSON document (run metadata + the same rows), opened as -o is: in "
                   "a file, valid after every row; to a pipe, FIFO or terminal (/dev/stdout), one "
-                  "valid document when the run ends");
+                  "valid document when the run ends; - or /dev/stdout as for -o");
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run_profile(*opt); };
