@@ -13,6 +13,7 @@
 #include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
 #include "oa/report_format.h"
+#include "power/energy_registry.h"
 #include "power/energy_sampler.h"
 #include "power/sim_power.h"
 
@@ -174,6 +175,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
                                     : request.energy == "auto" && a.device.simulated()
                                         ? std::string("sim")
                                         : request.energy;
+    power::check_energy_backend_for_device(energy_name, a.device.simulated(), a.device.label());
     power::EnergyChoice choice = power::choose_energy_source(energy_name, options_.energy_roots);
     opened.energy_reason = options_.lend_energy ? choice.reason : std::string(kNoEnergyLent);
     if (choice.source) {

@@ -18,6 +18,17 @@ void add_stream_loss_flags(const gpu::PerfStreamCounts& begin, const gpu::PerfSt
   if (end.buffer_lost > begin.buffer_lost) flags.emplace_back("oa_buffer_lost");
 }
 
+LaunchReadOptions launch_read_options(double timestamp_hz, double max_freq_mhz, int eus) {
+  LaunchReadOptions o;
+  o.timestamp_hz = timestamp_hz;
+  o.max_interval_ns = oa::max_safe_read_interval_ns(max_freq_mhz, eus, timestamp_hz);
+  constexpr std::chrono::milliseconds kLongest{500};
+  const auto quarter =
+      std::chrono::milliseconds(static_cast<std::int64_t>(o.max_interval_ns / 4e6));
+  o.read_period = std::clamp(quarter, std::chrono::milliseconds(1), kLongest);
+  return o;
+}
+
 Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
                  mmio::OaConfig config)
     : source_(source), format_(format), sink_(std::move(sink)), config_(std::move(config)) {}
@@ -37,11 +48,86 @@ void Session::start() {
   std::lock_guard lock(mu_);
   source_.start(format_, config_);
   started_ = true;
+  if (reads_.read_period.count() > 0 && !reader_.joinable()) {
+    reader_stop_ = false;
+    reader_ = std::thread([this] { reader_loop(); });
+  }
 }
 
 void Session::stop() {
+  stop_reader();  // first, and without mu_: its reads take mu_
   std::lock_guard lock(mu_);
   stop_locked();
+}
+
+void Session::stop_reader() {
+  {
+    std::lock_guard lock(reader_mu_);
+    reader_stop_ = true;
+  }
+  reader_wake_.notify_all();
+  if (reader_.joinable()) reader_.join();
+}
+
+void Session::reader_loop() {
+  std::unique_lock lock(reader_mu_);
+  while (!reader_wake_.wait_for(lock, reads_.read_period, [this] { return reader_stop_; })) {
+    lock.unlock();
+    try {
+      read_open_launches();
+    } catch (const std::exception&) {
+      // The source failed (oaprofd gone): the open passes then span a longer interval, which
+      // their rows are flagged for when it is too long; the 'after' reports the failure itself.
+    }
+    lock.lock();
+  }
+}
+
+void Session::set_launch_reads(const LaunchReadOptions& options) {
+  std::lock_guard lock(mu_);
+  reads_ = options;
+}
+
+Session::Read Session::read_locked() {
+  Read r;
+  r.freq_mhz = source_.gpu_freq_mhz();
+  r.report = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+  return r;
+}
+
+void Session::note_freq(Pending& p, const std::optional<double>& freq_mhz) {
+  if (!freq_mhz) return;
+  if (!p.freq_mhz) {
+    p.freq_mhz = freq_mhz;
+  } else if (*p.freq_mhz != *freq_mhz) {
+    p.freq_changed = true;
+  }
+}
+
+void Session::fold_locked(Pending& p, const Read& read) {
+  oa::accumulate(p.pass, oa::compute_deltas_checked(*p.before, read.report, reads_.timestamp_hz,
+                                                    reads_.max_interval_ns));
+  p.before = read.report;
+  p.before_at = std::chrono::steady_clock::now();
+  note_freq(p, read.freq_mhz);
+}
+
+void Session::read_open_launches() {
+  std::lock_guard lock(mu_);
+  if (!started_) return;
+  const auto now = std::chrono::steady_clock::now();
+  const bool due = std::any_of(pending_.begin(), pending_.end(), [&](const auto& entry) {
+    return entry.second.before && now - entry.second.before_at >= reads_.read_period;
+  });
+  if (!due) return;
+  const Read read = read_locked();
+  const bool config_lost = source_.config_lost();
+  for (auto& entry : pending_) {
+    Pending& p = entry.second;
+    if (!p.before) continue;
+    p.config_lost = p.config_lost || config_lost;
+    fold_locked(p, read);
+  }
 }
 
 void Session::stop_locked() {
@@ -184,7 +270,11 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
   if (s.phase == oa::wire::Phase::kBefore) {
     const bool read_energy = energy_ != nullptr && p.pairs == 0;
     if (read_energy && s.energy_first) p.energy_before = read_energy_locked();
-    p.before = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    const Read read = read_locked();
+    p.before = read.report;
+    p.before_at = std::chrono::steady_clock::now();
+    p.pass = {};
+    note_freq(p, read.freq_mhz);
     if (p.pairs == 0) p.stream_before = source_.perf_stream_counts();
     running_client_ = client_id;
     // In order with the other clients' kernel signals: the simulated RAPL tree follows it.
@@ -198,15 +288,16 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     }
     running_client_.reset();  // first: a signal that fails (oaprofd gone) must not leave it set
     busy_locked(false);
-    const oa::Report after = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
+    const Read after = read_locked();
     p.config_lost = p.config_lost || source_.config_lost();
     p.stream_after = source_.perf_stream_counts();
     deferred_.push_back({client_id, s.launch_id, s.phase, energy_ != nullptr});
-    const oa::CounterDeltas pass = oa::compute_deltas(*p.before, after);
+    // The pass's last interval, checked for wraps like the periodic reads before it.
+    fold_locked(p, after);
     if (p.pairs++ == 0) {
-      p.deltas = pass;
+      p.deltas = p.pass;
     } else {
-      oa::accumulate(p.deltas, pass);
+      oa::accumulate(p.deltas, p.pass);
     }
     p.before.reset();
   }
@@ -228,6 +319,8 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   record.launch = l;
   record.deltas = it->second.deltas;
   if (!l.profiled) record.flags.emplace_back("no_profiling");
+  if (l.flags & oa::wire::kLaunchDrainFailed) record.flags.emplace_back("drain_failed");
+  if (l.flags & oa::wire::kLaunchLayerError) record.flags.emplace_back("layer_error");
   // The layer says how many passes it ran; the counters cover the pairs that arrived.
   if (it->second.pairs != std::max<std::uint32_t>(l.passes, 1)) {
     record.flags.emplace_back("pass_count_mismatch");
@@ -235,6 +328,11 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   // A context switch reloaded the context-saved registers (Gen8–11 flex, OACTXCONTROL) while the
   // kernel ran: flex-dependent counters of this row may be wrong (--access perf keeps them).
   if (it->second.config_lost) record.flags.emplace_back("config_lost");
+  // An interval between two reads of this launch was long enough for a 32-bit counter to wrap
+  // twice unseen: its counts may be short by multiples of 2^32.
+  if (record.deltas.interval_too_long) record.flags.emplace_back("interval_too_long");
+  // The GPU frequency read beside the launch's snapshots was not the same at all of them.
+  if (it->second.freq_changed) record.flags.emplace_back("freq_changed");
   add_stream_loss_flags(it->second.stream_before, it->second.stream_after, record.flags);
   const Pending p = std::move(it->second);
   pending_.erase(it);

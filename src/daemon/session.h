@@ -5,12 +5,14 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,24 @@ namespace oaprof::daemon {
 // empty buffer).
 void add_stream_loss_flags(const gpu::PerfStreamCounts& begin, const gpu::PerfStreamCounts& end,
                            std::vector<std::string>& flags);
+
+// How the session keeps a long launch's counters exact. A 32-bit counter wraps within seconds
+// (GPU_TICKS in 3.7 s at 1150 MHz), and a delta between two reads is exact only when at most one
+// wrap happened between them: so while a pass of a launch is open, the session reads the counters
+// every `read_period` and folds the reads (as the samplers do); an interval between two reads that
+// is still longer than `max_interval_ns` flags the row interval_too_long.
+struct LaunchReadOptions {
+  double timestamp_hz = 12e6;
+  // The longest interval whose deltas are exact (oa::max_safe_read_interval_ns); the default is
+  // the simulated Kaby Lake GT2's (1150 MHz, 24 EUs): about 1.87 s.
+  double max_interval_ns = oa::max_safe_read_interval_ns(1150.0, 24, 12e6);
+  // Zero: no reads inside a launch (its row is flagged when it runs too long).
+  std::chrono::milliseconds read_period{0};
+};
+
+// For a device of this clock range and EU count: reads every quarter of the exact interval
+// (at most every 500 ms).
+LaunchReadOptions launch_read_options(double timestamp_hz, double max_freq_mhz, int eus);
 
 class Session {
  public:
@@ -71,6 +91,13 @@ class Session {
   // Told when the GPU starts and stops being busy with a measured kernel: the simulated RAPL
   // tree follows the simulated GPU through it.
   void set_busy_listener(std::function<void(bool)> listener);
+  // Before start(): how long launches are kept exact (a thread of the session reads the counters
+  // while a pass is open when `read_period` is set).
+  void set_launch_reads(const LaunchReadOptions& options);
+  // One periodic read: when a pass has been open for `read_period` or longer since its last
+  // read, takes a snapshot and folds it into every open pass. The session's thread calls it;
+  // tests call it on a virtual clock. Throws what the snapshot threw.
+  void read_open_launches();
 
   // A snapshot outside any launch, for samplers (app mode, system-wide), with the energy read
   // beside it when there is a source. `config_lost` is set when this snapshot found the
@@ -94,9 +121,15 @@ class Session {
   // counters sum the pairs' deltas (the restores between passes fall outside them), while the
   // energy window runs from the first 'before' to the last 'after'.
   struct Pending {
-    std::optional<oa::Report> before;  // of the pass in progress
+    // The latest read of the pass in progress: its 'before', or its latest periodic read.
+    std::optional<oa::Report> before;
+    std::chrono::steady_clock::time_point before_at;
+    oa::CounterDeltas pass;             // of the pass in progress, up to `before`
     oa::CounterDeltas deltas;           // summed over the finished passes
     std::uint32_t pairs = 0;            // finished passes
+    // The GPU frequency at the launch's first read, and whether a later read differed.
+    std::optional<double> freq_mhz;
+    bool freq_changed = false;
     std::optional<power::EnergyReading> energy_before;  // at the first 'before'
     std::optional<power::EnergyReading> energy_after;   // at the latest 'after'
     // A context switch undid the context-saved configuration during one of the passes (seen
@@ -116,6 +149,18 @@ class Session {
     bool read_energy;
   };
   std::optional<power::EnergyReading> read_energy_locked();
+  // One snapshot, with the GPU frequency read just before it.
+  struct Read {
+    oa::Report report;
+    std::optional<double> freq_mhz;
+  };
+  Read read_locked();
+  // Notes the frequency of a read of `p`'s launch.
+  static void note_freq(Pending& p, const std::optional<double>& freq_mhz);
+  // Folds a read into `p`'s open pass: the interval from the pass's latest read to it.
+  void fold_locked(Pending& p, const Read& read);
+  void reader_loop();
+  void stop_reader();
   void busy_locked(bool busy);
   void settle_locked(std::uint64_t client_id);
   oa::wire::Body snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s);
@@ -139,6 +184,12 @@ class Session {
   std::uint64_t next_index_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint32_t next_report_id_ = 1;
+  LaunchReadOptions reads_;
+  // The periodic reads' thread, and its own lock (stop() joins it without holding mu_).
+  std::mutex reader_mu_;
+  std::condition_variable reader_wake_;
+  bool reader_stop_ = false;
+  std::thread reader_;
 };
 
 }  // namespace oaprof::daemon

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ class CounterSource {
   virtual bool config_lost() const { return false; }
   // --access perf: the stream's records since start(); zero for read-outs without a stream.
   virtual PerfStreamCounts perf_stream_counts() const { return {}; }
+  // The GPU's current frequency (RPSTAT, read_gpu_freq_mhz), which the session reads beside every
+  // snapshot of a launch so that the row can say the clock changed (freq_changed); nullopt where
+  // this read-out cannot tell (Gen12, no register access, through oaprofd).
+  virtual std::optional<double> gpu_freq_mhz() { return std::nullopt; }
 };
 
 struct CounterSourceEntry {

@@ -205,10 +205,14 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
   return d;
 }
 
+bool spec_is_simulated(std::string_view spec) {
+  return spec == "sim" || spec.starts_with(kSimFilePrefix);
+}
+
 Device open_device(const DeviceOptions& options) {
   Device d;
   const bool sim_file = options.spec.starts_with(kSimFilePrefix);
-  if (options.spec == "sim" || sim_file) {
+  if (spec_is_simulated(options.spec)) {
     d = make_sim_device(std::make_unique<mmio::SteadyClock>(), options.sim);
     if (sim_file) {
       const std::string path = options.spec.substr(kSimFilePrefix.size());

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "mmio/forcewake.h"
 #include "mmio/mmio.h"
@@ -97,6 +98,9 @@ std::optional<double> read_gpu_freq_mhz(Device& device);
 // forcewake; its facts come from its simulated i915 (or, with config.i915 false, from the table
 // and its clock registers).
 Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig& config = {});
+
+// Whether open_device(spec) gives the simulator (sim, sim:FILE): known before anything opens.
+bool spec_is_simulated(std::string_view spec);
 
 // Throws std::runtime_error with what to do when the device cannot be opened, or
 // std::invalid_argument for a spec that is not auto, sim or a PCI address.

@@ -100,6 +100,9 @@ class PerfCounterSource final : public CounterSource {
     return {records_.samples, records_.reports_lost, records_.buffer_lost};
   }
 
+  // RPSTAT where the BAR is mapped (the simulator); without it, unknown.
+  std::optional<double> gpu_freq_mhz() override { return read_gpu_freq_mhz(device_); }
+
  private:
   std::uint64_t config_id_for(const mmio::OaConfig& config) {
     if (auto id = perf_->find_config_id(config.guid)) return *id;

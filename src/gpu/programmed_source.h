@@ -19,6 +19,7 @@ class ProgrammedSource : public CounterSource {
   void stop() override;
   void kernel_running(bool running) override;
   bool config_lost() const override { return config_lost_; }
+  std::optional<double> gpu_freq_mhz() override { return read_gpu_freq_mhz(device_); }
 
  protected:
   // Call at the top of every snapshot: flags and repairs lost context-saved registers.

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -162,6 +163,66 @@ class BufferSnapshot {
   std::vector<cl_mem> shadows_;
 };
 
+// A launch's arguments: what the enqueue one layer down takes, and what goes into the record.
+struct LaunchArgs {
+  cl_command_queue q;
+  cl_kernel k;
+  cl_uint dim;
+  const size_t *off, *gws, *lws;
+  cl_uint nwait;
+  const cl_event* wait;
+  wire::LaunchApi api;
+};
+
+std::atomic<FailureHook> g_failure_hook{nullptr};
+
+void fail_at(FailurePoint point) {
+  if (const FailureHook hook = g_failure_hook.load(std::memory_order_relaxed)) hook(point);
+}
+
+// What a measured launch has done so far, so that an internal error at any point still gives the
+// program its own result: whether its kernel was enqueued and with what status, and the events
+// of the passes, which the launch owns until it hands them out.
+struct LaunchState {
+  LaunchState() = default;
+  LaunchState(const LaunchState&) = delete;
+  LaunchState& operator=(const LaunchState&) = delete;
+  ~LaunchState() { hand_out(nullptr); }  // nothing leaks, whatever path left the launch
+
+  // Keeps a pass's event: the first pass's (for the row's OpenCL times) and the latest.
+  void keep(cl_event ev) {
+    if (ev == nullptr) return;
+    if (first == nullptr) {
+      first = ev;
+      return;
+    }
+    if (last != nullptr) g_next.clReleaseEvent(last);
+    last = ev;
+  }
+  // The program gets the last pass's event when it asked for one; every other is released.
+  void hand_out(cl_event* event) noexcept {
+    cl_event ev = last != nullptr ? last : first;
+    if (last != nullptr && first != nullptr) g_next.clReleaseEvent(first);
+    first = last = nullptr;
+    if (ev == nullptr) return;
+    if (event != nullptr) {
+      *event = ev;
+    } else {
+      g_next.clReleaseEvent(ev);
+    }
+  }
+
+  std::uint64_t id = 0;
+  std::uint64_t api_ns = 0;  // CLOCK_MONOTONIC at the program's call
+  std::string name;  // the kernel's
+  bool enqueued = false;  // the program's kernel went to the queue (the first pass)
+  cl_int rc = CL_SUCCESS;  // and what its enqueue returned
+  cl_event first = nullptr, last = nullptr;
+  bool pass_open = false;  // a 'before' was answered, its 'after' not yet sent
+  std::uint32_t passes = 0;
+  std::uint32_t flags = 0;  // wire::kLaunch*
+};
+
 class Profiler {
  public:
   static Profiler& get() {
@@ -169,12 +230,13 @@ class Profiler {
     return *p;
   }
 
-  using Enqueue = cl_int (*)(void* ctx, cl_event* event);
+  // The program's own call, one layer down.
+  using Enqueue = cl_int (*)(const LaunchArgs& args, cl_event* event);
 
-  // Runs `enqueue` measured when the launch is selected, else straight through.
-  cl_int launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t* off, const size_t* gws,
-                const size_t* lws, cl_uint nwait, const cl_event* wait, cl_event* event,
-                wire::LaunchApi api, Enqueue enqueue, void* ctx) noexcept;
+  // Runs `enqueue` measured when the launch is selected, else straight through. Never changes
+  // the program's result: it returns what the program's own enqueue returned, and an internal
+  // error before the enqueue passes the launch through.
+  cl_int launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue) noexcept;
 
   void note_added_profiling(cl_command_queue q) {
     std::lock_guard lock(queues_mu_);
@@ -235,6 +297,13 @@ class Profiler {
     if (!warned.exchange(true)) std::fprintf(stderr, "oaprof layer: %s\n", what.c_str());
   }
 
+  cl_int measure(LaunchState& state, const LaunchArgs& args, cl_event* event, Enqueue enqueue);
+  // After an exception anywhere in launch(): the program's result as if nothing had gone wrong,
+  // the events handed out or released, the row flagged layer_error if it can be sent.
+  cl_int recover(LaunchState& state, const LaunchArgs& args, cl_event* event,
+                 Enqueue enqueue) noexcept;
+  wire::Launch base_record(const LaunchState& state, const LaunchArgs& args);
+
   void disable(const std::string& why) {
     disabled_ = true;
     client_.reset();
@@ -256,190 +325,217 @@ class Profiler {
   std::set<cl_command_queue> added_profiling_;
 };
 
-cl_int Profiler::launch(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t* off,
-                        const size_t* gws, const size_t* lws, cl_uint nwait, const cl_event* wait,
-                        cl_event* event, wire::LaunchApi api, Enqueue enqueue, void* ctx) noexcept {
-  if (t_in_launch) return enqueue(ctx, event);
+cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue) noexcept {
+  if (t_in_launch) return enqueue(args, event);
   if (t_in_callback) {
     if (!callback_warned_.exchange(true)) {
       std::fprintf(stderr, "oaprof layer: launches from event callbacks run unmeasured (blocking "
                            "there is undefined behaviour in OpenCL)\n");
     }
-    return enqueue(ctx, event);
+    return enqueue(args, event);
   }
-  const std::uint64_t api_ns = monotonic_ns();
+  LaunchState state;
+  state.api_ns = monotonic_ns();
   std::unique_lock lock(mu_);
-  if (!ensure_connected_locked()) {
-    lock.unlock();
-    return enqueue(ctx, event);
-  }
   try {
-    std::string name = kernel_name(k);
-    if (!filter_.select(name)) {
+    if (!ensure_connected_locked()) {
       lock.unlock();
-      return enqueue(ctx, event);
+      return enqueue(args, event);
     }
-    t_in_launch = true;
-    struct Reset {
-      ~Reset() { t_in_launch = false; }
-    } reset;
-    const std::uint64_t id = next_launch_++;
-    // Drain: nothing else of this queue, nor what the launch waits for, may run inside the
-    // snapshots.
-    g_next.clFinish(q);
-    if (nwait > 0) g_next.clWaitForEvents(nwait, wait);
-
-    // Replay: save what the kernel may write, so that every pass starts from the program's
-    // inputs and the last one leaves exactly what a single run would have.
-    const ReplayConfig& replay = replay_config();
-    BufferSnapshot saved;
-    bool replaying = replay.enabled() && !g_tracking_broken.load();
-    if (replaying) {
-      const ReplayPlan plan = tracker().plan(k);
-      std::string why = plan.refused;
-      if (why.empty() && !saved.save(q, plan, why)) why = "saving its buffers failed: " + why;
-      if (!why.empty()) {
-        replaying = false;
-        warn_once(replay_warned_, "a launch of '" + name + "' runs once (no replay): " + why +
-                                      " (further such launches are not reported)");
-      }
+    state.name = kernel_name(args.k);
+    if (!filter_.select(state.name)) {
+      lock.unlock();
+      return enqueue(args, event);
     }
-
-    std::string error;
-    cl_event first = nullptr, last = nullptr;
-    cl_int rc = CL_SUCCESS;
-    bool measured = true;  // both snapshots of every pass were taken
-    std::uint32_t passes = 0;
-    std::uint64_t restore_bytes = 0, restore_ns = 0;
-    // Auto replay's window, bounded from inside: asked to (energy_first), the privileged side
-    // reads energy before it answers the first 'before', and it reads it again after it receives
-    // the last 'after', so its window is at least from that answer to that send.
-    std::uint64_t window_start_ns = 0, window_end_ns = 0;
-    for (;;) {
-      if (passes > 0) {
-        std::string why;
-        if (!saved.restore(q, restore_bytes, restore_ns, why)) {
-          // The buffers are partly back at their inputs: nothing restores them now.
-          warn_once(replay_warned_, "restoring the buffers of '" + name + "' for another pass "
-                                    "failed (" + why + "); its outputs may differ from an "
-                                    "unprofiled run");
-          break;
-        }
-      }
-      const bool energy_first = passes == 0 && replaying &&
-                                replay.mode == ReplayConfig::Mode::kAuto;
-      if (!client_->call(wire::Snapshot{id, wire::Phase::kBefore, energy_first}, error)) {
-        disable("snapshot failed: " + error + "; running unprofiled from here on");
-        measured = false;
-      } else if (const std::string refused = client_->take_post_error(); !refused.empty()) {
-        // This launch is measured; the previous one's record was refused (dropped there).
-        warn_once(record_warned_, "a launch record was refused: " + refused);
-      }
-      if (passes == 0) window_start_ns = monotonic_ns();
-      cl_event ev = nullptr;
-      rc = enqueue(ctx, &ev);
-      if (rc == CL_SUCCESS) g_next.clWaitForEvents(1, &ev);
-      window_end_ns = monotonic_ns();
-      if (measured && !client_->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) {
-        disable("snapshot failed: " + error + "; running unprofiled from here on");
-        measured = false;
-      }
-      if (rc != CL_SUCCESS) break;
-      ++passes;
-      if (first == nullptr) {
-        first = ev;
-      } else {
-        if (last != nullptr) g_next.clReleaseEvent(last);
-        last = ev;
-      }
-      if (!measured || !replaying) break;
-      const bool more = replay.mode == ReplayConfig::Mode::kFixed
-                            ? passes < replay.passes
-                            : passes < kMaxReplayPasses &&
-                                  window_end_ns - window_start_ns < replay.min_time_ns;
-      if (!more) break;
-    }
-    if (first == nullptr) return rc;  // the program's own launch failed: its error, as is
-    cl_event ev = last != nullptr ? last : first;  // the program gets the last pass's event
-    if (!measured) {
-      if (last != nullptr) g_next.clReleaseEvent(first);
-      if (event) {
-        *event = ev;
-      } else {
-        g_next.clReleaseEvent(ev);
-      }
-      return CL_SUCCESS;
-    }
-
-    wire::Launch rec;
-    rec.launch_id = id;
-    rec.work_dim = dim;
-    for (cl_uint i = 0; i < dim && i < 3; ++i) {
-      rec.global[i] = gws ? gws[i] : 1;
-      rec.local[i] = lws ? lws[i] : 0;
-      rec.offset[i] = off ? off[i] : 0;
-    }
-    // The row's OpenCL times are the first pass's: one run of the kernel, as without replay.
-    cl_ulong t[4] = {};
-    const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-                                       CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-    bool profiled = true;
-    for (int i = 0; i < 4; ++i) {
-      profiled = profiled && g_next.clGetEventProfilingInfo(first, what[i], sizeof t[i], &t[i],
-                                                            nullptr) == CL_SUCCESS;
-    }
-    if (last != nullptr) g_next.clReleaseEvent(first);
-    rec.profiled = profiled;
-    rec.queued_ns = t[0];
-    rec.submit_ns = t[1];
-    rec.start_ns = t[2];
-    rec.end_ns = t[3];
-    rec.queue = handle(q);
-    cl_context context = nullptr;
-    cl_device_id device = nullptr;
-    g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
-    g_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
-    rec.context = handle(context);
-    rec.device = handle(device);
-    rec.tid = static_cast<std::uint32_t>(current_tid());
-    rec.api_ns = api_ns;
-    rec.api = api;
-    rec.passes = passes;
-    rec.restore_bytes = restore_bytes;
-    rec.restore_ns = restore_ns;
-    rec.kernel_name = std::move(name);
-    // The record carries no timing, so it does not wait for its reply: the next call reads it
-    // (one round trip fewer per launch), and an error reply still turns profiling off there.
-    if (!client_->post(rec, error)) {
-      disable("launch record not sent: " + error + "; running unprofiled from here on");
-    }
-    if (event) {
-      *event = ev;
-    } else {
-      g_next.clReleaseEvent(ev);
-    }
-    return rc;
+    return measure(state, args, event, enqueue);
   } catch (...) {
-    disable("internal error; running unprofiled from here on");
-    return CL_OUT_OF_HOST_MEMORY;
+    return recover(state, args, event, enqueue);
   }
 }
 
-struct NdRangeArgs {
-  cl_command_queue q;
-  cl_kernel k;
-  cl_uint dim;
-  const size_t *off, *gws, *lws;
-  cl_uint nwait;
-  const cl_event* wait;
-};
+cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, Enqueue enqueue) {
+  const std::string& name = s.name;
+  t_in_launch = true;
+  struct Reset {
+    ~Reset() { t_in_launch = false; }
+  } reset;
+  s.id = next_launch_++;
+  // Drain: nothing else of this queue, nor what the launch waits for, may run inside the
+  // snapshots. A drain that failed may have left work running: the row says so.
+  const cl_int finished = g_next.clFinish(a.q);
+  const cl_int waited = a.nwait > 0 ? g_next.clWaitForEvents(a.nwait, a.wait) : CL_SUCCESS;
+  if (finished != CL_SUCCESS || waited != CL_SUCCESS) s.flags |= wire::kLaunchDrainFailed;
 
-struct TaskArgs {
-  cl_command_queue q;
-  cl_kernel k;
-  cl_uint nwait;
-  const cl_event* wait;
-};
+  // Replay: save what the kernel may write, so that every pass starts from the program's
+  // inputs and the last one leaves exactly what a single run would have.
+  const ReplayConfig& replay = replay_config();
+  BufferSnapshot saved;
+  bool replaying = replay.enabled() && !g_tracking_broken.load();
+  if (replaying) {
+    const ReplayPlan plan = tracker().plan(a.k);
+    std::string why = plan.refused;
+    if (why.empty() && !saved.save(a.q, plan, why)) why = "saving its buffers failed: " + why;
+    if (!why.empty()) {
+      replaying = false;
+      warn_once(replay_warned_, "a launch of '" + name + "' runs once (no replay): " + why +
+                                    " (further such launches are not reported)");
+    }
+  }
+
+  std::string error;
+  bool measured = true;  // both snapshots of every pass were taken
+  std::uint64_t restore_bytes = 0, restore_ns = 0;
+  // Auto replay's window, bounded from inside: asked to (energy_first), the privileged side
+  // reads energy before it answers the first 'before', and it reads it again after it receives
+  // the last 'after', so its window is at least from that answer to that send.
+  std::uint64_t window_start_ns = 0, window_end_ns = 0;
+  for (;;) {
+    if (s.passes > 0) {
+      std::string why;
+      if (!saved.restore(a.q, restore_bytes, restore_ns, why)) {
+        // The buffers are partly back at their inputs: nothing restores them now.
+        warn_once(replay_warned_, "restoring the buffers of '" + name + "' for another pass "
+                                  "failed (" + why + "); its outputs may differ from an "
+                                  "unprofiled run");
+        break;
+      }
+    }
+    const bool energy_first = s.passes == 0 && replaying &&
+                              replay.mode == ReplayConfig::Mode::kAuto;
+    if (!client_->call(wire::Snapshot{s.id, wire::Phase::kBefore, energy_first}, error)) {
+      disable("snapshot failed: " + error + "; running unprofiled from here on");
+      measured = false;
+    } else {
+      s.pass_open = true;
+      if (const std::string refused = client_->take_post_error(); !refused.empty()) {
+        // This launch is measured; the previous one's record was refused (dropped there).
+        warn_once(record_warned_, "a launch record was refused: " + refused);
+      }
+    }
+    if (s.passes == 0) window_start_ns = monotonic_ns();
+    cl_event ev = nullptr;
+    const cl_int rc = enqueue(a, &ev);
+    if (!s.enqueued) {
+      s.enqueued = true;
+      s.rc = rc;  // the program's own result: the first pass is its launch
+    }
+    if (rc == CL_SUCCESS) s.keep(ev);
+    fail_at(FailurePoint::kAfterEnqueue);
+    if (rc == CL_SUCCESS && g_next.clWaitForEvents(1, &ev) != CL_SUCCESS) {
+      s.flags |= wire::kLaunchDrainFailed;  // the 'after' may come before the kernel's end
+    }
+    window_end_ns = monotonic_ns();
+    if (measured && !client_->call(wire::Snapshot{s.id, wire::Phase::kAfter}, error)) {
+      disable("snapshot failed: " + error + "; running unprofiled from here on");
+      measured = false;
+    }
+    s.pass_open = false;
+    if (rc != CL_SUCCESS) break;
+    ++s.passes;
+    if (!measured || !replaying) break;
+    const bool more = replay.mode == ReplayConfig::Mode::kFixed
+                          ? s.passes < replay.passes
+                          : s.passes < kMaxReplayPasses &&
+                                window_end_ns - window_start_ns < replay.min_time_ns;
+    if (!more) break;
+  }
+  if (s.first == nullptr || !measured) {  // the program's own launch failed, or not measured
+    s.hand_out(event);
+    return s.rc;
+  }
+  wire::Launch rec = base_record(s, a);
+  // The row's OpenCL times are the first pass's: one run of the kernel, as without replay.
+  cl_ulong t[4] = {};
+  const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                     CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  bool profiled = true;
+  for (int i = 0; i < 4; ++i) {
+    profiled = profiled && g_next.clGetEventProfilingInfo(s.first, what[i], sizeof t[i], &t[i],
+                                                          nullptr) == CL_SUCCESS;
+  }
+  rec.profiled = profiled;
+  rec.queued_ns = t[0];
+  rec.submit_ns = t[1];
+  rec.start_ns = t[2];
+  rec.end_ns = t[3];
+  rec.restore_bytes = restore_bytes;
+  rec.restore_ns = restore_ns;
+  fail_at(FailurePoint::kBeforeRecord);
+  // The record carries no timing, so it does not wait for its reply: the next call reads it
+  // (one round trip fewer per launch), and an error reply still turns profiling off there.
+  if (!client_->post(rec, error)) {
+    disable("launch record not sent: " + error + "; running unprofiled from here on");
+  }
+  s.hand_out(event);
+  return s.rc;
+}
+
+wire::Launch Profiler::base_record(const LaunchState& s, const LaunchArgs& a) {
+  wire::Launch rec;
+  rec.launch_id = s.id;
+  rec.work_dim = a.dim;
+  for (cl_uint i = 0; i < a.dim && i < 3; ++i) {
+    rec.global[i] = a.gws ? a.gws[i] : 1;
+    rec.local[i] = a.lws ? a.lws[i] : 0;
+    rec.offset[i] = a.off ? a.off[i] : 0;
+  }
+  rec.queue = handle(a.q);
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
+  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
+  rec.context = handle(context);
+  rec.device = handle(device);
+  rec.tid = static_cast<std::uint32_t>(current_tid());
+  rec.api_ns = s.api_ns;
+  rec.api = a.api;
+  rec.passes = std::max<std::uint32_t>(s.passes, 1);
+  rec.flags = s.flags;
+  rec.kernel_name = s.name;
+  return rec;
+}
+
+cl_int Profiler::recover(LaunchState& s, const LaunchArgs& a, cl_event* event,
+                         Enqueue enqueue) noexcept {
+  auto stop_profiling = [this](const char* why) noexcept {
+    try {
+      disable(why);
+    } catch (...) {
+      disabled_ = true;
+      client_.reset();
+    }
+  };
+  if (!s.enqueued) {
+    // Nothing of the program's has happened yet: its launch runs as if we were not there.
+    s.hand_out(nullptr);
+    stop_profiling("internal error; running unprofiled from here on");
+    return enqueue(a, event);
+  }
+  // The kernel is in the queue: the program gets the status its enqueue returned and its event,
+  // whatever went wrong here. The row, when it can still be sent, says it is not to be trusted.
+  try {
+    if (client_ && s.first != nullptr) {
+      std::string error;
+      std::uint32_t passes = s.passes;
+      if (s.pass_open) {
+        cl_event ev = s.last != nullptr ? s.last : s.first;
+        g_next.clWaitForEvents(1, &ev);
+        if (client_->call(wire::Snapshot{s.id, wire::Phase::kAfter}, error)) ++passes;
+        s.pass_open = false;
+      }
+      wire::Launch rec = base_record(s, a);
+      rec.passes = std::max<std::uint32_t>(passes, 1);
+      rec.flags |= wire::kLaunchLayerError;
+      client_->post(rec, error);
+    }
+  } catch (...) {
+    // The row is lost then; the privileged side counts it among the dropped launches.
+  }
+  s.hand_out(event);
+  stop_profiling("internal error after the kernel was enqueued: the program got its launch's "
+                 "own status, and its row is flagged layer_error; running unprofiled from here on");
+  return s.rc;
+}
 
 }  // namespace
 
@@ -451,28 +547,22 @@ cl_int CL_API_CALL intercept_enqueue_nd_range(cl_command_queue q, cl_kernel k, c
                                               const size_t* off, const size_t* gws,
                                               const size_t* lws, cl_uint nwait,
                                               const cl_event* wait, cl_event* event) {
-  NdRangeArgs args{q, k, dim, off, gws, lws, nwait, wait};
   return Profiler::get().launch(
-      q, k, dim, off, gws, lws, nwait, wait, event, wire::LaunchApi::kNdRange,
-      [](void* ctx, cl_event* ev) {
-        auto* a = static_cast<NdRangeArgs*>(ctx);
-        return g_next.clEnqueueNDRangeKernel(a->q, a->k, a->dim, a->off, a->gws, a->lws, a->nwait,
-                                             a->wait, ev);
-      },
-      &args);
+      LaunchArgs{q, k, dim, off, gws, lws, nwait, wait, wire::LaunchApi::kNdRange}, event,
+      [](const LaunchArgs& a, cl_event* ev) {
+        return g_next.clEnqueueNDRangeKernel(a.q, a.k, a.dim, a.off, a.gws, a.lws, a.nwait, a.wait,
+                                             ev);
+      });
 }
 
 cl_int CL_API_CALL intercept_enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait,
                                           const cl_event* wait, cl_event* event) {
-  TaskArgs args{q, k, nwait, wait};
   const size_t one = 1;
   return Profiler::get().launch(
-      q, k, 1, nullptr, &one, &one, nwait, wait, event, wire::LaunchApi::kTask,
-      [](void* ctx, cl_event* ev) {
-        auto* a = static_cast<TaskArgs*>(ctx);
-        return g_next.clEnqueueTask(a->q, a->k, a->nwait, a->wait, ev);
-      },
-      &args);
+      LaunchArgs{q, k, 1, nullptr, &one, &one, nwait, wait, wire::LaunchApi::kTask}, event,
+      [](const LaunchArgs& a, cl_event* ev) {
+        return g_next.clEnqueueTask(a.q, a.k, a.nwait, a.wait, ev);
+      });
 }
 
 // Kernel times come from OpenCL event profiling, so every queue gets it enabled underneath; the
@@ -717,6 +807,8 @@ cl_int CL_API_CALL intercept_release_kernel(cl_kernel k) {
   }
   return g_next.clReleaseKernel(k);
 }
+
+void set_failure_hook(FailureHook hook) { g_failure_hook.store(hook); }
 
 void install(_cl_icd_dispatch& table) {
   table.clSetEventCallback = &intercept_set_event_callback;

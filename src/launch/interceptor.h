@@ -87,4 +87,10 @@ bool replay_enabled();
 // Replaces the entries above in `table` (a copy of next()).
 void install(_cl_icd_dispatch& table);
 
+// Test seam: a hook called at these points of a measured launch; a hook that throws there plays
+// an internal failure of the layer (tests/attach/interceptor_test.cc). Null (the default): none.
+enum class FailurePoint { kAfterEnqueue, kBeforeRecord };
+using FailureHook = void (*)(FailurePoint);
+void set_failure_hook(FailureHook hook);
+
 }  // namespace oaprof::launch

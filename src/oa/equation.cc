@@ -327,6 +327,11 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
       case Op::kLogicalOr: r = u(af != 0.0 || bf != 0.0); break;
       default: break;
     }
+    // IGT's generated code gives x/0 as 0 (igt-gpu-tools lib/i915/perf-configs/codegen.py,
+    // emit_udiv and emit_fdiv); the value stays that, and says so.
+    const bool divides_by_zero =
+        (op.code == Op::kUDiv && bu == 0) || (op.code == Op::kFDiv && bf == 0.0);
+    r.div_by_zero = a.div_by_zero || b.div_by_zero || divides_by_zero;
     stack[top - 1] = r;
   }
   return top == 1 ? stack[0] : u(0);

@@ -2,7 +2,9 @@
 // a set is imported so that an unknown token, a bad operand count or a reference to a missing
 // counter is an import-time error, and evaluated per row with the arithmetic of the C that Mesa's
 // and IGT's generators emit (each operator one statement on typed temporaries, see evaluate()),
-// and division by zero gives 0.
+// and division by zero gives 0, as in IGT's generated code. Unlike IGT, a value that a division by
+// zero went into is marked (EquationValue::div_by_zero), so that reports can leave it empty
+// instead of printing a 0 that was never measured.
 #pragma once
 
 #include <cstdint>
@@ -48,9 +50,12 @@ struct EquationValue {
   bool is_float = false;
   std::uint64_t u = 0;
   double f = 0;
+  // A UDIV or FDIV by zero went into this value (directly, through an operand, or through a
+  // referenced counter): the number is IGT's 0-for-x/0 convention, not a figure.
+  bool div_by_zero = false;
 
-  static EquationValue of_uint(std::uint64_t v) { return {false, v, 0}; }
-  static EquationValue of_float(double v) { return {true, 0, v}; }
+  static EquationValue of_uint(std::uint64_t v) { return {false, v, 0, false}; }
+  static EquationValue of_float(double v) { return {true, 0, v, false}; }
   double as_double() const { return is_float ? f : static_cast<double>(u); }
   // A double converted as `uint64_t t = d;` does on x86-64: truncated; 2^64 and above give 0
   // (what gcc's conversion yields there; IGT's library shows it). C leaves negative and NaN

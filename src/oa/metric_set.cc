@@ -148,6 +148,7 @@ std::vector<EquationValue> MetricSet::evaluate(const CounterDeltas& deltas,
   for (int i : order_) {
     const MetricCounter& c = counters_[i];
     EquationValue v = c.equation.evaluate({deltas, vars, values});
+    const bool div_by_zero = v.div_by_zero;
     switch (c.data_type) {
       case MetricCounter::DataType::kUint64: v = EquationValue::of_uint(v.as_uint()); break;
       case MetricCounter::DataType::kUint32:
@@ -157,6 +158,7 @@ std::vector<EquationValue> MetricSet::evaluate(const CounterDeltas& deltas,
       case MetricCounter::DataType::kFloat:
       case MetricCounter::DataType::kDouble: v = EquationValue::of_float(v.as_double()); break;
     }
+    v.div_by_zero = div_by_zero;
     values[i] = v;
   }
   return values;

@@ -75,7 +75,8 @@ class MetricSet {
   std::size_t register_count(RegisterConfig::Kind kind) const;  // over all configs
   bool needs_programming() const;  // any register write at all
 
-  // Every counter's value, by counter index, as its data type gives it.
+  // Every counter's value, by counter index, as its data type gives it; a value marked
+  // div_by_zero had a division by zero in its equation or in a counter it references.
   std::vector<EquationValue> evaluate(const CounterDeltas& deltas,
                                       const DeviceVariables& vars) const;
   // Whether a counter exists on the device (its availability equation, or true).

@@ -130,6 +130,7 @@ void put_payload(Writer& w, const Launch& l) {
   // The kernel name only labels the row, and the layer must never fail the program it is in
   // over a label: a longer one is shortened, visibly.
   w.put_text16(l.kernel_name, kMaxNameBytes);
+  if (l.flags != 0) w.put(l.flags);  // absent means none, as from a layer that predates them
 }
 void put_payload(Writer&, const Ok&) {}
 void put_payload(Writer& w, const Error& e) {
@@ -235,6 +236,7 @@ bool get_payload(Reader& r, Launch& l) {
        r.get(l.device) && r.get(l.tid) && r.get(l.api_ns) && r.get(api) && api <= 1 &&
        r.get(l.passes) && r.get(l.restore_bytes) && r.get(l.restore_ns) &&
        r.get_string16(l.kernel_name, kMaxNameBytes);
+  if (ok && !r.at_end()) ok = r.get(l.flags) && (l.flags & ~kLaunchKnownFlags) == 0;
   l.profiled = profiled == 1;
   l.api = static_cast<LaunchApi>(api);
   return ok && l.work_dim >= 1 && l.work_dim <= 3 && l.passes >= 1;

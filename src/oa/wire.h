@@ -13,7 +13,9 @@
 //              | u64 queued_ns | u64 submit_ns | u64 start_ns | u64 end_ns | u8 profiled
 //              | u64 queue | u64 context | u64 device | u32 tid | u64 api_ns | u8 api
 //              | u32 passes | u64 restore_bytes | u64 restore_ns
-//              | u16 name_len | name bytes                       -> kOk
+//              | u16 name_len | name bytes | [u32 flags]         -> kOk
+//              flags (kLaunchDrainFailed, kLaunchLayerError) came later within version 1: a
+//              launch without them has none set; a bit this side does not know is refused.
 //   kOk        (empty)
 //   kError     u32 code | u16 len | message bytes
 // oaprofd, the privileged daemon, speaks the same framing to the unprivileged oaprof (str: u16
@@ -129,7 +131,16 @@ struct Launch {
   std::uint64_t restore_bytes = 0;
   std::uint64_t restore_ns = 0;
   std::string kernel_name;
+  // What the layer knows about the launch's validity (kLaunch* bits): its row's flags.
+  std::uint32_t flags = 0;
 };
+// A clFinish or clWaitForEvents the layer made before a snapshot failed (the drain before the
+// 'before', or the wait for the kernel before the 'after'): the row is flagged drain_failed.
+inline constexpr std::uint32_t kLaunchDrainFailed = 1;
+// The layer met an internal error after the kernel was enqueued: the program got the real
+// enqueue status, the row (when it could still be sent) is flagged layer_error.
+inline constexpr std::uint32_t kLaunchLayerError = 2;
+inline constexpr std::uint32_t kLaunchKnownFlags = kLaunchDrainFailed | kLaunchLayerError;
 
 // Strings in the daemon's messages are at most this long (paths, names, reasons).
 inline constexpr std::size_t kMaxTextBytes = 512;

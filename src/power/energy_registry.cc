@@ -16,13 +16,16 @@ namespace {
 
 constexpr EnergyBackendInfo kBackends[] = {
     {"powercap", "RAPL through /sys/class/powercap (energy_uj is root-only since Linux 5.10)",
-     true},
-    {"perf", "the perf power PMU (needs root, CAP_PERFMON or perf_event_paranoid <= 0)", true},
-    {"msr", "RAPL MSRs through /dev/cpu/N/msr (needs root and the msr module)", true},
-    {"papi", "PAPI's rapl or powercap component (when PAPI has one)", true},
-    {"sim", "a simulated RAPL tree driven by the simulated GPU (a model, not a measurement)",
+     true, false},
+    {"perf", "the perf power PMU (needs root, CAP_PERFMON or perf_event_paranoid <= 0)", true,
      false},
-    {"none", "no energy: power columns stay empty", false},
+    {"msr", "RAPL MSRs through /dev/cpu/N/msr (needs root and the msr module)", true, false},
+    {"papi", "PAPI's rapl or powercap component (when PAPI has one)", true, false},
+    {"sim",
+     "a simulated RAPL tree driven by the simulated GPU (a model, not a measurement; only with "
+     "--device sim)",
+     false, true},
+    {"none", "no energy: power columns stay empty", false, false},
 };
 
 std::unique_ptr<EnergySource> open_backend(std::string_view name, const EnergyRoots& roots) {
@@ -52,6 +55,23 @@ void check_name(std::string_view name) {
 }  // namespace
 
 std::span<const EnergyBackendInfo> energy_backends() { return kBackends; }
+
+bool is_simulated_energy_backend(std::string_view name) {
+  for (const auto& b : kBackends) {
+    if (b.name == name) return b.simulated;
+  }
+  return false;
+}
+
+void check_energy_backend_for_device(std::string_view name, bool device_simulated,
+                                     std::string_view device_label) {
+  if (device_simulated || !is_simulated_energy_backend(name)) return;
+  throw std::invalid_argument(fmt::format(
+      "--energy {} is a simulated RAPL tree, a model: beside a real GPU ({}) its figures would "
+      "read as that GPU's measured power; use --energy auto (or powercap, perf, msr, papi, none), "
+      "or --device sim to run on the simulator",
+      name, device_label));
+}
 
 std::unique_ptr<EnergySource> make_energy_source(std::string_view name, const EnergyRoots& roots) {
   check_name(name);

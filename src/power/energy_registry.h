@@ -35,10 +35,21 @@ struct EnergyBackendInfo {
   std::string_view name;
   std::string_view description;
   bool automatic;  // tried by "auto", in table order
+  bool simulated;  // a model (the simulated RAPL tree), never a measurement
 };
 
 // powercap, perf, msr, papi, sim, none, in that order.
 std::span<const EnergyBackendInfo> energy_backends();
+
+// Whether the backend of that name is a model rather than a reading of hardware (false for an
+// unknown name).
+bool is_simulated_energy_backend(std::string_view name);
+
+// Simulated energy beside a real GPU would read as that GPU's measured power: throws
+// std::invalid_argument, saying what to use instead, when `name` is a simulated backend and the
+// device is not simulated. The profiler and oaprofd both ask before they open the backend.
+void check_energy_backend_for_device(std::string_view name, bool device_simulated,
+                                     std::string_view device_label);
 
 // `name`: auto | powercap | perf | msr | papi | sim | none. Returns nullptr for "none". Throws
 // std::invalid_argument for an unknown name (listing the valid ones), std::runtime_error when the

@@ -67,4 +67,14 @@ std::uint64_t EnergySampler::background_reads() const {
   return background_reads_;
 }
 
+EnergyWindow measure_energy_window(std::unique_ptr<EnergySource> source,
+                                   std::uint64_t duration_ns, const WindowOptions& options,
+                                   const Sleeper& wait) {
+  EnergySampler sampler(std::move(source));
+  const EnergyReading begin = sampler.read();
+  wait(duration_ns);
+  const EnergyReading end = sampler.read();
+  return make_energy_window(begin, end, options);
+}
+
 }  // namespace oaprof::power

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "power/energy_source.h"
+#include "power/energy_window.h"
+#include "power/idle_baseline.h"
 
 namespace oaprof::power {
 
@@ -56,5 +58,12 @@ class EnergySampler final : public EnergySource {
   std::string background_error_;
   std::thread thread_;
 };
+
+// A power meter's window (`oaprof power`): reads `source` through an EnergySampler, waits
+// `duration_ns` and reads again, so that a counter that wraps several times within the duration
+// still counts in full (two reads alone would see at most one of its wraps).
+EnergyWindow measure_energy_window(std::unique_ptr<EnergySource> source,
+                                   std::uint64_t duration_ns, const WindowOptions& options = {},
+                                   const Sleeper& wait = sleep_ns);
 
 }  // namespace oaprof::power

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
 
 namespace oaprof::power {
 
@@ -14,6 +13,7 @@ std::optional<double> EnergyWindow::igpu_dynamic_w() const {
 std::vector<std::string> EnergyWindow::flags() const {
   std::vector<std::string> out;
   if (!unavailable_reason.empty()) out.emplace_back("no-energy");
+  if (went_backwards) out.emplace_back("energy-went-backwards");
   if (counters_did_not_move) out.emplace_back("energy-counters-stuck");
   if (shorter_than_min_window) out.emplace_back("energy-window-short");
   if (igpu.dram_missing && formula == IgpuFormula::kPkgPp0Dram) out.emplace_back("no-dram-plane");
@@ -21,10 +21,20 @@ std::vector<std::string> EnergyWindow::flags() const {
   return out;
 }
 
+namespace {
+
+EnergyWindow backwards_window(std::string reason, std::uint64_t duration_ns = 0) {
+  EnergyWindow w = unavailable_energy_window(std::move(reason), duration_ns);
+  w.went_backwards = true;
+  return w;
+}
+
+}  // namespace
+
 EnergyWindow make_energy_window(const EnergyReading& begin, const EnergyReading& end,
                                 const WindowOptions& options) {
   if (end.time_ns < begin.time_ns) {
-    throw std::invalid_argument(fmt::format(
+    return backwards_window(fmt::format(
         "energy window: it ends ({} ns) before it begins ({} ns): the readings come from "
         "different clocks or sources",
         end.time_ns, begin.time_ns));
@@ -43,10 +53,12 @@ EnergyWindow make_energy_window(const EnergyReading& begin, const EnergyReading&
     const auto it = begin.energy_uj.find(domain);
     if (it == begin.energy_uj.end()) continue;
     if (end_uj < it->second) {
-      throw std::invalid_argument(fmt::format(
-          "energy window: the {} energy went backwards ({} -> {} uJ): readings of an unwrapped "
-          "counter never decrease, so they come from different sources",
-          domain_name(domain), it->second, end_uj));
+      return backwards_window(
+          fmt::format("energy window: the {} energy went backwards ({} -> {} uJ): readings of an "
+                      "unwrapped counter never decrease, so they come from different sources or "
+                      "the counter was reset",
+                      domain_name(domain), it->second, end_uj),
+          w.duration_ns);
     }
     w.energy_uj[domain] = end_uj - it->second;
     if (end_uj != it->second) moved = true;

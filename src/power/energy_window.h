@@ -40,11 +40,14 @@ struct EnergyWindow {
   std::optional<double> gpu_freq_mhz;
   std::optional<std::uint64_t> idle_duration_ns;
 
-  // Validity. Short windows keep their figures (flagged, not hidden); the other two empty them.
+  // Validity. Short windows keep their figures (flagged, not hidden); the others empty them.
   bool shorter_than_min_window = false;
   std::uint64_t min_window_ns = 0;
   bool counters_did_not_move = false;
   bool idle_counters_did_not_move = false;
+  // The end reading is before the begin reading (in time, or a counter went down): the two do
+  // not make a window. unavailable_reason then says which.
+  bool went_backwards = false;
   std::string unavailable_reason;  // non-empty: no energy could be read at all
 
   bool measured() const { return unavailable_reason.empty() && !counters_did_not_move; }
@@ -52,11 +55,13 @@ struct EnergyWindow {
   std::optional<double> igpu_w() const { return igpu.watts(formula); }
   std::optional<double> igpu_dynamic_w() const;
   // Stable tokens for a CSV flags column: "energy-window-short", "no-dram-plane",
-  // "energy-counters-stuck", "idle-baseline-stuck", "no-energy".
+  // "energy-counters-stuck", "idle-baseline-stuck", "energy-went-backwards", "no-energy".
   std::vector<std::string> flags() const;
 };
 
-// Throws std::invalid_argument when `end` is before `begin` (readings from two sources).
+// Never throws: readings that go backwards (the end before the begin, or a counter lower at the
+// end: readings from different sources, or a counter that was reset) give a window without
+// figures, flagged went_backwards, so one bad window costs its own row and nothing else.
 EnergyWindow make_energy_window(const EnergyReading& begin, const EnergyReading& end,
                                 const WindowOptions& options = {});
 // A window without energy: why, and what to do (e.g. the message of make_energy_source()).

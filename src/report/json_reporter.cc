@@ -1,6 +1,8 @@
-// JSON: one document with the run's metadata and the same rows as the CSV. It is kept valid on
-// disk at every flush: each row is written over the document's closing brackets, which are then
-// written again, so a crash of the profiled program leaves a complete document.
+// JSON: one document with the run's metadata and the same rows as the CSV. In a file it is kept
+// valid on disk at every flush: each row is written over the document's closing brackets, which
+// are then written again, so a crash of the profiled program leaves a complete document. A pipe,
+// FIFO or terminal cannot be written over: there the rows follow one another and the closing
+// brackets come once, at the end, so the reader gets one valid document.
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +56,7 @@ class JsonReporter final : public Reporter {
               {"access", info.access},
               {"metric_set", info.metric_set.empty() ? json(nullptr) : json(info.metric_set)},
               {"energy_backend", info.energy_backend.empty() ? json(nullptr) : json(info.energy_backend)},
+              {"energy_simulated", info.energy_simulated},
               {"mode", info.mode},
               {"eus", info.eus},
               {"max_freq_mhz", info.max_freq_mhz},
@@ -65,35 +68,39 @@ class JsonReporter final : public Reporter {
     std::string head = meta.dump(1);
     head.pop_back();  // reopen the object to append the launches array
     out_ << head << ",\n \"launches\": [";
-    write_tail();
-    out_.flush();  // valid on disk before the first row
+    // Where the tail would go: -1 on a stream that cannot seek (a pipe, FIFO or terminal).
+    tail_pos_ = out_.tellp();
+    if (seekable()) out_ << kTail;
+    out_.flush();  // a file is valid on disk before the first row
   }
 
   void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
     json row = json::object();
     for (const auto& f : launch_fields(r, energy, info_)) row[f.name] = value(f);
     row["energy"] = power::to_json(energy.window);  // every figure, each labelled
-    seek_to_tail();
+    if (seekable()) out_.seekp(tail_pos_);
     out_ << (rows_++ ? ",\n  " : "\n  ") << row.dump();
-    write_tail();
+    if (seekable()) {
+      tail_pos_ = out_.tellp();
+      out_ << kTail;
+    }
   }
 
   void flush() override { flush_or_throw(out_, "JSON"); }
-  void end() override { out_.flush(); }
+  void end() override {
+    if (!seekable() && !ended_) out_ << kTail;
+    ended_ = true;
+    out_.flush();
+  }
 
  private:
-  void write_tail() {
-    tail_pos_ = out_.tellp();
-    out_ << kTail;
-  }
-  void seek_to_tail() {
-    if (tail_pos_ != std::streampos(-1)) out_.seekp(tail_pos_);
-  }
+  bool seekable() const { return tail_pos_ != std::streampos(-1); }
 
   std::ostream& out_;
   RunInfo info_;
   std::streampos tail_pos_ = -1;
   std::uint64_t rows_ = 0;
+  bool ended_ = false;
 };
 
 }  // namespace

@@ -26,6 +26,9 @@ struct RunInfo {
   std::string mode = "kernel";  // kernel | app | system-wide
   std::string metric_set;       // empty: raw counters only
   std::string energy_backend;   // empty: none
+  // The energy backend is the simulated RAPL tree: its figures are a model, and every row that
+  // carries them is flagged energy_simulated.
+  bool energy_simulated = false;
   std::string device;        // "simulated" or the PCI address
   std::string device_detail; // "simulated KBL GT2 (24 EUs, 1150 MHz)"
   std::string platform;      // "kblgt2"
@@ -78,7 +81,8 @@ std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
 std::unique_ptr<Reporter> make_table_reporter(std::ostream& out);
 // Sends every call to each of `reporters`, in order.
 std::unique_ptr<Reporter> make_tee_reporter(std::vector<std::unique_ptr<Reporter>> reporters);
-// Needs a seekable stream (a file) to stay valid after every row; on a pipe it is valid at the end.
+// On a stream that can seek (a file) the document is valid after every row; on one that cannot (a
+// pipe, FIFO or terminal: tellp() fails) it is one valid document once end() has been called.
 std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
 
 }  // namespace oaprof::report

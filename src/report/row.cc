@@ -6,6 +6,36 @@
 
 namespace oaprof::report {
 
+namespace {
+
+// Derived metrics of the set, after the raw counters: named by symbol and unit. A metric whose
+// equation divided by zero is left empty and named in a metric_div_zero flag: IGT's code gives
+// such a metric 0 (lib/i915/perf-configs/codegen.py, emit_udiv/emit_fdiv), which would read as a
+// measured zero.
+void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vector<Field>& f,
+                       std::vector<std::string>& flags) {
+  if (info.metrics == nullptr) return;
+  const auto& counters = info.metrics->counters();
+  const std::vector<oa::EquationValue> values =
+      info.metrics->evaluate(r.deltas, info.device_variables);
+  for (std::size_t i = 0; i < counters.size(); ++i) {
+    const auto& c = counters[i];
+    std::string name = c.units.empty() ? c.symbol : fmt::format("{}_{}", c.symbol, c.units);
+    for (char& ch : name) {
+      if (ch == ' ' || ch == ',' || ch == '/') ch = '_';
+    }
+    const bool available = info.metrics->available(static_cast<int>(i), info.device_variables);
+    const oa::EquationValue& v = values[i];
+    if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + c.symbol);
+    f.push_back({name, !available || v.div_by_zero ? FieldValue{}
+                       : v.is_float                ? FieldValue{v.f}
+                                                   : FieldValue{v.u},
+                 3});
+  }
+}
+
+}  // namespace
+
 std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& energy,
                                  const RunInfo& info) {
   const auto& l = r.launch;
@@ -34,6 +64,8 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"gpu_ticks", r.deltas.has_gpu_ticks ? FieldValue{r.deltas.gpu_ticks} : FieldValue{}});
   const double freq = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
   f.push_back({"avg_freq_mhz", r.deltas.has_gpu_ticks && r.deltas.timestamp ? FieldValue{freq} : FieldValue{}, 1});
+  // Counters that went down between two reads and were counted as one wrap each.
+  f.push_back({"wraps_corrected", static_cast<std::uint64_t>(r.deltas.wraps_corrected)});
   for (int i = 0; i < oa::kNumA; ++i) {
     f.push_back({fmt::format("A{}", i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
   }
@@ -53,33 +85,21 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"igpu_power_w", opt(w.igpu_w()), 3});
   f.push_back({"igpu_dynamic_power_w", opt(w.igpu_dynamic_w()), 3});
   f.push_back({"igpu_formula", std::string(power::formula_name(w.formula))});
-  // Derived metrics of the set, after the raw counters: named by symbol and unit.
-  if (info.metrics != nullptr) {
-    const auto& counters = info.metrics->counters();
-    const std::vector<oa::EquationValue> values =
-        info.metrics->evaluate(r.deltas, info.device_variables);  // division by zero gives 0
-    for (std::size_t i = 0; i < counters.size(); ++i) {
-      const auto& c = counters[i];
-      std::string name = c.units.empty() ? c.symbol : fmt::format("{}_{}", c.symbol, c.units);
-      for (char& ch : name) {
-        if (ch == ' ' || ch == ',' || ch == '/') ch = '_';
-      }
-      const bool available = info.metrics->available(static_cast<int>(i), info.device_variables);
-      f.push_back({name, !available          ? FieldValue{}
-                         : values[i].is_float ? FieldValue{values[i].f}
-                                              : FieldValue{values[i].u},
-                   3});
-    }
-  }
+  f.push_back({"energy_source",
+               info.energy_backend.empty() ? FieldValue{} : FieldValue{info.energy_backend}});
+  std::vector<std::string> metric_flags;
+  add_metric_fields(r, info, f, metric_flags);
   f.push_back({"device", info.device});
   std::string flags;
-  if (l.passes > 1) flags = "replayed";
-  for (const auto& flag : r.flags) flags += (flags.empty() ? "" : ";") + flag;
+  auto add_flag = [&](const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; };
+  if (l.passes > 1) add_flag("replayed");
+  for (const auto& flag : r.flags) add_flag(flag);
   // The equations and EU figures used the platform table's EU count, which a fused part lacks.
-  if (info.facts && info.facts->topology_from_table()) {
-    flags += std::string(flags.empty() ? "" : ";") + kTopologyFromTableFlag;
-  }
-  for (const auto& flag : w.flags()) flags += (flags.empty() ? "" : ";") + flag;
+  if (info.facts && info.facts->topology_from_table()) add_flag(kTopologyFromTableFlag);
+  for (const auto& flag : w.flags()) add_flag(flag);
+  // Figures from the simulated RAPL tree are a model: said on every row that carries them.
+  if (info.energy_simulated && w.unavailable_reason.empty()) add_flag("energy_simulated");
+  for (const auto& flag : metric_flags) add_flag(flag);
   f.push_back({"flags", flags});
   return f;
 }
@@ -90,6 +110,27 @@ std::vector<std::string> launch_field_names(const RunInfo& info) {
     names.push_back(f.name);
   }
   return names;
+}
+
+RowEnergy row_energy(const oa::LaunchRecord& r, const power::EnergyReading* begin,
+                     const power::EnergyReading* end, const RunInfo& info,
+                     const std::string& no_energy_reason) {
+  RowEnergy e;
+  if (begin == nullptr || end == nullptr) {
+    e.window = power::unavailable_energy_window(no_energy_reason);
+    return e;
+  }
+  power::WindowOptions wo = info.energy_options;
+  wo.busy_ns = static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info.timestamp_hz));
+  wo.gpu_freq_mhz = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
+  e.window = power::make_energy_window(*begin, *end, wo);
+  // Readings that went backwards are no edge of a window, for the table's per-kernel window
+  // either.
+  if (!e.window.went_backwards) {
+    e.begin = *begin;
+    e.end = *end;
+  }
+  return e;
 }
 
 }  // namespace oaprof::report

@@ -30,4 +30,12 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RowEnergy
 // The column names, the same for every row of a run.
 std::vector<std::string> launch_field_names(const RunInfo& info = {});
 
+// The energy of one row: the window between `begin` and `end` (when both were read), judged by
+// the run's options with the row's busy time and average GPU clock; without them, a window
+// without figures that says `no_energy_reason`. Never throws: readings that cannot make a window
+// give a flagged one (power::make_energy_window), so one bad row never stops the rows after it.
+RowEnergy row_energy(const oa::LaunchRecord& record, const power::EnergyReading* begin,
+                     const power::EnergyReading* end, const RunInfo& info,
+                     const std::string& no_energy_reason);
+
 }  // namespace oaprof::report

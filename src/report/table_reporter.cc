@@ -3,8 +3,10 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <set>
 #include <ostream>
+#include <set>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,7 +31,19 @@ class TableReporter final : public Reporter {
  public:
   explicit TableReporter(std::ostream& out) : out_(out) {}
 
-  void begin(const RunInfo& info) override { info_ = info; }
+  void begin(const RunInfo& info) override {
+    info_ = info;
+    shares_.clear();
+    if (info.metrics == nullptr) return;
+    // The EU shares are the chosen set's own counters, found by name: which A counter holds EU
+    // active or both-FPUs-active depends on the set's programming, so no fixed index is right.
+    for (const auto& [header, symbol] : kShareColumns) {
+      const auto index = info.metrics->counter_index(symbol);
+      if (!index || !info.metrics->available(*index, info.device_variables)) continue;
+      if (info.metrics->counters()[static_cast<std::size_t>(*index)].units != "percent") continue;
+      shares_.push_back({std::string(header), *index});
+    }
+  }
 
   void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
     auto [it, inserted] = kernels_.try_emplace(r.launch.kernel_name);
@@ -42,8 +56,7 @@ class TableReporter final : public Reporter {
     a.timestamp += r.deltas.timestamp;
     a.ticks += r.deltas.gpu_ticks;
     a.busy += r.deltas.a[0];
-    a.eu_active += r.deltas.a[7];
-    a.fpu_both += r.deltas.a[9];
+    add_shares(r, a);
     if (!r.flags.empty()) a.flagged++;
     // The kernel's energy window runs from its first launch's start to its last launch's end
     // (the method: energy read before the first and after the last launch of the window).
@@ -60,17 +73,21 @@ class TableReporter final : public Reporter {
   void end() override {
     out_ << fmt::format("oaprof: device: {} ({}), format {}, access {}\n", info_.device,
                         info_.device_detail, info_.format, info_.access);
+    out_ << fmt::format("oaprof: energy: {}{}\n",
+                        info_.energy_backend.empty() ? "none" : info_.energy_backend,
+                        info_.energy_simulated ? " (simulated: a model, not a measurement)" : "");
     if (order_.empty()) {
       out_ << "oaprof: no kernel launches were recorded\n";
       return;
     }
-    out_ << fmt::format("{:<24} {:>8} {:>12} {:>12} {:>9} {:>8} {:>10} {:>9} {:>10} {:>8} {:>8} {:>7}\n",
-                        "kernel", "launches", "kernel_us", "gpu_us", "freq_MHz", "busy_%",
-                        "EU_act_%", "FPU2_%", "window_ms", "iGPU_W", "dyn_W", "flagged");
+    std::string header = fmt::format("{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", "kernel",
+                                     "launches", "kernel_us", "gpu_us", "freq_MHz", "busy_%");
+    for (const Share& share : shares_) header += fmt::format(" {:>10}", share.header);
+    out_ << header << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", "window_ms", "iGPU_W", "dyn_W",
+                                  "flagged");
     for (const auto& name : order_) {
       const Aggregate& a = kernels_.at(name);
       const double ticks = static_cast<double>(a.ticks);
-      const double eu_ticks = ticks * info_.eus;
       const double freq = a.timestamp ? ticks * info_.timestamp_hz / static_cast<double>(a.timestamp) / 1e6
                                       : std::nan("");
       std::string window_ms = "-", igpu = "-", dyn = "-";
@@ -86,16 +103,25 @@ class TableReporter final : public Reporter {
         }
         for (const auto& f : w.flags()) energy_flags_.insert(f);
       }
-      out_ << fmt::format("{:<24} {:>8} {:>12} {:>12} {:>9} {:>8} {:>10} {:>9} {:>10} {:>8} {:>8} {:>7}\n", name,
-                          a.launches, fixed(median(a.kernel_ns) / 1e3, 1),
-                          fixed(median(a.gpu_ns) / 1e3, 1), fixed(freq, 0),
-                          fixed(ticks > 0 ? 100.0 * static_cast<double>(a.busy) / ticks : std::nan(""), 1),
-                          fixed(eu_ticks > 0 ? 100.0 * static_cast<double>(a.eu_active) / eu_ticks : std::nan(""), 1),
-                          fixed(eu_ticks > 0 ? 100.0 * static_cast<double>(a.fpu_both) / eu_ticks : std::nan(""), 1),
-                          window_ms, igpu, dyn, a.flagged);
+      std::string line = fmt::format(
+          "{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", name, a.launches,
+          fixed(median(a.kernel_ns) / 1e3, 1), fixed(median(a.gpu_ns) / 1e3, 1), fixed(freq, 0),
+          fixed(ticks > 0 ? 100.0 * static_cast<double>(a.busy) / ticks : std::nan(""), 1));
+      for (std::size_t i = 0; i < shares_.size(); ++i) {
+        const auto& [weighted, clocks] = a.shares[i];
+        line += fmt::format(" {:>10}", fixed(clocks > 0 ? weighted / clocks : std::nan(""), 1));
+      }
+      out_ << line
+           << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", window_ms, igpu, dyn, a.flagged);
     }
-    out_ << "(kernel_us and gpu_us are medians over launches; busy, EU active and both-FPUs-active "
-            "are shares of GPU clocks across all launches)\n";
+    out_ << "(kernel_us and gpu_us are medians over launches; busy is a share of GPU clocks across "
+            "all launches";
+    for (const Share& share : shares_) {
+      const auto& counter = info_.metrics->counters()[static_cast<std::size_t>(share.counter)];
+      out_ << fmt::format("; {} is the set's {}, weighted by each launch's GPU clocks",
+                          share.header, counter.symbol);
+    }
+    out_ << ")\n";
     out_ << fmt::format("(iGPU_W: {} over each kernel's window, first launch to last; dyn_W: above "
                         "the idle baseline; * window shorter than {} ms)\n",
                         power::formula_label(info_.energy_options.formula),
@@ -109,14 +135,41 @@ class TableReporter final : public Reporter {
   }
 
  private:
+  // The metric-set counters the table shows as shares, by their column header.
+  static constexpr std::pair<std::string_view, std::string_view> kShareColumns[] = {
+      {"EU_act_%", "EuActive"}, {"FPU2_%", "EuFpuBothActive"}};
+  struct Share {
+    std::string header;
+    int counter = 0;  // index in the set
+  };
   struct Aggregate {
     std::uint64_t launches = 0, flagged = 0;
     std::vector<double> kernel_ns, gpu_ns;
-    std::uint64_t timestamp = 0, ticks = 0, busy = 0, eu_active = 0, fpu_both = 0;
+    std::uint64_t timestamp = 0, ticks = 0, busy = 0;
+    // Per share column: the sum of value × GPU clocks, and of the clocks, over the launches
+    // whose value is defined.
+    std::vector<std::pair<double, double>> shares;
     std::optional<power::EnergyReading> energy_begin, energy_end;
     std::uint64_t busy_ns = 0;
     bool energy_missing = false;
   };
+  // A launch's share values, weighted by its GPU clocks so that the kernel's figure is the
+  // share of all its clocks; a value whose equation divided by zero is left out.
+  void add_shares(const oa::LaunchRecord& r, Aggregate& a) const {
+    if (shares_.empty()) return;
+    a.shares.resize(shares_.size());
+    if (!r.deltas.has_gpu_ticks || r.deltas.gpu_ticks == 0) return;
+    const auto values = info_.metrics->evaluate(r.deltas, info_.device_variables);
+    const double clocks = static_cast<double>(r.deltas.gpu_ticks);
+    for (std::size_t i = 0; i < shares_.size(); ++i) {
+      const oa::EquationValue& v = values[static_cast<std::size_t>(shares_[i].counter)];
+      if (v.div_by_zero) continue;
+      a.shares[i].first += v.as_double() * clocks;
+      a.shares[i].second += clocks;
+    }
+  }
+
+  std::vector<Share> shares_;
   std::string energy_reason_;
   std::set<std::string> energy_flags_;
   std::ostream& out_;

@@ -5,8 +5,12 @@
 
 #include <atomic>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
+
+#include "report/reporter.h"
+#include "report/row.h"
 
 namespace oaprof::daemon {
 namespace {
@@ -75,6 +79,47 @@ TEST(RowWriterTest, AFailedFlushIsReportedByDrainAndRefusesLaterRows) {
   }
   EXPECT_THROW(writer.add(row(1), nullptr, nullptr), std::runtime_error);
   EXPECT_EQ(writes.load(), 1);
+}
+
+// oaprof's row path: each row's energy window, then the CSV. A pair of readings in which a counter
+// went backwards costs that row its figures (flagged), never the rows after it, and every row
+// handed over is written.
+TEST(RowWriterTest, AnEnergyCounterThatWentBackwardsFlagsItsRowAndLaterRowsAreWritten) {
+  report::RunInfo info;
+  info.device = "simulated";
+  info.timestamp_hz = 12e6;
+  std::ostringstream csv;
+  auto reporter = report::make_csv_reporter(csv);
+  reporter->begin(info);
+  std::atomic<int> written{0};
+  RowWriter writer(
+      [&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
+          const power::EnergyReading* end) {
+        reporter->add(r, report::row_energy(r, begin, end, info, "no energy source"));
+        ++written;
+      },
+      [&] { reporter->flush(); });
+  auto reading = [](std::uint64_t ms, std::uint64_t uj) {
+    power::EnergyReading e;
+    e.time_ns = ms * 1'000'000;
+    e.energy_uj[power::Domain::kPackage] = uj;
+    return e;
+  };
+  const power::EnergyReading a = reading(0, 5'000'000), back = reading(100, 1'000'000),
+                             b = reading(200, 6'000'000), c = reading(300, 7'000'000);
+  writer.add(row(0), &a, &back);  // the package counter went down
+  writer.add(row(1), &back, &b);
+  writer.add(row(2), &b, &c);
+  ASSERT_NO_THROW(writer.drain());
+  EXPECT_EQ(written.load(), 3);
+  EXPECT_EQ(writer.rows_written(), 3u);
+  std::istringstream lines(csv.str());
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 4u) << csv.str();  // the header and three rows
+  EXPECT_THAT(rows[1], HasSubstr("energy-went-backwards"));
+  EXPECT_THAT(rows[2], ::testing::Not(HasSubstr("energy-went-backwards")));
+  EXPECT_THAT(rows[3], HasSubstr(",1000000,"));  // package energy of the last window, in uJ
 }
 
 TEST(RowWriterTest, TheDestructorWritesWhatIsStillQueued) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <vector>
 
@@ -80,6 +81,74 @@ TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
   EXPECT_EQ(rows_[0].deltas.a[0], 2'300'000u);
   EXPECT_EQ(rows_[0].deltas.timestamp, 24'000u);
   EXPECT_TRUE(rows_[0].flags.empty());
+}
+
+bool has_flag(const oa::LaunchRecord& r, const std::string& flag) {
+  return std::find(r.flags.begin(), r.flags.end(), flag) != r.flags.end();
+}
+
+// A 5 s kernel at 1150 MHz runs 5.75e9 GPU clocks: GPU_TICKS (32 bits) wraps once in 3.73 s, so
+// between two reads 5 s apart it may have wrapped twice, and the delta cannot be trusted.
+TEST_F(SessionTest, ALaunchLongerThanACountersWrapWithoutReadsInsideIsFlagged) {
+  session_.start();
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  sim_.clock->advance_ns(5'000'000'000);
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, launch_record(0));
+  ASSERT_EQ(rows_.size(), 1u);
+  EXPECT_TRUE(rows_[0].deltas.interval_too_long);
+  EXPECT_TRUE(has_flag(rows_[0], "interval_too_long"));
+}
+
+// With the session's periodic reads inside the launch, the same kernel is exact: every interval
+// is shorter than a wrap, and the folded delta counts every clock.
+TEST_F(SessionTest, PeriodicReadsInsideALongLaunchKeepItExact) {
+  LaunchReadOptions reads;
+  reads.read_period = std::chrono::milliseconds(0);  // read whenever asked (the test asks)
+  session_.set_launch_reads(reads);
+  session_.start();
+  session_.read_open_launches();  // no pass open: nothing to read
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  for (int i = 0; i < 10; ++i) {
+    sim_.clock->advance_ns(500'000'000);
+    session_.read_open_launches();
+  }
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, launch_record(0));
+  ASSERT_EQ(rows_.size(), 1u);
+  EXPECT_EQ(rows_[0].deltas.gpu_ticks, 5'750'000'000u);
+  EXPECT_EQ(rows_[0].deltas.a[0], 5'750'000'000u);  // busy, 40 bits: no wrap there
+  EXPECT_EQ(rows_[0].deltas.timestamp, 60'000'000u);
+  EXPECT_GE(rows_[0].deltas.wraps_corrected, 1);
+  EXPECT_FALSE(rows_[0].deltas.interval_too_long);
+  EXPECT_TRUE(rows_[0].flags.empty());
+}
+
+TEST(LaunchReadOptionsTest, ReadsWellInsideTheExactInterval) {
+  const LaunchReadOptions o = launch_read_options(12e6, 1150.0, 24);
+  EXPECT_NEAR(o.max_interval_ns, 1.867e9, 1e6);
+  EXPECT_EQ(o.read_period, std::chrono::milliseconds(466));
+  EXPECT_EQ(launch_read_options(12e6, 2400.0, 96).read_period, std::chrono::milliseconds(223));
+}
+
+// freq_changed: the GPU frequency (RPSTAT) read beside the launch's snapshots differed.
+TEST_F(SessionTest, AFrequencyChangeDuringALaunchFlagsItsRow) {
+  session_.start();
+  auto set_freq_mhz = [&](std::uint32_t units) {  // units of 50/3 MHz
+    sim_.device.mmio->write32(mmio::reg::kRpStat, units << mmio::reg::kRpStatFreqShift);
+  };
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore});
+  sim_.clock->advance_ns(1'000'000);
+  answer(1, 1, wire::Snapshot{0, wire::Phase::kAfter});
+  answer(1, 1, launch_record(0));
+  answer(1, 1, wire::Snapshot{1, wire::Phase::kBefore});
+  set_freq_mhz(30);  // 500 MHz
+  sim_.clock->advance_ns(1'000'000);
+  answer(1, 1, wire::Snapshot{1, wire::Phase::kAfter});
+  answer(1, 1, launch_record(1));
+  ASSERT_EQ(rows_.size(), 2u);
+  EXPECT_FALSE(has_flag(rows_[0], "freq_changed"));
+  EXPECT_TRUE(has_flag(rows_[1], "freq_changed"));
 }
 
 TEST_F(SessionTest, EnergyIsReadBesideTheSnapshotsAndFollowsTheBusySignal) {

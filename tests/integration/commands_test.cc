@@ -67,6 +67,14 @@ TEST_F(CommandsTest, ImportedFilesAreFoundWithoutNamingThem) {
 
 void put32(std::vector<std::uint8_t>& r, int offset, std::uint32_t v) { std::memcpy(&r[offset], &v, 4); }
 
+// Two 256-byte reports back to back, as a raw capture.
+void write_capture(const fs::path& path, const std::vector<std::uint8_t>& a,
+                   const std::vector<std::uint8_t>& b) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(a.data()), 256);
+  out.write(reinterpret_cast<const char*>(b.data()), 256);
+}
+
 TEST_F(CommandsTest, DecodeTurnsRawReportsIntoDeltasAndMetrics) {
   // Two A32u40_A4u32_B8_C8 reports 1 ms apart at 12 MHz: 1.15 M GPU clocks, all busy, A0 near a
   // 40-bit wrap (reference/hardware.md §3 offsets).
@@ -79,11 +87,7 @@ TEST_F(CommandsTest, DecodeTurnsRawReportsIntoDeltasAndMetrics) {
   a[160] = 0xFF;              // A0 bits 39:32: 2^40 − 16
   put32(b, 16, 1'150'000 - 16);
   const fs::path capture = dir_ / "capture.bin";
-  {
-    std::ofstream out(capture, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(a.data()), 256);
-    out.write(reinterpret_cast<const char*>(b.data()), 256);
-  }
+  write_capture(capture, a, b);
   const fs::path csv = dir_ / "decoded.csv";
   const auto r = run(fmt::format("{} decode --platform kblgt2 --format 101 --input raw -o {} {}",
                                  OAPROF_BIN, csv.string(), capture.string()));
@@ -177,6 +181,28 @@ TEST_F(CommandsTest, DecodeReadsMeteorLakeMediaSetsFrom128ByteReports) {
   const auto bad_hz = decode("--metric-set TestOa --timestamp-frequency=-5", dir_ / "hz.csv");
   EXPECT_EQ(bad_hz.status, 2) << bad_hz.output;
   EXPECT_THAT(bad_hz.output, HasSubstr("--timestamp-frequency"));
+}
+
+// IGT's code gives GpuBusy = A0 / clocks as 0 when no clock ran; decode leaves it empty instead
+// (docs/metrics.md), and the raw deltas stay as they are.
+TEST_F(CommandsTest, DecodeLeavesAMetricThatDividesByZeroEmpty) {
+  std::vector<std::uint8_t> a(256, 0), b(256, 0);
+  put32(a, 4, 1000);
+  put32(b, 4, 1000 + 12000);  // 1 ms of timestamp, no GPU clock
+  const fs::path capture = dir_ / "idle.bin";
+  write_capture(capture, a, b);
+  const fs::path csv = dir_ / "idle.csv";
+  const auto r = run(fmt::format("{} decode --platform kblgt2 --format 101 --input raw -o {} {}",
+                                 OAPROF_BIN, csv.string(), capture.string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("timestamp"), "12000");
+  EXPECT_EQ(rows[0].at("GpuBusy"), "");
+  const auto json = run(fmt::format("{} decode --platform kblgt2 --format 101 --input raw --json {}",
+                                    OAPROF_BIN, capture.string()));
+  ASSERT_EQ(json.status, 0) << json.output;
+  EXPECT_THAT(json.output, HasSubstr("\"GpuBusy\": null"));
 }
 
 // Offline there is no device to ask for its topology: --eus/--subslices give the capturing part's,

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 using oaprof::testing::CommandResult;
+using oaprof::testing::CsvRow;
 using oaprof::testing::read_csv;
 using oaprof::testing::run;
 
@@ -204,6 +206,119 @@ TEST_F(PipelineTest, TheLayerWithoutOaprofWarnsOnceAndRunsTheProgramUnchanged) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("oaprof layer: OAPROF_SOCKET is not set"));
   EXPECT_EQ(r.output.find("oaprof layer:"), r.output.rfind("oaprof layer:")) << "warned once";
+}
+
+// A kernel longer than a 32-bit counter's wrap time: 5 s of power_mad_vect4 at the simulator's
+// 1150 MHz is 5.75e9 GPU clocks, past 2^32 (3.73 s), so GPU_TICKS wraps at least once and may
+// wrap twice between the launch's 'before' and 'after'. The session's periodic reads inside the
+// launch keep its count exact. (The test runs this long because the wrap takes that long.)
+TEST_F(PipelineTest, AKernelLongerThanACountersWrapTimeIsExact) {
+  const fs::path csv = dir_ / "long.csv";
+  // kernel_runner sizes the launch from one timed launch; on a loaded machine that one may run
+  // slow and the long launch come out short of the wrap time: then it asks for a longer one.
+  std::vector<CsvRow> rows;
+  double gpu_ns = 0;
+  for (const int power_ms : {5000, 10000, 20000}) {
+    const CommandResult r = run(fmt::format(
+        "{} --device sim -q --energy none --idle-baseline off -o {} -- {} power_mad_vect4 "
+        "--power-ms {} --no-warmup --max-repeats 1",
+        OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN, power_ms));
+    ASSERT_EQ(r.status, 0) << r.output;
+    rows = read_csv(csv);
+    ASSERT_FALSE(rows.empty()) << r.output;
+    gpu_ns = 0;
+    for (const auto& row : rows) gpu_ns = std::max(gpu_ns, std::stod(row.at("gpu_time_ns")));
+    if (gpu_ns > 3.8e9) break;
+  }
+  ASSERT_GT(gpu_ns, 3.8e9) << "the premise: the launch must outlast GPU_TICKS' wrap time";
+  const auto longest = std::max_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::stod(a.at("gpu_time_ns")) < std::stod(b.at("gpu_time_ns"));
+  });
+  const double ticks = std::stod(longest->at("gpu_ticks"));
+  EXPECT_GT(ticks, 4294967296.0);
+  EXPECT_NEAR(ticks / gpu_ns * 1e3, 1150.0, 1150.0 * 0.01);
+  EXPECT_NEAR(std::stod(longest->at("avg_freq_mhz")), 1150.0, 1150.0 * 0.01);
+  EXPECT_GE(std::stoi(longest->at("wraps_corrected")), 1);
+  EXPECT_THAT(longest->at("flags"), ::testing::Not(HasSubstr("interval_too_long")));
+}
+
+TEST_F(PipelineTest, SimulatedEnergyIsFlaggedOnEveryRowAndNamedInTheTable) {
+  const fs::path csv = dir_ / "sim-energy.csv";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --energy sim --idle-baseline off -o {} -- {} mad_vect4 --min-time 1",
+      OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("energy: sim (simulated: a model, not a measurement)"));
+  const auto rows = read_csv(csv);
+  ASSERT_FALSE(rows.empty());
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("energy_source"), "sim");
+    EXPECT_THAT(row.at("flags"), HasSubstr("energy_simulated"));
+  }
+}
+
+// Refused before the device is opened: no GPU is needed to see it.
+TEST_F(PipelineTest, SimulatedEnergyBesideARealGpuIsAUsageError) {
+  const fs::path csv = dir_ / "refused.csv";
+  const CommandResult r =
+      run(fmt::format("{} --device 0000:00:02.0 --daemon never --energy sim -q -o {} -- true",
+                      OAPROF_BIN, csv.string()));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--energy sim is a simulated RAPL tree, a model"));
+  EXPECT_THAT(r.output, HasSubstr("--device sim"));
+  EXPECT_FALSE(fs::exists(csv));
+}
+
+// JSON to outputs that cannot seek: a pipe (through `-` and /dev/stdout, which is a link the
+// user files' O_NOFOLLOW would refuse: it names oaprof's own standard output) and a FIFO. Each
+// must be one valid document with every launch. The program's own output goes elsewhere, so that
+// stdout carries the JSON alone; without -q the summary table goes to stderr.
+TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
+  const fs::path piped = dir_ / "piped.json", dev_stdout = dir_ / "dev-stdout.json",
+                 fifo = dir_ / "fifo", from_fifo = dir_ / "from-fifo.json";
+  const std::string program = fmt::format("sh -c '{} mad_vect4 --min-time 1 > /dev/null'",
+                                          KERNEL_RUNNER_BIN);
+  // oaprof's stdout through a pipe into `out`; its status and stderr come back.
+  const auto through_a_pipe = [&](const std::string& options, const fs::path& out) {
+    const fs::path status = out.string() + ".status";
+    return run(fmt::format(
+        "{{ {{ {} --device sim --energy none --idle-baseline off -o {} {} -- {}; echo $? > {}; }} | "
+        "cat > {}; exit $(cat {}); }}",
+        OAPROF_BIN, out.string() + ".csv", options, program, status.string(), out.string(),
+        status.string()));
+  };
+  const CommandResult to_pipe = through_a_pipe("--json -", piped);
+  ASSERT_EQ(to_pipe.status, 0) << to_pipe.output;
+  EXPECT_THAT(to_pipe.output, HasSubstr("oaprof: device: simulated"));  // the table, on stderr
+  const CommandResult to_dev_stdout = through_a_pipe("-q --json /dev/stdout", dev_stdout);
+  ASSERT_EQ(to_dev_stdout.status, 0) << to_dev_stdout.output;
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CommandResult to_fifo = run(fmt::format(
+      "cat {} > {} & {} --device sim -q --energy none --idle-baseline off -o {} --json {} -- {}; "
+      "s=$?; wait; exit $s",
+      fifo.string(), from_fifo.string(), OAPROF_BIN, from_fifo.string() + ".csv", fifo.string(),
+      program));
+  ASSERT_EQ(to_fifo.status, 0) << to_fifo.output;
+  for (const fs::path& file : {piped, dev_stdout, from_fifo}) {
+    SCOPED_TRACE(file.filename().string());
+    std::ifstream in(file);
+    nlohmann::json doc;
+    ASSERT_NO_THROW(doc = nlohmann::json::parse(in));
+    EXPECT_EQ(doc["device"], "simulated");
+    ASSERT_FALSE(doc["launches"].empty());
+    EXPECT_EQ(doc["launches"].size(), read_csv(file.string() + ".csv").size());
+    EXPECT_EQ(doc["launches"][0]["kernel"], "mad_vect4");
+  }
+}
+
+// -o and --json cannot share standard output: the CSV and JSON would mix into neither.
+TEST_F(PipelineTest, CsvAndJsonBothToStandardOutputAreRefused) {
+  const CommandResult r = run(fmt::format(
+      "{} --device sim -q --energy none --idle-baseline off -o - --json /dev/stdout -- {} "
+      "mad_vect4 --min-time 1",
+      OAPROF_BIN, KERNEL_RUNNER_BIN));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("-o and --json both name standard output"));
 }
 
 }  // namespace

@@ -61,6 +61,19 @@ TEST(EquationTest, DivisionByZeroGivesZero) {
   EXPECT_DOUBLE_EQ(eval("A 0 READ 100 UMUL GPU_CLOCK 0 READ FDIV").f, 0.0);
 }
 
+// IGT's value (0) is kept for parity, and the value says a division by zero made it, through
+// every operation it goes into afterwards; a division by a non-zero value is not marked.
+TEST(EquationTest, DivisionByZeroMarksTheValueAndWhatIsComputedFromIt) {
+  EXPECT_TRUE(eval("7 0 UDIV").div_by_zero);
+  EXPECT_TRUE(eval("7 0 FDIV").div_by_zero);
+  EXPECT_TRUE(eval("7 0 UDIV 5 UADD").div_by_zero);
+  EXPECT_TRUE(eval("100 7 0 FDIV FMIN").div_by_zero);
+  EXPECT_TRUE(eval("A 0 READ 100 UMUL GPU_CLOCK 0 READ FDIV").div_by_zero);
+  EXPECT_FALSE(eval("7 2 UDIV").div_by_zero);
+  EXPECT_FALSE(eval("0 7 FDIV").div_by_zero);
+  EXPECT_FALSE(eval("7 0 UMUL").div_by_zero);
+}
+
 TEST(EquationTest, ComparisonsAndLogic) {
   EXPECT_EQ(eval("3 2 UGTE").u, 1u);
   EXPECT_EQ(eval("2 3 UGTE").u, 0u);

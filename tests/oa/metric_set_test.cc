@@ -38,6 +38,29 @@ TEST(MetricSetTest, EvaluationFollowsReferencesWhateverTheOrder) {
   EXPECT_DOUBLE_EQ(v[0].f, 5.0);
 }
 
+// A counter computed from a counter that divided by zero is marked too, whatever its data type.
+TEST(MetricSetTest, DivisionByZeroIsMarkedThroughReferencesAndDataTypes) {
+  const std::vector<std::string> s{"Per", "Pct", "Clocks", "Fine"};
+  MetricSet set("n", "S", "g",
+                {counter("Per", "A 1 READ $Clocks UDIV", s),
+                 counter("Pct", "$Per 100 UMUL", s, MetricCounter::DataType::kFloat),
+                 counter("Clocks", "GPU_CLOCK 0 READ", s), counter("Fine", "A 1 READ 2 UDIV", s)},
+                {});
+  CounterDeltas d;
+  d.a[1] = 30;
+  const auto zero = set.evaluate(d, {});
+  EXPECT_EQ(zero[0].u, 0u);  // IGT's value
+  EXPECT_TRUE(zero[0].div_by_zero);
+  EXPECT_TRUE(zero[1].div_by_zero);
+  EXPECT_FALSE(zero[2].div_by_zero);
+  EXPECT_FALSE(zero[3].div_by_zero);
+  d.gpu_ticks = 3;
+  const auto fine = set.evaluate(d, {});
+  EXPECT_EQ(fine[0].u, 10u);
+  EXPECT_FALSE(fine[0].div_by_zero);
+  EXPECT_FALSE(fine[1].div_by_zero);
+}
+
 TEST(MetricSetTest, DataTypeShapesTheResult) {
   const std::vector<std::string> s{"U", "F", "U32", "B"};
   MetricSet set("n", "S", "g",

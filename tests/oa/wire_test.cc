@@ -1,6 +1,9 @@
 #include "oa/wire.h"
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -63,6 +66,38 @@ TEST(WireTest, LaunchRoundTrips) {
   EXPECT_EQ(out.restore_bytes, 1u << 20);
   EXPECT_EQ(out.restore_ns, 98765u);
   EXPECT_EQ(out.kernel_name, "mad_vect4");
+}
+
+// The layer's validity flags ride after the kernel name; a launch without them (a layer that
+// predates them) has none, and a bit this side does not know is refused.
+TEST(WireTest, LaunchFlagsRoundTripAndUnknownBitsAreRefused) {
+  Launch l;
+  l.work_dim = 1;
+  l.kernel_name = "k";
+  const auto plain = encode({1, l});
+  EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, 0u);
+  l.flags = kLaunchDrainFailed | kLaunchLayerError;
+  const auto flagged = encode({1, l});
+  EXPECT_EQ(flagged.size(), plain.size() + 4);
+  EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchDrainFailed | kLaunchLayerError);
+  l.flags = 4;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
+}
+
+// The fuzzer starts from these: each must stay a message the decoder takes, or the fuzzer would
+// start from the refusal path alone.
+TEST(WireTest, EveryFuzzSeedDecodes) {
+  int seeds = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(OAPROF_WIRE_FUZZ_SEEDS)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                          std::istreambuf_iterator<char>());
+    const auto decoded = decode(bytes);
+    EXPECT_TRUE(std::holds_alternative<Message>(decoded))
+        << entry.path().filename() << ": " << std::get<DecodeError>(decoded).reason;
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 9);
 }
 
 TEST(WireTest, ALaunchThatRanZeroTimesIsMalformed) {

@@ -32,6 +32,24 @@ TEST(EnergyRegistryTest, TableListsTheAutomaticOrder) {
   EXPECT_THAT(automatic, ::testing::ElementsAre("powercap", "perf", "msr", "papi"));
 }
 
+// Simulated energy beside a real GPU would read as that GPU's measured power.
+TEST(EnergyRegistryTest, SimulatedEnergyIsRefusedBesideARealDevice) {
+  EXPECT_TRUE(is_simulated_energy_backend("sim"));
+  for (const char* real : {"powercap", "perf", "msr", "papi", "none", "auto", "bogus"}) {
+    EXPECT_FALSE(is_simulated_energy_backend(real)) << real;
+    EXPECT_NO_THROW(check_energy_backend_for_device(real, false, "0000:00:02.0")) << real;
+  }
+  EXPECT_NO_THROW(check_energy_backend_for_device("sim", true, "simulated"));
+  try {
+    check_energy_backend_for_device("sim", false, "0000:00:02.0");
+    FAIL() << "--energy sim was accepted beside a real GPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("0000:00:02.0"));
+    EXPECT_THAT(e.what(), HasSubstr("a model"));
+    EXPECT_THAT(e.what(), HasSubstr("--device sim"));
+  }
+}
+
 TEST(EnergyRegistryTest, UnknownNameListsTheValidOnes) {
   try {
     make_energy_source("rapl");

@@ -82,5 +82,23 @@ TEST(EnergySamplerTest, ABackgroundFailureIsReportedNotSwallowed) {
   FAIL() << "the failure never surfaced";
 }
 
+// `oaprof power`'s window on a package counter of a 2 J range at 10 W: it wraps every 200 ms, so
+// 700 ms span three wraps, which two reads alone cannot see (they would read what is left of the
+// last wrap). The simulated tree follows the real clock here, because the sampler's thread does;
+// the wait is real for the same reason (700 ms: long enough for three wraps, and each wrap is
+// 200 ms, far longer than any pause of the sampler's thread on a loaded machine).
+TEST(EnergySamplerTest, APowerMeterWindowCountsEveryWrapOfItsDuration) {
+  SimPowerModel model;
+  model.package_idle_w = 10.0;
+  model.max_energy_range_uj = 2'000'000;
+  model.update_interval_ns = 0;  // the counter follows the clock exactly
+  auto sim = std::make_unique<SimEnergySource>(std::filesystem::path{}, model);
+  const EnergyWindow w = measure_energy_window(std::move(sim), 700'000'000);
+  ASSERT_TRUE(w.measured()) << w.unavailable_reason;
+  EXPECT_GE(w.duration_ns, 700'000'000u);
+  EXPECT_NEAR(w.power_w.at(Domain::kPackage), 10.0, 0.2);
+  EXPECT_GT(w.energy_uj.at(Domain::kPackage), 3 * model.max_energy_range_uj);
+}
+
 }  // namespace
 }  // namespace oaprof::power

@@ -120,9 +120,20 @@ TEST(EnergyWindowTest, JsonLabelsEachIgpuFigureWithItsFormula) {
   EXPECT_TRUE(j["gpu_freq_mhz"].is_null());
 }
 
-TEST(EnergyWindowTest, ReadingsThatGoBackwardsAreRefused) {
-  EXPECT_THROW(make_energy_window(reading(10, 0, 0), reading(5, 0, 0)), std::invalid_argument);
-  EXPECT_THROW(make_energy_window(reading(0, 10, 0), reading(5, 9, 0)), std::invalid_argument);
+// One bad pair of readings costs its own window, flagged, and never an exception that would stop
+// the rows after it.
+TEST(EnergyWindowTest, ReadingsThatGoBackwardsGiveAFlaggedWindowWithoutFigures) {
+  for (const auto& [begin, end] : {std::pair{reading(10, 0, 0), reading(5, 0, 0)},
+                                   std::pair{reading(0, 10, 0), reading(5, 9, 0)}}) {
+    EnergyWindow w;
+    ASSERT_NO_THROW(w = make_energy_window(begin, end));
+    EXPECT_TRUE(w.went_backwards);
+    EXPECT_FALSE(w.measured());
+    EXPECT_TRUE(w.energy_uj.empty());
+    EXPECT_FALSE(w.igpu_w().has_value());
+    EXPECT_THAT(w.flags(), Contains("energy-went-backwards"));
+    EXPECT_THAT(w.unavailable_reason, HasSubstr("different"));
+  }
 }
 
 TEST(IdleBaselineTest, MeasuredOnTheSimulatorWithAVirtualSleep) {

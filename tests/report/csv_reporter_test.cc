@@ -8,9 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "oa/metric_set.h"
 #include "report/reporter.h"
-#include "tests/common/run_util.h"
 #include "report/row.h"
+#include "tests/common/run_util.h"
 
 namespace oaprof::report {
 namespace {
@@ -83,11 +84,14 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
   rep->begin(info());
   const auto cols = split_csv(out.str().substr(0, out.str().find('\n')));
   for (const char* c : {"launch", "kernel", "global_size", "local_size", "kernel_ns", "gpu_time_ns",
-                        "gpu_ticks", "A0", "A35", "B0", "B7", "C0", "C7", "device", "flags"}) {
+                        "gpu_ticks", "wraps_corrected", "A0", "A35", "B0", "B7", "C0", "C7",
+                        "energy_source", "device", "flags"}) {
     EXPECT_THAT(cols, ::testing::Contains(c));
   }
   EXPECT_EQ(cols.size(), launch_field_names().size());
-  EXPECT_EQ(cols.size(), 16u + 3 + 36 + 8 + 8 + 9 + 2);  // 3: replay_passes, restore_bytes/_ns
+  // 3: replay_passes, restore_bytes/_ns; 1: wraps_corrected; 10: window, 5 planes, 2 powers,
+  // formula, source
+  EXPECT_EQ(cols.size(), 16u + 3 + 1 + 36 + 8 + 8 + 10 + 2);
 }
 
 TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
@@ -162,6 +166,100 @@ TEST(CsvReporterTest, EnergyColumnsCarryTheWindowsFigures) {
   EXPECT_EQ(col("igpu_formula"), "pkg-pp0-dram");
   EXPECT_EQ(col("dram_energy_uj"), "");
   EXPECT_EQ(col("flags"), "no_profiling;x;no-dram-plane");
+}
+
+// A set whose EU shares sit in other counters than the built-in A7/A9 (as IGT's sets program
+// them), plus a metric that divides by the GPU clocks.
+oa::MetricSet shares_set(bool with_shares) {
+  using oa::MetricCounter;
+  std::vector<std::string> symbols{"PerClock"};
+  if (with_shares) symbols = {"PerClock", "EuActive", "EuFpuBothActive"};
+  auto counter = [&](const std::string& symbol, const std::string& equation) {
+    MetricCounter c;
+    c.symbol = symbol;
+    c.name = symbol;
+    c.units = "percent";
+    c.data_type = MetricCounter::DataType::kFloat;
+    c.equation = oa::Equation::compile(equation, oa::MetricSet::resolver_for(symbols));
+    return c;
+  };
+  std::vector<MetricCounter> counters{counter("PerClock", "A 1 READ GPU_CLOCK 0 READ FDIV")};
+  if (with_shares) {
+    counters.push_back(counter("EuActive", "A 3 READ 100 UMUL GPU_CLOCK 0 READ FDIV"));
+    counters.push_back(counter("EuFpuBothActive", "A 4 READ 100 UMUL GPU_CLOCK 0 READ FDIV"));
+  }
+  return oa::MetricSet("Shares", "Shares", "g", std::move(counters), {});
+}
+
+TEST(CsvReporterTest, AMetricThatDividesByZeroIsEmptyAndNamedInTheFlags) {
+  const oa::MetricSet set = shares_set(false);
+  RunInfo i = info();
+  i.metrics = &set;
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(i);
+  oa::LaunchRecord r = record();
+  r.deltas.gpu_ticks = 0;
+  rep->add(r, no_energy());
+  auto row = first_row(out.str());
+  EXPECT_EQ(row["PerClock_percent"], "");  // IGT's code gives 0 here: not a measured 0
+  EXPECT_THAT(row["flags"], HasSubstr("metric_div_zero:PerClock"));
+
+  std::stringstream json_out;
+  auto json = make_json_reporter(json_out);
+  json->begin(i);
+  json->add(r, no_energy());
+  json->end();
+  const auto doc = nlohmann::json::parse(json_out.str());
+  EXPECT_TRUE(doc["launches"][0]["PerClock_percent"].is_null());
+  EXPECT_THAT(doc["launches"][0]["flags"].get<std::string>(), HasSubstr("metric_div_zero:PerClock"));
+
+  std::ostringstream fine;
+  auto rep2 = make_csv_reporter(fine);
+  rep2->begin(i);
+  rep2->add(record(), no_energy());  // 101 / 11500 clocks
+  auto row2 = first_row(fine.str());
+  EXPECT_EQ(row2["PerClock_percent"], "0.009");
+  EXPECT_EQ(row2["flags"].find("metric_div_zero"), std::string::npos);
+}
+
+// Energy from the simulated RAPL tree is a model: every row that carries it says so, and every
+// row names its energy source.
+TEST(CsvReporterTest, RowsNameTheirEnergySourceAndFlagSimulatedEnergy) {
+  power::EnergyReading b, e;
+  e.time_ns = 100'000'000;
+  b.energy_uj = {{power::Domain::kPackage, 0}};
+  e.energy_uj = {{power::Domain::kPackage, 1'000'000}};
+  RowEnergy energy;
+  energy.window = power::make_energy_window(b, e);
+  for (const bool simulated : {false, true}) {
+    RunInfo i = info();
+    i.energy_backend = simulated ? "sim" : "powercap";
+    i.energy_simulated = simulated;
+    std::ostringstream out;
+    auto rep = make_csv_reporter(out);
+    rep->begin(i);
+    rep->add(record(), energy);
+    auto row = first_row(out.str());
+    EXPECT_EQ(row["energy_source"], i.energy_backend);
+    EXPECT_EQ(row["flags"].find("energy_simulated") != std::string::npos, simulated);
+    std::stringstream json_out;
+    auto json = make_json_reporter(json_out);
+    json->begin(i);
+    json->add(record(), energy);
+    const auto doc = nlohmann::json::parse(json_out.str());
+    EXPECT_EQ(doc["energy_simulated"], simulated);
+    EXPECT_EQ(doc["launches"][0]["energy_source"], i.energy_backend);
+  }
+  // A row without energy readings carries no simulated figure to flag.
+  RunInfo i = info();
+  i.energy_backend = "sim";
+  i.energy_simulated = true;
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(i);
+  rep->add(record(), no_energy());
+  EXPECT_EQ(first_row(out.str())["flags"].find("energy_simulated"), std::string::npos);
 }
 
 TEST(CsvReporterTest, UnprofiledLaunchesLeaveKernelTimeEmpty) {
@@ -239,6 +337,45 @@ TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
   }
 }
 
+// A stream that cannot seek, as a pipe, a FIFO or a terminal: what is written is kept in order.
+class PipeBuffer : public std::streambuf {
+ public:
+  const std::string& data() const { return data_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) data_.push_back(static_cast<char>(c));
+    return c;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    data_.append(s, static_cast<std::size_t>(n));
+    return n;
+  }
+
+ private:
+  std::string data_;
+};
+
+TEST(JsonReporterTest, ToAStreamThatCannotSeekItIsOneValidDocumentAtTheEnd) {
+  PipeBuffer pipe;
+  std::ostream out(&pipe);
+  ASSERT_EQ(out.tellp(), std::streampos(-1));
+  auto rep = make_json_reporter(out);
+  rep->begin(info());
+  for (int n = 1; n <= 3; ++n) {
+    auto r = record();
+    r.index = static_cast<std::uint64_t>(n);
+    rep->add(r, no_energy());
+    rep->flush();
+  }
+  rep->end();
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(pipe.data())) << pipe.data();
+  ASSERT_EQ(doc["launches"].size(), 3u);
+  EXPECT_EQ(doc["launches"][2]["launch"], 3);
+  EXPECT_EQ(doc["device"], "simulated");
+}
+
 TEST(JsonReporterTest, AClockNotReadIsNullNotZero) {
   std::stringstream out;
   auto rep = make_json_reporter(out);
@@ -291,6 +428,48 @@ TEST(TableReporterTest, SummarisesPerKernelWithUnitsAndTheDevice) {
   EXPECT_THAT(out.str(), HasSubstr("device: simulated"));
   EXPECT_THAT(out.str(), HasSubstr("kernel_us"));
   EXPECT_THAT(out.str(), ::testing::ContainsRegex("mad_vect4 +2 +5\\.0 +10\\.0 +1150"));
+}
+
+// The table a run of these rows prints.
+std::string table_of(const RunInfo& i, const std::vector<oa::LaunchRecord>& rows) {
+  std::ostringstream out;
+  auto rep = make_table_reporter(out);
+  rep->begin(i);
+  for (const auto& r : rows) rep->add(r, no_energy());
+  rep->end();
+  return out.str();
+}
+
+TEST(TableReporterTest, EuSharesComeFromTheSetsOwnCountersByName) {
+  const oa::MetricSet set = shares_set(true);
+  RunInfo i = info();
+  i.metrics = &set;
+  auto r = record();
+  r.launch.kernel_name = "mad_vect4";
+  r.deltas.a[3] = 5750;  // EuActive: 50 % of 11500 clocks
+  r.deltas.a[4] = 2300;  // EuFpuBothActive: 20 %
+  const std::string table = table_of(i, {r});
+  EXPECT_THAT(table, HasSubstr("EU_act_%"));
+  EXPECT_THAT(table, ::testing::ContainsRegex(
+                         "mad_vect4 +1 +5\\.0 +10\\.0 +1150 +[0-9.]+ +50\\.0 +20\\.0 "));
+}
+
+TEST(TableReporterTest, ASetWithoutEuSharesLeavesTheirColumnsOut) {
+  const oa::MetricSet set = shares_set(false);
+  RunInfo i = info();
+  i.metrics = &set;
+  const std::string table = table_of(i, {record()});
+  EXPECT_THAT(table, ::testing::Not(HasSubstr("EU_act_%")));
+  EXPECT_THAT(table, ::testing::Not(HasSubstr("FPU2_%")));
+}
+
+TEST(TableReporterTest, TheTableNamesTheEnergyBackendAndSaysWhenItIsSimulated) {
+  RunInfo i = info();
+  i.energy_backend = "sim";
+  i.energy_simulated = true;
+  EXPECT_THAT(table_of(i, {record()}),
+              HasSubstr("energy: sim (simulated: a model, not a measurement)"));
+  EXPECT_THAT(table_of(info(), {}), HasSubstr("energy: none"));
 }
 
 }  // namespace

@@ -53,7 +53,9 @@ std::vector<std::uint8_t> read_input(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// A value a division by zero went into is empty (docs/metrics.md: IGT prints 0 there).
 std::string value_text(const oa::EquationValue& v) {
+  if (v.div_by_zero) return {};
   return v.is_float ? fmt::format("{:.6g}", v.f) : fmt::format("{}", v.u);
 }
 
@@ -132,7 +134,9 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
       nlohmann::json metrics;
       for (std::size_t i = 0; i < r.metrics.size(); ++i) {
         const oa::EquationValue& v = r.metrics[i];
-        if (v.is_float) {
+        if (v.div_by_zero) {
+          metrics[set->counters()[i].symbol] = nullptr;
+        } else if (v.is_float) {
           metrics[set->counters()[i].symbol] = v.f;
         } else {
           metrics[set->counters()[i].symbol] = v.u;

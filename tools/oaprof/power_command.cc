@@ -9,6 +9,7 @@
 #include <string>
 
 #include "power/energy_registry.h"
+#include "power/energy_sampler.h"
 #include "power/energy_window.h"
 #include "power/idle_baseline.h"
 #include "power/sim_power.h"
@@ -31,10 +32,11 @@ std::string watts_text(const std::optional<double>& w) {
   return w ? fmt::format("{:9.3f} W", *w) : std::string("        - ");
 }
 
-void print_table(const power::EnergySource& source, const power::EnergyWindow& w) {
+void print_table(const std::string& source, const power::EnergyWindow& w) {
   std::cout << fmt::format(
-      "energy source: {}{}\n", source.name(),
-      source.name() == "sim" ? " (device: simulated; a model, not a measurement)" : "");
+      "energy source: {}{}\n", source,
+      power::is_simulated_energy_backend(source) ? " (device: simulated; a model, not a measurement)"
+                                                 : "");
   std::cout << fmt::format("window: {:.3f} s\n", static_cast<double>(w.duration_ns) / 1e9);
   std::cout << fmt::format("{:<8} {:<5} {:>12} {:>11}\n", "domain", "plane", "energy", "power");
   for (const auto& [domain, uj] : w.energy_uj) {
@@ -103,19 +105,20 @@ int run_power(const PowerOptions& opt) {
     if (auto* sim = dynamic_cast<power::SimEnergySource*>(source.get())) {
       sim->simulator().set_gpu_activity(opt.sim_gpu_activity);
     }
-    const power::EnergyReading begin = source->read();
-    power::sleep_ns(duration_ns);
-    const power::EnergyReading end = source->read();
+    const std::string name(source->name());
     power::WindowOptions wopt;
     wopt.formula = formula;
-    const power::EnergyWindow w = power::make_energy_window(begin, end, wopt);
+    // Through the sampler: a counter may wrap several times within --duration.
+    const power::EnergyWindow w =
+        power::measure_energy_window(std::move(source), duration_ns, wopt);
+    if (w.went_backwards) throw std::runtime_error(w.unavailable_reason);
     if (opt.json) {
       nlohmann::json j = power::to_json(w);
-      j["source"] = source->name();
-      j["simulated"] = source->name() == "sim";
+      j["source"] = name;
+      j["simulated"] = power::is_simulated_energy_backend(name);
       std::cout << j.dump(2) << "\n";
     } else {
-      print_table(*source, w);
+      print_table(name, w);
     }
   } catch (const std::runtime_error& e) {
     std::cerr << "oaprof power: " << e.what() << "\n";

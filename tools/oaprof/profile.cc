@@ -2,6 +2,7 @@
 // delta over the whole run) or the whole GPU (`--system-wide`). Wiring only: the device (gpu) or,
 // without root, oaprofd's session (daemon/remote_source.h), the Session, its socket and samplers
 // (daemon), the child with the interceptor (launch), and the reporters (report).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@
 #include "power/sim_power.h"
 #include "report/fd_ostream.h"
 #include "report/reporter.h"
+#include "report/row.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/metric_files.h"
 
@@ -132,12 +134,30 @@ struct Outputs {
   std::atomic<std::uint64_t> rows{0};
 };
 
+// "-" and /dev/stdout name oaprof's standard output. /dev/stdout is a link (to
+// /proc/self/fd/1), which the user files' O_NOFOLLOW would refuse; the descriptor behind it is the
+// one the user gave oaprof, so it is used directly and no path is opened.
+bool names_stdout(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
+
 // The files are opened as the user who ran sudo (daemon/user_file.h): root never creates,
-// truncates or chowns a path the user names.
+// truncates or chowns a path the user names. Standard output (names_stdout) is a copy of
+// descriptor 1; the summary table then goes to stderr, so that stdout carries the file alone.
 int open_outputs(const ProfileOptions& o, const std::string& csv_path,
                  const std::optional<daemon::Credentials>& creds, Outputs& out) {
+  if (names_stdout(csv_path) && names_stdout(o.json_path)) {
+    std::cerr << "oaprof: -o and --json both name standard output, where the CSV and the JSON "
+                 "would mix; send one of them to a file\n";
+    return kExitUsage;
+  }
   std::vector<std::unique_ptr<report::Reporter>> files;
   auto open = [&](const std::string& path) -> std::unique_ptr<report::FdOstream> {
+    if (names_stdout(path)) {
+      const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+      if (fd >= 0) return std::make_unique<report::FdOstream>(fd);
+      std::cerr << fmt::format("oaprof: cannot write {}: standard output: {}\n", path,
+                               std::strerror(errno));
+      return nullptr;
+    }
     try {
       return std::make_unique<report::FdOstream>(
           daemon::open_user_file(path, daemon::UserFileAccess::kWrite, creds));
@@ -153,7 +173,8 @@ int open_outputs(const ProfileOptions& o, const std::string& csv_path,
     files.push_back(report::make_json_reporter(*out.json));
   }
   out.files = report::make_tee_reporter(std::move(files));
-  out.table = report::make_table_reporter(std::cout);
+  const bool to_stdout = names_stdout(csv_path) || names_stdout(o.json_path);
+  out.table = report::make_table_reporter(to_stdout ? std::cerr : std::cout);
   return 0;
 }
 
@@ -330,6 +351,8 @@ Action add_profile_options(CLI::App& app) {
   }
   energy_help += " that works), or one of:";
   for (const auto& b : power::energy_backends()) energy_help += " " + std::string(b.name);
+  energy_help += " (sim is a model, refused beside a real GPU: only with --device sim; its rows "
+                 "are flagged energy_simulated)";
   energy->add_option("--energy", opt->energy, energy_help)->capture_default_str();
   energy->add_option("--igpu-power", opt->igpu_power,
                      "headline iGPU power formula: pkg-pp0-dram (P_PKG - P_PP0 - P_DRAM, DRAM 0 "
@@ -346,11 +369,15 @@ Action add_profile_options(CLI::App& app) {
   auto* out = app.add_option_group("Output");
   out->add_option("-o,--csv", opt->csv_path,
                   "CSV file, one row per launch, written as the run goes (default: "
-                  "oaprof-<program>.csv). Under sudo it is opened as the user who ran sudo; a "
-                  "symbolic link is not followed");
+                  "oaprof-<program>.csv); each row's validity is in its flags column "
+                  "(interval_too_long, freq_changed, drain_failed, layer_error, energy_simulated, "
+                  "metric_div_zero:SYMBOL, ...: docs/attach.md). Under sudo it is opened as the "
+                  "user who ran sudo; a symbolic link is not followed. - or /dev/stdout: standard "
+                  "output (the summary table then goes to stderr)");
   out->add_option("--json", opt->json_path,
-                  "also write a JSON document (run metadata + the same rows), valid after every "
-                  "row; opened as -o is");
+                  "also write a JSON document (run metadata + the same rows), opened as -o is: in "
+                  "a file, valid after every row; to a pipe, FIFO or terminal (/dev/stdout), one "
+                  "valid document when the run ends; - or /dev/stdout as for -o");
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run_profile(*opt); };
@@ -463,6 +490,9 @@ int run_profile(const ProfileOptions& options) {
       device_detail = opened->detail + " via oaprofd";
       simulated = opened->simulated;
     } else {
+      // Refused before the device is touched (oaprofd asks the same of its own device).
+      power::check_energy_backend_for_device(options.energy, gpu::spec_is_simulated(device_spec),
+                                             "--device " + device_spec);
       gpu::DeviceOptions dopt;
       dopt.spec = device_spec;
       dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
@@ -568,6 +598,7 @@ int run_profile(const ProfileOptions& options) {
   info.timestamp_hz = platform.timestamp_hz;
   info.command = command;
   info.energy_backend = energy ? std::string(energy->name()) : std::string();
+  info.energy_simulated = energy && power::is_simulated_energy_backend(energy->name());
   info.metric_set = metrics->symbol();
   info.metrics = metrics.get();
   info.device_variables = oa::device_variables(platform, facts);
@@ -589,20 +620,11 @@ int run_profile(const ProfileOptions& options) {
   out.table->begin(info);
   // Rows are formatted and written on a thread of their own (RowWriter): the thread answering the
   // program's snapshots never waits for a file.
+  const std::string no_energy_reason =
+      energy ? "the energy could not be read for this window" : energy_reason;
   auto write_row = [&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
                        const power::EnergyReading* end) {
-    report::RowEnergy e;
-    if (begin && end) {
-      power::WindowOptions wo = info.energy_options;
-      wo.busy_ns = static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info.timestamp_hz));
-      wo.gpu_freq_mhz = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
-      e.window = power::make_energy_window(*begin, *end, wo);
-      e.begin = *begin;
-      e.end = *end;
-    } else {
-      e.window = power::unavailable_energy_window(
-          energy ? "the energy could not be read for this window" : energy_reason);
-    }
+    const report::RowEnergy e = report::row_energy(r, begin, end, info, no_energy_reason);
     out.files->add(r, e);
     out.table->add(r, e);
     out.rows.fetch_add(1, std::memory_order_relaxed);
@@ -611,6 +633,9 @@ int run_profile(const ProfileOptions& options) {
   daemon::Session session(*source, format, rows.sink(),
                           daemon::oa_config_for(*metrics, platform, facts));
   session.set_energy_source(energy.get());
+  // Long launches stay exact: the session reads the counters while a pass is open.
+  session.set_launch_reads(
+      daemon::launch_read_options(info.timestamp_hz, info.max_freq_mhz, info.eus));
   if (sim_energy != nullptr) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
     session.set_busy_listener([sim_energy](bool busy) { sim_energy->simulator().set_gpu_active(busy); });

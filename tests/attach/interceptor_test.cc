@@ -1,0 +1,287 @@
+// The interception logic between a fake OpenCL below it and the real privileged side above it (a
+// Session on the simulator behind the socket server): what the program gets back must be what
+// its own calls returned, every event the layer made is handed out or released, and what went
+// wrong in the layer reaches the row as a flag. Internal failures are played by the layer's
+// failure hook.
+//
+// Each scenario runs in a child process of its own (a death test in the threadsafe style, which
+// starts the binary afresh): the layer is a per-process singleton that turns itself off after an
+// internal error, for good.
+#include "launch/interceptor.h"
+
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "daemon/server.h"
+#include "daemon/session.h"
+#include "tests/daemon/sim_fixture.h"
+
+namespace oaprof::launch {
+namespace {
+namespace fs = std::filesystem;
+
+// ---- A fake OpenCL below the layer: one queue, one kernel, events as numbered handles.
+struct FakeCl {
+  static inline cl_int finish_rc = CL_SUCCESS;
+  static inline cl_int enqueue_rc = CL_SUCCESS;
+  static inline std::mutex mu;
+  static inline std::set<cl_event> live;  // made and not yet released
+  static inline std::uintptr_t next_event = 0x1000;
+};
+
+cl_event make_event() {
+  std::lock_guard lock(FakeCl::mu);
+  FakeCl::next_event += 16;
+  auto ev = reinterpret_cast<cl_event>(FakeCl::next_event);
+  FakeCl::live.insert(ev);
+  return ev;
+}
+
+std::size_t live_events() {
+  std::lock_guard lock(FakeCl::mu);
+  return FakeCl::live.size();
+}
+
+cl_int CL_API_CALL fake_release_event(cl_event ev) {
+  std::lock_guard lock(FakeCl::mu);
+  return FakeCl::live.erase(ev) == 1 ? CL_SUCCESS : CL_INVALID_EVENT;
+}
+
+cl_int CL_API_CALL fake_enqueue(cl_command_queue, cl_kernel, cl_uint, const size_t*, const size_t*,
+                                const size_t*, cl_uint, const cl_event*, cl_event* ev) {
+  if (FakeCl::enqueue_rc != CL_SUCCESS) return FakeCl::enqueue_rc;
+  if (ev != nullptr) *ev = make_event();
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL fake_finish(cl_command_queue) { return FakeCl::finish_rc; }
+cl_int CL_API_CALL fake_wait(cl_uint, const cl_event*) { return CL_SUCCESS; }
+
+cl_int CL_API_CALL fake_kernel_info(cl_kernel, cl_kernel_info, size_t size, void* value,
+                                    size_t* size_ret) {
+  constexpr char kName[] = "fake_kernel";
+  if (size_ret != nullptr) *size_ret = sizeof kName;
+  if (value != nullptr && size >= sizeof kName) std::memcpy(value, kName, sizeof kName);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL fake_profiling_info(cl_event, cl_profiling_info name, size_t size, void* value,
+                                       size_t*) {
+  if (value != nullptr && size >= sizeof(cl_ulong)) {
+    *static_cast<cl_ulong*>(value) = 1000 + (name - CL_PROFILING_COMMAND_QUEUED);
+  }
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL fake_queue_info(cl_command_queue, cl_command_queue_info, size_t size,
+                                   void* value, size_t*) {
+  if (value != nullptr) std::memset(value, 0, size);
+  return CL_SUCCESS;
+}
+
+void install_fake_cl() {
+  _cl_icd_dispatch& d = next();
+  d.clEnqueueNDRangeKernel = &fake_enqueue;
+  d.clFinish = &fake_finish;
+  d.clWaitForEvents = &fake_wait;
+  d.clReleaseEvent = &fake_release_event;
+  d.clGetKernelInfo = &fake_kernel_info;
+  d.clGetEventProfilingInfo = &fake_profiling_info;
+  d.clGetCommandQueueInfo = &fake_queue_info;
+}
+
+// ---- The privileged side: a session on the simulator behind the socket the layer finds in
+// OAPROF_SOCKET.
+class PrivilegedSide {
+ public:
+  PrivilegedSide() {
+    dir_ = fs::temp_directory_path() / fmt::format("oaprof-icpt-{}", ::getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const std::string path = (dir_ / "s.sock").string();
+    session_.start();
+    server_ = std::make_unique<daemon::Server>(path, session_, std::vector<uid_t>{::getuid()});
+    server_->start();
+    ::setenv("OAPROF_SOCKET", path.c_str(), 1);
+    ::setenv("OAPROF_LAYER_QUIET", "1", 1);
+    ::unsetenv("OAPROF_REPLAY");
+  }
+  ~PrivilegedSide() {
+    server_->stop();
+    server_.reset();
+    session_.stop();
+    fs::remove_all(dir_);
+  }
+
+  // Waits (bounded, without asserting on time) for `n` rows; returns them.
+  std::vector<oa::LaunchRecord> rows(std::size_t n) {
+    for (int i = 0; i < 1000; ++i) {
+      {
+        std::lock_guard lock(mu_);
+        if (rows_.size() >= n) return rows_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::lock_guard lock(mu_);
+    return rows_;
+  }
+
+ private:
+  fs::path dir_;
+  daemon::testing::SimFixture sim_;
+  std::mutex mu_;
+  std::vector<oa::LaunchRecord> rows_;
+  daemon::Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                           [this](const oa::LaunchRecord& r, const power::EnergyReading*,
+                                  const power::EnergyReading*) {
+                             std::lock_guard lock(mu_);
+                             rows_.push_back(r);
+                           }};
+  std::unique_ptr<daemon::Server> server_;
+};
+
+const auto kQueue = reinterpret_cast<cl_command_queue>(std::uintptr_t{0x100});
+const auto kKernel = reinterpret_cast<cl_kernel>(std::uintptr_t{0x200});
+
+cl_int launch_one(cl_event* event) {
+  const size_t global = 64;
+  return intercept_enqueue_nd_range(kQueue, kKernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                    event);
+}
+
+bool has_flag(const oa::LaunchRecord& r, const std::string& flag) {
+  return std::find(r.flags.begin(), r.flags.end(), flag) != r.flags.end();
+}
+
+// Collects what a scenario found wrong, for the child to print and exit on.
+struct Problems {
+  std::string text;
+  void check(bool ok, const std::string& what) {
+    if (!ok) text += what + "\n";
+  }
+};
+
+// Runs `scenario` in a fresh process; it passes when the scenario finds nothing wrong.
+void run_in_child(const std::function<void(Problems&, PrivilegedSide&)>& scenario) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        Problems p;
+        try {
+          install_fake_cl();
+          PrivilegedSide side;
+          scenario(p, side);
+        } catch (const std::exception& e) {
+          p.text += std::string("exception: ") + e.what() + "\n";
+        }
+        std::fputs(p.text.c_str(), stderr);
+        std::fflush(stderr);
+        std::_Exit(p.text.empty() ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+[[noreturn]] void throw_at(FailurePoint) { throw std::runtime_error("injected failure"); }
+void throw_after_enqueue(FailurePoint point) {
+  if (point == FailurePoint::kAfterEnqueue) throw_at(point);
+}
+void throw_before_record(FailurePoint point) {
+  if (point == FailurePoint::kBeforeRecord) throw_at(point);
+}
+
+TEST(InterceptorTest, AMeasuredLaunchHandsOutItsEventAndLeaksNone) {
+  run_in_child([](Problems& p, PrivilegedSide& side) {
+    cl_event ev = nullptr;
+    p.check(launch_one(&ev) == CL_SUCCESS, "the launch failed");
+    p.check(ev != nullptr && live_events() == 1, "the program did not get exactly its event");
+    fake_release_event(ev);
+    p.check(launch_one(nullptr) == CL_SUCCESS, "a launch without an event failed");
+    p.check(live_events() == 0, "an event leaked");
+    const auto rows = side.rows(2);
+    p.check(rows.size() == 2, fmt::format("{} rows, not 2", rows.size()));
+    for (const auto& r : rows) p.check(r.flags.empty(), "a clean launch's row is flagged");
+  });
+}
+
+// A drain that failed may have left earlier work running inside the snapshots: the row says so,
+// and the program's launch goes on as it would have.
+TEST(InterceptorTest, AFailedDrainFlagsTheRow) {
+  run_in_child([](Problems& p, PrivilegedSide& side) {
+    FakeCl::finish_rc = CL_OUT_OF_RESOURCES;
+    cl_event ev = nullptr;
+    p.check(launch_one(&ev) == CL_SUCCESS, "the program's launch did not get its own status");
+    fake_release_event(ev);
+    FakeCl::finish_rc = CL_SUCCESS;
+    p.check(launch_one(nullptr) == CL_SUCCESS, "the second launch failed");
+    const auto rows = side.rows(2);
+    p.check(rows.size() == 2, fmt::format("{} rows, not 2", rows.size()));
+    if (rows.size() == 2) {
+      p.check(has_flag(rows[0], "drain_failed"), "the row after a failed drain is not flagged");
+      p.check(!has_flag(rows[1], "drain_failed"), "a good drain's row is flagged");
+    }
+  });
+}
+
+// An internal error after the kernel was enqueued: the program still gets the enqueue's own
+// status and its event, nothing leaks, and the row is flagged layer_error.
+TEST(InterceptorTest, AnInternalErrorAfterTheEnqueueKeepsTheProgramsResult) {
+  run_in_child([](Problems& p, PrivilegedSide& side) {
+    set_failure_hook(&throw_after_enqueue);
+    cl_event ev = nullptr;
+    p.check(launch_one(&ev) == CL_SUCCESS, "the status is not the enqueue's own");
+    p.check(ev != nullptr && live_events() == 1, "the program did not get its kernel's event");
+    fake_release_event(ev);
+    p.check(live_events() == 0, "an event leaked");
+    const auto rows = side.rows(1);
+    p.check(rows.size() == 1 && has_flag(rows[0], "layer_error"),
+            "the launch's row is missing or not flagged layer_error");
+    // From here on the layer passes launches through untouched.
+    p.check(launch_one(nullptr) == CL_SUCCESS && live_events() == 0, "a later launch changed");
+  });
+}
+
+TEST(InterceptorTest, AnInternalErrorAfterAFailedEnqueueReturnsThatFailure) {
+  run_in_child([](Problems& p, PrivilegedSide&) {
+    set_failure_hook(&throw_after_enqueue);
+    FakeCl::enqueue_rc = CL_INVALID_KERNEL_ARGS;
+    cl_event ev = nullptr;
+    const cl_int rc = launch_one(&ev);
+    p.check(rc == CL_INVALID_KERNEL_ARGS, fmt::format("the program got {}, not its own {}", rc,
+                                                      CL_INVALID_KERNEL_ARGS));
+    p.check(ev == nullptr && live_events() == 0, "an event appeared for a failed launch");
+  });
+}
+
+TEST(InterceptorTest, AnInternalErrorBeforeTheRecordLeaksNoEvent) {
+  run_in_child([](Problems& p, PrivilegedSide& side) {
+    set_failure_hook(&throw_before_record);
+    p.check(launch_one(nullptr) == CL_SUCCESS, "the status is not the enqueue's own");
+    p.check(live_events() == 0, "the event the program did not ask for leaked");
+    const auto rows = side.rows(1);
+    p.check(rows.size() == 1 && has_flag(rows[0], "layer_error"),
+            "the launch's row is missing or not flagged layer_error");
+  });
+}
+
+}  // namespace
+}  // namespace oaprof::launch
