@@ -162,14 +162,11 @@ Device& Device::operator=(Device&& other) noexcept {
 std::string Device::label() const { return simulated() ? "simulated" : mmio->describe(); }
 
 std::optional<double> read_gpu_freq_mhz(Device& device) {
-  // Gen12 moved the current frequency to another register (i915's GEN12_RPSTAT1), which the
-  // reference does not describe yet: unknown there rather than a wrong figure.
-  const oa::Generation gen = device.platform.gen;
-  if (!device.mmio || (gen != oa::Generation::kGen9 && gen != oa::Generation::kGen11)) {
-    return std::nullopt;
-  }
-  const std::uint32_t units =
-      (device.mmio->read32(mmio::reg::kRpStat) >> mmio::reg::kRpStatFreqShift) & 0x1FFu;
+  // The actual frequency's register moved: GEN6_RPSTAT1 on Gen9/11, GEN12_RPSTAT1 on Gen12,
+  // MTL_MIRROR_TARGET_WP1 on Xe-LPG (mmio::reg::frequency_register). Gen7.5/8: not read.
+  const mmio::reg::FrequencyRegister* freq = mmio::reg::frequency_register(device.platform.gen);
+  if (!device.mmio || freq == nullptr) return std::nullopt;
+  const std::uint32_t units = (device.mmio->read32(freq->offset) >> freq->shift) & freq->mask;
   if (units == 0) return std::nullopt;
   return units * 50.0 / 3.0;
 }
@@ -197,7 +194,7 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
   Device d;
   auto sim = std::make_unique<mmio::SimGpu>(config, *clock);
   d.sim = sim.get();
-  d.pci_id = oa::kSimulatedPciId;
+  d.pci_id = mmio::sim_pci_id(config.platform);
   d.clock = std::move(clock);
   d.mmio = std::move(sim);
   std::unique_ptr<I915Query> i915;

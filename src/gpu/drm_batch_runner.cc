@@ -1,4 +1,6 @@
-// The rpc read-out's path to real hardware: i915 GEM buffers and EXECBUFFER2 through libdrm.
+// The rpc read-out's path to real hardware: i915 GEM buffers and EXECBUFFER2 through libdrm, with
+// one relocation per report-buffer address in the batch (one MI_REPORT_PERF_COUNT before Gen12,
+// an MI_STORE_REGISTER_MEM per register on Gen12+).
 // It cannot run without an i915 GPU; tests cover the batch it submits (report_batch.h) and the
 // errors on the way to the first ioctl.
 #include <dirent.h>
@@ -46,21 +48,25 @@ class DrmBatchRunner final : public BatchRunner {
     pwrite(reports_, zero.data(), zero.size());  // a report the GPU did not write reads as id 0
     pwrite(batch_, batch.dwords.data(), batch.dwords.size() * 4);
 
-    drm_i915_gem_relocation_entry reloc{};
-    reloc.target_handle = reports_;
-    reloc.delta = 0;
-    reloc.offset = batch.address_dword * 4;
-    reloc.presumed_offset = presumed_offset_;
-    reloc.read_domains = I915_GEM_DOMAIN_INSTRUCTION;
-    reloc.write_domain = I915_GEM_DOMAIN_INSTRUCTION;
+    std::vector<drm_i915_gem_relocation_entry> relocs;
+    for (const ReportBatch::Relocation& r : batch.relocations) {
+      drm_i915_gem_relocation_entry reloc{};
+      reloc.target_handle = reports_;
+      reloc.delta = r.delta;
+      reloc.offset = r.dword * 4;
+      reloc.presumed_offset = presumed_offset_;
+      reloc.read_domains = I915_GEM_DOMAIN_INSTRUCTION;
+      reloc.write_domain = I915_GEM_DOMAIN_INSTRUCTION;
+      relocs.push_back(reloc);
+    }
 
     drm_i915_gem_exec_object2 objects[2]{};
     objects[0].handle = reports_;
     objects[0].offset = presumed_offset_;
     objects[0].flags = EXEC_OBJECT_WRITE;
     objects[1].handle = batch_;  // the batch goes last
-    objects[1].relocation_count = 1;
-    objects[1].relocs_ptr = reinterpret_cast<std::uintptr_t>(&reloc);
+    objects[1].relocation_count = static_cast<std::uint32_t>(relocs.size());
+    objects[1].relocs_ptr = reinterpret_cast<std::uintptr_t>(relocs.data());
 
     drm_i915_gem_execbuffer2 exec{};
     exec.buffers_ptr = reinterpret_cast<std::uintptr_t>(objects);

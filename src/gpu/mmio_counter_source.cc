@@ -41,13 +41,15 @@ class MmioCounterSource final : public ProgrammedSource {
   // tightest is kept.
   oa::Report read_out() {
     mmio::Mmio& m = *device_.mmio;
+    const mmio::reg::OaRegisterBlock& block = mmio::reg::oa_block(device_.platform.gen);
     auto read = [&m](std::uint32_t offset) { return m.read32(offset); };
     const auto floor_ticks = static_cast<std::uint32_t>(device_.platform.timestamp_hz * 10e-6);
     oa::Report best;
     std::uint32_t best_span = UINT32_MAX;
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
-      oa::Report r = mmio::read_counter_registers(format_, read);
-      const std::uint32_t span = m.read32(mmio::reg::kRingTimestamp) - r.timestamp;
+      oa::Report r = mmio::read_counter_registers(block, format_, read);
+      const auto first_ts = static_cast<std::uint32_t>(r.timestamp >> r.timestamp_shift);
+      const std::uint32_t span = m.read32(mmio::reg::kRingTimestamp) - first_ts;
       if (span < best_span) {
         best = r;
         best_span = span;

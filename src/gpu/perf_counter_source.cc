@@ -55,7 +55,8 @@ class PerfCounterSource final : public CounterSource {
       perf_->open_node();
       config_id_ = config_id_for(config);
       const auto props =
-          perf_open_properties(config_id_, format, device_.perf_period_exponent);
+          perf_open_properties(config_id_, format, device_.perf_period_exponent,
+                               device_.platform.gen);
       drm_i915_perf_open_param param{};
       param.flags = I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK;
       param.num_properties = static_cast<std::uint32_t>(props.size() / 2);
@@ -63,7 +64,7 @@ class PerfCounterSource final : public CounterSource {
       const int stream = perf_->open_stream(param);
       if (stream < 0) {
         throw std::runtime_error(fmt::format(
-            "{} refused the perf stream (PERF_OPEN): {}; on Gen8–11 this needs CAP_PERFMON "
+            "{} refused the perf stream (PERF_OPEN): {}; a system-wide stream needs CAP_PERFMON "
             "or /proc/sys/dev/i915/perf_stream_paranoid = 0, a period no faster than "
             "dev.i915.oa_max_sample_rate, and no other OA stream open (EBUSY: another "
             "profiler holds the OA unit)", perf_->describe(), std::strerror(-stream)));

@@ -11,16 +11,22 @@
 namespace oaprof::gpu {
 
 std::vector<std::uint64_t> perf_open_properties(std::uint64_t config_id, oa::ReportFormat format,
-                                                int period_exponent) {
+                                                int period_exponent, oa::Generation gen) {
   if (period_exponent < 0 || period_exponent > 31) {
     throw std::invalid_argument(fmt::format(
         "OA period exponent {} is outside 0–31; the period is (2 << exponent) timestamp ticks",
         period_exponent));
   }
-  return {DRM_I915_PERF_PROP_SAMPLE_OA,    1,
-          DRM_I915_PERF_PROP_OA_METRICS_SET, config_id,
-          DRM_I915_PERF_PROP_OA_FORMAT,    static_cast<std::uint64_t>(oa::to_uapi(format)),
-          DRM_I915_PERF_PROP_OA_EXPONENT,  static_cast<std::uint64_t>(period_exponent)};
+  std::vector<std::uint64_t> props{
+      DRM_I915_PERF_PROP_SAMPLE_OA,      1,
+      DRM_I915_PERF_PROP_OA_METRICS_SET, config_id,
+      DRM_I915_PERF_PROP_OA_FORMAT,      static_cast<std::uint64_t>(oa::to_uapi(format)),
+      DRM_I915_PERF_PROP_OA_EXPONENT,    static_cast<std::uint64_t>(period_exponent)};
+  if (gen == oa::Generation::kXeLpg) {
+    props.insert(props.end(),
+                 {kPerfPropOaEngineClass, kEngineClassRender, kPerfPropOaEngineInstance, 0});
+  }
+  return props;
 }
 
 double perf_period_ns(int period_exponent, double timestamp_hz) {

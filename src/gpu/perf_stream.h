@@ -14,10 +14,29 @@
 
 namespace oaprof::gpu {
 
+// i915 uapi numbers newer than the libdrm headers oaprof builds against may be. Source:
+// linux include/uapi/drm/i915_drm.h @ Kingxukai/linux 9b44fff655e2c6f4cc53cb499dd2c038e99cb013
+// (a mainline mirror): enum drm_i915_perf_property_id counts CTX_HANDLE = 1 to POLL_OA_PERIOD = 8,
+// then OA_ENGINE_CLASS 9 and OA_ENGINE_INSTANCE 10 ("available in perf revision 6"); enum
+// drm_i915_oa_format ends with OAR 11, A24u40_A14u32_B8_C8 12, the OAM formats 13 and 14;
+// I915_ENGINE_CLASS_RENDER is 0. i915_perf.c read_properties_unlocked (same mirror, commit
+// 0291023e7330da28f2f7453c87c2ab7082d8360f) defaults class:instance to render 0 and refuses one
+// without the other.
+inline constexpr std::uint64_t kPerfPropOaEngineClass = 9;
+inline constexpr std::uint64_t kPerfPropOaEngineInstance = 10;
+inline constexpr std::uint64_t kPerfPropMax = 11;
+inline constexpr std::uint64_t kI915OaFormatMax = 15;
+inline constexpr std::uint64_t kEngineClassRender = 0;
+
 // (id, value) pairs for DRM_IOCTL_I915_PERF_OPEN: SAMPLE_OA, OA_METRICS_SET, OA_FORMAT (uapi
-// numbering) and OA_EXPONENT. Throws std::invalid_argument for an exponent outside 0–31.
+// numbering) and OA_EXPONENT, and on Xe-LPG OA_ENGINE_CLASS/INSTANCE naming the render engine's
+// OA unit (OAG), as Mesa and IGT do there. Gen12 leaves them out: i915 takes render 0 without
+// them, and a kernel older than perf revision 6 (Gen12 runs on those) refuses them with EINVAL;
+// the kernels that stream OA on Meteor Lake came with them (the same patch series). Throws
+// std::invalid_argument for an exponent outside 0–31.
 std::vector<std::uint64_t> perf_open_properties(std::uint64_t config_id, oa::ReportFormat format,
-                                                int period_exponent);
+                                                int period_exponent,
+                                                oa::Generation gen = oa::Generation::kGen9);
 
 // Sampling period of an exponent: (2 << exponent) timestamp ticks.
 double perf_period_ns(int period_exponent, double timestamp_hz);

@@ -37,8 +37,8 @@ void ProgrammedSource::kernel_running(bool running) {
 }
 
 void ProgrammedSource::check_context_registers() {
-  config_lost_ = !programmer_.lost_context_registers().empty();
-  if (config_lost_) programmer_.reprogram_context_registers();
+  config_lost_ = !programmer_.lost_watched_registers().empty();
+  if (config_lost_) programmer_.reprogram_watched_registers();
 }
 
 void ProgrammedSource::require_started() const {

@@ -1,6 +1,13 @@
-// The batch the rpc read-out submits: one MI_REPORT_PERF_COUNT into a report buffer and
-// MI_BATCH_BUFFER_END. Built by one function for real hardware and the simulator alike, so the
-// simulator's batch interpreter checks exactly what i915 would run.
+// The batch the rpc read-out submits, built by one function for real hardware and the simulator
+// alike, so the simulator's batch interpreter checks exactly what i915 would run:
+// - Gen7.5–Gen11: one MI_REPORT_PERF_COUNT into a report buffer and MI_BATCH_BUFFER_END; the
+//   GPU writes the global OA unit's report.
+// - Gen12 and Xe-LPG: MI_REPORT_PERF_COUNT reports the per-context OAR unit, which counts only
+//   the submitting context (oaprof's own, not the application's) and which only i915 can enable
+//   (in the context image). So the batch reads the global OAG unit's counter registers with
+//   MI_STORE_REGISTER_MEM — Mesa's Gen12 query path reads B, C (and Xe-LPG's A36/A37) the same
+//   way (intel_perf.c intel_perf_init_query_fields) — after an MI_STORE_DWORD_IMM of the report
+//   id, and the host lays them out as the format (mmio/counter_registers.h).
 #pragma once
 
 #include <cstdint>
@@ -17,8 +24,15 @@
 namespace oaprof::gpu {
 
 struct ReportBatch {
+  // A dword holding (the low half of) report address + delta, for the relocation.
+  struct Relocation {
+    std::size_t dword;
+    std::uint32_t delta;
+  };
   std::vector<std::uint32_t> dwords;
-  std::size_t address_dword = 0;  // where the report address sits, for the relocation
+  std::vector<Relocation> relocations;
+  // Gen12+: the registers the batch stores, in order, at report address + 4 (1 + i).
+  std::vector<std::uint32_t> registers;
 };
 
 // Gen7.5 uses the 3-dword Gen6/7 form (32-bit address), Gen8+ the 4-dword form (64-bit
@@ -26,6 +40,21 @@ struct ReportBatch {
 // not fit the form. The batch is padded to a whole number of qwords, as execbuf requires.
 ReportBatch build_report_batch(oa::Generation gen, std::uint64_t report_address,
                                std::uint32_t report_id);
+
+// Gen12+: the registers one snapshot of `format` reads, in the order the mmio read-out reads
+// them when every 40-bit counter's high half changes between its two reads (so the low half is
+// read twice): RING_TIMESTAMP, GPU_TICKS, the A counters, B, C.
+std::vector<std::uint32_t> snapshot_registers(oa::Generation gen, oa::ReportFormat format);
+// MI_STORE_DWORD_IMM of `report_id` at `report_address`, MI_STORE_REGISTER_MEM of each of
+// `registers` to the next dwords, MI_BATCH_BUFFER_END. Throws std::invalid_argument when the
+// address is not 64-byte aligned or the registers do not fit a 4 KiB report buffer.
+ReportBatch build_register_batch(std::span<const std::uint32_t> registers,
+                                 std::uint64_t report_address, std::uint32_t report_id);
+// The report those stored registers make, laid out as `format` with RPT_ID `report_id`:
+// `stored` holds the dwords after the report id, one per register of snapshot_registers.
+oa::RawReport assemble_register_report(oa::Generation gen, oa::ReportFormat format,
+                                       std::uint32_t report_id,
+                                       std::span<const std::uint32_t> stored);
 
 // Runs report batches on a GPU and hands back the report buffer.
 class BatchRunner {
@@ -38,9 +67,9 @@ class BatchRunner {
   virtual void run(const ReportBatch& batch, std::span<std::uint8_t> report) = 0;
 };
 
-// One snapshot by MI_REPORT_PERF_COUNT: builds the batch for `gen`, runs it, and checks that the
-// report carries `report_id`. Throws std::runtime_error starting with `who` when it does not (the
-// GPU wrote no report: the OA unit is not enabled).
+// One snapshot in a batch: builds the generation's batch (above), runs it, and checks that the
+// result carries `report_id`. Throws std::runtime_error starting with `who` when it does not (the
+// GPU wrote no report: the OA unit is not enabled, or the batch did not run).
 oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFormat format,
                           std::uint32_t report_id, const std::string& who);
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/perf_stream.h"
 #include "mmio/oa_programmer.h"
 #include "mmio/registers.h"
 #include "mmio/whitelist.h"
@@ -63,6 +64,7 @@ struct SimStream {
   bool enabled = false;
   int report_bytes = 0;
   std::uint32_t oacontrol = 0;  // the counting value, written again on ENABLE
+  const mmio::reg::OaRegisterBlock* block = &mmio::reg::kOaBlockGen8;
   std::unique_ptr<mmio::OaProgrammer> programmer;
 };
 
@@ -144,7 +146,7 @@ class SimI915Perf final : public I915Perf {
     constexpr std::uint32_t kKnownFlags =
         I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK | I915_PERF_FLAG_DISABLED;
     if ((param.flags & ~kKnownFlags) != 0) return -EINVAL;
-    if (param.num_properties == 0 || param.num_properties >= DRM_I915_PERF_PROP_MAX) {
+    if (param.num_properties == 0 || param.num_properties >= kPerfPropMax) {
       return -EINVAL;
     }
     if (param.properties_ptr == 0) return -EFAULT;
@@ -154,10 +156,11 @@ class SimI915Perf final : public I915Perf {
     std::uint64_t metrics_set = 0;
     std::optional<oa::ReportFormat> format;
     std::optional<int> exponent;
+    std::optional<std::uint64_t> engine_class, engine_instance;
     const oa::Platform& platform = sim_.config().platform;
     for (std::uint32_t i = 0; i < param.num_properties; ++i) {
       const std::uint64_t id = props[2 * i], value = props[2 * i + 1];
-      if (id == 0 || id >= DRM_I915_PERF_PROP_MAX) return -EINVAL;
+      if (id == 0 || id >= kPerfPropMax) return -EINVAL;
       switch (id) {
         case DRM_I915_PERF_PROP_CTX_HANDLE: return -ENOENT;  // no GEM context has that handle
         case DRM_I915_PERF_PROP_SAMPLE_OA: sample_oa = value != 0; break;
@@ -166,7 +169,7 @@ class SimI915Perf final : public I915Perf {
           metrics_set = value;
           break;
         case DRM_I915_PERF_PROP_OA_FORMAT: {
-          if (value == 0 || value >= I915_OA_FORMAT_MAX) return -EINVAL;
+          if (value == 0 || value >= kI915OaFormatMax) return -EINVAL;
           const auto f = oa::from_uapi(static_cast<int>(value), platform.gen);
           if (!f || !oa::format_exists_on(*f, platform.gen)) return -EINVAL;
           format = f;
@@ -187,8 +190,16 @@ class SimI915Perf final : public I915Perf {
         case DRM_I915_PERF_PROP_POLL_OA_PERIOD:
           if (value < 100'000) return -EINVAL;  // i915 polls no faster than every 100 µs
           break;
+        case kPerfPropOaEngineClass: engine_class = value; break;
+        case kPerfPropOaEngineInstance: engine_instance = value; break;
         default: return -EINVAL;
       }
+    }
+    // i915 (perf revision 6): class and instance come together, default to render 0, and name
+    // an engine with an OA unit; the simulated GPU has the render engine's only.
+    if (engine_class.has_value() != engine_instance.has_value()) return -EINVAL;
+    if (engine_class && (*engine_class != kEngineClassRender || *engine_instance != 0)) {
+      return -EINVAL;
     }
     if (hold_preemption) return -EINVAL;  // only with a context, and none can be named here
     if (!privileged()) return -EACCES;    // a system-wide stream
@@ -204,10 +215,13 @@ class SimI915Perf final : public I915Perf {
     try {
       plan = mmio::plan_oa_programming(platform, *format, config->second.registers);
     } catch (const std::invalid_argument&) {
-      return -ENODEV;  // the simulated OA unit is programmed the Gen8–11 way only
+      return -ENODEV;  // a generation or configuration the simulated OA unit is not programmed for
     }
-    // i915 puts the periodic timer in OACTXCONTROL, which every context image then carries.
-    std::uint32_t ctx_control = mmio::reg::kOaCtxControlCounterResume;
+    // i915 puts the periodic timer in OACTXCONTROL, which every context image then carries
+    // (Gen8–11), or in the global OAG_OAGLBCTXCTRL (Gen12+: gen12_enable_metric_set).
+    const mmio::reg::OaRegisterBlock& block = mmio::reg::oa_block(platform.gen);
+    const bool gen12 = oa::is_gen12_family(platform.gen);
+    std::uint32_t ctx_control = gen12 ? 0 : mmio::reg::kOaCtxControlCounterResume;
     if (exponent) {
       ctx_control |= mmio::SimGpu::kOaCtxControlTimerEnable |
                      (static_cast<std::uint32_t>(*exponent)
@@ -218,12 +232,17 @@ class SimI915Perf final : public I915Perf {
     stream.enabled = (param.flags & I915_PERF_FLAG_DISABLED) == 0;
     stream.report_bytes = oa::layout_of(*format).size_bytes;
     for (auto& step : plan) {
-      if (step.address == mmio::reg::kOaCtxControl) step.value = ctx_control;
+      if (step.address == block.ctx_control) step.value = ctx_control;
     }
     stream.oacontrol = plan.back().value;
+    stream.block = &block;
     if (!stream.enabled) plan.pop_back();  // OACONTROL counts from ENABLE on
-    std::vector<oa::RegisterWrite> image{{mmio::reg::kOaCtxControl, ctx_control}};
-    for (std::uint32_t r : mmio::reg::kEuPerfCntl) {
+    // Gen12+: i915 writes the OA configuration once, globally; the context image carries only
+    // the per-context OAR unit's state, which the simulated GPU does not report from.
+    std::vector<oa::RegisterWrite> image;
+    if (!gen12) image.push_back({mmio::reg::kOaCtxControl, ctx_control});
+    for (std::uint32_t r : gen12 ? std::span<const std::uint32_t>{}
+                                 : std::span<const std::uint32_t>(mmio::reg::kEuPerfCntl)) {
       std::uint32_t value = 0;
       for (const auto& w : config->second.registers.flex) {
         if (w.address == r) value = w.value;
@@ -254,21 +273,22 @@ class SimI915Perf final : public I915Perf {
       std::vector<std::uint8_t> out;
       // As gen8_oa_read: a buffer overflow is reported, then OA restarts with an empty buffer;
       // a lost report is reported and its status bit cleared.
-      std::uint32_t status = sim_.read32(mmio::reg::kOaStatus);
+      const mmio::reg::OaRegisterBlock& block = *s.block;
+      std::uint32_t status = sim_.read32(block.oa_status);
       if (status & mmio::SimGpu::kOaStatusBufferOverflow) {
         if (buf.size() < oa::kPerfRecordHeaderBytes) return -ENOSPC;
         oa::append_perf_record(out, oa::PerfRecord::Type::kBufferLost);
-        sim_.write32(mmio::reg::kOaControl, 0);
+        sim_.write32(block.oa_control, 0);
         sim_.init_oa_buffer(options_.oa_buffer_bytes);
-        sim_.write32(mmio::reg::kOaControl, s.oacontrol);
-        status = sim_.read32(mmio::reg::kOaStatus);
+        sim_.write32(block.oa_control, s.oacontrol);
+        status = sim_.read32(block.oa_status);
       }
       if (status & mmio::SimGpu::kOaStatusReportLost) {
         if (buf.size() < out.size() + oa::kPerfRecordHeaderBytes) {
           return out.empty() ? -ENOSPC : copy_out(out, buf);
         }
         oa::append_perf_record(out, oa::PerfRecord::Type::kReportLost);
-        sim_.write32(mmio::reg::kOaStatus, status & ~mmio::SimGpu::kOaStatusReportLost);
+        sim_.write32(block.oa_status, status & ~mmio::SimGpu::kOaStatusReportLost);
       }
       const std::size_t record_bytes =
           oa::kPerfRecordHeaderBytes + static_cast<std::size_t>(s.report_bytes);
@@ -293,9 +313,9 @@ class SimI915Perf final : public I915Perf {
     if (enable) {
       // As i915's oa_enable: a fresh OA buffer, then OACONTROL counting again.
       sim_.init_oa_buffer(options_.oa_buffer_bytes);
-      sim_.write32(mmio::reg::kOaControl, s.oacontrol);
+      sim_.write32(s.block->oa_control, s.oacontrol);
     } else {
-      sim_.write32(mmio::reg::kOaControl, 0);
+      sim_.write32(s.block->oa_control, 0);
     }
     s.enabled = enable;
     return 0;

@@ -1,6 +1,7 @@
 // Assembles a report from the counter registers, laid out as the hardware writes the selected
-// format. Shared by the mmio read-out (over the BAR) and SimGpu's MI_REPORT_PERF_COUNT, so the
-// two cannot disagree about which register lands where.
+// format. Shared by the mmio read-out (over the BAR), the Gen12+ register read-out in a batch
+// (MI_STORE_REGISTER_MEM) and SimGpu's MI_REPORT_PERF_COUNT, so they cannot disagree about which
+// register lands where. The registers are the generation's block (reg::oa_block).
 #pragma once
 
 #include <cstdint>
@@ -14,38 +15,58 @@ namespace oaprof::mmio {
 // The two halves of a 40-bit counter are separate reads: read high, low, high again and re-read
 // the low half when a carry crossed between them, so a snapshot never tears.
 template <class Read>
-std::uint64_t read_counter40(Read& read, int i) {
-  std::uint32_t hi = read(reg::a_high(i)) & 0xFF;
-  std::uint32_t lo = read(reg::a_low(i));
-  const std::uint32_t hi2 = read(reg::a_high(i)) & 0xFF;
+std::uint64_t read_counter40(const reg::OaRegisterBlock& block, Read& read, int i) {
+  std::uint32_t hi = read(block.a_high(i)) & 0xFF;
+  std::uint32_t lo = read(block.a_low(i));
+  const std::uint32_t hi2 = read(block.a_high(i)) & 0xFF;
   if (hi2 != hi) {
     hi = hi2;
-    lo = read(reg::a_low(i));
+    lo = read(block.a_low(i));
   }
   return (static_cast<std::uint64_t>(hi) << 32) | lo;
 }
 
+// One A counter as `bits` wide as the format holds it: a 40-bit register pair for A0..A31 (its
+// low dword alone where the format keeps 32 bits, as Xe-LPG's A0-A3 and A24-A27), else the
+// counter's 32-bit register.
+template <class Read>
+std::uint64_t read_a_counter(const reg::OaRegisterBlock& block, Read& read, int idx, int bits) {
+  if (idx < oa::kNumA40) {
+    return bits == 40 ? read_counter40(block, read, idx) : read(block.a_low(idx));
+  }
+  return read(block.a_upper(idx));
+}
+
+// The report timestamp field from the command-streamer timestamp: formats whose timestamp is
+// shifted (Xe-LPG, report_format.h) count 2^shift raw units per CS tick, so the decoder's shift
+// gives back CS ticks.
+inline std::uint64_t report_timestamp_from_cs(const oa::FormatLayout& l, std::uint32_t cs) {
+  return static_cast<std::uint64_t>(cs) << l.timestamp_shift;
+}
+
 // `read(offset)` returns one 32-bit register. RPT_ID and CTX_ID are the caller's.
 template <class Read>
-oa::Report read_counter_registers(oa::ReportFormat format, Read&& read) {
+oa::Report read_counter_registers(const reg::OaRegisterBlock& block, oa::ReportFormat format,
+                                  Read&& read) {
   const auto& l = oa::layout_of(format);
   oa::Report r;
-  r.timestamp = read(reg::kRingTimestamp);
-  r.gpu_ticks = read(reg::kGpuTicks);
-  for (int i = 0; i < l.a_count; ++i) {
-    const int idx = l.a_first + i;
-    r.a[idx] = idx < oa::kNumA40 ? read_counter40(read, idx) : read(reg::a32(idx));
+  r.header_bits = static_cast<std::uint8_t>(l.header_bits());
+  r.timestamp_shift = static_cast<std::uint8_t>(l.timestamp_shift);
+  r.timestamp = report_timestamp_from_cs(l, read(reg::kRingTimestamp));
+  r.gpu_ticks = read(block.gpu_ticks);
+  for (const oa::CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) {
+      const int idx = run.first + i;
+      r.a[idx] = read_a_counter(block, read, idx, run.bits);
+    }
   }
-  for (int i = 0; i < l.a32_count; ++i) {
-    const int idx = l.a_first + l.a_count + i;
-    r.a[idx] = read(reg::a32(idx));
-  }
-  for (int i = 0; i < l.b_count; ++i) r.b[i] = read(reg::b(i));
-  for (int i = 0; i < l.c_count; ++i) r.c[i] = read(reg::c(i));
+  for (int i = 0; i < l.b_count; ++i) r.b[i] = read(block.b(i));
+  for (int i = 0; i < l.c_count; ++i) r.c[i] = read(block.c(i));
   return r;
 }
 
-// The format OACONTROL's counter select names on Gen8–11; null for a code with no format.
+// The format an OACONTROL value's counter select names on Gen8+ (OAG_OACONTROL's select sits in
+// the same bits 4:2 on Gen12); null for a code with no format.
 inline const oa::FormatLayout* format_for_select(oa::Generation gen, std::uint32_t oacontrol) {
   const int code = static_cast<int>((oacontrol & reg::kOaControlSelectMask) >>
                                     reg::kOaControlSelectShift);

@@ -27,6 +27,7 @@ std::span<const reg::ForcewakeDomain> all_forcewake_domains(const oa::Platform& 
     case oa::Generation::kGen9: return reg::kForcewakeDomainsGen9;
     case oa::Generation::kGen11:
     case oa::Generation::kGen12: return reg::kForcewakeDomainsGen11;
+    case oa::Generation::kXeLpg: return reg::kForcewakeDomainsXeLpg;
   }
   return {};
 }
@@ -35,6 +36,7 @@ std::span<const reg::ForcewakeDomain> oa_forcewake_domains(const oa::Platform& p
   const bool gen9_on = platform.gen == oa::Generation::kGen9 ||
                        platform.gen == oa::Generation::kGen11 ||
                        platform.gen == oa::Generation::kGen12;
+  // Xe-LPG: its two domains are exactly the OA registers' (GT with its moved ack, render).
   return gen9_on ? std::span<const reg::ForcewakeDomain>(reg::kOaForcewakeGen9)
                  : all_forcewake_domains(platform);
 }

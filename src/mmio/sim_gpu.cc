@@ -1,13 +1,16 @@
 #include "mmio/sim_gpu.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "mmio/commands.h"
 #include "mmio/counter_registers.h"
@@ -22,6 +25,47 @@ std::uint64_t SteadyClock::now_ns() {
          static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+namespace {
+
+// --sim-platform NAME -> the PCI id whose table row it simulates.
+struct SimPlatformChoice {
+  std::string_view name;
+  std::uint16_t pci_id;
+};
+constexpr SimPlatformChoice kSimPlatforms[] = {
+    {"kblgt2", oa::kSimulatedPciId},  // Kaby Lake GT2, 24 EUs (Gen9)
+    {"tglgt2", 0x9A49},               // Tiger Lake GT2, 96 EUs in 6 dual subslices (Gen12)
+    {"mtlgt2", 0x7D45},               // Meteor Lake GT2, 4 Xe-cores (Xe-LPG)
+};
+constexpr std::array<std::string_view, std::size(kSimPlatforms)> kSimPlatformNames = [] {
+  std::array<std::string_view, std::size(kSimPlatforms)> names{};
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = kSimPlatforms[i].name;
+  return names;
+}();
+
+}  // namespace
+
+std::span<const std::string_view> sim_platform_names() { return kSimPlatformNames; }
+
+oa::Platform sim_platform_by_name(std::string_view name) {
+  for (const SimPlatformChoice& c : kSimPlatforms) {
+    if (c.name == name) return oa::require_platform_for_pci_id(c.pci_id);
+  }
+  throw std::invalid_argument(fmt::format("--sim-platform {}: the simulator models {}", name,
+                                          fmt::join(kSimPlatformNames, ", ")));
+}
+
+std::uint16_t sim_pci_id(const oa::Platform& platform) {
+  for (const SimPlatformChoice& c : kSimPlatforms) {
+    const oa::PciId* id = oa::find_pci_id(c.pci_id);
+    if (id != nullptr && id->platform->codename == platform.codename &&
+        id->platform->gen == platform.gen && id->platform->gt == platform.gt) {
+      return c.pci_id;
+    }
+  }
+  return oa::kSimulatedPciId;
+}
+
 int simulated_eus(const SimConfig& config) {
   if (config.eus == 0) return config.platform.eus;
   if (config.eus < 1 || config.eus > config.platform.eus) {
@@ -34,13 +78,16 @@ int simulated_eus(const SimConfig& config) {
 
 SimGpu::SimGpu(SimConfig config, Clock& clock)
     : config_(std::move(config)),
+      block_(reg::oa_block(config_.platform.gen)),
       eus_(simulated_eus(config_)),
       forcewake_domains_(all_forcewake_domains(config_.platform)),
       clock_(clock),
       regs_(kRegisterFileBytes / 4, 0) {
   last_ns_ = clock_.now_ns();
   const auto freq_units = static_cast<std::uint32_t>(std::lround(config_.freq_mhz * 3.0 / 50.0));
-  regs_[reg::kRpStat / 4] = freq_units << reg::kRpStatFreqShift;
+  const reg::FrequencyRegister* freq = reg::frequency_register(config_.platform.gen);
+  if (freq == nullptr) freq = &reg::kFreqGen9;
+  regs_[freq->offset / 4] = (freq_units & freq->mask) << freq->shift;
   const std::optional<TimestampRegisters> clock_regs =
       config_.timestamp_registers
           ? config_.timestamp_registers
@@ -53,8 +100,8 @@ SimGpu::SimGpu(SimConfig config, Clock& clock)
 }
 
 std::string SimGpu::describe() const {
-  return fmt::format("simulated {} GT{} ({} EUs, {} MHz)", config_.platform.codename,
-                     config_.platform.gt, eus_, config_.freq_mhz);
+  return fmt::format("simulated {} {} ({} EUs, {} MHz)", config_.platform.codename,
+                     oa::gt_label(config_.platform), eus_, config_.freq_mhz);
 }
 
 void SimGpu::set_kernel_running(bool running) {
@@ -71,7 +118,7 @@ const reg::ForcewakeDomain* SimGpu::forcewake_domain_of(std::uint32_t offset, bo
 }
 
 bool SimGpu::is_masked_locked(std::uint32_t offset) const {
-  return offset == reg::kOaDebug || reg::is_masked_config_register(offset) ||
+  return offset == block_.oa_debug || reg::is_masked_config_register(offset) ||
          forcewake_domain_of(offset, false) != nullptr;
 }
 
@@ -118,33 +165,77 @@ void SimGpu::context_switch_locked() {
     return config_.context_image_value;
   };
   regs_[reg::kOaCtxControl / 4] = image_value(reg::kOaCtxControl);
-  for (std::uint32_t r : reg::kEuPerfCntl) regs_[r / 4] = image_value(r);
+  if (!oa::is_gen12_family(config_.platform.gen)) {
+    for (std::uint32_t r : reg::kEuPerfCntl) regs_[r / 4] = image_value(r);
+  }
 }
 
 void SimGpu::count_locked(double dt_ns) {
-  if ((regs_[reg::kOaControl / 4] & reg::kOaControlEnable) == 0) return;
+  if ((regs_[block_.oa_control / 4] & reg::kOaControlEnable) == 0) return;
   const double clocks = dt_ns * config_.freq_mhz / 1e3;
   counted_[kTicks] += clocks;
   if (!kernel_running_) return;
-  const double eu_clocks = clocks * eus_;
-  const SimWorkload& w = config_.workload;
-  const double flex_default[7] = {w.eu_active, w.eu_stall, w.fpu_both, w.fpu0,
-                                  w.fpu1,      w.send,     w.thread_occupancy};
   counted_[0] += clocks;  // A0: GPU busy
-  for (int i = 0; i < 7; ++i) {
-    const std::uint32_t select = regs_[reg::kEuPerfCntl[i] / 4];
-    const double fraction = !config_.flex_events || select == 0
-                                ? flex_default[i]
-                                : static_cast<double>((select & 0xFF) + 1) / 256.0;
-    counted_[7 + i] += eu_clocks * fraction;
+  // Gen12+: what the NOA network feeds counts only with SQCNT1's PMON enable (i915 sets it in
+  // gen12_enable_metric_set "in order to collect valid metrics").
+  if (oa::is_gen12_family(config_.platform.gen) &&
+      (regs_[reg::kSqCnt1 / 4] & reg::kSqCnt1PmonEnable) == 0) {
+    return;
   }
-  counted_[32] += eu_clocks * w.shader_memory;
+  count_eu_events_locked(clocks * eus_);
+}
+
+// The EU counters as IGT's ComputeBasic of each generation reads them (oa-kblgt2.xml,
+// oa-tglgt2.xml, oa-mtlgt2.xml): the fractions of SimWorkload, in the generation's layout.
+void SimGpu::count_eu_events_locked(double eu_clocks) {
+  const SimWorkload& w = config_.workload;
+  auto add = [&](int counter, double fraction) { counted_[counter] += eu_clocks * fraction; };
+  add(32, w.shader_memory);
+  switch (config_.platform.gen) {
+    case oa::Generation::kGen12:
+      // EuActive = (A7+A8+A9+A10) / EUs; EuStall A11-A14; EuThreadOccupancy =
+      // 8 (A15+..+A18) / threads / EUs; GtiReadThroughput 64 (C4+..+C7), write 64 (C2+C3).
+      for (int q = 0; q < 4; ++q) {
+        add(7 + q, w.eu_active / 4);
+        add(11 + q, w.eu_stall / 4);
+        add(15 + q, w.thread_occupancy / 8 / 4);
+        add(kC0 + 4 + q, w.shader_memory / 4);
+      }
+      add(kC0 + 2, w.shader_memory / 8);
+      add(kC0 + 3, w.shader_memory / 8);
+      return;
+    case oa::Generation::kXeLpg:
+      // XveActive A7, XveStall A8, FpuActive A9, EmActive A10, XveFpuEmActive A12, SendActive
+      // A14, XveThreadOccupancy 8 A15 / threads / EUs, XveFpuFlt32 A17; GtiRead/Write 32 A36/A37.
+      add(7, w.eu_active);
+      add(8, w.eu_stall);
+      add(9, w.fpu0);
+      add(10, w.fpu1);
+      add(12, w.fpu_both);
+      add(14, w.send);
+      add(15, w.thread_occupancy / 8);
+      add(17, w.fpu0);
+      add(36, w.shader_memory * 2);
+      add(37, w.shader_memory);
+      return;
+    default: {
+      const double flex_default[7] = {w.eu_active, w.eu_stall, w.fpu_both, w.fpu0,
+                                      w.fpu1,      w.send,     w.thread_occupancy};
+      for (int i = 0; i < 7; ++i) {
+        const std::uint32_t select = regs_[reg::kEuPerfCntl[i] / 4];
+        add(7 + i, !config_.flex_events || select == 0
+                       ? flex_default[i]
+                       : static_cast<double>((select & 0xFF) + 1) / 256.0);
+      }
+      return;
+    }
+  }
 }
 
 std::uint64_t SimGpu::next_timer_ns_locked() const {
   constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
-  const std::uint32_t ctx = regs_[reg::kOaCtxControl / 4];
-  if (oa_buffer_bytes_ == 0 || (regs_[reg::kOaControl / 4] & reg::kOaControlEnable) == 0 ||
+  const std::uint32_t ctx = regs_[block_.ctx_control / 4];
+  if (oa_buffer_bytes_ == 0 || (regs_[block_.oa_control / 4] & reg::kOaControlEnable) == 0 ||
       (ctx & kOaCtxControlTimerEnable) == 0) {
     return kNever;
   }
@@ -164,18 +255,28 @@ std::uint64_t SimGpu::next_timer_ns_locked() const {
 
 void SimGpu::write_periodic_report_locked() {
   const oa::FormatLayout* layout =
-      format_for_select(config_.platform.gen, regs_[reg::kOaControl / 4]);
+      format_for_select(config_.platform.gen, regs_[block_.oa_control / 4]);
   if (layout == nullptr) return;
   const auto bytes = static_cast<std::size_t>(layout->size_bytes);
   if (oa_buffer_used_bytes_ + bytes > oa_buffer_bytes_) {
-    regs_[reg::kOaStatus / 4] |= kOaStatusReportLost | kOaStatusBufferOverflow;
+    regs_[block_.oa_status / 4] |= kOaStatusReportLost | kOaStatusBufferOverflow;
     return;
   }
-  oa::Report r = read_counter_registers(layout->format,
-                                        [this](std::uint32_t off) { return read_locked(off); });
-  r.rpt_id = kTimerReportId;
-  oa_buffer_.push_back(oa::encode(layout->format, r));
+  oa::RawReport raw;
+  raw.size = layout->size_bytes;
+  write_oa_report_locked(*layout, kTimerReportId, raw.bytes.data());
+  oa_buffer_.push_back(raw);
   oa_buffer_used_bytes_ += bytes;
+}
+
+// A report of the OA unit's counters in `layout`, as the unit writes it.
+void SimGpu::write_oa_report_locked(const oa::FormatLayout& layout, std::uint32_t rpt_id,
+                                    std::uint8_t* out) {
+  oa::Report r = read_counter_registers(block_, layout.format,
+                                        [this](std::uint32_t off) { return read_locked(off); });
+  r.rpt_id = rpt_id;
+  const oa::RawReport raw = oa::encode(layout.format, r);
+  std::memcpy(out, raw.bytes.data(), static_cast<std::size_t>(raw.size));
 }
 
 void SimGpu::set_context_image(std::vector<oa::RegisterWrite> image) {
@@ -190,7 +291,7 @@ void SimGpu::init_oa_buffer(std::size_t bytes) {
   oa_buffer_.clear();
   oa_buffer_used_bytes_ = 0;
   oa_buffer_bytes_ = bytes;
-  regs_[reg::kOaStatus / 4] = 0;
+  regs_[block_.oa_status / 4] = 0;
 }
 
 std::size_t SimGpu::oa_buffer_bytes() {
@@ -223,20 +324,37 @@ std::uint64_t SimGpu::counter_value_locked(int counter) const {
   return (config_.counter_start + events) & mask;
 }
 
-std::uint32_t SimGpu::read_counter_register_locked(std::uint32_t offset) const {
-  if (offset < reg::a32(32)) {  // A0..A31, low and high dwords
-    const int i = static_cast<int>((offset - reg::kCounterFirst) / 8);
-    const std::uint64_t v = counter_value_locked(i);
-    return (offset % 8 == 0) ? static_cast<std::uint32_t>(v) : static_cast<std::uint32_t>(v >> 32);
+// When `offset` is one of the block's counter registers: its value, and true.
+bool SimGpu::counter_register_locked(std::uint32_t offset, std::uint32_t& value) const {
+  auto low = [](std::uint64_t v) { return static_cast<std::uint32_t>(v); };
+  if (offset >= block_.a_low(0) && offset < block_.a_low(oa::kNumA40)) {
+    const std::uint64_t v = counter_value_locked(static_cast<int>((offset - block_.a_base) / 8));
+    value = (offset - block_.a_base) % 8 == 0 ? low(v) : low(v >> 32);
+    return true;
   }
-  if (offset < reg::kGpuTicks) {
-    return static_cast<std::uint32_t>(counter_value_locked(32 + static_cast<int>((offset - reg::a32(32)) / 4)));
+  for (int i = 32; i < kSimA; ++i) {
+    if (block_.a_upper(i) != 0 && offset == block_.a_upper(i)) {
+      value = low(counter_value_locked(i));
+      return true;
+    }
   }
-  if (offset == reg::kGpuTicks) return static_cast<std::uint32_t>(counter_value_locked(kTicks));
-  if (offset < reg::c(0)) {
-    return static_cast<std::uint32_t>(counter_value_locked(kB0 + static_cast<int>((offset - reg::b(0)) / 4)));
+  if (offset == block_.gpu_ticks) {
+    value = low(counter_value_locked(kTicks));
+    return true;
   }
-  return static_cast<std::uint32_t>(counter_value_locked(kC0 + static_cast<int>((offset - reg::c(0)) / 4)));
+  for (int i = 0; i < oa::kNumB; ++i) {
+    if (offset == block_.b(i)) {
+      value = low(counter_value_locked(kB0 + i));
+      return true;
+    }
+  }
+  for (int i = 0; i < oa::kNumC; ++i) {
+    if (offset == block_.c(i)) {
+      value = low(counter_value_locked(kC0 + i));
+      return true;
+    }
+  }
+  return false;
 }
 
 std::uint32_t SimGpu::read32(std::uint32_t offset) {
@@ -249,11 +367,7 @@ std::uint32_t SimGpu::read32(std::uint32_t offset) {
 }
 
 std::uint32_t SimGpu::read_locked(std::uint32_t offset) {
-  // 0x2914–0x291C, between GPU_TICKS and B0, hold no counter.
-  const bool hole = offset > reg::kGpuTicks && offset < reg::b(0);
-  if (offset >= reg::kCounterFirst && offset <= reg::kCounterLast && !hole) {
-    return read_counter_register_locked(offset);
-  }
+  if (std::uint32_t value = 0; counter_register_locked(offset, value)) return value;
   if (offset == reg::kRingTimestamp || offset == reg::kRingTimestampUdw) {
     const auto ts = static_cast<std::uint64_t>(static_cast<double>(last_ns_) *
                                                config_.platform.timestamp_hz / 1e9);
@@ -273,7 +387,7 @@ void SimGpu::write32(std::uint32_t offset, std::uint32_t value) {
 }
 
 void SimGpu::write_locked(std::uint32_t offset, std::uint32_t value) {
-  if (offset >= reg::kCounterFirst && offset <= reg::kCounterLast) return;  // read-only
+  if (std::uint32_t ignored = 0; counter_register_locked(offset, ignored)) return;  // read-only
   if (offset == reg::kRingTimestamp || offset == reg::kRingTimestampUdw) return;
   if (forcewake_domain_of(offset, true) != nullptr) return;  // acks are the hardware's
   if (is_masked_locked(offset)) {
@@ -281,6 +395,43 @@ void SimGpu::write_locked(std::uint32_t offset, std::uint32_t value) {
     if (const auto* d = forcewake_domain_of(offset, false)) regs_[d->ack / 4] = value;
   }
   regs_[offset / 4] = value;
+}
+
+// MI_REPORT_PERF_COUNT: Gen8–11 report the global OA unit in the format OACONTROL selects. Gen12
+// and Xe-LPG report the per-context OAR unit (i915_perf.c: "For Gen12+ we gain a new OAR unit
+// that only monitors the RCS on a per context basis"): enabled, in the format OAR_OACONTROL
+// selects (format in bits 3:1), it counts this one context's work, which is all the model has;
+// not enabled (only i915 enables it, in a context image), the report carries the header and no
+// counts.
+void SimGpu::write_rpc_report_locked(std::size_t at, std::uint32_t rpt_id,
+                                     const std::function<std::uint8_t*(std::size_t)>& target) {
+  const oa::Generation gen = config_.platform.gen;
+  if (!oa::is_gen12_family(gen)) {
+    const oa::FormatLayout* layout = format_for_select(gen, regs_[block_.oa_control / 4]);
+    if (layout == nullptr) {
+      throw std::invalid_argument(fmt::format(
+          "batch: MI_REPORT_PERF_COUNT at dword {} with OACONTROL 0x{:X}, whose counter select "
+          "names no report format", at, regs_[block_.oa_control / 4]));
+    }
+    write_oa_report_locked(*layout, rpt_id, target(static_cast<std::size_t>(layout->size_bytes)));
+    return;
+  }
+  const std::uint32_t oar = regs_[reg::kOarOaControl / 4];
+  const oa::FormatLayout* layout =
+      format_for_select(gen, ((oar >> 1) & 0x7u) << reg::kOaControlSelectShift);
+  if ((oar & reg::kOaControlEnable) != 0 && layout != nullptr) {
+    write_oa_report_locked(*layout, rpt_id, target(static_cast<std::size_t>(layout->size_bytes)));
+    return;
+  }
+  const oa::FormatLayout& fallback = oa::formats_for(gen).front().size_bytes == 256
+                                         ? oa::formats_for(gen).front()
+                                         : oa::layout_of(oa::ReportFormat::kA32u40_A4u32_B8_C8);
+  oa::Report r;
+  r.rpt_id = rpt_id;
+  r.timestamp = report_timestamp_from_cs(fallback, read_locked(reg::kRingTimestamp));
+  const oa::RawReport raw = oa::encode(fallback.format, r);
+  std::memcpy(target(static_cast<std::size_t>(raw.size)), raw.bytes.data(),
+              static_cast<std::size_t>(raw.size));
 }
 
 void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace& memory) {
@@ -303,8 +454,8 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
     if (!cmd::is_mi(dw0)) {
       throw std::invalid_argument(fmt::format(
           "batch: dword {} (0x{:08X}) is not an MI command; the simulator runs only MI_NOOP, "
-          "MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_REPORT_PERF_COUNT and "
-          "MI_BATCH_BUFFER_END", i, dw0));
+          "MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_STORE_DWORD_IMM, "
+          "MI_REPORT_PERF_COUNT and MI_BATCH_BUFFER_END", i, dw0));
     }
     switch (cmd::opcode_of(dw0)) {
       case cmd::kOpBatchBufferEnd: return;
@@ -363,27 +514,29 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
               "batch: MI_REPORT_PERF_COUNT at dword {} targets 0x{:X}, which is not 64-byte "
               "aligned", i, address));
         }
-        const oa::FormatLayout* layout =
-            format_for_select(config_.platform.gen, regs_[reg::kOaControl / 4]);
-        if (layout == nullptr) {
+        write_rpc_report_locked(i, batch[i + 3],
+                                [&](std::size_t n) { return memory.resolve(address, n); });
+        i += 4;
+        break;
+      }
+      case cmd::kOpStoreDataImm: {
+        if ((dw0 & 0xFF) != 2) {
           throw std::invalid_argument(fmt::format(
-              "batch: MI_REPORT_PERF_COUNT at dword {} with OACONTROL 0x{:X}, whose counter "
-              "select names no report format", i, regs_[reg::kOaControl / 4]));
+              "batch: MI_STORE_DWORD_IMM at dword {} has length field {}; the simulator runs the "
+              "Gen4+ one-dword form (2)", i, dw0 & 0xFF));
         }
-        oa::Report r = read_counter_registers(
-            layout->format, [this](std::uint32_t off) { return read_locked(off); });
-        r.rpt_id = batch[i + 3];
-        const oa::RawReport raw = oa::encode(layout->format, r);
-        std::memcpy(memory.resolve(address, static_cast<std::size_t>(raw.size)), raw.bytes.data(),
-                    static_cast<std::size_t>(raw.size));
+        need(i, 4, "MI_STORE_DWORD_IMM");
+        const std::uint64_t address =
+            (static_cast<std::uint64_t>(batch[i + 2]) << 32) | (batch[i + 1] & ~3u);
+        std::memcpy(memory.resolve(address, 4), &batch[i + 3], 4);
         i += 4;
         break;
       }
       default:
         throw std::invalid_argument(fmt::format(
             "batch: dword {} (0x{:08X}) is MI opcode 0x{:02X}, which the simulator does not run; "
-            "it runs MI_NOOP, MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_REPORT_PERF_COUNT "
-            "and MI_BATCH_BUFFER_END", i, dw0, cmd::opcode_of(dw0)));
+            "it runs MI_NOOP, MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_STORE_DWORD_IMM, "
+            "MI_REPORT_PERF_COUNT and MI_BATCH_BUFFER_END", i, dw0, cmd::opcode_of(dw0)));
     }
   }
   throw std::invalid_argument(

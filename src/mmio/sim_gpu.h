@@ -1,41 +1,61 @@
-// SimGpu: a TEST DOUBLE of the Gen9 OA unit on plain memory, so that every path above the
-// register level runs on machines without an Intel GPU. Its numbers are a model, never a
-// measurement; everything that shows them labels them "device: simulated".
+// SimGpu: a TEST DOUBLE of the OA unit on plain memory, so that every path above the register
+// level runs on machines without an Intel GPU. Its numbers are a model, never a measurement;
+// everything that shows them labels them "device: simulated". It simulates the platform of its
+// SimConfig: a Kaby Lake GT2 (Gen9) by default, or a Gen12 (Tiger Lake GT2) or Xe-LPG (Meteor
+// Lake GT2) part, each with its generation's register block (reg::oa_block), formats, forcewake
+// domains, frequency register, topology and timestamp clock.
 //
-// Model: while OACONTROL's enable bit is set, GPU_TICKS advance at the configured frequency;
-// while a kernel runs (set_kernel_running), A0 (GPU busy) advances with the clock and the EU
-// counters (A7 EU active, A8 stall, A9–A11 FPU, A12 send, A13 thread occupancy, A32 shader
-// memory) advance by EU count × activity fraction. RING_TIMESTAMP runs at the platform's
-// timestamp frequency regardless of OA. Counters wrap at 40 bits (A0–A31) and 32 bits (rest).
+// Model: while the OA unit's OACONTROL enable bit is set, GPU_TICKS advance at the configured
+// frequency; while a kernel runs (set_kernel_running), A0 (GPU busy) advances with the clock and
+// the EU counters advance by EU count × activity fraction, laid out as IGT's ComputeBasic of the
+// generation reads them: Gen9 A7 EU active, A8 stall, A9–A11 FPU, A12 send, A13 thread occupancy;
+// Gen12 A7–A10 EU active, A11–A14 stall and A15–A18 occupancy in four quarters, C2–C7 memory
+// traffic; Xe-LPG A7 active, A8 stall, A9 FPU, A10 EM, A12 FPU+EM, A14 send, A15 occupancy, A17
+// FP32, A36/A37 memory traffic; A32 shader memory everywhere. On Gen12 and Xe-LPG the counters
+// fed by the NOA network (all but A0 and GPU_TICKS) count only while SQCNT1's PMON enable is
+// set, the bit i915 sets before every OA stream. RING_TIMESTAMP runs at the platform's timestamp
+// frequency regardless of OA. Counters wrap at 40 bits (A0–A31) and 32 bits (rest).
 // OA_DEBUG, the forcewake requests and the masked mux registers (HALF_SLICE_CHICKEN2,
 // WAIT_FOR_RC6_EXIT) are masked registers. The forcewake domains are the platform's generation's
 // (reg::kForcewakeDomains*): each acks its request at once, and a request register of another
 // generation is plain memory that nothing acks. The timestamp clock registers (CTC_MODE,
 // RPM_CONFIG0) hold values that give the platform's timestamp frequency, unless the test sets
-// others. With context_switch_period_ns set, a context switch every period reloads the
-// context-saved registers (OACTXCONTROL, EU_PERF_CNTL0–6) from another context's image, as
-// Gen8–11 hardware does. execute_batch() interprets the commands the rpc read-out emits.
+// others; the frequency register (reg::frequency_register) holds the configured frequency. With
+// context_switch_period_ns set, a context switch every period reloads the context-saved
+// registers from another context's image: OACTXCONTROL and EU_PERF_CNTL0–6 on Gen8–11, as that
+// hardware does; only OACTXCONTROL (the per-context OAR unit's) on Gen12 and Xe-LPG, whose global
+// OAG registers and flex counters i915 writes once, globally (i915_perf.c
+// gen12_enable_metric_set). execute_batch() interprets the commands the rpc read-out emits.
 // serve() mirrors the register file into a shared mapping, so the same model backs a fake PCI
 // device whose resource0 is a file. Registers that are not modelled behave as plain memory.
 //
+// MI_REPORT_PERF_COUNT on Gen12 and Xe-LPG reports the per-context OAR unit, which only i915
+// enables (in the context image, GEN12_OAR_OACONTROL and RING_CONTEXT_CONTROL's OAR enable):
+// the model writes the report's header and zero counters unless OAR_OACONTROL's enable bit is
+// set, and then the OAG counters (there is one context).
+//
 // For i915's perf stream (the simulated i915 in src/gpu drives these as the kernel drives the
 // hardware): the OA timer writes a periodic report every (2 << exponent) timestamp ticks into the
-// OA buffer while OACONTROL counts and OACTXCONTROL's timer is enabled — and OACTXCONTROL is
-// context-saved, so a switch to a context whose image lacks it stops the timer. A full buffer
-// drops the report and sets OASTATUS's report-lost and buffer-overflow bits. set_context_image()
-// is what i915 writes into every context image, so switches restore the configuration.
+// OA buffer while OACONTROL counts and the timer (OACTXCONTROL; OAG_OAGLBCTXCTRL on Gen12) is
+// enabled — and OACTXCONTROL is context-saved on Gen8–11, so a switch to a context whose image
+// lacks it stops the timer there. A full buffer drops the report and sets OASTATUS's report-lost
+// and buffer-overflow bits. set_context_image() is what i915 writes into every context image, so
+// switches restore the configuration.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "mmio/forcewake.h"
 #include "mmio/mmio.h"
+#include "mmio/registers.h"
 #include "mmio/timestamp_clock.h"
 #include "oa/platform.h"
 #include "oa/register_write.h"
@@ -92,6 +112,7 @@ struct SimConfig {
   // in the numbers: A(7+i) counts its default event above while EU_PERF_CNTLi is 0, and
   // otherwise the event the register selects, modelled as ((value & 0xFF) + 1) / 256 of the
   // busy EU clocks. Off by default, keeping every A counter's rate independent of the set.
+  // Gen9–11 only: which A counter each flex register feeds on Gen12 and Xe-LPG is not modelled.
   bool flex_events = false;
   // The part's enabled EUs, fewer than the platform's when some are fused off (a UHD 630 with
   // 23 of 24: 23); 0 for the platform's. The counters count these EUs, and the simulated i915's
@@ -117,9 +138,17 @@ class GpuAddressSpace {
   virtual std::uint8_t* resolve(std::uint64_t gpu_address, std::size_t size) = 0;
 };
 
+// The platforms `--sim-platform` offers: kblgt2 (the default), tglgt2, mtlgt2. Throws
+// std::invalid_argument listing them for another name.
+oa::Platform sim_platform_by_name(std::string_view name);
+std::span<const std::string_view> sim_platform_names();
+// The PCI id a simulated platform presents (KBL GT2 0x5916, TGL GT2 0x9A49, MTL GT2 0x7D45).
+std::uint16_t sim_pci_id(const oa::Platform& platform);
+
 class SimGpu final : public Mmio {
  public:
-  // Large enough for every register oaprof touches (the GT forcewake ack is at 0x130044).
+  // Large enough for every register oaprof touches (Gen12's GEN12_RPSTAT1 is at 0x1381B4). Xe-LPG's
+  // media GT (0x380000 on) is beyond it: oaprof programs no register there (oa_programmer.h).
   static constexpr std::uint32_t kRegisterFileBytes = 0x200000;
 
   SimGpu(SimConfig config, Clock& clock);
@@ -136,9 +165,10 @@ class SimGpu final : public Mmio {
   std::uint64_t context_switches();
 
   // Executes a batch as the render command streamer would: MI_NOOP, MI_LOAD_REGISTER_IMM,
-  // MI_STORE_REGISTER_MEM, MI_REPORT_PERF_COUNT (Gen8 form; the report has the format
-  // OACONTROL selects, at a 64-byte aligned address) up to MI_BATCH_BUFFER_END. Anything else,
-  // a truncated command or a missing end throws std::invalid_argument naming the dword.
+  // MI_STORE_REGISTER_MEM, MI_STORE_DWORD_IMM (Gen4+ form), MI_REPORT_PERF_COUNT (Gen8 form; the
+  // report has the format OACONTROL selects, at a 64-byte aligned address; OAR's on Gen12+, see
+  // above) up to MI_BATCH_BUFFER_END. Anything else, a truncated command or a missing end throws
+  // std::invalid_argument naming the dword.
   void execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace& memory);
 
   // Mirrors the register file into `bar` (kRegisterFileBytes / 4 dwords, e.g. a shared file
@@ -147,7 +177,8 @@ class SimGpu final : public Mmio {
   // see time pass. A write of the value last published is not seen.
   void serve(std::span<std::uint32_t> bar);
 
-  // OASTATUS bits (Gen8–11) and OACTXCONTROL's timer fields, as i915 names them.
+  // OASTATUS bits (Gen8–11; OAG_OASTATUS the same on Gen12) and OACTXCONTROL's timer fields
+  // (OAG_OAGLBCTXCTRL's on Gen12), as i915 names them.
   static constexpr std::uint32_t kOaStatusReportLost = 1u << 0;
   static constexpr std::uint32_t kOaStatusBufferOverflow = 1u << 1;
   static constexpr std::uint32_t kOaCtxControlTimerEnable = 1u << 1;
@@ -172,11 +203,19 @@ class SimGpu final : public Mmio {
   std::size_t oa_reports_pending();
 
  private:
-  enum Counter : int { kTicks = oa::kNumA, kB0 = kTicks + 1, kC0 = kB0 + oa::kNumB,
+  // A0..A37 (Xe-LPG's last), GPU_TICKS, B, C.
+  static constexpr int kSimA = 38;
+  enum Counter : int { kTicks = kSimA, kB0 = kTicks + 1, kC0 = kB0 + oa::kNumB,
                        kCounterCount = kC0 + oa::kNumC };
 
   void advance_locked();
   void count_locked(double dt_ns);
+  void count_eu_events_locked(double eu_clocks);
+  bool counter_register_locked(std::uint32_t offset, std::uint32_t& value) const;
+  void write_oa_report_locked(const oa::FormatLayout& layout, std::uint32_t rpt_id,
+                              std::uint8_t* out);
+  void write_rpc_report_locked(std::size_t at, std::uint32_t rpt_id,
+                               const std::function<std::uint8_t*(std::size_t)>& target);
   void context_switch_locked();
   // Simulated-clock time of the next periodic report; UINT64_MAX while the timer is off.
   std::uint64_t next_timer_ns_locked() const;
@@ -184,11 +223,11 @@ class SimGpu final : public Mmio {
   std::uint32_t read_locked(std::uint32_t offset);
   void write_locked(std::uint32_t offset, std::uint32_t value);
   std::uint64_t counter_value_locked(int counter) const;
-  std::uint32_t read_counter_register_locked(std::uint32_t offset) const;
   bool is_masked_locked(std::uint32_t offset) const;
   const reg::ForcewakeDomain* forcewake_domain_of(std::uint32_t offset, bool ack) const;
 
   SimConfig config_;
+  const reg::OaRegisterBlock& block_;
   int eus_ = 0;  // the part's, fused ones excluded
   std::span<const reg::ForcewakeDomain> forcewake_domains_;
   Clock& clock_;

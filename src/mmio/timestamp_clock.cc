@@ -49,7 +49,8 @@ std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& p
                                           crystal / 1e6, shift)};
     }
     case oa::Generation::kGen11:
-    case oa::Generation::kGen12: {
+    case oa::Generation::kGen12:
+    case oa::Generation::kXeLpg: {
       if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) return divide_logic(r.timestamp_override);
       const auto crystal = gen11_crystal_hz(r.rpm_config0);
       if (!crystal) return std::nullopt;

@@ -35,6 +35,30 @@ constexpr Range kGen12Boolean[] = {
     {0xDC40, 0xDC40},  // GEN12_OAG_SPCTR_CNF
     {0xDC44, 0xDC44},  // GEN12_OAA_DBG_REG
 };
+// Xe-LPG (MTL, ARL), from the same file @ Kingxukai/linux
+// 0291023e7330da28f2f7453c87c2ab7082d8360f (a mainline mirror newer than the commit above, with
+// Meteor Lake): i915_perf_init() gives GRAPHICS_VER 12 gen12_is_valid_mux_addr, which takes
+// mtl_oa_mux_regs from IP 12.70 on, and xehp_is_valid_b_counter_addr where
+// HAS_OA_SLICE_CONTRIB_LIMITS (mtl_info has XE_HP_FEATURES, which sets it, and has_oam: i915_pci.c
+// @ the same commit): xehp_oa_b_counters, gen12_oa_b_counters and, with HAS_OAM from IP 12.70,
+// mtl_oam_b_counters.
+constexpr Range kXeHpBoolean[] = {
+    {0xDC48, 0xDC48},  // OAA_ENABLE_REG
+    {0xDD00, 0xDD48},  // OAG_LCE0_0 - OAA_LENABLE_REG
+};
+constexpr Range kMtlOamBoolean[] = {
+    {0x393000, 0x39301C},  // GEN12_OAM_STARTTRIG1-8
+    {0x393020, 0x39303C},  // GEN12_OAM_REPORTTRIG1-8
+    {0x393040, 0x39307C},  // GEN12_OAM_CEC0_0-CEC7_1
+    {0x393200, 0x39323C},  // MPES0-7
+};
+constexpr Range kMtlMux[] = {
+    {0x0D00, 0x0D04},      // RPM_CONFIG0-1
+    {0x0D0C, 0x0D2C},      // NOA_CONFIG0-8
+    {0x9840, 0x9840},      // GDT_CHICKEN_BITS
+    {0x9884, 0x9888},      // NOA_WRITE
+    {0x38D100, 0x38D114},  // VISACTL (0x20CC is repurposed on MTL: not in the list)
+};
 constexpr Range kGen7Mux[] = {
     {0x91B8, 0x91CC},  // OA_PERFCNT1-2, OA_PERFMATRIX
     {0x9800, 0x9888},  // MICRO_BP0_0 to NOA_WRITE
@@ -89,6 +113,12 @@ constexpr PlatformWhitelist kGen12{
     "Gen12", "gen12_is_valid_mux_addr, gen12_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
     {{kGen12Mux}}, {{kGen12Boolean}}, true};
 
+constexpr PlatformWhitelist kXeLpg{
+    "Xe-LPG",
+    "gen12_is_valid_mux_addr (mtl_oa_mux_regs), xehp_is_valid_b_counter_addr, "
+    "gen8_is_valid_flex_addr",
+    {{kMtlMux}}, {{kXeHpBoolean, kGen12Boolean, kMtlOamBoolean}}, true};
+
 const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
   switch (gen) {
     case oa::Generation::kGen7_5: return kHsw;
@@ -96,6 +126,7 @@ const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
     case oa::Generation::kGen9: return kGen8;
     case oa::Generation::kGen11: return kGen11;
     case oa::Generation::kGen12: return kGen12;
+    case oa::Generation::kXeLpg: return kXeLpg;
   }
   throw std::logic_error("whitelist_for: generation missing from the table");
 }

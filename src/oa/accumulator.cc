@@ -59,23 +59,14 @@ bool may_wrap_a32u40(const std::uint8_t* p, const std::uint8_t* c) {
   return any != 0;
 }
 
-std::uint64_t a_value(const FormatLayout& l, const std::uint8_t* r, int i) {
-  std::uint64_t v = load32(r + l.a_offset + 4 * i);
-  if (l.a_high_offset >= 0) v |= static_cast<std::uint64_t>(r[l.a_high_offset + i]) << 32;
-  return v;
-}
-
 void count_wraps(const FormatLayout& l, const std::uint8_t* p, const std::uint8_t* c,
                  WrapCounts& w) {
-  if (l.gpu_ticks_offset >= 0) {
-    w.ticks += load32(c + l.gpu_ticks_offset) < load32(p + l.gpu_ticks_offset);
-  }
-  for (int i = 0; i < l.a_count; ++i) {
-    w.a[static_cast<std::size_t>(l.a_first + i)] += a_value(l, c, i) < a_value(l, p, i);
-  }
-  for (int i = 0; i < l.a32_count; ++i) {
-    const int off = l.a32_offset + 4 * i;
-    w.a[static_cast<std::size_t>(l.a_first + l.a_count + i)] += load32(c + off) < load32(p + off);
+  if (l.gpu_ticks_offset >= 0) w.ticks += read_gpu_ticks_field(l, c) < read_gpu_ticks_field(l, p);
+  for (const CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) {
+      w.a[static_cast<std::size_t>(run.first + i)] +=
+          read_run_counter(run, c, i) < read_run_counter(run, p, i);
+    }
   }
   for (int i = 0; i < l.b_count; ++i) {
     const int off = l.b_offset + 4 * i;
@@ -87,28 +78,26 @@ void count_wraps(const FormatLayout& l, const std::uint8_t* p, const std::uint8_
   }
 }
 
-// total += last − first + wraps × 2^width, counter by counter.
+// total += last − first + wraps × 2^width, counter by counter (64-bit counters never wrap in
+// practice; their sum is last − first modulo 2^64, which stays exact for one wrap).
 void fold(const FormatLayout& l, const std::uint8_t* first, const std::uint8_t* last,
           const WrapCounts& w, CounterDeltas& t) {
   std::uint64_t wraps = 0;
   auto add = [&](std::uint64_t v0, std::uint64_t v1, std::uint64_t n, int width,
                  std::uint64_t& into) {
-    into += v1 + (n << width) - v0;
+    into += v1 + (width >= 64 ? 0 : n << width) - v0;
     wraps += n;
   };
   if (l.gpu_ticks_offset >= 0) {
-    add(load32(first + l.gpu_ticks_offset), load32(last + l.gpu_ticks_offset), w.ticks, 32,
+    add(read_gpu_ticks_field(l, first), read_gpu_ticks_field(l, last), w.ticks, l.header_bits(),
         t.gpu_ticks);
   }
-  const int a_width = l.a_high_offset >= 0 ? 40 : 32;
-  for (int i = 0; i < l.a_count; ++i) {
-    const auto idx = static_cast<std::size_t>(l.a_first + i);
-    add(a_value(l, first, i), a_value(l, last, i), w.a[idx], a_width, t.a[idx]);
-  }
-  for (int i = 0; i < l.a32_count; ++i) {
-    const auto idx = static_cast<std::size_t>(l.a_first + l.a_count + i);
-    const int off = l.a32_offset + 4 * i;
-    add(load32(first + off), load32(last + off), w.a[idx], 32, t.a[idx]);
+  for (const CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) {
+      const auto idx = static_cast<std::size_t>(run.first + i);
+      add(read_run_counter(run, first, i), read_run_counter(run, last, i), w.a[idx], run.bits,
+          t.a[idx]);
+    }
   }
   for (int i = 0; i < l.b_count; ++i) {
     const int off = l.b_offset + 4 * i;
@@ -151,13 +140,18 @@ void Accumulator::add_raw_batch(const FormatLayout& layout,
   int ts_wraps = 0;
   std::uint64_t untrusted = 0;
   std::uint64_t timestamp = total_.timestamp;
+  // A delta in the upper half of the timestamp's range is a stale or reordered report.
+  const std::uint64_t max_ticks = std::min<std::uint64_t>(
+      max_interval_ticks32_, timestamp_delta_max(layout.header_bits(), layout.timestamp_shift) / 2);
   for (std::size_t k = has_anchor_ ? 0 : 1; k < n; ++k) {
     const std::uint8_t* cur = base + k * size;
-    const std::uint32_t ts0 = load32(prev + 4), ts1 = load32(cur + 4);
-    const std::uint32_t interval = ts1 - ts0;
+    const std::uint64_t ts0 = read_timestamp_field(layout, prev);
+    const std::uint64_t ts1 = read_timestamp_field(layout, cur);
+    const std::uint64_t interval =
+        timestamp_delta(ts0, ts1, layout.header_bits(), layout.timestamp_shift);
     timestamp += interval;
     ts_wraps += ts1 < ts0;
-    untrusted += interval > max_interval_ticks32_;
+    untrusted += interval > max_ticks;
     if (!fast || may_wrap_a32u40(prev, cur)) count_wraps(layout, prev, cur, wraps);
     prev = cur;
   }
@@ -169,8 +163,8 @@ void Accumulator::add_raw_batch(const FormatLayout& layout,
     total_.interval_too_long = true;
   }
   total_.has_gpu_ticks = layout.gpu_ticks_offset >= 0;
-  for (int i = 0; i < layout.a_count + layout.a32_count; ++i) {
-    total_.a_present[static_cast<std::size_t>(layout.a_first + i)] = true;
+  for (const CounterRun& run : layout.a_runs) {
+    for (int i = 0; i < run.count; ++i) total_.a_present[static_cast<std::size_t>(run.first + i)] = true;
   }
   std::memcpy(anchor_.data(), prev, size);  // `prev` may be anchor_ itself only when n == 0
   has_anchor_ = true;

@@ -1,7 +1,8 @@
-// oaprof's built-in metric set for Gen8–Gen11: counters computed from A counters, GPU_TICKS and
-// the timestamp only, with no NOA (mux) or FLEX programming, so that oaprof is useful with no IGT
-// files installed. Which A counters keep their meaning without programming was decided from IGT's
-// metric files (tests/oa/builtin_metric_set_test.cc re-checks it against every file).
+// oaprof's built-in metric sets for Gen8–Gen11, Gen12 and Xe-LPG: counters computed from A
+// counters, GPU_TICKS and the timestamp only, with no NOA (mux) or FLEX programming, so that oaprof
+// is useful with no IGT files installed. Which A counters keep their meaning without programming
+// was decided from IGT's metric files (tests/oa/builtin_metric_set_test.cc re-checks it against
+// every file), and each generation's counters are the ones its ComputeBasic set computes so.
 #pragma once
 
 #include <string_view>
@@ -19,11 +20,14 @@ inline constexpr std::string_view kBuiltinMetricSetSymbol = "Builtin";
 // default EU programming counts, which is what most sets, ComputeBasic among them, program.
 inline constexpr std::string_view kFixedAttribute = "oaprof_fixed";
 
-// Whether A counter `index` has one meaning in every IGT set of `platform` (Gen8–Gen11).
+// Whether oaprof has a built-in set for the platform's generation.
+bool has_builtin_metric_set(const Platform& platform);
+
+// Whether A counter `index` has one meaning in every IGT set of `platform` (Gen8–Xe-LPG).
 bool a_counter_is_fixed(const Platform& platform, int index);
 
-// The built-in set for a Gen8–Gen11 platform. Throws std::invalid_argument on Gen7.5 and Gen12,
-// whose A counters are laid out differently, saying to use an IGT file with --metrics-xml.
+// The built-in set for a Gen8–Xe-LPG platform. Throws std::invalid_argument on Gen7.5, whose A
+// counters are laid out differently, saying to use an IGT file with --metrics-xml.
 MetricSet builtin_metric_set(const Platform& platform);
 
 }  // namespace oaprof::oa

@@ -1,6 +1,7 @@
 #include "oa/delta.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -19,29 +20,50 @@ std::uint64_t delta40(std::uint64_t begin, std::uint64_t end) {
   return end >= begin ? end - begin : (kMask + 1) + end - begin;
 }
 
+std::uint64_t delta_bits(std::uint64_t begin, std::uint64_t end, int bits) {
+  if (bits >= 64) return end - begin;
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  return (end - begin) & mask;
+}
+
+std::uint64_t timestamp_delta(std::uint64_t begin, std::uint64_t end, int header_bits, int shift) {
+  return delta_bits(begin, end, header_bits) >> shift;
+}
+
+std::uint64_t timestamp_delta_max(int header_bits, int shift) {
+  const int bits = header_bits - shift;
+  return bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+}
+
+namespace {
+
+// The counter went down: one wrap corrected (for 64-bit counters, which never wrap in practice,
+// the same test keeps the count honest).
+bool wrapped(std::uint64_t begin, std::uint64_t end, int bits) {
+  if (bits >= 64) return end < begin;
+  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+  return (end & mask) < (begin & mask);
+}
+
+}  // namespace
+
 CounterDeltas compute_deltas(const Report& begin, const Report& end) {
   CounterDeltas d;
   int wraps = 0;
-  d.timestamp = delta32(begin.timestamp, end.timestamp);
-  wraps += end.timestamp < begin.timestamp;
+  const int header_bits = end.header_bits;
+  d.timestamp = timestamp_delta(begin.timestamp, end.timestamp, header_bits, end.timestamp_shift);
+  wraps += wrapped(begin.timestamp, end.timestamp, header_bits);
   d.has_gpu_ticks = begin.has_gpu_ticks && end.has_gpu_ticks;
   if (d.has_gpu_ticks) {
-    d.gpu_ticks = delta32(begin.gpu_ticks, end.gpu_ticks);
-    wraps += end.gpu_ticks < begin.gpu_ticks;
+    d.gpu_ticks = delta_bits(begin.gpu_ticks, end.gpu_ticks, header_bits);
+    wraps += wrapped(begin.gpu_ticks, end.gpu_ticks, header_bits);
   }
-  constexpr std::uint64_t kMask40 = (std::uint64_t{1} << 40) - 1;
   for (int i = 0; i < kMaxNumA; ++i) {
     if (!begin.a_present[i] || !end.a_present[i]) continue;
     d.a_present[i] = true;
-    if (begin.a_is_40bit[i]) {
-      d.a[i] = delta40(begin.a[i], end.a[i]);
-      wraps += (end.a[i] & kMask40) < (begin.a[i] & kMask40);
-    } else {
-      const auto b32 = static_cast<std::uint32_t>(begin.a[i]);
-      const auto e32 = static_cast<std::uint32_t>(end.a[i]);
-      d.a[i] = delta32(b32, e32);
-      wraps += e32 < b32;
-    }
+    const int bits = begin.a_bits[i] != 0 ? begin.a_bits[i] : 32;
+    d.a[i] = delta_bits(begin.a[i], end.a[i], bits);
+    wraps += wrapped(begin.a[i], end.a[i], bits);
   }
   for (int i = 0; i < kNumB; ++i) {
     d.b[i] = delta32(begin.b[i], end.b[i]);
@@ -60,7 +82,7 @@ CounterDeltas compute_deltas_checked(const Report& begin, const Report& end, dou
   CounterDeltas d = compute_deltas(begin, end);
   // A timestamp delta in the upper half of its range is far more likely a reordered or stale
   // report than a 179-second gap between two reads of one stream.
-  const bool backwards = d.timestamp > 0x7FFFFFFFu;
+  const bool backwards = d.timestamp > timestamp_delta_max(end.header_bits, end.timestamp_shift) / 2;
   d.interval_too_long = backwards || gpu_time_ns(d, timestamp_hz) > max_interval_ns;
   return d;
 }
@@ -144,24 +166,17 @@ int accumulate_generic(const FormatLayout& l, const std::uint8_t* b, const std::
     into += static_cast<std::uint32_t>(v1 - v0);
     wraps += v1 < v0;
   };
-  if (l.gpu_ticks_offset >= 0) add32(l.gpu_ticks_offset, total.gpu_ticks);
-  if (l.a_high_offset >= 0) {
-    constexpr std::uint64_t kMask40 = (std::uint64_t{1} << 40) - 1;
-    for (int i = 0; i < l.a_count; ++i) {
-      const std::uint64_t v0 = load32(b + l.a_offset + 4 * i) |
-                               static_cast<std::uint64_t>(b[l.a_high_offset + i]) << 32;
-      const std::uint64_t v1 = load32(e + l.a_offset + 4 * i) |
-                               static_cast<std::uint64_t>(e[l.a_high_offset + i]) << 32;
-      total.a[static_cast<std::size_t>(l.a_first + i)] += (v1 - v0) & kMask40;
+  if (l.gpu_ticks_offset >= 0) {
+    const std::uint64_t v0 = read_gpu_ticks_field(l, b), v1 = read_gpu_ticks_field(l, e);
+    total.gpu_ticks += delta_bits(v0, v1, l.header_bits());
+    wraps += v1 < v0;
+  }
+  for (const CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) {
+      const std::uint64_t v0 = read_run_counter(run, b, i), v1 = read_run_counter(run, e, i);
+      total.a[static_cast<std::size_t>(run.first + i)] += delta_bits(v0, v1, run.bits);
       wraps += v1 < v0;
     }
-  } else {
-    for (int i = 0; i < l.a_count; ++i) {
-      add32(l.a_offset + 4 * i, total.a[static_cast<std::size_t>(l.a_first + i)]);
-    }
-  }
-  for (int i = 0; i < l.a32_count; ++i) {
-    add32(l.a32_offset + 4 * i, total.a[static_cast<std::size_t>(l.a_first + l.a_count + i)]);
   }
   for (int i = 0; i < l.b_count; ++i) add32(l.b_offset + 4 * i, total.b[static_cast<std::size_t>(i)]);
   for (int i = 0; i < l.c_count; ++i) add32(l.c_offset + 4 * i, total.c[static_cast<std::size_t>(i)]);
@@ -179,30 +194,29 @@ std::uint64_t accumulate_raw(const FormatLayout& l, std::span<const std::uint8_t
   }
   const std::uint8_t* b = begin.data();
   const std::uint8_t* e = end.data();
-  const std::uint32_t ts0 = load32(b + 4), ts1 = load32(e + 4);
-  const std::uint64_t interval = static_cast<std::uint32_t>(ts1 - ts0);
+  const std::uint64_t ts0 = read_timestamp_field(l, b), ts1 = read_timestamp_field(l, e);
+  const std::uint64_t interval = timestamp_delta(ts0, ts1, l.header_bits(), l.timestamp_shift);
   total.timestamp += interval;
   int wraps = ts1 < ts0;
   wraps += l.format == ReportFormat::kA32u40_A4u32_B8_C8 ? accumulate_a32u40(b, e, total)
                                                          : accumulate_generic(l, b, e, total);
   total.wraps_corrected += wraps;
-  if (l.a_count + l.a32_count > 0 && !total.a_present[static_cast<std::size_t>(l.a_first)]) {
-    for (int i = 0; i < l.a_count + l.a32_count; ++i) {
-      total.a_present[static_cast<std::size_t>(l.a_first + i)] = true;
-    }
+  for (const CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) total.a_present[static_cast<std::size_t>(run.first + i)] = true;
   }
   total.has_gpu_ticks = l.gpu_ticks_offset >= 0;
   return interval;
 }
 
-double max_safe_read_interval_ns(double freq_mhz, int eus, double timestamp_hz) {
+double max_safe_read_interval_ns(double freq_mhz, int eus, double timestamp_hz,
+                                 int timestamp_bits) {
   if (freq_mhz <= 0 || eus <= 0 || timestamp_hz <= 0) return 0.0;
   constexpr double k2to32 = 4294967296.0;
   constexpr double k2to40 = 1099511627776.0;
   const double clock_hz = freq_mhz * 1e6;
   const double wrap32_s = k2to32 / clock_hz;
   const double wrap40_s = k2to40 / (clock_hz * eus);
-  const double wrap_ts_s = k2to32 / timestamp_hz;
+  const double wrap_ts_s = std::ldexp(1.0, timestamp_bits) / timestamp_hz;
   return std::min({wrap32_s, wrap40_s, wrap_ts_s}) / 2.0 * 1e9;
 }
 

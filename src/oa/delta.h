@@ -30,6 +30,14 @@ struct CounterDeltas {
 
 std::uint64_t delta32(std::uint32_t begin, std::uint32_t end);
 std::uint64_t delta40(std::uint64_t begin, std::uint64_t end);
+// A counter `bits` wide (32, 40 or 64): end - begin modulo 2^bits.
+std::uint64_t delta_bits(std::uint64_t begin, std::uint64_t end, int bits);
+
+// The timestamp ticks between two raw timestamp fields of a format: modulo 2^header_bits, then
+// shifted right by the format's timestamp_shift (IGT's ((end - start) mod 2^32) >> 1 on Xe-LPG).
+std::uint64_t timestamp_delta(std::uint64_t begin, std::uint64_t end, int header_bits, int shift);
+// The largest timestamp delta a format can express, 2^(header_bits - shift) - 1.
+std::uint64_t timestamp_delta_max(int header_bits, int shift);
 
 CounterDeltas compute_deltas(const Report& begin, const Report& end);
 
@@ -52,8 +60,10 @@ std::uint64_t accumulate_raw(const FormatLayout& layout, std::span<const std::ui
 // The longest interval between two reads after which every counter's delta is still exact, with a
 // factor-2 margin: 32-bit clock counters (GPU_TICKS, B, C, A32..A35) advance at most once per core
 // clock, 40-bit A counters at most once per EU per clock, and the 32-bit timestamp at
-// `timestamp_hz`. At 1150 MHz that is about 1.87 s, bounded by the 32-bit counters.
-double max_safe_read_interval_ns(double freq_mhz, int eus, double timestamp_hz = 12e6);
+// `timestamp_hz` over `timestamp_bits` (31 where the format shifts a 32-bit timestamp). At
+// 1150 MHz that is about 1.87 s, bounded by the 32-bit counters.
+double max_safe_read_interval_ns(double freq_mhz, int eus, double timestamp_hz = 12e6,
+                                 int timestamp_bits = 32);
 
 // Derived figures every row carries.
 double gpu_time_ns(const CounterDeltas& d, double timestamp_hz);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -31,6 +32,13 @@ constexpr std::array kVariables{
     VarName{"GpuMaxFrequency", &DeviceVariables::gpu_max_freq_hz},
     VarName{"SkuRevisionId", &DeviceVariables::sku_revision_id},
     VarName{"QueryMode", &DeviceVariables::query_mode},
+    // Xe-LPG files name the same quantities anew; mesa src/intel/perf/gen_perf.py hw_vars
+    // (bminor/mesa-mesa 036ec0bb89c9) maps them onto the variables above.
+    VarName{"VectorEngineTotalCount", &DeviceVariables::eu_cores_total},
+    VarName{"VectorEngineThreadsCount", &DeviceVariables::eu_threads_count},
+    VarName{"XeCoreTotalCount", &DeviceVariables::eu_subslices_total},
+    VarName{"XeCoreMask", &DeviceVariables::subslice_mask},
+    VarName{"SliceTotalCount", &DeviceVariables::eu_slices_total},
 };
 constexpr std::array<std::string_view, kVariables.size()> kVariableNames = [] {
   std::array<std::string_view, kVariables.size()> names{};
@@ -88,6 +96,36 @@ bool parse_number(std::string_view token, std::uint64_t& u, double& f, bool& is_
   return fec == std::errc() && fptr == end;
 }
 
+// "$GtSlice1" -> slice 1; "$GtSlice0XeCore3" and "$GtSlice0DualSubslice3" -> subslice bit 3
+// of slice 0. `subslice` is -1 for a slice test. nullopt when the name is neither.
+struct SliceTest {
+  int slice;
+  int subslice;
+};
+
+bool parse_small_index(std::string_view digits, int& out) {
+  if (digits.empty() || digits.size() > 2) return false;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out);
+  return ec == std::errc() && ptr == digits.data() + digits.size();
+}
+
+std::optional<SliceTest> parse_slice_test(std::string_view name) {
+  constexpr std::string_view kSlice = "GtSlice";
+  if (!name.starts_with(kSlice)) return std::nullopt;
+  name.remove_prefix(kSlice.size());
+  const std::size_t digits = name.find_first_not_of("0123456789");
+  SliceTest t{0, -1};
+  if (!parse_small_index(name.substr(0, digits), t.slice) || t.slice >= 8) return std::nullopt;
+  if (digits == std::string_view::npos) return t;
+  name.remove_prefix(digits);
+  for (const std::string_view unit : {"XeCore", "DualSubslice"}) {
+    if (!name.starts_with(unit)) continue;
+    if (!parse_small_index(name.substr(unit.size()), t.subslice) || t.subslice >= 8) break;
+    return t;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::span<const std::string_view> device_variable_names() { return kVariableNames; }
@@ -101,8 +139,7 @@ std::optional<std::uint64_t> device_variable(const DeviceVariables& vars, std::s
 
 std::uint64_t EquationValue::as_uint() const {
   if (!is_float) return u;
-  if (!(f >= 0.0)) return 0;  // negative and NaN
-  if (f >= 18446744073709551615.0) return ~std::uint64_t{0};
+  if (!(f >= 0.0) || f >= 18446744073709551616.0) return 0;  // NaN, negative, 2^64 and above
   return static_cast<std::uint64_t>(f);
 }
 
@@ -163,6 +200,16 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
           break;
         }
       }
+      const std::optional<SliceTest> slice_test = found ? std::nullopt : parse_slice_test(name);
+      if (slice_test) {
+        found = true;
+        eq.ops_.push_back(slice_test->subslice < 0
+                              ? Instruction{Op::kSliceAvailable,
+                                            static_cast<std::uint32_t>(slice_test->slice)}
+                              : Instruction{Op::kSubsliceAvailable,
+                                            static_cast<std::uint32_t>(8 * slice_test->slice +
+                                                                       slice_test->subslice)});
+      }
       if (!found) {
         const std::optional<int> index = resolve ? resolve(name) : std::nullopt;
         if (!index || *index < 0) {
@@ -221,6 +268,8 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
         case Op::kCounter:
           v = op.index < in.counters.size() ? in.counters[op.index] : u(0);
           break;
+        case Op::kSliceAvailable: v = u((in.vars.slice_mask >> op.index) & 1u); break;
+        case Op::kSubsliceAvailable: v = u((in.vars.subslice_mask >> op.index) & 1u); break;
         case Op::kReadA: v = u(in.deltas.a[op.index]); break;
         case Op::kReadB: v = u(in.deltas.b[op.index]); break;
         case Op::kReadC: v = u(in.deltas.c[op.index]); break;
@@ -236,17 +285,31 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
     const EquationValue a = stack[top - 1];
     const std::uint64_t au = a.as_uint(), bu = b.as_uint();
     const double af = a.as_double(), bf = b.as_double();
+    // Mesa's and IGT's generators turn each operator into one C statement on typed temporaries
+    // ("uint64_t t = a * b;", "double t = a + b;"), so the C type of the operands decides the
+    // arithmetic: +, -, *, min and comparisons happen in double when either operand is a double
+    // and in uint64 (wrapping) when both are integers, and only the assignment converts. UDIV and
+    // the F-divisions and FMAX convert their operands first. The shifts and bitwise operators only
+    // exist on integers.
+    const bool in_double = a.is_float || b.is_float;
+    auto uint_of = [&](double integer_result_in_double, std::uint64_t integer_result) {
+      return u(in_double ? EquationValue::of_float(integer_result_in_double).as_uint()
+                         : integer_result);
+    };
+    auto float_of = [&](double double_result, std::uint64_t integer_result) {
+      return fl(in_double ? double_result : static_cast<double>(integer_result));
+    };
     EquationValue r;
     switch (op.code) {
-      case Op::kUAdd: r = u(au + bu); break;
-      case Op::kUSub: r = u(au - bu); break;
-      case Op::kUMul: r = u(au * bu); break;
+      case Op::kUAdd: r = uint_of(af + bf, au + bu); break;
+      case Op::kUSub: r = uint_of(af - bf, au - bu); break;
+      case Op::kUMul: r = uint_of(af * bf, au * bu); break;
       case Op::kUDiv: r = u(bu == 0 ? 0 : au / bu); break;
-      case Op::kUMin: r = u(au < bu ? au : bu); break;
-      case Op::kUMax: r = u(au > bu ? au : bu); break;
-      case Op::kFAdd: r = fl(af + bf); break;
-      case Op::kFSub: r = fl(af - bf); break;
-      case Op::kFMul: r = fl(af * bf); break;
+      case Op::kUMin: r = uint_of(af < bf ? af : bf, au < bu ? au : bu); break;
+      case Op::kUMax: r = uint_of(af > bf ? af : bf, au > bu ? au : bu); break;
+      case Op::kFAdd: r = float_of(af + bf, au + bu); break;
+      case Op::kFSub: r = float_of(af - bf, au - bu); break;
+      case Op::kFMul: r = float_of(af * bf, au * bu); break;
       case Op::kFDiv: r = fl(bf == 0.0 ? 0.0 : af / bf); break;
       case Op::kFMin: r = fl(af < bf ? af : bf); break;
       case Op::kFMax: r = fl(af > bf ? af : bf); break;
@@ -254,12 +317,12 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
       case Op::kOr: r = u(au | bu); break;
       case Op::kShl: r = u(bu >= 64 ? 0 : au << bu); break;
       case Op::kShr: r = u(bu >= 64 ? 0 : au >> bu); break;
-      case Op::kUGt: r = u(au > bu); break;
-      case Op::kUGte: r = u(au >= bu); break;
-      case Op::kULt: r = u(au < bu); break;
-      case Op::kULte: r = u(au <= bu); break;
-      case Op::kEq: r = u(a.is_float || b.is_float ? af == bf : au == bu); break;
-      case Op::kNeq: r = u(a.is_float || b.is_float ? af != bf : au != bu); break;
+      case Op::kUGt: r = u(in_double ? af > bf : au > bu); break;
+      case Op::kUGte: r = u(in_double ? af >= bf : au >= bu); break;
+      case Op::kULt: r = u(in_double ? af < bf : au < bu); break;
+      case Op::kULte: r = u(in_double ? af <= bf : au <= bu); break;
+      case Op::kEq: r = u(in_double ? af == bf : au == bu); break;
+      case Op::kNeq: r = u(in_double ? af != bf : au != bu); break;
       case Op::kLogicalAnd: r = u(af != 0.0 && bf != 0.0); break;
       case Op::kLogicalOr: r = u(af != 0.0 || bf != 0.0); break;
       default: break;

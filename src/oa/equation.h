@@ -1,10 +1,10 @@
 // The RPN equations of IGT metric sets (`A 7 READ $EuCoresTotalCount UDIV …`), compiled once when
 // a set is imported so that an unknown token, a bad operand count or a reference to a missing
-// counter is an import-time error, and evaluated per row with Mesa's arithmetic: U-operators work
-// on uint64 (a float operand is truncated), F-operators on double, and division by zero gives 0,
-// as in IGT's generated code. Unlike IGT, a value that a division by zero went into is marked
-// (EquationValue::div_by_zero), so that reports can leave it empty instead of printing a 0 that
-// was never measured.
+// counter is an import-time error, and evaluated per row with the arithmetic of the C that Mesa's
+// and IGT's generators emit (each operator one statement on typed temporaries, see evaluate()),
+// and division by zero gives 0, as in IGT's generated code. Unlike IGT, a value that a division by
+// zero went into is marked (EquationValue::div_by_zero), so that reports can leave it empty
+// instead of printing a 0 that was never measured.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,9 @@ struct DeviceVariables {
 };
 
 // The name (without '$') of every device variable, and the value of one; nullopt when `name`
-// is not a device variable.
+// is not a device variable. Besides these, equations may test one slice or subslice with
+// $GtSlice<N> (bit N of $SliceMask) and $GtSlice<N>XeCore<M> or $GtSlice<N>DualSubslice<M>
+// (bit 8·N + M of $SubsliceMask), as Mesa's gen_perf.py resolves them.
 std::span<const std::string_view> device_variable_names();
 std::optional<std::uint64_t> device_variable(const DeviceVariables& vars, std::string_view name);
 
@@ -55,7 +57,10 @@ struct EquationValue {
   static EquationValue of_uint(std::uint64_t v) { return {false, v, 0, false}; }
   static EquationValue of_float(double v) { return {true, 0, v, false}; }
   double as_double() const { return is_float ? f : static_cast<double>(u); }
-  std::uint64_t as_uint() const;  // truncates; negative, NaN and huge floats saturate like C++ can't
+  // A double converted as `uint64_t t = d;` does on x86-64: truncated; 2^64 and above give 0
+  // (what gcc's conversion yields there; IGT's library shows it). C leaves negative and NaN
+  // undefined: both give 0 here.
+  std::uint64_t as_uint() const;
 };
 
 struct EquationInputs {
@@ -87,7 +92,7 @@ class Equation {
   const std::vector<int>& counter_references() const { return references_; }
 
   enum class OpCode : std::uint8_t {
-    kConst, kConstFloat, kVariable, kCounter,
+    kConst, kConstFloat, kVariable, kCounter, kSliceAvailable, kSubsliceAvailable,
     kReadA, kReadB, kReadC, kReadGpuTime, kReadGpuClock, kReadPerfCnt,
     kUAdd, kUSub, kUMul, kUDiv, kUMin, kUMax,
     kFAdd, kFSub, kFMul, kFDiv, kFMin, kFMax,

@@ -99,6 +99,13 @@ MetricSet::MetricSet(std::string name, std::string symbol, std::string guid,
   }
 }
 
+std::string_view MetricSet::attribute(std::string_view key) const {
+  for (const auto& [name, value] : attributes_) {
+    if (name == key) return value;
+  }
+  return {};
+}
+
 std::optional<int> MetricSet::counter_index(std::string_view symbol) const {
   for (std::size_t i = 0; i < counters_.size(); ++i) {
     if (counters_[i].symbol == symbol) return static_cast<int>(i);

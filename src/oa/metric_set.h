@@ -62,6 +62,8 @@ class MetricSet {
   const std::vector<MetricCounter>& counters() const { return counters_; }
   const std::vector<RegisterConfig>& register_configs() const { return configs_; }
   const Attributes& attributes() const { return attributes_; }
+  // The value of the set's XML attribute `key` (e.g. "oa_format"); empty when absent.
+  std::string_view attribute(std::string_view key) const;
   // Counter indexes in an order where every counter comes after those it references.
   const std::vector<int>& evaluation_order() const { return order_; }
 

@@ -33,6 +33,30 @@ constexpr auto kFix = TimestampRule::kFixed;
 //  [IGTP] igt lib/i915/perf.c and lib/intel_device_info.c @
 //         intel-lgci-fdo-gitlab-mirror/drm.igt-gpu-tools b3d809d537febc23792ab8d0eb6d13cf80d626c8:
 //         which oa-<name>.xml a platform and GT loads (none for SKL/KBL/CFL/CML GT1, KBL GT4).
+//  Raptor Lake, Meteor Lake and Arrow Lake (added for issue 15):
+//  [KPCI2] linux drivers/gpu/drm/i915/i915_pci.c @ Kingxukai/linux
+//         0291023e7330da28f2f7453c87c2ab7082d8360f (a mainline mirror newer than [KPCI]): RPL-S
+//         ids bind adl_s_info, RPL-U and RPL-P adl_p_info, MTL and ARL ids mtl_info (graphics IP
+//         12.70, no .gt, no require_force_probe; the older [KPCI] still forced MTL's probe).
+//         [XPCI] binds RPL and MTL/ARL too, behind require_force_probe (mtl_desc).
+//  [MDEV2] mesa src/intel/dev/intel_device_info.c @ bminor/mesa-mesa
+//         036ec0bb89c9231fa2fd95f4a079bee76b85dcc2: rpl (GFX12_CONFIG(1, 1, 4), 2 dual
+//         subslices), rpl_p (GFX12_GT_CONFIG(2)); MTL_CONFIG for mtl_u, mtl_h, arl_u, arl_h:
+//         XEHP_FEATURES (verx10 125), num_thread_per_eu 8, has_64bit_float, and no subslice or
+//         EU count ("(Sub)slice info ... come from hwconfig tables").
+//  [MPERF] mesa src/intel/perf/intel_perf.c @ bminor/mesa-mesa
+//         03fc7d6a6d769be666435e04ec01778b56576170: MTL and ARL load the GT2 (mtlgt2/arlgt1)
+//         metrics up to 64 EUs and the GT3 (mtlgt3/arlgt2) ones up to 128. With no count in
+//         Mesa's table, oaprof assumes those maxima (4 and 8 Xe-cores of 16 EUs), marked
+//         counts_from_mesa = false; i915's topology query gives the truth.
+//  [IGTM] igt lib/i915/perf.c and lib/i915_pciids_local.h @
+//         intel-lgci-fdo-gitlab-mirror/drm.igt-gpu-tools b3d809d537febc23792ab8d0eb6d13cf80d626c8:
+//         mtlgt2 for INTEL_MTL_M_IDS (0x7D60, 0x7D67), INTEL_MTL_P_GT2_IDS (0x7D45) and
+//         INTEL_ARL_GT1_IDS (0x7D41, 0x7D67); mtlgt3 for INTEL_MTL_P_GT3_IDS (0x7D55, 0x7DD5)
+//         and INTEL_ARL_GT2_IDS (0x7D51, 0x7DD1); RPL-S, RPL-P, RPL-U load oa-adl.xml
+//         (lib/intel_device_info.c). 0x7D40 is in none of IGT's lists there, but in IGT 1.27.1's
+//         INTEL_MTL_M_IDS (lib/i915_pciids.h @ 2b29e8ac07fbcfadc48b9d60e4d736a6e3b289ab) and is
+//         Mesa's mtl_u like 0x7D45: mtlgt2. 0xB640 (ARL-S) is in none: no IGT file.
 // tests/oa/data/pci_ids_reference.tsv is these facts typed per id; platform_reference_test.cc
 // checks this table against it.
 //
@@ -157,6 +181,22 @@ constexpr Platform kDg1 = [] {
   p.force_probe = true;
   return p;
 }();
+// Raptor Lake [MDEV2]: rpl (RPL-S, GT1, 2 dual subslices), rpl_p (RPL-P and RPL-U, GT2, 6).
+constexpr Platform kRplS = gen12("RPL", "adl", 1, 2, 1550, 300);  // rpl
+constexpr Platform kRplP = gen12("RPL", "adl", 2, 6, 1500, 100);  // rpl_p
+// Xe-LPG [MDEV2, MPERF]: Xe-cores (dual subslices) of 16 EUs with 8 threads each, FP64.
+constexpr Platform xe_lpg(std::string_view codename, std::string_view file, int gt,
+                          int xe_cores, double max_mhz) {
+  Platform p{codename, file, G::kXeLpg, gt, 1, xe_cores, 16 * xe_cores, 19.2e6, max_mhz, kCtc,
+             100};
+  p.threads_per_eu = 8;
+  return p;
+}
+constexpr Platform kMtlGt2 = xe_lpg("MTL", "mtlgt2", 2, 4, 1950);  // mtl_u
+constexpr Platform kMtlGt3 = xe_lpg("MTL", "mtlgt3", 3, 8, 2250);  // mtl_h
+constexpr Platform kArlGt1 = xe_lpg("ARL", "mtlgt2", 1, 4, 1950);  // arl_u
+constexpr Platform kArlSNoIgt = xe_lpg("ARL", "", 1, 4, 1950);     // arl_u, 0xB640
+constexpr Platform kArlGt2 = xe_lpg("ARL", "mtlgt3", 2, 8, 2350);  // arl_h
 
 // Device ids [KIDS], grouped and ordered as the kernel lists them; each comment names the
 // kernel's macro. A plain array: clang refuses deducing std::array of this many elements.
@@ -284,13 +324,28 @@ constexpr PciId kPciIds[] = {
     // INTEL_ADLN_IDS: adl_gt1 (2 dual subslices) in Mesa, 0x46D2 adl_gt05.
     PciId{0x46D0, &kAdlNGt1}, PciId{0x46D1, &kAdlNGt1}, PciId{0x46D2, &kAdlNGt05},
     PciId{0x46D3, &kAdlNGt1}, PciId{0x46D4, &kAdlNGt1},
+    // INTEL_RPLS_IDS (rpl), INTEL_RPLU_IDS and INTEL_RPLP_IDS (rpl_p).
+    PciId{0xA780, &kRplS}, PciId{0xA781, &kRplS}, PciId{0xA782, &kRplS}, PciId{0xA783, &kRplS},
+    PciId{0xA788, &kRplS}, PciId{0xA789, &kRplS}, PciId{0xA78A, &kRplS}, PciId{0xA78B, &kRplS},
+    PciId{0xA721, &kRplP}, PciId{0xA7A1, &kRplP}, PciId{0xA7A9, &kRplP}, PciId{0xA7AC, &kRplP},
+    PciId{0xA7AD, &kRplP},
+    PciId{0xA720, &kRplP}, PciId{0xA7A0, &kRplP}, PciId{0xA7A8, &kRplP}, PciId{0xA7AA, &kRplP},
+    PciId{0xA7AB, &kRplP},
+    // INTEL_ARL_H_IDS (arl_h), INTEL_ARL_U_IDS and INTEL_ARL_S_IDS (arl_u); counts assumed.
+    PciId{0x7D51, &kArlGt2, false}, PciId{0x7DD1, &kArlGt2, false},
+    PciId{0x7D41, &kArlGt1, false},
+    PciId{0x7D67, &kArlGt1, false}, PciId{0xB640, &kArlSNoIgt, false},
+    // INTEL_MTL_IDS: mtl_u 0x7D40, 0x7D45, 0x7D60; mtl_h 0x7D55, 0x7DD5; counts assumed.
+    PciId{0x7D40, &kMtlGt2, false}, PciId{0x7D45, &kMtlGt2, false},
+    PciId{0x7D55, &kMtlGt3, false}, PciId{0x7D60, &kMtlGt2, false},
+    PciId{0x7DD5, &kMtlGt3, false},
 };
 
 // Look-up order by name: the first platform with a file is its representative.
 constexpr std::array kPlatforms{
     &kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4, &kBxt,    &kGlk,
     &kKblGt2, &kKblGt3, &kCflGt2, &kCflGt3, &kIclGt2, &kEhl4x8, &kTglGt1, &kTglGt2,
-    &kRklGt1, &kAdlPGt2, &kDg1};
+    &kRklGt1, &kAdlPGt2, &kDg1,    &kMtlGt2, &kMtlGt3};
 
 constexpr std::array<std::string_view, kPlatforms.size()> kPlatformNames = [] {
   std::array<std::string_view, kPlatforms.size()> names{};
@@ -307,8 +362,13 @@ std::string_view generation_name(Generation gen) {
     case Generation::kGen9: return "Gen9";
     case Generation::kGen11: return "Gen11";
     case Generation::kGen12: return "Gen12";
+    case Generation::kXeLpg: return "Xe-LPG";
   }
   return "unknown";
+}
+
+bool is_gen12_family(Generation gen) {
+  return gen == Generation::kGen12 || gen == Generation::kXeLpg;
 }
 
 std::string_view timestamp_rule_name(TimestampRule rule) {
@@ -371,7 +431,7 @@ std::optional<std::uint16_t> parse_pci_device_id(std::string_view text) {
 Platform require_platform_for_pci_id(std::uint16_t device_id) {
   if (auto p = platform_for_pci_id(device_id)) return *p;
   throw std::invalid_argument(fmt::format(
-      "PCI device 8086:{:04x} is not an Intel integrated GPU oaprof knows (Haswell through Alder "
+      "PCI device 8086:{:04x} is not an Intel integrated GPU oaprof knows (Haswell through Arrow "
       "Lake); give the platform with --platform NAME ({}) or use --device sim",
       device_id, fmt::join(kPlatformNames, ", ")));
 }

@@ -30,32 +30,80 @@ Report decode(ReportFormat format, std::span<const std::uint8_t> bytes) {
   return r;
 }
 
+namespace {
+
+void store64(std::uint8_t* bytes, int offset, std::uint64_t v) {
+  std::memcpy(bytes + offset, &v, sizeof v);
+}
+
+void store_counter(std::uint8_t* out, const CounterRun& run, int i, std::uint64_t v) {
+  if (run.bits == 64) {
+    store64(out, run.offset + 8 * i, v);
+    return;
+  }
+  store32(out, run.offset + 4 * i, static_cast<std::uint32_t>(v));
+  if (run.bits == 40) out[run.high_offset + i] = static_cast<std::uint8_t>(v >> 32);
+}
+
+}  // namespace
+
+std::uint64_t read_run_counter(const CounterRun& run, const std::uint8_t* report, int i) {
+  if (run.bits == 64) {
+    std::uint64_t v;
+    std::memcpy(&v, report + run.offset + 8 * i, sizeof v);
+    return v;
+  }
+  std::uint32_t lo;
+  std::memcpy(&lo, report + run.offset + 4 * i, sizeof lo);
+  std::uint64_t v = lo;
+  if (run.bits == 40) v |= static_cast<std::uint64_t>(report[run.high_offset + i]) << 32;
+  return v;
+}
+
+namespace {
+
+std::uint64_t read_header_field(const FormatLayout& l, const std::uint8_t* report, int offset) {
+  if (l.header64) {
+    std::uint64_t v;
+    std::memcpy(&v, report + offset, sizeof v);
+    return v;
+  }
+  std::uint32_t v;
+  std::memcpy(&v, report + offset, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+std::uint64_t read_timestamp_field(const FormatLayout& l, const std::uint8_t* report) {
+  return read_header_field(l, report, l.timestamp_offset());
+}
+
+std::uint64_t read_gpu_ticks_field(const FormatLayout& l, const std::uint8_t* report) {
+  return l.gpu_ticks_offset < 0 ? 0 : read_header_field(l, report, l.gpu_ticks_offset);
+}
+
 void decode_into(const FormatLayout& l, std::span<const std::uint8_t> bytes, Report& r) {
   if (bytes.size() < static_cast<std::size_t>(l.size_bytes)) {
     throw std::invalid_argument(fmt::format("{} report needs {} bytes, got {}", l.name,
                                             l.size_bytes, bytes.size()));
   }
   r.rpt_id = load32(bytes, 0);
-  r.timestamp = load32(bytes, 4);
-  r.ctx_id = load32(bytes, 8);
+  r.header_bits = static_cast<std::uint8_t>(l.header_bits());
+  r.timestamp_shift = static_cast<std::uint8_t>(l.timestamp_shift);
+  r.timestamp = read_timestamp_field(l, bytes.data());
+  r.ctx_id = load32(bytes, l.ctx_id_offset());
   if (l.gpu_ticks_offset >= 0) {
-    r.gpu_ticks = load32(bytes, l.gpu_ticks_offset);
+    r.gpu_ticks = read_gpu_ticks_field(l, bytes.data());
     r.has_gpu_ticks = true;
   }
-  for (int i = 0; i < l.a_count; ++i) {
-    const int idx = l.a_first + i;
-    std::uint64_t v = load32(bytes, l.a_offset + 4 * i);
-    if (l.a_high_offset >= 0) {
-      v |= static_cast<std::uint64_t>(bytes[l.a_high_offset + i]) << 32;
-      r.a_is_40bit[idx] = true;
+  for (const CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) {
+      const auto idx = static_cast<std::size_t>(run.first + i);
+      r.a[idx] = read_run_counter(run, bytes.data(), i);
+      r.a_present[idx] = true;
+      r.a_bits[idx] = static_cast<std::uint8_t>(run.bits);
     }
-    r.a[idx] = v;
-    r.a_present[idx] = true;
-  }
-  for (int i = 0; i < l.a32_count; ++i) {
-    const int idx = l.a_first + l.a_count + i;
-    r.a[idx] = load32(bytes, l.a32_offset + 4 * i);
-    r.a_present[idx] = true;
   }
   for (int i = 0; i < l.b_count; ++i) r.b[i] = load32(bytes, l.b_offset + 4 * i);
   for (int i = 0; i < l.c_count; ++i) r.c[i] = load32(bytes, l.c_offset + 4 * i);
@@ -64,7 +112,8 @@ void decode_into(const FormatLayout& l, std::span<const std::uint8_t> bytes, Rep
 std::uint32_t report_reasons(std::uint32_t rpt_id, Generation gen) {
   switch (gen) {
     case Generation::kGen7_5: return 0;
-    case Generation::kGen12: return (rpt_id >> 19) & 0x7F;
+    case Generation::kGen12:
+    case Generation::kXeLpg: return (rpt_id >> 19) & 0x7F;  // OAREPORT_REASON_MASK_EXTENDED
     default: return (rpt_id >> 19) & 0x3F;
   }
 }
@@ -77,6 +126,7 @@ std::string report_reason_names(std::uint32_t reasons) {
       {kReasonContextSwitch, "context_switch"},
       {kReasonGoTransition, "go_transition"},
       {kReasonClockRatioChange, "clock_ratio_change"},
+      {kReasonMmioTrigger, "mmio_trigger"},
   };
   std::string out;
   for (const auto& [bit, name] : kNames) {
@@ -111,17 +161,23 @@ RawReport encode(ReportFormat format, const Report& report) {
   raw.size = l.size_bytes;
   std::uint8_t* out = raw.bytes.data();
   store32(out, 0, report.rpt_id);
-  store32(out, 4, report.timestamp);
-  store32(out, 8, report.ctx_id);
-  if (l.gpu_ticks_offset >= 0) store32(out, l.gpu_ticks_offset, report.gpu_ticks);
-  for (int i = 0; i < l.a_count; ++i) {
-    const std::uint64_t v = report.a[l.a_first + i];
-    store32(out, l.a_offset + 4 * i, static_cast<std::uint32_t>(v));
-    if (l.a_high_offset >= 0) out[l.a_high_offset + i] = static_cast<std::uint8_t>(v >> 32);
+  if (l.header64) {
+    store64(out, l.timestamp_offset(), report.timestamp);
+  } else {
+    store32(out, 4, static_cast<std::uint32_t>(report.timestamp));
   }
-  for (int i = 0; i < l.a32_count; ++i) {
-    store32(out, l.a32_offset + 4 * i,
-            static_cast<std::uint32_t>(report.a[l.a_first + l.a_count + i]));
+  store32(out, l.ctx_id_offset(), report.ctx_id);
+  if (l.gpu_ticks_offset >= 0) {
+    if (l.header64) {
+      store64(out, l.gpu_ticks_offset, report.gpu_ticks);
+    } else {
+      store32(out, l.gpu_ticks_offset, static_cast<std::uint32_t>(report.gpu_ticks));
+    }
+  }
+  for (const CounterRun& run : l.a_runs) {
+    for (int i = 0; i < run.count; ++i) {
+      store_counter(out, run, i, report.a[static_cast<std::size_t>(run.first + i)]);
+    }
   }
   for (int i = 0; i < l.b_count; ++i) store32(out, l.b_offset + 4 * i, report.b[i]);
   for (int i = 0; i < l.c_count; ++i) store32(out, l.c_offset + 4 * i, report.c[i]);

@@ -22,20 +22,23 @@ struct RawReport {
 };
 
 struct Report {
-  std::uint32_t rpt_id = 0;
-  std::uint32_t timestamp = 0;
+  std::uint32_t rpt_id = 0;  // RPT_ID, or bits 31:0 of a 64-bit header's report id
+  std::uint64_t timestamp = 0;  // the raw field: 32 bits, or 64 in a 64-bit header
   std::uint32_t ctx_id = 0;
-  std::uint32_t gpu_ticks = 0;
+  std::uint64_t gpu_ticks = 0;  // 32 bits, or 64 in a 64-bit header
   bool has_gpu_ticks = false;
-  // Counter values as the format holds them: A0..A31 up to 40 bits, the rest 32 bits.
+  std::uint8_t header_bits = 32;    // width of the timestamp and GPU_TICKS fields
+  std::uint8_t timestamp_shift = 0;  // FormatLayout::timestamp_shift of the format
+  // Counter values as the format holds them: up to 40 bits (64 for MPEC), else 32 bits.
   std::array<std::uint64_t, kMaxNumA> a{};
   std::array<std::uint32_t, kNumB> b{};
   std::array<std::uint32_t, kNumC> c{};
   std::array<bool, kMaxNumA> a_present{};
-  std::array<bool, kMaxNumA> a_is_40bit{};
+  std::array<std::uint8_t, kMaxNumA> a_bits{};  // 32, 40 or 64 where present
 };
 
-// Why the hardware wrote a report: RPT_ID bits 24:19 (Gen12: 25:19), one bit per reason.
+// Why the hardware wrote a report: RPT_ID bits 24:19 (Gen12 and Xe-LPG: 25:19), one bit per
+// reason; bit 6 (Gen12+) is an MMIO trigger.
 enum ReportReason : std::uint32_t {
   kReasonTimer = 1u << 0,
   kReasonTrigger1 = 1u << 1,
@@ -43,6 +46,7 @@ enum ReportReason : std::uint32_t {
   kReasonContextSwitch = 1u << 3,
   kReasonGoTransition = 1u << 4,  // GO 1→0, i.e. RC6 entry
   kReasonClockRatioChange = 1u << 5,
+  kReasonMmioTrigger = 1u << 6,  // Gen12+ (IGT lib/i915/perf.c "mmio-trigger")
 };
 
 // The reason bits of a report written by the OA unit itself. Zero on Gen7.5, whose RPT_ID
@@ -53,7 +57,8 @@ std::uint32_t report_reasons(std::uint32_t rpt_id, Generation gen);
 // "timer|context_switch": the reason bits as text; "none" when zero.
 std::string report_reason_names(std::uint32_t reasons);
 
-// Whether CTX_ID holds a valid context: RPT_ID bit 25 on Gen8, bit 16 on Gen9+; never on Gen7.5.
+// Whether CTX_ID holds a valid context: RPT_ID bit 25 on Gen8, bit 16 on Gen9+ (Xe-LPG too:
+// i915's gen8_valid_ctx_bit for GRAPHICS_VER 12); never on Gen7.5.
 bool context_id_valid(std::uint32_t rpt_id, Generation gen);
 
 // Slice and unslice clocks encoded in RPT_ID of reports the OA unit writes when OA_DEBUG asks
@@ -69,6 +74,12 @@ struct ClockRatio {
   double slice_mhz = 0;
 };
 std::optional<ClockRatio> clock_ratio(std::uint32_t rpt_id, Generation gen);
+
+// Raw field readers for code that walks report bytes without decoding them (the accumulation
+// hot paths). `report` must hold the whole report of `layout`.
+std::uint64_t read_run_counter(const CounterRun& run, const std::uint8_t* report, int i);
+std::uint64_t read_timestamp_field(const FormatLayout& layout, const std::uint8_t* report);
+std::uint64_t read_gpu_ticks_field(const FormatLayout& layout, const std::uint8_t* report);
 
 // Throws std::invalid_argument when `bytes` is shorter than the format's report.
 Report decode(ReportFormat format, std::span<const std::uint8_t> bytes);

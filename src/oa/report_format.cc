@@ -35,21 +35,62 @@ using F = ReportFormat;
 // 12, B at 28. oaprof follows that. B4_C8 keeps IGT's B at 16 and C at 32 (no clash, no other
 // source). None of these three Haswell layouts is confirmed on hardware; A45_B8_C8 is the one
 // two sources agree on.
+// Xe-LPG formats (issue 15). Sources:
+//  [KPERF2] linux drivers/gpu/drm/i915/i915_perf.c @ Kingxukai/linux
+//          0291023e7330da28f2f7453c87c2ab7082d8360f (a mainline mirror): oa_formats[] gives
+//          OAR A32u40_A4u32_B8_C8 and A24u40_A14u32_B8_C8 select 5 / 256 bytes,
+//          MPEC8u64_B8_C8 select 1 / 192 bytes and MPEC8u32_B8_C8 select 2 / 128 bytes, the two
+//          OAM ones with HDR_64_BIT (oa_report_id, oa_timestamp, oa_context_id: id qword 0,
+//          timestamp qword 1, context dword 4); oa_init_supported_formats() gives METEORLAKE
+//          exactly those four (and DG2 the first two).
+//  [IGTT]  igt tests/intel/perf.c @ drm.igt-gpu-tools b3d809d537fe: mtl_oa_formats: A24u40's
+//          A0-A3 32-bit from byte 16, A4-A23 40-bit (low dwords from 16, high bytes from 160);
+//          MPEC8u64 A (MPEC) 64-bit at 32, B 96, C 128; MPEC8u32 A 32, B 64, C 96.
+//  [IGTL]  igt lib/i915/perf.c @ b3d809d537fe intel_perf_accumulate_reports(): the rest of
+//          A24u40: A24-A27 32-bit at dwords 28-31, A28-A31 40-bit (high bytes 188-191),
+//          A32-A36 32-bit at dwords 36-40, A37 at dword 46, B 48-55, C 56-63; MPEC8u32 GPU
+//          clock 64-bit at qword 3. Mesa's intel_perf_query_result_accumulate (verx10 125,
+//          [MESA]) reads A24u40 the same way.
+//  [UAPI2] enum drm_i915_oa_format in igt include/drm-uapi/i915_drm.h @ b3d809d537fe: OAR 11,
+//          A24u40 12, MPEC8u64 13, MPEC8u32 14 (Debian's libdrm 2.4.114 stops at 10).
+// Timestamp shift: IGT lib/i915/perf.c (b3d809d537fe, intel_perf_for_devinfo) sets
+// oa_timestamp_shift -1 and mask 0x7fffffff on DG2 and Meteor Lake ("OA reports have the
+// timestamp value shifted ... we cannot use the top bit"), applied to every format's
+// timestamp delta as ((end - start) mod 2^32) >> 1; Mesa sets oa_timestamp_shift 1 for verx10
+// 125, which its device table gives MTL and ARL. The shifted value counts at the OA timestamp
+// frequency, which i915 reports apart on these parts (I915_PARAM_OA_TIMESTAMP_FREQUENCY;
+// i915_perf_oa_timestamp_frequency(), Wa_14015846243). IGT 1.27.1 lacks the MTL shift.
 // clang-format off
+constexpr CounterRun kA12Runs[] = {{7, 12, 32, 12}};
+constexpr CounterRun kA32u40Runs[] = {{0, 32, 40, 16, 160}, {32, 4, 32, 144}};
+constexpr CounterRun kA13Runs[] = {{0, 13, 32, 12}};
+constexpr CounterRun kA29Runs[] = {{0, 29, 32, 12}};
+constexpr CounterRun kA45Runs[] = {{0, 45, 32, 12}};
+constexpr CounterRun kB4C8A16Runs[] = {{29, 16, 32, 60}};
+constexpr CounterRun kA24u40Runs[] = {{0, 4, 32, 16},       {4, 20, 40, 32, 164},
+                                      {24, 4, 32, 112},     {28, 4, 40, 128, 188},
+                                      {32, 5, 32, 144},     {37, 1, 32, 184}};
+constexpr CounterRun kMpec8u64Runs[] = {{0, 8, 64, 32}};
+constexpr CounterRun kMpec8u32Runs[] = {{0, 8, 32, 32}};
+
 constexpr std::array kAllFormats{
-    //          format                 name                   sel uapi size ticks  a0 an  aoff ahi  a32 a32off bn boff cn coff
-    FormatLayout{F::kA12,               "A12",                 0, 8,   64,  -1,   7, 12, 12,  -1,  0, -1,    0, -1,  0, -1},
-    FormatLayout{F::kA12_B8_C8,         "A12_B8_C8",           2, 9,  128,  -1,   7, 12, 12,  -1,  0, -1,    8, 64,  8, 96},
-    FormatLayout{F::kA32u40_A4u32_B8_C8,"A32u40_A4u32_B8_C8",  5, 10, 256,  12,   0, 32, 16, 160,  4, 144,   8, 192, 8, 224},
-    FormatLayout{F::kC4_B8,             "C4_B8",               7, 7,   64,  -1,   0,  0, -1,  -1,  0, -1,    8, 32,  4, 16},
-    FormatLayout{F::kA13,               "A13",                 0, 1,   64,  -1,   0, 13, 12,  -1,  0, -1,    0, -1,  0, -1},
-    FormatLayout{F::kA29,               "A29",                 1, 2,  128,  -1,   0, 29, 12,  -1,  0, -1,    0, -1,  0, -1},
-    FormatLayout{F::kA13_B8_C8,         "A13_B8_C8",           2, 3,  128,  -1,   0, 13, 12,  -1,  0, -1,    8, 64,  8, 96},
-    FormatLayout{F::kA29_B8_C8,         "A29_B8_C8",           3, -1, 192,  -1,   0, 29, 12,  -1,  0, -1,    8, 128, 8, 160},
-    FormatLayout{F::kB4_C8,             "B4_C8",               4, 4,   64,  -1,   0,  0, -1,  -1,  0, -1,    4, 16,  8, 32},
-    FormatLayout{F::kA45_B8_C8,         "A45_B8_C8",           5, 5,  256,  -1,   0, 45, 12,  -1,  0, -1,    8, 192, 8, 224},
-    FormatLayout{F::kB4_C8_A16,         "B4_C8_A16",           6, 6,  128,  -1,  29, 16, 60,  -1,  0, -1,    4, 12,  8, 28},
-    FormatLayout{F::kC4_B8_Hsw,         "C4_B8",               7, 7,   64,  -1,   0,  0, -1,  -1,  0, -1,    8, 28,  4, 12},
+    //          format                      name                      sel uapi size ticks  A runs         bn boff cn coff  hdr64  shift
+    FormatLayout{F::kA12,                    "A12",                    0, 8,   64,  -1,  kA12Runs,       0, -1,  0, -1},
+    FormatLayout{F::kA12_B8_C8,              "A12_B8_C8",              2, 9,  128,  -1,  kA12Runs,       8, 64,  8, 96},
+    FormatLayout{F::kA32u40_A4u32_B8_C8,     "A32u40_A4u32_B8_C8",     5, 10, 256,  12,  kA32u40Runs,    8, 192, 8, 224},
+    FormatLayout{F::kC4_B8,                  "C4_B8",                  7, 7,   64,  -1,  {},             8, 32,  4, 16},
+    FormatLayout{F::kA13,                    "A13",                    0, 1,   64,  -1,  kA13Runs,       0, -1,  0, -1},
+    FormatLayout{F::kA29,                    "A29",                    1, 2,  128,  -1,  kA29Runs,       0, -1,  0, -1},
+    FormatLayout{F::kA13_B8_C8,              "A13_B8_C8",              2, 3,  128,  -1,  kA13Runs,       8, 64,  8, 96},
+    FormatLayout{F::kA29_B8_C8,              "A29_B8_C8",              3, -1, 192,  -1,  kA29Runs,       8, 128, 8, 160},
+    FormatLayout{F::kB4_C8,                  "B4_C8",                  4, 4,   64,  -1,  {},             4, 16,  8, 32},
+    FormatLayout{F::kA45_B8_C8,              "A45_B8_C8",              5, 5,  256,  -1,  kA45Runs,       8, 192, 8, 224},
+    FormatLayout{F::kB4_C8_A16,              "B4_C8_A16",              6, 6,  128,  -1,  kB4C8A16Runs,   4, 12,  8, 28},
+    FormatLayout{F::kC4_B8_Hsw,              "C4_B8",                  7, 7,   64,  -1,  {},             8, 28,  4, 12},
+    FormatLayout{F::kA24u40_A14u32_B8_C8,    "A24u40_A14u32_B8_C8",    5, 12, 256,  12,  kA24u40Runs,    8, 192, 8, 224, false, 1},
+    FormatLayout{F::kOar_A32u40_A4u32_B8_C8, "OAR_A32u40_A4u32_B8_C8", 5, 11, 256,  12,  kA32u40Runs,    8, 192, 8, 224, false, 1},
+    FormatLayout{F::kMpec8u64_B8_C8,         "MPEC8u64_B8_C8",         1, 13, 192,  24,  kMpec8u64Runs,  8, 96,  8, 128, true,  1},
+    FormatLayout{F::kMpec8u32_B8_C8,         "MPEC8u32_B8_C8",         2, 14, 128,  24,  kMpec8u32Runs,  8, 64,  8, 96,  true,  1},
 };
 // clang-format on
 
@@ -58,10 +99,13 @@ constexpr std::array kAllFormats{
 // (Gen12 OAG), with the Gen8 layouts (the same select codes and sizes in oa_formats[]; IGT's
 // gen12_oa_formats lists only the 256-byte one). Haswell streams its seven (A29_B8_C8 is refused:
 // 192 bytes do not divide the buffer) and oaprof's MMIO read-out can also lay out A29_B8_C8.
+// Xe-LPG streams its four [KPERF2], the OAG format first so that select code 5 ("101") means it.
 constexpr std::array kGen8Formats{kAllFormats[0], kAllFormats[1], kAllFormats[2], kAllFormats[3]};
 constexpr std::array kGen7_5Formats{kAllFormats[4], kAllFormats[5], kAllFormats[6],
                                     kAllFormats[7], kAllFormats[8], kAllFormats[9],
                                     kAllFormats[10], kAllFormats[11]};
+constexpr std::array kXeLpgFormats{kAllFormats[12], kAllFormats[13], kAllFormats[14],
+                                   kAllFormats[15]};
 
 bool parse_int(std::string_view text, int base, int& out) {
   const char* end = text.data() + text.size();
@@ -82,8 +126,22 @@ std::span<const FormatLayout> formats_for(Generation gen) {
       return kGen8Formats;
     case Generation::kGen7_5:
       return kGen7_5Formats;
+    case Generation::kXeLpg:
+      return kXeLpgFormats;
   }
   return {};
+}
+
+int FormatLayout::a_begin() const { return a_runs.empty() ? 0 : a_runs.front().first; }
+
+int FormatLayout::a_end() const {
+  return a_runs.empty() ? 0 : a_runs.back().first + a_runs.back().count;
+}
+
+int FormatLayout::a_total() const {
+  int n = 0;
+  for (const CounterRun& run : a_runs) n += run.count;
+  return n;
 }
 
 bool format_exists_on(ReportFormat format, Generation gen) {
@@ -121,6 +179,29 @@ ReportFormat parse_format(std::string_view text, Generation gen) {
   }
   throw std::invalid_argument(fmt::format("report format '{}' does not exist on {}; valid: {}",
                                           text, generation_name(gen), valid));
+}
+
+ReportFormat default_format(Generation gen) {
+  switch (gen) {
+    case Generation::kGen7_5: return ReportFormat::kA45_B8_C8;
+    case Generation::kXeLpg: return ReportFormat::kA24u40_A14u32_B8_C8;
+    default: return ReportFormat::kA32u40_A4u32_B8_C8;
+  }
+}
+
+// As IGT's generator maps a set's oa_format to its i915 format (lib/i915/perf-configs/
+// perf-metricset-codegen.py generate_metric_sets() @ zehortigoza/intel-gpu-tools
+// 399db6901e8fc9074c8ab30d3a6144dba3a85721): on acm/mtl/arl "128B_MPEC8_NOA16" is
+// I915_OAM_FORMAT_MPEC8u32_B8_C8 and any other set I915_OA_FORMAT_A24u40_A14u32_B8_C8; Haswell's
+// sets are A45_B8_C8 and every other chipset's A32u40_A4u32_B8_C8. IGT's files name
+// "256B_GENERIC_NOA16" or nothing for the 256-byte sets; a name IGT's generator does not test for
+// (e.g. metrics-discovery's "192B_MPEC8LL_NOA16") is refused here rather than read as 256 bytes.
+std::optional<ReportFormat> format_from_igt_name(std::string_view name, Generation gen) {
+  std::optional<ReportFormat> format;
+  if (name.empty() || name == "256B_GENERIC_NOA16") format = default_format(gen);
+  if (name == "128B_MPEC8_NOA16") format = ReportFormat::kMpec8u32_B8_C8;
+  if (format && !format_exists_on(*format, gen)) return std::nullopt;
+  return format;
 }
 
 int to_uapi(ReportFormat format) {

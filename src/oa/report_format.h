@@ -30,6 +30,23 @@ enum class ReportFormat {
   // C4_B8 as Haswell lays it out (the same select code and uapi number as kC4_B8, its counters
   // packed from byte 12 instead of 16); formats_for(kGen7_5) names it "C4_B8".
   kC4_B8_Hsw,
+  // Xe-LPG (MTL, ARL): the OAG format, the per-context OAR format, and the media unit's OAM
+  // formats (64-bit report header). Every Xe-LPG report timestamp is shifted (timestamp_shift).
+  kA24u40_A14u32_B8_C8,
+  kOar_A32u40_A4u32_B8_C8,
+  kMpec8u64_B8_C8,
+  kMpec8u32_B8_C8,
+};
+
+// A run of `count` A counters from A<first>, each `bits` wide (32, 40 or 64). Counter i of the
+// run has its low 32 bits (all 64 for a 64-bit run) at offset + 4·i (8·i), and for a 40-bit run
+// bits 39:32 in the byte at high_offset + i.
+struct CounterRun {
+  int first;
+  int count;
+  int bits;
+  int offset;
+  int high_offset = -1;
 };
 
 // Byte layout of one format (reference/hardware.md §3). Offsets are in bytes; -1 means absent.
@@ -40,16 +57,25 @@ struct FormatLayout {
   int uapi_value;     // enum drm_i915_oa_format; -1 when i915 has none
   int size_bytes;
   int gpu_ticks_offset;
-  int a_first;        // index of the first A counter present
-  int a_count;        // A counters stored as 32-bit low dwords from a_offset
-  int a_offset;
-  int a_high_offset;  // bits 39:32 of the same counters, one byte each; -1 when 32-bit only
-  int a32_count;      // A32..A35-style 32-bit counters following the 40-bit ones
-  int a32_offset;
+  std::span<const CounterRun> a_runs;  // every A counter the format holds, in index order
   int b_count;
   int b_offset;
   int c_count;
   int c_offset;
+  // 64-bit report header (i915 HDR_64_BIT, the OAM formats): report id qword 0, timestamp
+  // qword 1, context id dword 4, GPU_TICKS qword 3. Else dwords 0-3: id, timestamp, context,
+  // GPU_TICKS.
+  bool header64 = false;
+  // The report timestamp counts in units of 2^shift raw ticks: IGT and Mesa shift it right by
+  // one on DG2 and Xe-LPG (see report_format.cc), so only 32 - shift bits (64 - shift) count.
+  int timestamp_shift = 0;
+
+  int a_begin() const;  // first A index held; 0 when none
+  int a_end() const;    // one past the last A index held; 0 when none
+  int a_total() const;  // number of A counters held
+  int timestamp_offset() const { return header64 ? 8 : 4; }
+  int ctx_id_offset() const { return header64 ? 16 : 8; }
+  int header_bits() const { return header64 ? 64 : 32; }
 };
 
 inline constexpr int kMaxReportBytes = 256;
@@ -58,7 +84,7 @@ inline constexpr int kNumB = 8;
 inline constexpr int kNumC = 8;
 inline constexpr int kNumA40 = 32;  // A0..A31 are 40-bit in A32u40_A4u32_B8_C8
 // Gen7.5 has A0..A44; arrays of A counters are sized for it, while Gen8+ code keeps iterating
-// to kNumA.
+// to kNumA. Xe-LPG's A24u40_A14u32_B8_C8 holds A0..A37.
 inline constexpr int kMaxNumA = 45;
 
 // The formats a generation supports.
@@ -76,6 +102,14 @@ std::span<const FormatLayout> all_formats();
 // ("A32u40_A4u32_B8_C8"), interpreted for `gen`. Throws std::invalid_argument with a message
 // listing the valid choices when the generation has no such format.
 ReportFormat parse_format(std::string_view text, Generation gen);
+
+// The generation's 256-byte OA (OAG) format: what select code 5 ("101") means there.
+ReportFormat default_format(Generation gen);
+
+// The format IGT names in a metric set's oa_format attribute (lib/i915/perf-configs: absent or
+// "256B_GENERIC_NOA16" for the generation's 256-byte format, "128B_MPEC8_NOA16" for Meteor Lake's
+// media-unit sets); nullopt for any other name or a format the generation lacks.
+std::optional<ReportFormat> format_from_igt_name(std::string_view name, Generation gen);
 
 // i915 uapi enum drm_i915_oa_format value <-> format. to_uapi throws std::invalid_argument for a
 // format i915 cannot stream (A29_B8_C8); from_uapi gives nullopt for an unknown number. Number 7

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -125,32 +127,69 @@ Platform apply_topology(Platform platform, const Topology& topology) {
   return platform;
 }
 
+namespace {
+
+// $SubsliceMask and $DualSubsliceMask hold a group of bits per slice: 3 before Gen11, 8 from
+// Gen11 (mesa src/intel/perf/intel_perf.c compute_topology_builtins @ bminor/mesa-mesa
+// 03fc7d6a6d76; igt lib/i915/perf.c intel_perf_for_devinfo @ 2b29e8ac07fb, bits_per_subslice).
+// i915's topology numbers subslice ss of slice s as s * max_subslices + ss, with
+// max_subslices 4 on Gen9 big cores (linux gt/intel_sseu.c gen9_sseu_info_init @
+// torvalds/linux 01fabda8e3d6), so the two differ on multi-slice Gen9 parts.
+int subslice_bits_per_slice(Generation gen) {
+  return gen == Generation::kGen7_5 || gen == Generation::kGen8 || gen == Generation::kGen9 ? 3
+                                                                                            : 8;
+}
+
+// The enabled (slice, subslice) pairs: from the query when there is one, else the platform's
+// subslices spread evenly over its slices.
+std::vector<std::pair<int, int>> enabled_subslices(const Platform& platform,
+                                                   const std::optional<Topology>& topology) {
+  std::vector<std::pair<int, int>> out;
+  if (topology) {
+    const int per_slice = topology->max_subslices > 0 ? topology->max_subslices : 1;
+    for (int bit = 0; bit < 64; ++bit) {
+      if ((topology->subslice_mask >> bit) & 1u) out.emplace_back(bit / per_slice, bit % per_slice);
+    }
+    return out;
+  }
+  const int slices = platform.slices > 0 ? platform.slices : 1;
+  const int per_slice = platform.subslices / slices;
+  for (int s = 0; s < slices; ++s) {
+    for (int ss = 0; ss < per_slice; ++ss) out.emplace_back(s, ss);
+  }
+  return out;
+}
+
+}  // namespace
+
 DeviceVariables device_variables(const Platform& platform,
                                  const std::optional<Topology>& topology) {
   DeviceVariables v;
-  if (topology) {
-    v.eu_cores_total = static_cast<std::uint64_t>(topology->eus);
-    v.eu_slices_total = static_cast<std::uint64_t>(topology->slices);
-    v.eu_subslices_total = static_cast<std::uint64_t>(topology->subslices);
-    v.slice_mask = topology->slice_mask;
-    v.subslice_mask = topology->subslice_mask;
-  } else {
-    const int slices = platform.slices > 0 ? platform.slices : 1;
-    const int per_slice = platform.subslices / slices;
-    v.eu_cores_total = static_cast<std::uint64_t>(platform.eus);
-    v.eu_slices_total = static_cast<std::uint64_t>(platform.slices);
-    v.eu_subslices_total = static_cast<std::uint64_t>(platform.subslices);
-    for (int s = 0; s < slices && s < 64; ++s) {
-      v.slice_mask |= std::uint64_t{1} << s;
-      for (int ss = 0; ss < per_slice && s * per_slice + ss < 64; ++ss) {
-        v.subslice_mask |= std::uint64_t{1} << (s * per_slice + ss);
-      }
+  auto subslices = enabled_subslices(platform, topology);
+  // Xe-LPG: i915 reports one slice of Xe-cores; Mesa rebuilds slices of 4 Xe-cores
+  // (intel_device_info.c update_from_single_slice_topology, verx10 >= 125 @ bminor/mesa-mesa
+  // 011b31c26d61), which is what $SliceMask, $GtSlice<N> and $GtSlice<N>XeCore<M> mean.
+  if (platform.gen == Generation::kXeLpg) {
+    for (auto& [s, ss] : subslices) {
+      const int core = s * (topology ? topology->max_subslices : platform.subslices) + ss;
+      s = core / 4;
+      ss = core % 4;
     }
   }
-  // Gen12 groups subslices in pairs ("dual subslices"); its i915 topology reports those pairs.
-  if (platform.gen == Generation::kGen12) {
+  const int bits = subslice_bits_per_slice(platform.gen);
+  for (const auto& [s, ss] : subslices) {
+    if (s >= 64 || s * bits + ss >= 64) continue;
+    v.slice_mask |= std::uint64_t{1} << s;
+    v.subslice_mask |= std::uint64_t{1} << (s * bits + ss);
+  }
+  v.eu_subslices_total = subslices.size();
+  v.eu_slices_total = static_cast<std::uint64_t>(std::popcount(v.slice_mask));
+  v.eu_cores_total = static_cast<std::uint64_t>(topology ? topology->eus : platform.eus);
+  // Gen12 and Xe-LPG group subslices in pairs ("dual subslices", Xe-cores on Xe-LPG); i915's
+  // topology reports those pairs.
+  if (is_gen12_family(platform.gen)) {
     v.dual_subslice_mask = v.subslice_mask;
-    v.eu_dual_subslices_total = static_cast<std::uint64_t>(std::popcount(v.subslice_mask));
+    v.eu_dual_subslices_total = v.eu_subslices_total;
   }
   v.eu_threads_count = static_cast<std::uint64_t>(platform.threads_per_eu);
   v.timestamp_frequency_hz = static_cast<std::uint64_t>(platform.timestamp_hz);

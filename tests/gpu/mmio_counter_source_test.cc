@@ -6,6 +6,7 @@
 
 #include "gpu/counter_source.h"
 #include "mmio/registers.h"
+#include "mmio/sim_gpu.h"
 #include "oa/delta.h"
 
 namespace oaprof::gpu {
@@ -148,6 +149,26 @@ TEST(DeviceTest, TheGpuClockIsReadFromRpstat) {
   EXPECT_EQ(read_gpu_freq_mhz(d), std::nullopt);
   Device none;
   EXPECT_EQ(read_gpu_freq_mhz(none), std::nullopt);
+}
+
+// Gen12 reads GEN12_RPSTAT1 (0x1381B4, CAGF bits 19:11), Xe-LPG MTL_MIRROR_TARGET_WP1 (0xC60,
+// bits 8:0); Gen9's register holds nothing there.
+TEST(DeviceTest, Gen12AndXeLpgReadTheirOwnFrequencyRegister) {
+  for (const char* name : {"tglgt2", "mtlgt2"}) {
+    DeviceOptions opt;
+    opt.spec = "sim";
+    opt.sim.platform = mmio::sim_platform_by_name(name);
+    opt.sim.freq_mhz = 1300.0;  // 78 units
+    Device d = open_device(opt);
+    EXPECT_EQ(d.pci_id, std::string_view(name) == "tglgt2" ? 0x9A49 : 0x7D45);
+    EXPECT_EQ(d.mmio->read32(mmio::reg::kRpStat), 0u) << name;
+    const std::uint32_t at = std::string_view(name) == "tglgt2" ? 0x1381B4u : 0xC60u;
+    const int shift = std::string_view(name) == "tglgt2" ? 11 : 0;
+    EXPECT_EQ(d.mmio->read32(at), 78u << shift) << name;
+    const auto mhz = read_gpu_freq_mhz(d);
+    ASSERT_TRUE(mhz.has_value()) << name;
+    EXPECT_DOUBLE_EQ(*mhz, 1300.0);
+  }
 }
 
 TEST(DeviceTest, SimDeviceIsLabelledSimulated) {

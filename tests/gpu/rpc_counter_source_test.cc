@@ -5,6 +5,7 @@
 #include "gpu/report_batch.h"
 #include "mmio/commands.h"
 #include "mmio/registers.h"
+#include "mmio/sim_gpu.h"
 #include "oa/delta.h"
 
 namespace oaprof::gpu {
@@ -36,18 +37,20 @@ TEST(ReportBatchTest, EncodesBothGenerationsAsTheCommandStreamerExpects) {
               ElementsAre(0x14000002u, 0x23456740u, 0x1u, 9u, 0x05000000u, 0u));
   const auto gen7 = build_report_batch(oa::Generation::kGen7_5, 0x1000, 3);
   EXPECT_THAT(gen7.dwords, ElementsAre(0x14000001u, 0x1000u, 3u, 0x05000000u));
-  EXPECT_EQ(gen7.address_dword, 1u);
+  EXPECT_EQ(gen7.relocations.at(0).dword, 1u);
   EXPECT_THROW(build_report_batch(oa::Generation::kGen9, 0x1010, 1), std::invalid_argument);
   EXPECT_THROW(build_report_batch(oa::Generation::kGen7_5, 0x1'0000'0000, 1),
                std::invalid_argument);
 }
 
 // One workload, measured by every read-out on its own simulator with the same virtual clock.
-oa::CounterDeltas measure(std::string_view access) {
+oa::CounterDeltas measure_with(std::string_view access, const mmio::SimConfig& cfg,
+                               oa::ReportFormat f, const mmio::OaConfig& config,
+                               oa::Report* last = nullptr) {
   mmio::ManualClock* clock = nullptr;
-  Device d = sim_device(clock);
+  Device d = sim_device(clock, cfg);
   auto src = make_counter_source(access, d);
-  src->start(kFmt, flex_config());
+  src->start(f, config);
   clock->advance_ns(12'345);
   const auto r0 = src->snapshot(1);
   src->kernel_running(true);
@@ -59,7 +62,13 @@ oa::CounterDeltas measure(std::string_view access) {
   EXPECT_EQ(r1.dword(0), 2u);
   EXPECT_FALSE(src->config_lost());
   src->stop();
-  return oa::compute_deltas(oa::decode(kFmt, r0.bytes), oa::decode(kFmt, r1.bytes));
+  const oa::Report b = oa::decode(f, r0.bytes), e = oa::decode(f, r1.bytes);
+  if (last != nullptr) *last = e;
+  return oa::compute_deltas(b, e);
+}
+
+oa::CounterDeltas measure(std::string_view access) {
+  return measure_with(access, {}, kFmt, flex_config());
 }
 
 TEST(ReadOutAgreementTest, MmioRpcSimAndPerfGiveIdenticalDeltas) {
@@ -75,6 +84,46 @@ TEST(ReadOutAgreementTest, MmioRpcSimAndPerfGiveIdenticalDeltas) {
     EXPECT_EQ(other->a, mmio.a);
     EXPECT_EQ(other->b, mmio.b);
     EXPECT_EQ(other->c, mmio.c);
+  }
+}
+
+// The same on the simulated Gen12 (TGL GT2) and Xe-LPG (MTL GT2) parts: mmio reads the OAG
+// registers over the BAR, rpc stores them from a batch (MI_STORE_REGISTER_MEM), perf streams the
+// OAG unit through the simulated i915; all three give the same deltas, in the generation's OAG
+// format, and the EU counters count (SQCNT1's PMON enable was set).
+oa::CounterDeltas measure_on(std::string_view access, const oa::Platform& platform,
+                             oa::Report* last = nullptr) {
+  mmio::SimConfig cfg;
+  cfg.platform = platform;
+  mmio::OaConfig c;
+  c.guid = "db41edd4-d8e7-4730-ad11-b9a2d6833503";
+  c.mux = {{0x9888, 0x166C01E0}};
+  c.boolean = {{0xD920, 0x1}};  // OAG_OAREPORTTRIG1
+  c.flex = {{0xE458, 0x5}};
+  // The generation's 256-byte OAG format: A32u40_A4u32_B8_C8 on Gen12, A24u40_A14u32_B8_C8 on
+  // Xe-LPG (select code 5 on both).
+  return measure_with(access, cfg, oa::parse_format("101", platform.gen), c, last);
+}
+
+TEST(ReadOutAgreementTest, Gen12AndXeLpgReadOutsGiveIdenticalDeltas) {
+  for (const char* name : {"tglgt2", "mtlgt2"}) {
+    SCOPED_TRACE(name);
+    const oa::Platform p = mmio::sim_platform_by_name(name);
+    oa::Report end;
+    const oa::CounterDeltas mmio = measure_on("mmio", p, &end);
+    EXPECT_EQ(end.rpt_id & 0xFFFF, 2u);
+    EXPECT_GT(mmio.a[7], 0u);  // an EU counter of the generation's layout counted
+    EXPECT_GT(mmio.timestamp, 0u);
+    EXPECT_NEAR(static_cast<double>(mmio.gpu_ticks), 2'500'777 * 1.15, 1.0);
+    for (const char* access : {"rpc", "sim", "perf"}) {
+      SCOPED_TRACE(access);
+      const oa::CounterDeltas other = measure_on(access, p);
+      EXPECT_EQ(other.timestamp, mmio.timestamp);
+      EXPECT_EQ(other.gpu_ticks, mmio.gpu_ticks);
+      EXPECT_EQ(other.a, mmio.a);
+      EXPECT_EQ(other.b, mmio.b);
+      EXPECT_EQ(other.c, mmio.c);
+    }
   }
 }
 

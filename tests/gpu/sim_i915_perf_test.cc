@@ -11,8 +11,10 @@
 #include "gpu/device.h"
 #include "gpu/perf_stream.h"
 #include "mmio/registers.h"
+#include "mmio/sim_gpu.h"
 #include "oa/perf_record.h"
 #include "oa/report.h"
+#include "oa/report_format.h"
 
 namespace oaprof::gpu {
 namespace {
@@ -205,7 +207,7 @@ TEST_F(SimI915PerfTest, PeriodicRecordsAreI915SamplesAtTheExponentsPeriod) {
   PerfRecordSummary summary;
   summarize_perf_records(bytes, 256, summary);
   EXPECT_EQ(summary.samples, static_cast<int>(records.size()));
-  std::uint32_t previous_ts = 0;
+  std::uint64_t previous_ts = 0;
   for (const auto& rec : records) {
     ASSERT_EQ(rec.type, oa::PerfRecord::Type::kSample);
     const oa::Report rep = oa::decode(kFmt, rec.report);
@@ -277,6 +279,65 @@ TEST_F(SimI915PerfTest, TheConfigurationLivesInEveryContextImageWhileTheStreamIs
   perf->close_stream(s);
   clock->advance_ns(1'000'000);
   EXPECT_EQ(d.mmio->read32(0xE458), 0xDEADu);  // other contexts' images again
+}
+
+}  // namespace
+}  // namespace oaprof::gpu
+
+namespace oaprof::gpu {
+namespace {
+
+// Gen12 and Xe-LPG: i915 streams the OAG unit; the periodic timer sits in OAG_OAGLBCTXCTRL, the
+// engine is named by class and instance (together, render 0 only here), and the uapi formats are
+// the generation's (Xe-LPG's A24u40_A14u32_B8_C8 is 12, beyond older headers' I915_OA_FORMAT_MAX).
+TEST(SimI915PerfGen12Test, StreamsOagPeriodicallyAndChecksTheEngineProperties) {
+  for (const char* name : {"tglgt2", "mtlgt2"}) {
+    SCOPED_TRACE(name);
+    auto c = std::make_unique<mmio::ManualClock>();
+    mmio::ManualClock* clock = c.get();
+    mmio::SimConfig cfg;
+    cfg.platform = mmio::sim_platform_by_name(name);
+    Device d = make_sim_device(std::move(c), cfg);
+    auto perf = make_sim_i915_perf(*d.sim);
+    std::vector<std::uint32_t> mux{0x9888, 0x1}, boolean{0xD920, 0x1}, flex{0xE458, 0x5};
+    drm_i915_perf_oa_config oc{};
+    std::memcpy(oc.uuid, kUuid, sizeof oc.uuid);
+    oc.n_mux_regs = oc.n_boolean_regs = oc.n_flex_regs = 1;
+    oc.mux_regs_ptr = reinterpret_cast<std::uintptr_t>(mux.data());
+    oc.boolean_regs_ptr = reinterpret_cast<std::uintptr_t>(boolean.data());
+    oc.flex_regs_ptr = reinterpret_cast<std::uintptr_t>(flex.data());
+    const auto id = static_cast<std::uint64_t>(perf->add_config(oc));
+    ASSERT_GE(id, 2u);
+    const oa::ReportFormat f = oa::parse_format("101", cfg.platform.gen);
+    const auto uapi = static_cast<std::uint64_t>(oa::to_uapi(f));
+    auto open = [&](std::vector<std::uint64_t> props) {
+      drm_i915_perf_open_param p{};
+      p.flags = I915_PERF_FLAG_FD_NONBLOCK;
+      p.num_properties = static_cast<std::uint32_t>(props.size() / 2);
+      p.properties_ptr = reinterpret_cast<std::uintptr_t>(props.data());
+      return perf->open_stream(p);
+    };
+    EXPECT_EQ(open({2, 1, 3, id, 4, uapi, 5, 10, 9, 0}), -EINVAL);         // class alone
+    EXPECT_EQ(open({2, 1, 3, id, 4, uapi, 5, 10, 9, 1, 10, 0}), -EINVAL);  // not render
+    const int s = open(perf_open_properties(id, f, 10, cfg.platform.gen));
+    ASSERT_GE(s, 0);
+    EXPECT_NE(d.mmio->read32(mmio::reg::kOagOaControl) & 1u, 0u);
+    EXPECT_EQ(d.mmio->read32(mmio::reg::kOaControl), 0u);  // the Gen8 unit's register: untouched
+    EXPECT_NE(d.mmio->read32(mmio::reg::kOagGlobalCtxControl) &
+                  mmio::SimGpu::kOaCtxControlTimerEnable, 0u);
+    d.sim->set_kernel_running(true);
+    clock->advance_ns(1'000'000);
+    std::vector<std::uint8_t> buf(1 << 16);
+    const ssize_t n = perf->read_stream(s, buf);
+    ASSERT_GT(n, 0);
+    const auto records =
+        oa::parse_perf_records(std::span(buf.data(), static_cast<std::size_t>(n)), 256);
+    ASSERT_GE(records.size(), 5u);
+    EXPECT_GT(oa::decode(f, records.back().report).a[7],
+              oa::decode(f, records.front().report).a[7]);
+    perf->close_stream(s);
+    EXPECT_EQ(d.mmio->read32(mmio::reg::kOagOaControl), 0u);
+  }
 }
 
 }  // namespace

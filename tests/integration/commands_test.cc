@@ -112,6 +112,77 @@ TEST_F(CommandsTest, DecodeTurnsRawReportsIntoDeltasAndMetrics) {
   EXPECT_THAT(bad.output, HasSubstr("256"));
 }
 
+void write_bytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The value in column `name`; empty when there is none.
+std::string cell(const oaprof::testing::CsvRow& row, const std::string& name) {
+  const auto it = row.find(name);
+  return it == row.end() ? std::string() : it->second;
+}
+
+TEST_F(CommandsTest, DecodeEvaluatesIgtSetsOfEveryGen12AndXeLpgPart) {
+  // Two 256-byte reports: 12000 timestamp ticks and 1.15 M GPU clocks apart (dwords 1 and 3 in
+  // both OAG formats). With --timestamp-frequency 1 GHz, TestOa's GpuTime is the timestamp delta
+  // in ns; Xe-LPG's delta is shifted right by one (IGT/Mesa oa_timestamp_shift, report_format.cc).
+  std::vector<std::uint8_t> pair(512, 0);
+  put32(pair, 4, 1000);
+  put32(pair, 256 + 4, 1000 + 12000);
+  put32(pair, 12, 5);
+  put32(pair, 256 + 12, 5 + 1'150'000);
+  const fs::path capture = dir_ / "pair.bin";
+  write_bytes(capture, pair);
+  struct Part {
+    const char* name;
+    const char* dir;
+    const char* gpu_time;
+  };
+  const std::string igt = OAPROF_IGT_METRICS_DIR, mtl = OAPROF_IGT_MTL_METRICS_DIR;
+  for (const Part& part : {Part{"tglgt1", igt.c_str(), "12000"}, Part{"tglgt2", igt.c_str(), "12000"},
+                           Part{"rkl", igt.c_str(), "12000"}, Part{"adl", igt.c_str(), "12000"},
+                           Part{"dg1", igt.c_str(), "12000"}, Part{"mtlgt2", mtl.c_str(), "6000"},
+                           Part{"mtlgt3", mtl.c_str(), "6000"}}) {
+    SCOPED_TRACE(part.name);
+    const fs::path csv = dir_ / fmt::format("{}.csv", part.name);
+    const auto r = run(fmt::format(
+        "{} decode --platform {} --metrics-xml {}/oa-{}.xml --metric-set TestOa --input raw "
+        "--timestamp-frequency 1000000000 -o {} {}",
+        OAPROF_BIN, part.name, part.dir, part.name, csv.string(), capture.string()));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto rows = read_csv(csv);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(cell(rows[0], "GpuCoreClocks"), "1150000");
+    EXPECT_EQ(cell(rows[0], "GpuTime"), part.gpu_time);
+  }
+}
+
+TEST_F(CommandsTest, DecodeReadsMeteorLakeMediaSetsFrom128ByteReports) {
+  // MediaSet1 is oa_format 128B_MPEC8_NOA16 (MPEC8u32_B8_C8): 512 bytes are four reports, three
+  // rows; the same bytes as TestOa's 256-byte reports are two, one row.
+  const fs::path capture = dir_ / "oam.bin";
+  write_bytes(capture, std::vector<std::uint8_t>(512, 0));
+  const std::string xml = std::string(OAPROF_IGT_MTL_METRICS_DIR) + "/oa-mtlgt2.xml";
+  const auto decode = [&](const std::string& args, const fs::path& csv) {
+    return run(fmt::format("{} decode --platform mtlgt2 --metrics-xml {} --input raw {} -o {} {}",
+                           OAPROF_BIN, xml, args, csv.string(), capture.string()));
+  };
+  const auto media = decode("--metric-set MediaSet1", dir_ / "media.csv");
+  ASSERT_EQ(media.status, 0) << media.output;
+  EXPECT_EQ(read_csv(dir_ / "media.csv").size(), 3u);
+  const auto oag = decode("--metric-set TestOa", dir_ / "oag.csv");
+  ASSERT_EQ(oag.status, 0) << oag.output;
+  EXPECT_EQ(read_csv(dir_ / "oag.csv").size(), 1u);
+  // A --format the set is not computed from is refused, naming the one it is.
+  const auto clash = decode("--metric-set MediaSet1 --format 101", dir_ / "clash.csv");
+  EXPECT_EQ(clash.status, 2) << clash.output;
+  EXPECT_THAT(clash.output, HasSubstr("MPEC8u32_B8_C8"));
+  const auto bad_hz = decode("--metric-set TestOa --timestamp-frequency=-5", dir_ / "hz.csv");
+  EXPECT_EQ(bad_hz.status, 2) << bad_hz.output;
+  EXPECT_THAT(bad_hz.output, HasSubstr("--timestamp-frequency"));
+}
+
 // IGT's code gives GpuBusy = A0 / clocks as 0 when no clock ran; decode leaves it empty instead
 // (docs/metrics.md), and the raw deltas stay as they are.
 TEST_F(CommandsTest, DecodeLeavesAMetricThatDividesByZeroEmpty) {

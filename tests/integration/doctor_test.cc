@@ -473,4 +473,44 @@ TEST(DoctorTopologyTest, ReportsWhatTheSimulatedI915Answers) {
   EXPECT_EQ(m.doctor("--device sim --sim-eus 99").status, 2);
 }
 
+// The read-outs a Gen12 or Xe-LPG part allows, and why not: lockdown (and root) for the BAR that
+// mmio and rpc map, perf_stream_paranoid and root/CAP_PERFMON for perf; what rpc reports on
+// Gen12+ (the OAG registers, B and C included); MTL's engine properties; GuC submission.
+TEST(DoctorAccessTest, SaysWhichReadOutsAGen12OrXeLpgPartAllowsAndWhyNot) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));  // the simulated part replaces it
+  m.write("sys/module/i915/parameters/enable_guc", "3");
+  auto r = m.doctor("--device sim --sim-platform tglgt2");
+  const bool root = ::geteuid() == 0;
+  Line mmio = line_of(r.output, "access-mmio");
+  Line rpc = line_of(r.output, "access-rpc");
+  Line perf = line_of(r.output, "access-perf");
+  EXPECT_EQ(mmio.verdict, root ? "ok" : "warn") << r.output;
+  EXPECT_THAT(mmio.detail, HasSubstr("OAG_OACONTROL 0xDAF4"));
+  EXPECT_THAT(rpc.detail, HasSubstr("MI_STORE_REGISTER_MEM"));
+  EXPECT_THAT(rpc.detail, HasSubstr("A, B and C counters are all reported"));
+  EXPECT_EQ(perf.verdict, "ok") << r.output;  // paranoid 0
+  EXPECT_THAT(perf.detail, HasSubstr("GuC submission is on"));
+  EXPECT_THAT(perf.detail, Not(HasSubstr("OA_ENGINE_CLASS")));
+
+  m.write("sys/kernel/security/lockdown", "none [integrity] confidentiality");
+  m.write("proc/sys/dev/i915/perf_stream_paranoid", "1");
+  r = m.doctor("--device sim --sim-platform mtlgt2");
+  mmio = line_of(r.output, "access-mmio");
+  perf = line_of(r.output, "access-perf");
+  EXPECT_EQ(mmio.verdict, "warn") << r.output;
+  EXPECT_THAT(mmio.detail, HasSubstr("kernel lockdown 'integrity'"));
+  EXPECT_THAT(mmio.fix, HasSubstr("--access perf"));
+  EXPECT_THAT(perf.detail, HasSubstr("OA_ENGINE_CLASS/INSTANCE render 0"));
+  if (!root) {  // the fake proc has no self/status: no CAP_PERFMON
+    EXPECT_EQ(perf.verdict, "warn") << r.output;
+    EXPECT_THAT(perf.detail, HasSubstr("perf_stream_paranoid is 1"));
+    EXPECT_THAT(perf.fix, HasSubstr("dev.i915.perf_stream_paranoid=0"));
+  }
+  // Haswell: perf only.
+  FakeMachine hsw;
+  hsw.healthy(pci_id_of(oaprof::oa::Generation::kGen7_5));
+  EXPECT_THAT(line_of(hsw.doctor().output, "access-rpc").fix, HasSubstr("--access perf"));
+}
+
 }  // namespace

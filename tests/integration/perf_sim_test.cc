@@ -55,4 +55,39 @@ TEST_F(PerfSimTest, TheBuiltInSetIsRefusedWithWhatToDo) {
   EXPECT_THAT(r.output, HasSubstr("--metric-set"));
 }
 
+// Issue 15: `oaprof --device sim --sim-platform tglgt2|mtlgt2 -- kernel_runner mad_vect4` runs end
+// to end through mmio and rpc (the built-in set of the generation) and perf (IGT's ComputeBasic
+// of the part, streamed by the simulated i915), and every row counts.
+TEST_F(PerfSimTest, Gen12AndXeLpgPartsProfileThroughEveryReadOut) {
+  struct Part {
+    const char* name;
+    std::string xml;
+  };
+  const Part parts[] = {{"tglgt2", std::string(OAPROF_IGT_METRICS_DIR) + "/oa-tglgt2.xml"},
+                        {"mtlgt2", std::string(OAPROF_IGT_MTL_METRICS_DIR) + "/oa-mtlgt2.xml"}};
+  for (const Part& part : parts) {
+    for (const char* access : {"mmio", "rpc", "perf"}) {
+      SCOPED_TRACE(fmt::format("{} {}", part.name, access));
+      const fs::path csv = dir_ / fmt::format("{}-{}.csv", part.name, access);
+      const std::string set =
+          std::string(access) == "perf"
+              ? fmt::format("--metric-set ComputeBasic --metrics-xml {}", part.xml)
+              : std::string();
+      const CommandResult r = run(fmt::format(
+          "{} --device sim --sim-platform {} --access {} {} --idle-baseline off -q -o {} -- {} "
+          "mad_vect4 --min-time 0",
+          OAPROF_BIN, part.name, access, set, csv.string(), KERNEL_RUNNER_BIN));
+      ASSERT_EQ(r.status, 0) << r.output;
+      const auto rows = read_csv(csv);
+      ASSERT_FALSE(rows.empty()) << r.output;
+      for (const auto& row : rows) {
+        EXPECT_EQ(row.at("kernel"), "mad_vect4");
+        EXPECT_GT(std::stoull(row.at("gpu_ticks")), 0u);
+        EXPECT_GT(std::stoull(row.at("A7")), 0u);  // an EU counter of the generation's layout
+        EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("config_lost")));
+      }
+    }
+  }
+}
+
 }  // namespace

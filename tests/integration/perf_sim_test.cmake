@@ -5,7 +5,8 @@ target_include_directories(perf_sim_test PRIVATE ${PROJECT_SOURCE_DIR})
 target_compile_definitions(perf_sim_test PRIVATE
   OAPROF_BIN="$<TARGET_FILE:oaprof>"
   KERNEL_RUNNER_BIN="$<TARGET_FILE:kernel_runner>"
-  OAPROF_IGT_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt")
+  OAPROF_IGT_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt"
+  OAPROF_IGT_MTL_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt-mtl")
 add_dependencies(perf_sim_test oaprof kernel_runner oaprof_layer)
 gtest_discover_tests(perf_sim_test
   PROPERTIES LABELS integration

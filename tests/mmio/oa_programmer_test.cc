@@ -91,14 +91,87 @@ TEST(OaPlanTest, RefusesWritesOutsideTheWhitelistAndGenerationsOutOfScope) {
   EXPECT_THROW(plan_oa_programming(oa::simulated_platform(),
                                    oa::ReportFormat::kA32u40_A4u32_B8_C8, bad),
                std::invalid_argument);
-  oa::Platform tgl = oa::simulated_platform();
-  tgl.gen = oa::Generation::kGen12;
+  oa::Platform hsw = oa::simulated_platform();
+  hsw.gen = oa::Generation::kGen7_5;
   try {
-    plan_oa_programming(tgl, oa::ReportFormat::kA32u40_A4u32_B8_C8, {});
+    plan_oa_programming(hsw, oa::ReportFormat::kA45_B8_C8, {});
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("--access perf"));
   }
+}
+
+// Gen12 and Xe-LPG program the global OAG unit as i915's gen12_enable_metric_set: stop, OA_DEBUG
+// (clock ratio, context-switch and GO reports), the global timer off, SQCNT1's PMON enable (and
+// Xe-LPG's BPC reporting) set by read-modify-write, the configuration, OAG_OACONTROL last; nothing
+// context-saved, the global registers watched.
+TEST(OaPlanTest, Gen12AndXeLpgProgramOagAsI915Does) {
+  for (const std::uint16_t id : {std::uint16_t{0x9A49}, std::uint16_t{0x7D45}}) {
+    const oa::Platform p = sim_platform_by_name(id == 0x9A49 ? "tglgt2" : "mtlgt2");
+    const bool mtl = p.gen == oa::Generation::kXeLpg;
+    const oa::ReportFormat f = oa::formats_for(p.gen).front().format;
+    OaConfig c;
+    c.mux = {{0x9888, 0x1}};
+    c.boolean = {{0xD920, 0x2}};
+    c.flex = {{0xE458, 0x5}};
+    const auto plan = plan_oa_programming(p, f, c);
+    std::vector<std::pair<Kind, std::uint32_t>> order;
+    for (const auto& s : plan) order.emplace_back(s.kind, s.address);
+    EXPECT_THAT(order, ElementsAre(std::pair{Kind::kWrite, 0xDAF4u},
+                                   std::pair{Kind::kMaskedWrite, 0xDAF8u},
+                                   std::pair{Kind::kWrite, 0x2B28u},
+                                   std::pair{Kind::kSetBits, 0x8718u},
+                                   std::pair{Kind::kWrite, 0x9888u}, std::pair{Kind::kSettle, 0u},
+                                   std::pair{Kind::kWrite, 0xD920u},
+                                   std::pair{Kind::kWrite, 0xE458u},
+                                   std::pair{Kind::kWrite, 0xDAF4u}))
+        << p.codename;
+    EXPECT_EQ(plan[3].value, mtl ? (3u << 29) : (1u << 30)) << p.codename;
+    EXPECT_EQ(plan.back().value,
+              (static_cast<std::uint32_t>(oa::layout_of(f).select_code) << 2) | 1u);
+    for (const auto& s : plan) EXPECT_FALSE(s.context_saved) << std::hex << s.address;
+    EXPECT_TRUE(plan[7].watched);
+    EXPECT_TRUE(plan[3].watched);
+  }
+}
+
+TEST(OaPlanTest, XeLpgRefusesTheMediaUnitsFormatsAndRegisters) {
+  const oa::Platform mtl = sim_platform_by_name("mtlgt2");
+  OaConfig media;
+  media.boolean = {{0x393000, 0x1}};  // GEN12_OAM_STARTTRIG1: whitelisted, but the media GT's
+  try {
+    plan_oa_programming(mtl, oa::formats_for(mtl.gen).front().format, media);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("media GT"));
+  }
+  for (const auto& l : oa::formats_for(mtl.gen)) {
+    if (l.header64) {
+      EXPECT_THROW(plan_oa_programming(mtl, l.format, {}), std::invalid_argument);
+    }
+  }
+}
+
+// On Gen12 a changed SQCNT1 (another stream closed and cleared PMON enable) is lost and set again
+// without disturbing its other bits.
+TEST(OaProgrammerTest, Gen12WatchesSqcnt1BitsAndSetsThemAgain) {
+  auto regs = scrambled_registers();
+  regs[reg::kOagOaControl / 4] = 0;
+  regs[reg::kOagOaDebug / 4] = 0;
+  regs[reg::kSqCnt1 / 4] = 0x5;
+  MemoryMmio m(regs.data());
+  OaProgrammer p(m, [](std::chrono::microseconds) {});
+  const oa::Platform tgl = sim_platform_by_name("tglgt2");
+  p.program(plan_oa_programming(tgl, oa::formats_for(tgl.gen).front().format, {}));
+  EXPECT_EQ(regs[reg::kSqCnt1 / 4], 0x5u | reg::kSqCnt1PmonEnable);
+  EXPECT_TRUE(p.lost_watched_registers().empty());
+  regs[reg::kSqCnt1 / 4] = 0x5;
+  EXPECT_THAT(p.lost_watched_registers(),
+              ElementsAre(oa::RegisterWrite{reg::kSqCnt1, reg::kSqCnt1PmonEnable}));
+  p.reprogram_watched_registers();
+  EXPECT_EQ(regs[reg::kSqCnt1 / 4], 0x5u | reg::kSqCnt1PmonEnable);
+  p.restore();
+  EXPECT_EQ(regs[reg::kSqCnt1 / 4], 0x5u);
 }
 
 TEST(OaProgrammerTest, ProgramsSettlesAndRestoresEveryBitAfterANormalEnd) {
@@ -169,11 +242,11 @@ TEST(OaProgrammerTest, DetectsAndRepairsLostContextSavedRegisters) {
   OaProgrammer p(m, [](std::chrono::microseconds) {});
   p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA32u40_A4u32_B8_C8,
                                 sample_config()));
-  EXPECT_TRUE(p.lost_context_registers().empty());
+  EXPECT_TRUE(p.lost_watched_registers().empty());
   regs[0xE65C / 4] = 0;  // a context switch loaded another context's flex configuration
-  EXPECT_THAT(p.lost_context_registers(), ElementsAre(oa::RegisterWrite{0xE65C, 0x7}));
-  p.reprogram_context_registers();
-  EXPECT_TRUE(p.lost_context_registers().empty());
+  EXPECT_THAT(p.lost_watched_registers(), ElementsAre(oa::RegisterWrite{0xE65C, 0x7}));
+  p.reprogram_watched_registers();
+  EXPECT_TRUE(p.lost_watched_registers().empty());
 }
 
 // HALF_SLICE_CHICKEN2 and WAIT_FOR_RC6_EXIT are masked, and i915 keeps its workaround bit in

@@ -17,9 +17,10 @@ using ::testing::HasSubstr;
 struct IgtFile {
   const char* name;
   oa::Generation gen;
+  const char* dir = OAPROF_IGT_METRICS_DIR;
 };
 
-// Every IGT metrics file of Haswell to Gen12 (cnl is Gen10, which oaprof does not know).
+// Every IGT metrics file of Haswell to Xe-LPG (cnl is Gen10, which oaprof does not know).
 constexpr IgtFile kFiles[] = {
     {"hsw", oa::Generation::kGen7_5},   {"bdw", oa::Generation::kGen8},
     {"chv", oa::Generation::kGen8},     {"sklgt2", oa::Generation::kGen9},
@@ -31,11 +32,15 @@ constexpr IgtFile kFiles[] = {
     {"tglgt1", oa::Generation::kGen12}, {"tglgt2", oa::Generation::kGen12},
     {"rkl", oa::Generation::kGen12},    {"adl", oa::Generation::kGen12},
     {"dg1", oa::Generation::kGen12},
+    {"mtlgt2", oa::Generation::kXeLpg, OAPROF_IGT_MTL_METRICS_DIR},
+    {"mtlgt3", oa::Generation::kXeLpg, OAPROF_IGT_MTL_METRICS_DIR},
 };
 
-bool programmed_over_mmio(oa::Generation gen) {
-  return gen == oa::Generation::kGen8 || gen == oa::Generation::kGen9 ||
-         gen == oa::Generation::kGen11;
+bool programmed_over_mmio(oa::Generation gen) { return gen != oa::Generation::kGen7_5; }
+
+// Xe-LPG's OAM sets write the media GT's OA unit, which oaprof's read-outs refuse.
+bool media_set(const pugi::xml_node& set) {
+  return std::string(set.attribute("oa_format").as_string()).find("MPEC") != std::string::npos;
 }
 
 ConfigRegisterKind kind_of(const std::string& type) {
@@ -46,9 +51,9 @@ ConfigRegisterKind kind_of(const std::string& type) {
 }
 
 TEST(WhitelistTest, EveryWriteOfEveryIgtMetricSetPasses) {
-  int sets = 0, writes = 0;
+  int sets = 0, writes = 0, media_sets = 0;
   for (const IgtFile& f : kFiles) {
-    const std::string path = std::string(OAPROF_IGT_METRICS_DIR) + "/oa-" + f.name + ".xml";
+    const std::string path = std::string(f.dir) + "/oa-" + f.name + ".xml";
     pugi::xml_document doc;
     ASSERT_TRUE(doc.load_file(path.c_str())) << path;
     oa::Platform platform = oa::simulated_platform();
@@ -72,16 +77,23 @@ TEST(WhitelistTest, EveryWriteOfEveryIgtMetricSetPasses) {
           ++writes;
         }
       }
-      if (programmed_over_mmio(f.gen)) {
-        EXPECT_NO_THROW(
-            plan_oa_programming(platform, oa::ReportFormat::kA32u40_A4u32_B8_C8, config))
+      const oa::ReportFormat format = oa::formats_for(f.gen).front().size_bytes == 256
+                                          ? oa::formats_for(f.gen).front().format
+                                          : oa::ReportFormat::kA32u40_A4u32_B8_C8;
+      if (programmed_over_mmio(f.gen) && !media_set(set)) {
+        EXPECT_NO_THROW(plan_oa_programming(platform, format, config))
+            << f.name << " / " << set.attribute("symbol_name").as_string();
+      } else if (programmed_over_mmio(f.gen)) {
+        ++media_sets;
+        EXPECT_THROW(plan_oa_programming(platform, format, config), std::invalid_argument)
             << f.name << " / " << set.attribute("symbol_name").as_string();
       }
       ++sets;
     }
   }
-  EXPECT_GT(sets, 300);  // the 19 files hold 350+ sets; an empty parse must not pass
+  EXPECT_GT(sets, 600);  // the 21 files hold 650+ sets; an empty parse must not pass
   EXPECT_GT(writes, 10000);
+  EXPECT_EQ(media_sets, 6);  // MediaSet1, MediaSet2, TestOam of mtlgt2 and mtlgt3
 }
 
 TEST(WhitelistTest, WritesOutsideTheListsAreRefusedWithTheRanges) {
@@ -105,6 +117,34 @@ TEST(WhitelistTest, WritesOutsideTheListsAreRefusedWithTheRanges) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("refusing to write 0x00010001 to register 0xA278"));
     EXPECT_THAT(e.what(), HasSubstr("0x2710–0x272C"));
+  }
+}
+
+TEST(WhitelistTest, XeLpgTakesMeteorLakesListsNotGen12s) {
+  // i915_perf.c: gen12_is_valid_mux_addr switches to mtl_oa_mux_regs from IP 12.70 (0x20CC is
+  // repurposed there, VISACTL in the media GT joins), and MTL's boolean list is
+  // xehp_is_valid_b_counter_addr: Gen12's plus OAA_ENABLE_REG, the LCE block and the OAM unit's.
+  const oa::Platform mtl = *oa::platform_for_pci_id(0x7D55);
+  const auto gen12 = oa::Generation::kGen12;
+  EXPECT_FALSE(is_whitelisted(mtl, ConfigRegisterKind::kMux, 0x20CC));
+  EXPECT_TRUE(is_whitelisted(gen12, ConfigRegisterKind::kMux, 0x20CC));
+  EXPECT_TRUE(is_whitelisted(mtl, ConfigRegisterKind::kMux, 0x38D114));
+  EXPECT_FALSE(is_whitelisted(mtl, ConfigRegisterKind::kMux, 0x38D118));
+  EXPECT_TRUE(is_whitelisted(mtl, ConfigRegisterKind::kMux, 0x9888));
+  EXPECT_TRUE(is_whitelisted(mtl, ConfigRegisterKind::kBoolean, 0xD900));
+  EXPECT_TRUE(is_whitelisted(mtl, ConfigRegisterKind::kBoolean, 0xDC48));
+  EXPECT_FALSE(is_whitelisted(gen12, ConfigRegisterKind::kBoolean, 0xDC48));
+  EXPECT_TRUE(is_whitelisted(mtl, ConfigRegisterKind::kBoolean, 0xDD48));
+  EXPECT_FALSE(is_whitelisted(mtl, ConfigRegisterKind::kBoolean, 0xDD4C));
+  EXPECT_TRUE(is_whitelisted(mtl, ConfigRegisterKind::kBoolean, 0x39323C));
+  EXPECT_FALSE(is_whitelisted(mtl, ConfigRegisterKind::kBoolean, 0x393100));
+  EXPECT_TRUE(is_whitelisted(mtl, ConfigRegisterKind::kFlex, 0xE458));
+  try {
+    check_whitelisted(mtl, ConfigRegisterKind::kMux, {0x20CC, 0});
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("on Xe-LPG"));
+    EXPECT_THAT(e.what(), HasSubstr("mtl_oa_mux_regs"));
   }
 }
 

@@ -35,14 +35,24 @@ TEST(EquationTest, UnsignedOperatorsFollowCArithmetic) {
 TEST(EquationTest, FloatOperatorsAndMixedOperands) {
   EXPECT_DOUBLE_EQ(eval("7 2 FDIV").f, 3.5);
   EXPECT_DOUBLE_EQ(eval("1.5 2 FMUL").f, 3.0);
-  EXPECT_DOUBLE_EQ(eval("1 2 FSUB").f, -1.0);
+  // F-operators on two integers compute in uint64, as `double t = a - b;` with uint64_t a, b
+  // does in Mesa's and IGT's generated C.
+  EXPECT_DOUBLE_EQ(eval("1 2 FSUB").f, 18446744073709551615.0);
+  EXPECT_DOUBLE_EQ(eval("1.0 2 FSUB").f, -1.0);
   EXPECT_DOUBLE_EQ(eval("1 2 FADD").f, 3.0);
   EXPECT_DOUBLE_EQ(eval("1 2 FMAX").f, 2.0);
   EXPECT_DOUBLE_EQ(eval("1 2 FMIN").f, 1.0);
   EXPECT_TRUE(eval("7 2 FDIV").is_float);
-  // A float consumed by a U-operator is truncated, as a double assigned to uint64_t.
-  EXPECT_EQ(eval("7 2 FDIV 2 UMUL").u, 6u);
-  EXPECT_EQ(eval("1 2 FSUB 5 UADD").u, 5u);  // negative saturates at 0 first
+  // A U-operator with a double operand computes in double and truncates the result, as
+  // `uint64_t t = a * b;` does: 3.5 × 2 = 7 (IGT's VMEBusy-style "... 2 FDIV 100 UMUL").
+  EXPECT_EQ(eval("7 2 FDIV 2 UMUL").u, 7u);
+  EXPECT_EQ(eval("7 2 FDIV 2 UDIV").u, 1u);  // UDIV converts its operands first: 3 / 2
+  // Out of uint64's range: 2^64 + 5 converts to 0, as on x86-64; negative gives 0 too.
+  EXPECT_EQ(eval("1 2 FSUB 5 UADD").u, 0u);
+  EXPECT_EQ(eval("1.0 2 FSUB 5 UADD").u, 4u);   // -1.0 + 5 = 4.0 in double
+  EXPECT_EQ(eval("1.0 2 FSUB 1 UMUL").u, 0u);   // -1.0 converts to 0
+  EXPECT_EQ(eval("2.5 2 UGT").u, 1u);           // comparisons in double when either is
+  EXPECT_EQ(eval("2 2.5 UMIN").u, 2u);
 }
 
 TEST(EquationTest, DivisionByZeroGivesZero) {
@@ -113,6 +123,34 @@ TEST(EquationTest, DeviceVariables) {
     EXPECT_TRUE(device_variable(v, name).has_value()) << name;
   }
   EXPECT_FALSE(device_variable(v, "NoSuchVariable").has_value());
+}
+
+TEST(EquationTest, XeLpgVariablesAndSliceTests) {
+  // Mesa gen_perf.py hw_vars (bminor/mesa-mesa 036ec0bb89c9): the Xe-LPG names alias the older
+  // variables, $XeCoreMask is the subslice mask; $GtSlice<N> tests a slice, and
+  // $GtSlice<N>XeCore<M> bit 8N + M of the subslice mask.
+  DeviceVariables v;
+  v.eu_cores_total = 128;
+  v.eu_threads_count = 8;
+  v.eu_subslices_total = 8;
+  v.slice_mask = 0b11;
+  v.subslice_mask = 0x0F0D;  // slice 0: Xe-cores 0, 2, 3; slice 1: 0-3
+  EXPECT_EQ(eval("$VectorEngineTotalCount", {}, v).u, 128u);
+  EXPECT_EQ(eval("$VectorEngineThreadsCount", {}, v).u, 8u);
+  EXPECT_EQ(eval("$XeCoreTotalCount", {}, v).u, 8u);
+  EXPECT_EQ(eval("$XeCoreMask 1 AND", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice1", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice2", {}, v).u, 0u);
+  EXPECT_EQ(eval("$GtSlice0XeCore1", {}, v).u, 0u);
+  EXPECT_EQ(eval("$GtSlice0XeCore2", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice1XeCore3", {}, v).u, 1u);
+  EXPECT_EQ(eval("$GtSlice1DualSubslice3", {}, v).u, 1u);
+  v.subslice_mask = 0x0F;
+  EXPECT_EQ(eval("$GtSlice1XeCore0", {}, v).u, 0u);
+  for (const char* bad : {"$GtSlice", "$GtSlice8", "$GtSlice0XeCore", "$GtSlice0XeCore8",
+                          "$GtSlice0Core1", "$GtSlice123"}) {
+    EXPECT_THROW(Equation::compile(bad), std::invalid_argument) << bad;
+  }
 }
 
 TEST(EquationTest, CounterReferencesResolveThroughTheSet) {

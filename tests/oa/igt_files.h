@@ -1,5 +1,7 @@
 // Reads IGT's metric files from ../shared/metrics/igt beside the checkout (test data, never
-// copied into the project) for the tests that check oaprof against every one of them.
+// copied into the project) for the tests that check oaprof against every one of them. Meteor
+// Lake's files sit apart in ../shared/metrics/igt-mtl so that the tests reading every file of
+// igt/ keep their scope; igt_file_for() looks in both.
 #pragma once
 
 #include <algorithm>
@@ -7,11 +9,22 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace oaprof::oa::testing {
 
 inline std::filesystem::path igt_dir() { return OAPROF_IGT_METRICS_DIR; }
+inline std::filesystem::path igt_mtl_dir() { return OAPROF_IGT_MTL_METRICS_DIR; }
+
+// oa-<name>.xml from igt/ or igt-mtl/; empty when neither has it.
+inline std::filesystem::path igt_file_for(std::string_view name) {
+  const std::string file = "oa-" + std::string(name) + ".xml";
+  for (const auto& dir : {igt_dir(), igt_mtl_dir()}) {
+    if (std::filesystem::is_regular_file(dir / file)) return dir / file;
+  }
+  return {};
+}
 
 inline std::vector<std::filesystem::path> igt_files() {
   std::vector<std::filesystem::path> files;

@@ -76,6 +76,14 @@ TEST(MetricSetTest, DataTypeShapesTheResult) {
   EXPECT_EQ(v[3].u, 1u);
 }
 
+TEST(MetricSetTest, AttributeGivesTheXmlValueOrEmpty) {
+  const MetricSet set("n", "S", "g", {}, {},
+                      {{"symbol_name", "S"}, {"oa_format", "128B_MPEC8_NOA16"}});
+  EXPECT_EQ(set.attribute("oa_format"), "128B_MPEC8_NOA16");
+  EXPECT_EQ(set.attribute("symbol_name"), "S");
+  EXPECT_TRUE(set.attribute("mdapi_supported_apis").empty());
+}
+
 TEST(MetricSetTest, InvalidSetsAreRefused) {
   const std::vector<std::string> s{"A", "B"};
   try {

@@ -6,45 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
+
+#include "tests/oa/topology_buffer.h"
 
 namespace oaprof::oa {
 namespace {
 
-// Builds a drm_i915_query_topology_info buffer the way i915 lays it out.
-std::vector<std::uint8_t> topology_buffer(int max_slices, int max_subslices, int max_eus,
-                                          const std::vector<std::vector<std::uint32_t>>& eus) {
-  const int ss_stride = (max_subslices + 7) / 8;
-  const int eu_stride = (max_eus + 7) / 8;
-  const int slice_bytes = (max_slices + 7) / 8;
-  const int ss_offset = slice_bytes;
-  const int eu_offset = ss_offset + max_slices * ss_stride;
-  const int total = eu_offset + max_slices * max_subslices * eu_stride;
-  std::vector<std::uint8_t> buf(16 + static_cast<std::size_t>(total), 0);
-  const std::uint16_t header[8] = {0,
-                                   static_cast<std::uint16_t>(max_slices),
-                                   static_cast<std::uint16_t>(max_subslices),
-                                   static_cast<std::uint16_t>(max_eus),
-                                   static_cast<std::uint16_t>(ss_offset),
-                                   static_cast<std::uint16_t>(ss_stride),
-                                   static_cast<std::uint16_t>(eu_offset),
-                                   static_cast<std::uint16_t>(eu_stride)};
-  std::memcpy(buf.data(), header, sizeof header);
-  std::uint8_t* data = buf.data() + 16;
-  for (std::size_t s = 0; s < eus.size(); ++s) {
-    for (std::size_t ss = 0; ss < eus[s].size(); ++ss) {
-      if (eus[s][ss] == 0) continue;
-      data[s / 8] |= static_cast<std::uint8_t>(1u << (s % 8));
-      data[static_cast<std::size_t>(ss_offset) + s * ss_stride + ss / 8] |=
-          static_cast<std::uint8_t>(1u << (ss % 8));
-      const std::size_t at =
-          static_cast<std::size_t>(eu_offset) + (s * max_subslices + ss) * eu_stride;
-      for (int b = 0; b < eu_stride; ++b) {
-        data[at + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(eus[s][ss] >> (8 * b));
-      }
-    }
-  }
-  return buf;
+using testing::topology_buffer;
+
+std::uint64_t eval_slice_core(const DeviceVariables& v, int slice, int core) {
+  const std::string text = "$GtSlice" + std::to_string(slice) + "XeCore" + std::to_string(core);
+  return Equation::compile(text).evaluate({CounterDeltas{}, v}).u;
 }
 
 TEST(TopologyTest, KabyLakeGt2WithAFusedOffEu) {
@@ -102,6 +76,44 @@ TEST(TopologyTest, DefaultsWithoutAQuery) {
   const DeviceVariables tgl = device_variables(*platform_by_name("tglgt2"));
   EXPECT_EQ(tgl.dual_subslice_mask, 0b111111u);
   EXPECT_EQ(tgl.eu_dual_subslices_total, 6u);
+}
+
+TEST(TopologyTest, Gen9SubsliceMaskHasThreeBitsPerSlice) {
+  // i915 reports Gen9 big cores with max_subslices 4 (gt/intel_sseu.c gen9_sseu_info_init),
+  // while IGT and Mesa build $SubsliceMask with 3 bits per slice before Gen11.
+  const auto buf = topology_buffer(3, 4, 8, {{0xFF, 0xFF, 0xFF, 0}, {0xFF, 0xFF, 0xFF, 0}});
+  const Topology t = parse_topology(buf);
+  EXPECT_EQ(t.subslice_mask, 0b01110111u);  // the query's own numbering
+  const DeviceVariables v = device_variables(*platform_by_name("sklgt3"), t);
+  EXPECT_EQ(v.slice_mask, 0b11u);
+  EXPECT_EQ(v.subslice_mask, 0b111111u);
+  EXPECT_EQ(v.eu_subslices_total, 6u);
+  EXPECT_EQ(v.eu_slices_total, 2u);
+  // Gen11+ keeps 8 bits per slice.
+  const auto icl = topology_buffer(1, 8, 8, {{0xFF, 0xFF, 0, 0xFF, 0, 0, 0, 0}});
+  EXPECT_EQ(device_variables(*platform_by_name("icl"), parse_topology(icl)).subslice_mask,
+            0b1011u);
+}
+
+TEST(TopologyTest, XeLpgRegroupsXeCoresIntoSlicesOfFour) {
+  // i915 reports one slice of Xe-cores; Mesa's update_from_single_slice_topology rebuilds
+  // slices of 4, which $SliceMask and $GtSlice<N>XeCore<M> follow.
+  const auto buf = topology_buffer(1, 8, 16,
+                                   {{0xFFFF, 0xFFFF, 0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF}});
+  const Platform mtl = *platform_by_name("mtlgt3");
+  const DeviceVariables v = device_variables(mtl, parse_topology(buf));
+  EXPECT_EQ(v.slice_mask, 0b11u);
+  EXPECT_EQ(v.subslice_mask, 0x0F0Bu);
+  EXPECT_EQ(v.dual_subslice_mask, 0x0F0Bu);
+  EXPECT_EQ(v.eu_subslices_total, 7u);
+  EXPECT_EQ(v.eu_dual_subslices_total, 7u);
+  EXPECT_EQ(v.eu_cores_total, 112u);
+  EXPECT_EQ(v.eu_threads_count, 8u);
+  EXPECT_EQ(eval_slice_core(v, 1, 0), 1u);
+  const DeviceVariables gt2 = device_variables(*platform_by_name("mtlgt2"));
+  EXPECT_EQ(gt2.slice_mask, 1u);
+  EXPECT_EQ(gt2.subslice_mask, 0xFu);
+  EXPECT_EQ(gt2.eu_cores_total, 64u);
 }
 
 // encode_topology lays the masks out as i915's query_topology_info does, so parse reads back the

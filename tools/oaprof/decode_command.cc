@@ -1,10 +1,12 @@
 // `oaprof decode`: turns a file of raw OA reports, or of i915 perf records, into CSV or JSON rows
 // (one per pair of consecutive reports: raw deltas and every counter of a metric set), so captures
 // from any tool can be read with oaprof's formats and equations.
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,8 @@ constexpr std::uintmax_t kMaxInputBytes = 1u << 30;
 
 struct DecodeOptions {
   std::string platform;
-  std::string format = "101";
+  std::string format;  // empty: the metric set's format, else the platform's 256-byte one
+  double timestamp_hz = 0;  // 0: the platform's
   std::string metric_set;
   std::string metrics_xml;
   std::string input = "auto";
@@ -58,10 +61,10 @@ std::string value_text(const oa::EquationValue& v) {
 
 void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
                const oa::FormatLayout& layout, const oa::MetricSet* set) {
-  const int a_end = layout.a_first + layout.a_count + layout.a32_count;
+  const int a_end = layout.a_end();
   out << "row,lost,begin_offset,end_offset,reasons,ctx_valid,ctx_id,timestamp,gpu_ticks,"
          "wraps_corrected,interval_too_long";
-  for (int i = layout.a_first; i < a_end; ++i) out << ",A" << i;
+  for (int i = layout.a_begin(); i < a_end; ++i) out << ",A" << i;
   for (int i = 0; i < layout.b_count; ++i) out << ",B" << i;
   for (int i = 0; i < layout.c_count; ++i) out << ",C" << i;
   if (set != nullptr) {
@@ -79,7 +82,7 @@ void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
         oa::report_reason_names(r.end_reasons), r.context_valid ? 1 : 0, r.ctx_id,
         r.deltas.timestamp, r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
         r.deltas.wraps_corrected, r.deltas.interval_too_long ? 1 : 0);
-    for (int i = layout.a_first; i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
+    for (int i = layout.a_begin(); i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
     for (int i = 0; i < layout.b_count; ++i) line += fmt::format(",{}", r.deltas.b[i]);
     for (int i = 0; i < layout.c_count; ++i) line += fmt::format(",{}", r.deltas.c[i]);
     for (const oa::EquationValue& v : r.metrics) line += "," + value_text(v);
@@ -105,7 +108,7 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
     }
   }
   doc["counters"] = counters;
-  const int a_end = layout.a_first + layout.a_count + layout.a32_count;
+  const int a_end = layout.a_end();
   nlohmann::json out_rows = nlohmann::json::array();
   for (const oa::DecodedRow& r : rows) {
     nlohmann::json row{{"row", r.index}, {"begin_offset", r.begin_offset},
@@ -123,7 +126,7 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
     row["wraps_corrected"] = r.deltas.wraps_corrected;
     row["interval_too_long"] = r.deltas.interval_too_long;
     nlohmann::json raw;
-    for (int i = layout.a_first; i < a_end; ++i) raw[fmt::format("A{}", i)] = r.deltas.a[i];
+    for (int i = layout.a_begin(); i < a_end; ++i) raw[fmt::format("A{}", i)] = r.deltas.a[i];
     for (int i = 0; i < layout.b_count; ++i) raw[fmt::format("B{}", i)] = r.deltas.b[i];
     for (int i = 0; i < layout.c_count; ++i) raw[fmt::format("C{}", i)] = r.deltas.c[i];
     row["deltas"] = raw;
@@ -147,6 +150,34 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
   out << doc.dump(2) << '\n';
 }
 
+// The set's report format (IGT's oa_format attribute) when it names one, checked against
+// --format when that is given too; else --format; else the platform's 256-byte format.
+oa::ReportFormat decode_format(const DecodeOptions& opt, const oa::Platform& platform,
+                               const oa::MetricSet* set) {
+  std::optional<oa::ReportFormat> from_set;
+  std::string_view igt_name;
+  if (set != nullptr) {
+    igt_name = set->attribute("oa_format");
+    from_set = oa::format_from_igt_name(igt_name, platform.gen);
+    if (!from_set) {
+      throw std::invalid_argument(fmt::format(
+          "metric set {} is computed from '{}' reports, which oaprof cannot read on {}; give "
+          "another set",
+          set->symbol(), igt_name, oa::generation_name(platform.gen)));
+    }
+  }
+  if (opt.format.empty()) return from_set.value_or(oa::default_format(platform.gen));
+  const oa::ReportFormat given = oa::parse_format(opt.format, platform.gen);
+  if (from_set && !igt_name.empty() && *from_set != given) {
+    throw std::invalid_argument(fmt::format(
+        "metric set {} is computed from {} reports (oa_format {}), not {}; drop --format or give "
+        "--format {}",
+        set->symbol(), oa::layout_of(*from_set).name, igt_name, oa::layout_of(given).name,
+        oa::layout_of(*from_set).name));
+  }
+  return given;
+}
+
 int run_decode(const DecodeOptions& opt) {
   oa::Platform platform = oa::simulated_platform();
   oa::DeviceFacts facts;
@@ -156,13 +187,22 @@ int run_decode(const DecodeOptions& opt) {
   try {
     platform = opt.platform.empty() ? oa::simulated_platform()
                                     : oa::require_platform_by_name(opt.platform);
-    // Offline there is no device to ask: the capturing part's topology comes from the options.
+    if (opt.timestamp_hz < 0 || !std::isfinite(opt.timestamp_hz)) {
+      throw std::invalid_argument(fmt::format(
+          "--timestamp-frequency {} is not a frequency in Hz; give the part's (OA) timestamp "
+          "frequency, e.g. 19200000",
+          opt.timestamp_hz));
+    }
+    // Offline there is no device to ask: the capturing part's topology and timestamp frequency
+    // come from the options.
     facts = oa::facts_from_options(platform, opt.eus, opt.subslices);
+    if (opt.timestamp_hz > 0) {
+      facts.timestamp_hz = opt.timestamp_hz;
+      facts.timestamp_note = "--timestamp-frequency";
+    }
     platform = oa::apply_facts(platform, facts);
-    format = oa::parse_format(opt.format, platform.gen);
     std::string symbol = opt.metric_set;
-    if (symbol.empty() && opt.metrics_xml.empty() && platform.gen != oa::Generation::kGen7_5 &&
-        platform.gen != oa::Generation::kGen12) {
+    if (symbol.empty() && opt.metrics_xml.empty() && oa::has_builtin_metric_set(platform)) {
       symbol = oa::kBuiltinMetricSetSymbol;
     }
     if (!opt.metrics_xml.empty() && symbol.empty()) {
@@ -171,6 +211,7 @@ int run_decode(const DecodeOptions& opt) {
     if (!symbol.empty()) {
       set = std::make_unique<oa::MetricSet>(load_metric_set(platform, symbol, opt.metrics_xml));
     }
+    format = decode_format(opt, platform, set.get());
     const std::vector<std::uint8_t> bytes = read_input(opt.file);
     const oa::StreamKind kind = opt.input == "auto" ? oa::detect_stream_kind(bytes, format)
                                                     : oa::parse_stream_kind(opt.input);
@@ -185,8 +226,10 @@ int run_decode(const DecodeOptions& opt) {
   oa::DecodeOptions options;
   options.gen = platform.gen;
   options.timestamp_hz = platform.timestamp_hz;
-  options.max_interval_ns =
-      oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz);
+  const oa::FormatLayout& format_layout = oa::layout_of(format);
+  options.max_interval_ns = oa::max_safe_read_interval_ns(
+      platform.max_freq_mhz, platform.eus, platform.timestamp_hz,
+      format_layout.header_bits() - format_layout.timestamp_shift);
   options.metric_set = set.get();
   options.vars = oa::device_variables(platform, facts);
   const auto rows = oa::decode_rows(entries, options);
@@ -223,10 +266,13 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
   sub->add_option("--platform", opt->platform,
                   "the platform that wrote it, e.g. kblgt2 (default: the simulated kblgt2)");
   sub->add_option("--format", opt->format,
-                  "report format: select code in binary (101) or decimal (5), or a name")
-      ->capture_default_str();
+                  "report format: select code in binary (101) or decimal (5), or a name "
+                  "(default: the metric set's, else the platform's 256-byte format)");
+  sub->add_option("--timestamp-frequency", opt->timestamp_hz,
+                  "the reports' timestamp frequency in Hz (default: the platform's nominal one; "
+                  "on Meteor Lake i915 reports the OA one apart, I915_PARAM_OA_TIMESTAMP_FREQUENCY)");
   sub->add_option("--metric-set", opt->metric_set,
-                  "metric set symbol (default: Builtin on Gen8-11; see oaprof metrics list)");
+                  "metric set symbol (default: Builtin on Gen8 and later; see oaprof metrics list)");
   sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");
   sub->add_option("--input", opt->input,
                   "auto, raw (reports back to back) or perf (i915 perf records)")

@@ -579,6 +579,113 @@ std::optional<Check> context_saved_note(const PciFacts& pci) {
   return make("context", Verdict::kInfo, std::string(gpu::kContextSavedNote));
 }
 
+namespace {
+
+// GuC submission per i915's enable_guc module parameter (bit 0: submission); nullopt when absent.
+std::optional<bool> guc_submission(const DoctorOptions& options) {
+  const auto line = read_line(options.sysfs_root / "module" / "i915" / "parameters" / "enable_guc");
+  if (!line) return std::nullopt;
+  try {
+    const int value = std::stoi(*line);  // -1: the platform's default, unknown here
+    if (value < 0) return std::nullopt;
+    return (value & 1) != 0;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Why the BAR cannot be mapped here (empty when it can).
+std::string bar_obstacle(const DoctorOptions& options, unsigned euid) {
+  const auto mode = mmio::kernel_lockdown_mode(options.sysfs_root);
+  if (mmio::lockdown_forbids_bar(mode)) {
+    return fmt::format("kernel lockdown '{}' refuses to map the GPU's BAR", *mode);
+  }
+  if (euid != 0) return "mapping the BAR needs root (sudo oaprof, or oaprofd for its group)";
+  return "";
+}
+
+}  // namespace
+
+bool has_cap_perfmon(const fs::path& proc_root) {
+  std::ifstream in(proc_root / "self" / "status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("CapEff:")) continue;
+    try {
+      const unsigned long long caps = std::stoull(line.substr(7), nullptr, 16);
+      return ((caps >> 38) & 1) != 0 || ((caps >> 21) & 1) != 0;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return false;
+}
+
+std::vector<Check> check_readouts(const std::optional<oa::Platform>& platform,
+                                  const DoctorOptions& options, unsigned euid, bool cap_perfmon) {
+  if (!platform) {
+    return {make("access", Verdict::kSkip, "no Intel GPU oaprof knows: no read-out to judge")};
+  }
+  const oa::Generation gen = platform->gen;
+  const bool gen12 = oa::is_gen12_family(gen);
+  std::vector<Check> out;
+  const std::string bar = bar_obstacle(options, euid);
+  const std::string unit =
+      gen12 ? "the global OAG unit (OAG_OACONTROL 0xDAF4), which no context switch reloads"
+            : "the OA unit (OACONTROL 0x2B00)";
+  for (const char* access : {"mmio", "rpc"}) {
+    const std::string name = fmt::format("access-{}", access);
+    const bool rpc = std::string_view(access) == "rpc";
+    if (gen == oa::Generation::kGen7_5) {
+      out.push_back(make(name, Verdict::kWarn,
+                         fmt::format("{} is Haswell: oaprof programs the OA unit over MMIO on "
+                                     "Gen8 to Xe-LPG only", platform->codename),
+                         "use --access perf"));
+      continue;
+    }
+    std::string what = fmt::format("programs and reads {}", unit);
+    if (rpc && gen12) {
+      what += "; snapshots are MI_STORE_REGISTER_MEM of its counter registers in a batch "
+              "(MI_REPORT_PERF_COUNT reports the per-context OAR unit, which only i915 enables), "
+              "so A, B and C counters are all reported";
+    }
+    if (!bar.empty()) {
+      out.push_back(make(name, Verdict::kWarn, fmt::format("not here: {}; it {}", bar, what),
+                         "profile with --access perf, or as root without lockdown"));
+    } else {
+      out.push_back(make(name, Verdict::kOk, fmt::format("possible: it {}", what)));
+    }
+  }
+  const auto paranoid =
+      read_line(options.proc_root / "sys" / "dev" / "i915" / "perf_stream_paranoid");
+  std::string perf_detail =
+      gen == oa::Generation::kXeLpg
+          ? "i915 streams the render engine's OAG unit (OA_ENGINE_CLASS/INSTANCE render 0: "
+            "perf revision 6)"
+          : "i915 streams the OA unit";
+  if (gen12) {
+    if (const auto guc = guc_submission(options); guc && *guc) {
+      perf_detail += "; GuC submission is on (enable_guc): OAG is global, so mmio and rpc see "
+                     "every context's work, and the per-context OAR state is i915's either way";
+    }
+  }
+  if (!paranoid) {
+    out.push_back(make("access-perf", Verdict::kWarn,
+                       "not here: /proc/sys/dev/i915/perf_stream_paranoid is absent (i915 is not "
+                       "loaded or has no perf support)",
+                       "load i915 (modprobe i915) on a kernel with CONFIG_DRM_I915"));
+  } else if (*paranoid != "0" && euid != 0 && !cap_perfmon) {
+    out.push_back(make("access-perf", Verdict::kWarn,
+                       fmt::format("not for this user: perf_stream_paranoid is {} and it has "
+                                   "neither root nor CAP_PERFMON for a system-wide stream; {}",
+                                   *paranoid, perf_detail),
+                       "sudo oaprof, oaprofd, or sudo sysctl dev.i915.perf_stream_paranoid=0"));
+  } else {
+    out.push_back(make("access-perf", Verdict::kOk, fmt::format("possible: {}", perf_detail)));
+  }
+  return out;
+}
+
 std::vector<Check> run_checks(const DoctorOptions& options) {
   const PciFacts pci = read_pci_facts(options.sysfs_root, options.pci);
   const unsigned euid = ::geteuid();
@@ -598,6 +705,12 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   checks.push_back(check_daemon(options, euid));
   checks.push_back(check_group(euid));
   if (auto note = context_saved_note(pci)) checks.push_back(std::move(*note));
+  const std::optional<oa::Platform> platform =
+      options.sim ? std::optional<oa::Platform>(options.sim->platform)
+                  : (pci.intel_display() ? pci.platform : std::nullopt);
+  for (Check& c : check_readouts(platform, options, euid, has_cap_perfmon(options.proc_root))) {
+    checks.push_back(std::move(c));
+  }
   return checks;
 }
 

@@ -93,6 +93,16 @@ Check check_group(unsigned euid);
 // Gen8–11 only: why rows may be flagged config_lost (gpu::kContextSavedNote).
 std::optional<Check> context_saved_note(const PciFacts& pci);
 
+// Which read-outs (`--access mmio|rpc|perf`) this part and machine allow, one check each
+// ("access-mmio", "access-rpc", "access-perf"), and why not: the generation (Haswell is perf
+// only), kernel lockdown and root for the BAR, perf_stream_paranoid, root or CAP_PERFMON for a
+// system-wide stream, and on Gen12+ what the read-out reads (OAG; rpc's B/C) and GuC submission.
+// `euid` and `cap_perfmon` are the invoking process's.
+std::vector<Check> check_readouts(const std::optional<oa::Platform>& platform,
+                                  const DoctorOptions& options, unsigned euid, bool cap_perfmon);
+// Whether CapEff in <proc>/self/status has CAP_PERFMON (38) or CAP_SYS_ADMIN (21).
+bool has_cap_perfmon(const std::filesystem::path& proc_root);
+
 // The daemon check's verdict for connect(2)'s result: 0, or the errno it failed with.
 Check daemon_verdict(const std::string& socket_path, int connect_errno, unsigned euid);
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/daemon_paths.h"
+#include "mmio/sim_gpu.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/doctor.h"
 
@@ -24,6 +25,7 @@ struct DoctorCommandOptions {
   std::string device;  // --device sim
   int sim_eus = 0;
   bool sim_no_i915 = false;
+  std::string sim_platform = "kblgt2";
   bool json = false;
 };
 
@@ -83,6 +85,7 @@ int run_doctor(DoctorCommandOptions& opt) {
     mmio::SimConfig sim;
     sim.eus = opt.sim_eus;
     sim.i915 = !opt.sim_no_i915;
+    sim.platform = mmio::sim_platform_by_name(opt.sim_platform);
     opt.checks.sim = sim;
   }
   std::vector<doctor::Check> checks;
@@ -134,6 +137,11 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   sub->add_flag("--sim-no-i915", opt->sim_no_i915,
                 "with --device sim: the simulated device has no i915 to ask");
+  sub->add_option("--sim-platform", opt->sim_platform,
+                  "with --device sim: the simulated part (kblgt2, tglgt2, mtlgt2)")
+      ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
+                                                     mmio::sim_platform_names().end())))
+      ->capture_default_str();
   sub->footer(
       "Exit status: 0 when no check failed (warnings allowed), 1 when one failed, 2 bad "
       "options.");

@@ -28,10 +28,6 @@ std::string env_or_empty(const char* name) {
   return v != nullptr ? v : "";
 }
 
-bool has_builtin(const oa::Platform& p) {
-  return p.gen != oa::Generation::kGen7_5 && p.gen != oa::Generation::kGen12;
-}
-
 }  // namespace
 
 oa::MetricSearchEnv metric_search_env() {
@@ -137,7 +133,7 @@ int run_list(const MetricsOptions& opt) {
   for (const oa::Platform& p : platforms) {
     std::cout << fmt::format("{} ({} {}, GT{}):\n", p.metrics_file, p.codename,
                              oa::generation_name(p.gen), p.gt);
-    if (has_builtin(p)) print_set_line(oa::builtin_metric_set(p));
+    if (oa::has_builtin_metric_set(p)) print_set_line(oa::builtin_metric_set(p));
     const auto path = find_metric_file(p, opt.metrics_xml);
     if (!path) {
       std::cout << fmt::format("  (no {} found: `oaprof metrics import` adds it)\n",

@@ -44,7 +44,7 @@ nlohmann::json to_json(const oa::PciId& id) {
       {"gt", oa::gt_label(p)},
       {"slices", p.slices},
       {"subslices", p.subslices},
-      {"subslices_are_dual", p.gen == oa::Generation::kGen12},
+      {"subslices_are_dual", oa::is_gen12_family(p.gen)},
       {"eus", p.eus},
       {"counts_from", id.counts_from_mesa ? "mesa" : "assumed"},
       {"threads_per_eu", p.threads_per_eu},
@@ -102,7 +102,7 @@ void print_one(const oa::PciId& id) {
       "IGT metric file:   {}\n"
       "kernel driver:     {}\n",
       id.device, oa::generation_name(p.gen), p.codename, oa::gt_label(p), p.eus, p.slices,
-      p.subslices, p.gen == oa::Generation::kGen12 ? "dual " : "",
+      p.subslices, oa::is_gen12_family(p.gen) ? "dual " : "",
       id.counts_from_mesa ? " (Mesa)" : " (assumed: Mesa lists no such id)", p.threads_per_eu,
       p.has_fp64 ? "yes" : "no (no FP64 hardware)", timestamp_text(p),
       read_from_device(p) ? fmt::format(" ({:g} MHz until read)", p.timestamp_hz / 1e6) : "",

@@ -42,6 +42,7 @@
 #include "launch/loader.h"
 #include "launch/replay_config.h"
 #include "mmio/forcewake.h"
+#include "mmio/sim_gpu.h"
 #include "oa/accumulator.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/topology.h"
@@ -103,6 +104,7 @@ struct ProfileOptions {
   int oa_exponent = 16;
   int sim_eus = 0;           // --sim-eus: the simulated part's EUs, some fused off
   bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
+  std::string sim_platform = "kblgt2";  // --sim-platform: which part --device sim simulates
   std::string csv_path;
   std::string json_path;
   std::string min_window = "50ms";
@@ -296,6 +298,14 @@ Action add_profile_options(CLI::App& app) {
                   "when some are fused off (23 for a UHD 630 missing one); its i915 reports them "
                   "and its counters count them")
       ->check(CLI::PositiveNumber);
+  dev->add_option("--sim-platform", opt->sim_platform,
+                  "with --device sim: the simulated part: kblgt2 (Kaby Lake GT2, Gen9, the "
+                  "default), tglgt2 (Tiger Lake GT2, Gen12, 96 EUs) or mtlgt2 (Meteor Lake, "
+                  "Xe-LPG); each with its generation's OA registers, report formats and "
+                  "batch commands")
+      ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
+                                                     mmio::sim_platform_names().end())))
+      ->capture_default_str();
   dev->add_flag("--sim-no-i915", opt->sim_no_i915,
                 "with --device sim: the simulated device has no i915 DRM node, so its topology "
                 "falls back to the platform table (rows flagged topology_from_table) and its "
@@ -494,6 +504,7 @@ int run_profile(const ProfileOptions& options) {
       dopt.perf_period_exponent = options.oa_exponent;
       dopt.sim.eus = options.sim_eus;
       dopt.sim.i915 = !options.sim_no_i915;
+      dopt.sim.platform = mmio::sim_platform_by_name(options.sim_platform);
       // Everything but the in-process simulator is shared with other runs and oaprofd: take the
       // unit as oaprofd does, under its lock and with its journal, so that two runs never
       // program it at once and a run killed with SIGKILL leaves what the next one restores.
