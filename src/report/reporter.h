@@ -80,5 +80,9 @@ std::unique_ptr<Reporter> make_table_reporter(std::ostream& out);
 std::unique_ptr<Reporter> make_tee_reporter(std::vector<std::unique_ptr<Reporter>> reporters);
 // Needs a seekable stream (a file) to stay valid after every row; on a pipe it is valid at the end.
 std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
+// A Perfetto trace (TrackEvent packets, docs/report.md), each row's packets whole when add()
+// returns; thread and process names are read from `proc_root`/<pid>/task/<tid>/comm.
+std::unique_ptr<Reporter> make_perfetto_trace_reporter(std::ostream& out,
+                                                       std::string proc_root = "/proc");
 
 }  // namespace oaprof::report

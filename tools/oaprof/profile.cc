@@ -103,6 +103,7 @@ struct ProfileOptions {
   bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
   std::string csv_path;
   std::string json_path;
+  std::string trace_path;  // --trace: a Perfetto trace
   std::string min_window = "50ms";
   std::string mode = "kernel";
   std::string inject = "auto";
@@ -125,6 +126,7 @@ struct ProfileOptions {
 struct Outputs {
   std::unique_ptr<report::FdOstream> csv;
   std::unique_ptr<report::FdOstream> json;
+  std::unique_ptr<report::FdOstream> trace;
   std::unique_ptr<report::Reporter> files;  // CSV and JSON, written as rows arrive
   std::unique_ptr<report::Reporter> table;  // printed at the end
   std::atomic<std::uint64_t> rows{0};
@@ -149,6 +151,10 @@ int open_outputs(const ProfileOptions& o, const std::string& csv_path,
   if (!o.json_path.empty()) {
     if (!(out.json = open(o.json_path))) return kExitOutput;
     files.push_back(report::make_json_reporter(*out.json));
+  }
+  if (!o.trace_path.empty()) {
+    if (!(out.trace = open(o.trace_path))) return kExitOutput;
+    files.push_back(report::make_perfetto_trace_reporter(*out.trace));
   }
   out.files = report::make_tee_reporter(std::move(files));
   out.table = report::make_table_reporter(std::cout);
@@ -341,6 +347,10 @@ Action add_profile_options(CLI::App& app) {
   out->add_option("--json", opt->json_path,
                   "also write a JSON document (run metadata + the same rows), valid after every "
                   "row; opened as -o is");
+  out->add_option("--trace", opt->trace_path,
+                  "also write a Perfetto trace (FILE.pftrace: a track per OpenCL queue, a slice per "
+                  "kernel, counter tracks), written as the run goes; opened as -o is "
+                  "(docs/report.md)");
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run_profile(*opt); };
