@@ -33,50 +33,55 @@ double compute_kernel_bytes(const RunnerResult& r) {
   return 2 * r.global * width * elem;
 }
 
+// One point and one table row per kernel (and variant): its best run, so a sweep's steps do not
+// crowd the roofline; the steps themselves go to the sweeps.
+void add_runner_kernel(const RunnerRun& run, const std::vector<const RunnerResult*>& rows,
+                       RooflineModel& m) {
+  const RunnerResult& r = **std::max_element(rows.begin(), rows.end(),
+                                             [](auto* a, auto* b) { return a->rate < b->rate; });
+  if (r.unit == "GFLOP/s" && r.rate > 0) {
+    const double bytes = compute_kernel_bytes(r);
+    m.points.push_back({r.kernel, r.work / bytes, r.rate, false, false,
+                        fmt::format("{}: {:.4g} GFLOP/s, {:.4g} FLOP over {:.4g} bytes (kernel_runner, "
+                                    "known work), global {:g} local {:g}{}", r.kernel, r.rate, r.work,
+                                    bytes, r.global, r.local,
+                                    rows.size() > 1 ? ", the best of its sweep" : ""),
+                        ""});
+  }
+  KernelRow row;
+  row.kernel = r.kernel;
+  row.source = run.source;
+  row.launches = rows.size();
+  row.time_ns = r.median_ns;
+  if (r.unit == "GFLOP/s") row.gflops = r.rate;
+  if (r.unit == "GB/s") row.gbps = r.rate;
+  m.kernels.push_back(std::move(row));
+  if (r.kernel == "mad_vect4" || r.kernel == "load_store_vect4" || r.kernel == "pchase_bw") {
+    m.ceilings.push_back({"measured " + r.kernel, run.device, r.rate, r.unit == "GFLOP/s", true});
+  }
+  if (rows.size() < 2) return;
+  const bool same_local = std::all_of(rows.begin(), rows.end(),
+                                      [&](auto* x) { return x->local == rows[0]->local; });
+  Sweep sw{r.kernel, same_local ? "work-groups" : "work-items", r.unit, {}};
+  for (const RunnerResult* x : rows) {
+    const double v = same_local ? (x->local > 0 ? x->global / x->local : 0) : x->local;
+    sw.points.push_back({v, x->rate, x->fills_hw_threads});
+  }
+  std::sort(sw.points.begin(), sw.points.end(), [](auto& a, auto& b) { return a.x < b.x; });
+  m.sweeps.push_back(std::move(sw));
+}
+
 void add_runner(const RunnerRun& run, const std::regex* re, RooflineModel& m) {
   m.runs.push_back({run.source, "kernel_runner", run.device, false, {{"device", run.device}}});
-  std::map<std::string, const RunnerResult*> best;  // the measured ceilings' kernels
-  std::map<std::string, std::vector<const RunnerResult*>> groups;
+  std::vector<std::pair<std::string, std::vector<const RunnerResult*>>> groups;  // in input order
   for (const RunnerResult& r : run.results) {
     if (!matches(re, r.kernel)) continue;
-    groups[r.kernel + "/" + r.variant].push_back(&r);
-    if (r.kernel == "mad_vect4" || r.kernel == "load_store_vect4" || r.kernel == "pchase_bw") {
-      auto& b = best[r.kernel];
-      if (!b || r.rate > b->rate) b = &r;
-    }
-    if (r.unit == "GFLOP/s" && r.rate > 0) {
-      const double bytes = compute_kernel_bytes(r);
-      RooflinePoint p{r.kernel, r.work / bytes, r.rate, false, false,
-                      fmt::format("{}: {:.4g} GFLOP/s, {:.4g} FLOP over {:.4g} bytes (kernel_runner, "
-                                  "known work), global {} local {}", r.kernel, r.rate, r.work,
-                                  bytes, r.global, r.local), ""};
-      m.points.push_back(std::move(p));
-    }
-    KernelRow row;
-    row.kernel = r.kernel;
-    row.source = run.source;
-    row.launches = 1;
-    row.time_ns = r.median_ns;
-    if (r.unit == "GFLOP/s") row.gflops = r.rate;
-    if (r.unit == "GB/s") row.gbps = r.rate;
-    m.kernels.push_back(std::move(row));
+    const std::string key = r.kernel + "/" + r.variant;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+    it->second.push_back(&r);
   }
-  for (const auto& [name, r] : best) {
-    const bool compute = r->unit == "GFLOP/s";
-    m.ceilings.push_back({"measured " + name, run.device, r->rate, compute, true});
-  }
-  for (const auto& [key, rows] : groups) {
-    if (rows.size() < 2) continue;
-    const bool same_local = std::all_of(rows.begin(), rows.end(),
-                                        [&](auto* r) { return r->local == rows[0]->local; });
-    Sweep s{rows[0]->kernel, same_local ? "work-groups" : "work-items", rows[0]->unit, {}};
-    for (const RunnerResult* r : rows) {
-      const double x = same_local ? (r->local > 0 ? r->global / r->local : 0) : r->local;
-      s.points.push_back({x, r->rate, r->fills_hw_threads});
-    }
-    std::sort(s.points.begin(), s.points.end(), [](auto& a, auto& b) { return a.x < b.x; });
-    m.sweeps.push_back(std::move(s));
-  }
+  for (const auto& [key, rows] : groups) add_runner_kernel(run, rows, m);
 }
 
 std::optional<double> num(const OaprofLaunch& l, const std::string& key) {
@@ -159,7 +164,9 @@ void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
     if (!matches(re, l.kernel)) continue;
     Acc& a = by_kernel[l.kernel];
     ++a.launches;
-    a.time_ns += l.kernel_ns.value_or(l.gpu_time_ns.value_or(0));
+    // The GPU time of the counters' own window, so that clocks and time come from the same
+    // snapshots (the OpenCL kernel time is the table's, where the window is not there).
+    a.time_ns += l.gpu_time_ns.value_or(l.kernel_ns.value_or(0));
     const auto f = launch_flops(l, run.eus);
     const auto b = launch_bytes(l, a.counters);
     a.have_flops = a.have_flops && f;

@@ -28,7 +28,8 @@ OaprofRun oaprof_run() {
   r.eus = 24;
   OaprofLaunch l;
   l.kernel = "k";
-  l.kernel_ns = 1e6;
+  l.kernel_ns = 2e6;  // the OpenCL time; the estimate divides by the counters' GPU time
+  l.gpu_time_ns = 1e6;
   l.igpu_power_w = 2;
   l.flags = "energy-window-short";
   l.numbers = {{"Fpu0Active_percent", 50}, {"Fpu1Active_percent", 25},
