@@ -161,3 +161,36 @@ TEST_F(ReportBrowserTest, RendersAScreenshot) {
 }
 
 }  // namespace
+
+namespace {
+
+// Without a browser: bad inputs and outputs give their documented exit status and say why.
+TEST(ReportCommandTest, RefusesBadInputsAndOutputs) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("oaprof-report-cmd-{}", ::getpid());
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.json") << R"({"schema_version":1,"device":"d","launches":[{"kernel":3}]})";
+  std::ofstream(dir / "kr.json") << kRunnerRun;
+  auto report = [&](const std::string& args) { return run(fmt::format("{} report {}", OAPROF_BIN, args)); };
+  auto r = report((dir / "bad.json").string() + " -o " + (dir / "o.html").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.output, HasSubstr("bad.json: launch 0: \"kernel\" must be a string"));
+  EXPECT_FALSE(fs::exists(dir / "o.html")) << "nothing written from a refused input";
+  r = report((dir / "kr.json").string() + " -o " + (dir / "o.pdf").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.output, HasSubstr("must end in .html"));
+  r = report((dir / "kr.json").string() + " -o " + (dir / "missing/o.html").string());
+  EXPECT_EQ(r.status, 4);
+  r = report((dir / "kr.json").string() + " --kernels '(' -o " + (dir / "o.html").string());
+  EXPECT_EQ(r.status, 2);
+  // The SVG is the roofline alone: the kernel_runner point and its two measured ceilings.
+  r = report((dir / "kr.json").string() + " -o " + (dir / "o.svg").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(dir / "o.svg");
+  const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(svg.starts_with("<?xml"));
+  EXPECT_THAT(svg, HasSubstr("data-kernel=\"mad_vect4\""));
+  EXPECT_THAT(svg, Not(HasSubstr("<table")));
+  fs::remove_all(dir);
+}
+
+}  // namespace
