@@ -212,6 +212,32 @@ void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
   }
 }
 
+// Kernels with power, placed by GFLOP/s per W; the ceilings are the best efficiencies seen.
+void add_power_roofline(RooflineModel& m) {
+  const KernelRow* best_flops = nullptr;
+  const KernelRow* best_bytes = nullptr;
+  auto gbps_per_w = [](const KernelRow& k) { return *k.gbps / *k.power_w; };
+  for (const KernelRow& k : m.kernels) {
+    if (!k.power_w || *k.power_w <= 0) continue;
+    if (k.gflops_per_w && (!best_flops || *k.gflops_per_w > *best_flops->gflops_per_w)) best_flops = &k;
+    if (k.gbps && *k.gbps > 0 && (!best_bytes || gbps_per_w(k) > gbps_per_w(*best_bytes))) best_bytes = &k;
+    if (!k.gflops_per_w || !k.gbps || *k.gbps <= 0 || *k.gflops_per_w <= 0) continue;
+    m.power_points.push_back(
+        {k.kernel, *k.gflops / *k.gbps, *k.gflops_per_w, k.estimate, k.simulated,
+         fmt::format("{}: {:.4g} GFLOP/s per W ({:.4g} GFLOP/s at {:.4g} W){}", k.kernel,
+                     *k.gflops_per_w, *k.gflops, *k.power_w, k.estimate ? ", an estimate from counters" : ""),
+         k.flags});
+  }
+  if (best_flops) {
+    m.power_ceilings.push_back({"best GFLOP/s per W: " + best_flops->kernel, "these inputs",
+                                *best_flops->gflops_per_w, true, true});
+  }
+  if (best_bytes) {
+    m.power_ceilings.push_back({"best GB/s per W: " + best_bytes->kernel, "these inputs",
+                                gbps_per_w(*best_bytes), false, true});
+  }
+}
+
 }  // namespace
 
 RooflineModel build_roofline_model(const std::vector<RunInput>& inputs,
@@ -232,6 +258,7 @@ RooflineModel build_roofline_model(const std::vector<RunInput>& inputs,
     if (const auto* o = std::get_if<OaprofRun>(&in)) add_oaprof(*o, kernels, m);
     if (const auto* r = std::get_if<RunnerRun>(&in)) add_runner(*r, kernels, m);
   }
+  add_power_roofline(m);
   return m;
 }
 

@@ -82,6 +82,10 @@ struct RunMeta {
 struct RooflineModel {
   std::vector<Ceiling> ceilings;
   std::vector<RooflinePoint> points;
+  // The power roofline: GFLOP/s per watt against intensity, with the best efficiencies the inputs
+  // show (GFLOP/s per W, GB/s per W) as its ceilings; kernels that have energy as points.
+  std::vector<Ceiling> power_ceilings;
+  std::vector<RooflinePoint> power_points;
   std::vector<Sweep> sweeps;
   std::vector<KernelRow> kernels;
   std::vector<RunMeta> runs;

@@ -16,6 +16,19 @@ constexpr double kLegendX = 580;
 constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
                                     "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
+// What tells the performance roofline and the power roofline apart.
+struct ChartText {
+  const char* id;
+  const char* y_label;
+  const char* compute_unit;
+  const char* memory_unit;
+  const char* point_class;  // the page counts `circle.point`: the performance roofline's
+  const char* axes_class;
+};
+constexpr ChartText kPerformance{"roofline", "GFLOP/s", "GFLOP/s", "GB/s", "point", "axes"};
+constexpr ChartText kPower{"power-roofline", "GFLOP/s per W", "GFLOP/s/W", "GB/s/W",
+                           "power-point", "power-axes"};
+
 double decade_floor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 double decade_ceil(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
 
@@ -23,16 +36,13 @@ std::string num(double v) { return fmt::format("{:.2f}", v); }
 
 std::string si(double v) { return fmt::format("{:g}", v); }
 
-double top_compute(const RooflineModel& m) {
+double top_ceiling(const std::vector<Ceiling>& ceilings, bool compute) {
   double c = 0;
-  for (const auto& ce : m.ceilings) if (ce.compute) c = std::max(c, ce.value);
+  for (const auto& ce : ceilings) if (ce.compute == compute) c = std::max(c, ce.value);
   return c;
 }
-double top_memory(const RooflineModel& m) {
-  double b = 0;
-  for (const auto& ce : m.ceilings) if (!ce.compute) b = std::max(b, ce.value);
-  return b;
-}
+
+RooflineLayout layout_of(const std::vector<Ceiling>& ceilings, const std::vector<RooflinePoint>& points);
 
 std::string axis_ticks(const LogScale& s, bool x_axis) {
   std::string out;
@@ -53,14 +63,15 @@ std::string axis_ticks(const LogScale& s, bool x_axis) {
 }
 
 // The roofline's body (no <svg> wrapper): axes, ceilings, points, legend.
-std::string roofline_body(const RooflineModel& m, const std::string& title) {
-  const RooflineLayout L = roofline_layout(m);
+std::string chart_body(const std::vector<Ceiling>& ceilings, const std::vector<RooflinePoint>& points,
+                       bool simulated, const std::string& title, const ChartText& text) {
+  const RooflineLayout L = layout_of(ceilings, points);
   std::string s;
   s += fmt::format("<text class=\"title\" x=\"{}\" y=\"24\">{}</text>\n", kPlotLeft, xml_escape(title));
-  s += fmt::format("<g class=\"axes\" data-x-min=\"{}\" data-x-max=\"{}\" data-y-min=\"{}\" "
+  s += fmt::format("<g class=\"{}\" data-x-min=\"{}\" data-x-max=\"{}\" data-y-min=\"{}\" "
                    "data-y-max=\"{}\" data-left=\"{}\" data-right=\"{}\" data-top=\"{}\" "
                    "data-bottom=\"{}\">\n",
-                   si(L.x.d0), si(L.x.d1), si(L.y.d0), si(L.y.d1), kPlotLeft, kPlotRight, kPlotTop,
+                   text.axes_class, si(L.x.d0), si(L.x.d1), si(L.y.d0), si(L.y.d1), kPlotLeft, kPlotRight, kPlotTop,
                    kPlotBottom);
   s += fmt::format("<rect class=\"plot\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", kPlotLeft,
                    kPlotTop, kPlotRight - kPlotLeft, kPlotBottom - kPlotTop);
@@ -68,13 +79,14 @@ std::string roofline_body(const RooflineModel& m, const std::string& title) {
   s += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic "
                    "intensity (FLOP/byte)</text>\n", (kPlotLeft + kPlotRight) / 2, kPlotBottom + 38);
   s += fmt::format("<text class=\"label\" transform=\"translate(20 {}) rotate(-90)\" "
-                   "text-anchor=\"middle\">GFLOP/s</text>\n</g>\n", (kPlotTop + kPlotBottom) / 2);
+                   "text-anchor=\"middle\">{}</text>\n</g>\n", (kPlotTop + kPlotBottom) / 2,
+                   text.y_label);
 
-  const double cmax = top_compute(m), bmax = top_memory(m);
+  const double cmax = top_ceiling(ceilings, true), bmax = top_ceiling(ceilings, false);
   std::string legend;
   double ly = kPlotTop + 10;
-  for (std::size_t i = 0; i < m.ceilings.size(); ++i) {
-    const Ceiling& c = m.ceilings[i];
+  for (std::size_t i = 0; i < ceilings.size(); ++i) {
+    const Ceiling& c = ceilings[i];
     const char* colour = kPalette[i % std::size(kPalette)];
     const char* dash = c.measured ? "" : " stroke-dasharray=\"6 4\"";
     double x0, x1, y0, y1;
@@ -93,21 +105,22 @@ std::string roofline_body(const RooflineModel& m, const std::string& title) {
                      c.measured ? "measured" : "theoretical", xml_escape(c.label), si(c.value),
                      num(L.x.map(x0)), num(L.y.map(y0)), num(L.x.map(x1)), num(L.y.map(y1)), colour,
                      dash, xml_escape(c.label), xml_escape(c.device), c.value,
-                     c.compute ? "GFLOP/s" : "GB/s");
+                     c.compute ? text.compute_unit : text.memory_unit);
     legend += fmt::format("<g class=\"legend-entry\"><line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" "
                           "stroke=\"{3}\"{4}/><text x=\"{5}\" y=\"{2}\" dominant-baseline=\"middle\">"
                           "{6} {7:.4g} {8}<title>{9}</title></text></g>\n",
                           kLegendX, kLegendX + 24, num(ly), colour, dash, kLegendX + 30,
-                          xml_escape(c.label), c.value, c.compute ? "GFLOP/s" : "GB/s",
-                          xml_escape(c.device));
+                          xml_escape(c.label), c.value,
+                          c.compute ? text.compute_unit : text.memory_unit, xml_escape(c.device));
     ly += 18;
   }
-  for (const RooflinePoint& p : m.points) {
+  for (const RooflinePoint& p : points) {
     const double cx = L.x.map(p.intensity), cy = L.y.map(p.gflops);
-    s += fmt::format("<g class=\"point-group\"><circle class=\"point{}\" data-kernel=\"{}\" "
+    s += fmt::format("<g class=\"point-group\"><circle class=\"{}{}\" data-kernel=\"{}\" "
                      "data-intensity=\"{}\" data-gflops=\"{}\" cx=\"{}\" cy=\"{}\" r=\"5\" {}>"
                      "<title>{}{}</title></circle>",
-                     p.estimate ? " estimate" : " exact", xml_escape(p.kernel), si(p.intensity),
+                     text.point_class, p.estimate ? " estimate" : " exact", xml_escape(p.kernel),
+                     si(p.intensity),
                      si(p.gflops), num(cx), num(cy),
                      p.estimate ? "fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"" : "fill=\"#000\"",
                      xml_escape(p.detail), p.flags.empty() ? "" : xml_escape(" [flags: " + p.flags + "]"));
@@ -125,7 +138,7 @@ std::string roofline_body(const RooflineModel& m, const std::string& title) {
                         kLegendX + 12, num(ly), kLegendX + 30, num(ly));
   ly += 18;
   std::vector<std::string> sources;  // "dashed: peaks of DEVICE", "solid: measured on DEVICE"
-  for (const Ceiling& c : m.ceilings) {
+  for (const Ceiling& c : ceilings) {
     std::string dev = c.device.size() > 36 ? c.device.substr(0, 35) + "…" : c.device;
     std::string line = (c.measured ? "solid: measured on " : "dashed: peaks of ") + dev;
     if (std::find(sources.begin(), sources.end(), line) == sources.end()) sources.push_back(line);
@@ -135,7 +148,7 @@ std::string roofline_body(const RooflineModel& m, const std::string& title) {
                           "dominant-baseline=\"middle\">{}</text>\n", kLegendX, num(ly), xml_escape(line));
     ly += 16;
   }
-  if (m.any_simulated) {
+  if (simulated) {
     legend += fmt::format("<text class=\"simulated\" x=\"{}\" y=\"{}\">simulated device: the "
                           "counter figures are a model</text>\n", kLegendX, num(ly + 10));
   }
@@ -223,7 +236,15 @@ std::string energy_section(const RooflineModel& m) {
                      opt(k.power_w), k.energy_per_launch_j ? fmt::format("{:.4g}", *k.energy_per_launch_j * 1e3) : "–",
                      opt(k.gflops_per_w), flags_cell(k.flags));
   }
-  return s + "</tbody></table>\n";
+  s += "</tbody></table>\n";
+  if (m.power_ceilings.empty()) return s;
+  s += fmt::format("<svg id=\"{0}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{1}\" "
+                   "height=\"{2}\" viewBox=\"0 0 {1} {2}\">\n{3}</svg>\n",
+                   kPower.id, kWidth, kHeight,
+                   chart_body(m.power_ceilings, m.power_points, m.any_simulated,
+                              "Power roofline: GFLOP/s per watt", kPower));
+  return s + "<p>The power roofline's ceilings are the best efficiencies these inputs show "
+             "(GFLOP/s per W and GB/s per W of their kernels), not theoretical figures.</p>\n";
 }
 
 std::string metadata(const RooflineModel& m) {
@@ -263,18 +284,22 @@ double LogScale::map(double v) const {
   return r0 + (std::log10(v) - std::log10(d0)) / (std::log10(d1) - std::log10(d0)) * (r1 - r0);
 }
 
-RooflineLayout roofline_layout(const RooflineModel& m) {
+RooflineLayout roofline_layout(const RooflineModel& m) { return layout_of(m.ceilings, m.points); }
+
+namespace {
+
+RooflineLayout layout_of(const std::vector<Ceiling>& ceilings, const std::vector<RooflinePoint>& points) {
   double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
   auto x_in = [&](double v) { if (v > 0 && std::isfinite(v)) { xmin = std::min(xmin, v); xmax = std::max(xmax, v); } };
   auto y_in = [&](double v) { if (v > 0 && std::isfinite(v)) { ymin = std::min(ymin, v); ymax = std::max(ymax, v); } };
-  for (const auto& p : m.points) {
+  for (const auto& p : points) {
     x_in(p.intensity);
     y_in(p.gflops);
   }
-  for (const auto& c : m.ceilings) {
+  for (const auto& c : ceilings) {
     if (c.compute) {
       y_in(c.value);
-      for (const auto& b : m.ceilings) if (!b.compute) x_in(c.value / b.value);  // ridge points
+      for (const auto& b : ceilings) if (!b.compute) x_in(c.value / b.value);  // ridge points
     }
   }
   if (xmax == 0) xmin = 0.1, xmax = 10;
@@ -282,11 +307,13 @@ RooflineLayout roofline_layout(const RooflineModel& m) {
   RooflineLayout L;
   L.x = {decade_floor(xmin / 2), decade_ceil(xmax * 2), kPlotLeft, kPlotRight};
   // The memory ceilings start at the left edge; their lowest value there sets the floor.
-  for (const auto& c : m.ceilings) if (!c.compute) y_in(c.value * L.x.d0);
+  for (const auto& c : ceilings) if (!c.compute) y_in(c.value * L.x.d0);
   L.y = {decade_floor(ymin), decade_ceil(ymax * 1.5), kPlotBottom, kPlotTop};
   if (L.y.d1 / L.y.d0 > 1e6) L.y.d0 = L.y.d1 / 1e6;  // six decades at most
   return L;
 }
+
+}  // namespace
 
 std::string xml_escape(const std::string& s) {
   std::string out;
@@ -309,7 +336,7 @@ std::string roofline_svg(const RooflineModel& m, const std::string& title) {
                      "xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 "
                      "0 {0} {1}\">\n<style>{2}</style>\n<rect width=\"100%\" height=\"100%\" "
                      "fill=\"#fff\"/>\n{3}</svg>\n",
-                     kWidth, kHeight, kSvgStyle, roofline_body(m, title));
+                     kWidth, kHeight, kSvgStyle, chart_body(m.ceilings, m.points, m.any_simulated, title, kPerformance));
 }
 
 std::string html_report(const RooflineModel& m, const std::string& title) {
@@ -323,7 +350,7 @@ std::string html_report(const RooflineModel& m, const std::string& title) {
   s += "<h2>Roofline</h2>\n";
   s += fmt::format("<svg id=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
                    "height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n{2}</svg>\n",
-                   kWidth, kHeight, roofline_body(m, title));
+                   kWidth, kHeight, chart_body(m.ceilings, m.points, m.any_simulated, title, kPerformance));
   s += "<p>Hollow markers are estimates from hardware counters (hover for the counters used); "
        "filled markers have known work. Dashed ceilings are theoretical peaks, solid ones measured "
        "by kernel_runner.</p>\n";

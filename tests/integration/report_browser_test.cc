@@ -135,12 +135,19 @@ TEST_F(ReportBrowserTest, PointsSitWhereTheLogScalesPutThem) {
 
   // The legend: 5 theoretical ceilings of the KBL GT2 (MAD/ADD SP and DP, L3), 2 measured, and
   // the two kinds of marker.
+  const auto begin = dom.find("<svg id=\"roofline\"");
+  ASSERT_NE(begin, std::string::npos);
+  const std::string roofline = dom.substr(begin, dom.find("</svg>", begin) - begin);
   int legend = 0;
-  for (auto pos = dom.find("class=\"legend-entry\""); pos != std::string::npos;
-       pos = dom.find("class=\"legend-entry\"", pos + 1)) ++legend;
+  for (auto pos = roofline.find("class=\"legend-entry\""); pos != std::string::npos;
+       pos = roofline.find("class=\"legend-entry\"", pos + 1)) ++legend;
   EXPECT_EQ(legend, 9);
   EXPECT_THAT(dom, HasSubstr("peak MAD SP 441.6 GFLOP/s"));  // 24 EUs × 16 × 1.15 GHz
   EXPECT_THAT(dom, HasSubstr("measured load_store_vect4 5.2 GB/s"));
+  // The power roofline has saxpy (the only kernel with power) at 192 GFLOP/s / 4 W.
+  EXPECT_THAT(dom, HasSubstr("<svg id=\"power-roofline\""));
+  EXPECT_THAT(dom, HasSubstr("class=\"power-point estimate\" data-kernel=\"saxpy\" "
+                             "data-intensity=\"8\" data-gflops=\"48\""));
   // The flagged row shows its flags, and the run says it was simulated.
   EXPECT_THAT(dom, HasSubstr("⚠ energy-window-short;simulated"));
   EXPECT_THAT(dom, HasSubstr("device: simulated"));

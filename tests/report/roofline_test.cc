@@ -71,6 +71,23 @@ TEST(RooflineTest, CounterEstimatesAreLabelledAndFlagged) {
   EXPECT_EQ(m.kernels[0].launches, 2u);
   EXPECT_DOUBLE_EQ(*m.kernels[0].gflops_per_w, p.gflops / 2);
   EXPECT_EQ(m.ceilings.size(), 5u);  // MAD/ADD SP and DP, L3
+  // The power roofline: the kernel at its GFLOP/s per W, under the best efficiencies seen.
+  ASSERT_EQ(m.power_points.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.power_points[0].gflops, p.gflops / 2);
+  EXPECT_DOUBLE_EQ(m.power_points[0].intensity, p.intensity);
+  ASSERT_EQ(m.power_ceilings.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.power_ceilings[0].value, p.gflops / 2);
+  EXPECT_DOUBLE_EQ(m.power_ceilings[1].value, *m.kernels[0].gbps / 2);
+  EXPECT_FALSE(m.power_ceilings[1].compute);
+}
+
+TEST(RooflineTest, NoPowerRooflineWithoutEnergy) {
+  OaprofRun o = oaprof_run();
+  for (auto& l : o.launches) l.igpu_power_w.reset();
+  const auto m = build_roofline_model({o}, {}, nullptr);
+  EXPECT_TRUE(m.power_ceilings.empty());
+  EXPECT_TRUE(m.power_points.empty());
+  EXPECT_THAT(html_report(m, "t"), HasSubstr("No input has iGPU energy"));
 }
 
 TEST(RooflineTest, KernelsRegexSelects) {
