@@ -84,5 +84,9 @@ std::unique_ptr<Reporter> make_tee_reporter(std::vector<std::unique_ptr<Reporter
 // On a stream that can seek (a file) the document is valid after every row; on one that cannot (a
 // pipe, FIFO or terminal: tellp() fails) it is one valid document once end() has been called.
 std::unique_ptr<Reporter> make_json_reporter(std::ostream& out);
+// A Perfetto trace (TrackEvent packets, docs/report.md), each row's packets whole when add()
+// returns; thread and process names are read from `proc_root`/<pid>/task/<tid>/comm.
+std::unique_ptr<Reporter> make_perfetto_trace_reporter(std::ostream& out,
+                                                       std::string proc_root = "/proc");
 
 }  // namespace oaprof::report

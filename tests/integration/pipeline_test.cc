@@ -311,14 +311,17 @@ TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
   }
 }
 
-// -o and --json cannot share standard output: the CSV and JSON would mix into neither.
-TEST_F(PipelineTest, CsvAndJsonBothToStandardOutputAreRefused) {
-  const CommandResult r = run(fmt::format(
-      "{} --device sim -q --energy none --idle-baseline off -o - --json /dev/stdout -- {} "
-      "mad_vect4 --min-time 1",
-      OAPROF_BIN, KERNEL_RUNNER_BIN));
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("-o and --json both name standard output"));
+// Two outputs cannot share standard output: the CSV, JSON and trace would mix into none of them.
+TEST_F(PipelineTest, TwoOutputsOnStandardOutputAreRefused) {
+  for (const char* outputs : {"-o - --json /dev/stdout", "--json - --trace /dev/stdout",
+                              "-o /dev/stdout --trace -"}) {
+    const CommandResult r = run(fmt::format(
+        "{} --device sim -q --energy none --idle-baseline off {} -- {} mad_vect4 --min-time 1",
+        OAPROF_BIN, outputs, KERNEL_RUNNER_BIN));
+    EXPECT_EQ(r.status, 2) << outputs << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("more than one of -o, --json and --trace names standard"))
+        << outputs;
+  }
 }
 
 }  // namespace

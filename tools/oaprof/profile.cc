@@ -107,6 +107,7 @@ struct ProfileOptions {
   std::string sim_platform = "kblgt2";  // --sim-platform: which part --device sim simulates
   std::string csv_path;
   std::string json_path;
+  std::string trace_path;  // --trace: a Perfetto trace
   std::string min_window = "50ms";
   std::string mode = "kernel";
   std::string inject = "auto";
@@ -129,6 +130,7 @@ struct ProfileOptions {
 struct Outputs {
   std::unique_ptr<report::FdOstream> csv;
   std::unique_ptr<report::FdOstream> json;
+  std::unique_ptr<report::FdOstream> trace;
   std::unique_ptr<report::Reporter> files;  // CSV and JSON, written as rows arrive
   std::unique_ptr<report::Reporter> table;  // printed at the end
   std::atomic<std::uint64_t> rows{0};
@@ -144,9 +146,11 @@ bool names_stdout(const std::string& path) { return path == "-" || path == "/dev
 // descriptor 1; the summary table then goes to stderr, so that stdout carries the file alone.
 int open_outputs(const ProfileOptions& o, const std::string& csv_path,
                  const std::optional<daemon::Credentials>& creds, Outputs& out) {
-  if (names_stdout(csv_path) && names_stdout(o.json_path)) {
-    std::cerr << "oaprof: -o and --json both name standard output, where the CSV and the JSON "
-                 "would mix; send one of them to a file\n";
+  const int on_stdout = int(names_stdout(csv_path)) + int(names_stdout(o.json_path)) +
+                        int(names_stdout(o.trace_path));
+  if (on_stdout > 1) {
+    std::cerr << "oaprof: more than one of -o, --json and --trace names standard output, where "
+                 "they would mix; send all but one to files\n";
     return kExitUsage;
   }
   std::vector<std::unique_ptr<report::Reporter>> files;
@@ -172,9 +176,12 @@ int open_outputs(const ProfileOptions& o, const std::string& csv_path,
     if (!(out.json = open(o.json_path))) return kExitOutput;
     files.push_back(report::make_json_reporter(*out.json));
   }
+  if (!o.trace_path.empty()) {
+    if (!(out.trace = open(o.trace_path))) return kExitOutput;
+    files.push_back(report::make_perfetto_trace_reporter(*out.trace));
+  }
   out.files = report::make_tee_reporter(std::move(files));
-  const bool to_stdout = names_stdout(csv_path) || names_stdout(o.json_path);
-  out.table = report::make_table_reporter(to_stdout ? std::cerr : std::cout);
+  out.table = report::make_table_reporter(on_stdout > 0 ? std::cerr : std::cout);
   return 0;
 }
 
@@ -378,6 +385,10 @@ Action add_profile_options(CLI::App& app) {
                   "also write a JSON document (run metadata + the same rows), opened as -o is: in "
                   "a file, valid after every row; to a pipe, FIFO or terminal (/dev/stdout), one "
                   "valid document when the run ends; - or /dev/stdout as for -o");
+  out->add_option("--trace", opt->trace_path,
+                  "also write a Perfetto trace (FILE.pftrace: a track per OpenCL queue, a slice per "
+                  "kernel, counter tracks), written as the run goes; opened as -o is "
+                  "(docs/report.md)");
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run_profile(*opt); };

@@ -1,0 +1,88 @@
+// The inputs of `oaprof report`: JSON documents written by `oaprof --json` and by
+// `kernel_runner --json`. They come from the user and are untrusted: parse_run_json validates a
+// document once, against bounds, and hands back plain values the report code trusts.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace oaprof::report {
+
+// What failed, where (the file and the field) and what to do.
+class RunInputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr std::size_t kMaxRunInputBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kMaxRunRows = 1'000'000;
+inline constexpr std::size_t kMaxRunFields = 1024;  // per row
+inline constexpr std::size_t kMaxRunText = 4096;    // per string
+inline constexpr int kMaxRunNesting = 32;
+
+// One row of oaprof's JSON: the fields the report reads by name, and every numeric field (raw
+// counters and the metric set's derived figures, by column name).
+struct OaprofLaunch {
+  std::string kernel;
+  std::string global_size;
+  std::string local_size;
+  std::optional<double> kernel_ns;
+  std::optional<double> gpu_time_ns;
+  std::optional<double> igpu_power_w;
+  std::optional<double> window_ns;
+  std::string flags;
+  std::map<std::string, double> numbers;
+};
+
+struct OaprofRun {
+  std::string source;
+  std::string oaprof_version;
+  std::string device;  // "simulated" or a PCI address
+  std::string device_detail;
+  std::string platform;
+  std::string mode;
+  std::string access;
+  std::string metric_set;
+  std::string energy_backend;
+  int eus = 0;
+  std::optional<int> subslices;  // from the device's topology, when the run had one
+  double max_freq_mhz = 0;
+  double min_freq_mhz = 0;
+  std::optional<double> start_freq_mhz;
+  double timestamp_hz = 0;
+  std::vector<OaprofLaunch> launches;
+  bool simulated() const { return device == "simulated"; }
+};
+
+// One row of kernel_runner's JSON.
+struct RunnerResult {
+  std::string kernel;
+  std::string variant;
+  double global = 0;
+  double local = 0;
+  double size_bytes = 0;
+  double median_ns = 0;
+  double work = 0;  // operations, or bytes moved, or accesses
+  double rate = 0;  // in `unit`
+  std::string unit;
+  bool fills_hw_threads = false;
+};
+
+struct RunnerRun {
+  std::string source;
+  std::string device;
+  std::vector<RunnerResult> results;
+};
+
+using RunInput = std::variant<OaprofRun, RunnerRun>;
+
+// Throws RunInputError naming `source` and the offending field.
+RunInput parse_run_json(std::string_view text, const std::string& source);
+
+}  // namespace oaprof::report
