@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "mmio/signal_restore.h"
+
 extern char** environ;
 
 namespace oaprof::daemon {
@@ -99,6 +101,9 @@ pid_t spawn_child(const ChildSpec& spec) {
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   }
+  // oaprof takes its signals on a thread with them blocked everywhere; the program gets the mask
+  // it would have had without oaprof.
+  const sigset_t program_mask = mmio::SignalThread::mask_for_programs();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
@@ -109,6 +114,7 @@ pid_t spawn_child(const ChildSpec& spec) {
   if (pid == 0) {
     // From here to execve: system calls only.
     ::close(pipe_fds[0]);
+    ::sigprocmask(SIG_SETMASK, &program_mask, nullptr);
     const auto fail = [&](const ChildFailure& f) {
       (void)::write(pipe_fds[1], &f, sizeof f);
       ::_exit(127);

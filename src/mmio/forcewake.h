@@ -65,7 +65,7 @@ class Forcewake {
   int fd_ = -1;
   Mmio* mmio_ = nullptr;                    // set when held through the registers
   std::unique_ptr<SavedRegisters> saved_;  // oaprof's request bit, cleared on release
-  // While held through the registers: SIGINT/SIGTERM clear the request bit too.
+  // While held through the registers: part of the signal thread's restore plan (signal_restore.h).
   std::unique_ptr<SignalRestoreGuard> signal_guard_;
 };
 

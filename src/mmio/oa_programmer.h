@@ -76,7 +76,7 @@ class OaProgrammer {
 
   // Applies the plan. Refuses (std::runtime_error saying what to do, nothing written) while the
   // OA unit is already counting for someone else. On an exception everything written so far is
-  // restored before it propagates. While programmed, SIGINT/SIGTERM restore too.
+  // restored before it propagates. While programmed, part of the signal thread's restore plan.
   void program(std::vector<PlanStep> plan);
 
   // The watched writes (PlanStep::watched) whose registers no longer hold the programmed value

@@ -13,16 +13,19 @@ void SavedRegisters::save(std::uint32_t offset, Kind kind) {
 }
 
 void SavedRegisters::write(std::uint32_t offset, std::uint32_t value) {
+  std::lock_guard lock(mu_);
   save(offset, Kind::kPlain);
   mmio_.write32(offset, value);
 }
 
 void SavedRegisters::write_masked(std::uint32_t offset, std::uint32_t value) {
+  std::lock_guard lock(mu_);
   save(offset, Kind::kMasked);
   mmio_.write32(offset, value);
 }
 
 void SavedRegisters::set_owned_bits(std::uint32_t offset, std::uint32_t bits) {
+  std::lock_guard lock(mu_);
   auto it = std::find_if(saved_.begin(), saved_.end(),
                          [offset](const Saved& s) { return s.offset == offset; });
   if (it == saved_.end()) {
@@ -34,6 +37,16 @@ void SavedRegisters::set_owned_bits(std::uint32_t offset, std::uint32_t bits) {
 }
 
 void SavedRegisters::restore() {
+  std::lock_guard lock(mu_);
+  restore_locked();
+}
+
+void SavedRegisters::restore_and_hold() {
+  mu_.lock();  // never unlocked: the process ends with the registers as restored
+  restore_locked();
+}
+
+void SavedRegisters::restore_locked() {
   for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
     switch (it->kind) {
       case Kind::kPlain: mmio_.write32(it->offset, it->prior); break;

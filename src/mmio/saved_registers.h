@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "mmio/mmio.h"
@@ -27,9 +28,16 @@ class SavedRegisters {
   // i915 sets its own bit whenever it likes): sets `bits` with a masked write, and restore()
   // clears just them with a masked write, never putting back a stale copy of the other bits.
   void set_owned_bits(std::uint32_t offset, std::uint32_t bits);
-  // Puts back every saved value, last written first. Idempotent.
+  // Puts back every saved value, last written first. Idempotent. Writes and restores are
+  // serialised, so the signal thread may restore while another thread writes.
   void restore();
-  std::size_t saved_count() const { return saved_.size(); }
+  // restore(), then keeps the lock: nothing is written through this object again. For the signal
+  // thread's restore plan just before the process ends (signal_restore.h).
+  void restore_and_hold();
+  std::size_t saved_count() const {
+    std::lock_guard lock(mu_);
+    return saved_.size();
+  }
 
  private:
   Mmio& mmio_;
@@ -40,7 +48,9 @@ class SavedRegisters {
     Kind kind;
   };
   void save(std::uint32_t offset, Kind kind);
+  void restore_locked();
 
+  mutable std::mutex mu_;
   std::vector<Saved> saved_;
 };
 

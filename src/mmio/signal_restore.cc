@@ -1,70 +1,134 @@
 #include "mmio/signal_restore.h"
 
-#include <atomic>
-#include <cstdint>
-#include <csignal>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 namespace oaprof::mmio {
 namespace {
 
-std::atomic<SavedRegisters*> g_guarded[SignalRestoreGuard::kMaxGuards];
-// When each slot's guard was made: the handler restores the newest first, as destructors would,
-// so registers are put back while the forcewake taken before them is still held.
-std::atomic<std::uint64_t> g_made[SignalRestoreGuard::kMaxGuards];
-std::uint64_t g_next_made = 0;  // guarded by g_install_mu
-std::mutex g_install_mu;
-int g_installed = 0;
-struct sigaction g_previous_int {}, g_previous_term {};
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-// Restoring is a handful of volatile stores on real hardware. The saved list is complete
-// before a guard is registered and only read here, so the handler sees a consistent list.
-void on_signal(int sig) {
+struct Registry {
+  std::mutex mu;
+  std::vector<SavedRegisters*> guarded;  // oldest first
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+struct ThreadState {
+  std::mutex mu;
+  bool running = false;
+  sigset_t original_mask{};
+  SignalThread::Handler handler;
+  int count = 0;
+};
+ThreadState& state() {
+  static ThreadState s;
+  return s;
+}
+
+sigset_t handled_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kSignals) sigaddset(&set, sig);
+  return set;
+}
+
+// The default: the restore plan, then the end the signal would have given.
+[[noreturn]] void restore_and_end(int sig) {
+  restore_all_and_hold();
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  ::raise(sig);
+  ::_exit(128 + sig);  // a signal whose default is to be ignored would not end the process
+}
+
+void wait_for_signals() {
+  const sigset_t set = handled_signals();
   for (;;) {
-    int newest = -1;
-    for (int i = 0; i < SignalRestoreGuard::kMaxGuards; ++i) {
-      if (g_guarded[i].load() != nullptr && (newest < 0 || g_made[i] > g_made[newest])) newest = i;
+    siginfo_t info{};
+    const int sig = ::sigwaitinfo(&set, &info);
+    if (sig < 0) continue;  // EINTR
+    SignalThread::Handler handler;
+    int count = 0;
+    {
+      std::lock_guard lock(state().mu);
+      handler = state().handler;
+      count = ++state().count;
     }
-    if (newest < 0) break;
-    if (SavedRegisters* saved = g_guarded[newest].exchange(nullptr)) saved->restore();
+    if (!handler) restore_and_end(sig);
+    handler(info, count);
   }
-  const struct sigaction& prev = sig == SIGINT ? g_previous_int : g_previous_term;
-  sigaction(sig, &prev, nullptr);
-  raise(sig);
 }
 
 }  // namespace
 
 SignalRestoreGuard::SignalRestoreGuard(SavedRegisters& saved) {
-  std::lock_guard lock(g_install_mu);
-  // Slots are taken and freed under the mutex; the handler only ever empties one.
-  for (int i = 0; i < kMaxGuards; ++i) {
-    if (g_guarded[i].load() != nullptr) continue;
-    g_made[i] = ++g_next_made;
-    g_guarded[i].store(&saved);
-    slot_ = i;
-    break;
-  }
-  if (slot_ < 0) {
+  std::lock_guard lock(registry().mu);
+  if (registry().guarded.size() >= kMaxGuards) {
     throw std::runtime_error("too many OA sessions in one process to restore on a signal");
   }
-  if (g_installed++ == 0) {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &g_previous_int);
-    sigaction(SIGTERM, &sa, &g_previous_term);
-  }
+  registry().guarded.push_back(&saved);
+  saved_ = &saved;
 }
 
 SignalRestoreGuard::~SignalRestoreGuard() {
-  std::lock_guard lock(g_install_mu);
-  g_guarded[slot_].store(nullptr);
-  if (--g_installed == 0) {
-    sigaction(SIGINT, &g_previous_int, nullptr);
-    sigaction(SIGTERM, &g_previous_term, nullptr);
+  std::lock_guard lock(registry().mu);
+  auto& g = registry().guarded;
+  std::erase(g, saved_);
+}
+
+void restore_all_and_hold() {
+  registry().mu.lock();  // held to the end: no guard comes or goes after the restore
+  auto& g = registry().guarded;
+  for (auto it = g.rbegin(); it != g.rend(); ++it) (*it)->restore_and_hold();
+}
+
+void SignalThread::start() {
+  std::lock_guard lock(state().mu);
+  if (state().running) return;
+  const sigset_t set = handled_signals();
+  if (::pthread_sigmask(SIG_BLOCK, &set, &state().original_mask) != 0) {
+    throw std::runtime_error("cannot block the signals for the signal thread");
   }
+  std::thread(wait_for_signals).detach();
+  state().running = true;
+}
+
+bool SignalThread::running() {
+  std::lock_guard lock(state().mu);
+  return state().running;
+}
+
+void SignalThread::set_handler(Handler handler) {
+  std::lock_guard lock(state().mu);
+  state().handler = std::move(handler);
+  state().count = 0;
+}
+
+void SignalThread::clear_handler() { set_handler(nullptr); }
+
+sigset_t SignalThread::mask_for_programs() {
+  std::lock_guard lock(state().mu);
+  if (state().running) return state().original_mask;
+  sigset_t current;
+  ::pthread_sigmask(SIG_BLOCK, nullptr, &current);
+  return current;
 }
 
 }  // namespace oaprof::mmio

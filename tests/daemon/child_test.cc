@@ -12,6 +12,8 @@
 #include <fstream>
 #include <optional>
 
+#include "mmio/signal_restore.h"
+
 namespace oaprof::daemon {
 namespace {
 
@@ -41,6 +43,39 @@ TEST(SpawnChildTest, RunsWithTheEnvironmentAndReportsItsStatus) {
   std::string line;
   std::getline(std::ifstream(out), line);
   EXPECT_EQ(line, "hello");
+  std::filesystem::remove(out);
+}
+
+std::string blocked_signals_line(const std::filesystem::path& status) {
+  std::ifstream in(status);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("SigBlk:", 0) == 0) return line;
+  }
+  return "";
+}
+
+// oaprof blocks its signals for the signal thread; the program must not inherit that, or Ctrl-C
+// would never reach it.
+TEST(SpawnChildTest, TheProgramGetsTheSignalMaskFromBeforeTheSignalThread) {
+  const auto out = std::filesystem::temp_directory_path() /
+                   ("oaprof-child-mask-" + std::to_string(::getpid()));
+  const std::string ours = blocked_signals_line("/proc/self/status");
+  ASSERT_FALSE(ours.empty());
+  const pid_t oaprof = ::fork();
+  ASSERT_GE(oaprof, 0);
+  if (oaprof == 0) {  // stands for oaprof: the thread first, then the program
+    mmio::SignalThread::start();
+    ChildSpec spec;
+    spec.argv = {"/bin/sh", "-c", "grep SigBlk /proc/self/status > " + out.string()};
+    int status = 0;
+    const pid_t pid = spawn_child(spec);
+    ::waitpid(pid, &status, 0);
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 99);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(oaprof, &status, 0), oaprof);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(blocked_signals_line(out), ours);
   std::filesystem::remove(out);
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -322,6 +324,59 @@ TEST_F(PipelineTest, TwoOutputsOnStandardOutputAreRefused) {
     EXPECT_THAT(r.output, HasSubstr("more than one of -o, --json and --trace names standard"))
         << outputs;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// A program that ignores SIGINT and SIGTERM: the first signal sent to oaprof goes on to it and
+// changes nothing; the second ends it (SIGKILL), and oaprof still writes every row it measured,
+// a valid JSON document and its summary, instead of dying of the signal half-way through.
+TEST_F(PipelineTest, ASecondSignalEndsAProgramThatIgnoresTheFirstAndTheOutputsAreComplete) {
+  const fs::path csv = dir_ / "signalled.csv";
+  const fs::path json = dir_ / "signalled.json";
+  const fs::path log = dir_ / "oaprof.log";
+  const fs::path ran = dir_ / "ran";  // kernel_runner is done; the program sleeps
+  const std::string program =
+      fmt::format("trap '' INT TERM; {} mad_vect4 --min-time 1 > /dev/null; touch {}; exec sleep 120",
+                  KERNEL_RUNNER_BIN, ran.string());
+  const std::string command = fmt::format(
+      "exec {} --device sim --energy none --idle-baseline off -o {} --json {} -- /bin/sh -c \"{}\" "
+      "> {} 2>&1",
+      OAPROF_BIN, csv.string(), json.string(), program, log.string());
+  const auto started = std::chrono::steady_clock::now();
+  const pid_t oaprof = ::fork();
+  ASSERT_GE(oaprof, 0);
+  if (oaprof == 0) {
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // The rows of kernel_runner's launches are written before the signals come.
+  for (int i = 0; i < 1200 && !fs::exists(ran); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(fs::exists(ran)) << "kernel_runner never finished";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the shell execs sleep
+  const std::size_t rows_before = read_csv(csv).size();
+  ASSERT_GE(rows_before, 2u);
+  ::kill(oaprof, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(oaprof, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(oaprof, &status, 0), oaprof);
+  const auto took = std::chrono::steady_clock::now() - started;
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_LT(took, std::chrono::seconds(100)) << "oaprof waited for the program's sleep";
+  ASSERT_TRUE(WIFEXITED(status)) << "oaprof died of the signal: " << status << "\n" << output;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGKILL) << output;  // the program's end, as a shell says
+  EXPECT_THAT(output, HasSubstr("interrupted again"));
+  const auto rows = read_csv(csv);
+  EXPECT_EQ(rows.size(), rows_before);
+  const nlohmann::json doc = read_json(json);
+  ASSERT_FALSE(doc.is_discarded()) << "the JSON document is not complete";
+  EXPECT_EQ(doc["launches"].size(), rows.size());
 }
 
 }  // namespace

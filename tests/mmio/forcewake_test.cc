@@ -1,4 +1,5 @@
 #include "mmio/forcewake.h"
+#include "mmio/signal_restore.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -150,6 +151,7 @@ TEST_F(ForcewakeTest, SigtermReleasesRegisterForcewakeAndKeepsTheDriversRequest)
   SharedForcewakeRegisters parent(shared.data());
   const int status = testing::run_child_until_signalled(
       [&] {  // static: what the child sets up must outlive set_up, until the signal
+        SignalThread::start();  // as oaprof's main does, before anything is programmed
         static SharedForcewakeRegisters m(shared.data());
         ForcewakeOptions opt;
         opt.mode = ForcewakeMode::kRegisters;

@@ -1,4 +1,5 @@
 #include "mmio/oa_programmer.h"
+#include "mmio/signal_restore.h"
 
 #include <csignal>
 #include <cstring>
@@ -282,6 +283,7 @@ TEST(OaProgrammerTest, SigtermRestoresEveryRegisterBeforeTheProcessEnds) {
   std::memcpy(words, before.data(), bytes);
   const int status = testing::run_child_until_signalled(
       [&] {  // static: what the child sets up must outlive set_up, until the signal
+        SignalThread::start();  // as oaprof's main does, before anything is programmed
         static MemoryMmio m(words);
         static OaProgrammer p(m, [](std::chrono::microseconds) {});
         p.program(plan_oa_programming(oa::simulated_platform(),

@@ -42,6 +42,7 @@
 #include "launch/loader.h"
 #include "launch/replay_config.h"
 #include "mmio/forcewake.h"
+#include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "oa/accumulator.h"
 #include "oa/builtin_metric_set.h"
@@ -64,14 +65,24 @@ namespace fs = std::filesystem;
 std::atomic<pid_t> g_child{0};
 std::atomic<bool> g_interrupted{false};
 
-// Signals sent to oaprof (kill, systemd, a batch system) go on to the program, which decides how
-// to end; oaprof then writes everything measured and restores the GPU. A Ctrl-C from the terminal
-// already reaches the program through the process group, so it is not sent twice. Without a
-// program (--system-wide), a signal ends the sampling early.
-void forward_signal(int sig, siginfo_t* info, void*) {
+// Signals reach oaprof on its signal thread (mmio/signal_restore.h), never in the middle of
+// writing a row. The first one sent to oaprof (kill, systemd, a batch system) goes on to the
+// program, which decides how to end; a Ctrl-C from the terminal already reached the program
+// through the process group, so it is not sent twice. A second signal ends the program with
+// SIGKILL, for a program that ignores the first. Either way oaprof itself goes on: it writes
+// everything measured and restores the GPU, so the outputs are complete. Without a program
+// (--system-wide), a signal ends the sampling early.
+void on_profile_signal(const siginfo_t& info, int count) {
   g_interrupted = true;
   const pid_t child = g_child.load();
-  if (child > 0 && info->si_code != SI_KERNEL) ::kill(child, sig);
+  if (child <= 0) return;
+  if (count == 1) {
+    if (info.si_code != SI_KERNEL) ::kill(child, info.si_signo);
+    return;
+  }
+  std::cerr << "oaprof: interrupted again: ending the program with SIGKILL; the rows measured "
+               "so far are written and the GPU restored\n";
+  ::kill(child, SIGKILL);
 }
 
 // Durations as the energy options read them (power::parse_duration_ns), with the option named.
@@ -659,10 +670,8 @@ int run_profile(const ProfileOptions& options) {
     return device_only_touched(kExitSetup);
   }
 
-  struct sigaction sa {};
-  sa.sa_sigaction = &forward_signal;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(sig, &sa, nullptr);
+  // From here to the last output written, a signal never ends oaprof (on_profile_signal).
+  const mmio::ScopedSignalHandler signals(&on_profile_signal);
 
   // A session that could not be ended cleanly (oaprofd gone, a failed restore) does not cost the
   // rows: they are on disk already, the summary is still printed, and the exit status says so.
