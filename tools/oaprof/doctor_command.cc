@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/daemon_paths.h"
+#include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/doctor.h"
@@ -61,6 +62,7 @@ void print_json(const doctor::DoctorOptions& opt, const std::vector<doctor::Chec
 }
 
 int run_doctor(DoctorCommandOptions& opt) {
+  mmio::SignalThread::start();  // doctor may hold forcewake: signals restore it (profile.cc)
   const daemon::RootPathOption paths[] = {
       {"--sysfs-root", opt.sysfs_root, "/sys"},
       {"--debugfs", opt.debugfs_root, "/sys/kernel/debug"},

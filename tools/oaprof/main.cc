@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "daemon/privilege_drop.h"
-#include "mmio/signal_restore.h"
 #include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
@@ -54,9 +53,6 @@ bool under_sudo() {
 
 int main(int argc, char** argv) {
   using namespace oaprof::tools;
-  // Before any thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by the signal thread, so
-  // that what a signal does (forward it, finish the outputs, restore the GPU) is ordinary code.
-  oaprof::mmio::SignalThread::start();
   CLI::App app{"oaprof: per-kernel hardware counters of Intel integrated GPUs for OpenCL programs.\n"
                "Runs PROGRAM with an OpenCL layer that snapshots the GPU's OA counters around every "
                "kernel launch, and reports per-launch counter deltas.",

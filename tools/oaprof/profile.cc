@@ -408,6 +408,11 @@ Action add_profile_options(CLI::App& app) {
 namespace {
 
 int run_profile(const ProfileOptions& options) {
+  // Before any thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by the signal thread, so
+  // that what a signal does (forward it, finish the outputs, restore the GPU) is ordinary code.
+  // Only the commands that may hold registers start it; those that drop to the sudo user
+  // (become_sudo_user) must drop while the process still has one thread.
+  mmio::SignalThread::start();
   const auto& command = options.command;
   std::chrono::milliseconds min_window{}, duration{};
   std::optional<std::chrono::milliseconds> interval;
