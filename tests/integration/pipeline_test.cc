@@ -201,6 +201,21 @@ TEST_F(PipelineTest, BadOptionsAndMissingProgramsHaveTheirOwnExitCodes) {
   EXPECT_EQ(unwritable.status, 4) << unwritable.output;
 }
 
+// Every option is checked before anything is opened (tools/oaprof/profile_plan.h): a bad one
+// leaves no register file, no output and no journal behind. --device sim:FILE creates FILE as it
+// opens, so it shows whether the device was opened before the refusal.
+TEST_F(PipelineTest, ABadOptionIsRefusedBeforeTheDeviceOrAnyFileIsOpened) {
+  const fs::path registers = dir_ / "registers", csv = dir_ / "never.csv";
+  for (const char* bad : {"--energy battery", "--idle-baseline soon", "--igpu-power pp9",
+                          "--json - --trace -", "--access dma", "--forcewake always"}) {
+    const CommandResult r = run(fmt::format("{} --device sim:{} -q -o {} {} -- true", OAPROF_BIN,
+                                            registers.string(), csv.string(), bad));
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
+    EXPECT_FALSE(fs::exists(registers)) << bad;
+    EXPECT_FALSE(fs::exists(csv)) << bad;
+  }
+}
+
 TEST_F(PipelineTest, TheLayerWithoutOaprofWarnsOnceAndRunsTheProgramUnchanged) {
   const CommandResult r = run(fmt::format("env -u OAPROF_SOCKET OPENCL_LAYERS={} {} mad_scalar --min-time 0 "
                                 "--max-repeats 3 --wg 2 --wi 8",

@@ -1,7 +1,8 @@
 // The default action of oaprof: profile a program (`--mode kernel`, per launch; `--mode app`, one
-// delta over the whole run) or the whole GPU (`--system-wide`). Wiring only: the device (gpu) or,
-// without root, oaprofd's session (daemon/remote_source.h), the Session, its socket and samplers
-// (daemon), the child with the interceptor (launch), and the reporters (report).
+// delta over the whole run) or the whole GPU (`--system-wide`). Wiring only: the options become a
+// ProfilePlan (profile_plan.h), checked before anything is opened; then the run is set up (the
+// device or, without root, oaprofd's session; energy; outputs), run (the program with the
+// interceptor, or the samplers), and finished (restore, rows drained, summary), each a step here.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -14,7 +15,6 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -25,28 +25,22 @@
 
 #include "daemon/child.h"
 #include "daemon/daemon_paths.h"
+#include "daemon/register_journal.h"
 #include "daemon/remote_source.h"
 #include "daemon/row_writer.h"
 #include "daemon/sampler.h"
 #include "daemon/server.h"
 #include "daemon/session.h"
-#include "daemon/register_journal.h"
-#include "daemon/root_paths.h"
 #include "daemon/session_lock.h"
 #include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
 #include "daemon/user_file.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
-#include "launch/launch_filter.h"
 #include "launch/loader.h"
-#include "launch/replay_config.h"
-#include "mmio/forcewake.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "oa/accumulator.h"
-#include "oa/builtin_metric_set.h"
-#include "oa/topology.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
@@ -57,6 +51,7 @@
 #include "report/row.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/metric_files.h"
+#include "tools/oaprof/profile_plan.h"
 
 namespace oaprof::tools {
 namespace {
@@ -85,177 +80,13 @@ void on_profile_signal(const siginfo_t& info, int count) {
   ::kill(child, SIGKILL);
 }
 
-// Durations as the energy options read them (power::parse_duration_ns), with the option named.
-std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text) {
-  try {
-    return std::chrono::milliseconds(power::parse_duration_ns(text) / 1'000'000);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
-  }
-}
-
 fs::path installed_library(const char* env, const char* file) {
   if (const char* p = std::getenv(env); p && *p) return p;
   std::error_code ec;
   return fs::read_symlink("/proc/self/exe", ec).parent_path() / OAPROF_LIB_DIR_FROM_BIN / file;
 }
 
-struct ProfileOptions {
-  std::string device_spec = "auto";
-  std::string pci;  // --pci BDF: the same as --device BDF
-  std::string daemon = "auto";
-  std::string access = "mmio";
-  std::string format_text = "101";
-  std::string metric_set = std::string(oa::kBuiltinMetricSetSymbol);
-  std::string metrics_xml;
-  std::string forcewake = "auto";
-  std::string debugfs_root = "/sys/kernel/debug";
-  std::string render_node = "auto";
-  std::string drm_card = "auto";
-  int oa_exponent = 16;
-  int sim_eus = 0;           // --sim-eus: the simulated part's EUs, some fused off
-  bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
-  std::string sim_platform = "kblgt2";  // --sim-platform: which part --device sim simulates
-  std::string csv_path;
-  std::string json_path;
-  std::string trace_path;  // --trace: a Perfetto trace
-  std::string min_window = "50ms";
-  std::string mode = "kernel";
-  std::string inject = "auto";
-  std::string replay = "off";
-  std::string kernel_name;
-  std::uint64_t launch_skip = 0;
-  std::optional<std::uint64_t> launch_count;
-  bool system_wide = false;
-  std::string duration;
-  std::string interval;
-  std::string energy = "auto";
-  std::string igpu_power = "pkg-pp0-dram";
-  std::string idle_baseline = "250ms";
-  std::string sysfs_root = "/sys";
-  bool quiet = false;
-  std::vector<std::string> command;
-};
-
-// The output files and reporters of one run.
-struct Outputs {
-  std::unique_ptr<report::FdOstream> csv;
-  std::unique_ptr<report::FdOstream> json;
-  std::unique_ptr<report::FdOstream> trace;
-  std::unique_ptr<report::Reporter> files;  // CSV and JSON, written as rows arrive
-  std::unique_ptr<report::Reporter> table;  // printed at the end
-  std::atomic<std::uint64_t> rows{0};
-};
-
-// "-" and /dev/stdout name oaprof's standard output. /dev/stdout is a link (to
-// /proc/self/fd/1), which the user files' O_NOFOLLOW would refuse; the descriptor behind it is the
-// one the user gave oaprof, so it is used directly and no path is opened.
-bool names_stdout(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
-
-// The files are opened as the user who ran sudo (daemon/user_file.h): root never creates,
-// truncates or chowns a path the user names. Standard output (names_stdout) is a copy of
-// descriptor 1; the summary table then goes to stderr, so that stdout carries the file alone.
-int open_outputs(const ProfileOptions& o, const std::string& csv_path,
-                 const std::optional<daemon::Credentials>& creds, Outputs& out) {
-  const int on_stdout = int(names_stdout(csv_path)) + int(names_stdout(o.json_path)) +
-                        int(names_stdout(o.trace_path));
-  if (on_stdout > 1) {
-    std::cerr << "oaprof: more than one of -o, --json and --trace names standard output, where "
-                 "they would mix; send all but one to files\n";
-    return kExitUsage;
-  }
-  std::vector<std::unique_ptr<report::Reporter>> files;
-  auto open = [&](const std::string& path) -> std::unique_ptr<report::FdOstream> {
-    if (names_stdout(path)) {
-      const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-      if (fd >= 0) return std::make_unique<report::FdOstream>(fd);
-      std::cerr << fmt::format("oaprof: cannot write {}: standard output: {}\n", path,
-                               std::strerror(errno));
-      return nullptr;
-    }
-    try {
-      return std::make_unique<report::FdOstream>(
-          daemon::open_user_file(path, daemon::UserFileAccess::kWrite, creds));
-    } catch (const daemon::UserFileError& e) {
-      std::cerr << "oaprof: " << e.what() << "\n";
-      return nullptr;
-    }
-  };
-  if (!(out.csv = open(csv_path))) return kExitOutput;
-  files.push_back(report::make_csv_reporter(*out.csv));
-  if (!o.json_path.empty()) {
-    if (!(out.json = open(o.json_path))) return kExitOutput;
-    files.push_back(report::make_json_reporter(*out.json));
-  }
-  if (!o.trace_path.empty()) {
-    if (!(out.trace = open(o.trace_path))) return kExitOutput;
-    files.push_back(report::make_perfetto_trace_reporter(*out.trace));
-  }
-  out.files = report::make_tee_reporter(std::move(files));
-  out.table = report::make_table_reporter(on_stdout > 0 ? std::cerr : std::cout);
-  return 0;
-}
-
-// Waits for the child, showing progress on a terminal; returns its wait status.
-int wait_for_child(pid_t pid, bool progress, const std::atomic<std::uint64_t>& rows) {
-  auto last_progress = std::chrono::steady_clock::now();
-  int status = 0;
-  for (;;) {
-    const pid_t r = ::waitpid(pid, &status, progress ? WNOHANG : 0);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) break;
-    if (progress) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(1)) {
-        last_progress = std::chrono::steady_clock::now();
-        std::cerr << fmt::format("\roaprof: {} launches measured", rows.load());
-      }
-    }
-  }
-  if (progress) std::cerr << "\r\033[K";
-  return status;
-}
-
 int run_profile(const ProfileOptions& options);
-
-// Says why a stopped sampler ended early; false when it did not.
-bool sampling_failed(const daemon::Sampler& sampler) {
-  if (sampler.failure().empty()) return false;
-  std::cerr << fmt::format("oaprof: sampling ended early: {}; the last row covers what was read "
-                           "until then and is flagged sampling_failed\n",
-                           sampler.failure());
-  return true;
-}
-
-// Samplers read well within the longest gap whose deltas stay exact on this device.
-daemon::SamplerOptions sampler_options(const report::RunInfo& info) {
-  daemon::SamplerOptions so;
-  so.timestamp_hz = info.timestamp_hz;
-  so.max_interval_ns = oa::max_safe_read_interval_ns(info.max_freq_mhz, info.eus, info.timestamp_hz);
-  so.read_period = std::min(
-      so.read_period, std::chrono::milliseconds(static_cast<std::int64_t>(so.max_interval_ns / 2e6)));
-  return so;
-}
-
-// Under sudo the options that point root at files keep their defaults (daemon/root_paths.h).
-void require_root_paths(const ProfileOptions& o, const std::string& device_spec,
-                        const std::optional<daemon::Credentials>& creds) {
-  const daemon::RootPathOption paths[] = {
-      {"--sysfs-root", o.sysfs_root, "/sys"},
-      {"--debugfs", o.debugfs_root, "/sys/kernel/debug"},
-      {"--render-node", o.render_node, "auto", "/dev/dri/renderD"},
-      {"--drm-card", o.drm_card, "auto", "/sys/class/drm/card"},
-  };
-  daemon::require_root_paths_under_sudo(paths, creds);
-  daemon::require_no_register_file_under_sudo(device_spec, creds);
-}
-
-// Whether this run reaches the OA unit through oaprofd rather than opening the device itself.
-bool through_daemon(const std::string& mode, const std::string& device_spec) {
-  if (mode == "always") return true;
-  if (mode == "never") return false;
-  return ::geteuid() != 0 && device_spec != "sim";
-}
 
 }  // namespace
 
@@ -407,432 +238,536 @@ Action add_profile_options(CLI::App& app) {
 
 namespace {
 
-int run_profile(const ProfileOptions& options) {
-  // Before any thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by the signal thread, so
-  // that what a signal does (forward it, finish the outputs, restore the GPU) is ordinary code.
-  // Only the commands that may hold registers start it; those that drop to the sudo user
-  // (become_sudo_user) must drop while the process still has one thread.
-  mmio::SignalThread::start();
-  const auto& command = options.command;
-  std::chrono::milliseconds min_window{}, duration{};
-  std::optional<std::chrono::milliseconds> interval;
-  launch::LaunchFilter filter;
-  std::string device_spec;
-  try {
-    device_spec = gpu::device_spec_with_pci(options.device_spec, options.pci);
-    min_window = parse_duration("--min-window", options.min_window);
-    if (options.system_wide) {
-      if (!command.empty()) {
-        throw std::invalid_argument("--system-wide samples the whole GPU: give no program");
-      }
-      if (options.duration.empty()) {
-        throw std::invalid_argument("--system-wide needs --duration, e.g. --duration 10s");
-      }
-      duration = parse_duration("--duration", options.duration);
-      if (!options.interval.empty()) interval = parse_duration("--interval", options.interval);
-      if (interval && interval->count() <= 0) throw std::invalid_argument("--interval must be > 0");
-    } else {
-      if (command.empty()) {
-        throw std::invalid_argument(
-            "name the program to profile after --, e.g. oaprof -- kernel_runner mad_vect4 "
-            "(or use --system-wide --duration 10s)");
-      }
-      if (!options.duration.empty() || !options.interval.empty()) {
-        throw std::invalid_argument("--duration and --interval go with --system-wide");
-      }
-    }
-    if (options.replay != "off") {
-      std::string warning;
-      (void)launch::parse_replay_config(options.replay.c_str(), nullptr, warning);
-      if (!warning.empty()) throw std::invalid_argument("--replay: " + warning);
-      if (options.mode != "kernel" || options.system_wide) {
-        throw std::invalid_argument("--replay goes with --mode kernel");
-      }
-    }
-    filter = launch::LaunchFilter(options.kernel_name, options.launch_skip, options.launch_count);
-    (void)power::parse_igpu_formula(options.igpu_power);
-    (void)power::parse_idle_baseline(options.idle_baseline);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  const std::string mode = options.system_wide ? "system-wide" : options.mode;
-  const std::string csv_path =
-      !options.csv_path.empty() ? options.csv_path
-      : options.system_wide     ? std::string("oaprof-system.csv")
-                                : fmt::format("oaprof-{}.csv", fs::path(command[0]).filename().string());
-
-  const auto env = daemon::process_environment();
-  std::optional<daemon::Credentials> creds;
-  // A local run's hold on the OA unit, declared before the device so that they outlive it: the
-  // device closes (forcewake let go), then the state file goes, then the lock.
-  std::optional<daemon::SessionLock> local_lock;
-  std::unique_ptr<daemon::SessionJournal> local_journal;
-  gpu::Device device;  // opened here only without the daemon
+// What a run holds of the GPU, declared so that it goes in the right order: the lock outlives
+// the journal, which outlives the device (forcewake let go first, then the state file, then the
+// lock). Locally: the device, under oaprofd's lock and with its journal; through oaprofd: the
+// client and what the daemon opened.
+struct GpuHold {
+  std::optional<daemon::SessionLock> lock;
+  std::unique_ptr<daemon::SessionJournal> journal;
+  gpu::Device device;
   std::shared_ptr<daemon::DaemonClient> client;
   std::optional<oa::wire::Opened> opened;
   oa::Platform platform;  // with the device's own topology and timestamp frequency
   oa::DeviceFacts facts;  // and where they came from
-  std::string device_label, device_detail;
+  std::string label, detail;
   bool simulated = false;
   std::unique_ptr<gpu::CounterSource> source;
   std::unique_ptr<oa::MetricSet> metrics;
   oa::ReportFormat format{};
+
   // Before the session starts only the device has written registers (forcewake), and it puts
   // them back as it closes: the journal's state file may go with it.
-  const auto device_only_touched = [&](int exit_code) {
-    if (local_journal) local_journal->mark_restored();
+  int untouched(int exit_code) {
+    if (journal) journal->mark_restored();
     return exit_code;
-  };
+  }
+};
 
+void open_through_daemon(const ProfilePlan& plan, GpuHold& gpu) {
+  gpu.client = std::make_shared<daemon::DaemonClient>(daemon::daemon_socket_path());
+  oa::wire::Open request;
+  request.pid = static_cast<std::uint32_t>(::getpid());
+  request.device = plan.device.spec;
+  request.access = plan.access;
+  request.format = plan.format_text;
+  request.metric_set = plan.metric_set;
+  // The daemon resolves paths from its own working directory, not ours.
+  request.metrics_xml =
+      plan.metrics_xml.empty() ? std::string() : fs::absolute(plan.metrics_xml).string();
+  request.energy = plan.energy;
+  gpu.opened = gpu.client->open(request);
+  const oa::wire::Opened& opened = *gpu.opened;
+  gpu.facts = opened.facts;
+  gpu.platform = oa::apply_facts(opened.simulated ? oa::simulated_platform()
+                                                  : oa::require_platform_for_pci_id(opened.pci_id),
+                                 gpu.facts);
+  gpu.format = oa::parse_format(opened.format, gpu.platform.gen);
+  gpu.source = daemon::make_remote_counter_source(gpu.client, gpu.format, opened.simulated);
+  // The daemon programmed the set; the same file gives its equations here.
+  gpu.metrics = std::make_unique<oa::MetricSet>(
+      load_metric_set(gpu.platform, opened.metric_set, opened.metrics_file));
+  gpu.label = opened.label;
+  gpu.detail = opened.detail + " via oaprofd";
+  gpu.simulated = opened.simulated;
+}
+
+// Everything but the in-process simulator is shared with other runs and oaprofd: the unit is
+// taken as oaprofd takes it, under its lock and with its journal, so that two runs never program
+// it at once and a run killed with SIGKILL leaves what the next one restores.
+void take_shared_unit(const ProfilePlan& plan, gpu::DeviceOptions& dopt, GpuHold& gpu) {
+  daemon::prepare_state_dir(plan.state_dir);
+  const std::string holder =
+      daemon::holder_text(plan.creds ? plan.creds->uid : ::getuid(), ::getpid());
+  std::string busy;
+  gpu.lock = daemon::SessionLock::try_acquire(plan.state_dir / "session.lock", holder, &busy);
+  if (!gpu.lock) {
+    throw std::runtime_error(
+        fmt::format("busy: the OA unit is held by {}; wait for that run to end", busy));
+  }
+  if (auto done = daemon::restore_state_file(plan.state_dir / "state", dopt)) {
+    std::cerr << "oaprof: " << *done << "\n";
+  }
+  gpu.journal = std::make_unique<daemon::SessionJournal>(
+      plan.state_dir / "state", daemon::StateContents{dopt.spec, {}, holder, {}});
+  dopt.wrap_mmio = [journal = gpu.journal.get()](std::unique_ptr<mmio::Mmio> inner) {
+    return journal->wrap(std::move(inner));
+  };
+}
+
+void open_locally(const ProfilePlan& plan, GpuHold& gpu) {
+  gpu::DeviceOptions dopt = plan.device;
+  if (dopt.spec != "sim") take_shared_unit(plan, dopt, gpu);
+  gpu.device = gpu::open_device(dopt);
+  gpu.platform = gpu.device.platform;
+  gpu.facts = gpu.device.facts;
+  gpu.label = gpu.device.label();
+  gpu.detail = gpu.device.mmio->describe();
+  gpu.simulated = gpu.device.simulated();
+  gpu.format = oa::parse_format(plan.format_text, gpu.platform.gen);
+  gpu.source = gpu::make_counter_source(plan.access, gpu.device);
+  // A file the user names is read as the user (daemon/user_file.h).
+  gpu.metrics = std::make_unique<oa::MetricSet>(
+      load_metric_set(gpu.platform, plan.metric_set, plan.metrics_xml, plan.creds));
+}
+
+// 0, or the exit status after saying why on stderr.
+int open_gpu(const ProfilePlan& plan, GpuHold& gpu) {
   try {
-    creds = daemon::credentials_from_sudo(env, ::geteuid());
-    require_root_paths(options, device_spec, creds);
-    // Read from the environment once, here, whatever the device: under sudo it is the user's.
-    const fs::path state_dir = daemon::state_dir_from(env, creds);
-    if (through_daemon(options.daemon, device_spec)) {
-      client = std::make_shared<daemon::DaemonClient>(daemon::daemon_socket_path());
-      oa::wire::Open request;
-      request.pid = static_cast<std::uint32_t>(::getpid());
-      request.device = device_spec;
-      request.access = options.access;
-      request.format = options.format_text;
-      request.metric_set = options.metric_set;
-      // The daemon resolves paths from its own working directory, not ours.
-      request.metrics_xml =
-          options.metrics_xml.empty() ? std::string() : fs::absolute(options.metrics_xml).string();
-      request.energy = options.energy;
-      opened = client->open(request);
-      facts = opened->facts;
-      platform = oa::apply_facts(opened->simulated
-                                     ? oa::simulated_platform()
-                                     : oa::require_platform_for_pci_id(opened->pci_id),
-                                 facts);
-      format = oa::parse_format(opened->format, platform.gen);
-      source = daemon::make_remote_counter_source(client, format, opened->simulated);
-      // The daemon programmed the set; the same file gives its equations here.
-      metrics = std::make_unique<oa::MetricSet>(
-          load_metric_set(platform, opened->metric_set, opened->metrics_file));
-      device_label = opened->label;
-      device_detail = opened->detail + " via oaprofd";
-      simulated = opened->simulated;
+    if (plan.through_daemon) {
+      open_through_daemon(plan, gpu);
     } else {
-      // Refused before the device is touched (oaprofd asks the same of its own device).
-      power::check_energy_backend_for_device(options.energy, gpu::spec_is_simulated(device_spec),
-                                             "--device " + device_spec);
-      gpu::DeviceOptions dopt;
-      dopt.spec = device_spec;
-      dopt.forcewake.mode = mmio::parse_forcewake_mode(options.forcewake);
-      dopt.forcewake.debugfs_root = options.debugfs_root;
-      dopt.sysfs_root = options.sysfs_root;
-      dopt.map_registers = gpu::access_maps_registers(options.access);  // perf: no BAR
-      dopt.render_node = options.render_node;
-      dopt.drm_card_sysfs = options.drm_card;
-      dopt.perf_period_exponent = options.oa_exponent;
-      dopt.sim.eus = options.sim_eus;
-      dopt.sim.i915 = !options.sim_no_i915;
-      dopt.sim.platform = mmio::sim_platform_by_name(options.sim_platform);
-      // Everything but the in-process simulator is shared with other runs and oaprofd: take the
-      // unit as oaprofd does, under its lock and with its journal, so that two runs never
-      // program it at once and a run killed with SIGKILL leaves what the next one restores.
-      if (device_spec != "sim") {
-        daemon::prepare_state_dir(state_dir);
-        const std::string holder =
-            daemon::holder_text(creds ? creds->uid : ::getuid(), ::getpid());
-        std::string busy;
-        local_lock = daemon::SessionLock::try_acquire(state_dir / "session.lock", holder, &busy);
-        if (!local_lock) {
-          throw std::runtime_error(fmt::format(
-              "busy: the OA unit is held by {}; wait for that run to end", busy));
-        }
-        if (auto done = daemon::restore_state_file(state_dir / "state", dopt)) {
-          std::cerr << "oaprof: " << *done << "\n";
-        }
-        local_journal = std::make_unique<daemon::SessionJournal>(
-            state_dir / "state", daemon::StateContents{device_spec, {}, holder, {}});
-        dopt.wrap_mmio = [journal = local_journal.get()](std::unique_ptr<mmio::Mmio> inner) {
-          return journal->wrap(std::move(inner));
-        };
-      }
-      device = gpu::open_device(dopt);
-      platform = device.platform;
-      facts = device.facts;
-      device_label = device.label();
-      device_detail = device.mmio->describe();
-      simulated = device.simulated();
-      format = oa::parse_format(options.format_text, platform.gen);
-      source = gpu::make_counter_source(options.access, device);
-      // A file the user names is read as the user (daemon/user_file.h).
-      metrics = std::make_unique<oa::MetricSet>(
-          load_metric_set(platform, options.metric_set, options.metrics_xml, creds));
+      open_locally(plan, gpu);
     }
+    return 0;
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return device_only_touched(kExitUsage);
+    return gpu.untouched(kExitUsage);
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return device_only_touched(kExitSetup);
+    return gpu.untouched(kExitSetup);
   }
+}
 
-  // Energy: a missing source is not fatal; rows then carry the reason instead of figures.
-  std::unique_ptr<power::EnergySource> energy;
-  std::string energy_reason;
-  power::SimEnergySource* sim_energy = nullptr;
-  if (client) {
-    energy = daemon::make_remote_energy_source(client, *opened);
-    energy_reason = opened->energy_reason;
-  } else try {
-    power::EnergyRoots roots;
-    roots.sysfs = options.sysfs_root;
-    const std::string name =
-        options.energy == "auto" && simulated ? std::string("sim") : options.energy;
-    power::EnergyChoice choice = power::choose_energy_source(name, roots);
-    energy_reason = choice.reason;
-    if (choice.source) {
-      sim_energy = dynamic_cast<power::SimEnergySource*>(choice.source.get());
-      // Read often enough in the background that no RAPL counter wraps twice unseen.
-      energy = std::make_unique<power::EnergySampler>(std::move(choice.source));
+// The energy backend; a missing one is not fatal: rows then carry the reason instead of figures.
+struct EnergySetup {
+  std::unique_ptr<power::EnergySource> source;
+  std::string reason;
+  power::SimEnergySource* sim = nullptr;  // the simulated RAPL tree, driven by the GPU's activity
+};
+
+// 0, or the exit status after saying why on stderr.
+int open_energy(const ProfilePlan& plan, const GpuHold& gpu, EnergySetup& energy) {
+  if (gpu.client) {
+    energy.source = daemon::make_remote_energy_source(gpu.client, *gpu.opened);
+    energy.reason = gpu.opened->energy_reason;
+  } else {
+    try {
+      power::EnergyRoots roots;
+      roots.sysfs = plan.device.sysfs_root;
+      const std::string name =
+          plan.energy == "auto" && gpu.simulated ? std::string("sim") : plan.energy;
+      power::EnergyChoice choice = power::choose_energy_source(name, roots);
+      energy.reason = choice.reason;
+      if (choice.source) {
+        energy.sim = dynamic_cast<power::SimEnergySource*>(choice.source.get());
+        // Read often enough in the background that no RAPL counter wraps twice unseen.
+        energy.source = std::make_unique<power::EnergySampler>(std::move(choice.source));
+      }
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "oaprof: " << e.what() << "\n";
+      return kExitUsage;
     }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof: " << e.what() << "\n";
-    return device_only_touched(kExitUsage);
   }
-  if (!energy && !options.quiet) std::cerr << "oaprof: no energy figures: " << energy_reason << "\n";
+  if (!energy.source && !plan.quiet) std::cerr << "oaprof: no energy figures: " << energy.reason << "\n";
+  return 0;
+}
 
-  Outputs out;
-  if (int rc = open_outputs(options, csv_path, creds, out); rc != 0) {
-    return device_only_touched(rc);
+// The output files and reporters of one run.
+struct Outputs {
+  std::unique_ptr<report::FdOstream> csv;
+  std::unique_ptr<report::FdOstream> json;
+  std::unique_ptr<report::FdOstream> trace;
+  std::unique_ptr<report::Reporter> files;  // CSV, JSON and trace, written as rows arrive
+  std::unique_ptr<report::Reporter> table;  // printed at the end
+  std::atomic<std::uint64_t> rows{0};
+};
+
+// One output: standard output (names_stdout) is a copy of descriptor 1; a file is opened as the
+// user who ran sudo (daemon/user_file.h), so root never creates, truncates or chowns a path the
+// user names. Null after saying why.
+std::unique_ptr<report::FdOstream> open_output(const std::string& path,
+                                               const std::optional<daemon::Credentials>& creds) {
+  if (names_stdout(path)) {
+    const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd >= 0) return std::make_unique<report::FdOstream>(fd);
+    std::cerr << fmt::format("oaprof: cannot write {}: standard output: {}\n", path,
+                             std::strerror(errno));
+    return nullptr;
   }
+  try {
+    return std::make_unique<report::FdOstream>(
+        daemon::open_user_file(path, daemon::UserFileAccess::kWrite, creds));
+  } catch (const daemon::UserFileError& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return nullptr;
+  }
+}
+
+// 0, or kExitOutput after saying why.
+int open_outputs(const ProfilePlan& plan, Outputs& out) {
+  const OutputPlan& o = plan.outputs;
+  std::vector<std::unique_ptr<report::Reporter>> files;
+  if (!(out.csv = open_output(o.csv, plan.creds))) return kExitOutput;
+  files.push_back(report::make_csv_reporter(*out.csv));
+  if (!o.json.empty()) {
+    if (!(out.json = open_output(o.json, plan.creds))) return kExitOutput;
+    files.push_back(report::make_json_reporter(*out.json));
+  }
+  if (!o.trace.empty()) {
+    if (!(out.trace = open_output(o.trace, plan.creds))) return kExitOutput;
+    files.push_back(report::make_perfetto_trace_reporter(*out.trace));
+  }
+  out.files = report::make_tee_reporter(std::move(files));
+  out.table = report::make_table_reporter(o.table_on_stderr ? std::cerr : std::cout);
+  return 0;
+}
+
+// The run's metadata, as the outputs' headers carry it.
+report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const EnergySetup& energy) {
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
-  info.mode = mode;
-  info.device = device_label;
-  info.device_detail = device_detail;
-  info.platform = std::string(platform.metrics_file);
-  info.format = std::string(oa::layout_of(format).name);
-  info.access = options.access;
-  info.eus = platform.eus;
-  info.facts = facts;
-  info.max_freq_mhz = platform.max_freq_mhz;
-  info.min_freq_mhz = platform.min_freq_mhz;
-  if (!client) {
+  info.mode = run_mode_name(plan.mode);
+  info.device = gpu.label;
+  info.device_detail = gpu.detail;
+  info.platform = std::string(gpu.platform.metrics_file);
+  info.format = std::string(oa::layout_of(gpu.format).name);
+  info.access = plan.access;
+  info.eus = gpu.platform.eus;
+  info.facts = gpu.facts;
+  info.max_freq_mhz = gpu.platform.max_freq_mhz;
+  info.min_freq_mhz = gpu.platform.min_freq_mhz;
+  if (!gpu.client) {
     try {
-      info.start_freq_mhz = gpu::read_gpu_freq_mhz(device);
+      info.start_freq_mhz = gpu::read_gpu_freq_mhz(gpu.device);
     } catch (const std::exception&) {
       // Unknown, as the JSON then says; the counters do not depend on it.
     }
   }
-  info.timestamp_hz = platform.timestamp_hz;
-  info.command = command;
-  info.energy_backend = energy ? std::string(energy->name()) : std::string();
-  info.energy_simulated = energy && power::is_simulated_energy_backend(energy->name());
-  info.metric_set = metrics->symbol();
-  info.metrics = metrics.get();
-  info.device_variables = oa::device_variables(platform, facts);
-  info.energy_options.min_window_ns = static_cast<std::uint64_t>(min_window.count()) * 1'000'000;
-  info.energy_options.formula = power::parse_igpu_formula(options.igpu_power);
-  if (energy) {
-    if (const auto idle_ns = power::parse_idle_baseline(options.idle_baseline)) {
-      if (!options.quiet) {
-        std::cerr << fmt::format("oaprof: measuring idle power for {} ms\n", *idle_ns / 1'000'000);
-      }
-      try {
-        info.energy_options.idle = power::measure_idle_baseline(*energy, *idle_ns);
-      } catch (const std::exception& e) {
-        std::cerr << "oaprof: no idle baseline: " << e.what() << "\n";
-      }
-    }
-  }
-  out.files->begin(info);
-  out.table->begin(info);
-  // Rows are formatted and written on a thread of their own (RowWriter): the thread answering the
-  // program's snapshots never waits for a file.
-  const std::string no_energy_reason =
-      energy ? "the energy could not be read for this window" : energy_reason;
-  auto write_row = [&](const oa::LaunchRecord& r, const power::EnergyReading* begin,
-                       const power::EnergyReading* end) {
-    const report::RowEnergy e = report::row_energy(r, begin, end, info, no_energy_reason);
-    out.files->add(r, e);
-    out.table->add(r, e);
-    out.rows.fetch_add(1, std::memory_order_relaxed);
-  };
-  daemon::RowWriter rows(write_row, [&] { out.files->flush(); });
-  daemon::Session session(*source, format, rows.sink(),
-                          daemon::oa_config_for(*metrics, platform, facts));
-  session.set_energy_source(energy.get());
-  // Long launches stay exact: the session reads the counters while a pass is open.
-  session.set_launch_reads(
-      daemon::launch_read_options(info.timestamp_hz, info.max_freq_mhz, info.eus));
-  if (sim_energy != nullptr) {
-    // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
-    session.set_busy_listener([sim_energy](bool busy) { sim_energy->simulator().set_gpu_active(busy); });
+  info.timestamp_hz = gpu.platform.timestamp_hz;
+  info.command = plan.command;
+  info.energy_backend = energy.source ? std::string(energy.source->name()) : std::string();
+  info.energy_simulated =
+      energy.source && power::is_simulated_energy_backend(energy.source->name());
+  info.metric_set = gpu.metrics->symbol();
+  info.metrics = gpu.metrics.get();
+  info.device_variables = oa::device_variables(gpu.platform, gpu.facts);
+  info.energy_options.min_window_ns = static_cast<std::uint64_t>(plan.min_window.count()) * 1'000'000;
+  info.energy_options.formula = plan.igpu_formula;
+  return info;
+}
+
+void measure_idle(const ProfilePlan& plan, power::EnergySource& energy, report::RunInfo& info) {
+  if (!plan.idle_baseline_ns) return;
+  if (!plan.quiet) {
+    std::cerr << fmt::format("oaprof: measuring idle power for {} ms\n",
+                             *plan.idle_baseline_ns / 1'000'000);
   }
   try {
-    session.start();
+    info.energy_options.idle = power::measure_idle_baseline(energy, *plan.idle_baseline_ns);
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: no idle baseline: " << e.what() << "\n";
+  }
+}
+
+// Samplers read well within the longest gap whose deltas stay exact on this device.
+daemon::SamplerOptions sampler_options(const report::RunInfo& info) {
+  daemon::SamplerOptions so;
+  so.timestamp_hz = info.timestamp_hz;
+  so.max_interval_ns = oa::max_safe_read_interval_ns(info.max_freq_mhz, info.eus, info.timestamp_hz);
+  so.read_period = std::min(
+      so.read_period, std::chrono::milliseconds(static_cast<std::int64_t>(so.max_interval_ns / 2e6)));
+  return so;
+}
+
+// Says why a stopped sampler ended early; false when it did not.
+bool sampling_failed(const daemon::Sampler& sampler) {
+  if (sampler.failure().empty()) return false;
+  std::cerr << fmt::format("oaprof: sampling ended early: {}; the last row covers what was read "
+                           "until then and is flagged sampling_failed\n",
+                           sampler.failure());
+  return true;
+}
+
+// Waits for the child, showing progress on a terminal; returns its wait status.
+int wait_for_child(pid_t pid, bool progress, const std::atomic<std::uint64_t>& rows) {
+  auto last_progress = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    const pid_t r = ::waitpid(pid, &status, progress ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) break;
+    if (progress) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (std::chrono::steady_clock::now() - last_progress > std::chrono::seconds(1)) {
+        last_progress = std::chrono::steady_clock::now();
+        std::cerr << fmt::format("\roaprof: {} launches measured", rows.load());
+      }
+    }
+  }
+  if (progress) std::cerr << "\r\033[K";
+  return status;
+}
+
+// "X", "X and Y", "X, Y and Z": the files a run wrote.
+std::string output_names(const OutputPlan& o) {
+  std::vector<std::string> names{o.csv};
+  if (!o.json.empty()) names.push_back(o.json);
+  if (!o.trace.empty()) names.push_back(o.trace);
+  std::string text = names[0];
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    text += (i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return text;
+}
+
+// The program's environment: the interceptor (layer or preload, ours first) and the session's
+// address and filters in kernel mode; the run's window and replay always. Throws
+// std::runtime_error when oaprof's own library is missing.
+daemon::ChildSpec program_spec(const ProfilePlan& plan, const daemon::Server* server) {
+  daemon::ChildSpec child;
+  child.argv = plan.command;
+  child.credentials = plan.creds;
+  child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(plan.min_window.count());
+  // Always set, so a value inherited from the user's environment cannot replay behind --replay.
+  child.set_env["OAPROF_REPLAY"] = plan.replay;
+  if (server == nullptr) return child;
+  child.set_env["OAPROF_SOCKET"] = server->path();
+  for (const auto& [k, v] : plan.filter.to_env()) child.set_env[k] = v;
+  std::string inject = plan.inject;
+  if (inject == "auto") {
+    const launch::LoaderInfo loader = launch::detect_loader();
+    inject = loader.supports_layers ? "layer" : "preload";
+    if (!plan.quiet) std::cerr << fmt::format("oaprof: OpenCL loader: {}\n", loader.note);
+  }
+  const bool layer = inject == "layer";
+  const fs::path lib = layer ? installed_library("OAPROF_LAYER", "liboaprof_layer.so")
+                             : installed_library("OAPROF_PRELOAD", "liboaprof_preload.so");
+  if (!fs::exists(lib)) {
+    throw std::runtime_error(fmt::format("{} is missing; reinstall oaprof", lib.string()));
+  }
+  // Ours goes first, so it sees the program's calls before any other layer or preload the user
+  // has.
+  const char* var = layer ? "OPENCL_LAYERS" : "LD_PRELOAD";
+  const auto env = daemon::process_environment();
+  auto existing = env.find(var);
+  child.set_env[var] =
+      lib.string() + (existing != env.end() && !existing->second.empty() ? ":" + existing->second
+                                                                         : "");
+  return child;
+}
+
+// A run whose GPU, energy and outputs are open: the session on the counter source, the rows
+// written on a thread of their own, and the three ways it can run.
+class ProfileRun {
+ public:
+  ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy, Outputs& out,
+             report::RunInfo info);
+  // Starts the session: 0, or the exit status after saying why.
+  int start();
+  int run_system_wide();
+  int run_program();
+
+ private:
+  void write_row(const oa::LaunchRecord& r, const power::EnergyReading* begin,
+                 const power::EnergyReading* end);
+  bool stop_session();
+  int finish(int exit_code);
+
+  const ProfilePlan& plan_;
+  GpuHold& gpu_;
+  EnergySetup& energy_;
+  Outputs& out_;
+  report::RunInfo info_;
+  std::string no_energy_reason_;
+  // Rows are formatted and written on a thread of their own: the thread answering the program's
+  // snapshots never waits for a file.
+  daemon::RowWriter rows_;
+  daemon::Session session_;
+};
+
+ProfileRun::ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy, Outputs& out,
+                       report::RunInfo info)
+    : plan_(plan),
+      gpu_(gpu),
+      energy_(energy),
+      out_(out),
+      info_(std::move(info)),
+      no_energy_reason_(energy.source ? "the energy could not be read for this window"
+                                      : energy.reason),
+      rows_([this](const oa::LaunchRecord& r, const power::EnergyReading* b,
+                   const power::EnergyReading* e) { write_row(r, b, e); },
+            [this] { out_.files->flush(); }),
+      session_(*gpu.source, gpu.format, rows_.sink(),
+               daemon::oa_config_for(*gpu.metrics, gpu.platform, gpu.facts)) {}
+
+void ProfileRun::write_row(const oa::LaunchRecord& r, const power::EnergyReading* begin,
+                           const power::EnergyReading* end) {
+  const report::RowEnergy e = report::row_energy(r, begin, end, info_, no_energy_reason_);
+  out_.files->add(r, e);
+  out_.table->add(r, e);
+  out_.rows.fetch_add(1, std::memory_order_relaxed);
+}
+
+int ProfileRun::start() {
+  out_.files->begin(info_);
+  out_.table->begin(info_);
+  session_.set_energy_source(energy_.source.get());
+  // Long launches stay exact: the session reads the counters while a pass is open.
+  session_.set_launch_reads(
+      daemon::launch_read_options(info_.timestamp_hz, info_.max_freq_mhz, info_.eus));
+  if (power::SimEnergySource* sim = energy_.sim) {
+    // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
+    session_.set_busy_listener([sim](bool busy) { sim->simulator().set_gpu_active(busy); });
+  }
+  try {
+    session_.start();
+    return 0;
   } catch (const std::exception& e) {
     std::cerr << "oaprof: cannot program the OA unit: " << e.what() << "\n";
-    // Programming puts back what it wrote before it throws; the device does the rest as it closes.
-    return device_only_touched(kExitSetup);
+    // Programming puts back what it wrote before it throws; the device does the rest as it
+    // closes.
+    return gpu_.untouched(kExitSetup);
   }
+}
 
-  // From here to the last output written, a signal never ends oaprof (on_profile_signal).
-  const mmio::ScopedSignalHandler signals(&on_profile_signal);
-
-  // A session that could not be ended cleanly (oaprofd gone, a failed restore) does not cost the
-  // rows: they are on disk already, the summary is still printed, and the exit status says so.
-  bool session_broken = false;
-  auto finish = [&](int exit_code) {
-    bool restored = true;
-    try {
-      session.stop();  // restores every register the session touched
-    } catch (const std::exception& e) {
-      session_broken = true;
-      restored = false;
-      if (client) {
-        std::cerr << fmt::format(
-            "oaprof: warning: the session with oaprofd could not be closed: {}; oaprofd puts the "
-            "registers back itself when a client disconnects, or when it starts again after a "
-            "crash\n",
-            e.what());
-      } else {
-        std::cerr << fmt::format("oaprof: warning: restoring the OA unit failed: {}; writing "
-                                 "the journal back\n",
-                                 e.what());
-        try {
-          if (local_journal) {
-            local_journal->write_back();
-            restored = true;
-          }
-        } catch (const std::exception& again) {
-          std::cerr << fmt::format("oaprof: writing the journal back failed too: {}\n",
-                                   again.what());
-        }
-      }
-    }
-    if (local_journal) {
-      if (restored) {
-        local_journal->mark_restored();
-      } else if (local_journal->has_state_file()) {
-        std::cerr << fmt::format("oaprof: {} is kept: the next oaprof or oaprofd start restores "
-                                 "the registers it lists\n",
-                                 local_journal->state_file().string());
-      }
-    }
-    if (session_broken && exit_code == 0) exit_code = kExitSession;
-    try {
-      rows.drain();
-    } catch (const std::exception& e) {
-      std::cerr << "oaprof: " << e.what() << "\n";
-      if (exit_code == 0) exit_code = kExitOutput;
-    }
-    if (const std::string lost = gpu::perf_stream_loss_warning(session.perf_stream_counts());
-        !lost.empty()) {
-      std::cerr << "oaprof: warning: " << lost << "\n";  // even with -q: it is about the data
-    }
-    out.files->end();
-    if (!options.quiet) {
-      out.table->end();
+// Ends the session, restoring every register it touched; the journal is the fallback locally.
+// False when the session could not be ended cleanly.
+bool ProfileRun::stop_session() {
+  try {
+    session_.stop();
+    if (gpu_.journal) gpu_.journal->mark_restored();
+    return true;
+  } catch (const std::exception& e) {
+    if (gpu_.client) {
       std::cerr << fmt::format(
-          "oaprof: {} rows written to {}{}{}\n", out.rows.load(), csv_path,
-          options.json_path.empty() ? "" : " and " + options.json_path,
-          session.launches_dropped()
-              ? fmt::format(" ({} incomplete launches dropped)", session.launches_dropped())
-              : "");
+          "oaprof: warning: the session with oaprofd could not be closed: {}; oaprofd puts the "
+          "registers back itself when a client disconnects, or when it starts again after a "
+          "crash\n",
+          e.what());
+      return false;
     }
-    return exit_code;
-  };
-
-  if (options.system_wide) {
-    if (!options.quiet) {
-      std::cerr << fmt::format("oaprof: sampling {} for {} ms{}, writing {}\n", info.device_detail,
-                               duration.count(),
-                               interval ? fmt::format(", a row every {} ms", interval->count()) : "",
-                               csv_path);
-    }
-    daemon::SamplerOptions so = sampler_options(info);
-    so.row_interval = interval;
-    so.label = interval ? "(interval)" : "(system)";
-    daemon::Sampler sampler(session, so);
-    try {
-      sampler.start();
-      const auto end = std::chrono::steady_clock::now() + duration;
-      while (!g_interrupted && std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-            std::chrono::milliseconds(50), end - std::chrono::steady_clock::now()));
-      }
-      sampler.stop();
-    } catch (const std::exception& e) {
-      std::cerr << "oaprof: sampling failed: " << e.what() << "\n";
-      return finish(kExitSetup);
-    }
-    if (sampling_failed(sampler)) return finish(kExitSession);
-    return finish(0);
+    std::cerr << fmt::format(
+        "oaprof: warning: restoring the OA unit failed: {}; writing the journal back\n", e.what());
   }
+  if (!gpu_.journal) return false;
+  try {
+    gpu_.journal->write_back();
+    gpu_.journal->mark_restored();
+  } catch (const std::exception& again) {
+    std::cerr << fmt::format("oaprof: writing the journal back failed too: {}\n", again.what());
+    if (gpu_.journal->has_state_file()) {
+      std::cerr << fmt::format("oaprof: {} is kept: the next oaprof or oaprofd start restores "
+                               "the registers it lists\n",
+                               gpu_.journal->state_file().string());
+    }
+  }
+  return false;
+}
 
+// A session that could not be ended cleanly (oaprofd gone, a failed restore) does not cost the
+// rows: they are on disk already, the summary is still printed, and the exit status says so.
+int ProfileRun::finish(int exit_code) {
+  if (!stop_session() && exit_code == 0) exit_code = kExitSession;
+  try {
+    rows_.drain();
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    if (exit_code == 0) exit_code = kExitOutput;
+  }
+  if (const std::string lost = gpu::perf_stream_loss_warning(session_.perf_stream_counts());
+      !lost.empty()) {
+    std::cerr << "oaprof: warning: " << lost << "\n";  // even with -q: it is about the data
+  }
+  out_.files->end();
+  if (!plan_.quiet) {
+    out_.table->end();
+    std::cerr << fmt::format(
+        "oaprof: {} rows written to {}{}\n", out_.rows.load(), output_names(plan_.outputs),
+        session_.launches_dropped()
+            ? fmt::format(" ({} incomplete launches dropped)", session_.launches_dropped())
+            : "");
+  }
+  return exit_code;
+}
+
+int ProfileRun::run_system_wide() {
+  if (!plan_.quiet) {
+    std::cerr << fmt::format(
+        "oaprof: sampling {} for {} ms{}, writing {}\n", info_.device_detail,
+        plan_.duration.count(),
+        plan_.interval ? fmt::format(", a row every {} ms", plan_.interval->count()) : "",
+        plan_.outputs.csv);
+  }
+  daemon::SamplerOptions so = sampler_options(info_);
+  so.row_interval = plan_.interval;
+  so.label = plan_.interval ? "(interval)" : "(system)";
+  daemon::Sampler sampler(session_, so);
+  try {
+    sampler.start();
+    const auto end = std::chrono::steady_clock::now() + plan_.duration;
+    while (!g_interrupted && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          std::chrono::milliseconds(50), end - std::chrono::steady_clock::now()));
+    }
+    sampler.stop();
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: sampling failed: " << e.what() << "\n";
+    return finish(kExitSetup);
+  }
+  return finish(sampling_failed(sampler) ? kExitSession : 0);
+}
+
+int ProfileRun::run_program() {
   // The program's processes reach this run at an abstract address: no file, so no directory in
   // the user's $TMPDIR for root to create, bind in or chown. Who may connect is SO_PEERCRED's.
   std::vector<uid_t> allowed{::getuid()};
-  if (creds) allowed.push_back(creds->uid);
-
-  daemon::ChildSpec child;
-  child.argv = command;
-  child.credentials = creds;
-  child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(min_window.count());
-  // Always set, so a value inherited from the user's environment cannot replay behind --replay.
-  child.set_env["OAPROF_REPLAY"] = options.replay;
+  if (plan_.creds) allowed.push_back(plan_.creds->uid);
+  const bool kernel_mode = plan_.mode == RunMode::kKernel;
   std::unique_ptr<daemon::Server> server;
   std::optional<daemon::Sampler> app_sampler;
-  if (mode == "kernel") {
-    try {
-      server = std::make_unique<daemon::Server>(daemon::private_socket_address(), session, allowed);
+  daemon::ChildSpec child;
+  try {
+    if (kernel_mode) {
+      server = std::make_unique<daemon::Server>(daemon::private_socket_address(), session_, allowed);
       server->start();
-    } catch (const std::exception& e) {
-      std::cerr << "oaprof: " << e.what() << "\n";
-      return finish(kExitSetup);
+    } else {
+      daemon::SamplerOptions so = sampler_options(info_);
+      so.label = "(application)";
+      app_sampler.emplace(session_, so);
     }
-    child.set_env["OAPROF_SOCKET"] = server->path();
-    for (const auto& [k, v] : filter.to_env()) child.set_env[k] = v;
-    std::string inject = options.inject;
-    if (inject == "auto") {
-      const launch::LoaderInfo loader = launch::detect_loader();
-      inject = loader.supports_layers ? "layer" : "preload";
-      if (!options.quiet) std::cerr << fmt::format("oaprof: OpenCL loader: {}\n", loader.note);
-    }
-    const bool layer = inject == "layer";
-    const fs::path lib = layer ? installed_library("OAPROF_LAYER", "liboaprof_layer.so")
-                               : installed_library("OAPROF_PRELOAD", "liboaprof_preload.so");
-    if (!fs::exists(lib)) {
-      std::cerr << fmt::format("oaprof: {} is missing; reinstall oaprof\n", lib.string());
-      server.reset();
-      return finish(kExitSetup);
-    }
-    // Ours goes first, so it sees the program's calls before any other layer or preload the
-    // user has.
-    const char* var = layer ? "OPENCL_LAYERS" : "LD_PRELOAD";
-    auto existing = env.find(var);
-    child.set_env[var] = lib.string() + (existing != env.end() && !existing->second.empty()
-                                             ? ":" + existing->second
-                                             : "");
-  } else {
-    daemon::SamplerOptions so = sampler_options(info);
-    so.label = "(application)";
-    app_sampler.emplace(session, so);
+    child = program_spec(plan_, server.get());
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    server.reset();
+    return finish(kExitSetup);
   }
 
   int exit_code = 0;
   try {
     if (app_sampler) {
-      session.set_busy(true);
+      session_.set_busy(true);
       app_sampler->start();
     }
     const pid_t pid = daemon::spawn_child(child);
     g_child = pid;
-    if (!options.quiet) {
+    if (!plan_.quiet) {
       std::cerr << fmt::format("oaprof: profiling '{}' ({} mode) on {} ({}), writing {}\n",
-                               command[0], mode, info.device, info.device_detail, csv_path);
+                               plan_.command[0], info_.mode, info_.device, info_.device_detail,
+                               plan_.outputs.csv);
     }
     const int status =
-        wait_for_child(pid, !options.quiet && ::isatty(STDERR_FILENO) && mode == "kernel", out.rows);
+        wait_for_child(pid, !plan_.quiet && ::isatty(STDERR_FILENO) && kernel_mode, out_.rows);
     g_child = 0;
     exit_code = daemon::shell_status(status);
   } catch (const std::exception& e) {
@@ -844,7 +779,7 @@ int run_profile(const ProfileOptions& options) {
     app_sampler->stop();
     if (sampling_failed(*app_sampler) && exit_code == 0) exit_code = kExitSession;
     try {
-      session.set_busy(false);
+      session_.set_busy(false);
     } catch (const std::exception&) {
       // The same broken session; finish() reports it.
     }
@@ -852,10 +787,41 @@ int run_profile(const ProfileOptions& options) {
   if (server) server->stop();
   server.reset();
   exit_code = finish(exit_code);
-  if (!options.quiet && program_status != 0 && program_status != kExitCannotRun) {
-    std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", command[0], program_status);
+  if (!plan_.quiet && program_status != 0 && program_status != kExitCannotRun) {
+    std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", plan_.command[0],
+                             program_status);
   }
   return exit_code;
+}
+
+int run_profile(const ProfileOptions& options) {
+  ProfilePlan plan;
+  try {
+    plan = make_profile_plan(options, daemon::process_environment(), ::geteuid());
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  // Before any thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by the signal thread, so
+  // that what a signal does (forward it, finish the outputs, restore the GPU) is ordinary code.
+  // Only the commands that may hold registers start it; those that drop to the sudo user
+  // (become_sudo_user) must drop while the process still has one thread.
+  mmio::SignalThread::start();
+
+  GpuHold gpu;
+  if (int rc = open_gpu(plan, gpu); rc != 0) return rc;
+  EnergySetup energy;
+  if (int rc = open_energy(plan, gpu, energy); rc != 0) return gpu.untouched(rc);
+  Outputs out;
+  if (int rc = open_outputs(plan, out); rc != 0) return gpu.untouched(rc);
+  report::RunInfo info = make_run_info(plan, gpu, energy);
+  if (energy.source) measure_idle(plan, *energy.source, info);
+
+  ProfileRun run(plan, gpu, energy, out, std::move(info));
+  if (int rc = run.start(); rc != 0) return rc;
+  // From here to the last output written, a signal never ends oaprof (on_profile_signal).
+  const mmio::ScopedSignalHandler signals(&on_profile_signal);
+  return plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
 }
 
 }  // namespace

@@ -1,0 +1,194 @@
+// The profile run's plan: every option is checked in make_profile_plan, before a device, lock or
+// file is touched, and the plan says what the run will do.
+#include "tools/oaprof/profile_plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace oaprof::tools {
+namespace {
+
+using ::testing::HasSubstr;
+using Env = std::map<std::string, std::string>;
+
+constexpr uid_t kUser = 1000;
+constexpr uid_t kRoot = 0;
+
+ProfileOptions with_program() {
+  ProfileOptions o;
+  o.command = {"/opt/bin/kernel_runner", "mad_vect4"};
+  return o;
+}
+
+// The message of the std::invalid_argument make_profile_plan throws, or "" when it does not.
+std::string refusal(const ProfileOptions& o, const Env& env = {}, uid_t euid = kUser) {
+  try {
+    (void)make_profile_plan(o, env, euid);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProfilePlanTest, AProgramRunDefaultsToKernelModeAndAnOutputNamedAfterIt) {
+  const ProfilePlan plan = make_profile_plan(with_program(), {}, kUser);
+  EXPECT_EQ(plan.mode, RunMode::kKernel);
+  EXPECT_EQ(plan.outputs.csv, "oaprof-kernel_runner.csv");
+  EXPECT_FALSE(plan.outputs.table_on_stderr);
+  EXPECT_EQ(plan.command.size(), 2u);
+  EXPECT_EQ(plan.min_window.count(), 50);
+  EXPECT_EQ(plan.device.spec, "auto");
+  EXPECT_FALSE(plan.creds);
+}
+
+TEST(ProfilePlanTest, WithoutRootARealDeviceGoesThroughTheDaemonAndTheSimulatorDoesNot) {
+  ProfileOptions o = with_program();
+  EXPECT_TRUE(make_profile_plan(o, {}, kUser).through_daemon);
+  EXPECT_FALSE(make_profile_plan(o, {}, kRoot).through_daemon);
+  o.device_spec = "sim";
+  const ProfilePlan sim = make_profile_plan(o, {}, kUser);
+  EXPECT_FALSE(sim.through_daemon);
+  EXPECT_TRUE(sim.simulated_device);
+  o.daemon = "always";
+  EXPECT_TRUE(make_profile_plan(o, {}, kUser).through_daemon);
+}
+
+TEST(ProfilePlanTest, SystemWideTakesADurationAndNoProgram) {
+  ProfileOptions o;
+  o.system_wide = true;
+  EXPECT_THAT(refusal(o), HasSubstr("--system-wide needs --duration"));
+  o.duration = "2s";
+  o.interval = "100ms";
+  const ProfilePlan plan = make_profile_plan(o, {}, kUser);
+  EXPECT_EQ(plan.mode, RunMode::kSystemWide);
+  EXPECT_EQ(plan.duration.count(), 2000);
+  ASSERT_TRUE(plan.interval);
+  EXPECT_EQ(plan.interval->count(), 100);
+  EXPECT_EQ(plan.outputs.csv, "oaprof-system.csv");
+  o.command = {"true"};
+  EXPECT_THAT(refusal(o), HasSubstr("give no program"));
+  o.command.clear();
+  o.interval = "0ms";
+  EXPECT_THAT(refusal(o), HasSubstr("--interval must be > 0"));
+}
+
+TEST(ProfilePlanTest, AProgramRunRefusesSystemWideOptionsAndNeedsAProgram) {
+  EXPECT_THAT(refusal(ProfileOptions{}), HasSubstr("name the program to profile"));
+  ProfileOptions o = with_program();
+  o.duration = "1s";
+  EXPECT_THAT(refusal(o), HasSubstr("--duration and --interval go with --system-wide"));
+  o = with_program();
+  o.min_window = "fifty";
+  EXPECT_THAT(refusal(o), HasSubstr("--min-window"));
+}
+
+TEST(ProfilePlanTest, ReplayGoesWithKernelModeAndAValidCount) {
+  ProfileOptions o = with_program();
+  for (const char* bad : {"lots", "20000", "-3"}) {
+    o.replay = bad;
+    EXPECT_THAT(refusal(o), HasSubstr("--replay")) << bad;
+  }
+  o.replay = "4";
+  EXPECT_EQ(make_profile_plan(o, {}, kUser).replay, "4");
+  o.mode = "app";
+  EXPECT_THAT(refusal(o), HasSubstr("--replay goes with --mode kernel"));
+}
+
+TEST(ProfilePlanTest, ABadKernelFilterIsRefused) {
+  ProfileOptions o = with_program();
+  o.kernel_name = "regex:(unclosed";
+  EXPECT_NE(refusal(o), "");
+}
+
+TEST(ProfilePlanTest, AFormatNoGenerationHasIsRefusedAndTheSimulatorsIsCheckedForItsPart) {
+  ProfileOptions o = with_program();
+  o.format_text = "NoSuchFormat";
+  EXPECT_THAT(refusal(o), HasSubstr("--format NoSuchFormat"));
+  // Xe-LPG's OAG format: a real device may be one, the simulated Kaby Lake is not.
+  o.format_text = "A24u40_A14u32_B8_C8";
+  EXPECT_EQ(refusal(o), "");
+  o.device_spec = "sim";
+  EXPECT_NE(refusal(o), "");
+  o.sim_platform = "mtlgt2";
+  EXPECT_EQ(refusal(o), "");
+}
+
+TEST(ProfilePlanTest, UnknownReadOutsForcewakeAndEnergyBackendsAreRefusedWithTheChoices) {
+  ProfileOptions o = with_program();
+  o.access = "dma";
+  EXPECT_THAT(refusal(o), HasSubstr("--access dma: give one of mmio"));
+  o = with_program();
+  o.forcewake = "always";
+  EXPECT_NE(refusal(o), "");
+  o = with_program();
+  o.energy = "battery";
+  EXPECT_THAT(refusal(o), HasSubstr("--energy battery: give one of auto, powercap"));
+  o = with_program();
+  o.igpu_power = "pp2";
+  EXPECT_NE(refusal(o), "");
+  o = with_program();
+  o.idle_baseline = "soon";
+  EXPECT_NE(refusal(o), "");
+}
+
+TEST(ProfilePlanTest, SimulatedEnergyBesideARealDeviceIsRefusedBeforeItIsOpened) {
+  ProfileOptions o = with_program();
+  o.energy = "sim";
+  o.device_spec = "0000:00:02.0";
+  EXPECT_THAT(refusal(o, {}, kRoot), HasSubstr("--energy sim"));
+  o.device_spec = "sim";
+  EXPECT_EQ(refusal(o), "");
+}
+
+TEST(ProfilePlanTest, AtMostOneOutputOnStandardOutputAndTheTableThenGoesToStderr) {
+  ProfileOptions o = with_program();
+  o.csv_path = "-";
+  const ProfilePlan plan = make_profile_plan(o, {}, kUser);
+  EXPECT_TRUE(plan.outputs.table_on_stderr);
+  o.trace_path = "/dev/stdout";
+  EXPECT_THAT(refusal(o), HasSubstr("more than one of -o, --json and --trace"));
+}
+
+TEST(ProfilePlanTest, UnderSudoIdsAreCheckedAndRootPathsKeepTheirDefaults) {
+  const Env sudo{{"SUDO_UID", "1000"}, {"SUDO_GID", "1000"}};
+  const ProfilePlan plan = make_profile_plan(with_program(), sudo, kRoot);
+  ASSERT_TRUE(plan.creds);
+  EXPECT_EQ(plan.creds->uid, 1000u);
+
+  EXPECT_NE(refusal(with_program(), {{"SUDO_UID", "4294967296"}, {"SUDO_GID", "1000"}}, kRoot), "");
+  ProfileOptions o = with_program();
+  o.sysfs_root = "/home/user/fake-sys";
+  EXPECT_THAT(refusal(o, sudo, kRoot), HasSubstr("--sysfs-root"));
+  EXPECT_EQ(refusal(o, {}, kRoot), "");  // root without sudo may point it anywhere
+  o = with_program();
+  o.device_spec = "sim:/home/user/registers";
+  EXPECT_NE(refusal(o, sudo, kRoot), "");
+  Env state = sudo;
+  state["OAPROF_STATE_DIR"] = "/home/user/state";
+  EXPECT_NE(refusal(with_program(), state, kRoot), "");
+}
+
+TEST(ProfilePlanTest, TheDeviceOptionsCarryWhatALocalOpenNeeds) {
+  ProfileOptions o = with_program();
+  o.access = "perf";
+  o.oa_exponent = 12;
+  o.device_spec = "sim";
+  o.sim_platform = "tglgt2";
+  o.sim_eus = 80;
+  o.sim_no_i915 = true;
+  const ProfilePlan plan = make_profile_plan(o, {}, kRoot);
+  EXPECT_FALSE(plan.device.map_registers);  // perf reads through i915, no BAR
+  EXPECT_EQ(plan.device.perf_period_exponent, 12);
+  EXPECT_EQ(plan.device.sim.platform.metrics_file, "tglgt2");
+  EXPECT_EQ(plan.device.sim.eus, 80);
+  EXPECT_FALSE(plan.device.sim.i915);
+  o.oa_exponent = 32;
+  EXPECT_THAT(refusal(o, {}, kRoot), HasSubstr("--oa-exponent"));
+}
+
+}  // namespace
+}  // namespace oaprof::tools

@@ -1,0 +1,222 @@
+#include "tools/oaprof/profile_plan.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "daemon/root_paths.h"
+#include "daemon/state_dir.h"
+#include "gpu/counter_source.h"
+#include "launch/replay_config.h"
+#include "mmio/forcewake.h"
+#include "mmio/sim_gpu.h"
+#include "oa/report_format.h"
+#include "power/energy_registry.h"
+#include "power/idle_baseline.h"
+
+namespace oaprof::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Durations as the energy options read them (power::parse_duration_ns), with the option named.
+std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text) {
+  try {
+    return std::chrono::milliseconds(power::parse_duration_ns(text) / 1'000'000);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
+// --system-wide takes a duration and no program; a program run takes no duration.
+void plan_mode(const ProfileOptions& o, ProfilePlan& plan) {
+  plan.command = o.command;
+  plan.min_window = parse_duration("--min-window", o.min_window);
+  if (o.system_wide) {
+    plan.mode = RunMode::kSystemWide;
+    if (!o.command.empty()) {
+      throw std::invalid_argument("--system-wide samples the whole GPU: give no program");
+    }
+    if (o.duration.empty()) {
+      throw std::invalid_argument("--system-wide needs --duration, e.g. --duration 10s");
+    }
+    plan.duration = parse_duration("--duration", o.duration);
+    if (!o.interval.empty()) plan.interval = parse_duration("--interval", o.interval);
+    if (plan.interval && plan.interval->count() <= 0) {
+      throw std::invalid_argument("--interval must be > 0");
+    }
+    return;
+  }
+  plan.mode = o.mode == "app" ? RunMode::kApp : RunMode::kKernel;
+  if (o.mode != "app" && o.mode != "kernel") {
+    throw std::invalid_argument("--mode: give kernel or app, not '" + o.mode + "'");
+  }
+  if (o.command.empty()) {
+    throw std::invalid_argument(
+        "name the program to profile after --, e.g. oaprof -- kernel_runner mad_vect4 (or use "
+        "--system-wide --duration 10s)");
+  }
+  if (!o.duration.empty() || !o.interval.empty()) {
+    throw std::invalid_argument("--duration and --interval go with --system-wide");
+  }
+}
+
+void plan_launches(const ProfileOptions& o, ProfilePlan& plan) {
+  if (o.replay != "off") {
+    std::string warning;
+    (void)launch::parse_replay_config(o.replay.c_str(), nullptr, warning);
+    if (!warning.empty()) throw std::invalid_argument("--replay: " + warning);
+    if (plan.mode != RunMode::kKernel) {
+      throw std::invalid_argument("--replay goes with --mode kernel");
+    }
+  }
+  plan.replay = o.replay;
+  if (o.inject != "auto" && o.inject != "layer" && o.inject != "preload") {
+    throw std::invalid_argument("--inject: give auto, layer or preload, not '" + o.inject + "'");
+  }
+  plan.inject = o.inject;
+  plan.filter = launch::LaunchFilter(o.kernel_name, o.launch_skip, o.launch_count);
+}
+
+// The generation is known for the simulator, so its format is checked now; a real device's
+// format is checked against its generation once it is identified, but a name no generation has
+// is refused here.
+void check_format(const std::string& text, const ProfilePlan& plan) {
+  if (plan.simulated_device) {
+    (void)oa::parse_format(text, plan.device.sim.platform.gen);
+    return;
+  }
+  std::string first_error;
+  for (std::string_view name : oa::platform_names()) {
+    try {
+      (void)oa::parse_format(text, oa::require_platform_by_name(name).gen);
+      return;
+    } catch (const std::invalid_argument& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  throw std::invalid_argument(
+      fmt::format("--format {}: no supported GPU has this format ({})", text, first_error));
+}
+
+void check_access(const std::string& access) {
+  std::string names;
+  for (const auto& s : gpu::counter_sources()) {
+    if (s.name == access) return;
+    names += (names.empty() ? "" : ", ") + std::string(s.name);
+  }
+  throw std::invalid_argument(fmt::format("--access {}: give one of {}", access, names));
+}
+
+void plan_device(const ProfileOptions& o, const std::map<std::string, std::string>& env,
+                 uid_t euid, ProfilePlan& plan) {
+  gpu::DeviceOptions& d = plan.device;
+  d.spec = gpu::device_spec_with_pci(o.device_spec, o.pci);
+  plan.simulated_device = gpu::spec_is_simulated(d.spec);
+  plan.through_daemon = o.daemon == "always" || (o.daemon == "auto" && euid != 0 &&
+                                                 d.spec != "sim");
+  if (o.daemon != "auto" && o.daemon != "always" && o.daemon != "never") {
+    throw std::invalid_argument("--daemon: give auto, always or never, not '" + o.daemon + "'");
+  }
+  check_access(o.access);
+  plan.access = o.access;
+  d.forcewake.mode = mmio::parse_forcewake_mode(o.forcewake);
+  d.forcewake.debugfs_root = o.debugfs_root;
+  d.sysfs_root = o.sysfs_root;
+  d.map_registers = gpu::access_maps_registers(o.access);  // perf: no BAR
+  d.render_node = o.render_node;
+  d.drm_card_sysfs = o.drm_card;
+  if (o.oa_exponent < 0 || o.oa_exponent > 31) {
+    throw std::invalid_argument("--oa-exponent: give 0 to 31");
+  }
+  d.perf_period_exponent = o.oa_exponent;
+  if (o.sim_eus < 0) throw std::invalid_argument("--sim-eus: give a positive number of EUs");
+  d.sim.eus = o.sim_eus;
+  d.sim.i915 = !o.sim_no_i915;
+  d.sim.platform = mmio::sim_platform_by_name(o.sim_platform);
+  check_format(o.format_text, plan);
+  plan.format_text = o.format_text;
+  plan.metric_set = o.metric_set;
+  plan.metrics_xml = o.metrics_xml;
+
+  plan.creds = daemon::credentials_from_sudo(env, euid);
+  // Under sudo the options that point root at files keep their defaults (daemon/root_paths.h).
+  const daemon::RootPathOption paths[] = {
+      {"--sysfs-root", o.sysfs_root, "/sys"},
+      {"--debugfs", o.debugfs_root, "/sys/kernel/debug"},
+      {"--render-node", o.render_node, "auto", "/dev/dri/renderD"},
+      {"--drm-card", o.drm_card, "auto", "/sys/class/drm/card"},
+  };
+  daemon::require_root_paths_under_sudo(paths, plan.creds);
+  daemon::require_no_register_file_under_sudo(d.spec, plan.creds);
+  // Read from the environment once, here, whatever the device: under sudo it is the user's.
+  plan.state_dir = daemon::state_dir_from(env, plan.creds);
+}
+
+void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
+  const auto backends = power::energy_backends();
+  const bool known = o.energy == "auto" ||
+                     std::any_of(backends.begin(), backends.end(),
+                                 [&](const auto& b) { return b.name == o.energy; });
+  if (!known) {
+    std::string names = "auto";
+    for (const auto& b : backends) names += ", " + std::string(b.name);
+    throw std::invalid_argument(fmt::format("--energy {}: give one of {}", o.energy, names));
+  }
+  // Refused before the device is touched (oaprofd asks the same of its own device).
+  power::check_energy_backend_for_device(o.energy, plan.simulated_device,
+                                         "--device " + plan.device.spec);
+  plan.energy = o.energy;
+  plan.igpu_formula = power::parse_igpu_formula(o.igpu_power);
+  plan.idle_baseline_ns = power::parse_idle_baseline(o.idle_baseline);
+}
+
+void plan_outputs(const ProfileOptions& o, ProfilePlan& plan) {
+  OutputPlan& out = plan.outputs;
+  out.csv = !o.csv_path.empty()                ? o.csv_path
+            : plan.mode == RunMode::kSystemWide ? std::string("oaprof-system.csv")
+                                               : fmt::format("oaprof-{}.csv",
+                                                             fs::path(o.command[0]).filename().string());
+  out.json = o.json_path;
+  out.trace = o.trace_path;
+  const int on_stdout =
+      int(names_stdout(out.csv)) + int(names_stdout(out.json)) + int(names_stdout(out.trace));
+  if (on_stdout > 1) {
+    throw std::invalid_argument(
+        "more than one of -o, --json and --trace names standard output, where they would mix; "
+        "send all but one to files");
+  }
+  out.table_on_stderr = on_stdout > 0;
+  plan.quiet = o.quiet;
+}
+
+}  // namespace
+
+std::string run_mode_name(RunMode mode) {
+  switch (mode) {
+    case RunMode::kKernel: return "kernel";
+    case RunMode::kApp: return "app";
+    case RunMode::kSystemWide: return "system-wide";
+  }
+  return "kernel";
+}
+
+// /dev/stdout is a link (to /proc/self/fd/1), which the user files' O_NOFOLLOW would refuse; the
+// descriptor behind it is the one the user gave oaprof, so it is used directly.
+bool names_stdout(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
+
+ProfilePlan make_profile_plan(const ProfileOptions& options,
+                              const std::map<std::string, std::string>& env, uid_t euid) {
+  ProfilePlan plan;
+  plan_mode(options, plan);
+  plan_launches(options, plan);
+  plan_device(options, env, euid, plan);
+  plan_energy(options, plan);
+  plan_outputs(options, plan);
+  return plan;
+}
+
+}  // namespace oaprof::tools

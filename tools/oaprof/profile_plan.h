@@ -1,0 +1,117 @@
+// A profile run's options, parsed and checked once, before anything is opened: the device, the
+// read-out, format and metric set, energy, launch filters, outputs and mode. Everything after
+// make_profile_plan trusts the plan; a bad option, a bad SUDO_UID or a root path under sudo fails
+// here, before a device is opened, a lock taken or a file created.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/privilege_drop.h"
+#include "gpu/device.h"
+#include "launch/launch_filter.h"
+#include "oa/builtin_metric_set.h"
+#include "power/energy_source.h"
+
+namespace oaprof::tools {
+
+// The options as the command line gives them (text, unchecked).
+struct ProfileOptions {
+  std::string device_spec = "auto";
+  std::string pci;  // --pci BDF: the same as --device BDF
+  std::string daemon = "auto";
+  std::string access = "mmio";
+  std::string format_text = "101";
+  std::string metric_set = std::string(oa::kBuiltinMetricSetSymbol);
+  std::string metrics_xml;
+  std::string forcewake = "auto";
+  std::string debugfs_root = "/sys/kernel/debug";
+  std::string render_node = "auto";
+  std::string drm_card = "auto";
+  int oa_exponent = 16;
+  int sim_eus = 0;           // --sim-eus: the simulated part's EUs, some fused off
+  bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
+  std::string sim_platform = "kblgt2";  // --sim-platform: which part --device sim simulates
+  std::string csv_path;
+  std::string json_path;
+  std::string trace_path;  // --trace: a Perfetto trace
+  std::string min_window = "50ms";
+  std::string mode = "kernel";
+  std::string inject = "auto";
+  std::string replay = "off";
+  std::string kernel_name;
+  std::uint64_t launch_skip = 0;
+  std::optional<std::uint64_t> launch_count;
+  bool system_wide = false;
+  std::string duration;
+  std::string interval;
+  std::string energy = "auto";
+  std::string igpu_power = "pkg-pp0-dram";
+  std::string idle_baseline = "250ms";
+  std::string sysfs_root = "/sys";
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+enum class RunMode { kKernel, kApp, kSystemWide };
+
+// "kernel", "app", "system-wide": as RunInfo and the rows name the mode.
+std::string run_mode_name(RunMode mode);
+
+// Where the rows go. "-" and /dev/stdout name oaprof's standard output (names_stdout); at most one
+// output is there, and the summary table then goes to stderr.
+struct OutputPlan {
+  std::string csv;  // never empty: oaprof-<program>.csv or oaprof-system.csv by default
+  std::string json;
+  std::string trace;
+  bool table_on_stderr = false;
+};
+
+bool names_stdout(const std::string& path);
+
+struct ProfilePlan {
+  // The device as a local run opens it (spec, simulator, forcewake, sysfs, DRM nodes); the same
+  // spec, access, format and set go to oaprofd through it.
+  gpu::DeviceOptions device;
+  bool simulated_device = false;
+  bool through_daemon = false;
+  std::string access;
+  std::string format_text;  // checked where the generation is known (the simulator), else at open
+  std::string metric_set;
+  std::string metrics_xml;
+
+  RunMode mode = RunMode::kKernel;
+  std::vector<std::string> command;  // empty only for kSystemWide
+  std::chrono::milliseconds min_window{};
+  std::chrono::milliseconds duration{};                // kSystemWide
+  std::optional<std::chrono::milliseconds> interval;   // kSystemWide: a row per interval
+  std::string replay = "off";                          // kKernel: OAPROF_REPLAY as given
+  launch::LaunchFilter filter;
+  std::string inject = "auto";                         // kKernel: auto | layer | preload
+
+  std::string energy;  // a backend name or auto
+  power::IgpuFormula igpu_formula = power::IgpuFormula::kPkgPp0Dram;
+  std::optional<std::uint64_t> idle_baseline_ns;
+
+  OutputPlan outputs;
+  bool quiet = false;
+
+  // Under sudo, the user the program and the output files run as; nullopt otherwise.
+  std::optional<daemon::Credentials> creds;
+  std::filesystem::path state_dir;  // where the session lock and register journal live
+};
+
+// Parses and checks every option. `env` is the process environment (SUDO_UID, SUDO_GID,
+// OAPROF_STATE_DIR), `euid` the effective uid. Throws std::invalid_argument saying which option
+// is wrong and what to give instead; nothing is opened or created.
+ProfilePlan make_profile_plan(const ProfileOptions& options,
+                              const std::map<std::string, std::string>& env, uid_t euid);
+
+}  // namespace oaprof::tools
