@@ -19,31 +19,33 @@ namespace {
 
 constexpr std::string_view kMagicLine = "oaprofd-state 1";
 
+// "0x<offset> 0x<prior> <kind>". A forcewake request journaled before the "owned" kind existed
+// says masked; what was restored for it then, and is now, is clearing oaprof's own bit.
+template <typename Bad>
+mmio::RestoreStep parse_write_line(const std::string& text, Bad bad) {
+  unsigned offset = 0, prior = 0;
+  char kind_text[8] = {};
+  if (std::sscanf(text.c_str(), "0x%x 0x%x %7s", &offset, &prior, kind_text) != 3) throw bad();
+  const std::optional<mmio::RestoreKind> kind = mmio::parse_restore_kind(kind_text);
+  if (!kind) throw bad();
+  if (*kind == mmio::RestoreKind::kMasked && mmio::reg::is_forcewake_request(offset)) {
+    return {offset, mmio::reg::kForcewakeOaprofBit, mmio::RestoreKind::kOwnedBits};
+  }
+  return {offset, prior, *kind};
+}
+
 }  // namespace
 
 JournalingMmio::JournalingMmio(std::unique_ptr<mmio::Mmio> inner, Record record)
     : inner_(std::move(inner)), record_(std::move(record)) {}
 
 void JournalingMmio::write32(std::uint32_t offset, std::uint32_t value) {
-  if (!seen_.contains(offset)) {
-    JournalEntry e{offset, inner_->read32(offset), gpu::is_masked_register(offset)};
-    if (e.masked) e.prior &= 0xFFFFu;
-    record_(e);
-    seen_.insert(offset);
-    entries_.push_back(e);
+  if (!plan_.has(offset)) {
+    const mmio::RestoreStep step = mmio::step_for_first_write(offset, inner_->read32(offset));
+    record_(step);
+    plan_.add(step);
   }
   inner_->write32(offset, value);
-}
-
-void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries) {
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-    if (mmio::reg::is_forcewake_request(it->offset)) {
-      // Shared with i915, which may have set its own bit since: drop only oaprof's.
-      mmio.write32(it->offset, mmio::reg::masked_disable(mmio::reg::kForcewakeOaprofBit));
-    } else {
-      mmio.write32(it->offset, it->masked ? 0xFFFF0000u | (it->prior & 0xFFFFu) : it->prior);
-    }
-  }
 }
 
 StateFile::StateFile(std::filesystem::path path, const StateContents& header)
@@ -107,9 +109,9 @@ void StateFile::write_line(const std::string& line) {
   }
 }
 
-void StateFile::append(const JournalEntry& e) {
-  write_line(fmt::format("write 0x{:08x} 0x{:08x} {}\n", e.offset, e.prior,
-                         e.masked ? "masked" : "plain"));
+void StateFile::append(const mmio::RestoreStep& step) {
+  write_line(fmt::format("write 0x{:08x} 0x{:08x} {}\n", step.offset, step.prior,
+                         mmio::restore_kind_name(step.kind)));
 }
 
 void StateFile::remove() {
@@ -128,9 +130,9 @@ SessionJournal::~SessionJournal() {
 
 std::unique_ptr<mmio::Mmio> SessionJournal::wrap(std::unique_ptr<mmio::Mmio> inner) {
   header_.identity = inner->describe();
-  auto window = std::make_unique<JournalingMmio>(std::move(inner), [this](const JournalEntry& e) {
+  auto window = std::make_unique<JournalingMmio>(std::move(inner), [this](const mmio::RestoreStep& step) {
     if (!state_) state_ = std::make_unique<StateFile>(path_, header_);
-    state_->append(e);
+    state_->append(step);
     ++registers_;
   });
   window_ = window.get();
@@ -138,7 +140,7 @@ std::unique_ptr<mmio::Mmio> SessionJournal::wrap(std::unique_ptr<mmio::Mmio> inn
 }
 
 void SessionJournal::write_back() {
-  if (window_ != nullptr) restore_entries(*window_, window_->entries());
+  if (window_ != nullptr) window_->plan().apply(*window_);
 }
 
 std::optional<StateContents> read_state_file(const std::filesystem::path& path) {
@@ -198,13 +200,7 @@ std::optional<StateContents> read_state_file(const std::filesystem::path& path) 
     } else if (key == "holder") {
       c.holder = rest;
     } else if (key == "write") {
-      unsigned offset = 0, prior = 0;
-      char kind[8] = {};
-      if (std::sscanf(rest.c_str(), "0x%x 0x%x %7s", &offset, &prior, kind) != 3 ||
-          (std::strcmp(kind, "plain") != 0 && std::strcmp(kind, "masked") != 0)) {
-        throw bad("bad line '" + line + "'");
-      }
-      c.entries.push_back({offset, prior, std::strcmp(kind, "masked") == 0});
+      c.entries.push_back(parse_write_line(rest, [&] { return bad("bad line '" + line + "'"); }));
     } else {
       throw bad("unknown line '" + line + "'");
     }
@@ -224,8 +220,8 @@ std::optional<std::string> restore_state_file(const std::filesystem::path& path,
   }
   // Forcewake requests are restored last and without taking forcewake ourselves: a forcewake
   // of our own would put back the crashed session's request bits when it lets go.
-  std::vector<JournalEntry> registers, forcewake;
-  for (const JournalEntry& e : state->entries) {
+  std::vector<mmio::RestoreStep> registers, forcewake;
+  for (const mmio::RestoreStep& e : state->entries) {
     const bool fw = mmio::reg::is_forcewake_request(e.offset);
     (fw ? forcewake : registers).push_back(e);
   }
@@ -240,12 +236,12 @@ std::optional<std::string> restore_state_file(const std::filesystem::path& path,
           "reset the GPU, then remove the file",
           path.string(), state->identity, state->device_spec, d.mmio->describe()));
     }
-    restore_entries(*d.mmio, registers);
+    mmio::apply_restore_steps(*d.mmio, registers);
   }
   if (!forcewake.empty()) {
     device.forcewake.mode = mmio::ForcewakeMode::kNone;
     gpu::Device d = gpu::open_device(device);
-    restore_entries(*d.mmio, forcewake);
+    mmio::apply_restore_steps(*d.mmio, forcewake);
   }
   std::filesystem::remove(path);
   return fmt::format("restored {} registers on {} that a crashed session of {} left programmed",

@@ -1,6 +1,7 @@
-// The crash safety of oaprofd: before a register is first written, its prior value goes to a
-// small state file on disk (fsynced), so that if oaprofd dies mid-session the next oaprofd finds
-// what to put back. JournalingMmio is the decorator that sees every write; StateFile is the file.
+// The crash safety of oaprofd: before a register is first written, the step that undoes the write
+// (mmio/restore_plan.h, the same steps SavedRegisters keeps) goes to a small state file on disk
+// (fsynced), so that if oaprofd dies mid-session the next oaprofd finds what to put back.
+// JournalingMmio is the decorator that sees every write; StateFile is the file.
 #pragma once
 
 #include <cstdint>
@@ -8,53 +9,42 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "gpu/device.h"
 #include "mmio/mmio.h"
+#include "mmio/restore_plan.h"
 
 namespace oaprof::daemon {
 
-struct JournalEntry {
-  std::uint32_t offset = 0;
-  std::uint32_t prior = 0;  // for a masked register, its low 16 bits
-  bool masked = false;
-};
-
 // Forwards reads and writes to `inner`; the first write to each offset first reads the prior
-// value and hands it to `record`, which must make it durable before returning (a throw from it
-// stops the write).
+// value and hands the step that undoes it (mmio::step_for_first_write) to `record`, which must
+// make it durable before returning (a throw from it stops the write).
 class JournalingMmio final : public mmio::Mmio {
  public:
-  using Record = std::function<void(const JournalEntry&)>;
+  using Record = std::function<void(const mmio::RestoreStep&)>;
   JournalingMmio(std::unique_ptr<mmio::Mmio> inner, Record record);
 
   std::uint32_t read32(std::uint32_t offset) override { return inner_->read32(offset); }
   void write32(std::uint32_t offset, std::uint32_t value) override;
   std::string describe() const override { return inner_->describe(); }
 
-  const std::vector<JournalEntry>& entries() const { return entries_; }
+  const mmio::RestorePlan& plan() const { return plan_; }
 
  private:
   std::unique_ptr<mmio::Mmio> inner_;
   Record record_;
-  std::set<std::uint32_t> seen_;
-  std::vector<JournalEntry> entries_;
+  mmio::RestorePlan plan_;
 };
-
-// Puts every entry back, last first; masked registers get their low half with a full mask, except
-// the forcewake requests, where only oaprof's own bit is cleared (i915's stays as it is now).
-void restore_entries(mmio::Mmio& mmio, std::span<const JournalEntry> entries);
 
 // What a state file says: the device it is about and the registers to put back.
 struct StateContents {
   std::string device_spec;  // the --device spec that opens it again
   std::string identity;     // its Mmio::describe() when the session began
   std::string holder;       // "uid U, pid P since T", for the log
-  std::vector<JournalEntry> entries;
+  std::vector<mmio::RestoreStep> entries;  // in first-write order
 };
 
 // Text, one line each, appended and fsynced as the session writes:
@@ -62,7 +52,8 @@ struct StateContents {
 //   device <spec>
 //   identity <describe()>
 //   holder uid <U>, pid <P> since <ISO time>
-//   write 0x<offset> 0x<prior> plain|masked
+//   write 0x<offset> 0x<prior> plain|masked|owned   (mmio::RestoreKind; files from before
+//   "owned" say masked for a forcewake request, read as oaprof's own bit)
 class StateFile {
  public:
   // Creates `path` (replacing an old one) with the header, durable on return. Throws
@@ -72,7 +63,7 @@ class StateFile {
   StateFile(const StateFile&) = delete;
   StateFile& operator=(const StateFile&) = delete;
 
-  void append(const JournalEntry& entry);
+  void append(const mmio::RestoreStep& step);
   void remove();
   const std::filesystem::path& path() const { return path_; }
 

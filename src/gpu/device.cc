@@ -65,8 +65,9 @@ class FileMirroredSim final : public mmio::Mmio {
         bar_[i] = own;
       } else if (bar_[i] != own) {
         // Adopt what an earlier process left, masked registers with a full mask.
-        sim_->write32(offset, is_masked_register(offset) ? 0xFFFF0000u | (bar_[i] & 0xFFFFu)
-                                                         : bar_[i]);
+        sim_->write32(offset, mmio::reg::is_masked_register(offset)
+                                  ? 0xFFFF0000u | (bar_[i] & 0xFFFFu)
+                                  : bar_[i]);
       }
     }
   }
@@ -132,11 +133,6 @@ std::string device_spec_with_pci(const std::string& device, const std::string& p
         "Intel GPU, --device sim for the simulator", pci, device));
   }
   return address;
-}
-
-bool is_masked_register(std::uint32_t offset) {
-  return offset == mmio::reg::kOaDebug || mmio::reg::is_forcewake_request(offset) ||
-         mmio::reg::is_masked_config_register(offset);
 }
 
 Device& Device::operator=(Device&& other) noexcept {

@@ -85,11 +85,6 @@ struct DeviceOptions {
 // a PCI address, or when SPEC names another device (sim, another address).
 std::string device_spec_with_pci(const std::string& device, const std::string& pci);
 
-// Registers whose high half is a write mask (OA_DEBUG, the forcewake requests,
-// HALF_SLICE_CHICKEN2, WAIT_FOR_RC6_EXIT): restoring one means writing its saved low half with a
-// full mask.
-bool is_masked_register(std::uint32_t offset);
-
 // The GPU's clock right now from RPSTAT (Gen9 and Gen11; reference/hardware.md §2), or nullopt
 // where it cannot be read: another generation, no register window, a reading of 0.
 std::optional<double> read_gpu_freq_mhz(Device& device);

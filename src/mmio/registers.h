@@ -284,6 +284,12 @@ inline constexpr std::uint32_t kWaitForRc6ExitEnable = 1u << 0;
 constexpr bool is_masked_config_register(std::uint32_t offset) {
   return offset == kHalfSliceChicken2 || offset == kWaitForRc6Exit;
 }
+// Registers whose high half is a write mask (OA_DEBUG, the forcewake requests,
+// HALF_SLICE_CHICKEN2, WAIT_FOR_RC6_EXIT): restoring one means writing its saved low half with a
+// full mask.
+constexpr bool is_masked_register(std::uint32_t offset) {
+  return offset == kOaDebug || is_forcewake_request(offset) || is_masked_config_register(offset);
+}
 // The masked write i915 makes for a user's value: the workaround bit and its mask bit cleared.
 constexpr std::uint32_t strip_workaround_bits(std::uint32_t offset, std::uint32_t value) {
   if (offset == kHalfSliceChicken2) return value & ~masked_enable(kStPoDisable);

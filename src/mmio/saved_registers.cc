@@ -1,38 +1,30 @@
 #include "mmio/saved_registers.h"
 
-#include <algorithm>
-
 #include "mmio/registers.h"
 
 namespace oaprof::mmio {
 
-void SavedRegisters::save(std::uint32_t offset, Kind kind) {
-  const bool known = std::any_of(saved_.begin(), saved_.end(),
-                                 [offset](const Saved& s) { return s.offset == offset; });
-  if (!known) saved_.push_back({offset, mmio_.read32(offset), kind});
+void SavedRegisters::save(std::uint32_t offset, RestoreKind kind) {
+  if (plan_.has(offset)) return;
+  const std::uint32_t prior = mmio_.read32(offset);
+  plan_.add({offset, kind == RestoreKind::kMasked ? prior & 0xFFFFu : prior, kind});
 }
 
 void SavedRegisters::write(std::uint32_t offset, std::uint32_t value) {
   std::lock_guard lock(mu_);
-  save(offset, Kind::kPlain);
+  save(offset, RestoreKind::kPlain);
   mmio_.write32(offset, value);
 }
 
 void SavedRegisters::write_masked(std::uint32_t offset, std::uint32_t value) {
   std::lock_guard lock(mu_);
-  save(offset, Kind::kMasked);
+  save(offset, RestoreKind::kMasked);
   mmio_.write32(offset, value);
 }
 
 void SavedRegisters::set_owned_bits(std::uint32_t offset, std::uint32_t bits) {
   std::lock_guard lock(mu_);
-  auto it = std::find_if(saved_.begin(), saved_.end(),
-                         [offset](const Saved& s) { return s.offset == offset; });
-  if (it == saved_.end()) {
-    saved_.push_back({offset, bits, Kind::kOwnedBits});
-  } else if (it->kind == Kind::kOwnedBits) {
-    it->prior |= bits;
-  }
+  plan_.add({offset, bits, RestoreKind::kOwnedBits});
   mmio_.write32(offset, reg::masked_enable(bits));
 }
 
@@ -47,14 +39,8 @@ void SavedRegisters::restore_and_hold() {
 }
 
 void SavedRegisters::restore_locked() {
-  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-    switch (it->kind) {
-      case Kind::kPlain: mmio_.write32(it->offset, it->prior); break;
-      case Kind::kMasked: mmio_.write32(it->offset, 0xFFFF0000u | (it->prior & 0xFFFFu)); break;
-      case Kind::kOwnedBits: mmio_.write32(it->offset, reg::masked_disable(it->prior)); break;
-    }
-  }
-  saved_.clear();
+  plan_.apply(mmio_);
+  plan_.clear();
 }
 
 }  // namespace oaprof::mmio

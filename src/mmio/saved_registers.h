@@ -1,7 +1,8 @@
 // Writes registers through an Mmio and remembers each register's value from before its first
-// write, so that everything a session touched can be put back bit-identical, in reverse order.
-// Bits oaprof owns in a register that others share (its forcewake request bit) are the exception:
-// only they are cleared again, so whatever the driver set meanwhile stays.
+// write in a RestorePlan (restore_plan.h), so that everything a session touched can be put back
+// bit-identical, in reverse order. Bits oaprof owns in a register that others share (its
+// forcewake request bit) are the exception: only they are cleared again, so whatever the driver
+// set meanwhile stays.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "mmio/mmio.h"
+#include "mmio/restore_plan.h"
 
 namespace oaprof::mmio {
 
@@ -36,22 +38,21 @@ class SavedRegisters {
   void restore_and_hold();
   std::size_t saved_count() const {
     std::lock_guard lock(mu_);
-    return saved_.size();
+    return plan_.steps().size();
+  }
+  // What restore() would undo, in first-write order.
+  std::vector<RestoreStep> steps() const {
+    std::lock_guard lock(mu_);
+    return {plan_.steps().begin(), plan_.steps().end()};
   }
 
  private:
-  Mmio& mmio_;
-  enum class Kind { kPlain, kMasked, kOwnedBits };
-  struct Saved {
-    std::uint32_t offset;
-    std::uint32_t prior;  // kOwnedBits: the bits to clear
-    Kind kind;
-  };
-  void save(std::uint32_t offset, Kind kind);
+  void save(std::uint32_t offset, RestoreKind kind);
   void restore_locked();
 
+  Mmio& mmio_;
   mutable std::mutex mu_;
-  std::vector<Saved> saved_;
+  RestorePlan plan_;
 };
 
 }  // namespace oaprof::mmio

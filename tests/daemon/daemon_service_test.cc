@@ -12,12 +12,15 @@
 #include <fstream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "daemon/daemon_paths.h"
 #include "daemon/register_journal.h"
 #include "daemon/session_lock.h"
 #include "daemon/state_dir.h"
 #include "daemon/trusted_metrics.h"
 #include "mmio/registers.h"
+#include "mmio/saved_registers.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/platform.h"
 #include "tests/daemon/daemon_test_util.h"
@@ -61,7 +64,7 @@ class DaemonServiceTest : public ::testing::Test {
     StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
     o.wrap_mmio = [&, header](std::unique_ptr<mmio::Mmio> inner) mutable {
       header.identity = inner->describe();
-      return std::make_unique<JournalingMmio>(std::move(inner), [&, header](const JournalEntry& e) {
+      return std::make_unique<JournalingMmio>(std::move(inner), [&, header](const mmio::RestoreStep& e) {
         if (!s.state) s.state = std::make_unique<StateFile>(service_->state_file(), header);
         s.state->append(e);
       });
@@ -228,8 +231,8 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
   const auto state = read_state_file(service_->state_file());
   ASSERT_TRUE(state.has_value());
   ASSERT_EQ(state->entries.size(), 2u);
-  EXPECT_TRUE(state->entries[0].masked);
-  EXPECT_FALSE(state->entries[1].masked);
+  EXPECT_EQ(state->entries[0].kind, mmio::RestoreKind::kMasked);
+  EXPECT_EQ(state->entries[1].kind, mmio::RestoreKind::kPlain);
 
   const auto done = service_->recover();
   ASSERT_TRUE(done.has_value());
@@ -286,7 +289,7 @@ TEST_F(DaemonServiceTest, RecoverDropsOnlyTheCrashedSessionsForcewakeBit) {
 TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
   {
     StateFile f(service_->state_file(), {"sim:" + regs_.string(), "some other GPU", "x", {}});
-    f.append({0x9840, 1, false});
+    f.append({0x9840, 1, mmio::RestoreKind::kPlain});
   }
   EXPECT_THROW(
       {
@@ -326,12 +329,76 @@ TEST(StateFileTest, ATornLastLineIsIgnoredAndGarbageRefused) {
   ASSERT_EQ(c->entries.size(), 1u);
   EXPECT_EQ(c->entries[0].offset, 0x2B04u);
   EXPECT_EQ(c->entries[0].prior, 2u);
-  EXPECT_TRUE(c->entries[0].masked);
+  EXPECT_EQ(c->entries[0].kind, mmio::RestoreKind::kMasked);
   std::ofstream(path) << "hello\n";
   EXPECT_THROW((void)read_state_file(path), std::runtime_error);
   std::ofstream(path) << "oaprofd-state 1\nwrite 0x1 0x2 sideways\n";
   EXPECT_THROW((void)read_state_file(path), std::runtime_error);
   EXPECT_EQ(read_state_file(dir.path() / "absent"), std::nullopt);
+}
+
+// Each step is written with its kind; a file from before the "owned" kind journaled a forcewake
+// request as masked, and what it meant then is what "owned" means now: clear oaprof's bit.
+TEST(StateFileTest, StepsRoundTripAndAnOldMaskedForcewakeLineIsOaprofsBit) {
+  ScratchDir dir;
+  const auto path = dir.path() / "state";
+  {
+    StateFile file(path, StateContents{"sim", "x", "h", {}});
+    file.append({mmio::reg::kOaDebug, 0x42, mmio::RestoreKind::kMasked});
+    file.append({mmio::reg::kForcewakeGt, mmio::reg::kForcewakeOaprofBit,
+                 mmio::RestoreKind::kOwnedBits});
+    file.append({0x9888, 0xDEADBEEF, mmio::RestoreKind::kPlain});
+  }
+  const auto c = read_state_file(path);
+  ASSERT_TRUE(c.has_value());
+  ASSERT_EQ(c->entries.size(), 3u);
+  EXPECT_EQ(c->entries[1], (mmio::RestoreStep{mmio::reg::kForcewakeGt,
+                                              mmio::reg::kForcewakeOaprofBit,
+                                              mmio::RestoreKind::kOwnedBits}));
+  EXPECT_EQ(c->entries[2], (mmio::RestoreStep{0x9888, 0xDEADBEEF, mmio::RestoreKind::kPlain}));
+  std::ofstream(path) << fmt::format("oaprofd-state 1\ndevice sim\nidentity x\nholder h\n"
+                                     "write 0x{:08x} 0x00000001 masked\n",
+                                     mmio::reg::kForcewakeRender);
+  const auto old = read_state_file(path);
+  ASSERT_TRUE(old.has_value());
+  ASSERT_EQ(old->entries.size(), 1u);
+  EXPECT_EQ(old->entries[0], (mmio::RestoreStep{mmio::reg::kForcewakeRender,
+                                                mmio::reg::kForcewakeOaprofBit,
+                                                mmio::RestoreKind::kOwnedBits}));
+}
+
+// The journal sees only register writes; SavedRegisters is told what each write means. For the
+// writes oaprof makes both must keep the same restore plan, so that the journal's fallback and a
+// crashed run's restore leave what the normal end leaves.
+TEST(JournalTest, SeesTheSameStepsAsSavedRegistersForTheSameWrites) {
+  std::vector<mmio::RestoreStep> recorded;
+  gpu::DeviceOptions o;
+  o.spec = "sim";
+  o.forcewake.mode = mmio::ForcewakeMode::kNone;
+  o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
+    return std::make_unique<JournalingMmio>(
+        std::move(inner), [&](const mmio::RestoreStep& s) { recorded.push_back(s); });
+  };
+  gpu::Device d = gpu::open_device(o);
+  d.mmio->write32(mmio::reg::kOaDebug, mmio::reg::masked_enable(0x3));  // a prior to keep
+  recorded.clear();
+  std::vector<mmio::RestoreStep> saved_steps;
+  {
+    mmio::SavedRegisters saved(*d.mmio);
+    saved.set_owned_bits(mmio::reg::kForcewakeRender, mmio::reg::kForcewakeOaprofBit);
+    saved.write_masked(mmio::reg::kOaDebug, mmio::reg::masked_enable(0x10));
+    saved.write(0x9888, 0x1234);
+    saved.write(0x9888, 0x5678);
+    saved.write_masked(mmio::reg::kHalfSliceChicken2, mmio::reg::masked_enable(0x1));
+    saved_steps = saved.steps();
+  }
+  // The journal already had OA_DEBUG from the write before: its step is the older one.
+  ASSERT_FALSE(recorded.empty());
+  std::vector<mmio::RestoreStep> expected = saved_steps;
+  std::erase_if(expected, [](const auto& s) { return s.offset == mmio::reg::kOaDebug; });
+  EXPECT_EQ(recorded, expected);
+  EXPECT_EQ(saved_steps[1].kind, mmio::RestoreKind::kMasked);
+  EXPECT_EQ(saved_steps[1].prior, 0x3u);
 }
 
 TEST(StateFileTest, AStateFileThatExistsButCannotBeReadIsNotTakenForNone) {
