@@ -123,6 +123,9 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
 }
 
 wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wire::Open& request) {
+  if (active_ && background_client_ == active_->client && client != active_->client) {
+    end_session("a profiling session takes the OA unit from the exporter");
+  }
   if (active_) {
     if (active_->client == client) {
       return wire::Error{ErrorCode::kBadRequest,
@@ -147,6 +150,12 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   active->client = client;
   active->peer = peer;
   active->holder = holder_text(peer.uid, peer.pid);
+  if (background_client_ == client) {
+    // What a local `sudo oaprof` is told when the lock is the exporter's: it cannot take the unit
+    // from a lock, but a session through oaprofd can.
+    active->holder += " (oaprofd's Prometheus exporter, which gives the unit to any session "
+                      "through oaprofd: run oaprof without sudo, or with --daemon always)";
+  }
   std::string busy_holder;
   active->lock = SessionLock::try_acquire(lock_file(), active->holder, &busy_holder);
   if (!active->lock) return wire::Error{ErrorCode::kBusy, "busy: held by " + busy_holder};
@@ -238,6 +247,10 @@ wire::Body DaemonService::sample(const wire::Sample& request) {
     out.energy = std::move(values);
   }
   return out;
+}
+
+bool DaemonService::session_held_by(std::uint64_t client) const {
+  return active_ != nullptr && active_->client == client;
 }
 
 void DaemonService::client_gone(std::uint64_t client) {

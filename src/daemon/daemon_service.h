@@ -62,6 +62,13 @@ class DaemonService {
   // Restores and ends the open session, whoever holds it (shutdown).
   void close_session();
   bool session_open() const { return active_ != nullptr; }
+  bool session_held_by(std::uint64_t client) const;
+  // The session of this connection number (the exporter's, exporter.h) gives way: another
+  // client's open ends it first instead of being told the unit is busy.
+  void set_background_client(std::uint64_t client) { background_client_ = client; }
+  // For the exporter: the log, and where sysfs is.
+  void log_line(int level, const std::string& line) const { log(level, line); }
+  const std::filesystem::path& sysfs_root() const { return options_.device.sysfs_root; }
 
   // A previous oaprofd (or a local `sudo oaprof`) died and left a state file: put its registers
   // back on its device and remove the file, holding the session lock while doing so. When
@@ -82,6 +89,7 @@ class DaemonService {
 
   ServiceOptions options_;
   std::unique_ptr<Active> active_;
+  std::optional<std::uint64_t> background_client_;
 };
 
 }  // namespace oaprof::daemon

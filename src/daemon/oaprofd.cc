@@ -150,6 +150,7 @@ void Oaprofd::request_stop() {
 }
 
 void Oaprofd::run() {
+  auto next_tick = std::chrono::steady_clock::now();
   for (;;) {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
     // A client with a reply still queued is not read from until the reply has gone: it cannot
@@ -157,7 +158,14 @@ void Oaprofd::run() {
     for (const auto& [fd, client] : clients_) {
       fds.push_back({fd, static_cast<short>(client.pending.empty() ? POLLIN : POLLOUT), 0});
     }
-    if (::poll(fds.data(), fds.size(), poll_timeout_ms()) < 0) {
+    int timeout = poll_timeout_ms();
+    if (tick_) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          next_tick - std::chrono::steady_clock::now());
+      const int until_tick = static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
+      timeout = timeout < 0 ? until_tick : std::min(timeout, until_tick);
+    }
+    if (::poll(fds.data(), fds.size(), timeout) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -172,6 +180,11 @@ void Oaprofd::run() {
       if (!alive) drop_client(it);
     }
     drop_clients_not_reading();
+    if (tick_ && std::chrono::steady_clock::now() >= next_tick) {
+      tick_();
+      next_tick = std::chrono::steady_clock::now() +
+                  (tick_period_ ? tick_period_() : std::chrono::seconds(1));
+    }
   }
   service_.close_session();
 }

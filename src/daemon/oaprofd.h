@@ -59,6 +59,12 @@ class Oaprofd {
   void run();
   // Async-signal-safe.
   void request_stop();
+  // Before run(): `tick` is called on the loop, between requests, every `period()` (the
+  // exporter's sampling), the first time at once.
+  void set_tick(std::function<void()> tick, std::function<std::chrono::milliseconds()> period) {
+    tick_ = std::move(tick);
+    tick_period_ = std::move(period);
+  }
 
   std::uint64_t clients_refused() const { return refused_; }
   std::uint64_t clients_dropped() const { return dropped_; }
@@ -89,6 +95,8 @@ class Oaprofd {
   int wake_fd_ = -1;
   std::map<int, Client> clients_;
   std::uint64_t next_client_ = 1;
+  std::function<void()> tick_;
+  std::function<std::chrono::milliseconds()> tick_period_;
   std::uint64_t refused_ = 0;
   std::uint64_t dropped_ = 0;
 };

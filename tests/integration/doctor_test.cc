@@ -1,5 +1,7 @@
 // `oaprof doctor` against fake sysfs, procfs and debugfs trees: each machine state gives the
 // verdict line and the fix a user needs, and the exit status says whether a check failed.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -114,7 +117,8 @@ class FakeMachine {
     std::string cmd = env + " " + std::string(OAPROF_BIN) + " doctor --sysfs-root " +
                       (root_ / "sys").string() + " --debugfs " + (root_ / "debug").string() +
                       " --proc-root " + (root_ / "proc").string() + " --dev-root " +
-                      (root_ / "dev").string() + " --no-opencl-devices";
+                      (root_ / "dev").string() + " --systemd-dropins " +
+                      (root_ / "systemd").string() + " --no-opencl-devices";
     if (extra.find("--daemon-socket") == std::string::npos && env.empty()) {
       cmd += " --daemon-socket " + socket();
     }
@@ -178,6 +182,46 @@ TEST(DoctorTest, HealthyIntelMachineGivesOkLines) {
   if (::geteuid() == 0) {
     EXPECT_EQ(r.status, 0) << r.output;
   }
+}
+
+// A loopback TCP listener on a port the kernel picks; returns the port, the socket in `fd`.
+int tcp_listener(int& fd) {
+  fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 4) != 0) return -1;
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  return ntohs(a.sin_port);
+}
+
+TEST(DoctorTest, TheExporterDropInIsCheckedForItsAddressAndWhetherItAnswers) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  EXPECT_EQ(line_of(m.doctor().output, "exporter").verdict, "info");  // no drop-in: off
+  const auto dropin = [&](const std::string& exec) {
+    m.write("systemd/exporter.conf", "[Service]\nExecStart=\nExecStart=/usr/bin/oaprofd " + exec);
+  };
+  int fd = -1;
+  const int port = tcp_listener(fd);
+  ASSERT_GT(port, 0);
+  dropin(fmt::format("--group oaprof --metrics-listen 127.0.0.1:{}", port));
+  Line l = line_of(m.doctor().output, "exporter");
+  EXPECT_EQ(l.verdict, "ok");
+  EXPECT_THAT(l.detail, HasSubstr(fmt::format("http://127.0.0.1:{}/metrics", port)));
+  ::close(fd);  // nothing answers now
+  l = line_of(m.doctor().output, "exporter");
+  EXPECT_EQ(l.verdict, "warn");
+  EXPECT_THAT(l.fix, HasSubstr("systemctl"));
+  dropin("--metrics-listen=0.0.0.0:9464");
+  l = line_of(m.doctor().output, "exporter");
+  EXPECT_EQ(l.verdict, "warn");
+  EXPECT_THAT(l.detail, HasSubstr("beyond this machine"));
+  dropin("--metrics-listen gpu-node:9464");
+  const auto bad = m.doctor();
+  EXPECT_EQ(line_of(bad.output, "exporter").verdict, "fail") << bad.output;
+  EXPECT_EQ(bad.status, 1);
 }
 
 TEST(DoctorTest, Gen12HasNoContextNote) {

@@ -5,7 +5,10 @@
 #include <fmt/ranges.h>
 #include <grp.h>
 #include <pwd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -16,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 
 #ifndef CL_TARGET_OPENCL_VERSION
@@ -24,6 +28,7 @@
 #include <CL/cl.h>
 
 #include "daemon/daemon_paths.h"
+#include "daemon/listen_address.h"
 #include "daemon/remote_source.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
@@ -50,6 +55,31 @@ std::optional<std::string> read_line(const fs::path& path) {
 
 Check make(std::string name, Verdict verdict, std::string detail, std::string fix = {}) {
   return Check{std::move(name), verdict, std::move(detail), std::move(fix)};
+}
+
+// Whether a TCP connection to the address is accepted (within a second).
+bool port_answers(const daemon::ListenAddress& address) {
+  const bool v6 = address.host.starts_with('[');
+  const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  int rc = -1;
+  if (v6) {
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(static_cast<std::uint16_t>(address.port));
+    ::inet_pton(AF_INET6, address.host.substr(1, address.host.size() - 2).c_str(), &a.sin6_addr);
+    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  } else {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(address.port));
+    ::inet_pton(AF_INET, address.host.c_str(), &a.sin_addr);
+    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  }
+  ::close(fd);
+  return rc == 0;
 }
 
 bool i915_bound(const PciFacts& pci) { return pci.intel_display() && pci.driver == "i915"; }
@@ -704,6 +734,7 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   checks.push_back(check_opencl_platforms(options));
   checks.push_back(check_daemon(options, euid));
   checks.push_back(check_group(euid));
+  checks.push_back(check_exporter(options));
   if (auto note = context_saved_note(pci)) checks.push_back(std::move(*note));
   const std::optional<oa::Platform> platform =
       options.sim ? std::optional<oa::Platform>(options.sim->platform)
@@ -712,6 +743,72 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
     checks.push_back(std::move(c));
   }
   return checks;
+}
+
+std::optional<std::string> metrics_listen_in(const std::string& dropin_text) {
+  std::istringstream lines(dropin_text);
+  std::optional<std::string> found;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("ExecStart=")) continue;
+    std::istringstream words(line.substr(10));
+    std::vector<std::string> argv{std::istream_iterator<std::string>(words), {}};
+    found.reset();  // a later ExecStart= replaces an earlier one
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+      if (argv[i].starts_with("--metrics-listen=")) {
+        found = argv[i].substr(17);
+      } else if (argv[i] == "--metrics-listen") {
+        found = i + 1 < argv.size() && !argv[i + 1].starts_with("--") ? argv[i + 1] : "";
+      }
+    }
+  }
+  return found;
+}
+
+Check check_exporter(const DoctorOptions& options) {
+  std::optional<std::string> listen;
+  std::string dropin;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(options.systemd_dropins, ec)) {
+    if (e.path().extension() != ".conf") continue;
+    std::ifstream in(e.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto l = metrics_listen_in(text.str())) {
+      listen = l;
+      dropin = e.path().string();
+    }
+  }
+  if (!listen) {
+    return make("exporter", Verdict::kInfo,
+                fmt::format("oaprofd exports no Prometheus metrics (no drop-in in {} passes "
+                            "--metrics-listen)",
+                            options.systemd_dropins.string()),
+                "to watch the GPU from Prometheus, install the exporter drop-in (docs/exporter.md)");
+  }
+  daemon::ListenAddress address;
+  try {
+    address = daemon::parse_listen_address(
+        listen->empty() ? std::string(daemon::kDefaultMetricsListen) : *listen);
+  } catch (const std::invalid_argument& e) {
+    return make("exporter", Verdict::kFail, fmt::format("{}: {}", dropin, e.what()),
+                "fix the address in the drop-in, then sudo systemctl restart oaprofd");
+  }
+  const std::string where = fmt::format("http://{}/metrics", address.civetweb());
+  if (!address.loopback) {
+    return make("exporter", Verdict::kWarn,
+                fmt::format("{} serves {} beyond this machine: anyone who reaches it learns the "
+                            "GPU's load and power (docs/exporter.md, Security)",
+                            dropin, where),
+                "listen on 127.0.0.1 and let the Prometheus on this host, or a TLS proxy, scrape "
+                "it");
+  }
+  if (!port_answers(address)) {
+    return make("exporter", Verdict::kWarn,
+                fmt::format("{} configures {}, but nothing answers there", dropin, where),
+                "sudo systemctl restart oaprofd; to run it from boot rather than on the first "
+                "client: sudo systemctl add-wants multi-user.target oaprofd.service");
+  }
+  return make("exporter", Verdict::kOk, fmt::format("oaprofd serves {} ({})", where, dropin), "");
 }
 
 bool any_failed(const std::vector<Check>& checks) {

@@ -35,6 +35,8 @@ struct DoctorOptions {
   std::filesystem::path debugfs_root = "/sys/kernel/debug";
   std::filesystem::path proc_root = "/proc";
   std::filesystem::path dev_root = "/dev";
+  // Where an administrator's drop-ins for oaprofd.service are (the exporter's among them).
+  std::filesystem::path systemd_dropins = "/etc/systemd/system/oaprofd.service.d";
   std::string pci = "0000:00:02.0";
   // Empty: $OAPROF_DAEMON_SOCKET, else daemon::kDefaultDaemonSocket (daemon/daemon_paths.h).
   std::string daemon_socket;
@@ -90,6 +92,12 @@ Check check_opencl_platforms(const DoctorOptions& options);
 // `euid` decides whether a missing daemon matters: root profiles without it (sudo oaprof).
 Check check_daemon(const DoctorOptions& options, unsigned euid);
 Check check_group(unsigned euid);
+// oaprofd's Prometheus exporter: off, or where its drop-in makes it listen, whether that stays on
+// this machine, and whether anything answers there.
+Check check_exporter(const DoctorOptions& options);
+// The --metrics-listen value of an ExecStart= line among `dropin_text`'s lines: nullopt when no
+// line starts oaprofd with it, "" when it is given without a value.
+std::optional<std::string> metrics_listen_in(const std::string& dropin_text);
 // Gen8–11 only: why rows may be flagged config_lost (gpu::kContextSavedNote).
 std::optional<Check> context_saved_note(const PciFacts& pci);
 

@@ -23,6 +23,7 @@ struct DoctorCommandOptions {
   std::string debugfs_root = "/sys/kernel/debug";
   std::string proc_root = "/proc";
   std::string dev_root = "/dev";
+  std::string systemd_dropins = "/etc/systemd/system/oaprofd.service.d";
   std::string device;  // --device sim
   int sim_eus = 0;
   bool sim_no_i915 = false;
@@ -68,6 +69,7 @@ int run_doctor(DoctorCommandOptions& opt) {
       {"--debugfs", opt.debugfs_root, "/sys/kernel/debug"},
       {"--proc-root", opt.proc_root, "/proc"},
       {"--dev-root", opt.dev_root, "/dev"},
+      {"--systemd-dropins", opt.systemd_dropins, "/etc/systemd/system/oaprofd.service.d"},
       {"--opencl-library", opt.checks.opencl_library, "libOpenCL.so.1"},
   };
   if (const int rc = require_root_paths("doctor", paths); rc != 0) return rc;
@@ -83,6 +85,7 @@ int run_doctor(DoctorCommandOptions& opt) {
   opt.checks.debugfs_root = opt.debugfs_root;
   opt.checks.proc_root = opt.proc_root;
   opt.checks.dev_root = opt.dev_root;
+  opt.checks.systemd_dropins = opt.systemd_dropins;
   if (!opt.device.empty()) {
     mmio::SimConfig sim;
     sim.eus = opt.sim_eus;
@@ -112,7 +115,7 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
       "check this machine for profiling: the Intel GPU and its driver, the topology and "
       "timestamp frequency i915 reports for it (or that oaprof falls back to the platform "
       "table), debugfs forcewake, kernel lockdown, perf_stream_paranoid, RAPL, "
-      "virtualisation, OpenCL, oaprofd and group oaprof; each check prints a verdict and the "
+      "virtualisation, OpenCL, oaprofd, group oaprof and oaprofd's Prometheus exporter; each check prints a verdict and the "
       "exact fix");
   auto& c = opt->checks;
   sub->add_option("--pci", c.pci, "the GPU's PCI address (what oaprof --pci BDF names)")
@@ -122,6 +125,9 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--proc-root", opt->proc_root, "where procfs is")->capture_default_str();
   sub->add_option("--dev-root", opt->dev_root, "where /dev is (the msr backend's /dev/cpu/N/msr)")
+      ->capture_default_str();
+  sub->add_option("--systemd-dropins", opt->systemd_dropins,
+                  "where oaprofd.service's drop-ins are (the exporter's, docs/exporter.md)")
       ->capture_default_str();
   sub->add_option("--daemon-socket", c.daemon_socket,
                   std::string("oaprofd's socket (default: $") + daemon::kDaemonSocketEnv +

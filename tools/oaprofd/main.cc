@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "daemon/daemon_log.h"
 #include "daemon/daemon_paths.h"
 #include "daemon/daemon_service.h"
+#include "daemon/exporter.h"
 #include "daemon/oaprofd.h"
 #include "daemon/privilege_drop.h"
 #include "daemon/state_dir.h"
@@ -67,6 +69,9 @@ int main(int argc, char** argv) {
   std::string energy = "session";
   std::size_t max_clients = 64;
   bool foreground = false;
+  std::string metrics_listen;
+  int metrics_period_ms = 1000;
+  bool sim_busy = false;
 
   CLI::App app{
       "oaprofd: lends the Intel GPU's OA unit to `oaprof` runs of users who are not root. It "
@@ -106,6 +111,23 @@ int main(int argc, char** argv) {
                  "refused with a busy reply")
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
       ->capture_default_str();
+  app.add_option("--metrics-listen", metrics_listen,
+                 "serve Prometheus metrics on http://ADDR:PORT/metrics (off by default; " +
+                     std::string(oaprof::daemon::kDefaultMetricsListen) +
+                     " when given without a value): while no client profiles, oaprofd samples "
+                     "the GPU itself and exports busy, frequency, EU ratios, the built-in set's "
+                     "counters, energy and iGPU power (docs/exporter.md, with what a scrape can "
+                     "learn); a client's session takes the OA unit from it at once")
+      ->expected(0, 1)
+      ->default_str(std::string(oaprof::daemon::kDefaultMetricsListen));
+  app.add_option("--metrics-period", metrics_period_ms,
+                 "with --metrics-listen: milliseconds between the exporter's samples (shorter "
+                 "where a counter of the device could wrap twice in that time)")
+      ->check(CLI::Range(10, 60'000))
+      ->capture_default_str();
+  app.add_flag("--sim-busy", sim_busy,
+               "with --device sim and --metrics-listen: the simulated GPU runs a kernel while "
+               "the exporter samples, so that its figures move (tests)");
   app.add_flag("--foreground", foreground,
                "stay in the foreground; oaprofd always does (it never forks), the flag is "
                "accepted for init scripts that pass it");
@@ -115,6 +137,27 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (metrics_dirs.empty()) metrics_dirs.push_back(metrics_dir_default());
+  const bool exporting = app.count("--metrics-listen") > 0;
+  if (exporting && metrics_listen.empty()) {
+    metrics_listen = std::string(oaprof::daemon::kDefaultMetricsListen);
+  }
+  if (sim_busy && (!exporting || !device.starts_with("sim"))) {
+    log_line(3, "--sim-busy goes with --device sim and --metrics-listen");
+    return 2;
+  }
+  oaprof::daemon::ExporterOptions eo;
+  if (exporting) {
+    try {
+      eo.listen = oaprof::daemon::parse_listen_address(metrics_listen);
+    } catch (const std::invalid_argument& e) {
+      log_line(3, e.what());
+      return 2;
+    }
+    eo.period = std::chrono::milliseconds(metrics_period_ms);
+    eo.sim_busy = sim_busy;
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) eo.hostname = host;
+  }
 
   const auto env = oaprof::daemon::process_environment();
   oaprof::daemon::ServiceOptions so;
@@ -166,6 +209,23 @@ int main(int argc, char** argv) {
                             e.what()));
     return 1;
   }
+  std::unique_ptr<oaprof::daemon::Exporter> exporter;
+  if (exporting) {
+    try {
+      exporter = std::make_unique<oaprof::daemon::Exporter>(service, eo);
+    } catch (const std::exception& e) {
+      log_line(3, e.what());
+      return 1;
+    }
+    if (!eo.listen.loopback) {
+      log_line(4, fmt::format("metrics are served on {}, beyond this machine: anyone who reaches "
+                              "it learns the GPU's load and power (docs/exporter.md)",
+                              eo.listen.civetweb()));
+    }
+    log_line(6, fmt::format("serving Prometheus metrics on http://{}:{}/metrics", eo.listen.host,
+                            exporter->port()));
+    daemon->set_tick([&exporter] { exporter->tick(); }, [&exporter] { return exporter->period(); });
+  }
   g_daemon = &*daemon;
   struct sigaction sa {};
   sa.sa_handler = &on_signal;
@@ -182,6 +242,7 @@ int main(int argc, char** argv) {
   daemon->run();  // returns after SIGINT/SIGTERM, with the session restored
   (void)oaprof::daemon::notify_systemd(notify_socket, "STOPPING=1");
   g_daemon = nullptr;
+  exporter.reset();
   daemon.reset();
   log_line(6, "stopped; the OA unit is as it was");
   return 0;

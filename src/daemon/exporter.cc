@@ -1,0 +1,327 @@
+#include "daemon/exporter.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <prometheus/counter.h>
+#include <prometheus/exposer.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include "oa/builtin_metric_set.h"
+#include "oa/device_facts.h"
+#include "oa/report_format.h"
+#include "oa/wire.h"
+
+namespace oaprof::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+namespace wire = oa::wire;
+
+// The DRM card and kernel driver of a PCI device, as sysfs names them ("card0", "i915");
+// "sim" for the simulator, "" where sysfs does not say.
+std::pair<std::string, std::string> card_and_driver(const fs::path& sysfs, const std::string& label,
+                                                    bool simulated) {
+  if (simulated) return {"sim", "sim"};
+  const fs::path dev = sysfs / "bus/pci/devices" / label;
+  std::error_code ec;
+  std::string card, driver;
+  for (const auto& e : fs::directory_iterator(dev / "drm", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("card")) card = name;
+  }
+  const fs::path link = fs::read_symlink(dev / "driver", ec);
+  if (!ec) driver = link.filename().string();
+  return {card, driver};
+}
+
+}  // namespace
+
+// What the exporter learned when it took the unit.
+struct Exporter::OpenSession {
+  oa::Platform platform;
+  oa::ReportFormat format{};
+  oa::MetricSet metrics;
+  oa::DeviceVariables vars;
+  double max_interval_ns = 0;
+  std::optional<oa::Report> previous;
+  std::optional<power::EnergyReading> previous_energy;
+  bool energy = false;
+};
+
+struct Exporter::Metrics {
+  explicit Metrics(prometheus::Registry& r)
+      : info(prometheus::BuildGauge()
+                 .Name("oaprof_info")
+                 .Help("oaprof's version and the GPU it samples; always 1")
+                 .Register(r)),
+        sampling(prometheus::BuildGauge()
+                     .Name("oaprof_exporter_sampling")
+                     .Help("1 while the exporter holds the OA unit, 0 while a profiling session "
+                           "holds it (the exporter's figures then stand still)")
+                     .Register(r)
+                     .Add({})),
+        sessions(prometheus::BuildCounter()
+                     .Name("oaprof_profiling_sessions_total")
+                     .Help("Profiling sessions that took the OA unit from the exporter")
+                     .Register(r)
+                     .Add({})),
+        errors(prometheus::BuildCounter()
+                   .Name("oaprof_scrape_errors_total")
+                   .Help("Samples the exporter could not take (the device, the energy source)")
+                   .Register(r)
+                   .Add({})),
+        gpu_time(prometheus::BuildCounter()
+                     .Name("oaprof_gpu_time_seconds_total")
+                     .Help("GPU time the exporter sampled, by the GPU's own timestamp")
+                     .Register(r)
+                     .Add({})),
+        busy(prometheus::BuildGauge()
+                 .Name("oaprof_gpu_busy_ratio")
+                 .Help("Share of GPU clocks the GPU was busy, over the last sample period")
+                 .Register(r)
+                 .Add({})),
+        frequency(prometheus::BuildGauge()
+                      .Name("oaprof_gpu_frequency_hertz")
+                      .Help("Average GPU core frequency over the last sample period")
+                      .Register(r)
+                      .Add({})),
+        eu(prometheus::BuildGauge()
+               .Name("oaprof_eu_ratio")
+               .Help("Share of EU clocks by state (active, stall, idle), averaged over all EUs, "
+                     "over the last sample period")
+               .Register(r)),
+        counters(prometheus::BuildCounter()
+                     .Name("oaprof_oa_events_total")
+                     .Help("Events an OA counter of the built-in set counted while the exporter "
+                           "sampled (counter: A<n>, B<n>, C<n>, gpu_clocks)")
+                     .Register(r)),
+        builtin(prometheus::BuildGauge()
+                    .Name("oaprof_builtin_metric")
+                    .Help("Each metric of oaprof's built-in set over the last sample period, in "
+                          "its own unit (label units)")
+                    .Register(r)),
+        energy(prometheus::BuildCounter()
+                   .Name("oaprof_energy_joules_total")
+                   .Help("RAPL energy per plane while the exporter sampled")
+                   .Register(r)),
+        igpu(prometheus::BuildGauge()
+                 .Name("oaprof_igpu_power_watts")
+                 .Help("iGPU power by each formula (label formula) over the last sample period")
+                 .Register(r)) {}
+
+  prometheus::Family<prometheus::Gauge>& info;
+  prometheus::Gauge& sampling;
+  prometheus::Counter& sessions;
+  prometheus::Counter& errors;
+  prometheus::Counter& gpu_time;
+  prometheus::Gauge& busy;
+  prometheus::Gauge& frequency;
+  prometheus::Family<prometheus::Gauge>& eu;
+  prometheus::Family<prometheus::Counter>& counters;
+  prometheus::Family<prometheus::Gauge>& builtin;
+  prometheus::Family<prometheus::Counter>& energy;
+  prometheus::Family<prometheus::Gauge>& igpu;
+  bool info_set = false;
+};
+
+Exporter::Exporter(DaemonService& service, ExporterOptions options)
+    : service_(service),
+      options_(std::move(options)),
+      registry_(std::make_shared<prometheus::Registry>()),
+      metrics_(std::make_unique<Metrics>(*registry_)) {
+  service_.set_background_client(kExporterClient);
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(
+        std::vector<std::string>{"listening_ports", options_.listen.civetweb(), "num_threads", "2"});
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("cannot serve metrics on {}: {}",
+                                         options_.listen.civetweb(), e.what()));
+  }
+  exposer_->RegisterCollectable(registry_);
+}
+
+Exporter::~Exporter() {
+  exposer_.reset();  // no scrape reads the metrics while they go
+  if (open_) service_.client_gone(kExporterClient);
+}
+
+int Exporter::port() const {
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  return ports.empty() ? -1 : ports.front();
+}
+
+std::chrono::milliseconds Exporter::period() const {
+  if (safe_period_.count() <= 0) return options_.period;
+  return std::min(options_.period, safe_period_);
+}
+
+void Exporter::error(const std::string& what) {
+  metrics_->errors.Increment();
+  service_.log_line(4, "exporter: " + what);
+}
+
+void Exporter::let_go(const std::string& why) {
+  open_.reset();
+  service_.client_gone(kExporterClient);
+  if (!why.empty()) error(why);
+}
+
+void Exporter::tick() {
+  if (service_.session_open() && !service_.session_held_by(kExporterClient)) {
+    // A profiling session took the unit (the service ended ours as it opened).
+    if (!yielded_) metrics_->sessions.Increment();
+    yielded_ = true;
+    open_.reset();
+    metrics_->sampling.Set(0);
+    return;
+  }
+  yielded_ = false;
+  if (!open_ && !take_unit()) return;
+  metrics_->sampling.Set(1);
+  read_unit();
+}
+
+bool Exporter::take_unit() {
+  wire::Open request;
+  request.pid = static_cast<std::uint32_t>(::getpid());
+  request.metric_set = std::string(oa::kBuiltinMetricSetSymbol);
+  const wire::Body reply = service_.handle(kExporterClient, Peer{0, 0, ::getpid()}, request);
+  if (const auto* e = std::get_if<wire::Error>(&reply)) {
+    if (e->code != wire::ErrorCode::kBusy) error("cannot take the OA unit: " + e->message);
+    return false;
+  }
+  const auto& opened = std::get<wire::Opened>(reply);
+  try {
+    oa::Platform platform = oa::apply_facts(opened.simulated
+                                                ? oa::simulated_platform()
+                                                : oa::require_platform_for_pci_id(opened.pci_id),
+                                            opened.facts);
+    const oa::ReportFormat format = oa::parse_format(opened.format, platform.gen);
+    open_ = std::make_unique<OpenSession>(OpenSession{
+        platform, format, oa::builtin_metric_set(platform),
+        oa::device_variables(platform, opened.facts),
+        oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz),
+        std::nullopt, std::nullopt, !opened.energy_backend.empty()});
+  } catch (const std::exception& e) {
+    let_go(fmt::format("cannot sample {}: {}", opened.label, e.what()));
+    return false;
+  }
+  safe_period_ = std::chrono::milliseconds(
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(open_->max_interval_ns / 2e6)));
+  if (!metrics_->info_set) {
+    const auto [card, driver] = card_and_driver(service_.sysfs_root(), opened.label, opened.simulated);
+    metrics_->info
+        .Add({{"version", OAPROF_VERSION},
+              {"pci_bdf", opened.simulated ? std::string("sim") : opened.label},
+              {"card", card},
+              {"driver", driver},
+              {"platform", std::string(open_->platform.metrics_file)},
+              {"simulated", opened.simulated ? "true" : "false"},
+              {"energy", opened.energy_backend.empty() ? "none" : opened.energy_backend},
+              {"Hostname", options_.hostname}})
+        .Set(1);
+    metrics_->info_set = true;
+  }
+  if (options_.sim_busy && opened.simulated) {
+    service_.handle(kExporterClient, Peer{0, 0, ::getpid()}, wire::Body{wire::Kernel{true}});
+  }
+  return true;
+}
+
+void Exporter::read_unit() {
+  wire::Sample request;
+  request.report_id = ++report_id_;
+  request.what = wire::kSampleReport | (open_->energy ? wire::kSampleEnergy : 0);
+  const wire::Body reply = service_.handle(kExporterClient, Peer{0, 0, ::getpid()}, request);
+  if (const auto* e = std::get_if<wire::Error>(&reply)) {
+    let_go("sampling failed: " + e->message);
+    return;
+  }
+  const auto& sampled = std::get<wire::Sampled>(reply);
+  try {
+    if (sampled.report) {
+      oa::Report report = oa::decode(open_->format, *sampled.report);
+      if (open_->previous) {
+        const oa::CounterDeltas d = oa::compute_deltas_checked(
+            *open_->previous, report, open_->platform.timestamp_hz, open_->max_interval_ns);
+        if (d.interval_too_long) {
+          error("a sample came too late for exact counters; that period is left out");
+        } else {
+          publish_counters(d);
+        }
+      }
+      open_->previous = std::move(report);
+    }
+    if (sampled.energy) {
+      power::EnergyReading now{sampled.energy->time_ns, {}};
+      for (const auto& [domain, uj] : sampled.energy->energy_uj) {
+        now.energy_uj[static_cast<power::Domain>(domain)] = uj;
+      }
+      publish_energy(now);
+    }
+  } catch (const std::exception& e) {
+    let_go(fmt::format("a sample could not be decoded: {}", e.what()));
+  }
+}
+
+void Exporter::publish_counters(const oa::CounterDeltas& d) {
+  metrics_->gpu_time.Increment(oa::gpu_time_ns(d, open_->platform.timestamp_hz) / 1e9);
+  if (d.has_gpu_ticks) {
+    metrics_->counters.Add({{"counter", "gpu_clocks"}}).Increment(static_cast<double>(d.gpu_ticks));
+  }
+  for (std::size_t i = 0; i < d.a.size(); ++i) {
+    if (!d.a_present[i]) continue;
+    metrics_->counters.Add({{"counter", fmt::format("A{}", i)}}).Increment(static_cast<double>(d.a[i]));
+  }
+  const oa::MetricSet& set = open_->metrics;
+  const std::vector<oa::EquationValue> values = set.evaluate(d, open_->vars);
+  const auto value_of = [&](std::string_view symbol) -> std::optional<double> {
+    const auto i = set.counter_index(symbol);
+    if (!i || values[*i].div_by_zero) return std::nullopt;
+    return values[*i].is_float ? values[*i].f : static_cast<double>(values[*i].u);
+  };
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i].div_by_zero) continue;
+    const oa::MetricCounter& c = set.counters()[i];
+    metrics_->builtin.Add({{"symbol", c.symbol}, {"units", c.units}})
+        .Set(values[i].is_float ? values[i].f : static_cast<double>(values[i].u));
+  }
+  // GPU_BUSY and GPU_TICKS come from one report but may differ by a clock: never above 1.
+  if (auto busy = value_of("GpuBusy")) metrics_->busy.Set(std::clamp(*busy / 100.0, 0.0, 1.0));
+  if (auto hz = value_of("AvgGpuCoreFrequency")) metrics_->frequency.Set(*hz);
+  const auto active = value_of("EuActive"), stall = value_of("EuStall");
+  if (active && stall) {
+    metrics_->eu.Add({{"state", "active"}}).Set(*active / 100.0);
+    metrics_->eu.Add({{"state", "stall"}}).Set(*stall / 100.0);
+    metrics_->eu.Add({{"state", "idle"}}).Set(std::max(0.0, 1.0 - (*active + *stall) / 100.0));
+  }
+}
+
+void Exporter::publish_energy(const power::EnergyReading& now) {
+  if (open_->previous_energy && now.time_ns > open_->previous_energy->time_ns) {
+    const power::EnergyReading& before = *open_->previous_energy;
+    for (const auto& [domain, uj] : now.energy_uj) {
+      auto it = before.energy_uj.find(domain);
+      if (it == before.energy_uj.end() || uj < it->second) continue;  // a reset, not energy
+      metrics_->energy.Add({{"plane", std::string(power::domain_name(domain))}})
+          .Increment(static_cast<double>(uj - it->second) / 1e6);
+    }
+    const power::IgpuPower p = power::igpu_power(before, now);
+    for (power::IgpuFormula f : power::kAllIgpuFormulas) {
+      if (auto w = p.watts(f)) {
+        metrics_->igpu.Add({{"formula", std::string(power::formula_name(f))}}).Set(*w);
+      }
+    }
+  }
+  open_->previous_energy = now;
+}
+
+}  // namespace oaprof::daemon

@@ -1,0 +1,91 @@
+// oaprofd as a Prometheus exporter (--metrics-listen): while no profiling session holds the OA
+// unit, oaprofd samples the whole GPU itself (a session of its own, taken through the same
+// DaemonService as any client's, so the lock, journal and energy policy apply), and serves what
+// it measured as Prometheus text on /metrics with Debian's prometheus-cpp. A client's session
+// takes the unit from the exporter at once; the exporter resumes when the unit is free again.
+// tick() runs on oaprofd's loop, so the service is only ever used from one thread; the HTTP
+// server (civetweb, inside prometheus-cpp) only reads the metric values. docs/exporter.md lists
+// every metric and what a scrape can learn.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/daemon_service.h"
+#include "daemon/listen_address.h"
+#include "oa/delta.h"
+#include "oa/metric_set.h"
+#include "oa/platform.h"
+#include "oa/report.h"
+#include "power/energy_source.h"
+
+namespace prometheus {
+class Counter;
+class Exposer;
+class Gauge;
+template <typename T>
+class Family;
+class Registry;
+}  // namespace prometheus
+
+namespace oaprof::daemon {
+
+// The connection number the exporter's own session uses with the DaemonService: never a
+// socket's (Oaprofd numbers its clients from 1 upwards).
+inline constexpr std::uint64_t kExporterClient = ~std::uint64_t{0};
+
+struct ExporterOptions {
+  ListenAddress listen;
+  std::chrono::milliseconds period{1000};  // how often the exporter samples (tick)
+  std::string hostname;                    // the Hostname label
+  // --device sim only: the exporter's session tells the simulated GPU a kernel runs, so that its
+  // counters and simulated power move (tests check the exported values against the model).
+  bool sim_busy = false;
+};
+
+class Exporter {
+ public:
+  // Starts serving at once. Throws std::runtime_error when the address cannot be bound.
+  Exporter(DaemonService& service, ExporterOptions options);
+  ~Exporter();
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  // One sampling step: take the unit if it is free, read it, publish. Never throws: a failure is
+  // counted in oaprof_scrape_errors_total and logged through the service's log.
+  void tick();
+  // How long oaprofd waits between ticks: the option, or less where a counter of the device
+  // could wrap twice in that time.
+  std::chrono::milliseconds period() const;
+  // The port actually bound (for port 0).
+  int port() const;
+  // Whether the exporter holds the OA unit now.
+  bool sampling() const { return open_ != nullptr; }
+
+ private:
+  struct OpenSession;
+  struct Metrics;
+  bool take_unit();
+  void read_unit();
+  void publish_counters(const oa::CounterDeltas& d);
+  void publish_energy(const power::EnergyReading& now);
+  void let_go(const std::string& why);
+  void error(const std::string& what);
+
+  DaemonService& service_;
+  ExporterOptions options_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::unique_ptr<OpenSession> open_;  // declared after the metrics it fills
+  std::uint32_t report_id_ = 0;
+  bool yielded_ = false;  // a client's session holds the unit
+  std::chrono::milliseconds safe_period_{0};  // 0 until a session says how fast counters wrap
+};
+
+}  // namespace oaprof::daemon

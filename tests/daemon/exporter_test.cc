@@ -1,0 +1,166 @@
+// oaprofd's exporter in process: what it serves on /metrics while it samples the simulated GPU,
+// and that a client's session takes the OA unit from it and gives it back.
+#include "daemon/exporter.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "daemon/session_lock.h"
+#include "oa/wire.h"
+#include "tests/common/http_get.h"
+#include "tests/daemon/daemon_test_util.h"
+
+namespace oaprof::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+namespace wire = oa::wire;
+
+// "name{labels}" -> value, from Prometheus text.
+std::map<std::string, double> parse_metrics(const std::string& text) {
+  std::map<std::string, double> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto space = line.rfind(' ');
+    if (space == std::string::npos) continue;
+    out[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  return out;
+}
+
+TEST(ListenAddressTest, TakesIpv4AndBracketedIpv6AndSaysWhetherItIsLoopback) {
+  const ListenAddress a = parse_listen_address("127.0.0.1:9464");
+  EXPECT_EQ(a.civetweb(), "127.0.0.1:9464");
+  EXPECT_TRUE(a.loopback);
+  EXPECT_FALSE(parse_listen_address("0.0.0.0:9464").loopback);
+  EXPECT_FALSE(parse_listen_address("192.168.1.5:1").loopback);
+  EXPECT_TRUE(parse_listen_address("[::1]:9464").loopback);
+  EXPECT_FALSE(parse_listen_address("[::]:9464").loopback);
+  EXPECT_EQ(parse_listen_address("127.0.0.1:0").port, 0);
+  for (const char* bad : {"9464", "localhost:9464", "127.0.0.1:", "127.0.0.1:65536",
+                          "127.0.0.1:-1", "127.0.0.1:94x", "[::1:9464", "[nope]:1", ":9464"}) {
+    EXPECT_THROW((void)parse_listen_address(bad), std::invalid_argument) << bad;
+  }
+}
+
+class ExporterTest : public ::testing::Test {
+ protected:
+  ExporterTest() {
+    regs_ = dir_.path() / "regs";
+    testing::create_sim_file(regs_);
+    ServiceOptions o;
+    o.device.spec = "sim:" + regs_.string();
+    o.state_dir = dir_.path();
+    o.log = [this](int, const std::string& line) { log_ += line + "\n"; };
+    service_ = std::make_unique<DaemonService>(o);
+  }
+  std::unique_ptr<Exporter> start_exporter(bool busy) {
+    ExporterOptions eo;
+    eo.listen = parse_listen_address("127.0.0.1:0");
+    eo.hostname = "node7";
+    eo.sim_busy = busy;
+    return std::make_unique<Exporter>(*service_, eo);
+  }
+  // Ticks `n` times, 100 ms apart, as oaprofd's loop would.
+  static void tick(Exporter& e, int n) {
+    for (int i = 0; i < n; ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      e.tick();
+    }
+  }
+  testing::ScratchDir dir_;
+  std::filesystem::path regs_;
+  std::string log_;
+  std::unique_ptr<DaemonService> service_;
+};
+
+TEST_F(ExporterTest, ABusySimulatedGpuIsExportedAsTheModelDrivesIt) {
+  auto exporter = start_exporter(true);
+  tick(*exporter, 4);
+  ASSERT_TRUE(exporter->sampling());
+  const std::string text = oaprof::testing::http_get(exporter->port(), "/metrics");
+  const auto m = parse_metrics(text);
+  EXPECT_THAT(text, HasSubstr("# TYPE oaprof_energy_joules_total counter"));
+  EXPECT_EQ(m.at("oaprof_exporter_sampling"), 1);
+  EXPECT_THAT(text, HasSubstr("pci_bdf=\"sim\""));
+  EXPECT_THAT(text, HasSubstr("simulated=\"true\""));
+  EXPECT_THAT(text, HasSubstr("Hostname=\"node7\""));
+  // The simulator's defaults: 1150 MHz, busy throughout, EUs 85 % active and 5 % stalled.
+  EXPECT_NEAR(m.at("oaprof_gpu_frequency_hertz"), 1150e6, 1150e6 * 0.01);
+  EXPECT_NEAR(m.at("oaprof_gpu_busy_ratio"), 1.0, 0.01);
+  EXPECT_NEAR(m.at("oaprof_eu_ratio{state=\"active\"}"), 0.85, 0.01);
+  EXPECT_NEAR(m.at("oaprof_eu_ratio{state=\"stall\"}"), 0.05, 0.01);
+  EXPECT_NEAR(m.at("oaprof_eu_ratio{state=\"idle\"}"), 0.10, 0.01);
+  EXPECT_GT(m.at("oaprof_gpu_time_seconds_total"), 0.2);
+  EXPECT_GT(m.at("oaprof_energy_joules_total{plane=\"package\"}"), 0);
+  EXPECT_GT(m.at("oaprof_igpu_power_watts{formula=\"pkg-pp0-dram\"}"), 0);
+  EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0);
+}
+
+TEST_F(ExporterTest, AnIdleSimulatedGpuIsNotBusy) {
+  auto exporter = start_exporter(false);
+  tick(*exporter, 3);
+  const auto m = parse_metrics(oaprof::testing::http_get(exporter->port(), "/metrics"));
+  EXPECT_NEAR(m.at("oaprof_gpu_busy_ratio"), 0.0, 0.01);
+  EXPECT_NEAR(m.at("oaprof_eu_ratio{state=\"idle\"}"), 1.0, 0.01);
+}
+
+TEST_F(ExporterTest, AClientsSessionTakesTheUnitAndTheExporterResumesAfterIt) {
+  auto exporter = start_exporter(true);
+  tick(*exporter, 2);
+  ASSERT_TRUE(exporter->sampling());
+  wire::Open open;
+  open.pid = 42;
+  open.energy = "none";
+  const Peer peer{1000, 1000, 42};
+  const wire::Body opened = service_->handle(1, peer, open);
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened)) << log_;
+  EXPECT_THAT(log_, HasSubstr("takes the OA unit from the exporter"));
+  exporter->tick();
+  EXPECT_FALSE(exporter->sampling());
+  auto m = parse_metrics(oaprof::testing::http_get(exporter->port(), "/metrics"));
+  EXPECT_EQ(m.at("oaprof_exporter_sampling"), 0);
+  EXPECT_EQ(m.at("oaprof_profiling_sessions_total"), 1);
+  exporter->tick();  // still held: counted once
+  service_->client_gone(1);
+  tick(*exporter, 2);
+  EXPECT_TRUE(exporter->sampling());
+  m = parse_metrics(oaprof::testing::http_get(exporter->port(), "/metrics"));
+  EXPECT_EQ(m.at("oaprof_exporter_sampling"), 1);
+  EXPECT_EQ(m.at("oaprof_profiling_sessions_total"), 1);
+  EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0);
+}
+
+// A local `sudo oaprof` takes the session lock itself and cannot pre-empt the exporter: it is told
+// who holds the unit and how to get it.
+TEST_F(ExporterTest, ALocalRunFindingTheExportersLockIsToldToGoThroughTheDaemon) {
+  auto exporter = start_exporter(false);
+  exporter->tick();
+  ASSERT_TRUE(exporter->sampling());
+  std::string busy;
+  EXPECT_FALSE(SessionLock::try_acquire(service_->lock_file(), "uid 1000, pid 9", &busy));
+  EXPECT_THAT(busy, HasSubstr("oaprofd's Prometheus exporter"));
+  EXPECT_THAT(busy, HasSubstr("--daemon always"));
+}
+
+TEST_F(ExporterTest, AnAddressInUseIsAClearError) {
+  auto first = start_exporter(false);
+  ExporterOptions eo;
+  eo.listen = parse_listen_address("127.0.0.1:" + std::to_string(first->port()));
+  try {
+    Exporter second(*service_, eo);
+    FAIL() << "a second exporter bound the same port";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot serve metrics on 127.0.0.1:"));
+  }
+}
+
+}  // namespace
+}  // namespace oaprof::daemon

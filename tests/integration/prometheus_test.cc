@@ -1,0 +1,178 @@
+// oaprofd's exporter scraped by a real Prometheus (Debian's `prometheus`), loopback only: oaprofd
+// samples the simulated GPU, which it keeps busy (--sim-busy), Prometheus scrapes it every second,
+// and PromQL over its HTTP API must give what the simulator's model was driven to. Bounded: both
+// processes are stopped within the test's own deadline. Skipped, saying why, where Prometheus is
+// not installed.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/common/http_get.h"
+
+namespace {
+namespace fs = std::filesystem;
+using oaprof::testing::http_get;
+
+constexpr const char* kPrometheus = "/usr/bin/prometheus";
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs argv with stdout and stderr to `log`; returns the pid.
+pid_t spawn(const std::vector<std::string>& argv, const fs::path& log) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+void stop(pid_t pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 100; ++i) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+// A loopback port free now (the kernel's pick, released for the server to take).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::string url_encode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '_' || c == '.' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+// The first value of an instant PromQL query, or nullopt when it has none yet.
+std::optional<double> query(int port, const std::string& promql) {
+  const std::string body = http_get(port, "/api/v1/query?query=" + url_encode(promql));
+  const auto doc = nlohmann::json::parse(body, nullptr, false);
+  if (doc.is_discarded() || doc.value("status", "") != "success") return std::nullopt;
+  const auto& result = doc["data"]["result"];
+  if (!result.is_array() || result.empty()) return std::nullopt;
+  return std::stod(result[0]["value"][1].get<std::string>());
+}
+
+class PrometheusTest : public ::testing::Test {
+ protected:
+  PrometheusTest() {
+    dir_ = fs::temp_directory_path() / fmt::format("oaprof-prom-{}", ::getpid());
+    fs::create_directories(dir_);
+  }
+  ~PrometheusTest() override {
+    stop(prometheus_);
+    stop(oaprofd_);
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+  pid_t oaprofd_ = -1, prometheus_ = -1;
+};
+
+TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
+  if (!fs::exists(kPrometheus)) GTEST_SKIP() << kPrometheus << " is missing (apt-get install prometheus)";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const fs::path oaprofd_log = dir_ / "oaprofd.log";
+  oaprofd_ = spawn({OAPROFD_BIN, "--device", "sim", "--socket", (dir_ / "d.sock").string(),
+                    "--state-dir", (dir_ / "state").string(), "--group",
+                    std::to_string(::getgid()), "--metrics-listen", "127.0.0.1:0",
+                    "--metrics-period", "250", "--sim-busy"},
+                   oaprofd_log);
+  int exporter_port = -1;
+  const std::regex serving(R"(metrics on http://127\.0\.0\.1:(\d+)/metrics)");
+  while (exporter_port < 0 && std::chrono::steady_clock::now() < deadline) {
+    std::smatch m;
+    const std::string log = read_text(oaprofd_log);
+    if (std::regex_search(log, m, serving)) exporter_port = std::stoi(m[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(exporter_port, 0) << read_text(oaprofd_log);
+
+  const int prom_port = free_port();
+  std::ofstream(dir_ / "prometheus.yml") << fmt::format(
+      "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+      "scrape_configs:\n  - job_name: oaprof\n    static_configs:\n"
+      "      - targets: ['127.0.0.1:{}']\n",
+      exporter_port);
+  const fs::path prom_log = dir_ / "prometheus.log";
+  prometheus_ = spawn({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml").string(),
+                       "--storage.tsdb.path=" + (dir_ / "data").string(),
+                       fmt::format("--web.listen-address=127.0.0.1:{}", prom_port)},
+                      prom_log);
+  // Four scrapes at least: irate() takes the last two.
+  std::optional<double> scrapes;
+  while (std::chrono::steady_clock::now() < deadline) {
+    scrapes = query(prom_port, "count_over_time(oaprof_exporter_sampling[1m])");
+    if (scrapes && *scrapes >= 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  ASSERT_TRUE(scrapes && *scrapes >= 4) << read_text(prom_log) << read_text(oaprofd_log);
+
+  EXPECT_EQ(query(prom_port, "up{job=\"oaprof\"}"), 1.0);
+  // The simulated package draws 2 W idle plus 9 W while the GPU is busy (power/sim_power.h).
+  const auto package_w =
+      query(prom_port, "irate(oaprof_energy_joules_total{plane=\"package\"}[1m])");
+  ASSERT_TRUE(package_w);
+  EXPECT_NEAR(*package_w, 11.0, 0.5);
+  const auto busy = query(prom_port, "avg_over_time(oaprof_gpu_busy_ratio[1m])");
+  ASSERT_TRUE(busy);
+  EXPECT_NEAR(*busy, 1.0, 0.02);
+  const auto eu_active = query(prom_port, "oaprof_eu_ratio{state=\"active\"}");
+  ASSERT_TRUE(eu_active);
+  EXPECT_NEAR(*eu_active, 0.85, 0.01);  // the simulator's workload (mmio/sim_gpu.h)
+  const auto hz = query(prom_port, "oaprof_gpu_frequency_hertz");
+  ASSERT_TRUE(hz);
+  EXPECT_NEAR(*hz, 1150e6, 1150e6 * 0.01);
+  EXPECT_EQ(query(prom_port, "oaprof_info{simulated=\"true\",platform=\"kblgt2\"}"), 1.0);
+}
+
+}  // namespace
