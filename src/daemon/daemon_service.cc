@@ -94,17 +94,24 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
     }
     const bool session_request = std::holds_alternative<wire::Sample>(request) ||
                                  std::holds_alternative<wire::Kernel>(request) ||
-                                 std::holds_alternative<wire::Close>(request);
+                                 std::holds_alternative<wire::Close>(request) ||
+                                 std::holds_alternative<wire::Summary>(request);
     if (!session_request) {
       return wire::Error{ErrorCode::kBadRequest,
                          "that is a reply, not a request; oaprofd takes hello, open, sample, "
-                         "kernel and close"};
+                         "kernel, summary and close"};
     }
     if (!active_ || active_->client != client) {
       return wire::Error{ErrorCode::kNoSession,
                          "no session is open on this connection: send open first"};
     }
     if (const auto* s = std::get_if<wire::Sample>(&request)) return sample(*s);
+    if (const auto* summary = std::get_if<wire::Summary>(&request)) {
+      // Only a session's holder, and a bounded number kept until the exporter takes them.
+      if (summaries_.size() == kMaxKeptSummaries) summaries_.erase(summaries_.begin());
+      summaries_.push_back(*summary);
+      return wire::Ok{};
+    }
     if (const auto* k = std::get_if<wire::Kernel>(&request)) {
       active_->source->kernel_running(k->running);
       if (active_->sim_energy != nullptr) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/energy_gate.h"
@@ -66,6 +67,10 @@ class DaemonService {
   // The session of this connection number (the exporter's, exporter.h) gives way: another
   // client's open ends it first instead of being told the unit is busy.
   void set_background_client(std::uint64_t client) { background_client_ = client; }
+  // The per-kernel summaries clients sent before closing (at most kMaxKeptSummaries, the oldest
+  // dropped first), handed over once: the exporter's per-kernel series.
+  static constexpr std::size_t kMaxKeptSummaries = 16;
+  std::vector<oa::wire::Summary> take_summaries() { return std::exchange(summaries_, {}); }
   // For the exporter: the log, and where sysfs is.
   void log_line(int level, const std::string& line) const { log(level, line); }
   const std::filesystem::path& sysfs_root() const { return options_.device.sysfs_root; }
@@ -90,6 +95,7 @@ class DaemonService {
   ServiceOptions options_;
   std::unique_ptr<Active> active_;
   std::optional<std::uint64_t> background_client_;
+  std::vector<oa::wire::Summary> summaries_;
 };
 
 }  // namespace oaprof::daemon

@@ -115,7 +115,22 @@ struct Exporter::Metrics {
         igpu(prometheus::BuildGauge()
                  .Name("oaprof_igpu_power_watts")
                  .Help("iGPU power by each formula (label formula) over the last sample period")
-                 .Register(r)) {}
+                 .Register(r)),
+        kernel_launches(prometheus::BuildCounter()
+                            .Name("oaprof_kernel_launches_total")
+                            .Help("Launches measured per kernel in the profiling sessions that "
+                                  "ended, as their clients reported them")
+                            .Register(r)),
+        kernel_gpu(prometheus::BuildCounter()
+                       .Name("oaprof_kernel_gpu_seconds_total")
+                       .Help("GPU time per kernel in the profiling sessions that ended, as their "
+                             "clients reported it")
+                       .Register(r)),
+        kernel_energy(prometheus::BuildCounter()
+                          .Name("oaprof_kernel_energy_joules_total")
+                          .Help("iGPU energy per kernel (each client's --igpu-power formula) in "
+                                "the profiling sessions that ended, as their clients reported it")
+                          .Register(r)) {}
 
   prometheus::Family<prometheus::Gauge>& info;
   prometheus::Gauge& sampling;
@@ -129,6 +144,9 @@ struct Exporter::Metrics {
   prometheus::Family<prometheus::Gauge>& builtin;
   prometheus::Family<prometheus::Counter>& energy;
   prometheus::Family<prometheus::Gauge>& igpu;
+  prometheus::Family<prometheus::Counter>& kernel_launches;
+  prometheus::Family<prometheus::Counter>& kernel_gpu;
+  prometheus::Family<prometheus::Counter>& kernel_energy;
   bool info_set = false;
 };
 
@@ -175,6 +193,7 @@ void Exporter::let_go(const std::string& why) {
 }
 
 void Exporter::tick() {
+  publish_summaries();
   if (service_.session_open() && !service_.session_held_by(kExporterClient)) {
     // A profiling session took the unit (the service ended ours as it opened).
     if (!yielded_) metrics_->sessions.Increment();
@@ -302,6 +321,27 @@ void Exporter::publish_counters(const oa::CounterDeltas& d) {
     metrics_->eu.Add({{"state", "active"}}).Set(*active / 100.0);
     metrics_->eu.Add({{"state", "stall"}}).Set(*stall / 100.0);
     metrics_->eu.Add({{"state", "idle"}}).Set(std::max(0.0, 1.0 - (*active + *stall) / 100.0));
+  }
+}
+
+std::string Exporter::kernel_label(const std::string& name) {
+  std::string label;
+  for (char c : name) label += (c >= 0x20 && c < 0x7F) ? c : '?';
+  if (label.empty()) label = "?";
+  if (kernel_labels_.contains(label)) return label;
+  if (kernel_labels_.size() >= kMaxKernelSeries || label == "other") return "other";
+  kernel_labels_.insert(label);
+  return label;
+}
+
+void Exporter::publish_summaries() {
+  for (const oa::wire::Summary& summary : service_.take_summaries()) {
+    for (const oa::wire::KernelSummary& k : summary.kernels) {
+      const prometheus::Labels labels{{"kernel", kernel_label(k.kernel)}};
+      metrics_->kernel_launches.Add(labels).Increment(static_cast<double>(k.launches));
+      metrics_->kernel_gpu.Add(labels).Increment(static_cast<double>(k.gpu_ns) / 1e9);
+      metrics_->kernel_energy.Add(labels).Increment(static_cast<double>(k.energy_uj) / 1e6);
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct ExporterOptions {
 
 class Exporter {
  public:
+  // Distinct kernel label values the per-kernel series may take (plus "other"): a client cannot
+  // grow the page without bound.
+  static constexpr std::size_t kMaxKernelSeries = 20;
+
   // Starts serving at once. Throws std::runtime_error when the address cannot be bound.
   Exporter(DaemonService& service, ExporterOptions options);
   ~Exporter();
@@ -74,6 +79,10 @@ class Exporter {
   void read_unit();
   void publish_counters(const oa::CounterDeltas& d);
   void publish_energy(const power::EnergyReading& now);
+  void publish_summaries();
+  // The kernel label a client's name gets: printable ASCII, and "other" once kMaxKernelSeries
+  // names have their own series.
+  std::string kernel_label(const std::string& name);
   void let_go(const std::string& why);
   void error(const std::string& what);
 
@@ -85,7 +94,8 @@ class Exporter {
   std::unique_ptr<OpenSession> open_;  // declared after the metrics it fills
   std::uint32_t report_id_ = 0;
   bool yielded_ = false;  // a client's session holds the unit
-  std::chrono::milliseconds safe_period_{0};  // 0 until a session says how fast counters wrap
+  std::chrono::milliseconds safe_period_{0};
+  std::set<std::string> kernel_labels_;  // 0 until a session says how fast counters wrap
 };
 
 }  // namespace oaprof::daemon

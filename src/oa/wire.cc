@@ -94,6 +94,7 @@ Type type_of(const Body& body) {
         if constexpr (std::is_same_v<T, Sampled>) return Type::kSampled;
         if constexpr (std::is_same_v<T, Kernel>) return Type::kKernel;
         if constexpr (std::is_same_v<T, Close>) return Type::kClose;
+        if constexpr (std::is_same_v<T, Summary>) return Type::kSummary;
       },
       body);
 }
@@ -214,6 +215,17 @@ void put_payload(Writer& w, const Kernel& k) {
   w.put(static_cast<std::uint8_t>(k.running ? 1 : 0));
 }
 void put_payload(Writer&, const Close&) {}
+void put_payload(Writer& w, const Summary& s) {
+  const std::size_t n = std::min(s.kernels.size(), kMaxSummaryKernels);
+  w.put(static_cast<std::uint8_t>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    const KernelSummary& k = s.kernels[i];
+    w.put_text16(k.kernel, kMaxSummaryName);
+    w.put(k.launches);
+    w.put(k.gpu_ns);
+    w.put(k.energy_uj);
+  }
+}
 
 bool get_payload(Reader& r, Hello& h) { return r.get(h.pid) && r.get(h.flags); }
 bool get_payload(Reader& r, Snapshot& s) {
@@ -339,6 +351,18 @@ bool get_payload(Reader& r, Kernel& k) {
   return true;
 }
 bool get_payload(Reader&, Close&) { return true; }
+bool get_payload(Reader& r, Summary& s) {
+  std::uint8_t n = 0;
+  if (!r.get(n) || n > kMaxSummaryKernels) return false;
+  s.kernels.resize(n);
+  for (KernelSummary& k : s.kernels) {
+    if (!r.get_string16(k.kernel, kMaxSummaryName) || !r.get(k.launches) || !r.get(k.gpu_ns) ||
+        !r.get(k.energy_uj)) {
+      return false;
+    }
+  }
+  return true;
+}
 
 template <typename T>
 std::variant<Message, DecodeError> decode_body(Reader& r, std::uint32_t id, std::string_view what) {
@@ -405,6 +429,7 @@ std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes) {
     case Type::kSampled: return decode_body<Sampled>(r, id, "sampled");
     case Type::kKernel: return decode_body<Kernel>(r, id, "kernel");
     case Type::kClose: return decode_body<Close>(r, id, "close");
+    case Type::kSummary: return decode_body<Summary>(r, id, "summary");
   }
   return DecodeError{ErrorCode::kUnknownType, id, fmt::format("unknown message type {}", type)};
 }

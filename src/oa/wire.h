@@ -68,6 +68,7 @@ enum class Type : std::uint16_t {
   kSample = 5,
   kKernel = 6,
   kClose = 7,
+  kSummary = 8,
   kOk = 0x80,
   kError = 0x81,
   kOpened = 0x82,
@@ -209,6 +210,23 @@ struct Kernel {
 
 struct Close {};
 
+// What a client measured per kernel in its session, sent before it closes, for the exporter's
+// per-kernel series (daemon/exporter.h). The client's own figures, not the daemon's: the daemon
+// bounds and labels them as such. At most kMaxSummaryKernels, names at most kMaxSummaryName
+// bytes (shortened, visibly), so that a summary always fits a message.
+inline constexpr std::size_t kMaxSummaryKernels = 16;
+inline constexpr std::size_t kMaxSummaryName = 128;
+struct KernelSummary {
+  std::string kernel;
+  std::uint64_t launches = 0;
+  std::uint64_t gpu_ns = 0;
+  std::uint64_t energy_uj = 0;
+  friend bool operator==(const KernelSummary&, const KernelSummary&) = default;
+};
+struct Summary {
+  std::vector<KernelSummary> kernels;
+};
+
 struct Ok {};
 
 struct Error {
@@ -217,7 +235,7 @@ struct Error {
 };
 
 using Body = std::variant<Hello, Snapshot, Launch, Ok, Error, Open, Opened, Sample, Sampled,
-                          Kernel, Close>;
+                          Kernel, Close, Summary>;
 
 struct Message {
   std::uint32_t request_id = 0;

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "daemon/session_lock.h"
 #include "oa/wire.h"
 #include "tests/common/http_get.h"
@@ -148,6 +150,39 @@ TEST_F(ExporterTest, ALocalRunFindingTheExportersLockIsToldToGoThroughTheDaemon)
   EXPECT_FALSE(SessionLock::try_acquire(service_->lock_file(), "uid 1000, pid 9", &busy));
   EXPECT_THAT(busy, HasSubstr("oaprofd's Prometheus exporter"));
   EXPECT_THAT(busy, HasSubstr("--daemon always"));
+}
+
+// Summaries come only from a session's holder, as its client measured them, and the kernel label
+// takes at most kMaxKernelSeries values (then "other"), printable, whatever clients send.
+TEST_F(ExporterTest, SessionSummariesBecomePerKernelSeriesOfBoundedCardinality) {
+  auto exporter = start_exporter(false);
+  const Peer peer{1000, 1000, 42};
+  wire::Summary summary;
+  summary.kernels.push_back({"mad_vect4", 28, 1'500'000'000, 2'000'000});
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(service_->handle(1, peer, summary)));  // no session
+  wire::Open open;
+  open.energy = "none";
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, peer, open)));
+  for (int i = 0; i < 30; ++i) {
+    summary.kernels.push_back({fmt::format("k{}\n\x01", i), 1, 1'000'000, 0});
+    if (summary.kernels.size() == wire::kMaxSummaryKernels) {
+      ASSERT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, peer, summary)));
+      summary.kernels.clear();
+    }
+  }
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, peer, summary)));
+  service_->client_gone(1);
+  exporter->tick();
+  const std::string text = oaprof::testing::http_get(exporter->port(), "/metrics");
+  const auto m = parse_metrics(text);
+  EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"mad_vect4\"}"), 28);
+  EXPECT_DOUBLE_EQ(m.at("oaprof_kernel_gpu_seconds_total{kernel=\"mad_vect4\"}"), 1.5);
+  EXPECT_DOUBLE_EQ(m.at("oaprof_kernel_energy_joules_total{kernel=\"mad_vect4\"}"), 2.0);
+  EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"k0??\"}"), 1);  // made printable
+  std::size_t series = 0;
+  for (const auto& [name, value] : m) series += name.starts_with("oaprof_kernel_launches_total{");
+  EXPECT_EQ(series, Exporter::kMaxKernelSeries + 1);  // and "other"
+  EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"other\"}"), 31 - Exporter::kMaxKernelSeries);
 }
 
 TEST_F(ExporterTest, AnAddressInUseIsAClearError) {

@@ -13,9 +13,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -173,6 +176,27 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
   ASSERT_TRUE(hz);
   EXPECT_NEAR(*hz, 1150e6, 1150e6 * 0.01);
   EXPECT_EQ(query(prom_port, "oaprof_info{simulated=\"true\",platform=\"kblgt2\"}"), 1.0);
+
+  // A profile through oaprofd takes the unit from the exporter, and its per-kernel summary
+  // reaches Prometheus: as many launches as the run wrote rows.
+  const fs::path csv = dir_ / "run.csv";
+  const std::string command = fmt::format(
+      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline off "
+      "-q -o {} -- {} mad_vect4 --min-time 1",
+      (dir_ / "d.sock").string(), OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN);
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream rows(csv);
+  const auto lines = std::count(std::istreambuf_iterator<char>(rows), {}, '\n');
+  ASSERT_GT(lines, 1);
+  std::optional<double> launches;
+  while (std::chrono::steady_clock::now() < deadline) {
+    launches = query(prom_port, "oaprof_kernel_launches_total{kernel=\"mad_vect4\"}");
+    if (launches) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  ASSERT_TRUE(launches) << read_text(oaprofd_log);
+  EXPECT_EQ(*launches, static_cast<double>(lines - 1));  // the CSV's header line is not a row
+  EXPECT_GE(query(prom_port, "oaprof_profiling_sessions_total").value_or(0), 1.0);
 }
 
 }  // namespace

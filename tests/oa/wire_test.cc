@@ -117,6 +117,23 @@ TEST(WireTest, OtherMessagesRoundTrip) {
   EXPECT_EQ(e.message, "boom");
 }
 
+TEST(WireTest, ASummaryRoundTripsWithinItsBounds) {
+  Summary s;
+  s.kernels.push_back({"mad_vect4", 28, 1'400'000'000, 12'000'000});
+  s.kernels.push_back({std::string(300, 'k'), 1, 2, 3});  // shortened, visibly
+  const auto back = std::get<Summary>(roundtrip({9, s}).body);
+  ASSERT_EQ(back.kernels.size(), 2u);
+  EXPECT_EQ(back.kernels[0], s.kernels[0]);
+  EXPECT_LE(back.kernels[1].kernel.size(), kMaxSummaryName);
+  EXPECT_TRUE(back.kernels[1].kernel.ends_with(" [...]"));
+  // At most kMaxSummaryKernels travel; a count above it is malformed.
+  s.kernels.assign(kMaxSummaryKernels + 4, KernelSummary{"k", 1, 1, 1});
+  EXPECT_EQ(std::get<Summary>(roundtrip({9, s}).body).kernels.size(), kMaxSummaryKernels);
+  auto bytes = encode({9, Summary{{KernelSummary{"k", 1, 1, 1}}}});
+  bytes[kHeaderBytes] = static_cast<std::uint8_t>(kMaxSummaryKernels + 1);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes)));
+}
+
 TEST(WireTest, ASnapshotCarriesItsEnergyFirstFlagAndRefusesUnknownPhases) {
   const auto first = std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kBefore, true}}).body);
   EXPECT_TRUE(first.energy_first);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -41,6 +44,8 @@
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "oa/accumulator.h"
+#include "oa/delta.h"
+#include "oa/wire.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
@@ -582,6 +587,8 @@ class ProfileRun {
   void write_row(const oa::LaunchRecord& r, const power::EnergyReading* begin,
                  const power::EnergyReading* end);
   bool stop_session();
+  std::optional<std::string> drain_rows();
+  void send_summary();
   int finish(int exit_code);
 
   const ProfilePlan& plan_;
@@ -592,6 +599,9 @@ class ProfileRun {
   std::string no_energy_reason_;
   // Rows are formatted and written on a thread of their own: the thread answering the program's
   // snapshots never waits for a file.
+  // Per kernel name, for the summary oaprofd's exporter publishes (wire::Summary).
+  std::mutex totals_mu_;
+  std::map<std::string, oa::wire::KernelSummary> kernel_totals_;
   daemon::RowWriter rows_;
   daemon::Session session_;
 };
@@ -617,6 +627,55 @@ void ProfileRun::write_row(const oa::LaunchRecord& r, const power::EnergyReading
   out_.files->add(r, e);
   out_.table->add(r, e);
   out_.rows.fetch_add(1, std::memory_order_relaxed);
+  if (!gpu_.client) return;
+  std::lock_guard lock(totals_mu_);
+  oa::wire::KernelSummary& k = kernel_totals_[r.launch.kernel_name];
+  k.kernel = r.launch.kernel_name;
+  k.launches += 1;
+  k.gpu_ns += static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info_.timestamp_hz));
+  if (const auto w = e.window.igpu.watts(e.window.formula)) {
+    k.energy_uj += static_cast<std::uint64_t>(std::max(0.0, *w) *
+                                              static_cast<double>(e.window.duration_ns) / 1e3);
+  }
+}
+
+// Every row written, or the first error writing them.
+std::optional<std::string> ProfileRun::drain_rows() {
+  try {
+    rows_.drain();
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+}
+
+// Through oaprofd: what this run measured per kernel (the most GPU time first, the rest folded
+// into "other"), for the daemon's Prometheus exporter. Best effort: a daemon that refuses it
+// costs the run nothing.
+void ProfileRun::send_summary() {
+  std::vector<oa::wire::KernelSummary> kernels;
+  {
+    std::lock_guard lock(totals_mu_);
+    for (const auto& [name, k] : kernel_totals_) kernels.push_back(k);
+  }
+  if (kernels.empty()) return;
+  std::sort(kernels.begin(), kernels.end(),
+            [](const auto& a, const auto& b) { return a.gpu_ns > b.gpu_ns; });
+  if (kernels.size() > oa::wire::kMaxSummaryKernels) {
+    oa::wire::KernelSummary other{"other", 0, 0, 0};
+    for (auto it = kernels.begin() + oa::wire::kMaxSummaryKernels - 1; it != kernels.end(); ++it) {
+      other.launches += it->launches;
+      other.gpu_ns += it->gpu_ns;
+      other.energy_uj += it->energy_uj;
+    }
+    kernels.resize(oa::wire::kMaxSummaryKernels - 1);
+    kernels.push_back(other);
+  }
+  try {
+    (void)gpu_.client->call(oa::wire::Summary{std::move(kernels)});
+  } catch (const std::exception&) {
+    // The session's end says what broke; the rows are on disk either way.
+  }
 }
 
 int ProfileRun::start() {
@@ -678,11 +737,17 @@ bool ProfileRun::stop_session() {
 // A session that could not be ended cleanly (oaprofd gone, a failed restore) does not cost the
 // rows: they are on disk already, the summary is still printed, and the exit status says so.
 int ProfileRun::finish(int exit_code) {
+  // Locally the registers go back first; through oaprofd the rows are written first, so that
+  // the summary sent before the session closes counts them all.
+  std::optional<std::string> drain_error;
+  if (gpu_.client) {
+    drain_error = drain_rows();
+    send_summary();
+  }
   if (!stop_session() && exit_code == 0) exit_code = kExitSession;
-  try {
-    rows_.drain();
-  } catch (const std::exception& e) {
-    std::cerr << "oaprof: " << e.what() << "\n";
+  if (!gpu_.client) drain_error = drain_rows();
+  if (drain_error) {
+    std::cerr << "oaprof: " << *drain_error << "\n";
     if (exit_code == 0) exit_code = kExitOutput;
   }
   if (const std::string lost = gpu::perf_stream_loss_warning(session_.perf_stream_counts());
