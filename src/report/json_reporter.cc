@@ -63,7 +63,9 @@ class JsonReporter final : public Reporter {
               {"min_freq_mhz", info.min_freq_mhz},
               {"start_freq_mhz", info.start_freq_mhz ? json(*info.start_freq_mhz) : json(nullptr)},
               {"timestamp_hz", info.timestamp_hz},
-              {"command", info.command}};
+              {"command", info.command},
+              {"host", info.host},
+              {"rank", info.rank.empty() ? json(nullptr) : json(info.rank)}};
     if (info.facts) add_facts(meta, *info.facts);
     std::string head = meta.dump(1);
     head.pop_back();  // reopen the object to append the launches array

@@ -44,6 +44,10 @@ struct RunInfo {
   std::optional<double> start_freq_mhz;  // RPSTAT as the run began; unknown through oaprofd
   double timestamp_hz = 0;
   std::vector<std::string> command;
+  // Where the run was, among the runs of a job (oaprof merge joins on them): the short host name,
+  // and the MPI or Slurm rank (empty when none).
+  std::string host;
+  std::string rank;
   // Derived metrics: every counter of this set is evaluated on each row's deltas (null: none).
   const oa::MetricSet* metrics = nullptr;
   oa::DeviceVariables device_variables;

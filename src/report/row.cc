@@ -90,6 +90,8 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   std::vector<std::string> metric_flags;
   add_metric_fields(r, info, f, metric_flags);
   f.push_back({"device", info.device});
+  f.push_back({"host", info.host});
+  f.push_back({"rank", info.rank.empty() ? FieldValue{} : FieldValue{info.rank}});
   std::string flags;
   auto add_flag = [&](const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; };
   if (l.passes > 1) add_flag("replayed");

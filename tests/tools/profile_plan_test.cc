@@ -190,5 +190,41 @@ TEST(ProfilePlanTest, TheDeviceOptionsCarryWhatALocalOpenNeeds) {
   EXPECT_THAT(refusal(o, {}, kRoot), HasSubstr("--oa-exponent"));
 }
 
+TEST(ProfilePlanTest, OutputNamesExpandHostPidAndRank) {
+  const RunIdentity who{"node7", 4242, "3"};
+  EXPECT_EQ(expand_output_name("out-%h-%p-%r.csv", who), "out-node7-4242-3.csv");
+  EXPECT_EQ(expand_output_name("100%%.csv", who), "100%.csv");
+  EXPECT_EQ(expand_output_name("", who), "");
+  for (const char* bad : {"out-%x.csv", "out-%", "%H"}) {
+    EXPECT_THROW((void)expand_output_name(bad, who), std::invalid_argument) << bad;
+  }
+  EXPECT_THROW((void)expand_output_name("out-%r.csv", RunIdentity{"node7", 1, std::nullopt}),
+               std::invalid_argument);
+}
+
+TEST(ProfilePlanTest, EveryOutputIsExpandedAndARankedRunNeverWritesTheSameDefaultFile) {
+  ProfileOptions o = with_program();
+  o.json_path = "run-%r.json";
+  o.trace_path = "run-%h.pftrace";
+  const ProfilePlan ranked = make_profile_plan(o, {}, kUser, RunIdentity{"node7", 9, "12"});
+  EXPECT_EQ(ranked.outputs.csv, "oaprof-kernel_runner-node7-12.csv");
+  EXPECT_EQ(ranked.outputs.json, "run-12.json");
+  EXPECT_EQ(ranked.outputs.trace, "run-node7.pftrace");
+  EXPECT_THAT(refusal(o), HasSubstr("no rank is set"));  // no rank, and --json has %r
+  o.json_path = "run-%q.json";
+  EXPECT_THAT(refusal(o), HasSubstr("unknown %q"));
+}
+
+TEST(ProfilePlanTest, TheRankComesFromTheMpiLauncherBeforeSlurm) {
+  EXPECT_EQ(run_identity({{"SLURM_PROCID", "5"}}).rank, "5");
+  EXPECT_EQ(run_identity({{"SLURM_PROCID", "0"}, {"OMPI_COMM_WORLD_RANK", "7"}}).rank, "7");
+  EXPECT_EQ(run_identity({{"PMI_RANK", "2"}, {"SLURM_PROCID", "0"}}).rank, "2");
+  EXPECT_EQ(run_identity({}).rank, std::nullopt);
+  EXPECT_FALSE(run_identity({}).host.empty());
+  for (const char* bad : {"", "-1", "1e3", "../../etc", "12345678901"}) {
+    EXPECT_THROW((void)run_identity({{"PMI_RANK", bad}}), std::invalid_argument) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace oaprof::tools

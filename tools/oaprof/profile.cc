@@ -461,6 +461,8 @@ report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const Energ
   }
   info.timestamp_hz = gpu.platform.timestamp_hz;
   info.command = plan.command;
+  info.host = plan.who.host;
+  info.rank = plan.who.rank.value_or("");
   info.energy_backend = energy.source ? std::string(energy.source->name()) : std::string();
   info.energy_simulated =
       energy.source && power::is_simulated_energy_backend(energy.source->name());
@@ -862,7 +864,8 @@ int ProfileRun::run_program() {
 int run_profile(const ProfileOptions& options) {
   ProfilePlan plan;
   try {
-    plan = make_profile_plan(options, daemon::process_environment(), ::geteuid());
+    const auto env = daemon::process_environment();
+    plan = make_profile_plan(options, env, ::geteuid(), run_identity(env));
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     return kExitUsage;

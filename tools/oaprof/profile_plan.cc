@@ -176,12 +176,20 @@ void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
 
 void plan_outputs(const ProfileOptions& o, ProfilePlan& plan) {
   OutputPlan& out = plan.outputs;
-  out.csv = !o.csv_path.empty()                ? o.csv_path
-            : plan.mode == RunMode::kSystemWide ? std::string("oaprof-system.csv")
-                                               : fmt::format("oaprof-{}.csv",
-                                                             fs::path(o.command[0]).filename().string());
-  out.json = o.json_path;
-  out.trace = o.trace_path;
+  const std::string stem = plan.mode == RunMode::kSystemWide
+                               ? std::string("oaprof-system")
+                               : "oaprof-" + fs::path(o.command[0]).filename().string();
+  // Escaped: the program's name may hold a %.
+  std::string escaped;
+  for (char c : stem) escaped += c == '%' ? std::string("%%") : std::string(1, c);
+  const std::string by_default = escaped + (plan.who.rank ? "-%h-%r.csv" : ".csv");
+  try {
+    out.csv = expand_output_name(o.csv_path.empty() ? by_default : o.csv_path, plan.who);
+    out.json = expand_output_name(o.json_path, plan.who);
+    out.trace = expand_output_name(o.trace_path, plan.who);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("output name: {}", e.what()));
+  }
   const int on_stdout =
       int(names_stdout(out.csv)) + int(names_stdout(out.json)) + int(names_stdout(out.trace));
   if (on_stdout > 1) {
@@ -208,9 +216,70 @@ std::string run_mode_name(RunMode mode) {
 // descriptor behind it is the one the user gave oaprof, so it is used directly.
 bool names_stdout(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
 
+std::span<const std::string_view> rank_variables() {
+  static constexpr std::string_view kNames[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                                "SLURM_PROCID"};
+  return kNames;
+}
+
+RunIdentity run_identity(const std::map<std::string, std::string>& env) {
+  RunIdentity who;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) who.host = host;
+  who.host = who.host.substr(0, who.host.find('.'));
+  who.pid = static_cast<long>(::getpid());
+  for (std::string_view name : rank_variables()) {
+    const auto it = env.find(std::string(name));
+    if (it == env.end()) continue;
+    const std::string& v = it->second;
+    const bool plain = !v.empty() && v.size() <= 9 &&
+                       std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!plain) {
+      throw std::invalid_argument(
+          fmt::format("{}={} is not a rank (a plain decimal); unset it or fix the launcher", name,
+                      v.substr(0, 32)));
+    }
+    who.rank = v;
+    break;
+  }
+  return who;
+}
+
+std::string expand_output_name(const std::string& pattern, const RunIdentity& who) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') {
+      out += pattern[i];
+      continue;
+    }
+    const char c = i + 1 < pattern.size() ? pattern[++i] : '\0';
+    switch (c) {
+      case 'h': out += who.host.empty() ? std::string("unknown-host") : who.host; break;
+      case 'p': out += std::to_string(who.pid); break;
+      case '%': out += '%'; break;
+      case 'r':
+        if (!who.rank) {
+          throw std::invalid_argument(fmt::format(
+              "{} has %r, but no rank is set (OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID): "
+              "run it under mpirun or srun, or use %h-%p",
+              pattern));
+        }
+        out += *who.rank;
+        break;
+      default:
+        throw std::invalid_argument(fmt::format(
+            "{}: unknown %{} (give %h for the host, %p for the pid, %r for the rank, %% for %)",
+            pattern, c == '\0' ? std::string() : std::string(1, c)));
+    }
+  }
+  return out;
+}
+
 ProfilePlan make_profile_plan(const ProfileOptions& options,
-                              const std::map<std::string, std::string>& env, uid_t euid) {
+                              const std::map<std::string, std::string>& env, uid_t euid,
+                              const RunIdentity& who) {
   ProfilePlan plan;
+  plan.who = who;
   plan_mode(options, plan);
   plan_launches(options, plan);
   plan_device(options, env, euid, plan);

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,27 @@ struct ProfileOptions {
   std::vector<std::string> command;
 };
 
+// Who this run is among many (a Slurm or MPI job): the host, oaprof's pid and the rank the
+// launcher gave it, for output names (%h, %p, %r) and the rows' host and rank.
+struct RunIdentity {
+  std::string host;  // the short host name
+  long pid = 0;
+  std::optional<std::string> rank;  // a plain decimal, from rank_variables()
+};
+
+// The environment variables a rank is read from, first found first: Open MPI's
+// OMPI_COMM_WORLD_RANK, MPICH/Hydra's PMI_RANK, then Slurm's SLURM_PROCID (checked after the MPI
+// ones: an mpirun inside a Slurm allocation leaves one SLURM_PROCID for all its ranks).
+std::span<const std::string_view> rank_variables();
+
+// This process's identity. Throws std::invalid_argument for a rank variable that is not a plain
+// decimal.
+RunIdentity run_identity(const std::map<std::string, std::string>& env);
+
+// An output name with %h (host), %p (pid), %r (rank) and %% expanded. Throws
+// std::invalid_argument for another %-sequence, and for %r without a rank.
+std::string expand_output_name(const std::string& pattern, const RunIdentity& who);
+
 enum class RunMode { kKernel, kApp, kSystemWide };
 
 // "kernel", "app", "system-wide": as RunInfo and the rows name the mode.
@@ -68,7 +91,9 @@ std::string run_mode_name(RunMode mode);
 // Where the rows go. "-" and /dev/stdout name oaprof's standard output (names_stdout); at most one
 // output is there, and the summary table then goes to stderr.
 struct OutputPlan {
-  std::string csv;  // never empty: oaprof-<program>.csv or oaprof-system.csv by default
+  // Never empty: oaprof-<program>.csv or oaprof-system.csv by default, with -<host>-<rank> before
+  // .csv when a rank is set, so that the ranks of a job never write one file. Patterns expanded.
+  std::string csv;
   std::string json;
   std::string trace;
   bool table_on_stderr = false;
@@ -102,6 +127,7 @@ struct ProfilePlan {
 
   OutputPlan outputs;
   bool quiet = false;
+  RunIdentity who;  // the rows' host and rank
 
   // Under sudo, the user the program and the output files run as; nullopt otherwise.
   std::optional<daemon::Credentials> creds;
@@ -112,6 +138,7 @@ struct ProfilePlan {
 // OAPROF_STATE_DIR), `euid` the effective uid. Throws std::invalid_argument saying which option
 // is wrong and what to give instead; nothing is opened or created.
 ProfilePlan make_profile_plan(const ProfileOptions& options,
-                              const std::map<std::string, std::string>& env, uid_t euid);
+                              const std::map<std::string, std::string>& env, uid_t euid,
+                              const RunIdentity& who = {});
 
 }  // namespace oaprof::tools
