@@ -1,6 +1,12 @@
 #include "report/run_input.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -201,6 +207,27 @@ RunInput parse_run_json(std::string_view text, const std::string& source) {
   if (doc.contains("results")) return parse_runner(doc, source);
   fail(source, "is neither oaprof's JSON (--json: \"launches\") nor kernel_runner's (--json: "
                "\"results\")");
+}
+
+std::string read_run_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) throw RunInputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st{};
+  std::string text;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw RunInputError(fmt::format("{}: not a regular file; give oaprof's output file", path));
+  }
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxRunInputBytes) break;  // the parsers name the bound
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace oaprof::report

@@ -85,4 +85,8 @@ using RunInput = std::variant<OaprofRun, RunnerRun>;
 // Throws RunInputError naming `source` and the offending field.
 RunInput parse_run_json(std::string_view text, const std::string& source);
 
+// The whole of a regular file at `path`, at most a little past kMaxRunInputBytes (the parsers
+// name the bound); throws RunInputError saying why not (missing, a FIFO or device, unreadable).
+std::string read_run_file(const std::string& path);
+
 }  // namespace oaprof::report

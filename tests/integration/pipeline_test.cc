@@ -216,6 +216,49 @@ TEST_F(PipelineTest, ABadOptionIsRefusedBeforeTheDeviceOrAnyFileIsOpened) {
   }
 }
 
+// Two ranks of a job (PMI_RANK, as mpirun sets it) write a file each through one -o pattern, and
+// oaprof merge makes one table of them with each kernel across both runs.
+TEST_F(PipelineTest, RanksWriteTheirOwnFilesAndMergeJoinsThem) {
+  for (int rank : {0, 1}) {
+    const CommandResult r = run(fmt::format(
+        "cd {} && PMI_RANK={} {} --device sim -q --energy none --idle-baseline off -o "
+        "out-%h-%r.csv -- {} mad_vect4 --min-time 1",
+        dir_.string(), rank, OAPROF_BIN, KERNEL_RUNNER_BIN));
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  std::vector<fs::path> files;
+  std::size_t rows = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().extension() != ".csv") continue;
+    files.push_back(e.path());
+    const auto csv = read_csv(e.path().string());
+    rows += csv.size();
+    ASSERT_FALSE(csv.empty());
+    EXPECT_EQ(csv[0].at("rank"), e.path().stem().string().substr(e.path().stem().string().rfind('-') + 1));
+    EXPECT_FALSE(csv[0].at("host").empty());
+  }
+  ASSERT_EQ(files.size(), 2u);
+  const fs::path all = dir_ / "all.json";
+  const CommandResult merged = run(fmt::format("{} merge {} {} -o {}", OAPROF_BIN, files[0].string(),
+                                               files[1].string(), all.string()));
+  ASSERT_EQ(merged.status, 0) << merged.output;
+  EXPECT_THAT(merged.output, HasSubstr(fmt::format("({} rows of 2 runs from 2 files)", rows)));
+  std::ifstream in(all);
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["launches"].size(), rows);
+  EXPECT_EQ(doc["kernels"][0]["kernel"], "mad_vect4");
+  EXPECT_EQ(doc["kernels"][0]["runs"], 2);
+  // The same rank twice is refused, naming both files.
+  const CommandResult twice = run(fmt::format("{} merge {} {} -o {}", OAPROF_BIN, files[0].string(),
+                                              files[0].string(), (dir_ / "x.csv").string()));
+  EXPECT_EQ(twice.status, 2) << twice.output;
+  // %r outside a job is a usage error before anything runs.
+  const CommandResult no_rank = run(fmt::format(
+      "cd {} && {} --device sim -q -o out-%r.csv -- true", dir_.string(), OAPROF_BIN));
+  EXPECT_EQ(no_rank.status, 2);
+  EXPECT_THAT(no_rank.output, HasSubstr("no rank is set"));
+}
+
 TEST_F(PipelineTest, TheLayerWithoutOaprofWarnsOnceAndRunsTheProgramUnchanged) {
   const CommandResult r = run(fmt::format("env -u OAPROF_SOCKET OPENCL_LAYERS={} {} mad_scalar --min-time 0 "
                                 "--max-repeats 3 --wg 2 --wi 8",

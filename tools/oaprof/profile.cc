@@ -223,7 +223,9 @@ Action add_profile_options(CLI::App& app) {
   auto* out = app.add_option_group("Output");
   out->add_option("-o,--csv", opt->csv_path,
                   "CSV file, one row per launch, written as the run goes (default: "
-                  "oaprof-<program>.csv); each row's validity is in its flags column "
+                  "oaprof-<program>.csv, oaprof-<program>-<host>-<rank>.csv in an MPI or Slurm "
+                  "job). -o, --json and --trace expand %h (host), %p (pid), %r (the job's rank) "
+                  "and %% (docs/cluster.md). Each row's validity is in its flags column "
                   "(interval_too_long, freq_changed, drain_failed, layer_error, energy_simulated, "
                   "metric_div_zero:SYMBOL, ...: docs/attach.md). Under sudo it is opened as the "
                   "user who ran sudo; a symbolic link is not followed. - or /dev/stdout: standard "

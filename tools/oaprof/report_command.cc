@@ -32,28 +32,6 @@ struct ReportOptions {
   std::string kernels;
 };
 
-// The whole of a regular file, at most the inputs' bound; throws RunInputError saying why not.
-std::string read_input(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) throw report::RunInputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  struct stat st{};
-  std::string text;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw report::RunInputError(fmt::format("{}: not a regular file; give a JSON file", path));
-  }
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > report::kMaxRunInputBytes) break;  // parse_run_json names the bound
-  }
-  ::close(fd);
-  return text;
-}
-
 // Theoretical peaks of each oaprof run's device: its platform's defaults with the run's own EUs,
 // subslices and maximum frequency.
 std::vector<report::TheoreticalPeaks> peaks_of(const std::vector<report::RunInput>& inputs) {
@@ -98,7 +76,7 @@ int run_report(const ReportOptions& opt) {
   }
   std::vector<report::RunInput> inputs;
   try {
-    for (const std::string& path : opt.inputs) inputs.push_back(report::parse_run_json(read_input(path), path));
+    for (const std::string& path : opt.inputs) inputs.push_back(report::parse_run_json(report::read_run_file(path), path));
   } catch (const report::RunInputError& e) {
     std::cerr << "oaprof report: " << e.what() << "\n";
     return kExitUsage;
