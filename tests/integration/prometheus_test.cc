@@ -151,7 +151,7 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
                        "--storage.tsdb.path=" + (dir_ / "data").string(),
                        fmt::format("--web.listen-address=127.0.0.1:{}", prom_port)},
                       prom_log);
-  // Four scrapes at least: irate() takes the last two.
+  // Four scrapes at least, so that increase() has an interval.
   std::optional<double> scrapes;
   while (std::chrono::steady_clock::now() < deadline) {
     scrapes = query(prom_port, "count_over_time(oaprof_exporter_sampling[1m])");
@@ -162,8 +162,12 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
 
   EXPECT_EQ(query(prom_port, "up{job=\"oaprof\"}"), 1.0);
   // The simulated package draws 2 W idle plus 9 W while the GPU is busy (power/sim_power.h).
+  // Energy over GPU time: both counters move at the same samples, so the scrape's timing (and
+  // rate()'s extrapolation) cancels out.
   const auto package_w =
-      query(prom_port, "irate(oaprof_energy_joules_total{plane=\"package\"}[1m])");
+      query(prom_port,
+            "increase(oaprof_energy_joules_total{plane=\"package\"}[1m]) / ignoring(plane) "
+            "increase(oaprof_gpu_time_seconds_total[1m])");
   ASSERT_TRUE(package_w);
   EXPECT_NEAR(*package_w, 11.0, 0.5);
   const auto busy = query(prom_port, "avg_over_time(oaprof_gpu_busy_ratio[1m])");
