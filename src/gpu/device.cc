@@ -21,6 +21,23 @@
 namespace oaprof::gpu {
 namespace {
 
+// A device xe drives is refused before anything is opened or mapped. i915's perf stream and
+// execbuffer (--access perf, rpc) do not exist there, and the BAR read-out would program the OA
+// unit behind xe, which owns it: xe's observation streams program the same OAG registers and
+// refuse a second stream (EBUSY) to keep them consistent (include/uapi/drm/xe_drm.h,
+// DRM_XE_OBSERVATION @ torvalds/linux c8507a25cebd179db935dd266a33c51bef1b1e80); writing them
+// underneath would break that exclusion, unverified on hardware. docs/xe.md has the plan.
+void refuse_xe(const mmio::PciAddress& addr, const std::filesystem::path& sysfs_root) {
+  if (mmio::bound_driver(sysfs_root, addr) != "xe") return;
+  throw std::runtime_error(fmt::format(
+      "{} is driven by xe, whose OA unit oaprof does not program or read yet: i915's perf and "
+      "execbuffer interfaces (--access perf, rpc) are not there, and the register read-outs "
+      "would program the unit behind xe, which owns it (docs/xe.md). On Tiger Lake to Meteor "
+      "Lake, i915 can drive it: boot with i915.force_probe=<id> xe.force_probe=!<id> (`oaprof "
+      "doctor` prints the line); else use --device sim",
+      addr.str()));
+}
+
 constexpr std::string_view kSimFilePrefix = "sim:";
 
 // The simulator with its register file mirrored into a shared file mapping. Only written
@@ -232,6 +249,7 @@ Device open_device(const DeviceOptions& options) {
   }
   const mmio::PciAddress addr =
       mmio::parse_pci_address(options.spec == "auto" ? "0000:00:02.0" : options.spec);
+  refuse_xe(addr, options.sysfs_root);
   mmio::PciIdentity id;
   if (options.map_registers) {
     auto bar = std::make_unique<mmio::PciBar>(addr, options.sysfs_root);

@@ -76,6 +76,14 @@ DrmNodes find_drm_nodes(const fs::path& sysfs_root, const PciAddress& addr) {
   return nodes;
 }
 
+std::optional<std::string> bound_driver(const std::filesystem::path& sysfs_root,
+                                        const PciAddress& addr) {
+  std::error_code ec;
+  const auto link = std::filesystem::read_symlink(pci_device_dir(sysfs_root, addr) / "driver", ec);
+  if (ec || link.filename().empty()) return std::nullopt;
+  return link.filename().string();
+}
+
 std::optional<std::string> kernel_lockdown_mode(const fs::path& sysfs_root) {
   const auto line = first_line(sysfs_root / "kernel" / "security" / "lockdown");
   if (!line) return std::nullopt;

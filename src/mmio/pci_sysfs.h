@@ -31,6 +31,11 @@ struct DrmNodes {
 };
 DrmNodes find_drm_nodes(const std::filesystem::path& sysfs_root, const PciAddress& addr);
 
+// The kernel driver bound to the device: the name its <dir>/driver link points at ("i915", "xe");
+// nullopt when none is bound.
+std::optional<std::string> bound_driver(const std::filesystem::path& sysfs_root,
+                                        const PciAddress& addr);
+
 // The selected mode of <sysfs_root>/kernel/security/lockdown ("none", "integrity",
 // "confidentiality"); nullopt when the file is absent (a kernel without lockdown).
 std::optional<std::string> kernel_lockdown_mode(const std::filesystem::path& sysfs_root);

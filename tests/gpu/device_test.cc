@@ -76,6 +76,28 @@ class PerfDeviceTest : public ::testing::Test {
   fs::path root_;
 };
 
+// xe owns the OA unit of a device it drives: every read-out is refused before anything is opened,
+// with the way back to i915.
+TEST_F(PerfDeviceTest, ADeviceDrivenByXeIsRefusedForEveryReadOut) {
+  fs::create_directories(root_ / "bus/pci/drivers/xe");
+  fs::create_symlink(root_ / "bus/pci/drivers/xe", dir() / "driver");
+  for (bool map_registers : {true, false}) {
+    DeviceOptions o = perf_options();
+    o.map_registers = map_registers;
+    try {
+      (void)open_device(o);
+      FAIL() << "opened a device xe drives";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("is driven by xe"));
+      EXPECT_THAT(e.what(), HasSubstr("xe.force_probe=!"));
+    }
+  }
+  fs::remove(dir() / "driver");
+  fs::create_directories(root_ / "bus/pci/drivers/i915");
+  fs::create_symlink(root_ / "bus/pci/drivers/i915", dir() / "driver");
+  EXPECT_NO_THROW((void)open_device(perf_options()));  // i915's is opened as before
+}
+
 TEST_F(PerfDeviceTest, OnlyPerfDoesWithoutTheBar) {
   EXPECT_FALSE(access_maps_registers("perf"));
   for (const char* access : {"mmio", "rpc", "sim", "no-such-access"}) {

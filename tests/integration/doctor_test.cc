@@ -311,8 +311,9 @@ TEST(DoctorTest, DriverProblems) {
     FakeMachine m;
     m.pci("0000:00:02.0", "0x8086", id, "0x030000", "xe");
     const Line l = line_of(m.doctor().output, "driver");
-    EXPECT_EQ(l.verdict, "warn");
-    EXPECT_THAT(l.fix, HasSubstr("--access mmio"));
+    EXPECT_EQ(l.verdict, "fail");  // oaprof refuses every read-out under xe
+    EXPECT_THAT(l.detail, HasSubstr("docs/xe.md"));
+    EXPECT_THAT(l.fix, HasSubstr(fmt::format("xe.force_probe=!{:04x}", id)));
   }
   {
     FakeMachine m;

@@ -160,12 +160,13 @@ Check check_driver(const PciFacts& pci) {
     return make("driver", Verdict::kOk, fmt::format("i915 is bound to {}", pci.address));
   }
   if (pci.driver == "xe") {
-    return make("driver", Verdict::kWarn,
-                fmt::format("xe is bound to {}: the rpc and perf read-outs and debugfs forcewake "
-                            "are i915's",
+    return make("driver", Verdict::kFail,
+                fmt::format("xe is bound to {}: oaprof reads the OA unit through i915 or, "
+                            "beside i915, through the registers; under xe, which owns the unit, "
+                            "it refuses every read-out (docs/xe.md)",
                             pci.address),
-                fmt::format("use --access mmio, or boot with i915.force_probe={0:04x} "
-                            "xe.force_probe=!{0:04x} to have i915 drive it",
+                fmt::format("boot with i915.force_probe={0:04x} xe.force_probe=!{0:04x} to have "
+                            "i915 drive it (Tiger Lake to Meteor Lake), or use --device sim",
                             pci.device));
   }
   if (pci.driver.empty()) {
