@@ -314,6 +314,11 @@ TEST(DoctorTest, DriverProblems) {
     EXPECT_EQ(l.verdict, "fail");  // oaprof refuses every read-out under xe
     EXPECT_THAT(l.detail, HasSubstr("docs/xe.md"));
     EXPECT_THAT(l.fix, HasSubstr(fmt::format("xe.force_probe=!{:04x}", id)));
+    m.write("proc/sys/dev/xe/observation_paranoid", "1");
+    const Line x = line_of(m.doctor().output, "xe-observation");
+    EXPECT_EQ(x.verdict, "info");
+    EXPECT_THAT(x.detail, HasSubstr("observation_paranoid is 1"));
+    EXPECT_THAT(x.detail, HasSubstr("CAP_PERFMON"));
   }
   {
     FakeMachine m;

@@ -332,6 +332,26 @@ Check check_perf_stream_paranoid(const DoctorOptions& options) {
               "/etc/sysctl.d/60-oaprof.conf)");
 }
 
+// dev.xe.observation_paranoid (drivers/gpu/drm/xe/xe_observation.c @ torvalds/linux
+// 895b4fae931a256f6c7c6c68f77a8e337980b5a1: 0 or 1, default 1; while 1, xe's observation streams
+// follow perf_event_paranoid and CAP_PERFMON). Only where xe is loaded.
+Check check_xe_observation(const DoctorOptions& options) {
+  const fs::path file = options.proc_root / "sys" / "dev" / "xe" / "observation_paranoid";
+  const auto line = read_line(file);
+  if (!line) {
+    return make("xe-observation", Verdict::kSkip,
+                fmt::format("{} is absent: xe is not loaded", file.string()));
+  }
+  const std::string value = *line == "0"
+      ? "0: any user may open xe's observation (OA) streams"
+      : *line + ": xe's observation (OA) streams need CAP_PERFMON (or perf_event_paranoid "
+                "allowing it)";
+  return make("xe-observation", Verdict::kInfo,
+              fmt::format("dev.xe.observation_paranoid is {}; oaprof does not read xe's streams "
+                          "yet (docs/xe.md)",
+                          value));
+}
+
 Check check_energy(const DoctorOptions& options) {
   power::EnergyRoots roots;
   roots.sysfs = options.sysfs_root;
@@ -729,6 +749,7 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   checks.push_back(check_debugfs(pci, options));
   checks.push_back(check_lockdown(options));
   checks.push_back(check_perf_stream_paranoid(options));
+  if (pci.driver == "xe") checks.push_back(check_xe_observation(options));
   checks.push_back(check_energy(options));
   checks.push_back(check_virtualisation(pci, options));
   checks.push_back(check_opencl_loader(options));

@@ -85,6 +85,7 @@ Check check_topology(const std::optional<ProbedFacts>& probed);
 Check check_timestamp(const std::optional<ProbedFacts>& probed);
 Check check_lockdown(const DoctorOptions& options);
 Check check_perf_stream_paranoid(const DoctorOptions& options);
+Check check_xe_observation(const DoctorOptions& options);
 Check check_energy(const DoctorOptions& options);
 Check check_virtualisation(const PciFacts& pci, const DoctorOptions& options);
 Check check_opencl_loader(const DoctorOptions& options);
