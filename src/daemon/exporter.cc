@@ -101,7 +101,7 @@ struct Exporter::Metrics {
         counters(prometheus::BuildCounter()
                      .Name("oaprof_oa_events_total")
                      .Help("Events an OA counter of the built-in set counted while the exporter "
-                           "sampled (counter: A<n>, B<n>, C<n>, gpu_clocks)")
+                           "sampled (counter: A<n>, gpu_clocks)")
                      .Register(r)),
         builtin(prometheus::BuildGauge()
                     .Name("oaprof_builtin_metric")

@@ -215,7 +215,11 @@ class PerfettoTraceReporter final : public Reporter {
     begin.add_uint(pf::kEventTrackUuid, track);
     begin.add_string(pf::kEventCategories, "opencl");
     begin.add_string(pf::kEventName, r.launch.kernel_name);
-    for (const Field& f : fields) add_annotation(begin, f);
+    for (const Field& f : fields) {
+      // The run's host and rank are the same on every slice: the trace is one run's.
+      if (f.name == "host" || f.name == "rank") continue;
+      add_annotation(begin, f);
+    }
     write_event(start, begin);
     ProtoWriter finish;
     finish.add_uint(pf::kEventType, pf::kTypeSliceEnd);
