@@ -28,6 +28,7 @@ std::span<const reg::ForcewakeDomain> all_forcewake_domains(const oa::Platform& 
     case oa::Generation::kGen11:
     case oa::Generation::kGen12: return reg::kForcewakeDomainsGen11;
     case oa::Generation::kXeLpg: return reg::kForcewakeDomainsXeLpg;
+    case oa::Generation::kXe2: return {};  // xe owns the part: oaprof wakes no domain of it
   }
   return {};
 }

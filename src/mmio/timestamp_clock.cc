@@ -40,6 +40,9 @@ std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& p
   switch (platform.gen) {
     case oa::Generation::kGen7_5:
     case oa::Generation::kGen8: return std::nullopt;  // no clock register: a fixed 12.5 MHz
+    // xe reports the OA unit's timestamp frequency in its OA-unit query; oaprof reads no Xe2
+    // register.
+    case oa::Generation::kXe2: return std::nullopt;
     case oa::Generation::kGen9: {
       if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) return divide_logic(r.timestamp_override);
       const std::uint32_t crystal = is_gen9_lp(platform) ? 19'200'000u : 24'000'000u;

@@ -127,6 +127,10 @@ const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
     case oa::Generation::kGen11: return kGen11;
     case oa::Generation::kGen12: return kGen12;
     case oa::Generation::kXeLpg: return kXeLpg;
+    case oa::Generation::kXe2:
+      throw std::invalid_argument(
+          "oaprof does not program an Xe2/Xe3 OA unit through MMIO: xe owns it and checks a "
+          "metric set's registers itself when it is added (DRM_XE_OBSERVATION_OP_ADD_CONFIG)");
   }
   throw std::logic_error("whitelist_for: generation missing from the table");
 }

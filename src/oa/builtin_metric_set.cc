@@ -137,6 +137,7 @@ std::span<const CounterSpec> counters_for(Generation gen) {
     case Generation::kGen11: return kGen8Counters;
     case Generation::kGen12: return kGen12Counters;
     case Generation::kXeLpg: return kXeLpgCounters;
+    case Generation::kXe2: return {};  // PEC counters count what a metric set selects: no default
   }
   return {};
 }
@@ -157,6 +158,7 @@ bool fixed_on_xe_lpg(int index) {
 bool a_counter_is_fixed(const Platform& platform, int index) {
   if (platform.gen == Generation::kGen12) return fixed_on_gen12(index);
   if (platform.gen == Generation::kXeLpg) return fixed_on_xe_lpg(index);
+  if (platform.gen == Generation::kXe2) return false;  // every PEC counter is programmed
   switch (index) {
     case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7:
     case 30: case 31: case 32: case 33: case 34: case 35:

@@ -33,6 +33,22 @@ constexpr auto kFix = TimestampRule::kFixed;
 //  [IGTP] igt lib/i915/perf.c and lib/intel_device_info.c @
 //         intel-lgci-fdo-gitlab-mirror/drm.igt-gpu-tools b3d809d537febc23792ab8d0eb6d13cf80d626c8:
 //         which oa-<name>.xml a platform and GT loads (none for SKL/KBL/CFL/CML GT1, KBL GT4).
+//  Lunar Lake, Battlemage and Panther Lake (Xe2/Xe3, issue 16):
+//  [KIDS2] linux include/drm/intel/pciids.h @ torvalds/linux
+//         0755a4e3e809610a14befc9ad28d35e2e460da68: INTEL_LNL_IDS, INTEL_BMG_G21_IDS and the
+//         rest of INTEL_BMG_IDS, INTEL_PTL_IDS.
+//  [MDEV3] mesa src/intel/dev/intel_device_info.c @ bminor/mesa-mesa
+//         036ec0bb89c9231fa2fd95f4a079bee76b85dcc2: XE2_CONFIG (lnl, bmg) and XE3_CONFIG (ptl):
+//         XEHP_PLACEHOLDER_THREADS_AND_URB (num_thread_per_eu 8), has_64bit_float, and again no
+//         Xe-core or EU count ("come from hwconfig tables").
+//  [IGTX] igt lib/xe/xe_oa.c @ drm.igt-gpu-tools b3d809d537fe intel_xe_perf_for_devinfo():
+//         is_lunarlake loads oa-lnl.xml, is_battlemage oa-bmg.xml, is_pantherlake oa-ptl.xml.
+//         It counts one EU per bit of xe's SIMD16 EU mask (a vector engine), so $EuCoresTotalCount
+//         is the number of vector engines; oaprof's `eus` column counts them the same way.
+//  The Xe-core counts are those of the largest part of each die (LNL 8, BMG-G21 20, PTL 12) and
+//  BMG-G31's 32 (E220-E223): no upstream table holds them, so every row is counts_from_mesa =
+//  false and xe's GT topology query gives the truth; each Xe-core has 8 vector engines. xe, not
+//  i915, binds them (i915_pci.c lists none), and BMG is a discrete card.
 //  Raptor Lake, Meteor Lake and Arrow Lake (added for issue 15):
 //  [KPCI2] linux drivers/gpu/drm/i915/i915_pci.c @ Kingxukai/linux
 //         0291023e7330da28f2f7453c87c2ab7082d8360f (a mainline mirror newer than [KPCI]): RPL-S
@@ -197,6 +213,27 @@ constexpr Platform kMtlGt3 = xe_lpg("MTL", "mtlgt3", 3, 8, 2250);  // mtl_h
 constexpr Platform kArlGt1 = xe_lpg("ARL", "mtlgt2", 1, 4, 1950);  // arl_u
 constexpr Platform kArlSNoIgt = xe_lpg("ARL", "", 1, 4, 1950);     // arl_u, 0xB640
 constexpr Platform kArlGt2 = xe_lpg("ARL", "mtlgt3", 2, 8, 2350);  // arl_h
+// Xe2 and Xe3 [MDEV3, IGTX]: Xe-cores of 8 vector engines with 8 threads each, FP64; driven by
+// xe. Timestamp: xe reports the OA unit's frequency (drm_xe_oa_unit.oa_timestamp_freq, the GT's
+// reference clock on these parts); 19.2 MHz is only the default until read.
+// Their GT label is the architecture: the kernel gives these parts no GT number.
+constexpr Platform xe2(std::string_view codename, std::string_view file, int xe_cores,
+                       double max_mhz, std::string_view arch = "Xe2") {
+  Platform p{codename, file, G::kXe2, 0, 1, xe_cores, 8 * xe_cores, 19.2e6, max_mhz, kCtc, 400,
+             arch};
+  p.threads_per_eu = 8;
+  p.driver = KernelDriver::kXe;
+  return p;
+}
+constexpr Platform kLnl = xe2("LNL", "lnl", 8, 2050);       // lnl
+constexpr Platform kBmgG21 = xe2("BMG", "bmg", 20, 2850);   // bmg
+constexpr Platform kBmgG31 = xe2("BMG", "bmg", 32, 2850);   // bmg
+// xe_pci.c's ptl_desc has require_force_probe @ torvalds/linux 03d85ab36bcb ([XPCI]).
+constexpr Platform kPtl = [] {
+  Platform p = xe2("PTL", "ptl", 12, 2500, "Xe3");  // ptl
+  p.force_probe = true;
+  return p;
+}();
 
 // Device ids [KIDS], grouped and ordered as the kernel lists them; each comment names the
 // kernel's macro. A plain array: clang refuses deducing std::array of this many elements.
@@ -339,13 +376,27 @@ constexpr PciId kPciIds[] = {
     PciId{0x7D40, &kMtlGt2, false}, PciId{0x7D45, &kMtlGt2, false},
     PciId{0x7D55, &kMtlGt3, false}, PciId{0x7D60, &kMtlGt2, false},
     PciId{0x7DD5, &kMtlGt3, false},
+    // INTEL_LNL_IDS, INTEL_BMG_G21_IDS, the rest of INTEL_BMG_IDS (G31), INTEL_PTL_IDS [KIDS2];
+    // counts assumed.
+    PciId{0x6420, &kLnl, false}, PciId{0x64A0, &kLnl, false}, PciId{0x64B0, &kLnl, false},
+    PciId{0xE202, &kBmgG21, false}, PciId{0xE209, &kBmgG21, false},
+    PciId{0xE20B, &kBmgG21, false}, PciId{0xE20C, &kBmgG21, false},
+    PciId{0xE20D, &kBmgG21, false}, PciId{0xE210, &kBmgG21, false},
+    PciId{0xE211, &kBmgG21, false}, PciId{0xE212, &kBmgG21, false},
+    PciId{0xE216, &kBmgG21, false},
+    PciId{0xE220, &kBmgG31, false}, PciId{0xE221, &kBmgG31, false},
+    PciId{0xE222, &kBmgG31, false}, PciId{0xE223, &kBmgG31, false},
+    PciId{0xB080, &kPtl, false}, PciId{0xB081, &kPtl, false}, PciId{0xB082, &kPtl, false},
+    PciId{0xB083, &kPtl, false}, PciId{0xB084, &kPtl, false}, PciId{0xB085, &kPtl, false},
+    PciId{0xB086, &kPtl, false}, PciId{0xB087, &kPtl, false}, PciId{0xB08F, &kPtl, false},
+    PciId{0xB090, &kPtl, false}, PciId{0xB0A0, &kPtl, false}, PciId{0xB0B0, &kPtl, false},
 };
 
 // Look-up order by name: the first platform with a file is its representative.
 constexpr std::array kPlatforms{
     &kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4, &kBxt,    &kGlk,
     &kKblGt2, &kKblGt3, &kCflGt2, &kCflGt3, &kIclGt2, &kEhl4x8, &kTglGt1, &kTglGt2,
-    &kRklGt1, &kAdlPGt2, &kDg1,    &kMtlGt2, &kMtlGt3};
+    &kRklGt1, &kAdlPGt2, &kDg1,    &kMtlGt2, &kMtlGt3, &kLnl,    &kBmgG21, &kPtl};
 
 constexpr std::array<std::string_view, kPlatforms.size()> kPlatformNames = [] {
   std::array<std::string_view, kPlatforms.size()> names{};
@@ -363,6 +414,7 @@ std::string_view generation_name(Generation gen) {
     case Generation::kGen11: return "Gen11";
     case Generation::kGen12: return "Gen12";
     case Generation::kXeLpg: return "Xe-LPG";
+    case Generation::kXe2: return "Xe2";
   }
   return "unknown";
 }
@@ -370,6 +422,8 @@ std::string_view generation_name(Generation gen) {
 bool is_gen12_family(Generation gen) {
   return gen == Generation::kGen12 || gen == Generation::kXeLpg;
 }
+
+bool counts_xe_cores(Generation gen) { return is_gen12_family(gen) || gen == Generation::kXe2; }
 
 std::string_view timestamp_rule_name(TimestampRule rule) {
   switch (rule) {
@@ -431,8 +485,8 @@ std::optional<std::uint16_t> parse_pci_device_id(std::string_view text) {
 Platform require_platform_for_pci_id(std::uint16_t device_id) {
   if (auto p = platform_for_pci_id(device_id)) return *p;
   throw std::invalid_argument(fmt::format(
-      "PCI device 8086:{:04x} is not an Intel integrated GPU oaprof knows (Haswell through Arrow "
-      "Lake); give the platform with --platform NAME ({}) or use --device sim",
+      "PCI device 8086:{:04x} is not an Intel GPU oaprof knows (Haswell through Panther Lake); "
+      "give the platform with --platform NAME ({}) or use --device sim",
       device_id, fmt::join(kPlatformNames, ", ")));
 }
 

@@ -13,14 +13,20 @@ namespace oaprof::oa {
 // Gen12 is Xe-LP (graphics IP 12.0: TGL, RKL, ADL, RPL, DG1); Xe-LPG (IP 12.70-12.74: MTL, ARL)
 // keeps graphics version 12 in i915 but differs where oaprof cares: its OA unit streams other
 // formats (A24u40_A14u32_B8_C8, OAR, OAM), shifts the report timestamp, has 8 threads per EU
-// and FP64 (src/oa/platform.cc and report_format.cc cite the sources).
-enum class Generation { kGen7_5, kGen8, kGen9, kGen11, kGen12, kXeLpg };
+// and FP64 (src/oa/platform.cc and report_format.cc cite the sources). Xe2 is graphics IP 20 and
+// 30 (LNL, BMG; PTL is Xe3): only the xe driver runs it, and its OA unit writes PEC reports (64
+// 64-bit counters behind a 64-bit header) instead of A/B/C; xe programs Xe3 the same way
+// (xe_oa.c: GRAPHICS_VER >= 20).
+enum class Generation { kGen7_5, kGen8, kGen9, kGen11, kGen12, kXeLpg, kXe2 };
 
 std::string_view generation_name(Generation gen);
 
 // Gen12 and Xe-LPG count dual subslices (Xe-cores on Xe-LPG), as i915's topology query and Mesa
 // do; i915 runs both with GRAPHICS_VER 12 (7-bit report reasons, context-valid bit 16).
 bool is_gen12_family(Generation gen);
+
+// Whether the topology's subslices are Xe-cores (dual subslices): Gen12, Xe-LPG and Xe2.
+bool counts_xe_cores(Generation gen);
 
 // How the command-streamer timestamp frequency is found (reference/hardware.md §5): a fixed rate
 // on Gen7.5–Gen9, or derived from the crystal and the CTC shift (RPM_CONFIG0, CTC_MODE) on Gen11+,

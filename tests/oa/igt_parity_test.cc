@@ -299,6 +299,7 @@ std::vector<std::uint8_t> topology_for(const Platform& p, bool fuse_last) {
     case Generation::kGen11: max_slices = 1; max_subslices = p.metrics_file == "ehl" ? 4 : 8; break;
     case Generation::kGen12: max_slices = 1; max_subslices = 6; break;
     case Generation::kXeLpg: max_slices = 1; max_subslices = 8; break;
+    case Generation::kXe2: break;  // IGT 1.27.1 knows no Xe2 part: never compared here
   }
   const int per_slice = p.subslices / p.slices;
   const int eus_per_subslice = p.eus / p.subslices;
@@ -635,7 +636,10 @@ TEST_P(IgtParityTest, MetricValuesEqualIgtsOwnLibrary) {
 
 std::vector<std::string> parity_platforms() {
   std::vector<std::string> out;
-  for (const std::string_view n : platform_names()) out.emplace_back(n);
+  // IGT 1.27.1's libi915_perf has no Xe2 part (xe2_metrics_test.cc covers LNL, BMG, PTL).
+  for (const std::string_view n : platform_names()) {
+    if (require_platform_by_name(n).gen != Generation::kXe2) out.emplace_back(n);
+  }
   return out;
 }
 

@@ -70,7 +70,9 @@ Generation generation_of(const std::string& gen) {
                                                          {"9", Generation::kGen9},
                                                          {"11", Generation::kGen11},
                                                          {"12", Generation::kGen12},
-                                                         {"12.70", Generation::kXeLpg}};
+                                                         {"12.70", Generation::kXeLpg},
+                                                         {"20", Generation::kXe2},
+                                                         {"30", Generation::kXe2}};
   return kGens.at(gen);
 }
 

@@ -85,7 +85,8 @@ bool port_answers(const daemon::ListenAddress& address) {
 bool i915_bound(const PciFacts& pci) { return pci.intel_display() && pci.driver == "i915"; }
 
 std::string platform_text(const oa::Platform& p) {
-  return fmt::format("{}, {} GT{}, {} EUs", p.codename, oa::generation_name(p.gen), p.gt, p.eus);
+  return fmt::format("{}, {} {}, {} EUs", p.codename, oa::generation_name(p.gen), oa::gt_label(p),
+                     p.eus);
 }
 
 }  // namespace

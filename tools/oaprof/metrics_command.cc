@@ -131,8 +131,8 @@ int run_list(const MetricsOptions& opt) {
     }
   }
   for (const oa::Platform& p : platforms) {
-    std::cout << fmt::format("{} ({} {}, GT{}):\n", p.metrics_file, p.codename,
-                             oa::generation_name(p.gen), p.gt);
+    std::cout << fmt::format("{} ({} {}, {}):\n", p.metrics_file, p.codename,
+                             oa::generation_name(p.gen), oa::gt_label(p));
     if (oa::has_builtin_metric_set(p)) print_set_line(oa::builtin_metric_set(p));
     const auto path = find_metric_file(p, opt.metrics_xml);
     if (!path) {
