@@ -39,7 +39,19 @@ constexpr std::array kVariables{
     VarName{"XeCoreTotalCount", &DeviceVariables::eu_subslices_total},
     VarName{"XeCoreMask", &DeviceVariables::subslice_mask},
     VarName{"SliceTotalCount", &DeviceVariables::eu_slices_total},
+    // Xe2/Xe3 (IGT lib/xe/oa-configs/codegen.py hw_vars_mapping and Mesa gen_perf.py hw_vars
+    // @ bminor/mesa-mesa 03fc7d6a6d76 name them; see DeviceVariables for where each comes from).
+    VarName{"L3BankTotalCount", &DeviceVariables::l3_bank_total},
+    VarName{"L3NodeTotalCount", &DeviceVariables::l3_node_total},
+    VarName{"SqidiTotalCount", &DeviceVariables::sqidi_total},
+    VarName{"GeometryPipeTotalCount", &DeviceVariables::geometry_pipe_total},
+    VarName{"DepthPipeTotalCount", &DeviceVariables::depth_pipe_total},
+    VarName{"ColorPipeTotalCount", &DeviceVariables::color_pipe_total},
+    VarName{"ComputeEngineTotalCount", &DeviceVariables::compute_engine_total},
+    VarName{"CopyEngineTotalCount", &DeviceVariables::copy_engine_total},
 };
+// The ones above that only the device's queries give (the tail of kVariables).
+constexpr std::size_t kFirstDeviceQueryVariable = kVariables.size() - 8;
 constexpr std::array<std::string_view, kVariables.size()> kVariableNames = [] {
   std::array<std::string_view, kVariables.size()> names{};
   for (std::size_t i = 0; i < kVariables.size(); ++i) names[i] = kVariables[i].name;
@@ -76,6 +88,8 @@ constexpr std::array kFiles{
     FileName{"A", Op::kReadA, kMaxNumA},          FileName{"B", Op::kReadB, kNumB},
     FileName{"C", Op::kReadC, kNumC},             FileName{"GPU_TIME", Op::kReadGpuTime, 1},
     FileName{"GPU_CLOCK", Op::kReadGpuClock, 1},  FileName{"PERFCNT", Op::kReadPerfCnt, 2},
+    // Xe2's PEC counters, which the PEC64u64 layout holds as A0..A63.
+    FileName{"PEC", Op::kReadA, kMaxNumA},
 };
 
 constexpr int kMaxDepth = 64;
@@ -126,7 +140,39 @@ std::optional<SliceTest> parse_slice_test(std::string_view name) {
   return std::nullopt;
 }
 
+// "$GtXeCore7" -> Xe-core 7 (numbered flat, as xe's topology query numbers its DSS mask); nullopt
+// for any other name.
+std::optional<int> parse_xe_core_test(std::string_view name) {
+  constexpr std::string_view kXeCore = "GtXeCore";
+  if (!name.starts_with(kXeCore)) return std::nullopt;
+  int core = 0;
+  if (!parse_small_index(name.substr(kXeCore.size()), core) || core >= 64) return std::nullopt;
+  return core;
+}
+
 }  // namespace
+
+std::vector<std::string> device_query_variables() {
+  std::vector<std::string> names;
+  for (std::size_t i = kFirstDeviceQueryVariable; i < kVariables.size(); ++i) {
+    names.emplace_back(kVariables[i].name);
+  }
+  return names;
+}
+
+bool DeviceVariables::known(std::string_view name) const {
+  return std::find(unknown.begin(), unknown.end(), name) == unknown.end();
+}
+
+void DeviceVariables::set_known(std::string_view name, std::uint64_t value) {
+  for (std::size_t i = kFirstDeviceQueryVariable; i < kVariables.size(); ++i) {
+    if (kVariables[i].name != name) continue;
+    this->*(kVariables[i].member) = value;
+    std::erase(unknown, name);
+    return;
+  }
+  throw std::logic_error(fmt::format("set_known: ${} is not a device-query variable", name));
+}
 
 std::span<const std::string_view> device_variable_names() { return kVariableNames; }
 
@@ -200,6 +246,11 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
           break;
         }
       }
+      const std::optional<int> xe_core = found ? std::nullopt : parse_xe_core_test(name);
+      if (xe_core) {
+        found = true;
+        eq.ops_.push_back(Instruction{Op::kXeCoreAvailable, static_cast<std::uint32_t>(*xe_core)});
+      }
       const std::optional<SliceTest> slice_test = found ? std::nullopt : parse_slice_test(name);
       if (slice_test) {
         found = true;
@@ -253,6 +304,15 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
   return eq;
 }
 
+std::string_view Equation::unknown_variable(const DeviceVariables& vars) const {
+  for (const Instruction& op : ops_) {
+    if (op.code != Op::kVariable || op.index < kFirstDeviceQueryVariable) continue;
+    const std::string_view name = kVariables[op.index].name;
+    if (!vars.known(name)) return name;
+  }
+  return {};
+}
+
 EquationValue Equation::evaluate(const EquationInputs& in) const {
   std::array<EquationValue, kMaxDepth> stack;
   int top = 0;  // number of values on the stack
@@ -270,6 +330,7 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
           break;
         case Op::kSliceAvailable: v = u((in.vars.slice_mask >> op.index) & 1u); break;
         case Op::kSubsliceAvailable: v = u((in.vars.subslice_mask >> op.index) & 1u); break;
+        case Op::kXeCoreAvailable: v = u((in.vars.xe_core_mask >> op.index) & 1u); break;
         case Op::kReadA: v = u(in.deltas.a[op.index]); break;
         case Op::kReadB: v = u(in.deltas.b[op.index]); break;
         case Op::kReadC: v = u(in.deltas.c[op.index]); break;

@@ -20,6 +20,10 @@
 namespace oaprof::oa {
 
 // The `$Name` variables that describe the device rather than a counter.
+// The Xe2/Xe3 counts only the device can give (xe's GT topology and engine queries): their names
+// without '$', each unknown in a DeviceVariables until set.
+std::vector<std::string> device_query_variables();
+
 struct DeviceVariables {
   std::uint64_t eu_cores_total = 0;      // $EuCoresTotalCount
   std::uint64_t eu_slices_total = 0;     // $EuSlicesTotalCount
@@ -36,6 +40,23 @@ struct DeviceVariables {
   // $QueryMode: 1 when deltas come from snapshots around a workload (MI_REPORT_PERF_COUNT or
   // MMIO), as in oaprof's per-kernel use; 0 for periodic sampling of the OA buffer.
   std::uint64_t query_mode = 1;
+  // Xe2/Xe3 files (IGT lib/xe/oa-configs/oa-{lnl,bmg,ptl}.xml) also read these. 0 where the
+  // device has not said: such a variable is in `unknown` and the counters that read it are
+  // unavailable rather than computed from a made-up count.
+  std::uint64_t xe_core_mask = 0;         // $GtXeCore<N>: bit N = Xe-core N, numbered flat
+  std::uint64_t l3_bank_total = 0;        // $L3BankTotalCount
+  std::uint64_t l3_node_total = 0;        // $L3NodeTotalCount
+  std::uint64_t sqidi_total = 0;          // $SqidiTotalCount
+  std::uint64_t geometry_pipe_total = 0;  // $GeometryPipeTotalCount
+  std::uint64_t depth_pipe_total = 0;     // $DepthPipeTotalCount
+  std::uint64_t color_pipe_total = 0;     // $ColorPipeTotalCount
+  std::uint64_t compute_engine_total = 0;  // $ComputeEngineTotalCount (compute engines)
+  std::uint64_t copy_engine_total = 0;     // $CopyEngineTotalCount (copy engines)
+  // Names (without '$') of the variables above whose value the device did not give.
+  std::vector<std::string> unknown = device_query_variables();
+  bool known(std::string_view name) const;
+  // Sets a device-query variable's value and removes it from `unknown`.
+  void set_known(std::string_view name, std::uint64_t value);
 };
 
 // The name (without '$') of every device variable, and the value of one; nullopt when `name`
@@ -90,9 +111,12 @@ class Equation {
   bool empty() const { return ops_.empty(); }
   // Indexes of the counters the equation reads through `$Name`.
   const std::vector<int>& counter_references() const { return references_; }
+  // The first device variable the equation reads that `vars` marks unknown; empty when none.
+  std::string_view unknown_variable(const DeviceVariables& vars) const;
 
   enum class OpCode : std::uint8_t {
     kConst, kConstFloat, kVariable, kCounter, kSliceAvailable, kSubsliceAvailable,
+    kXeCoreAvailable,
     kReadA, kReadB, kReadC, kReadGpuTime, kReadGpuClock, kReadPerfCnt,
     kUAdd, kUSub, kUMul, kUDiv, kUMin, kUMax,
     kFAdd, kFSub, kFMul, kFDiv, kFMin, kFMax,

@@ -166,8 +166,24 @@ std::vector<EquationValue> MetricSet::evaluate(const CounterDeltas& deltas,
 
 bool MetricSet::available(int counter_index, const DeviceVariables& vars) const {
   const MetricCounter& c = counters_.at(static_cast<std::size_t>(counter_index));
+  if (!unknown_input(counter_index, vars).empty()) return false;
   if (!c.availability) return true;
   return c.availability->evaluate({CounterDeltas{}, vars}).as_double() != 0.0;
+}
+
+std::string MetricSet::unknown_input(int counter_index, const DeviceVariables& vars) const {
+  const MetricCounter& c = counters_.at(static_cast<std::size_t>(counter_index));
+  for (const Equation* eq : {&c.equation, c.availability ? &*c.availability : nullptr}) {
+    if (eq == nullptr) continue;
+    if (const std::string_view name = eq->unknown_variable(vars); !name.empty()) {
+      return "$" + std::string(name);
+    }
+    // The reference graph has no cycle (checked at construction), so this ends.
+    for (int ref : eq->counter_references()) {
+      if (std::string via = unknown_input(ref, vars); !via.empty()) return via;
+    }
+  }
+  return {};
 }
 
 Equation::CounterResolver MetricSet::resolver_for(const std::vector<std::string>& symbols) {

@@ -79,8 +79,12 @@ class MetricSet {
   // div_by_zero had a division by zero in its equation or in a counter it references.
   std::vector<EquationValue> evaluate(const CounterDeltas& deltas,
                                       const DeviceVariables& vars) const;
-  // Whether a counter exists on the device (its availability equation, or true).
+  // Whether a counter exists on the device (its availability equation, or true), and can be
+  // computed there: false when it reads, itself or through a counter it references, a device
+  // variable the device did not give (unknown_input).
   bool available(int counter_index, const DeviceVariables& vars) const;
+  // The first such variable ("$L3BankTotalCount"); empty when the counter has every input.
+  std::string unknown_input(int counter_index, const DeviceVariables& vars) const;
 
   // Counters' symbol of every equation: `CounterResolver` for building sets by hand.
   static Equation::CounterResolver resolver_for(const std::vector<std::string>& symbols);

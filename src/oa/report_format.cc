@@ -60,6 +60,20 @@ using F = ReportFormat;
 // 125, which its device table gives MTL and ARL. The shifted value counts at the OA timestamp
 // frequency, which i915 reports apart on these parts (I915_PARAM_OA_TIMESTAMP_FREQUENCY;
 // i915_perf_oa_timestamp_frequency(), Wa_14015846243). IGT 1.27.1 lacks the MTL shift.
+// Xe2/Xe3 formats (issue 16). Sources:
+//  [XEOA]  linux drivers/gpu/drm/xe/xe_oa.c @ torvalds/linux
+//          2d46ecc958c9cb7b0f116aa52cf9296b6c71d784: oa_formats[] gives PEC64u64 counter select
+//          1, 576 bytes, type PEC, HDR_64_BIT, counter_size 1, bc_report 0, and MPEC8u32_B8_C8
+//          select 2, 128 bytes, type OAM_MPEC, HDR_64_BIT; xe_oa_init_supported_formats() gives
+//          GRAPHICS_VER >= 20 the MPEC and PEC formats only (no A/B/C OAG format).
+//  [IGTXE] igt lib/xe/xe_oa.c @ drm.igt-gpu-tools b3d809d537fe intel_xe_perf_accumulate_reports:
+//          PEC64u64 timestamp qword 1, GPU clock qword 3 (64 bits), PEC i at qword 4 + i, each a
+//          plain 64-bit difference; MPEC8u32 as on Xe-LPG (timestamp qword 1, clock qword 3,
+//          MPEC dwords 8-15, B 16-23, C 24-31). intel_xe_perf_for_devinfo() leaves
+//          oa_timestamp_shift 0 on LNL, BMG and PTL (it shifts only DG2): unshifted here.
+//  [XEUAPI] linux include/uapi/drm/xe_drm.h @ torvalds/linux
+//          c8507a25cebd179db935dd266a33c51bef1b1e80: enum drm_xe_oa_format_type (OAM_MPEC 4,
+//          PEC 5) and the DRM_XE_OA_FORMAT_MASK_* fields of DRM_XE_OA_PROPERTY_OA_FORMAT.
 // clang-format off
 constexpr CounterRun kA12Runs[] = {{7, 12, 32, 12}};
 constexpr CounterRun kA32u40Runs[] = {{0, 32, 40, 16, 160}, {32, 4, 32, 144}};
@@ -72,6 +86,7 @@ constexpr CounterRun kA24u40Runs[] = {{0, 4, 32, 16},       {4, 20, 40, 32, 164}
                                       {32, 5, 32, 144},     {37, 1, 32, 184}};
 constexpr CounterRun kMpec8u64Runs[] = {{0, 8, 64, 32}};
 constexpr CounterRun kMpec8u32Runs[] = {{0, 8, 32, 32}};
+constexpr CounterRun kPec64Runs[] = {{0, 64, 64, 32}};
 
 constexpr std::array kAllFormats{
     //          format                      name                      sel uapi size ticks  A runs         bn boff cn coff  hdr64  shift
@@ -91,6 +106,8 @@ constexpr std::array kAllFormats{
     FormatLayout{F::kOar_A32u40_A4u32_B8_C8, "OAR_A32u40_A4u32_B8_C8", 5, 11, 256,  12,  kA32u40Runs,    8, 192, 8, 224, false, 1},
     FormatLayout{F::kMpec8u64_B8_C8,         "MPEC8u64_B8_C8",         1, 13, 192,  24,  kMpec8u64Runs,  8, 96,  8, 128, true,  1},
     FormatLayout{F::kMpec8u32_B8_C8,         "MPEC8u32_B8_C8",         2, 14, 128,  24,  kMpec8u32Runs,  8, 64,  8, 96,  true,  1},
+    FormatLayout{F::kPec64u64,               "PEC64u64",               1, -1, 576,  24,  kPec64Runs,     0, -1,  0, -1,  true,  0},
+    FormatLayout{F::kXe2Mpec8u32_B8_C8,      "MPEC8u32_B8_C8",         2, -1, 128,  24,  kMpec8u32Runs,  8, 64,  8, 96,  true,  0},
 };
 // clang-format on
 
@@ -106,6 +123,8 @@ constexpr std::array kGen7_5Formats{kAllFormats[4], kAllFormats[5], kAllFormats[
                                     kAllFormats[10], kAllFormats[11]};
 constexpr std::array kXeLpgFormats{kAllFormats[12], kAllFormats[13], kAllFormats[14],
                                    kAllFormats[15]};
+// Xe2: the OAG unit's PEC format first, so that select code 1 means it [XEOA].
+constexpr std::array kXe2Formats{kAllFormats[16], kAllFormats[17]};
 
 bool parse_int(std::string_view text, int base, int& out) {
   const char* end = text.data() + text.size();
@@ -128,6 +147,8 @@ std::span<const FormatLayout> formats_for(Generation gen) {
       return kGen7_5Formats;
     case Generation::kXeLpg:
       return kXeLpgFormats;
+    case Generation::kXe2:
+      return kXe2Formats;
   }
   return {};
 }
@@ -185,6 +206,7 @@ ReportFormat default_format(Generation gen) {
   switch (gen) {
     case Generation::kGen7_5: return ReportFormat::kA45_B8_C8;
     case Generation::kXeLpg: return ReportFormat::kA24u40_A14u32_B8_C8;
+    case Generation::kXe2: return ReportFormat::kPec64u64;
     default: return ReportFormat::kA32u40_A4u32_B8_C8;
   }
 }
@@ -196,10 +218,17 @@ ReportFormat default_format(Generation gen) {
 // sets are A45_B8_C8 and every other chipset's A32u40_A4u32_B8_C8. IGT's files name
 // "256B_GENERIC_NOA16" or nothing for the 256-byte sets; a name IGT's generator does not test for
 // (e.g. metrics-discovery's "192B_MPEC8LL_NOA16") is refused here rather than read as 256 bytes.
+// IGT's xe generator (lib/xe/oa-configs/oa-metricset-codegen.py @ b3d809d537fe) reads
+// lnl/bmg/ptl sets as XE_OA_FORMAT_PEC64u64 unless they name "128B_MPEC8_NOA16"
+// (XE_OAM_FORMAT_MPEC8u32_B8_C8); their files name "576B_PEC64LL" for the PEC sets.
 std::optional<ReportFormat> format_from_igt_name(std::string_view name, Generation gen) {
   std::optional<ReportFormat> format;
-  if (name.empty() || name == "256B_GENERIC_NOA16") format = default_format(gen);
-  if (name == "128B_MPEC8_NOA16") format = ReportFormat::kMpec8u32_B8_C8;
+  const bool xe2 = gen == Generation::kXe2;
+  if (!xe2 && (name.empty() || name == "256B_GENERIC_NOA16")) format = default_format(gen);
+  if (xe2 && name == "576B_PEC64LL") format = ReportFormat::kPec64u64;
+  if (name == "128B_MPEC8_NOA16") {
+    format = xe2 ? ReportFormat::kXe2Mpec8u32_B8_C8 : ReportFormat::kMpec8u32_B8_C8;
+  }
   if (format && !format_exists_on(*format, gen)) return std::nullopt;
   return format;
 }
@@ -213,6 +242,20 @@ int to_uapi(ReportFormat format) {
         l.name));
   }
   return l.uapi_value;
+}
+
+std::uint64_t to_xe_oa_format(ReportFormat format) {
+  // type | counter select << 8 | counter size << 16 | B/C report << 24 [XEOA, XEUAPI]
+  constexpr std::uint64_t kTypeOamMpec = 4, kTypePec = 5;
+  switch (format) {
+    case ReportFormat::kPec64u64: return kTypePec | 1u << 8 | 1u << 16;
+    case ReportFormat::kXe2Mpec8u32_B8_C8: return kTypeOamMpec | 2u << 8;
+    default: break;
+  }
+  throw std::invalid_argument(fmt::format(
+      "report format {} is not one oaprof streams through xe (Xe2 and Xe3 parts stream "
+      "PEC64u64 on the OAG unit)",
+      layout_of(format).name));
 }
 
 std::optional<ReportFormat> from_uapi(int uapi_value) {

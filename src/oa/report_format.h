@@ -36,6 +36,12 @@ enum class ReportFormat {
   kOar_A32u40_A4u32_B8_C8,
   kMpec8u64_B8_C8,
   kMpec8u32_B8_C8,
+  // Xe2/Xe3 (LNL, BMG, PTL; only xe streams them): the OAG unit's PEC format, 64 64-bit counters
+  // after a 64-bit header, which IGT's files call 576B_PEC64LL; and the media unit's
+  // MPEC8u32_B8_C8, laid out as on Xe-LPG but with an unshifted timestamp. The PEC counters are
+  // held as A0..A63, so that "PEC n READ" and the A-indexed paths share one model.
+  kPec64u64,
+  kXe2Mpec8u32_B8_C8,
 };
 
 // A run of `count` A counters from A<first>, each `bits` wide (32, 40 or 64). Counter i of the
@@ -78,14 +84,14 @@ struct FormatLayout {
   int header_bits() const { return header64 ? 64 : 32; }
 };
 
-inline constexpr int kMaxReportBytes = 256;
+inline constexpr int kMaxReportBytes = 576;  // PEC64u64
 inline constexpr int kNumA = 36;
 inline constexpr int kNumB = 8;
 inline constexpr int kNumC = 8;
 inline constexpr int kNumA40 = 32;  // A0..A31 are 40-bit in A32u40_A4u32_B8_C8
-// Gen7.5 has A0..A44; arrays of A counters are sized for it, while Gen8+ code keeps iterating
-// to kNumA. Xe-LPG's A24u40_A14u32_B8_C8 holds A0..A37.
-inline constexpr int kMaxNumA = 45;
+// Gen7.5 has A0..A44 and Xe2's PEC64u64 64 counters; arrays of A counters are sized for the
+// largest, while Gen8+ code keeps iterating to kNumA. Xe-LPG's A24u40_A14u32_B8_C8 holds A0..A37.
+inline constexpr int kMaxNumA = 64;
 
 // The formats a generation supports.
 std::span<const FormatLayout> formats_for(Generation gen);
@@ -116,6 +122,11 @@ std::optional<ReportFormat> format_from_igt_name(std::string_view name, Generati
 // (C4_B8) is laid out differently on Haswell: the one-argument from_uapi gives the Gen8+ layout,
 // the two-argument one the generation's (nullopt where the generation has no such format).
 int to_uapi(ReportFormat format);
+
+// The value of xe's DRM_XE_OA_PROPERTY_OA_FORMAT for a format xe streams (include/uapi/drm/
+// xe_drm.h: type in bits 7:0, counter select 15:8, counter size 23:16, B/C report 31:24);
+// std::invalid_argument for a format oaprof does not stream through xe.
+std::uint64_t to_xe_oa_format(ReportFormat format);
 std::optional<ReportFormat> from_uapi(int uapi_value);
 std::optional<ReportFormat> from_uapi(int uapi_value, Generation gen);
 

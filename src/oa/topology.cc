@@ -169,9 +169,12 @@ DeviceVariables device_variables(const Platform& platform,
   // Xe-LPG: i915 reports one slice of Xe-cores; Mesa rebuilds slices of 4 Xe-cores
   // (intel_device_info.c update_from_single_slice_topology, verx10 >= 125 @ bminor/mesa-mesa
   // 011b31c26d61), which is what $SliceMask, $GtSlice<N> and $GtSlice<N>XeCore<M> mean.
-  if (platform.gen == Generation::kXeLpg) {
+  // Xe2 follows the same rule until a part shows otherwise (xe reports one flat DSS mask;
+  // unconfirmed on hardware). $GtXeCore<N> tests the flat Xe-core number N itself.
+  if (platform.gen == Generation::kXeLpg || platform.gen == Generation::kXe2) {
     for (auto& [s, ss] : subslices) {
       const int core = s * (topology ? topology->max_subslices : platform.subslices) + ss;
+      if (core < 64) v.xe_core_mask |= std::uint64_t{1} << core;
       s = core / 4;
       ss = core % 4;
     }
@@ -187,7 +190,7 @@ DeviceVariables device_variables(const Platform& platform,
   v.eu_cores_total = static_cast<std::uint64_t>(topology ? topology->eus : platform.eus);
   // Gen12 and Xe-LPG group subslices in pairs ("dual subslices", Xe-cores on Xe-LPG); i915's
   // topology reports those pairs.
-  if (is_gen12_family(platform.gen)) {
+  if (counts_xe_cores(platform.gen)) {
     v.dual_subslice_mask = v.subslice_mask;
     v.eu_dual_subslices_total = v.eu_subslices_total;
   }

@@ -1,8 +1,11 @@
 #include "report/row.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "oa/report_format.h"
 
 namespace oaprof::report {
 
@@ -32,6 +35,16 @@ void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vect
                                                    : FieldValue{v.u},
                  3});
   }
+}
+
+// A0..A35 for every A/B/C format; Xe2's PEC64u64 holds its 64 PEC counters as A0..A63, and a
+// run in that format has a column for each.
+int a_columns(const RunInfo& info) {
+  int n = oa::kNumA;
+  for (const oa::FormatLayout& l : oa::all_formats()) {
+    if (l.name == info.format) n = std::max(n, l.a_end());
+  }
+  return n;
 }
 
 }  // namespace
@@ -66,7 +79,7 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"avg_freq_mhz", r.deltas.has_gpu_ticks && r.deltas.timestamp ? FieldValue{freq} : FieldValue{}, 1});
   // Counters that went down between two reads and were counted as one wrap each.
   f.push_back({"wraps_corrected", static_cast<std::uint64_t>(r.deltas.wraps_corrected)});
-  for (int i = 0; i < oa::kNumA; ++i) {
+  for (int i = 0; i < a_columns(info); ++i) {
     f.push_back({fmt::format("A{}", i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
   }
   for (int i = 0; i < oa::kNumB; ++i) f.push_back({fmt::format("B{}", i), r.deltas.b[i]});

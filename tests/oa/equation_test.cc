@@ -182,7 +182,8 @@ TEST(EquationTest, BadEquationsAreImportTimeErrors) {
   };
   EXPECT_THAT(error_of("1 2 FROB"), HasSubstr("unknown token"));
   EXPECT_THAT(error_of("$NoSuchCounter"), HasSubstr("neither a device variable nor a counter"));
-  EXPECT_THAT(error_of("A 45 READ"), HasSubstr("A 45 does not exist"));
+  EXPECT_THAT(error_of("A 64 READ"), HasSubstr("A 64 does not exist"));
+  EXPECT_THAT(error_of("PEC 64 READ"), HasSubstr("PEC 64 does not exist"));
   EXPECT_THAT(error_of("B 8 READ"), HasSubstr("B 8 does not exist"));
   EXPECT_THAT(error_of("1 UADD"), HasSubstr("needs two values"));
   EXPECT_THAT(error_of("1 2"), HasSubstr("leaves 2 values"));

@@ -94,6 +94,31 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
   EXPECT_EQ(cols.size(), 16u + 3 + 1 + 36 + 8 + 8 + 10 + 2 + 2);
 }
 
+TEST(CsvReporterTest, APecRunHasAColumnForEachOfItsSixtyFourCounters) {
+  auto has = [](const std::vector<std::string>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  RunInfo abc;
+  abc.format = "A32u40_A4u32_B8_C8";
+  EXPECT_TRUE(has(launch_field_names(abc), "A35"));
+  EXPECT_FALSE(has(launch_field_names(abc), "A36"));
+  RunInfo pec;
+  pec.format = "PEC64u64";
+  const auto names = launch_field_names(pec);
+  EXPECT_TRUE(has(names, "A63"));
+  EXPECT_FALSE(has(names, "A64"));
+  oa::LaunchRecord r;
+  r.deltas.a_present[63] = true;
+  r.deltas.a[63] = 4242;
+  const auto fields = launch_fields(r, RowEnergy{}, pec);
+  ASSERT_EQ(fields.size(), names.size());
+  for (const Field& f : fields) {
+    if (f.name == "A63") {
+      EXPECT_EQ(std::get<std::uint64_t>(f.value), 4242u);
+    }
+  }
+}
+
 TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
   std::ostringstream out;
   auto rep = make_csv_reporter(out);

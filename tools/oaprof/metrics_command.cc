@@ -173,6 +173,12 @@ int run_show(const MetricsOptions& opt) {
     if (c.availability) {
       std::cout << fmt::format("  {:<51} available if: {}\n", "", c.availability->text());
     }
+    const int index = static_cast<int>(&c - set.counters().data());
+    if (const std::string need = set.unknown_input(index, vars); !need.empty()) {
+      std::cout << fmt::format("  {:<51} unavailable: reads {}, which only the device's query "
+                               "gives\n",
+                               "", need);
+    }
   }
   return 0;
 }
