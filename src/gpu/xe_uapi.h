@@ -73,4 +73,81 @@ struct QueryOaUnitsHeader {
 };
 static_assert(sizeof(QueryOaUnitsHeader) == 16);
 
+// The observation interface: DRM_IOCTL_XE_OBSERVATION is DRM_IOW(DRM_COMMAND_BASE +
+// DRM_XE_OBSERVATION (0x0b), struct drm_xe_observation_param).
+inline constexpr unsigned kObservationNr = 0x0b;
+
+struct ObservationParam {  // struct drm_xe_observation_param
+  std::uint64_t extensions = 0;
+  std::uint64_t observation_type = 0;  // enum drm_xe_observation_type
+  std::uint64_t observation_op = 0;    // enum drm_xe_observation_op
+  std::uint64_t param = 0;             // the op's own struct (or the first extension)
+};
+static_assert(sizeof(ObservationParam) == 32);
+
+inline const unsigned long kIoctlObservation =
+    _IOW('d', kDrmCommandBase + kObservationNr, ObservationParam);
+
+inline constexpr std::uint64_t kObservationTypeOa = 0;
+inline constexpr std::uint64_t kObservationOpStreamOpen = 0;
+inline constexpr std::uint64_t kObservationOpAddConfig = 1;
+inline constexpr std::uint64_t kObservationOpRemoveConfig = 2;
+
+// enum drm_xe_observation_ioctls, on the stream descriptor.
+inline const unsigned long kIoctlStreamEnable = _IO('i', 0x0);
+inline const unsigned long kIoctlStreamDisable = _IO('i', 0x1);
+inline const unsigned long kIoctlStreamConfig = _IO('i', 0x2);
+inline const unsigned long kIoctlStreamStatus = _IO('i', 0x3);
+inline const unsigned long kIoctlStreamInfo = _IO('i', 0x4);
+
+struct UserExtension {  // struct drm_xe_user_extension
+  std::uint64_t next_extension = 0;
+  std::uint32_t name = 0;
+  std::uint32_t pad = 0;
+};
+static_assert(sizeof(UserExtension) == 16);
+
+struct ExtSetProperty {  // struct drm_xe_ext_set_property
+  UserExtension base;
+  std::uint32_t property = 0;
+  std::uint32_t pad = 0;
+  std::uint64_t value = 0;
+  std::uint64_t reserved[2] = {};
+};
+static_assert(sizeof(ExtSetProperty) == 48);  // base 16, property, pad, value, reserved[2]
+
+// DRM_XE_OA_EXTENSION_SET_PROPERTY and enum drm_xe_oa_property_id (from 1).
+inline constexpr std::uint32_t kOaExtensionSetProperty = 0;
+inline constexpr std::uint32_t kOaPropOaUnitId = 1;
+inline constexpr std::uint32_t kOaPropSampleOa = 2;
+inline constexpr std::uint32_t kOaPropOaMetricSet = 3;
+inline constexpr std::uint32_t kOaPropOaFormat = 4;
+inline constexpr std::uint32_t kOaPropOaPeriodExponent = 5;
+inline constexpr std::uint32_t kOaPropOaDisabled = 6;
+inline constexpr std::uint32_t kOaPropExecQueueId = 7;
+inline constexpr std::uint32_t kOaPropOaEngineInstance = 8;
+inline constexpr std::uint32_t kOaPropNoPreempt = 9;
+inline constexpr std::uint32_t kOaPropNumSyncs = 10;
+inline constexpr std::uint32_t kOaPropSyncs = 11;
+
+struct OaConfigParam {  // struct drm_xe_oa_config
+  std::uint64_t extensions = 0;
+  char uuid[36] = {};
+  std::uint32_t n_regs = 0;
+  std::uint64_t regs_ptr = 0;  // n_regs (address, value) pairs of u32
+};
+static_assert(sizeof(OaConfigParam) == 56);
+
+struct OaStreamStatus {  // struct drm_xe_oa_stream_status
+  std::uint64_t extensions = 0;
+  std::uint64_t oa_status = 0;
+  std::uint64_t reserved[3] = {};
+};
+static_assert(sizeof(OaStreamStatus) == 40);
+
+inline constexpr std::uint64_t kOaStatusReportLost = 1u << 0;
+inline constexpr std::uint64_t kOaStatusBufferOverflow = 1u << 1;
+inline constexpr std::uint64_t kOaStatusCounterOverflow = 1u << 2;
+inline constexpr std::uint64_t kOaStatusMmioTrgQFull = 1u << 3;
+
 }  // namespace oaprof::gpu::xe

@@ -1,0 +1,289 @@
+#include "gpu/sim_xe_observation.h"
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "gpu/xe_uapi.h"
+
+namespace oaprof::gpu {
+namespace {
+
+// Register ranges xe accepts in an Xe2 configuration: drivers/gpu/drm/xe/xe_oa.c @
+// torvalds/linux 2d46ecc958c9cb7b0f116aa52cf9296b6c71d784 (xe_oa_is_valid_flex_addr,
+// xe_oa_is_valid_b_counter_addr: xehp_oa_b_counters, gen12_oa_b_counters, mtl_oam_b_counters,
+// xe2_oa_b_counters; xe_oa_is_valid_mux_addr for GRAPHICS_VER >= 20: xe2_oa_mux_regs); the
+// EU_PERF_CNTL0-6 addresses from regs/xe_oa_regs.h @ 14e077f8006df9d2d7adf380f0c80e16d6a0a548.
+struct Range {
+  std::uint32_t start, end;
+};
+constexpr std::uint32_t kFlex[] = {0xe458, 0xe558, 0xe658, 0xe758, 0xe45c, 0xe55c, 0xe65c};
+constexpr Range kXe2Config[] = {
+    {0xdc48, 0xdc48},     {0xdd00, 0xdd48},     // xehp_oa_b_counters
+    {0x2b2c, 0x2b2c},     {0xd900, 0xd91c},     {0xd920, 0xd93c}, {0xd940, 0xd97c},
+    {0xdc00, 0xdc3c},     {0xdc40, 0xdc40},     {0xdc44, 0xdc44},  // gen12_oa_b_counters
+    {0x393000, 0x39301c}, {0x393020, 0x39303c}, {0x393040, 0x39307c},
+    {0x393200, 0x39323c},                                          // mtl_oam_b_counters
+    {0x394200, 0x39423c}, {0x394a00, 0x394a3c},                    // xe2_oa_b_counters
+    {0x5194, 0x5194},     {0x8704, 0x8704},     {0xb1bc, 0xb1bc}, {0xe18c, 0xe18c},
+    {0xe590, 0xe590},     {0x13000, 0x137fc},                      // xe2_oa_mux_regs
+};
+
+bool valid_config_address(std::uint32_t addr) {
+  for (std::uint32_t f : kFlex) {
+    if (f == addr) return true;
+  }
+  for (const Range& r : kXe2Config) {
+    if (addr >= r.start && addr <= r.end) return true;
+  }
+  return false;
+}
+
+// uuid_is_valid(): 8-4-4-4-12 hexadecimal digits.
+bool uuid_is_valid(const char* uuid) {
+  for (int i = 0; i < 36; ++i) {
+    const char c = uuid[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The Xe2 formats xe decodes (xe_oa.c oa_formats[] and xe_oa_init_supported_formats for
+// GRAPHICS_VER >= 20): type, counter select, counter size, B/C report, bytes. PEC types stream on
+// the OAG unit's render/compute engines, OAM_MPEC on the media unit (engine_supports_oa_format).
+struct XeFormat {
+  std::uint8_t type, select, size, bc;
+  int bytes;
+};
+constexpr std::uint8_t kTypeOamMpec = 4, kTypePec = 5;
+constexpr XeFormat kXe2Formats[] = {
+    {kTypeOamMpec, 1, 0, 0, 192}, {kTypeOamMpec, 2, 0, 0, 128}, {kTypePec, 1, 1, 0, 576},
+    {kTypePec, 1, 1, 1, 640},     {kTypePec, 1, 0, 0, 320},     {kTypePec, 5, 1, 0, 320},
+    {kTypePec, 5, 0, 0, 192},     {kTypePec, 6, 1, 0, 320},     {kTypePec, 6, 0, 0, 192},
+    {kTypePec, 3, 1, 0, 320},     {kTypePec, 4, 1, 0, 320},
+};
+
+const XeFormat* decode_format(std::uint64_t value) {
+  const auto field = [&](int shift) { return static_cast<std::uint8_t>((value >> shift) & 0xff); };
+  for (const XeFormat& f : kXe2Formats) {
+    if (f.type == field(0) && f.select == field(8) && f.size == field(16) && f.bc == field(24)) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+bool read_user(std::uint64_t addr, void* out, std::size_t n) {
+  if (addr == 0) return false;
+  std::memcpy(out, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(addr)), n);
+  return true;
+}
+
+constexpr std::uint32_t kOagUnit = 0, kOamUnit = 1;
+constexpr std::size_t kMaxConfigRegs = 1u << 16;
+
+}  // namespace
+
+SimXeDevice::SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions options)
+    : platform_(std::move(platform)), clock_(clock), options_(options) {
+  if (platform_.gen != oa::Generation::kXe2) {
+    throw std::invalid_argument("SimXeDevice models Xe2/Xe3 parts (LNL, BMG, PTL) only");
+  }
+}
+
+void SimXeDevice::set_busy(bool busy) {
+  advance_all();
+  const std::uint64_t now = clock_.now_ns();
+  if (busy && !busy_since_) busy_since_ = now;
+  if (!busy && busy_since_) {
+    busy_total_ns_ += now - *busy_since_;
+    busy_since_.reset();
+  }
+}
+
+void SimXeDevice::inject_status(std::uint64_t oa_status) {
+  advance_all();
+  for (auto& [fd, s] : streams_) s.status |= oa_status;
+}
+
+std::uint64_t SimXeDevice::busy_ns_until(std::uint64_t t) const {
+  return busy_total_ns_ + (busy_since_ && t > *busy_since_ ? t - *busy_since_ : 0);
+}
+
+std::uint64_t SimXeDevice::now_ticks() const {
+  return static_cast<std::uint64_t>(static_cast<double>(clock_.now_ns()) * platform_.timestamp_hz /
+                                    1e9);
+}
+
+std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, int bytes) const {
+  std::vector<std::uint8_t> r(static_cast<std::size_t>(bytes));
+  const double s = static_cast<double>(tick) / platform_.timestamp_hz;
+  const auto t = static_cast<std::uint64_t>(s * 1e9);
+  const auto put64 = [&](int qword, std::uint64_t v) { std::memcpy(&r[8 * qword], &v, 8); };
+  put64(0, 1);  // report id: non-zero, as xe's tail check requires of a landed report
+  put64(1, tick);
+  put64(3, static_cast<std::uint64_t>(s * platform_.max_freq_mhz * 1e6));
+  const auto busy_clocks = static_cast<std::uint64_t>(static_cast<double>(busy_ns_until(t)) *
+                                                      platform_.max_freq_mhz / 1e3);
+  for (int i = 0; i < 64 && 32 + 8 * i + 8 <= bytes; ++i) {
+    put64(4 + i, busy_clocks * static_cast<std::uint64_t>(i % 4 + 1) / 4);
+  }
+  return r;
+}
+
+void SimXeDevice::advance(Stream& s) {
+  if (!s.enabled || !s.sample || s.period_ticks == 0) return;
+  const std::uint64_t now = now_ticks();
+  if (s.next_report_tick > now) return;
+  const std::uint64_t period = s.period_ticks;
+  const std::uint64_t due = (now - s.next_report_tick) / period + 1;
+  const std::size_t capacity = options_.oa_buffer_bytes / static_cast<std::size_t>(s.report_bytes);
+  std::uint64_t skip = 0;
+  if (s.buffer.size() + due > capacity) {
+    s.status |= xe::kOaStatusBufferOverflow;
+    const std::uint64_t keep_new = std::min<std::uint64_t>(due, capacity);
+    skip = due - keep_new;
+    while (s.buffer.size() + keep_new > capacity) s.buffer.pop_front();
+  }
+  for (std::uint64_t k = skip; k < due; ++k) {
+    s.buffer.push_back(report_at(s.next_report_tick + k * period, s.report_bytes));
+  }
+  s.next_report_tick += due * period;
+}
+
+void SimXeDevice::advance_all() {
+  for (auto& [fd, s] : streams_) advance(s);
+}
+
+// Declared a friend of SimXeDevice, so it lives outside the anonymous namespace.
+class SimXeObservation final : public XeObservation {
+ public:
+  explicit SimXeObservation(SimXeDevice& d) : d_(d) {}
+  std::string describe() const override { return "simulated xe"; }
+
+  std::vector<XeOaUnit> oa_units() override {
+    XeOaUnit oag{kOagUnit, xe::kOaUnitTypeOag, xe::kOaCapsBase | xe::kOaCapsSyncs,
+                 static_cast<std::uint64_t>(d_.platform_.timestamp_hz),
+                 {{xe::kEngineClassRender, 0, 0, 0}, {xe::kEngineClassCompute, 0, 0, 0}}};
+    XeOaUnit oam{kOamUnit, xe::kOaUnitTypeOam, xe::kOaCapsBase | xe::kOaCapsSyncs,
+                 static_cast<std::uint64_t>(d_.platform_.timestamp_hz),
+                 {{xe::kEngineClassVideoDecode, 0, 1, 0}}};
+    return {oag, oam};
+  }
+
+  std::optional<std::uint64_t> find_config_id(const std::string& uuid) override {
+    for (const auto& [id, u] : d_.configs_) {
+      if (u == uuid) return id;
+    }
+    return std::nullopt;
+  }
+
+  int add_config(const xe::OaConfigParam& c) override {
+    if (!privileged()) return -EACCES;
+    if (c.extensions != 0 || c.regs_ptr == 0 || c.n_regs == 0) return -EINVAL;
+    if (!uuid_is_valid(c.uuid)) return -EINVAL;
+    if (c.n_regs > kMaxConfigRegs) return -ENOMEM;
+    std::vector<std::uint32_t> regs(2 * static_cast<std::size_t>(c.n_regs));
+    if (!read_user(c.regs_ptr, regs.data(), regs.size() * sizeof(std::uint32_t))) return -EFAULT;
+    for (std::size_t i = 0; i < regs.size(); i += 2) {
+      if (!valid_config_address(regs[i])) return -EINVAL;
+    }
+    const std::string uuid(c.uuid, 36);
+    if (find_config_id(uuid)) return -EADDRINUSE;
+    const std::uint64_t id = d_.next_config_id_++;
+    d_.configs_[id] = uuid;
+    return static_cast<int>(id);
+  }
+
+  int remove_config(std::uint64_t id) override {
+    if (!privileged()) return -EACCES;
+    return d_.configs_.erase(id) == 1 ? 0 : -ENOENT;
+  }
+
+  int open_stream(std::uint64_t head) override {
+    XeParsedOpen open;
+    if (const int r = parse_xe_oa_properties(head, read_user, open); r < 0) return r;
+    const XeOaStreamParams& p = open.params;
+    if (p.oa_unit_id > kOamUnit) return -EINVAL;  // xe_oa_set_prop_oa_unit_id
+    const XeFormat* format = open.has_format ? decode_format(p.oa_format) : nullptr;
+    if (open.has_format && format == nullptr) return -EINVAL;  // decode_oa_format
+    if (!privileged()) return -EACCES;
+    if (!p.sample) return -EINVAL;  // "Only OA report sampling supported" without an exec queue
+    if (format == nullptr) return -EINVAL;  // format 0
+    const bool pec = format->type == kTypePec;
+    if (pec != (p.oa_unit_id == kOagUnit)) return -EINVAL;  // engine_supports_oa_format
+    for (const auto& [fd, s] : d_.streams_) {
+      if (s.unit == p.oa_unit_id) return -EBUSY;  // "OA unit already in use"
+    }
+    if (!d_.configs_.contains(p.metric_set)) return -EINVAL;  // no such OA config
+    SimXeDevice::Stream s;
+    s.unit = p.oa_unit_id;
+    s.report_bytes = format->bytes;
+    s.sample = p.sample;
+    // oa_exponent_to_ns: (2 << exponent) timestamp ticks.
+    s.period_ticks = p.period_exponent >= 0 ? 2ull << p.period_exponent : 0;
+    s.enabled = !p.disabled;
+    s.next_report_tick = d_.now_ticks() + s.period_ticks;
+    const int fd = d_.next_stream_++;
+    d_.streams_[fd] = std::move(s);
+    return fd;
+  }
+
+  ssize_t read_stream(int stream, std::span<std::uint8_t> buf) override {
+    auto it = d_.streams_.find(stream);
+    if (it == d_.streams_.end()) return -EBADF;
+    SimXeDevice::Stream& s = it->second;
+    if (!s.enabled || !s.sample) return -EINVAL;
+    d_.advance(s);
+    if (s.status != 0) {  // __xe_oa_read: status bits first, as EIO
+      s.last_status = s.status;
+      s.status = 0;
+      return -EIO;
+    }
+    if (s.buffer.empty()) return -EAGAIN;
+    const auto size = static_cast<std::size_t>(s.report_bytes);
+    std::size_t n = 0;
+    while (!s.buffer.empty() && n + size <= buf.size()) {
+      std::memcpy(buf.data() + n, s.buffer.front().data(), size);
+      s.buffer.pop_front();
+      n += size;
+    }
+    return n == 0 ? -ENOSPC : static_cast<ssize_t>(n);
+  }
+
+  int enable_stream(int stream, bool enable) override {
+    auto it = d_.streams_.find(stream);
+    if (it == d_.streams_.end()) return -EBADF;
+    d_.advance(it->second);
+    if (enable && !it->second.enabled) {
+      it->second.next_report_tick = d_.now_ticks() + it->second.period_ticks;
+    }
+    it->second.enabled = enable;
+    return 0;
+  }
+
+  int stream_status(int stream, std::uint64_t& oa_status) override {
+    auto it = d_.streams_.find(stream);
+    if (it == d_.streams_.end()) return -EBADF;
+    oa_status = it->second.last_status;
+    return 0;
+  }
+
+  void close_stream(int stream) override { d_.streams_.erase(stream); }
+
+ private:
+  bool privileged() const {
+    return d_.options_.observation_paranoid == 0 || d_.options_.perfmon_capable;
+  }
+  SimXeDevice& d_;
+};
+
+std::unique_ptr<XeObservation> make_sim_xe_observation(SimXeDevice& device) {
+  return std::make_unique<SimXeObservation>(device);
+}
+
+}  // namespace oaprof::gpu

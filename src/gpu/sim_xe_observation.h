@@ -1,0 +1,83 @@
+// The kernel side of xe's OA observation interface for a simulated Xe2 part, so that the xe
+// read-out is tested through the uapi it uses on hardware: it refuses what
+// drivers/gpu/drm/xe/xe_oa.c refuses, with the same errno (a property chain it cannot walk,
+// a format the unit cannot stream, a register outside xe's Xe2 lists, a UUID twice, a second
+// stream on a unit: EBUSY), keeps configurations per device with ids from 1, and writes PEC64u64
+// reports at the stream's period into a bounded OA buffer, answering -EIO and then STATUS
+// (BUFFER_OVERFLOW, REPORT_LOST) when it overflows or a loss is injected.
+//
+// The counters are a model: the clock counts at the part's nominal maximum frequency and the
+// PEC counters advance while the workload is marked busy, PEC i by (i mod 4 + 1) / 4 of the
+// busy GPU clocks. Nothing they report is a measurement.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "gpu/xe_observation.h"
+#include "mmio/sim_gpu.h"
+#include "oa/platform.h"
+
+namespace oaprof::gpu {
+
+struct SimXeOptions {
+  int observation_paranoid = 1;             // /proc/sys/dev/xe/observation_paranoid
+  bool perfmon_capable = true;              // holds CAP_PERFMON or CAP_SYS_ADMIN
+  std::size_t oa_buffer_bytes = 16u << 20;  // xe's DEFAULT_XE_OA_BUFFER_SIZE
+};
+
+// One simulated xe device: its OA units (an OAG with the render and compute engines, an OAM
+// with a video engine on the media GT), its configurations and its streams. Every
+// XeObservation made on it shares them, as descriptors on one device do.
+class SimXeDevice {
+ public:
+  SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions options = {});
+
+  const oa::Platform& platform() const { return platform_; }
+  void set_busy(bool busy);  // the workload signal: a kernel runs
+  // The next read of every open stream fails with -EIO and STATUS gives `oa_status` bits.
+  void inject_status(std::uint64_t oa_status);
+  SimXeOptions& options() { return options_; }
+
+ private:
+  friend class SimXeObservation;
+  struct Stream {
+    std::uint32_t unit = 0;
+    int report_bytes = 0;
+    std::uint64_t period_ticks = 0;  // (2 << exponent) OA timestamp ticks; 0: no sampling
+    bool sample = false;
+    bool enabled = false;
+    std::uint64_t next_report_tick = 0;  // when the next periodic report is due
+    std::deque<std::vector<std::uint8_t>> buffer;  // reports written and not yet read
+    std::uint64_t status = 0;          // OA status bits not yet returned through EIO
+    std::uint64_t last_status = 0;     // what STATUS answers
+  };
+  // Writes every report due by now into the stream's buffer (the newest ones when more are due
+  // than it holds, with BUFFER_OVERFLOW). Called before the busy state changes, so that each
+  // report sees the state of its own instant.
+  void advance(Stream& s);
+  void advance_all();
+  std::uint64_t busy_ns_until(std::uint64_t t) const;
+  std::vector<std::uint8_t> report_at(std::uint64_t tick, int bytes) const;
+  std::uint64_t now_ticks() const;
+
+  oa::Platform platform_;
+  mmio::Clock& clock_;
+  SimXeOptions options_;
+  std::map<std::uint64_t, std::string> configs_;  // id -> uuid
+  std::uint64_t next_config_id_ = 1;
+  std::map<int, Stream> streams_;  // by descriptor
+  int next_stream_ = 1000;
+  // Busy intervals so far: busy time up to any instant is exact however late a report is read.
+  std::uint64_t busy_total_ns_ = 0;
+  std::optional<std::uint64_t> busy_since_;
+};
+
+std::unique_ptr<XeObservation> make_sim_xe_observation(SimXeDevice& device);
+
+}  // namespace oaprof::gpu

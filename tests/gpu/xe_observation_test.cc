@@ -1,0 +1,281 @@
+// xe's OA observation uapi as oaprof drives it: the property chain against the kernel's walk,
+// ADD_CONFIG with every register of IGT's LNL/BMG/PTL sets against xe's Xe2 lists, STREAM_OPEN's
+// refusals (EBUSY for a second stream), and a stream's reports, losses (EIO, then STATUS) and
+// overflow, on SimXeDevice, which answers as xe_oa.c does.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "gpu/sim_xe_observation.h"
+#include "gpu/xe_observation.h"
+#include "oa/delta.h"
+#include "oa/metric_xml.h"
+#include "oa/report.h"
+#include "oa/report_format.h"
+
+namespace oaprof::gpu {
+namespace {
+
+bool read_memory(std::uint64_t addr, void* out, std::size_t n) {
+  if (addr == 0) return false;
+  std::memcpy(out, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(addr)), n);
+  return true;
+}
+
+constexpr const char* kUuid = "12f20772-0044-44ff-bcc0-d2bc252d140e";
+
+xe::OaConfigParam config_param(const char* uuid, const std::vector<std::uint32_t>& regs) {
+  xe::OaConfigParam c;
+  std::memcpy(c.uuid, uuid, sizeof c.uuid);
+  c.n_regs = static_cast<std::uint32_t>(regs.size() / 2);
+  c.regs_ptr = reinterpret_cast<std::uintptr_t>(regs.data());
+  return c;
+}
+
+class XeObservationTest : public ::testing::Test {
+ protected:
+  mmio::ManualClock clock_;
+  SimXeDevice device_{oa::require_platform_by_name("lnl"), clock_};
+  std::unique_ptr<XeObservation> xe_ = make_sim_xe_observation(device_);
+  const std::vector<std::uint32_t> regs_ = {0x13000, 1, 0xdc40, 2, 0xe458, 3};
+
+  int add_config() { return xe_->add_config(config_param(kUuid, regs_)); }
+  int open(XeOaStreamParams p) {
+    const XePropertyChain chain(p);
+    return xe_->open_stream(chain.head());
+  }
+  XeOaStreamParams pec_params(std::uint64_t metric_set, int exponent = 10) {
+    XeOaStreamParams p;
+    p.metric_set = metric_set;
+    p.oa_format = oa::to_xe_oa_format(oa::ReportFormat::kPec64u64);
+    p.period_exponent = exponent;
+    return p;
+  }
+};
+
+TEST(XeUapiTest, ObservationIoctlNumbersAreTheKernels) {
+  // DRM_IOW(0x40 + 0x0b, struct drm_xe_observation_param): dir write, size 32, 'd', nr 0x4b.
+  EXPECT_EQ(xe::kIoctlObservation, 0x4020644Bul);
+  EXPECT_EQ(xe::kIoctlStreamEnable, 0x6900ul);  // _IO('i', 0)
+  EXPECT_EQ(xe::kIoctlStreamStatus, 0x6903ul);  // _IO('i', 3)
+}
+
+TEST(XePropertyChainTest, TheKernelsWalkReadsBackWhatWasAsked) {
+  XeOaStreamParams p;
+  p.oa_unit_id = 3;
+  p.metric_set = 42;
+  p.oa_format = 0x10105;
+  p.period_exponent = 12;
+  p.disabled = true;
+  const XePropertyChain chain(p);
+  EXPECT_EQ(chain.size(), 6u);
+  XeParsedOpen parsed;
+  ASSERT_EQ(parse_xe_oa_properties(chain.head(), read_memory, parsed), 0);
+  EXPECT_EQ(parsed.params.oa_unit_id, 3u);
+  EXPECT_TRUE(parsed.params.sample);
+  EXPECT_EQ(parsed.params.metric_set, 42u);
+  EXPECT_EQ(parsed.params.oa_format, 0x10105u);
+  EXPECT_EQ(parsed.params.period_exponent, 12);
+  EXPECT_TRUE(parsed.params.disabled);
+  EXPECT_TRUE(parsed.has_format);
+  p.period_exponent = -1;
+  p.disabled = false;
+  EXPECT_EQ(XePropertyChain(p).size(), 4u);  // no exponent, not disabled: left out
+}
+
+TEST(XePropertyChainTest, TheWalkRefusesWhatXeRefuses) {
+  auto parse_one = [](xe::ExtSetProperty ext) {
+    XeParsedOpen out;
+    return parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(&ext), read_memory, out);
+  };
+  xe::ExtSetProperty ok;
+  ok.property = xe::kOaPropSampleOa;
+  ok.value = 1;
+  EXPECT_EQ(parse_one(ok), 0);
+  xe::ExtSetProperty bad = ok;
+  bad.pad = 1;
+  EXPECT_EQ(parse_one(bad), -EINVAL);
+  bad = ok;
+  bad.base.pad = 1;
+  EXPECT_EQ(parse_one(bad), -EINVAL);
+  bad = ok;
+  bad.base.name = 1;
+  EXPECT_EQ(parse_one(bad), -EINVAL);
+  bad = ok;
+  bad.property = 0;
+  EXPECT_EQ(parse_one(bad), -EINVAL);
+  bad.property = xe::kOaPropSyncs + 1;
+  EXPECT_EQ(parse_one(bad), -EINVAL);
+  bad = ok;
+  bad.property = xe::kOaPropOaPeriodExponent;
+  bad.value = 32;
+  EXPECT_EQ(parse_one(bad), -EINVAL);
+  // 17 links: MAX_USER_EXTENSIONS is 16.
+  std::vector<xe::ExtSetProperty> links(17, ok);
+  for (std::size_t i = 0; i + 1 < links.size(); ++i) {
+    links[i].base.next_extension = reinterpret_cast<std::uintptr_t>(&links[i + 1]);
+  }
+  XeParsedOpen out;
+  EXPECT_EQ(parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(links.data()), read_memory, out),
+            -E2BIG);
+  links[15].base.next_extension = 0;
+  EXPECT_EQ(parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(links.data()), read_memory, out),
+            0);
+  auto unreadable = [](std::uint64_t, void*, std::size_t) { return false; };
+  EXPECT_EQ(parse_xe_oa_properties(0x1000, unreadable, out), -EFAULT);
+}
+
+TEST_F(XeObservationTest, AddConfigTakesEveryRegisterOfIgtsXe2SetsAndChecksTheRest) {
+  for (const char* name : {"lnl", "bmg", "ptl"}) {
+    const std::filesystem::path path =
+        std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) / (std::string("oa-") + name + ".xml");
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const oa::MetricFile file = oa::import_metrics_xml(text.str(), path.filename().string());
+    for (const oa::MetricSet& set : file.sets) {
+      SCOPED_TRACE(std::string(name) + " " + set.symbol());
+      std::vector<std::uint32_t> regs;
+      for (const oa::RegisterConfig& c : set.register_configs()) {
+        for (const oa::RegisterWrite& w : c.writes) regs.insert(regs.end(), {w.address, w.value});
+      }
+      ASSERT_FALSE(regs.empty());
+      const int id = xe_->add_config(config_param(set.guid().c_str(), regs));
+      ASSERT_GT(id, 0) << std::strerror(-id);
+      EXPECT_EQ(xe_->find_config_id(set.guid()), static_cast<std::uint64_t>(id));
+      EXPECT_EQ(xe_->remove_config(static_cast<std::uint64_t>(id)), 0);
+    }
+  }
+  EXPECT_EQ(add_config(), 1 + 14 * 3);  // ids keep counting up, from 1
+  EXPECT_EQ(add_config(), -EADDRINUSE);
+  EXPECT_EQ(xe_->add_config(config_param("not-a-uuid-at-all-not-a-uuid-at-all", regs_)), -EINVAL);
+  const std::vector<std::uint32_t> outside = {0x2000, 0};  // not in any of xe's Xe2 lists
+  EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-000000000001", outside)),
+            -EINVAL);
+  EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-000000000002", {})), -EINVAL);
+  EXPECT_EQ(xe_->remove_config(999), -ENOENT);
+  device_.options().perfmon_capable = false;
+  EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-000000000003", regs_)),
+            -EACCES);
+  device_.options().observation_paranoid = 0;
+  EXPECT_GT(xe_->add_config(config_param("00000000-0000-0000-0000-000000000003", regs_)), 0);
+}
+
+TEST_F(XeObservationTest, StreamOpenRefusesWhatXeRefusesAndOneStreamHoldsTheUnit) {
+  const int id = add_config();
+  ASSERT_GT(id, 0);
+  XeOaStreamParams p = pec_params(static_cast<std::uint64_t>(id));
+  p.oa_format = 5u << 8;  // OAG A32u40 (select 5): no Xe2 format
+  EXPECT_EQ(open(p), -EINVAL);
+  p.oa_format = oa::to_xe_oa_format(oa::ReportFormat::kXe2Mpec8u32_B8_C8);
+  EXPECT_EQ(open(p), -EINVAL);  // a media format on the render/compute unit
+  p = pec_params(static_cast<std::uint64_t>(id));
+  p.sample = false;
+  EXPECT_EQ(open(p), -EINVAL);
+  EXPECT_EQ(open(pec_params(77)), -EINVAL);  // no such metric set
+  p = pec_params(static_cast<std::uint64_t>(id));
+  p.oa_unit_id = 9;
+  EXPECT_EQ(open(p), -EINVAL);
+  device_.options().perfmon_capable = false;
+  EXPECT_EQ(open(pec_params(static_cast<std::uint64_t>(id))), -EACCES);
+  device_.options().perfmon_capable = true;
+  const int stream = open(pec_params(static_cast<std::uint64_t>(id)));
+  ASSERT_GE(stream, 0);
+  EXPECT_EQ(open(pec_params(static_cast<std::uint64_t>(id))), -EBUSY);
+  xe_->close_stream(stream);
+  const int again = open(pec_params(static_cast<std::uint64_t>(id)));
+  EXPECT_GE(again, 0);
+  xe_->close_stream(again);
+}
+
+TEST_F(XeObservationTest, PeriodicPecReportsCountTheBusyTimeBetweenThem) {
+  const int id = add_config();
+  // exponent 10: (2 << 10) ticks at 19.2 MHz = 106.67 us.
+  const int stream = open(pec_params(static_cast<std::uint64_t>(id), 10));
+  ASSERT_GE(stream, 0);
+  const auto units = xe_->oa_units();
+  ASSERT_EQ(units.size(), 2u);
+  ASSERT_NE(render_oag(units), nullptr);
+  EXPECT_EQ(render_oag(units)->id, 0u);
+  clock_.advance_ns(1'000'000);
+  device_.set_busy(true);
+  clock_.advance_ns(2'000'000);
+  device_.set_busy(false);
+  clock_.advance_ns(1'000'000);
+  std::vector<std::vector<std::uint8_t>> reports;
+  XeStreamCounts counts;
+  drain_xe_stream(*xe_, stream, 576, counts, 16u << 20,
+                  [](std::span<const std::uint8_t> r, void* ctx) {
+                    static_cast<std::vector<std::vector<std::uint8_t>>*>(ctx)->emplace_back(
+                        r.begin(), r.end());
+                  },
+                  &reports);
+  EXPECT_EQ(counts.reports, reports.size());
+  EXPECT_EQ(reports.size(), 37u);  // 4 ms / 106.67 us
+  EXPECT_FALSE(counts.lost_anything());
+  const oa::Report first = oa::decode(oa::ReportFormat::kPec64u64, reports.front());
+  const oa::Report last = oa::decode(oa::ReportFormat::kPec64u64, reports.back());
+  const oa::CounterDeltas d = oa::compute_deltas(first, last);
+  EXPECT_EQ(d.timestamp, 36u * 2048u);  // 36 periods of 2 << 10 ticks
+  // 2 ms busy at LNL's nominal 2050 MHz: 4.1 M clocks; PEC i counts (i % 4 + 1) / 4 of them.
+  EXPECT_EQ(d.a[3], 4'100'000u);
+  EXPECT_EQ(d.a[0], 1'025'000u);
+  // Nothing more until the next period.
+  XeStreamCounts none;
+  drain_xe_stream(*xe_, stream, 576, none);
+  EXPECT_EQ(none.reports, 0u);
+  xe_->close_stream(stream);
+}
+
+TEST_F(XeObservationTest, AnOverflowIsEioThenStatusAndTheNewestReportsRemain) {
+  device_.options().oa_buffer_bytes = 10 * 576;
+  const int stream = open(pec_params(static_cast<std::uint64_t>(add_config()), 10));
+  ASSERT_GE(stream, 0);
+  clock_.advance_ns(100'000'000);  // ~937 reports due, 10 fit
+  XeStreamCounts counts;
+  drain_xe_stream(*xe_, stream, 576, counts);
+  EXPECT_EQ(counts.buffer_overflow, 1);
+  EXPECT_EQ(counts.reports, 10u);
+  const oa::Report newest = oa::decode(oa::ReportFormat::kPec64u64, counts.last_report);
+  // The newest report is the last one due before 100 ms: 937 periods of 2048 ticks.
+  EXPECT_EQ(newest.timestamp, 937u * 2048u);
+  device_.inject_status(xe::kOaStatusReportLost);
+  XeStreamCounts lost;
+  drain_xe_stream(*xe_, stream, 576, lost);
+  EXPECT_EQ(lost.report_lost, 1);
+  EXPECT_EQ(lost.buffer_overflow, 0);
+  xe_->close_stream(stream);
+}
+
+TEST_F(XeObservationTest, ADisabledStreamReadsNothingUntilEnabled) {
+  XeOaStreamParams p = pec_params(static_cast<std::uint64_t>(add_config()), 10);
+  p.disabled = true;
+  const int stream = open(p);
+  ASSERT_GE(stream, 0);
+  clock_.advance_ns(1'000'000);
+  std::vector<std::uint8_t> buf(576 * 4);
+  EXPECT_EQ(xe_->read_stream(stream, buf), -EINVAL);
+  ASSERT_EQ(xe_->enable_stream(stream, true), 0);
+  EXPECT_EQ(xe_->read_stream(stream, buf), -EAGAIN);  // no period has passed since ENABLE
+  clock_.advance_ns(300'000);
+  EXPECT_EQ(xe_->read_stream(stream, std::span(buf).first(100)), -ENOSPC);
+  EXPECT_EQ(xe_->read_stream(stream, buf), 2 * 576);
+  xe_->close_stream(stream);
+}
+
+TEST(XeObservationDrmTest, AMissingRenderNodeIsAClearError) {
+  try {
+    make_drm_xe_observation("/nonexistent/renderD128", "/nonexistent/card0");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/renderD128"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace oaprof::gpu
