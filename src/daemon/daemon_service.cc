@@ -181,6 +181,13 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     };
     a.device = gpu::open_device(dopt);
     const oa::Platform& platform = a.device.platform;
+    if (platform.driver == oa::KernelDriver::kXe) {
+      // Its 576-byte PEC reports do not fit the protocol's snapshot reply (wire::kMaxReportBytes).
+      throw std::runtime_error(fmt::format(
+          "oaprofd does not serve {} parts yet (xe drives them); profile with sudo oaprof "
+          "--daemon never --access perf",
+          platform.codename));
+    }
     const oa::ReportFormat format = oa::parse_format(request.format, platform.gen);
     MetricChoice metrics = choose_metric_set(platform, request.metric_set, request.metrics_xml,
                                              options_.metrics_dirs, options_.metrics_owner);

@@ -88,7 +88,11 @@ std::unique_ptr<CounterSource> make_rpc_source(Device& device);
 // MI_REPORT_PERF_COUNT batches while it does. Needs a metric set with a guid. On a simulated
 // device the stream is SimI915Perf's, over SimGpu; on a real one the render node and sysfs card
 // are the device's own (resolve_render_node, resolve_card_sysfs), and no BAR is needed.
+// On a part xe drives (Xe2, the simulated one included) it is make_xe_source's stream instead.
 std::unique_ptr<CounterSource> make_perf_source(Device& device);
+// `perf` on xe: an xe observation stream holds the metric set and snapshots are the OA unit's
+// periodic reports (the first written after each is asked for; src/gpu/xe_counter_source.cc).
+std::unique_ptr<CounterSource> make_xe_source(Device& device);
 
 // For `oaprof doctor` and `--help`: why rows may be flagged config_lost, and the remedy.
 inline constexpr std::string_view kContextSavedNote =

@@ -27,15 +27,31 @@ namespace {
 // refuse a second stream (EBUSY) to keep them consistent (include/uapi/drm/xe_drm.h,
 // DRM_XE_OBSERVATION @ torvalds/linux c8507a25cebd179db935dd266a33c51bef1b1e80); writing them
 // underneath would break that exclusion, unverified on hardware. docs/xe.md has the plan.
-void refuse_xe(const mmio::PciAddress& addr, const std::filesystem::path& sysfs_root) {
-  if (mmio::bound_driver(sysfs_root, addr) != "xe") return;
+// A device xe drives is refused unless it is an Xe2/Xe3 part read through xe's own stream
+// (--access perf, no BAR): xe owns the OA unit, and before Xe2 oaprof streams only through i915.
+void refuse_xe(const mmio::PciAddress& addr, const oa::Platform& platform, bool map_registers) {
+  if (platform.gen == oa::Generation::kXe2 && !map_registers) return;
+  if (platform.gen == oa::Generation::kXe2) {
+    throw std::runtime_error(fmt::format(
+        "{} is a {} part driven by xe, which owns its OA unit: oaprof reads it only through "
+        "xe's observation stream; use --access perf (docs/xe.md)",
+        addr.str(), platform.codename));
+  }
   throw std::runtime_error(fmt::format(
-      "{} is driven by xe, whose OA unit oaprof does not program or read yet: i915's perf and "
-      "execbuffer interfaces (--access perf, rpc) are not there, and the register read-outs "
+      "{} is driven by xe, whose OA unit oaprof reads only on Xe2 and later parts: i915's perf "
+      "and execbuffer interfaces (--access perf, rpc) are not there, and the register read-outs "
       "would program the unit behind xe, which owns it (docs/xe.md). On Tiger Lake to Meteor "
       "Lake, i915 can drive it: boot with i915.force_probe=<id> xe.force_probe=!<id> (`oaprof "
       "doctor` prints the line); else use --device sim",
       addr.str()));
+}
+
+// --oa-exponent left at auto (-1): 16 on i915, where snapshots are MI_REPORT_PERF_COUNT and
+// periodic reports only keep the buffer drained; 10 on xe, where every snapshot waits for the
+// next periodic report ((2 << 10) ticks: 107 us at 19.2 MHz).
+int period_exponent_for(int asked, const oa::Platform& platform) {
+  if (asked >= 0) return asked;
+  return platform.driver == oa::KernelDriver::kXe ? 10 : 16;
 }
 
 constexpr std::string_view kSimFilePrefix = "sim:";
@@ -156,9 +172,11 @@ Device& Device::operator=(Device&& other) noexcept {
   if (this == &other) return *this;
   forcewake.reset();
   mmio.reset();  // before the clock a simulator reads
+  sim_xe.reset();
   clock = std::move(other.clock);
   mmio = std::move(other.mmio);
   sim = std::exchange(other.sim, nullptr);
+  sim_xe = std::move(other.sim_xe);
   platform = other.platform;
   facts = std::move(other.facts);
   pci_id = other.pci_id;
@@ -210,6 +228,15 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
   d.pci_id = mmio::sim_pci_id(config.platform);
   d.clock = std::move(clock);
   d.mmio = std::move(sim);
+  if (config.platform.driver == oa::KernelDriver::kXe) {
+    // xe's topology and OA-unit queries are not simulated yet: the table's facts, said so.
+    d.sim_xe = std::make_unique<SimXeDevice>(config.platform, *d.clock,
+                                             SimXeOptions{.gpu_mhz = config.freq_mhz});
+    d.facts = oa::table_facts(config.platform,
+                              "the simulated xe device answers no topology query yet");
+    d.platform = oa::apply_facts(config.platform, d.facts);
+    return d;
+  }
   std::unique_ptr<I915Query> i915;
   if (config.i915) i915 = make_sim_i915_query(*d.sim);
   d.facts = read_device_facts(config.platform, i915.get(),
@@ -243,13 +270,19 @@ Device open_device(const DeviceOptions& options) {
     mmio::ForcewakeOptions fw = options.forcewake;
     if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
     d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.sim.platform, fw);
-    d.perf_period_exponent = options.perf_period_exponent;
+    d.perf_period_exponent = period_exponent_for(options.perf_period_exponent, d.platform);
     d.sim_oa_buffer_bytes = options.sim_oa_buffer_bytes;
     return d;
   }
   const mmio::PciAddress addr =
       mmio::parse_pci_address(options.spec == "auto" ? "0000:00:02.0" : options.spec);
-  refuse_xe(addr, options.sysfs_root);
+  const bool xe_bound = mmio::bound_driver(options.sysfs_root, addr) == "xe";
+  if (xe_bound) {
+    // Identified from sysfs first: the BAR is never mapped under xe.
+    const auto found = mmio::read_pci_identity(options.sysfs_root, addr);
+    const auto xe_platform = found ? oa::platform_for_pci_id(found->device) : std::nullopt;
+    refuse_xe(addr, xe_platform.value_or(oa::Platform{}), options.map_registers);
+  }
   mmio::PciIdentity id;
   if (options.map_registers) {
     auto bar = std::make_unique<mmio::PciBar>(addr, options.sysfs_root);
@@ -282,7 +315,7 @@ Device open_device(const DeviceOptions& options) {
   d.forcewake = mmio::Forcewake::acquire(*d.mmio, *platform, fw);
   d.render_node = options.render_node;
   d.drm_card_sysfs = options.drm_card_sysfs;
-  d.perf_period_exponent = options.perf_period_exponent;
+  d.perf_period_exponent = period_exponent_for(options.perf_period_exponent, d.platform);
   d.pci_address = addr.str();
   d.sysfs_root = options.sysfs_root;
   read_facts(d, options.map_registers);

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/sim_xe_observation.h"
 #include "mmio/forcewake.h"
 #include "mmio/mmio.h"
 #include "mmio/sim_gpu.h"
@@ -29,6 +30,9 @@ struct Device {
   std::unique_ptr<mmio::Clock> clock;  // the simulator's clock; null for real hardware
   std::unique_ptr<mmio::Mmio> mmio;
   mmio::SimGpu* sim = nullptr;         // set when the device is simulated
+  // A simulated part xe drives (Xe2: --sim-platform lnl): its OA unit answers through xe's
+  // observation uapi, while `sim` only keeps the clock and the register window nobody programs.
+  std::unique_ptr<SimXeDevice> sim_xe;
   // The PCI id's platform with the device's own topology and timestamp frequency in it.
   oa::Platform platform;
   // That topology and timestamp frequency, and where each came from: i915 (the topology query,
@@ -72,7 +76,8 @@ struct DeviceOptions {
   bool map_registers = true;
   std::string render_node = "auto";     // --render-node PATH|auto, for --access rpc and perf
   std::string drm_card_sysfs = "auto";  // --drm-card DIR|auto, for --access perf
-  int perf_period_exponent = 16;     // --oa-exponent N, for --access perf (0–31)
+  // --oa-exponent N, for --access perf (0–31); -1: 16 on i915, 10 on xe (open_device).
+  int perf_period_exponent = -1;
   // The simulated i915's OA buffer (16 MiB as i915's); tests make it small to overflow it soon.
   std::size_t sim_oa_buffer_bytes = 16u << 20;
   // Wraps the register window before anything writes through it (forcewake included); oaprofd

@@ -167,6 +167,7 @@ class PerfCounterSource final : public CounterSource {
 }  // namespace
 
 std::unique_ptr<CounterSource> make_perf_source(Device& device) {
+  if (device.platform.driver == oa::KernelDriver::kXe) return make_xe_source(device);
   auto perf =
       device.simulated()
           ? make_sim_i915_perf(*device.sim, {.oa_buffer_bytes = device.sim_oa_buffer_bytes})

@@ -93,6 +93,7 @@ SimXeDevice::SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions
   if (platform_.gen != oa::Generation::kXe2) {
     throw std::invalid_argument("SimXeDevice models Xe2/Xe3 parts (LNL, BMG, PTL) only");
   }
+  if (options_.gpu_mhz <= 0) options_.gpu_mhz = platform_.max_freq_mhz;
 }
 
 void SimXeDevice::set_busy(bool busy) {
@@ -126,9 +127,9 @@ std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, int bytes) 
   const auto put64 = [&](int qword, std::uint64_t v) { std::memcpy(&r[8 * qword], &v, 8); };
   put64(0, 1);  // report id: non-zero, as xe's tail check requires of a landed report
   put64(1, tick);
-  put64(3, static_cast<std::uint64_t>(s * platform_.max_freq_mhz * 1e6));
+  put64(3, static_cast<std::uint64_t>(s * options_.gpu_mhz * 1e6));
   const auto busy_clocks = static_cast<std::uint64_t>(static_cast<double>(busy_ns_until(t)) *
-                                                      platform_.max_freq_mhz / 1e3);
+                                                      options_.gpu_mhz / 1e3);
   for (int i = 0; i < 64 && 32 + 8 * i + 8 <= bytes; ++i) {
     put64(4 + i, busy_clocks * static_cast<std::uint64_t>(i % 4 + 1) / 4);
   }

@@ -6,7 +6,7 @@
 // reports at the stream's period into a bounded OA buffer, answering -EIO and then STATUS
 // (BUFFER_OVERFLOW, REPORT_LOST) when it overflows or a loss is injected.
 //
-// The counters are a model: the clock counts at the part's nominal maximum frequency and the
+// The counters are a model: the clock counts at options.gpu_mhz (the simulator's frequency) and the
 // PEC counters advance while the workload is marked busy, PEC i by (i mod 4 + 1) / 4 of the
 // busy GPU clocks. Nothing they report is a measurement.
 #pragma once
@@ -29,6 +29,7 @@ struct SimXeOptions {
   int observation_paranoid = 1;             // /proc/sys/dev/xe/observation_paranoid
   bool perfmon_capable = true;              // holds CAP_PERFMON or CAP_SYS_ADMIN
   std::size_t oa_buffer_bytes = 16u << 20;  // xe's DEFAULT_XE_OA_BUFFER_SIZE
+  double gpu_mhz = 0;                       // the clock the GPU runs at; 0: the platform's max
 };
 
 // One simulated xe device: its OA units (an OAG with the render and compute engines, an OAM

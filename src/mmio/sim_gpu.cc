@@ -36,6 +36,9 @@ constexpr SimPlatformChoice kSimPlatforms[] = {
     {"kblgt2", oa::kSimulatedPciId},  // Kaby Lake GT2, 24 EUs (Gen9)
     {"tglgt2", 0x9A49},               // Tiger Lake GT2, 96 EUs in 6 dual subslices (Gen12)
     {"mtlgt2", 0x7D45},               // Meteor Lake GT2, 4 Xe-cores (Xe-LPG)
+    // Lunar Lake, 8 Xe2 cores, driven by xe: its OA unit is simulated at xe's observation uapi
+    // (gpu::SimXeDevice), not at the registers.
+    {"lnl", 0x64A0},
 };
 constexpr std::array<std::string_view, std::size(kSimPlatforms)> kSimPlatformNames = [] {
   std::array<std::string_view, std::size(kSimPlatforms)> names{};

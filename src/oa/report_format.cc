@@ -180,6 +180,7 @@ const FormatLayout& layout_of(ReportFormat format) {
 }
 
 ReportFormat parse_format(std::string_view text, Generation gen) {
+  if (text == "auto") return default_format(gen);
   const auto formats = formats_for(gen);
   std::string valid;
   for (const FormatLayout& l : formats) {

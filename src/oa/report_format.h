@@ -104,8 +104,9 @@ bool format_exists_on(ReportFormat format, Generation gen);
 // Every format of every generation.
 std::span<const FormatLayout> all_formats();
 
-// Parses --format: the select code in binary ("101") or decimal ("5"), or a format name
-// ("A32u40_A4u32_B8_C8"), interpreted for `gen`. Throws std::invalid_argument with a message
+// Parses --format: "auto" (default_format: the OAG format, select code 5 on every generation but
+// Xe2, whose OAG streams PEC64u64), the select code in binary ("101") or decimal ("5"), or a
+// format name ("A32u40_A4u32_B8_C8"), interpreted for `gen`. Throws std::invalid_argument with a message
 // listing the valid choices when the generation has no such format.
 ReportFormat parse_format(std::string_view text, Generation gen);
 

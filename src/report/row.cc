@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "oa/platform.h"
 #include "oa/report_format.h"
 
 namespace oaprof::report {
@@ -45,6 +46,15 @@ int a_columns(const RunInfo& info) {
     if (l.name == info.format) n = std::max(n, l.a_end());
   }
   return n;
+}
+
+// A run through xe's observation stream (--access perf on an Xe2 part): each snapshot is the
+// first periodic report after it was asked for, so a row's interval reaches up to one period
+// past the kernel on each side.
+bool xe_periodic(const RunInfo& info) {
+  if (info.access != "perf") return false;
+  const auto platform = oa::platform_by_name(info.platform);
+  return platform && platform->driver == oa::KernelDriver::kXe;
 }
 
 }  // namespace
@@ -108,6 +118,8 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   std::string flags;
   auto add_flag = [&](const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; };
   if (l.passes > 1) add_flag("replayed");
+  // xe: the counters run between the periodic reports nearest the boundaries (docs/xe.md).
+  if (xe_periodic(info)) add_flag("xe_periodic");
   for (const auto& flag : r.flags) add_flag(flag);
   // The equations and EU figures used the platform table's EU count, which a fused part lacks.
   if (info.facts && info.facts->topology_from_table()) add_flag(kTopologyFromTableFlag);

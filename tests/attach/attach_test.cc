@@ -73,6 +73,21 @@ TEST_P(AttachTest, SeveralQueuesOutOfOrderAndTasksGiveOneRowPerLaunch) {
   EXPECT_EQ(rows.back().at("global_size"), "1");  // clEnqueueTask is one work-item
 }
 
+// Issue 16: an unmodified program on a simulated Lunar Lake, read through xe's stream: one row
+// per launch, each flagged as bracketed by periodic reports.
+TEST_P(AttachTest, AnXe2PartProfilesAProgramThroughXesStream) {
+  const auto r = profile("queues", fmt::format("--sim-platform lnl --access perf --metric-set "
+                                               "ComputeBasic --metrics-xml {}/oa-lnl.xml",
+                                               OAPROF_IGT_XE_METRICS_DIR));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(static_cast<int>(rows.size()), launches_made(r.output)) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_THAT(row.at("flags"), HasSubstr("xe_periodic"));
+    EXPECT_FALSE(row.at("GPU_BUSY_percent").empty());
+  }
+}
+
 TEST_P(AttachTest, ThreadsAreSerialisedAndTold) {
   const auto r = profile("threads");
   ASSERT_EQ(r.status, 0) << r.output;

@@ -98,6 +98,30 @@ TEST_F(PerfDeviceTest, ADeviceDrivenByXeIsRefusedForEveryReadOut) {
   EXPECT_NO_THROW((void)open_device(perf_options()));  // i915's is opened as before
 }
 
+// A Lunar Lake bound to xe opens for --access perf (xe's observation stream, no BAR), with the
+// xe default period exponent and its own render node; the register read-outs are refused.
+TEST_F(PerfDeviceTest, AnXe2PartDrivenByXeOpensForPerfOnly) {
+  write("device", "0x64A0");
+  fs::create_directories(root_ / "bus/pci/drivers/xe");
+  fs::create_symlink(root_ / "bus/pci/drivers/xe", dir() / "driver");
+  DeviceOptions mapped = perf_options();
+  mapped.map_registers = true;
+  try {
+    (void)open_device(mapped);
+    FAIL() << "mapped the BAR of an Xe2 part xe drives";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("LNL part driven by xe"));
+    EXPECT_THAT(e.what(), HasSubstr("use --access perf"));
+  }
+  Device d = open_device(perf_options());
+  EXPECT_EQ(d.platform.gen, oa::Generation::kXe2);
+  EXPECT_EQ(d.perf_period_exponent, 10);
+  EXPECT_EQ(resolve_render_node(d), "/dev/dri/renderD129");
+  DeviceOptions asked = perf_options();
+  asked.perf_period_exponent = 14;
+  EXPECT_EQ(open_device(asked).perf_period_exponent, 14);
+}
+
 TEST_F(PerfDeviceTest, OnlyPerfDoesWithoutTheBar) {
   EXPECT_FALSE(access_maps_registers("perf"));
   for (const char* access : {"mmio", "rpc", "sim", "no-such-access"}) {

@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
+#include "gpu/counter_source.h"
+#include "gpu/device.h"
 #include "gpu/sim_xe_observation.h"
 #include "gpu/xe_observation.h"
 #include "oa/delta.h"
@@ -266,6 +270,49 @@ TEST_F(XeObservationTest, ADisabledStreamReadsNothingUntilEnabled) {
   EXPECT_EQ(xe_->read_stream(stream, std::span(buf).first(100)), -ENOSPC);
   EXPECT_EQ(xe_->read_stream(stream, buf), 2 * 576);
   xe_->close_stream(stream);
+}
+
+// `--access perf` on a simulated Lunar Lake: the xe read-out adds the set, opens the stream on
+// the render OAG, and each snapshot is a periodic report after it was asked for; a second
+// read-out finds the unit taken (EBUSY) and says so; the built-in set is refused.
+TEST(XeCounterSourceTest, SnapshotsArePeriodicReportsAroundTheKernel) {
+  mmio::SimConfig config;
+  config.platform = oa::require_platform_by_name("lnl");
+  config.i915 = false;
+  Device d = make_sim_device(std::make_unique<mmio::SteadyClock>(), config);
+  d.perf_period_exponent = 6;  // 128 ticks: 6.7 us
+  ASSERT_NE(d.sim_xe, nullptr);
+  auto source = make_counter_source("perf", d);
+  EXPECT_THROW(source->start(oa::ReportFormat::kPec64u64), std::invalid_argument);
+  mmio::OaConfig set;
+  set.guid = kUuid;
+  set.mux = {{0x13000, 1}};
+  set.boolean = {{0xdc40, 2}};
+  source->start(oa::ReportFormat::kPec64u64, set);
+  auto second = make_counter_source("perf", d);
+  try {
+    second->start(oa::ReportFormat::kPec64u64, set);
+    FAIL() << "two streams on one OA unit";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another process holds the OA unit"), std::string::npos)
+        << e.what();
+  }
+  const oa::RawReport before = source->snapshot(0);
+  source->kernel_running(true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  source->kernel_running(false);
+  const oa::RawReport after = source->snapshot(1);
+  EXPECT_EQ(before.size, 576);
+  const oa::CounterDeltas dl = oa::compute_deltas(
+      oa::decode(oa::ReportFormat::kPec64u64, std::span(before.bytes).first(576)),
+      oa::decode(oa::ReportFormat::kPec64u64, std::span(after.bytes).first(576)));
+  // At least the 2 ms of busy time at the simulator's 1150 MHz: PEC 3 counts every busy clock.
+  EXPECT_GE(dl.a[3], 2'300'000u);
+  EXPECT_GT(dl.timestamp, 0u);
+  EXPECT_GT(source->perf_stream_counts().samples, 0);
+  source->stop();
+  second->start(oa::ReportFormat::kPec64u64, set);  // the unit is free again
+  second->stop();
 }
 
 TEST(XeObservationDrmTest, AMissingRenderNodeIsAClearError) {

@@ -563,4 +563,25 @@ TEST(DoctorAccessTest, SaysWhichReadOutsAGen12OrXeLpgPartAllowsAndWhyNot) {
   EXPECT_THAT(line_of(hsw.doctor().output, "access-rpc").fix, HasSubstr("--access perf"));
 }
 
+// Lunar Lake (xe): the register read-outs are refused with the reason; perf is xe's stream,
+// judged by dev.xe.observation_paranoid, not i915's sysctl.
+TEST(DoctorAccessTest, AnXe2PartIsReadOnlyThroughXesStream) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  auto r = m.doctor("--device sim --sim-platform lnl");
+  for (const char* access : {"access-mmio", "access-rpc"}) {
+    const Line l = line_of(r.output, access);
+    EXPECT_EQ(l.verdict, "warn") << r.output;
+    EXPECT_THAT(l.detail, HasSubstr("xe drives it and owns its OA unit"));
+    EXPECT_THAT(l.fix, HasSubstr("--access perf"));
+  }
+  Line perf = line_of(r.output, "access-perf");
+  EXPECT_EQ(perf.verdict, "warn") << r.output;
+  EXPECT_THAT(perf.detail, HasSubstr("/proc/sys/dev/xe/observation_paranoid is absent"));
+  m.write("proc/sys/dev/xe/observation_paranoid", "0");
+  perf = line_of(m.doctor("--device sim --sim-platform lnl").output, "access-perf");
+  EXPECT_EQ(perf.verdict, "ok");
+  EXPECT_THAT(perf.detail, HasSubstr("xe_periodic"));
+}
+
 }  // namespace

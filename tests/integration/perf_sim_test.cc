@@ -90,4 +90,36 @@ TEST_F(PerfSimTest, Gen12AndXeLpgPartsProfileThroughEveryReadOut) {
   }
 }
 
+// Issue 16: a Lunar Lake part, driven by xe, profiled through xe's observation stream with IGT's
+// ComputeBasic of oa-lnl.xml: PEC64u64 rows with 64 counters, the set's metrics, and every row
+// saying its boundaries are periodic reports. The register read-outs are refused with the reason.
+TEST_F(PerfSimTest, AnXe2PartProfilesThroughTheSimulatedXeStream) {
+  const fs::path csv = dir_ / "lnl.csv";
+  const std::string xml = std::string(OAPROF_IGT_XE_METRICS_DIR) + "/oa-lnl.xml";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --sim-platform lnl --access perf --metric-set ComputeBasic --metrics-xml {} "
+      "--idle-baseline off -q -o {} -- {} mad_vect4 --min-time 0",
+      OAPROF_BIN, xml, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("kernel"), "mad_vect4");
+    EXPECT_GT(std::stoull(row.at("gpu_ticks")), 0u);
+    EXPECT_GT(std::stoull(row.at("A63")), 0u);  // the last PEC counter has its column
+    EXPECT_FALSE(row.at("GPU_BUSY_percent").empty());
+    EXPECT_TRUE(row.at("L3_STALL_percent").empty());  // needs $L3BankTotalCount: unknown here
+    EXPECT_THAT(row.at("flags"), HasSubstr("xe_periodic"));
+    // The interval runs from a report before the kernel to one after it.
+    EXPECT_GE(std::stod(row.at("gpu_time_ns")), std::stod(row.at("kernel_ns")));
+  }
+  for (const char* access : {"mmio", "rpc"}) {
+    const CommandResult refused = run(fmt::format(
+        "{} --device sim --sim-platform lnl --access {} -q -o {} -- true", OAPROF_BIN, access,
+        (dir_ / "refused.csv").string()));
+    EXPECT_EQ(refused.status, 2) << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr("use --access perf"));
+  }
+}
+
 }  // namespace

@@ -232,6 +232,10 @@ TEST(Xe2MetricsTest, XeFormatPropertyIsTypeSelectSizeAndBc) {
   EXPECT_THROW(to_uapi(ReportFormat::kPec64u64), std::invalid_argument);
   EXPECT_EQ(parse_format("1", Generation::kXe2), ReportFormat::kPec64u64);
   EXPECT_EQ(default_format(Generation::kXe2), ReportFormat::kPec64u64);
+  EXPECT_EQ(parse_format("auto", Generation::kXe2), ReportFormat::kPec64u64);
+  EXPECT_EQ(parse_format("auto", Generation::kGen9), ReportFormat::kA32u40_A4u32_B8_C8);
+  EXPECT_EQ(parse_format("auto", Generation::kXeLpg), ReportFormat::kA24u40_A14u32_B8_C8);
+  EXPECT_THROW(parse_format("101", Generation::kXe2), std::invalid_argument);
   EXPECT_FALSE(format_from_igt_name("576B_PEC64LL", Generation::kXeLpg).has_value());
   EXPECT_FALSE(format_from_igt_name("", Generation::kXe2).has_value());
 }

@@ -673,10 +673,46 @@ bool has_cap_perfmon(const fs::path& proc_root) {
   return false;
 }
 
+// Xe2 and later: xe owns the OA unit; only its observation stream (--access perf) reads it.
+std::vector<Check> check_xe_readouts(const oa::Platform& platform, const DoctorOptions& options,
+                                     unsigned euid, bool cap_perfmon) {
+  std::vector<Check> out;
+  for (const char* access : {"access-mmio", "access-rpc"}) {
+    out.push_back(make(access, Verdict::kWarn,
+                       fmt::format("not on {}: xe drives it and owns its OA unit, which oaprof "
+                                   "never programs behind xe's back",
+                                   platform.codename),
+                       "use --access perf"));
+  }
+  const std::string what =
+      "xe's observation stream on the render/compute OAG unit; snapshots are its periodic "
+      "reports, so rows are flagged xe_periodic";
+  const auto paranoid =
+      read_line(options.proc_root / "sys" / "dev" / "xe" / "observation_paranoid");
+  if (!paranoid) {
+    out.push_back(make("access-perf", Verdict::kWarn,
+                       "not here: /proc/sys/dev/xe/observation_paranoid is absent (xe is not "
+                       "loaded, or has no OA support: it needs GuC submission)",
+                       "load xe (modprobe xe) on a kernel with CONFIG_DRM_XE"));
+  } else if (*paranoid != "0" && euid != 0 && !cap_perfmon) {
+    out.push_back(make("access-perf", Verdict::kWarn,
+                       fmt::format("not for this user: observation_paranoid is {} and it has "
+                                   "neither root nor CAP_PERFMON; {}",
+                                   *paranoid, what),
+                       "sudo oaprof, or sudo sysctl dev.xe.observation_paranoid=0"));
+  } else {
+    out.push_back(make("access-perf", Verdict::kOk, fmt::format("possible: {}", what)));
+  }
+  return out;
+}
+
 std::vector<Check> check_readouts(const std::optional<oa::Platform>& platform,
                                   const DoctorOptions& options, unsigned euid, bool cap_perfmon) {
   if (!platform) {
     return {make("access", Verdict::kSkip, "no Intel GPU oaprof knows: no read-out to judge")};
+  }
+  if (platform->driver == oa::KernelDriver::kXe) {
+    return check_xe_readouts(*platform, options, euid, cap_perfmon);
   }
   const oa::Generation gen = platform->gen;
   const bool gen12 = oa::is_gen12_family(gen);

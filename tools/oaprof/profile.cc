@@ -122,7 +122,8 @@ Action add_profile_options(CLI::App& app) {
   access_help += fmt::format(" {}", gpu::kContextSavedNote);  // why rows say config_lost
   dev->add_option("--access", opt->access, access_help)->capture_default_str();
   dev->add_option("--format", opt->format_text,
-                  "OA report format: counter-select code in binary (101) or decimal (5), or a "
+                  "OA report format: auto (the generation's OAG format: 101 on i915 parts, "
+                  "PEC64u64 on Xe2), a counter-select code in binary (101) or decimal (5), or a "
                   "name (A32u40_A4u32_B8_C8); read for the device's generation")
       ->capture_default_str();
   dev->add_option("--metric-set", opt->metric_set,
@@ -144,9 +145,10 @@ Action add_profile_options(CLI::App& app) {
                   "<sysfs>/bus/pci/devices/BDF/drm/cardN)")
       ->capture_default_str();
   dev->add_option("--oa-exponent", opt->oa_exponent,
-                  "i915 perf sampling period exponent for --access perf")
-      ->check(CLI::Range(0, 31))
-      ->capture_default_str();
+                  "OA sampling period for --access perf: (2 << N) timestamp ticks. Default: 16 "
+                  "on i915 (snapshots are MI_REPORT_PERF_COUNT); 10 on xe, where each snapshot "
+                  "waits for the next periodic report")
+      ->check(CLI::Range(0, 31));
   dev->add_option("--sim-eus", opt->sim_eus,
                   "with --device sim: the simulated part's enabled EUs, fewer than its platform's "
                   "when some are fused off (23 for a UHD 630 missing one); its i915 reports them "
@@ -155,8 +157,9 @@ Action add_profile_options(CLI::App& app) {
   dev->add_option("--sim-platform", opt->sim_platform,
                   "with --device sim: the simulated part: kblgt2 (Kaby Lake GT2, Gen9, the "
                   "default), tglgt2 (Tiger Lake GT2, Gen12, 96 EUs) or mtlgt2 (Meteor Lake, "
-                  "Xe-LPG); each with its generation's OA registers, report formats and "
-                  "batch commands")
+                  "Xe-LPG), each with its generation's OA registers, report formats and batch "
+                  "commands; or lnl (Lunar Lake, Xe2), simulated at xe's observation uapi: "
+                  "--access perf and an IGT metric set")
       ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
                                                      mmio::sim_platform_names().end())))
       ->capture_default_str();

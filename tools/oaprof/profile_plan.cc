@@ -111,6 +111,23 @@ void check_access(const std::string& access) {
   throw std::invalid_argument(fmt::format("--access {}: give one of {}", access, names));
 }
 
+// A simulated part xe drives (--sim-platform lnl) is read as xe is on hardware: through its
+// observation stream, locally. It has no i915 to ask.
+void plan_sim_xe(const ProfileOptions& o, ProfilePlan& plan) {
+  if (o.access != "perf") {
+    throw std::invalid_argument(fmt::format(
+        "--sim-platform {}: xe drives this part and owns its OA unit, which oaprof reads only "
+        "through xe's observation stream: use --access perf, not {}",
+        o.sim_platform, o.access));
+  }
+  if (plan.through_daemon) {
+    throw std::invalid_argument(fmt::format(
+        "--sim-platform {}: oaprofd does not serve xe parts yet; use --daemon never",
+        o.sim_platform));
+  }
+  plan.device.sim.i915 = false;
+}
+
 void plan_device(const ProfileOptions& o, const std::map<std::string, std::string>& env,
                  uid_t euid, ProfilePlan& plan) {
   gpu::DeviceOptions& d = plan.device;
@@ -129,7 +146,7 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   d.map_registers = gpu::access_maps_registers(o.access);  // perf: no BAR
   d.render_node = o.render_node;
   d.drm_card_sysfs = o.drm_card;
-  if (o.oa_exponent < 0 || o.oa_exponent > 31) {
+  if (o.oa_exponent < -1 || o.oa_exponent > 31) {
     throw std::invalid_argument("--oa-exponent: give 0 to 31");
   }
   d.perf_period_exponent = o.oa_exponent;
@@ -137,6 +154,7 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   d.sim.eus = o.sim_eus;
   d.sim.i915 = !o.sim_no_i915;
   d.sim.platform = mmio::sim_platform_by_name(o.sim_platform);
+  if (plan.simulated_device && d.sim.platform.driver == oa::KernelDriver::kXe) plan_sim_xe(o, plan);
   check_format(o.format_text, plan);
   plan.format_text = o.format_text;
   plan.metric_set = o.metric_set;

@@ -30,14 +30,14 @@ struct ProfileOptions {
   std::string pci;  // --pci BDF: the same as --device BDF
   std::string daemon = "auto";
   std::string access = "mmio";
-  std::string format_text = "101";
+  std::string format_text = "auto";
   std::string metric_set = std::string(oa::kBuiltinMetricSetSymbol);
   std::string metrics_xml;
   std::string forcewake = "auto";
   std::string debugfs_root = "/sys/kernel/debug";
   std::string render_node = "auto";
   std::string drm_card = "auto";
-  int oa_exponent = 16;
+  int oa_exponent = -1;  // --oa-exponent; -1: the driver's default (16 on i915, 10 on xe)
   int sim_eus = 0;           // --sim-eus: the simulated part's EUs, some fused off
   bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
   std::string sim_platform = "kblgt2";  // --sim-platform: which part --device sim simulates

@@ -1,0 +1,177 @@
+// The perf read-out on parts xe drives (Xe2/Xe3: LNL, BMG, PTL): an xe observation stream holds
+// the metric set (ADD_CONFIG, then STREAM_OPEN on the render/compute OAG unit), and snapshots
+// are the unit's own periodic reports.
+//
+// xe has no i915-style MI_REPORT_PERF_COUNT path for a process that does not own the
+// workload's exec queue, so a snapshot is the first periodic report written after it was asked
+// for: it waits at least one period (2 << exponent timestamp ticks) and then takes the newest
+// report. The 'before' report is therefore written before the kernel starts and the 'after'
+// report after it ends, each up to one period (plus xe's 5 ms buffer poll on hardware) away from
+// the boundary: event counters are whole, and time-based figures include that idle margin,
+// which every row says (flag xe_periodic) and docs/xe.md explains.
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "gpu/counter_source.h"
+#include "gpu/sim_xe_observation.h"
+#include "gpu/xe_observation.h"
+
+namespace oaprof::gpu {
+namespace {
+
+std::string open_failure(const XeObservation& xe, int err) {
+  std::string why;
+  switch (-err) {
+    case EBUSY: why = "another process holds the OA unit (one stream per unit)"; break;
+    case EACCES:
+      why = "dev.xe.observation_paranoid is 1 and oaprof lacks CAP_PERFMON; run it with sudo";
+      break;
+    case ENODEV: why = "xe has no OA support here (it needs GuC submission, and no SR-IOV VF)"; break;
+    default: why = "xe refused the properties (format, unit or metric set)"; break;
+  }
+  return fmt::format("{} refused the OA stream (STREAM_OPEN): {}; {}", xe.describe(),
+                     std::strerror(-err), why);
+}
+
+class XeCounterSource final : public CounterSource {
+ public:
+  explicit XeCounterSource(Device& device) : device_(device) {}
+  ~XeCounterSource() override { stop(); }
+
+  std::string_view name() const override { return "perf"; }
+
+  void start(oa::ReportFormat format) override { start(format, mmio::OaConfig{}); }
+
+  void start(oa::ReportFormat format, const mmio::OaConfig& config) override {
+    stop();
+    if (config.guid.empty()) {
+      throw std::invalid_argument(
+          "an xe stream needs a metric set with registers and a hw_config_guid, and Xe2 parts "
+          "have no built-in set: choose one with --metric-set (ComputeBasic from IGT's "
+          "oa-lnl.xml, oa-bmg.xml or oa-ptl.xml; `oaprof metrics list`)");
+    }
+    try {
+      open(format, config);
+    } catch (...) {
+      stop();
+      throw;
+    }
+  }
+
+  oa::RawReport snapshot(std::uint32_t) override {
+    if (stream_ < 0) throw std::logic_error("xe read-out: snapshot before start()");
+    const auto asked = std::chrono::steady_clock::now();
+    const std::uint64_t seen = counts_.reports;
+    const auto deadline = asked + period_ * 20 + std::chrono::seconds(1);
+    for (;;) {
+      drain();
+      const auto now = std::chrono::steady_clock::now();
+      if (counts_.reports > seen && now - asked >= period_) break;
+      if (now > deadline) {
+        throw std::runtime_error(fmt::format(
+            "{}: no OA report arrived within {} ms of asking; is the stream's unit stalled?",
+            xe_->describe(),
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - asked).count()));
+      }
+      std::this_thread::sleep_for(std::max(period_ / 4, std::chrono::nanoseconds(20'000)));
+    }
+    oa::RawReport r;
+    r.size = static_cast<int>(counts_.last_report.size());
+    std::memcpy(r.bytes.data(), counts_.last_report.data(), counts_.last_report.size());
+    return r;
+  }
+
+  void stop() override {
+    if (xe_ && stream_ >= 0) xe_->close_stream(stream_);
+    stream_ = -1;
+    if (xe_ && added_config_) xe_->remove_config(config_id_);
+    added_config_ = false;
+    xe_.reset();
+  }
+
+  void kernel_running(bool running) override {
+    if (device_.sim_xe) device_.sim_xe->set_busy(running);
+  }
+
+  PerfStreamCounts perf_stream_counts() const override {
+    return {static_cast<int>(counts_.reports), counts_.report_lost, counts_.buffer_overflow};
+  }
+
+ private:
+  void open(oa::ReportFormat format, const mmio::OaConfig& config) {
+    xe_ = device_.sim_xe ? make_sim_xe_observation(*device_.sim_xe)
+                         : make_drm_xe_observation(resolve_render_node(device_),
+                                                   resolve_card_sysfs(device_));
+    const std::vector<XeOaUnit> units = xe_->oa_units();
+    const XeOaUnit* oag = render_oag(units);
+    if (oag == nullptr) {
+      throw std::runtime_error(fmt::format(
+          "{} reports no OA unit with a render or compute engine", xe_->describe()));
+    }
+    report_bytes_ = oa::layout_of(format).size_bytes;
+    config_id_ = config_id_for(config);
+    XeOaStreamParams p;
+    p.oa_unit_id = oag->id;
+    p.metric_set = config_id_;
+    p.oa_format = oa::to_xe_oa_format(format);
+    p.period_exponent = device_.perf_period_exponent;
+    const XePropertyChain chain(p);
+    const int stream = xe_->open_stream(chain.head());
+    if (stream < 0) throw std::runtime_error(open_failure(*xe_, stream));
+    stream_ = stream;
+    const double hz = oag->timestamp_hz > 0 ? static_cast<double>(oag->timestamp_hz)
+                                            : device_.platform.timestamp_hz;
+    period_ = std::chrono::nanoseconds(static_cast<std::int64_t>(
+        static_cast<double>(2ull << device_.perf_period_exponent) * 1e9 / hz));
+    counts_ = {};
+  }
+
+  std::uint64_t config_id_for(const mmio::OaConfig& config) {
+    if (auto id = xe_->find_config_id(config.guid)) return *id;
+    if (config.guid.size() != 36) {
+      throw std::invalid_argument(
+          fmt::format("metric set guid '{}' is not a 36-character UUID", config.guid));
+    }
+    std::vector<std::uint32_t> regs;
+    for (const auto* list : {&config.mux, &config.boolean, &config.flex}) {
+      for (const oa::RegisterWrite& w : *list) regs.insert(regs.end(), {w.address, w.value});
+    }
+    xe::OaConfigParam c;
+    std::memcpy(c.uuid, config.guid.data(), sizeof c.uuid);
+    c.n_regs = static_cast<std::uint32_t>(regs.size() / 2);
+    c.regs_ptr = reinterpret_cast<std::uintptr_t>(regs.data());
+    const int id = xe_->add_config(c);
+    if (id < 0) {
+      throw std::runtime_error(fmt::format(
+          "{} refused metric set {} (ADD_CONFIG): {}; it needs CAP_PERFMON (or "
+          "observation_paranoid 0), a valid UUID and registers xe accepts for the part",
+          xe_->describe(), config.guid, std::strerror(-id)));
+    }
+    added_config_ = true;
+    return static_cast<std::uint64_t>(id);
+  }
+
+  void drain() { drain_xe_stream(*xe_, stream_, report_bytes_, counts_); }
+
+  Device& device_;
+  std::unique_ptr<XeObservation> xe_;
+  int stream_ = -1;
+  int report_bytes_ = 0;
+  std::uint64_t config_id_ = 0;
+  bool added_config_ = false;
+  std::chrono::nanoseconds period_{0};
+  XeStreamCounts counts_;
+};
+
+}  // namespace
+
+std::unique_ptr<CounterSource> make_xe_source(Device& device) {
+  return std::make_unique<XeCounterSource>(device);
+}
+
+}  // namespace oaprof::gpu
