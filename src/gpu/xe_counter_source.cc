@@ -4,11 +4,12 @@
 //
 // xe has no i915-style MI_REPORT_PERF_COUNT path for a process that does not own the
 // workload's exec queue, so a snapshot is the first periodic report written after it was asked
-// for: it waits at least one period (2 << exponent timestamp ticks) and then takes the newest
-// report. The 'before' report is therefore written before the kernel starts and the 'after'
+// for: it waits one period (2 << exponent timestamp ticks) plus xe's poll delay and then takes
+// the newest readable report (see snapshot()). The 'before' report is therefore written before the kernel starts and the 'after'
 // report after it ends, each up to one period (plus xe's 5 ms buffer poll on hardware) away from
 // the boundary: event counters are whole, and time-based figures include that idle margin,
 // which every row says (flag xe_periodic) and docs/xe.md explains.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -63,22 +64,30 @@ class XeCounterSource final : public CounterSource {
     }
   }
 
+  // At a time T every report written before T - poll is readable (xe moves the buffer's tail
+  // for readers on a timer), and one is written every period: so the newest readable report at
+  // asked + period + poll was written at `asked` or later.
   oa::RawReport snapshot(std::uint32_t) override {
     if (stream_ < 0) throw std::logic_error("xe read-out: snapshot before start()");
     const auto asked = std::chrono::steady_clock::now();
     const std::uint64_t seen = counts_.reports;
-    const auto deadline = asked + period_ * 20 + std::chrono::seconds(1);
+    const auto ready = asked + period_ + poll_;
+    const auto deadline = ready + period_ * 20 + std::chrono::seconds(1);
     for (;;) {
-      drain();
+      // The time is taken before the read: what that read finds was readable by then.
       const auto now = std::chrono::steady_clock::now();
-      if (counts_.reports > seen && now - asked >= period_) break;
+      drain();  // also keeps the buffer from filling while we wait
+      if (now >= ready && counts_.reports > seen) break;
       if (now > deadline) {
         throw std::runtime_error(fmt::format(
             "{}: no OA report arrived within {} ms of asking; is the stream's unit stalled?",
             xe_->describe(),
             std::chrono::duration_cast<std::chrono::milliseconds>(now - asked).count()));
       }
-      std::this_thread::sleep_for(std::max(period_ / 4, std::chrono::nanoseconds(20'000)));
+      const std::chrono::nanoseconds shortest = std::chrono::microseconds(20);
+      const std::chrono::nanoseconds longest = std::max({shortest, period_ / 4, poll_ / 4});
+      std::this_thread::sleep_for(std::clamp<std::chrono::nanoseconds>(ready - now, shortest,
+                                                                       longest));
     }
     oa::RawReport r;
     r.size = static_cast<int>(counts_.last_report.size());
@@ -128,6 +137,7 @@ class XeCounterSource final : public CounterSource {
                                             : device_.platform.timestamp_hz;
     period_ = std::chrono::nanoseconds(static_cast<std::int64_t>(
         static_cast<double>(2ull << device_.perf_period_exponent) * 1e9 / hz));
+    poll_ = device_.sim_xe ? std::chrono::nanoseconds(0) : std::chrono::milliseconds(5);
     counts_ = {};
   }
 
@@ -165,6 +175,10 @@ class XeCounterSource final : public CounterSource {
   std::uint64_t config_id_ = 0;
   bool added_config_ = false;
   std::chrono::nanoseconds period_{0};
+  // How late a written report becomes readable: xe checks the OA buffer's tail on a 200 Hz
+  // timer (DEFAULT_POLL_FREQUENCY_HZ, xe_oa.c @ torvalds/linux 2d46ecc958c9); the simulated xe
+  // has every report readable at once.
+  std::chrono::nanoseconds poll_{0};
   XeStreamCounts counts_;
 };
 
