@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.h"
 #include "report/reporter.h"
 #include "report/row.h"
 
@@ -67,7 +68,7 @@ class JsonReporter final : public Reporter {
               {"host", info.host},
               {"rank", info.rank.empty() ? json(nullptr) : json(info.rank)}};
     if (info.facts) add_facts(meta, *info.facts);
-    std::string head = meta.dump(1);
+    std::string head = json_text(meta, 1);
     head.pop_back();  // reopen the object to append the launches array
     out_ << head << ",\n \"launches\": [";
     // Where the tail would go: -1 on a stream that cannot seek (a pipe, FIFO or terminal).
@@ -81,7 +82,7 @@ class JsonReporter final : public Reporter {
     for (const auto& f : launch_fields(r, energy, info_)) row[f.name] = value(f);
     row["energy"] = power::to_json(energy.window);  // every figure, each labelled
     if (seekable()) out_.seekp(tail_pos_);
-    out_ << (rows_++ ? ",\n  " : "\n  ") << row.dump();
+    out_ << (rows_++ ? ",\n  " : "\n  ") << json_text(row);
     if (seekable()) {
       tail_pos_ = out_.tellp();
       out_ << kTail;

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/json_text.h"
+
 namespace oaprof::report {
 namespace {
 
@@ -99,7 +101,7 @@ std::size_t column_index(const std::vector<std::string>& columns, std::string_vi
 std::string cell_text(const ordered_json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return v.get<std::string>();
-  return v.dump();
+  return json_text(v);
 }
 
 }  // namespace
@@ -296,7 +298,7 @@ void write_merged_json(std::ostream& out, const MergedRuns& m,
                               {"gpu_ns_median", k.gpu_ns_median},
                               {"gpu_ns_max", k.gpu_ns_max}});
   }
-  out << doc.dump(1) << "\n";
+  out << json_text(doc, 1) << "\n";
 }
 
 void write_kernels_table(std::ostream& out, const std::vector<KernelAcrossRuns>& kernels,

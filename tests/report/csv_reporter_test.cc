@@ -401,6 +401,24 @@ TEST(JsonReporterTest, ToAStreamThatCannotSeekItIsOneValidDocumentAtTheEnd) {
   EXPECT_EQ(doc["device"], "simulated");
 }
 
+// A program's arguments and kernel names are bytes, not always UTF-8: the document stays valid,
+// with each byte that is not UTF-8 written as U+FFFD, and the run is not lost to an exception.
+TEST(JsonReporterTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  std::stringstream out;
+  auto rep = make_json_reporter(out);
+  RunInfo i = info();
+  i.command = {"app", "caf\xe9"};
+  rep->begin(i);
+  auto r = record();
+  r.launch.kernel_name = "k\xff\xfe";
+  ASSERT_NO_THROW(rep->add(r, no_energy()));
+  rep->end();
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(out.str())) << out.str();
+  EXPECT_EQ(doc["command"][1], "caf\uFFFD");
+  EXPECT_EQ(doc["launches"][0]["kernel"], "k\uFFFD\uFFFD");
+}
+
 TEST(JsonReporterTest, AClockNotReadIsNullNotZero) {
   std::stringstream out;
   auto rep = make_json_reporter(out);

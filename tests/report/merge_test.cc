@@ -82,6 +82,19 @@ TEST(MergeTest, RowsOfEveryRunAndEachKernelsSpreadAcrossThem) {
   EXPECT_EQ(doc["kernels"][0]["gpu_ns_max"], 400.0);
 }
 
+// CSV cells are bytes: a host or kernel name that is not UTF-8 (found by merge_input_fuzz) still
+// gives a valid JSON document, each stray byte written as U+FFFD.
+TEST(MergeTest, CellsThatAreNotUtf8StillGiveValidJson) {
+  const RunTable t = parse_run_csv(kHeader + "0,k\xe8,100,n\xe8\xe8,0,\n", "r0.csv");
+  const MergedRuns m = merge_runs({t});
+  std::ostringstream json;
+  ASSERT_NO_THROW(write_merged_json(json, m, kernels_across_runs(m)));
+  nlohmann::json doc;
+  ASSERT_NO_THROW(doc = nlohmann::json::parse(json.str())) << json.str();
+  EXPECT_EQ(doc["launches"][0]["host"], "n\uFFFD\uFFFD");
+  EXPECT_EQ(doc["kernels"][0]["kernel"], "k\uFFFD");
+}
+
 TEST(MergeTest, FilesThatDoNotBelongTogetherAreRefused) {
   const RunTable r0 = parse_run_csv(kHeader + "0,a,1,n1,0,\n", "r0.csv");
   const RunTable other = parse_run_csv(

@@ -17,6 +17,7 @@
 #include "oa/device_facts.h"
 #include "oa/report_stream.h"
 #include "oa/topology.h"
+#include "report/json_text.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/metric_files.h"
 
@@ -147,7 +148,7 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
     out_rows.push_back(row);
   }
   doc["rows"] = out_rows;
-  out << doc.dump(2) << '\n';
+  out << report::json_text(doc, 2) << '\n';
 }
 
 // The set's report format (IGT's oa_format attribute) when it names one, checked against

@@ -10,6 +10,7 @@
 #include "daemon/daemon_paths.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
+#include "report/json_text.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/doctor.h"
 
@@ -59,7 +60,7 @@ void print_json(const doctor::DoctorOptions& opt, const std::vector<doctor::Chec
                            {"fix", c.fix}});
   }
   j["failed"] = doctor::any_failed(checks);
-  std::cout << j.dump(2) << "\n";
+  std::cout << report::json_text(j, 2) << "\n";
 }
 
 int run_doctor(DoctorCommandOptions& opt) {

@@ -11,6 +11,7 @@
 
 #include "oa/metric_paths.h"
 #include "oa/platform.h"
+#include "report/json_text.h"
 #include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
@@ -117,7 +118,7 @@ int run_platforms(const PlatformsOptions& opt) {
     if (opt.json) {
       nlohmann::json all = nlohmann::json::array();
       for (const oa::PciId& id : oa::known_pci_ids()) all.push_back(to_json(id));
-      std::cout << all.dump(1) << "\n";
+      std::cout << report::json_text(all, 1) << "\n";
     } else {
       print_table();
     }
@@ -140,7 +141,7 @@ int run_platforms(const PlatformsOptions& opt) {
     return kExitUsage;
   }
   if (opt.json) {
-    std::cout << to_json(*id).dump(1) << "\n";
+    std::cout << report::json_text(to_json(*id), 1) << "\n";
   } else {
     print_one(*id);
   }

@@ -13,6 +13,7 @@
 #include "power/energy_window.h"
 #include "power/idle_baseline.h"
 #include "power/sim_power.h"
+#include "report/json_text.h"
 #include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
@@ -116,7 +117,7 @@ int run_power(const PowerOptions& opt) {
       nlohmann::json j = power::to_json(w);
       j["source"] = name;
       j["simulated"] = power::is_simulated_energy_backend(name);
-      std::cout << j.dump(2) << "\n";
+      std::cout << report::json_text(j, 2) << "\n";
     } else {
       print_table(name, w);
     }
