@@ -199,7 +199,9 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
                                         ? std::string("sim")
                                         : request.energy;
     power::check_energy_backend_for_device(energy_name, a.device.simulated(), a.device.label());
-    power::EnergyChoice choice = power::choose_energy_source(energy_name, options_.energy_roots);
+    power::EnergyRoots energy_roots = options_.energy_roots;
+    energy_roots.gpu_pci_address = a.device.pci_address;  // a discrete GPU's own sensors
+    power::EnergyChoice choice = power::choose_energy_source(energy_name, energy_roots);
     opened.energy_reason = options_.lend_energy ? choice.reason : std::string(kNoEnergyLent);
     if (choice.source) {
       a.energy_gate.emplace(options_.energy_min_interval_ns);

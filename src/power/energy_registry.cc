@@ -10,11 +10,16 @@
 #include "power/papi_source.h"
 #include "power/powercap.h"
 #include "power/sim_power.h"
+#include "power/xe_hwmon.h"
 
 namespace oaprof::power {
 namespace {
 
 constexpr EnergyBackendInfo kBackends[] = {
+    {"xe-hwmon",
+     "a discrete xe GPU's own energy sensors (hwmon energy*_input, card and GPU package; "
+     "readable by every user; integrated GPUs have none)",
+     true, false},
     {"powercap", "RAPL through /sys/class/powercap (energy_uj is root-only since Linux 5.10)",
      true, false},
     {"perf", "the perf power PMU (needs root, CAP_PERFMON or perf_event_paranoid <= 0)", true,
@@ -29,6 +34,19 @@ constexpr EnergyBackendInfo kBackends[] = {
 };
 
 std::unique_ptr<EnergySource> open_backend(std::string_view name, const EnergyRoots& roots) {
+  if (name == "xe-hwmon") {
+    if (roots.gpu_pci_address.empty()) {
+      throw std::runtime_error("no GPU named to read the sensors of (give its PCI address)");
+    }
+    // A path component under sysfs: a PCI address only, never a way out of bus/pci/devices.
+    const bool address_chars =
+        roots.gpu_pci_address.find_first_not_of("0123456789abcdefABCDEF:.") == std::string::npos;
+    if (!address_chars || roots.gpu_pci_address.find("..") != std::string::npos) {
+      throw std::runtime_error(
+          fmt::format("'{}' is not a PCI address like 0000:03:00.0", roots.gpu_pci_address));
+    }
+    return std::make_unique<XeHwmonSource>(roots.gpu_device_dir());
+  }
   if (name == "powercap") return std::make_unique<PowercapSource>(roots.powercap_dir());
   if (name == "perf") {
     return std::make_unique<PerfPowerSource>(
@@ -68,8 +86,8 @@ void check_energy_backend_for_device(std::string_view name, bool device_simulate
   if (device_simulated || !is_simulated_energy_backend(name)) return;
   throw std::invalid_argument(fmt::format(
       "--energy {} is a simulated RAPL tree, a model: beside a real GPU ({}) its figures would "
-      "read as that GPU's measured power; use --energy auto (or powercap, perf, msr, papi, none), "
-      "or --device sim to run on the simulator",
+      "read as that GPU's measured power; use --energy auto (or xe-hwmon, powercap, perf, msr, "
+      "papi, none), or --device sim to run on the simulator",
       name, device_label));
 }
 

@@ -1,6 +1,7 @@
 // Choosing the energy backend: one table of backends, one lookup by name, and the automatic order
-// (powercap, perf, msr, papi). Every root path is a parameter so tests and `--sysfs-root` point
-// the backends at another tree. The profiler and `oaprof power` come through here.
+// (xe-hwmon, powercap, perf, msr, papi: a discrete GPU's own sensors first, then the CPU's RAPL).
+// Every root path is a parameter so tests and `--sysfs-root` point the backends at another tree.
+// The profiler and `oaprof power` come through here.
 #pragma once
 
 #include <filesystem>
@@ -22,6 +23,9 @@ struct EnergyRoots {
   std::filesystem::path sim_dir;
   // The perf_event_open seam; empty: the real system calls.
   std::function<std::unique_ptr<PerfEventSyscalls>()> perf_syscalls;
+  // The profiled GPU's PCI address ("0000:03:00.0"), where the xe-hwmon backend looks for its
+  // sensors; empty: no GPU named (the simulator), and xe-hwmon says so.
+  std::string gpu_pci_address;
 
   std::filesystem::path powercap_dir() const { return sysfs / "class" / "powercap"; }
   std::filesystem::path perf_pmu_dir() const {
@@ -29,6 +33,9 @@ struct EnergyRoots {
   }
   std::filesystem::path cpu_dir() const { return sysfs / "devices" / "system" / "cpu"; }
   std::filesystem::path dev_cpu_dir() const { return dev / "cpu"; }
+  std::filesystem::path gpu_device_dir() const {
+    return sysfs / "bus" / "pci" / "devices" / gpu_pci_address;
+  }
 };
 
 struct EnergyBackendInfo {
@@ -38,7 +45,7 @@ struct EnergyBackendInfo {
   bool simulated;  // a model (the simulated RAPL tree), never a measurement
 };
 
-// powercap, perf, msr, papi, sim, none, in that order.
+// xe-hwmon, powercap, perf, msr, papi, sim, none, in that order.
 std::span<const EnergyBackendInfo> energy_backends();
 
 // Whether the backend of that name is a model rather than a reading of hardware (false for an
@@ -51,7 +58,7 @@ bool is_simulated_energy_backend(std::string_view name);
 void check_energy_backend_for_device(std::string_view name, bool device_simulated,
                                      std::string_view device_label);
 
-// `name`: auto | powercap | perf | msr | papi | sim | none. Returns nullptr for "none". Throws
+// `name`: auto | xe-hwmon | powercap | perf | msr | papi | sim | none. Returns nullptr for "none". Throws
 // std::invalid_argument for an unknown name (listing the valid ones), std::runtime_error when the
 // named backend — for "auto", every automatic one — cannot be used, with each one's reason.
 std::unique_ptr<EnergySource> make_energy_source(std::string_view name,

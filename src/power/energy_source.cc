@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,10 @@ std::string_view domain_name(Domain d) {
       return "dram";
     case Domain::kPsys:
       return "psys";
+    case Domain::kGpuCard:
+      return "gpu_card";
+    case Domain::kGpuPackage:
+      return "gpu_pkg";
   }
   return "unknown";
 }
@@ -36,6 +41,10 @@ std::string_view plane_name(Domain d) {
       return "DRAM";
     case Domain::kPsys:
       return "PSYS";
+    case Domain::kGpuCard:
+      return "CARD";
+    case Domain::kGpuPackage:
+      return "GPU_PKG";
   }
   return "unknown";
 }
@@ -48,6 +57,8 @@ std::string_view formula_name(IgpuFormula f) {
       return "pp1";
     case IgpuFormula::kPkgPp0:
       return "pkg-pp0";
+    case IgpuFormula::kGpuPkg:
+      return "gpu-pkg";
   }
   return "unknown";
 }
@@ -60,6 +71,8 @@ std::string_view formula_label(IgpuFormula f) {
       return "P_PP1";
     case IgpuFormula::kPkgPp0:
       return "P_PKG - P_PP0";
+    case IgpuFormula::kGpuPkg:
+      return "P_GPU_PKG";
   }
   return "unknown";
 }
@@ -69,9 +82,22 @@ IgpuFormula parse_igpu_formula(std::string_view name) {
     if (formula_name(f) == name) return f;
   }
   throw std::invalid_argument(fmt::format(
-      "unknown iGPU power formula '{}': use pkg-pp0-dram (P_PKG - P_PP0 - P_DRAM, the default), "
-      "pp1 (the PP1 'uncore'/'gpu' plane) or pkg-pp0 (P_PKG - P_PP0)",
+      "unknown GPU power formula '{}': use auto (the default: gpu-pkg where a discrete GPU has "
+      "its own sensor, else pkg-pp0-dram), pkg-pp0-dram (P_PKG - P_PP0 - P_DRAM), pp1 (the PP1 "
+      "'uncore'/'gpu' plane), pkg-pp0 (P_PKG - P_PP0) or gpu-pkg (a discrete xe GPU's package "
+      "sensor)",
       name));
+}
+
+std::optional<IgpuFormula> parse_igpu_formula_choice(std::string_view name) {
+  if (name == "auto") return std::nullopt;
+  return parse_igpu_formula(name);
+}
+
+IgpuFormula default_igpu_formula(const std::vector<Domain>& domains) {
+  const bool gpu_sensor =
+      std::find(domains.begin(), domains.end(), Domain::kGpuPackage) != domains.end();
+  return gpu_sensor ? IgpuFormula::kGpuPkg : IgpuFormula::kPkgPp0Dram;
 }
 
 std::optional<double> IgpuPower::watts(IgpuFormula f) const {
@@ -82,6 +108,8 @@ std::optional<double> IgpuPower::watts(IgpuFormula f) const {
       return pp1_w;
     case IgpuFormula::kPkgPp0:
       return pkg_pp0_w;
+    case IgpuFormula::kGpuPkg:
+      return gpu_pkg_w;
   }
   return std::nullopt;
 }
@@ -104,6 +132,7 @@ IgpuPower igpu_power(const std::map<Domain, double>& power_w) {
   const auto pp0 = watts(Domain::kCores);
   const auto dram = watts(Domain::kDram);
   p.pp1_w = watts(Domain::kUncore);
+  p.gpu_pkg_w = watts(Domain::kGpuPackage);
   if (pkg && pp0) {
     p.pkg_pp0_w = *pkg - *pp0;
     p.dram_missing = !dram.has_value();

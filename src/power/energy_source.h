@@ -13,13 +13,18 @@
 
 namespace oaprof::power {
 
-enum class Domain { kPackage, kCores, kUncore, kDram, kPsys };
+// The CPU's RAPL planes, then a discrete GPU's own sensors (the xe driver's hwmon: the whole
+// board, and the GPU package; xe_hwmon.h).
+enum class Domain { kPackage, kCores, kUncore, kDram, kPsys, kGpuCard, kGpuPackage };
 
-inline constexpr Domain kAllDomains[] = {Domain::kPackage, Domain::kCores, Domain::kUncore,
-                                         Domain::kDram, Domain::kPsys};
+inline constexpr Domain kAllDomains[] = {Domain::kPackage, Domain::kCores,   Domain::kUncore,
+                                         Domain::kDram,    Domain::kPsys,    Domain::kGpuCard,
+                                         Domain::kGpuPackage};
 
-std::string_view domain_name(Domain d);  // "package", "core", "uncore", "dram", "psys"
-// The RAPL plane's name in the method's formulas: "PKG", "PP0", "PP1", "DRAM", "PSYS".
+// "package", "core", "uncore", "dram", "psys", "gpu_card", "gpu_pkg"
+std::string_view domain_name(Domain d);
+// The plane's name in the method's formulas: "PKG", "PP0", "PP1", "DRAM", "PSYS", and the GPU's
+// own "CARD" and "GPU_PKG".
 std::string_view plane_name(Domain d);
 
 struct EnergyReading {
@@ -39,16 +44,24 @@ class EnergySource {
   virtual std::optional<std::uint64_t> wrap_range_uj() const { return std::nullopt; }
 };
 
-// The iGPU power formulas oaprof knows; `--igpu-power` picks the headline one.
-enum class IgpuFormula { kPkgPp0Dram, kPp1, kPkgPp0 };
+// The GPU power formulas oaprof knows; `--igpu-power` picks the headline one. The first three
+// take an integrated GPU's power out of the CPU package's RAPL planes; gpu-pkg is a discrete
+// GPU's own package sensor, measured directly.
+enum class IgpuFormula { kPkgPp0Dram, kPp1, kPkgPp0, kGpuPkg };
 
 inline constexpr IgpuFormula kAllIgpuFormulas[] = {IgpuFormula::kPkgPp0Dram, IgpuFormula::kPp1,
-                                                   IgpuFormula::kPkgPp0};
+                                                   IgpuFormula::kPkgPp0, IgpuFormula::kGpuPkg};
 
-std::string_view formula_name(IgpuFormula f);   // "pkg-pp0-dram", "pp1", "pkg-pp0"
-std::string_view formula_label(IgpuFormula f);  // "P_PKG - P_PP0 - P_DRAM", …
+std::string_view formula_name(IgpuFormula f);   // "pkg-pp0-dram", "pp1", "pkg-pp0", "gpu-pkg"
+std::string_view formula_label(IgpuFormula f);  // "P_PKG - P_PP0 - P_DRAM", …, "P_GPU_PKG"
 // Throws std::invalid_argument naming the valid formulas.
 IgpuFormula parse_igpu_formula(std::string_view name);
+// `--igpu-power`'s value: nullopt for "auto" (default_igpu_formula decides once the energy
+// source is open), else parse_igpu_formula's.
+std::optional<IgpuFormula> parse_igpu_formula_choice(std::string_view name);
+// What "auto" means for a source with these domains: gpu-pkg where the GPU's own package sensor
+// is there (a discrete xe GPU), else pkg-pp0-dram.
+IgpuFormula default_igpu_formula(const std::vector<Domain>& domains);
 
 // iGPU power by the method's formulas; nullopt where a needed plane is missing.
 struct IgpuPower {
@@ -56,6 +69,7 @@ struct IgpuPower {
   bool dram_missing = false;
   std::optional<double> pp1_w;  // the uncore ("gpu") plane
   std::optional<double> pkg_pp0_w;
+  std::optional<double> gpu_pkg_w;  // a discrete GPU's own package sensor
 
   std::optional<double> watts(IgpuFormula f) const;
 };

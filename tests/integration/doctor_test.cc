@@ -372,6 +372,7 @@ TEST(DoctorTest, NoRaplWarnsWithEachBackendsReason) {
   EXPECT_EQ(l.verdict, "warn");
   EXPECT_THAT(l.detail, HasSubstr("powercap: "));
   EXPECT_THAT(l.detail, HasSubstr("msr: "));
+  EXPECT_THAT(l.detail, HasSubstr("xe-hwmon: "));  // said once nothing else opens
   EXPECT_THAT(l.fix, HasSubstr("modprobe msr"));
 }
 
@@ -582,6 +583,38 @@ TEST(DoctorAccessTest, AnXe2PartIsReadOnlyThroughXesStream) {
   perf = line_of(m.doctor("--device sim --sim-platform lnl").output, "access-perf");
   EXPECT_EQ(perf.verdict, "ok");
   EXPECT_THAT(perf.detail, HasSubstr("xe_periodic"));
+}
+
+// A discrete Battlemage under xe, profiled at its own address: the driver line says how oaprof
+// reads it, and energy comes from the card's own sensors (xe's hwmon), not the CPU's RAPL.
+TEST(DoctorTest, ADiscreteBattlemageIsReadThroughXeAndItsOwnSensors) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  const std::string bmg = "0000:03:00.0";
+  const auto platform = oaprof::oa::platform_by_name("bmg");
+  ASSERT_TRUE(platform.has_value());
+  std::uint16_t id = 0;
+  for (const auto& known : oaprof::oa::known_pci_ids()) {
+    if (known.platform->metrics_file == "bmg") id = known.device;
+  }
+  m.pci(bmg, "0x8086", id, "0x030000", "xe");
+  const std::string hwmon = "sys/bus/pci/devices/" + bmg + "/hwmon/hwmon3/";
+  m.write(hwmon + "name", "xe");
+  m.write(hwmon + "energy1_label", "card");
+  m.write(hwmon + "energy1_input", "1000");
+  m.write(hwmon + "energy2_label", "pkg");
+  m.write(hwmon + "energy2_input", "500");
+  const auto r = m.doctor("--pci " + bmg);
+  const Line driver = line_of(r.output, "driver");
+  EXPECT_EQ(driver.verdict, "ok") << r.output;
+  EXPECT_THAT(driver.detail, HasSubstr("--access perf"));
+  const Line energy = line_of(r.output, "energy");
+  EXPECT_EQ(energy.verdict, "ok") << r.output;
+  EXPECT_THAT(energy.detail, HasSubstr("xe-hwmon (gpu_card, gpu_pkg)"));
+  // The integrated GPU of the same machine has no such sensors: RAPL, and no word of xe-hwmon.
+  const Line igpu = line_of(m.doctor().output, "energy");
+  EXPECT_THAT(igpu.detail, HasSubstr("powercap (package)"));
+  EXPECT_THAT(igpu.detail, ::testing::Not(HasSubstr("xe-hwmon")));
 }
 
 }  // namespace

@@ -29,13 +29,13 @@ TEST(EnergyRegistryTest, TableListsTheAutomaticOrder) {
   for (const auto& b : energy_backends()) {
     if (b.automatic) automatic.push_back(b.name);
   }
-  EXPECT_THAT(automatic, ::testing::ElementsAre("powercap", "perf", "msr", "papi"));
+  EXPECT_THAT(automatic, ::testing::ElementsAre("xe-hwmon", "powercap", "perf", "msr", "papi"));
 }
 
 // Simulated energy beside a real GPU would read as that GPU's measured power.
 TEST(EnergyRegistryTest, SimulatedEnergyIsRefusedBesideARealDevice) {
   EXPECT_TRUE(is_simulated_energy_backend("sim"));
-  for (const char* real : {"powercap", "perf", "msr", "papi", "none", "auto", "bogus"}) {
+  for (const char* real : {"xe-hwmon", "powercap", "perf", "msr", "papi", "none", "auto", "bogus"}) {
     EXPECT_FALSE(is_simulated_energy_backend(real)) << real;
     EXPECT_NO_THROW(check_energy_backend_for_device(real, false, "0000:00:02.0")) << real;
   }
@@ -55,7 +55,7 @@ TEST(EnergyRegistryTest, UnknownNameListsTheValidOnes) {
     make_energy_source("rapl");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("auto, powercap, perf, msr, papi, sim, none"));
+    EXPECT_THAT(e.what(), HasSubstr("auto, xe-hwmon, powercap, perf, msr, papi, sim, none"));
   }
   EXPECT_THROW(choose_energy_source("rapl"), std::invalid_argument);
 }

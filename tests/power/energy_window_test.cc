@@ -110,8 +110,10 @@ TEST(EnergyWindowTest, JsonLabelsEachIgpuFigureWithItsFormula) {
   a.energy_uj[Domain::kUncore] = 0;
   b.energy_uj[Domain::kUncore] = 500'000;
   const nlohmann::json j = to_json(make_energy_window(a, b));
-  ASSERT_EQ(j["igpu"].size(), 3u);
+  ASSERT_EQ(j["igpu"].size(), 4u);
   EXPECT_EQ(j["igpu"][0]["formula"], "pkg-pp0-dram");
+  EXPECT_EQ(j["igpu"][3]["formula"], "gpu-pkg");  // no GPU sensor among RAPL's planes: null
+  EXPECT_TRUE(j["igpu"][3]["power_w"].is_null());
   EXPECT_EQ(j["igpu"][0]["label"], "P_PKG - P_PP0 - P_DRAM");
   EXPECT_TRUE(j["igpu"][0]["dram_counted_as_zero"].get<bool>());
   EXPECT_DOUBLE_EQ(j["igpu"][1]["power_w"].get<double>(), 5.0);

@@ -85,13 +85,13 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
   const auto cols = split_csv(out.str().substr(0, out.str().find('\n')));
   for (const char* c : {"launch", "kernel", "global_size", "local_size", "kernel_ns", "gpu_time_ns",
                         "gpu_ticks", "wraps_corrected", "A0", "A35", "B0", "B7", "C0", "C7",
-                        "energy_source", "device", "host", "rank", "flags"}) {
+                        "energy_source", "gpu_pkg_energy_uj", "device", "host", "rank", "flags"}) {
     EXPECT_THAT(cols, ::testing::Contains(c));
   }
   EXPECT_EQ(cols.size(), launch_field_names().size());
-  // 3: replay_passes, restore_bytes/_ns; 1: wraps_corrected; 10: window, 5 planes, 2 powers,
-  // formula, source; 2: host, rank
-  EXPECT_EQ(cols.size(), 16u + 3 + 1 + 36 + 8 + 8 + 10 + 2 + 2);
+  // 3: replay_passes, restore_bytes/_ns; 1: wraps_corrected; 12: window, 5 RAPL planes and a
+  // GPU's own 2, 2 powers, formula, source; 2: host, rank
+  EXPECT_EQ(cols.size(), 16u + 3 + 1 + 36 + 8 + 8 + 12 + 2 + 2);
 }
 
 TEST(CsvReporterTest, APecRunHasAColumnForEachOfItsSixtyFourCounters) {

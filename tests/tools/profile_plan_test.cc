@@ -126,7 +126,7 @@ TEST(ProfilePlanTest, UnknownReadOutsForcewakeAndEnergyBackendsAreRefusedWithThe
   EXPECT_NE(refusal(o), "");
   o = with_program();
   o.energy = "battery";
-  EXPECT_THAT(refusal(o), HasSubstr("--energy battery: give one of auto, powercap"));
+  EXPECT_THAT(refusal(o), HasSubstr("--energy battery: give one of auto, xe-hwmon, powercap"));
   o = with_program();
   o.igpu_power = "pp2";
   EXPECT_NE(refusal(o), "");

@@ -160,6 +160,13 @@ Check check_driver(const PciFacts& pci) {
   if (pci.driver == "i915") {
     return make("driver", Verdict::kOk, fmt::format("i915 is bound to {}", pci.address));
   }
+  if (pci.driver == "xe" && pci.platform && pci.platform->gen == oa::Generation::kXe2) {
+    return make("driver", Verdict::kOk,
+                fmt::format("xe is bound to {} ({}): oaprof reads it through xe's observation "
+                            "stream (--access perf); the register read-outs stay xe's "
+                            "(docs/xe.md)",
+                            pci.address, pci.platform->codename));
+  }
   if (pci.driver == "xe") {
     return make("driver", Verdict::kFail,
                 fmt::format("xe is bound to {}: oaprof reads the OA unit through i915 or, "
@@ -348,8 +355,9 @@ Check check_xe_observation(const DoctorOptions& options) {
       : *line + ": xe's observation (OA) streams need CAP_PERFMON (or perf_event_paranoid "
                 "allowing it)";
   return make("xe-observation", Verdict::kInfo,
-              fmt::format("dev.xe.observation_paranoid is {}; oaprof does not read xe's streams "
-                          "yet (docs/xe.md)",
+              fmt::format("dev.xe.observation_paranoid is {}; oaprof reads Lunar Lake and later "
+                          "through these streams (--access perf), older parts under xe not yet "
+                          "(docs/xe.md)",
                           value));
 }
 
@@ -357,7 +365,9 @@ Check check_energy(const DoctorOptions& options) {
   power::EnergyRoots roots;
   roots.sysfs = options.sysfs_root;
   roots.dev = options.dev_root;
+  roots.gpu_pci_address = options.pci;  // a discrete xe GPU's own sensors come first
   std::vector<std::string> reasons;
+  std::string no_gpu_sensors;  // an integrated GPU has none: said only when nothing else opens
   for (const auto& backend : power::energy_backends()) {
     if (!backend.automatic) continue;
     try {
@@ -367,12 +377,16 @@ Check check_energy(const DoctorOptions& options) {
       return make(
           "energy", Verdict::kOk,
           fmt::format(
-              "RAPL is readable through {} ({}){}", backend.name, fmt::join(domains, ", "),
+              "{} readable through {} ({}){}",
+              backend.name == "xe-hwmon" ? "the GPU's own energy sensors are" : "RAPL is",
+              backend.name, fmt::join(domains, ", "),
               reasons.empty() ? "" : fmt::format("; before it: {}", fmt::join(reasons, "; "))));
     } catch (const std::exception& e) {
-      reasons.emplace_back(e.what());  // each names its backend: "--energy powercap: …"
+      // Each names its backend: "--energy powercap: …".
+      (backend.name == "xe-hwmon" ? no_gpu_sensors : reasons.emplace_back()) = e.what();
     }
   }
+  if (!no_gpu_sensors.empty()) reasons.insert(reasons.begin(), no_gpu_sensors);
   return make("energy", Verdict::kWarn,
               fmt::format("no RAPL backend can be read: {}", fmt::join(reasons, "; ")),
               "run as root (sudo oaprof) or through oaprofd, which read RAPL for you; for the msr "

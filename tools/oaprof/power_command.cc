@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "mmio/pci_bar.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
 #include "power/energy_window.h"
@@ -24,7 +25,8 @@ struct PowerOptions {
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
   std::string duration = "1s";
-  std::string igpu_formula = "pkg-pp0-dram";
+  std::string igpu_formula = "auto";
+  std::string pci;  // a discrete GPU whose own sensors to read (xe-hwmon)
   double sim_gpu_activity = 0;
   bool json = false;
 };
@@ -47,7 +49,7 @@ void print_table(const std::string& source, const power::EnergyWindow& w) {
         static_cast<double>(uj) / 1e6,
         watts_text(p != w.power_w.end() ? std::optional<double>(p->second) : std::nullopt));
   }
-  std::cout << "iGPU power:\n";
+  std::cout << "GPU power:\n";
   for (power::IgpuFormula f : power::kAllIgpuFormulas) {
     std::string note;
     if (f == power::IgpuFormula::kPkgPp0Dram && w.igpu.pkg_pp0_dram_w && w.igpu.dram_missing) {
@@ -60,8 +62,8 @@ void print_table(const std::string& source, const power::EnergyWindow& w) {
                              watts_text(w.igpu.watts(f)), note);
   }
   if (w.counters_did_not_move) {
-    std::cout << "the energy counters did not move: this machine's RAPL is not live (a virtual "
-                 "machine exposes a frozen counter); no power figure is given\n";
+    std::cout << "the energy counters did not move: they are not live (a virtual machine "
+                 "exposes a frozen RAPL counter); no power figure is given\n";
   }
   const auto flags = w.flags();
   if (!flags.empty()) std::cout << fmt::format("flags: {}\n", fmt::join(flags, ","));
@@ -72,11 +74,13 @@ int run_power(const PowerOptions& opt) {
                                           {"--dev-root", opt.dev_root, "/dev"}};
   if (const int rc = require_root_paths("power", paths); rc != 0) return rc;
   std::uint64_t duration_ns = 0;
-  power::IgpuFormula formula{};
+  std::optional<power::IgpuFormula> formula;
+  std::string pci;
   try {
     duration_ns = power::parse_duration_ns(opt.duration);
-    formula = power::parse_igpu_formula(opt.igpu_formula);
+    formula = power::parse_igpu_formula_choice(opt.igpu_formula);
     if (duration_ns == 0) throw std::invalid_argument("--duration must be positive, e.g. 1s");
+    if (!opt.pci.empty()) pci = mmio::parse_pci_address(opt.pci).str();
     if (!(opt.sim_gpu_activity >= 0 && opt.sim_gpu_activity <= 1)) {
       throw std::invalid_argument("--sim-gpu-activity is a fraction between 0 and 1");
     }
@@ -87,6 +91,7 @@ int run_power(const PowerOptions& opt) {
   power::EnergyRoots roots;
   roots.sysfs = opt.sysfs_root;
   roots.dev = opt.dev_root;
+  roots.gpu_pci_address = pci;
   std::unique_ptr<power::EnergySource> source;
   try {
     source = power::make_energy_source(opt.energy, roots);
@@ -108,7 +113,7 @@ int run_power(const PowerOptions& opt) {
     }
     const std::string name(source->name());
     power::WindowOptions wopt;
-    wopt.formula = formula;
+    wopt.formula = formula.value_or(power::default_igpu_formula(source->domains()));
     // Through the sampler: a counter may wrap several times within --duration.
     const power::EnergyWindow w =
         power::measure_energy_window(std::move(source), duration_ns, wopt);
@@ -132,9 +137,11 @@ std::pair<CLI::App*, Action> add_power_command(CLI::App& app) {
   auto opt = std::make_shared<PowerOptions>();
   CLI::App* sub = app.add_subcommand(
       "power",
-      "a power meter: each RAPL plane's energy and average power over --duration, and "
-      "the iGPU power by every formula (docs/energy.md)");
-  std::string backends = "energy backend: auto (the first that opens of powercap, perf, msr, papi)";
+      "a power meter: each RAPL plane's (or a discrete GPU's own sensors') energy and average "
+      "power over --duration, and the GPU power by every formula (docs/energy.md)");
+  std::string backends =
+      "energy backend: auto (the first that opens of xe-hwmon (with --pci), powercap, perf, msr, "
+      "papi)";
   for (const auto& b : power::energy_backends()) {
     backends += fmt::format(", {} ({})", b.name, b.description);
   }
@@ -146,8 +153,12 @@ std::pair<CLI::App*, Action> add_power_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--duration", opt->duration, "how long to measure (500ms, 1s, 2.5s)")
       ->capture_default_str();
+  sub->add_option("--pci", opt->pci,
+                  "a discrete xe GPU (PCI address, e.g. 0000:03:00.0) whose own energy sensors "
+                  "xe-hwmon reads");
   sub->add_option("--igpu-power", opt->igpu_formula,
-                  "the headline iGPU formula (marked *): pkg-pp0-dram, pp1 or pkg-pp0")
+                  "the headline GPU formula (marked *): auto (gpu-pkg for a GPU's own sensors, "
+                  "else pkg-pp0-dram), pkg-pp0-dram, pp1, pkg-pp0 or gpu-pkg")
       ->capture_default_str();
   sub->add_option("--sim-gpu-activity", opt->sim_gpu_activity,
                   "with --energy sim: the simulated GPU's busy fraction (0 to 1)")

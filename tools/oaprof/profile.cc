@@ -212,8 +212,10 @@ Action add_profile_options(CLI::App& app) {
                  "are flagged energy_simulated)";
   energy->add_option("--energy", opt->energy, energy_help)->capture_default_str();
   energy->add_option("--igpu-power", opt->igpu_power,
-                     "headline iGPU power formula: pkg-pp0-dram (P_PKG - P_PP0 - P_DRAM, DRAM 0 "
-                     "where the part has none), pp1, pkg-pp0; JSON carries all of them")
+                     "headline GPU power formula: auto (gpu-pkg where the energy source is a "
+                     "discrete GPU's own sensor, else pkg-pp0-dram), pkg-pp0-dram (P_PKG - P_PP0 "
+                     "- P_DRAM, DRAM 0 where the part has none), pp1, pkg-pp0, gpu-pkg; JSON "
+                     "carries all of them")
       ->capture_default_str();
   energy->add_option("--idle-baseline", opt->idle_baseline,
                      "measure idle power this long before the run (DURATION or off), to report "
@@ -375,6 +377,7 @@ int open_energy(const ProfilePlan& plan, const GpuHold& gpu, EnergySetup& energy
     try {
       power::EnergyRoots roots;
       roots.sysfs = plan.device.sysfs_root;
+      roots.gpu_pci_address = gpu.device.pci_address;  // a discrete GPU's own sensors (xe-hwmon)
       const std::string name =
           plan.energy == "auto" && gpu.simulated ? std::string("sim") : plan.energy;
       power::EnergyChoice choice = power::choose_energy_source(name, roots);
@@ -475,7 +478,9 @@ report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const Energ
   info.metrics = gpu.metrics.get();
   info.device_variables = oa::device_variables(gpu.platform, gpu.facts);
   info.energy_options.min_window_ns = static_cast<std::uint64_t>(plan.min_window.count()) * 1'000'000;
-  info.energy_options.formula = plan.igpu_formula;
+  info.energy_options.formula = plan.igpu_formula.value_or(
+      power::default_igpu_formula(energy.source ? energy.source->domains()
+                                                : std::vector<power::Domain>{}));
   return info;
 }
 

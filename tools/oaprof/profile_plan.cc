@@ -188,7 +188,7 @@ void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
   power::check_energy_backend_for_device(o.energy, plan.simulated_device,
                                          "--device " + plan.device.spec);
   plan.energy = o.energy;
-  plan.igpu_formula = power::parse_igpu_formula(o.igpu_power);
+  plan.igpu_formula = power::parse_igpu_formula_choice(o.igpu_power);
   plan.idle_baseline_ns = power::parse_idle_baseline(o.idle_baseline);
 }
 

@@ -55,7 +55,7 @@ struct ProfileOptions {
   std::string duration;
   std::string interval;
   std::string energy = "auto";
-  std::string igpu_power = "pkg-pp0-dram";
+  std::string igpu_power = "auto";
   std::string idle_baseline = "250ms";
   std::string sysfs_root = "/sys";
   bool quiet = false;
@@ -122,7 +122,8 @@ struct ProfilePlan {
   std::string inject = "auto";                         // kKernel: auto | layer | preload
 
   std::string energy;  // a backend name or auto
-  power::IgpuFormula igpu_formula = power::IgpuFormula::kPkgPp0Dram;
+  // nullopt: auto, decided by the energy source (power::default_igpu_formula).
+  std::optional<power::IgpuFormula> igpu_formula;
   std::optional<std::uint64_t> idle_baseline_ns;
 
   OutputPlan outputs;
