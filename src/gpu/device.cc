@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <span>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "gpu/i915_query.h"
+#include "gpu/xe_query.h"
 #include "mmio/pci_bar.h"
 #include "mmio/pci_sysfs.h"
 #include "mmio/registers.h"
@@ -204,9 +206,22 @@ std::optional<double> read_gpu_freq_mhz(Device& device) {
 
 namespace {
 
-// The device's own topology and timestamp frequency, from i915 on its render node when it has
-// one, else from its clock registers (mapped, forcewake held) and the platform table.
+// The device's own topology and timestamp frequency: under xe from xe's queries on its render
+// node; else from i915 on its render node when it has one, else from its clock registers
+// (mapped, forcewake held) and the platform table.
 void read_facts(Device& d, bool registers_mapped) {
+  if (d.platform.driver == oa::KernelDriver::kXe) {
+    std::unique_ptr<XeQuery> xe;
+    std::string why;
+    try {
+      xe = open_xe_query(resolve_render_node(d));
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    d.facts = read_xe_device_facts(d.platform, xe.get(), why);
+    d.platform = oa::apply_facts(d.platform, d.facts);
+    return;
+  }
   std::unique_ptr<I915Query> i915;
   std::string why;
   try {
@@ -229,11 +244,14 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
   d.clock = std::move(clock);
   d.mmio = std::move(sim);
   if (config.platform.driver == oa::KernelDriver::kXe) {
-    // xe's topology and OA-unit queries are not simulated yet: the table's facts, said so.
-    d.sim_xe = std::make_unique<SimXeDevice>(config.platform, *d.clock,
-                                             SimXeOptions{.gpu_mhz = config.freq_mhz});
-    d.facts = oa::table_facts(config.platform,
-                              "the simulated xe device answers no topology query yet");
+    // xe fuses whole Xe-cores: --sim-eus keeps as many as it fills.
+    const int per_core = std::max(config.platform.eus / std::max(config.platform.subslices, 1), 1);
+    SimXeOptions xe_options{.gpu_mhz = config.freq_mhz,
+                            .xe_cores = std::max(mmio::simulated_eus(config) / per_core, 1)};
+    d.sim_xe = std::make_unique<SimXeDevice>(config.platform, *d.clock, xe_options);
+    // Asked as a real xe is: its OA units and GT topology queries.
+    const auto query = make_sim_xe_query(*d.sim_xe);
+    d.facts = read_xe_device_facts(config.platform, query.get(), "");
     d.platform = oa::apply_facts(config.platform, d.facts);
     return d;
   }

@@ -96,6 +96,27 @@ SimXeDevice::SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions
   if (options_.gpu_mhz <= 0) options_.gpu_mhz = platform_.max_freq_mhz;
 }
 
+std::vector<XeOaUnit> SimXeDevice::oa_units() const {
+  XeOaUnit oag{kOagUnit, xe::kOaUnitTypeOag, xe::kOaCapsBase | xe::kOaCapsSyncs,
+               static_cast<std::uint64_t>(platform_.timestamp_hz),
+               {{xe::kEngineClassRender, 0, 0, 0}, {xe::kEngineClassCompute, 0, 0, 0}}};
+  XeOaUnit oam{kOamUnit, xe::kOaUnitTypeOam, xe::kOaCapsBase | xe::kOaCapsSyncs,
+               static_cast<std::uint64_t>(platform_.timestamp_hz),
+               {{xe::kEngineClassVideoDecode, 0, 1, 0}}};
+  return {oag, oam};
+}
+
+XeGtTopology SimXeDevice::gt_topology() const {
+  const int cores = options_.xe_cores > 0 ? options_.xe_cores : platform_.subslices;
+  const int eus_per_core = platform_.subslices > 0 ? platform_.eus / platform_.subslices : 0;
+  XeGtTopology t;
+  t.dss_mask = cores >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << cores) - 1;
+  t.eu_mask = (std::uint64_t{1} << eus_per_core) - 1;
+  t.simd16 = true;
+  if (options_.l3_banks > 0) t.l3_bank_mask = (std::uint64_t{1} << options_.l3_banks) - 1;
+  return t;
+}
+
 void SimXeDevice::set_busy(bool busy) {
   advance_all();
   const std::uint64_t now = clock_.now_ns();
@@ -166,15 +187,7 @@ class SimXeObservation final : public XeObservation {
   explicit SimXeObservation(SimXeDevice& d) : d_(d) {}
   std::string describe() const override { return "simulated xe"; }
 
-  std::vector<XeOaUnit> oa_units() override {
-    XeOaUnit oag{kOagUnit, xe::kOaUnitTypeOag, xe::kOaCapsBase | xe::kOaCapsSyncs,
-                 static_cast<std::uint64_t>(d_.platform_.timestamp_hz),
-                 {{xe::kEngineClassRender, 0, 0, 0}, {xe::kEngineClassCompute, 0, 0, 0}}};
-    XeOaUnit oam{kOamUnit, xe::kOaUnitTypeOam, xe::kOaCapsBase | xe::kOaCapsSyncs,
-                 static_cast<std::uint64_t>(d_.platform_.timestamp_hz),
-                 {{xe::kEngineClassVideoDecode, 0, 1, 0}}};
-    return {oag, oam};
-  }
+  std::vector<XeOaUnit> oa_units() override { return d_.oa_units(); }
 
   std::optional<std::uint64_t> find_config_id(const std::string& uuid) override {
     for (const auto& [id, u] : d_.configs_) {
@@ -285,6 +298,44 @@ class SimXeObservation final : public XeObservation {
 
 std::unique_ptr<XeObservation> make_sim_xe_observation(SimXeDevice& device) {
   return std::make_unique<SimXeObservation>(device);
+}
+
+namespace {
+
+// DRM_XE_DEVICE_QUERY for the simulated xe: the size first, then the data, as xe_query.c
+// answers (-EINVAL for a size that is not the one it gave, or an unknown query).
+class SimXeQuery final : public XeQuery {
+ public:
+  explicit SimXeQuery(const SimXeDevice& device) : d_(device) {}
+  std::string describe() const override { return "simulated xe"; }
+  int device_query(xe::DeviceQuery& q) override {
+    std::vector<std::uint8_t> reply;
+    if (q.query == xe::kQueryOaUnits) {
+      reply = encode_xe_oa_units(d_.oa_units());
+    } else if (q.query == xe::kQueryGtTopology) {
+      reply = encode_xe_gt_topology(d_.gt_topology(), kDssMaskBytes);
+    } else {
+      return -EINVAL;
+    }
+    if (q.size == 0) {
+      q.size = static_cast<std::uint32_t>(reply.size());
+      return 0;
+    }
+    if (q.size != reply.size() || q.data == 0) return -EINVAL;
+    std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(q.data)), reply.data(),
+                reply.size());
+    return 0;
+  }
+
+ private:
+  static constexpr std::size_t kDssMaskBytes = 16;  // the simulator's choice; any width parses
+  const SimXeDevice& d_;
+};
+
+}  // namespace
+
+std::unique_ptr<XeQuery> make_sim_xe_query(const SimXeDevice& device) {
+  return std::make_unique<SimXeQuery>(device);
 }
 
 }  // namespace oaprof::gpu

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "gpu/xe_observation.h"
+#include "gpu/xe_query.h"
 #include "mmio/sim_gpu.h"
 #include "oa/platform.h"
 
@@ -30,6 +31,11 @@ struct SimXeOptions {
   bool perfmon_capable = true;              // holds CAP_PERFMON or CAP_SYS_ADMIN
   std::size_t oa_buffer_bytes = 16u << 20;  // xe's DEFAULT_XE_OA_BUFFER_SIZE
   double gpu_mhz = 0;                       // the clock the GPU runs at; 0: the platform's max
+  // What the GT topology query answers: Xe-cores enabled (0: the platform's), and the L3 banks
+  // (0: the L3 mask left out, as xe does where it cannot read it; no upstream table gives a
+  // part's count, so the simulator claims none unless told).
+  int xe_cores = 0;
+  int l3_banks = 0;
 };
 
 // One simulated xe device: its OA units (an OAG with the render and compute engines, an OAM
@@ -40,6 +46,11 @@ class SimXeDevice {
   SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions options = {});
 
   const oa::Platform& platform() const { return platform_; }
+  // The units DRM_XE_DEVICE_QUERY_OA_UNITS lists: an OAG with the render and compute engines of
+  // GT 0, an OAM with a video engine of GT 1.
+  std::vector<XeOaUnit> oa_units() const;
+  // GT 0's masks for DRM_XE_DEVICE_QUERY_GT_TOPOLOGY.
+  XeGtTopology gt_topology() const;
   void set_busy(bool busy);  // the workload signal: a kernel runs
   // The next read of every open stream fails with -EIO and STATUS gives `oa_status` bits.
   void inject_status(std::uint64_t oa_status);
@@ -80,5 +91,7 @@ class SimXeDevice {
 };
 
 std::unique_ptr<XeObservation> make_sim_xe_observation(SimXeDevice& device);
+// Its device queries (OA units, GT topology) as xe_query.c lays them out.
+std::unique_ptr<XeQuery> make_sim_xe_query(const SimXeDevice& device);
 
 }  // namespace oaprof::gpu

@@ -1,4 +1,5 @@
-// What oaprof asks xe about a device: its OA units (DRM_XE_DEVICE_QUERY_OA_UNITS), behind one
+// What oaprof asks xe about a device: its OA units (DRM_XE_DEVICE_QUERY_OA_UNITS) and its GT
+// topology (DRM_XE_DEVICE_QUERY_GT_TOPOLOGY), behind one
 // interface so that the same code runs on a real render node and on a simulated xe. The reply
 // is the kernel's, but parsed as untrusted bytes: every count is bounded and every length checked
 // against the buffer before anything is read (tests/fuzz/xe_oa_units_fuzz.cc).
@@ -6,11 +7,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "gpu/xe_uapi.h"
+#include "oa/device_facts.h"
+#include "oa/platform.h"
 
 namespace oaprof::gpu {
 
@@ -45,8 +49,45 @@ std::vector<XeOaUnit> parse_xe_oa_units(std::span<const std::uint8_t> bytes);
 // std::runtime_error naming the node and what failed.
 std::vector<XeOaUnit> query_xe_oa_units(XeQuery& xe);
 
+// The bytes xe writes for these units (xe_query.c query_oa_units): for the simulated xe.
+std::vector<std::uint8_t> encode_xe_oa_units(const std::vector<XeOaUnit>& units);
+
 // The OAG unit whose engines include a render or compute engine: the one that counts what
 // OpenCL kernels do. nullptr when there is none.
 const XeOaUnit* render_oag(const std::vector<XeOaUnit>& units);
+
+// One GT's masks from DRM_XE_DEVICE_QUERY_GT_TOPOLOGY.
+struct XeGtTopology {
+  std::uint16_t gt_id = 0;
+  std::uint64_t dss_mask = 0;  // geometry | compute DSS (Xe-cores), bit n = Xe-core n, as IGT
+  int dss_bits = 0;            // the width xe gave the DSS masks, at most 64 used
+  std::uint64_t eu_mask = 0;   // the EUs of each DSS
+  int eu_bits = 0;
+  bool simd16 = false;         // SIMD16_EU_PER_DSS (Xe2) rather than EU_PER_DSS
+  std::optional<std::uint64_t> l3_bank_mask;  // absent where xe leaves the L3 mask out
+};
+
+// At most this many masks in a reply, and bytes in one mask.
+inline constexpr std::size_t kMaxXeTopologyMasks = 64;
+inline constexpr std::size_t kMaxXeTopologyMaskBytes = 64;
+
+// GT `gt_id`'s masks in a GT_TOPOLOGY reply. Throws std::runtime_error when the bytes are not a
+// well-formed reply (a header or mask cut short, too many masks, a mask too wide), when the GT
+// has no DSS or EU mask, or when a DSS past the 64th or an EU past the 64th is set. Masks of
+// types oaprof does not know are skipped (the uapi may add some).
+XeGtTopology parse_xe_gt_topology(std::span<const std::uint8_t> bytes, std::uint16_t gt_id);
+
+// The bytes xe writes for one GT (xe_query.c query_gt_topology), each mask `mask_bytes` wide: for
+// the simulated xe and tests.
+std::vector<std::uint8_t> encode_xe_gt_topology(const XeGtTopology& gt, std::size_t mask_bytes);
+
+// The query in its two steps, parsed for `gt_id`. Throws std::runtime_error naming the node.
+XeGtTopology query_xe_gt_topology(XeQuery& xe, std::uint16_t gt_id);
+
+// The device's facts from xe: the topology of the render OAG's GT and that unit's timestamp
+// frequency, each from the platform table with the reason in its note when xe does not give it.
+// `xe` null: `no_xe` says why it was not asked.
+oa::DeviceFacts read_xe_device_facts(const oa::Platform& platform, XeQuery* xe,
+                                     const std::string& no_xe);
 
 }  // namespace oaprof::gpu

@@ -29,6 +29,22 @@ inline const unsigned long kIoctlDeviceQuery = _IOWR('d', kDrmCommandBase + kDev
 inline constexpr std::uint32_t kQueryGtTopology = 5;
 inline constexpr std::uint32_t kQueryOaUnits = 8;
 
+// struct drm_xe_query_topology_mask without its flexible mask[]: the GT_TOPOLOGY reply is these
+// entries back to back, each followed by its num_bytes of little-endian mask. xe_query.c
+// query_gt_topology writes, per GT: DSS_GEOMETRY, DSS_COMPUTE, L3_BANK (left out where xe cannot
+// read the mask: XE_WA no_media_l3), then EU_PER_DSS or SIMD16_EU_PER_DSS.
+struct TopologyMaskHeader {
+  std::uint16_t gt_id;
+  std::uint16_t type;
+  std::uint32_t num_bytes;
+};
+static_assert(sizeof(TopologyMaskHeader) == 8);
+inline constexpr std::uint16_t kTopoDssGeometry = 1;
+inline constexpr std::uint16_t kTopoDssCompute = 2;
+inline constexpr std::uint16_t kTopoL3Bank = 3;
+inline constexpr std::uint16_t kTopoEuPerDss = 4;
+inline constexpr std::uint16_t kTopoSimd16EuPerDss = 5;
+
 // struct drm_xe_engine_class_instance and its classes.
 struct EngineClassInstance {
   std::uint16_t engine_class = 0;

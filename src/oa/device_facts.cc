@@ -35,6 +35,7 @@ std::string_view topology_source_name(TopologySource source) {
     case TopologySource::kI915Query: return "i915 query";
     case TopologySource::kPlatformTable: return "platform table";
     case TopologySource::kOptions: return "options";
+    case TopologySource::kXeQuery: return "xe query";
   }
   return "unknown";
 }
@@ -44,6 +45,7 @@ std::string_view timestamp_source_name(TimestampSource source) {
     case TimestampSource::kI915GetParam: return "i915 getparam";
     case TimestampSource::kRegisters: return "registers";
     case TimestampSource::kPlatformTable: return "platform table";
+    case TimestampSource::kXeOaUnit: return "xe OA unit";
   }
   return "unknown";
 }
@@ -97,6 +99,7 @@ Platform apply_facts(Platform platform, const DeviceFacts& facts) {
 
 DeviceVariables device_variables(const Platform& platform, const DeviceFacts& facts) {
   DeviceVariables v = device_variables(apply_facts(platform, facts), facts.topology);
+  if (facts.l3_banks) v.set_known("L3BankTotalCount", *facts.l3_banks);
   return v;
 }
 

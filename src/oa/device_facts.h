@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,16 +19,18 @@ enum class TopologySource : std::uint8_t {
   kI915Query = 0,      // DRM_I915_QUERY_TOPOLOGY_INFO
   kPlatformTable = 1,  // the PCI id's defaults: rows are flagged topology_from_table
   kOptions = 2,        // --eus/--subslices (offline work)
+  kXeQuery = 3,        // DRM_XE_DEVICE_QUERY_GT_TOPOLOGY
 };
 enum class TimestampSource : std::uint8_t {
   kI915GetParam = 0,   // I915_PARAM_CS_TIMESTAMP_FREQUENCY
   kRegisters = 1,      // CTC_MODE / RPM_CONFIG0 / TIMESTAMP_OVERRIDE, decoded as i915 does
   kPlatformTable = 2,  // the platform's default
+  kXeOaUnit = 3,       // the OA unit's oa_timestamp_freq (DRM_XE_DEVICE_QUERY_OA_UNITS)
 };
 
-// "i915 query", "platform table", "options"
+// "i915 query", "platform table", "options", "xe query"
 std::string_view topology_source_name(TopologySource source);
-// "i915 getparam", "registers", "platform table"
+// "i915 getparam", "registers", "platform table", "xe OA unit"
 std::string_view timestamp_source_name(TimestampSource source);
 
 struct DeviceFacts {
@@ -37,6 +40,8 @@ struct DeviceFacts {
   double timestamp_hz = 0;
   TimestampSource timestamp_source = TimestampSource::kPlatformTable;
   std::string timestamp_note;  // how it was read, or why it was not
+  // The enabled L3 banks where the device said (xe's L3_BANK mask): $L3BankTotalCount.
+  std::optional<std::uint64_t> l3_banks;
   bool topology_from_table() const { return topology_source == TopologySource::kPlatformTable; }
 };
 

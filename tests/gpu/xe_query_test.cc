@@ -1,11 +1,17 @@
-// xe's OA unit list: parsed from the bytes the kernel lays out (xe_uapi.h), refused when they are
-// not a well-formed reply, queried in the uapi's two steps, and the render OAG chosen.
+// xe's OA unit list and GT topology: parsed from the bytes the kernel lays out (xe_uapi.h),
+// refused when they are not a well-formed reply, queried in the uapi's two steps, the render OAG
+// chosen, and the device's facts taken from them.
 #include "gpu/xe_query.h"
+
+#include "gpu/sim_xe_observation.h"
+#include "mmio/sim_gpu.h"
+#include "oa/device_facts.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace oaprof::gpu {
@@ -128,6 +134,120 @@ TEST(XeQueryTest, TheIoctlNumberIsDrmIowrOfTheQueryStruct) {
   // DRM_IOWR(DRM_COMMAND_BASE + 0x00, struct drm_xe_device_query): dir read|write, size 40,
   // type 'd', nr 0x40.
   EXPECT_EQ(xe::kIoctlDeviceQuery, 0xC0286440ul);
+}
+
+// One topology mask as xe_query.c copy_mask writes it: gt_id, type, num_bytes, then the bytes.
+void mask(std::vector<std::uint8_t>& out, std::uint16_t gt, std::uint16_t type,
+          std::vector<std::uint8_t> bytes) {
+  append(out, gt);
+  append(out, type);
+  append(out, static_cast<std::uint32_t>(bytes.size()));
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
+
+// A two-GT part as xe answers GT_TOPOLOGY: GT 0 with 8 Xe-cores split between the geometry and
+// compute masks, 16 L3 banks and 8 SIMD16 EUs each; a media GT 1 with no Xe-core and no L3 mask.
+std::vector<std::uint8_t> topology_reply() {
+  std::vector<std::uint8_t> out;
+  const std::vector<std::uint8_t> zeros(16, 0);
+  mask(out, 0, xe::kTopoDssGeometry, {0x0f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  mask(out, 0, xe::kTopoDssCompute, {0xf0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  mask(out, 0, xe::kTopoL3Bank, {0xff, 0xff, 0, 0, 0, 0, 0, 0});
+  mask(out, 0, xe::kTopoSimd16EuPerDss, {0xff, 0, 0, 0, 0, 0, 0, 0});
+  mask(out, 1, xe::kTopoDssGeometry, zeros);
+  mask(out, 1, xe::kTopoDssCompute, zeros);
+  mask(out, 1, xe::kTopoSimd16EuPerDss, {0xff, 0, 0, 0, 0, 0, 0, 0});
+  return out;
+}
+
+TEST(XeTopologyTest, TakesTheGtsMasksAsXeWritesThem) {
+  const XeGtTopology t = parse_xe_gt_topology(topology_reply(), 0);
+  EXPECT_EQ(t.dss_mask, 0xffu);  // geometry | compute, as IGT's xe_fill_topology_info
+  EXPECT_EQ(t.dss_bits, 64);     // 16 bytes wide, of which oaprof keeps 64 bits
+  EXPECT_EQ(t.eu_mask, 0xffu);
+  EXPECT_TRUE(t.simd16);
+  ASSERT_TRUE(t.l3_bank_mask.has_value());
+  EXPECT_EQ(*t.l3_bank_mask, 0xffffu);
+  const XeGtTopology media = parse_xe_gt_topology(topology_reply(), 1);
+  EXPECT_EQ(media.dss_mask, 0u);
+  EXPECT_FALSE(media.l3_bank_mask.has_value());  // left out, as xe does under no_media_l3
+  // A mask type newer than oaprof is skipped, not refused.
+  auto newer = topology_reply();
+  mask(newer, 0, 99, {1});
+  EXPECT_EQ(parse_xe_gt_topology(newer, 0).dss_mask, 0xffu);
+  // The simulated xe's own encoding parses back to what it meant.
+  XeGtTopology sim;
+  sim.dss_mask = 0x3f;
+  sim.eu_mask = 0xff;
+  sim.l3_bank_mask = 0xf;
+  const XeGtTopology back = parse_xe_gt_topology(encode_xe_gt_topology(sim, 16), 0);
+  EXPECT_EQ(back.dss_mask, 0x3fu);
+  EXPECT_EQ(back.l3_bank_mask, 0xfu);
+}
+
+TEST(XeTopologyTest, MalformedRepliesAreRefusedNotReadPast) {
+  const auto good = topology_reply();
+  for (std::size_t cut : {std::size_t{4}, std::size_t{12}, good.size() - 1}) {
+    EXPECT_THROW((void)parse_xe_gt_topology(std::span(good).first(cut), 0), std::runtime_error)
+        << cut;
+  }
+  const auto refusal = [](const std::vector<std::uint8_t>& bytes, std::uint16_t gt = 0) {
+    try {
+      (void)parse_xe_gt_topology(bytes, gt);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::vector<std::uint8_t> wide;
+  mask(wide, 0, xe::kTopoDssGeometry, std::vector<std::uint8_t>(65, 0));
+  EXPECT_THAT(refusal(wide), HasSubstr("wider than 64"));
+  std::vector<std::uint8_t> many;
+  for (int i = 0; i < 65; ++i) mask(many, 0, xe::kTopoL3Bank, {1});
+  EXPECT_THAT(refusal(many), HasSubstr("more than 64 masks"));
+  std::vector<std::uint8_t> past;
+  mask(past, 0, xe::kTopoDssGeometry, {0, 0, 0, 0, 0, 0, 0, 0, 1});
+  mask(past, 0, xe::kTopoEuPerDss, {0xff});
+  EXPECT_THAT(refusal(past), HasSubstr("DSS past the 64th"));
+  std::vector<std::uint8_t> no_eus;
+  mask(no_eus, 0, xe::kTopoDssGeometry, {0xff});
+  EXPECT_THAT(refusal(no_eus), HasSubstr("GT 0 has no EU mask"));
+  EXPECT_THAT(refusal(topology_reply(), 7), HasSubstr("GT 7 has no DSS mask"));
+  std::vector<std::uint8_t> huge_count = good;
+  const std::uint32_t bytes = 0xffffffffu;
+  std::memcpy(huge_count.data() + 4, &bytes, sizeof bytes);
+  EXPECT_THAT(refusal(huge_count), HasSubstr("wider than 64"));
+}
+
+// The device's facts come from xe's queries, as on hardware: the OAG's GT, its Xe-cores and EUs,
+// its timestamp rate and its L3 banks, which make $L3BankTotalCount known.
+TEST(XeTopologyTest, TheSimulatedXeGivesTheFactsXesQueriesWould) {
+  mmio::ManualClock clock;
+  const oa::Platform lnl = *oa::platform_by_name("lnl");
+  SimXeDevice device(lnl, clock, SimXeOptions{.xe_cores = 6, .l3_banks = 4});
+  const auto query = make_sim_xe_query(device);
+  const oa::DeviceFacts f = read_xe_device_facts(lnl, query.get(), "");
+  EXPECT_EQ(f.topology_source, oa::TopologySource::kXeQuery);
+  EXPECT_FALSE(f.topology_from_table());
+  EXPECT_EQ(f.topology.subslices, 6);
+  EXPECT_EQ(f.topology.eus, 6 * lnl.eus / lnl.subslices);  // two Xe-cores fused off
+  EXPECT_EQ(f.timestamp_source, oa::TimestampSource::kXeOaUnit);
+  EXPECT_EQ(f.timestamp_hz, lnl.timestamp_hz);
+  ASSERT_EQ(f.l3_banks, std::optional<std::uint64_t>(4));
+  const oa::DeviceVariables vars = oa::device_variables(lnl, f);
+  EXPECT_TRUE(vars.known("L3BankTotalCount"));
+  EXPECT_EQ(vars.l3_bank_total, 4u);
+  EXPECT_EQ(vars.xe_core_mask, 0x3fu);
+  EXPECT_FALSE(vars.known("SqidiTotalCount"));  // nothing xe answers gives it
+  // Without the L3 mask the count stays unknown, never a made-up one.
+  SimXeDevice no_l3(lnl, clock);
+  const auto q2 = make_sim_xe_query(no_l3);
+  EXPECT_FALSE(oa::device_variables(lnl, read_xe_device_facts(lnl, q2.get(), "")).known(
+      "L3BankTotalCount"));
+  // xe not asked: the table's facts, with the reason.
+  const oa::DeviceFacts table = read_xe_device_facts(lnl, nullptr, "no render node");
+  EXPECT_TRUE(table.topology_from_table());
+  EXPECT_EQ(table.topology_note, "no render node");
 }
 
 }  // namespace

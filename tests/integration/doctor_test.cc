@@ -509,7 +509,7 @@ TEST(DoctorTopologyTest, ReportsWhatTheSimulatedI915Answers) {
   Line topology = line_of(r.output, "topology");
   EXPECT_EQ(topology.verdict, "ok") << r.output;
   EXPECT_THAT(topology.detail, HasSubstr("23 EUs, 3 subslices in 1 slice"));
-  EXPECT_THAT(topology.detail, HasSubstr("read from i915 (DRM_I915_QUERY_TOPOLOGY_INFO"));
+  EXPECT_THAT(topology.detail, HasSubstr("read from the i915 query (DRM_I915_QUERY_TOPOLOGY_INFO"));
   EXPECT_THAT(topology.detail, HasSubstr("KBL has 24: the rest are fused off"));
   Line timestamp = line_of(r.output, "timestamp");
   EXPECT_EQ(timestamp.verdict, "ok");
@@ -576,6 +576,10 @@ TEST(DoctorAccessTest, AnXe2PartIsReadOnlyThroughXesStream) {
     EXPECT_THAT(l.detail, HasSubstr("xe drives it and owns its OA unit"));
     EXPECT_THAT(l.fix, HasSubstr("--access perf"));
   }
+  // Its topology and clock come from xe's own queries, not the table.
+  EXPECT_THAT(line_of(r.output, "topology").detail,
+              HasSubstr("read from the xe query (simulated xe: GT 0)"));
+  EXPECT_THAT(line_of(r.output, "timestamp").detail, HasSubstr("19.2 MHz, read from xe's OA unit"));
   Line perf = line_of(r.output, "access-perf");
   EXPECT_EQ(perf.verdict, "warn") << r.output;
   EXPECT_THAT(perf.detail, HasSubstr("/proc/sys/dev/xe/observation_paranoid is absent"));

@@ -108,8 +108,11 @@ TEST_F(PerfSimTest, AnXe2PartProfilesThroughTheSimulatedXeStream) {
     EXPECT_GT(std::stoull(row.at("gpu_ticks")), 0u);
     EXPECT_GT(std::stoull(row.at("A63")), 0u);  // the last PEC counter has its column
     EXPECT_FALSE(row.at("GPU_BUSY_percent").empty());
-    EXPECT_TRUE(row.at("L3_STALL_percent").empty());  // needs $L3BankTotalCount: unknown here
+    // Needs $L3BankTotalCount, and the simulated xe's topology reply has no L3 mask.
+    EXPECT_TRUE(row.at("L3_STALL_percent").empty());
     EXPECT_THAT(row.at("flags"), HasSubstr("xe_periodic"));
+    // The EUs and Xe-cores are what xe's GT topology query answered, not the table's guess.
+    EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("topology_from_table")));
     // The interval runs from a report before the kernel to one after it.
     EXPECT_GE(std::stod(row.at("gpu_time_ns")), std::stod(row.at("kernel_ns")));
   }

@@ -33,6 +33,7 @@
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
 #include "gpu/i915_query.h"
+#include "gpu/xe_query.h"
 #include "launch/loader.h"
 #include "mmio/pci_bar.h"
 #include "mmio/pci_sysfs.h"
@@ -225,18 +226,28 @@ std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions&
     return ProbedFacts{options.sim->platform, d.facts, d.mmio->describe()};
   }
   if (!pci.intel_display() || !pci.platform) return std::nullopt;
+  const bool xe = pci.driver == "xe";
   std::unique_ptr<gpu::I915Query> i915;
+  std::unique_ptr<gpu::XeQuery> xe_query;
   std::string why;
   if (!pci.render_minor) {
-    why = fmt::format("{} has no DRM render node in sysfs (drm/renderDN): is i915 bound to it?",
-                      pci.address);
+    why = fmt::format("{} has no DRM render node in sysfs (drm/renderDN): is {} bound to it?",
+                      pci.address, xe ? "xe" : "i915");
   } else {
     try {
       const fs::path node = options.dev_root / "dri" / fmt::format("renderD{}", *pci.render_minor);
-      i915 = gpu::open_i915_query(node.string());
+      if (xe) {
+        xe_query = gpu::open_xe_query(node.string());
+      } else {
+        i915 = gpu::open_i915_query(node.string());
+      }
     } catch (const std::exception& e) {
       why = e.what();
     }
+  }
+  if (xe) {
+    return ProbedFacts{*pci.platform,
+                       gpu::read_xe_device_facts(*pci.platform, xe_query.get(), why), pci.address};
   }
   // No register is read here: doctor maps nothing and takes no forcewake.
   return ProbedFacts{*pci.platform, gpu::read_device_facts(*pci.platform, i915.get(), why, nullptr),
@@ -256,8 +267,9 @@ Check check_topology(const std::optional<ProbedFacts>& probed) {
   if (!probed) return make("topology", Verdict::kSkip, "no Intel GPU oaprof knows");
   const oa::DeviceFacts& f = probed->facts;
   if (!f.topology_from_table()) {
-    std::string detail = fmt::format("{}: {}, read from i915 ({})", probed->device,
-                                     oa::describe_topology(f.topology), f.topology_note);
+    std::string detail = fmt::format("{}: {}, read from the {} ({})", probed->device,
+                                     oa::describe_topology(f.topology),
+                                     oa::topology_source_name(f.topology_source), f.topology_note);
     if (f.topology.eus != probed->table.eus) {
       detail += fmt::format("; the platform table's {} has {}: the rest are fused off",
                             probed->table.codename, probed->table.eus);
@@ -265,9 +277,10 @@ Check check_topology(const std::optional<ProbedFacts>& probed) {
     return make("topology", Verdict::kOk, detail);
   }
   return make("topology", Verdict::kWarn,
-              fmt::format("{}: i915 could not be asked ({}); oaprof falls back to the platform "
+              fmt::format("{}: {} could not be asked ({}); oaprof falls back to the platform "
                           "table's {} and flags every row {}",
-                          probed->device, f.topology_note, oa::describe_topology(f.topology),
+                          probed->device, oa::kernel_driver_name(probed->table.driver),
+                          f.topology_note, oa::describe_topology(f.topology),
                           report::kTopologyFromTableFlag),
               kAskI915Fix);
 }
@@ -285,6 +298,10 @@ Check check_timestamp(const std::optional<ProbedFacts>& probed) {
       return make("timestamp", Verdict::kOk,
                   fmt::format("{}: {:g} MHz, read from the clock registers ({})", probed->device,
                               mhz, f.timestamp_note));
+    case oa::TimestampSource::kXeOaUnit:
+      return make("timestamp", Verdict::kOk,
+                  fmt::format("{}: {:g} MHz, read from xe's OA unit ({})", probed->device, mhz,
+                              f.timestamp_note));
     case oa::TimestampSource::kPlatformTable: break;
   }
   const oa::Generation gen = probed->table.gen;

@@ -1,0 +1,18 @@
+// Fuzzes the parser of xe's GT topology (the DRM_XE_DEVICE_QUERY_GT_TOPOLOGY reply): any bytes
+// must parse or be refused with std::runtime_error, never read past the buffer, for either GT.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+
+#include "gpu/xe_query.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  for (std::uint16_t gt : {0, 1}) {
+    try {
+      (void)oaprof::gpu::parse_xe_gt_topology(std::span(data, size), gt);
+    } catch (const std::runtime_error&) {
+    }
+  }
+  return 0;
+}
