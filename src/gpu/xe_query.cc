@@ -261,6 +261,13 @@ oa::DeviceFacts read_xe_device_facts(const oa::Platform& platform, XeQuery* xe,
     const XeOaUnit* oag = render_oag(units);
     if (oag == nullptr) throw std::runtime_error("no OAG unit counts a render or compute engine");
     if (!oag->engines.empty()) gt = oag->engines.front().gt_id;
+    // xe lists every engine the unit counts that is not reserved (xe_query.c query_oa_units;
+    // xe_oa.c __hwe_oa_unit: render and compute engines go to the OAG), which is how Intel's
+    // metrics-discovery counts $ComputeEngineTotalCount (md_driver_ifc_linux_xe.cpp
+    // GetComputeEngineTotalCount, intel/metrics-discovery 1b7f8109ed6e).
+    f.compute_engines = static_cast<std::uint64_t>(std::count_if(
+        oag->engines.begin(), oag->engines.end(),
+        [](const auto& e) { return e.engine_class == xe::kEngineClassCompute; }));
     if (oag->timestamp_hz == 0) throw std::runtime_error("the OAG unit gives no timestamp rate");
     f.timestamp_hz = static_cast<double>(oag->timestamp_hz);
     f.timestamp_source = oa::TimestampSource::kXeOaUnit;

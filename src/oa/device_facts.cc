@@ -100,6 +100,7 @@ Platform apply_facts(Platform platform, const DeviceFacts& facts) {
 DeviceVariables device_variables(const Platform& platform, const DeviceFacts& facts) {
   DeviceVariables v = device_variables(apply_facts(platform, facts), facts.topology);
   if (facts.l3_banks) v.set_known("L3BankTotalCount", *facts.l3_banks);
+  if (facts.compute_engines) v.set_known("ComputeEngineTotalCount", *facts.compute_engines);
   return v;
 }
 

@@ -42,6 +42,8 @@ struct DeviceFacts {
   std::string timestamp_note;  // how it was read, or why it was not
   // The enabled L3 banks where the device said (xe's L3_BANK mask): $L3BankTotalCount.
   std::optional<std::uint64_t> l3_banks;
+  // The compute engines its OA unit counts (xe's OA unit query): $ComputeEngineTotalCount.
+  std::optional<std::uint64_t> compute_engines;
   bool topology_from_table() const { return topology_source == TopologySource::kPlatformTable; }
 };
 

@@ -239,6 +239,9 @@ TEST(XeTopologyTest, TheSimulatedXeGivesTheFactsXesQueriesWould) {
   EXPECT_EQ(vars.l3_bank_total, 4u);
   EXPECT_EQ(vars.xe_core_mask, 0x3fu);
   EXPECT_FALSE(vars.known("SqidiTotalCount"));  // nothing xe answers gives it
+  EXPECT_TRUE(vars.known("ComputeEngineTotalCount"));  // the OAG's compute engines
+  EXPECT_EQ(vars.compute_engine_total, 1u);
+  EXPECT_FALSE(vars.known("CopyEngineTotalCount"));
   // Without the L3 mask the count stays unknown, never a made-up one.
   SimXeDevice no_l3(lnl, clock);
   const auto q2 = make_sim_xe_query(no_l3);

@@ -13,9 +13,10 @@
 //   lnl/bmg/ptl MPEC sets (calloc leaves 0), so A n reads accumulator[n] (A0 the timestamp,
 //   A1 the clock); oaprof reads MPEC n, as IGT itself does on Meteor Lake (a_offset 2).
 // - $L3BankTotalCount, $SqidiTotalCount, pipe counts: IGT never sets them (0); oaprof marks the
-//   counters that read them unavailable until the device gives the count.
-// - $ComputeEngineTotalCount, $CopyEngineTotalCount: IGT gives n_eus; Mesa's gen_perf.py the
-//   engine counts, which oaprof follows.
+//   counters that read them unavailable until the device gives the count (xe's topology query
+//   gives the L3 banks: tests/gpu/xe_query_test.cc).
+// - $ComputeEngineTotalCount, $CopyEngineTotalCount: IGT gives n_eus; metrics-discovery the
+//   engine counts, which oaprof follows (compute from xe's OA unit query; copy stays unknown).
 #include <gtest/gtest.h>
 
 #include <cmath>
