@@ -217,7 +217,7 @@ std::vector<std::uint8_t> encode_xe_gt_topology(const XeGtTopology& gt, std::siz
     const auto* h = reinterpret_cast<const std::uint8_t*>(&head);
     out.insert(out.end(), h, h + sizeof head);
     for (std::size_t i = 0; i < mask_bytes; ++i) {
-      out.push_back(i < 8 ? static_cast<std::uint8_t>(mask >> (8 * i)) : 0);
+      out.push_back(i < 8 ? static_cast<std::uint8_t>(mask >> (8 * i)) : std::uint8_t{0});
     }
   };
   put(xe::kTopoDssGeometry, gt.dss_mask);

@@ -8,7 +8,7 @@
 #include "gpu/xe_query.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  for (std::uint16_t gt : {0, 1}) {
+  for (const std::uint16_t gt : {std::uint16_t{0}, std::uint16_t{1}}) {
     try {
       (void)oaprof::gpu::parse_xe_gt_topology(std::span(data, size), gt);
     } catch (const std::runtime_error&) {
