@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "oa/report_format.h"
+
 namespace oaprof::oa::wire {
 namespace {
 
@@ -150,7 +152,15 @@ void put_payload(Writer& w, const Open& o) {
   w.put_string16(o.energy, kMaxTextBytes, "energy backend");
 }
 // Notes are prose for doctor and metadata; short enough that an Opened reply always fits.
+static_assert(kMaxReportBytes == static_cast<std::size_t>(oa::kMaxReportBytes),
+              "the protocol carries the largest report any format has");
+
 constexpr std::size_t kMaxNoteBytes = 400;
+// The optional counts after the facts (xe's queries): which of them follow.
+constexpr std::uint8_t kFactL3Banks = 1;
+constexpr std::uint8_t kFactComputeEngines = 2;
+// No part has more L3 banks or compute engines than this; a larger count is a corrupt message.
+constexpr std::uint64_t kMaxFactCount = 4096;
 
 void put_facts(Writer& w, const DeviceFacts& f) {
   const Topology& t = f.topology;
@@ -165,6 +175,12 @@ void put_facts(Writer& w, const DeviceFacts& f) {
   w.put(static_cast<std::uint64_t>(f.timestamp_hz));
   w.put(static_cast<std::uint8_t>(f.timestamp_source));
   w.put_text16(f.timestamp_note, kMaxNoteBytes);
+  const std::uint8_t which = static_cast<std::uint8_t>((f.l3_banks ? kFactL3Banks : 0) |
+                                                       (f.compute_engines ? kFactComputeEngines : 0));
+  if (which == 0) return;  // an i915 part: nothing a client that predates the counts would miss
+  w.put(which);
+  if (f.l3_banks) w.put(*f.l3_banks);
+  if (f.compute_engines) w.put(*f.compute_engines);
 }
 
 void put_payload(Writer& w, const Opened& o) {
@@ -270,6 +286,23 @@ bool get_payload(Reader& r, Open& o) {
   return ok;
 }
 // Counts that agree with their masks, known sources, a timestamp frequency below 10 GHz.
+// The optional counts that end the facts, when any follow.
+bool get_fact_counts(Reader& r, DeviceFacts& f) {
+  if (r.at_end()) return true;
+  std::uint8_t which = 0;
+  if (!r.get(which) || which == 0 || (which & ~(kFactL3Banks | kFactComputeEngines)) != 0) {
+    return false;
+  }
+  for (auto [bit, out] : {std::pair{kFactL3Banks, &f.l3_banks},
+                          std::pair{kFactComputeEngines, &f.compute_engines}}) {
+    if ((which & bit) == 0) continue;
+    std::uint64_t v = 0;
+    if (!r.get(v) || v == 0 || v > kMaxFactCount) return false;
+    *out = v;
+  }
+  return true;
+}
+
 bool get_facts(Reader& r, DeviceFacts& f) {
   std::uint8_t topology_source = 0, timestamp_source = 0;
   std::uint16_t v[6] = {};
@@ -279,8 +312,8 @@ bool get_facts(Reader& r, DeviceFacts& f) {
             r.get(t.slice_mask) && r.get(t.subslice_mask) && r.get(v[3]) && r.get(v[4]) &&
             r.get(v[5]) && r.get_string16(f.topology_note, kMaxNoteBytes) && r.get(hz) &&
             r.get(timestamp_source) && r.get_string16(f.timestamp_note, kMaxNoteBytes);
-  ok = ok && topology_source <= static_cast<std::uint8_t>(TopologySource::kOptions) &&
-       timestamp_source <= static_cast<std::uint8_t>(TimestampSource::kPlatformTable) &&
+  ok = ok && topology_source <= static_cast<std::uint8_t>(TopologySource::kXeQuery) &&
+       timestamp_source <= static_cast<std::uint8_t>(TimestampSource::kXeOaUnit) &&
        std::popcount(t.slice_mask) == v[3] && std::popcount(t.subslice_mask) == v[4] &&
        v[5] <= 64 * 32 && hz < 10'000'000'000u;
   t.max_slices = v[0];
@@ -292,7 +325,7 @@ bool get_facts(Reader& r, DeviceFacts& f) {
   f.topology_source = static_cast<TopologySource>(topology_source);
   f.timestamp_source = static_cast<TimestampSource>(timestamp_source);
   f.timestamp_hz = static_cast<double>(hz);
-  return ok;
+  return ok && get_fact_counts(r, f);
 }
 
 bool get_payload(Reader& r, Opened& o) {

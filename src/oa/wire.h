@@ -27,11 +27,15 @@
 //              | u8 topology_source | u16 max_slices | u16 max_subslices | u16 max_eus_per_subslice
 //              | u64 slice_mask | u64 subslice_mask | u16 slices | u16 subslices | u16 eus
 //              | str topology_note | u64 timestamp_hz | u8 timestamp_source | str timestamp_note
-//              (the device's facts, oa::DeviceFacts: what the daemon read from i915 or fell back
-//              to; the client's equations and rows use them)
+//              | [u8 which (bit 0 l3_banks, bit 1 compute_engines) | u64 l3_banks if bit 0
+//              | u64 compute_engines if bit 1]
+//              (the device's facts, oa::DeviceFacts: what the daemon read from i915 or xe or
+//              fell back to; the client's equations and rows use them). The bracketed counts came
+//              later within version 1, for parts driven by xe: the daemon sends them only where
+//              xe's queries gave them, so a client that predates them is refused only an xe part.
 //   kSample    u32 report_id | u8 what (bit 0 report, bit 1 energy) -> kSampled
 //   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost, bit 3 stream losses)
-//              | [u16 n | n report bytes] | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
+//              | [u16 n | n report bytes (n <= 576, an Xe2 PEC report; 256 on i915 parts)] | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
 //              | [u32 reports_lost | u32 buffer_lost]
 //              Bit 3 and its counts (the perf stream's OA_REPORT_LOST and OA_BUFFER_LOST records
 //              since open) came later within version 1: the daemon sets it only once a loss
@@ -147,7 +151,8 @@ inline constexpr std::uint32_t kLaunchKnownFlags = kLaunchDrainFailed | kLaunchL
 inline constexpr std::size_t kMaxTextBytes = 512;
 // Energy domains carried by kOpened and kSampled (power::Domain values, which oa cannot include).
 inline constexpr std::size_t kMaxEnergyDomains = 8;
-inline constexpr std::size_t kMaxReportBytes = 256;
+// The largest OA report: Xe2's 576-byte PEC report (oa::kMaxReportBytes); i915 parts send 256.
+inline constexpr std::size_t kMaxReportBytes = 576;
 
 struct Open {
   std::uint32_t pid = 0;

@@ -1,5 +1,6 @@
 #include "oa/wire.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -261,6 +262,71 @@ TEST(WireTest, OpenedCarriesTheDevicesFacts) {
   EXPECT_EQ(got.timestamp_note, f.timestamp_note);
   o.facts.topology.subslices = 4;  // but three bits in the mask
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({2, o}))));
+}
+
+// Issue 16: a part xe drives sends where its facts came from (xe's queries) and the counts
+// only xe gives ($L3BankTotalCount, $ComputeEngineTotalCount); an i915 part's Opened stays byte
+// for byte what a client that predates the counts reads.
+TEST(WireTest, OpenedCarriesTheCountsXesQueriesGave) {
+  Opened o;
+  DeviceFacts& f = o.facts;
+  f.topology = Topology{1, 8, 8, 0x1, 0xFF, 1, 8, 64};
+  f.topology_source = TopologySource::kXeQuery;
+  f.timestamp_hz = 19.2e6;
+  f.timestamp_source = TimestampSource::kXeOaUnit;
+  const std::size_t without_counts = encode({1, o}).size();
+  f.l3_banks = 4;
+  f.compute_engines = 1;
+  const auto bytes = encode({1, o});
+  EXPECT_EQ(bytes.size(), without_counts + 1 + 8 + 8);
+  const DeviceFacts got = std::get<Opened>(std::get<Message>(decode(bytes)).body).facts;
+  EXPECT_EQ(got.topology_source, TopologySource::kXeQuery);
+  EXPECT_EQ(got.timestamp_source, TimestampSource::kXeOaUnit);
+  EXPECT_EQ(got.l3_banks, 4u);
+  EXPECT_EQ(got.compute_engines, 1u);
+  // One count alone comes back alone.
+  o.facts.l3_banks.reset();
+  const DeviceFacts one = std::get<Opened>(roundtrip({2, o}).body).facts;
+  EXPECT_FALSE(one.l3_banks.has_value());
+  EXPECT_EQ(one.compute_engines, 1u);
+  // A count of zero, one no part has, or a bit nobody defined is a corrupt message.
+  const std::size_t which_at = bytes.size() - 17, l3_at = bytes.size() - 16;
+  const auto with = [&](auto change) {
+    auto bad = bytes;
+    change(bad);
+    return decode(bad);
+  };
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(
+      with([&](auto& b) { std::fill_n(b.begin() + static_cast<std::ptrdiff_t>(l3_at), 8, 0); })));
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(with([&](auto& b) {
+    const std::uint64_t too_many = 5000;
+    std::memcpy(b.data() + l3_at, &too_many, 8);
+  })));
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(with([&](auto& b) { b[which_at] = 4; })));
+  auto cut = bytes;
+  cut.resize(cut.size() - 4);
+  std::uint32_t len = static_cast<std::uint32_t>(cut.size() - kHeaderBytes);
+  std::memcpy(cut.data() + 12, &len, 4);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(cut)));
+}
+
+// An Xe2 PEC report is 576 bytes: it crosses whole, and a longer one is refused.
+TEST(WireTest, SampledCarriesAWholeXe2Report) {
+  static_assert(kMaxReportBytes == 576);
+  Sampled pec;
+  pec.report = std::vector<std::uint8_t>(576);
+  for (std::size_t i = 0; i < pec.report->size(); ++i) {
+    (*pec.report)[i] = static_cast<std::uint8_t>(i * 7);
+  }
+  auto bytes = encode({5, pec});
+  EXPECT_EQ(std::get<Sampled>(std::get<Message>(decode(bytes)).body).report, pec.report);
+  // The length field says 577 and one more byte follows: still refused.
+  const std::uint16_t n = 577;
+  std::memcpy(bytes.data() + kHeaderBytes + 1, &n, 2);
+  bytes.push_back(0);
+  const std::uint32_t len = static_cast<std::uint32_t>(bytes.size() - kHeaderBytes);
+  std::memcpy(bytes.data() + 12, &len, 4);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes)));
 }
 
 TEST(WireTest, DaemonRequestsRoundTrip) {
