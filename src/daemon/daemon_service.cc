@@ -12,6 +12,8 @@
 #include "daemon/session_lock.h"
 #include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
+#include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
@@ -129,6 +131,19 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
   }
 }
 
+std::optional<oa::Platform> DaemonService::served_platform() const {
+  const gpu::DeviceOptions& d = options_.device;
+  if (gpu::spec_is_simulated(d.spec)) return d.sim.platform;
+  try {
+    const mmio::PciAddress addr =
+        mmio::parse_pci_address(d.spec == "auto" ? "0000:00:02.0" : d.spec);
+    const auto found = mmio::read_pci_identity(d.sysfs_root, addr);
+    return found ? oa::platform_for_pci_id(found->device) : std::nullopt;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a spec open refuses with its reason
+  }
+}
+
 wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wire::Open& request) {
   if (active_ && background_client_ == active_->client && client != active_->client) {
     end_session("a profiling session takes the OA unit from the exporter");
@@ -181,13 +196,6 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     };
     a.device = gpu::open_device(dopt);
     const oa::Platform& platform = a.device.platform;
-    if (platform.driver == oa::KernelDriver::kXe) {
-      // Its 576-byte PEC reports do not fit the protocol's snapshot reply (wire::kMaxReportBytes).
-      throw std::runtime_error(fmt::format(
-          "oaprofd does not serve {} parts yet (xe drives them); profile with sudo oaprof "
-          "--daemon never --access perf",
-          platform.codename));
-    }
     const oa::ReportFormat format = oa::parse_format(request.format, platform.gen);
     MetricChoice metrics = choose_metric_set(platform, request.metric_set, request.metrics_xml,
                                              options_.metrics_dirs, options_.metrics_owner);

@@ -74,6 +74,9 @@ class DaemonService {
   // For the exporter: the log, and where sysfs is.
   void log_line(int level, const std::string& line) const { log(level, line); }
   const std::filesystem::path& sysfs_root() const { return options_.device.sysfs_root; }
+  // The part the served device is, read from sysfs (or the simulator's) without opening it;
+  // nullopt where sysfs does not name a part oaprof knows (open then says why).
+  std::optional<oa::Platform> served_platform() const;
 
   // A previous oaprofd (or a local `sudo oaprof`) died and left a state file: put its registers
   // back on its device and remove the file, holding the session lock while doing so. When

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include "daemon/trusted_metrics.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/device_facts.h"
 #include "oa/report_format.h"
@@ -40,6 +42,35 @@ std::pair<std::string, std::string> card_and_driver(const fs::path& sysfs, const
   const fs::path link = fs::read_symlink(dev / "driver", ec);
   if (!ec) driver = link.filename().string();
   return {card, driver};
+}
+
+// Parts xe drives have no built-in set (their PEC counters are assigned by the set): the
+// exporter samples IGT's ComputeBasic from oaprofd's metric directories instead, through xe's
+// observation stream, the only read-out xe allows.
+constexpr std::string_view kXeExporterSet = "ComputeBasic";
+
+// The set the daemon programmed for the exporter: the built-in one, or a file's set by name.
+oa::MetricSet exporter_metric_set(const oa::Platform& platform, const wire::Opened& opened) {
+  if (opened.metrics_file.empty()) return oa::builtin_metric_set(platform);
+  const oa::MetricFile file = read_metric_file(opened.metrics_file);
+  const oa::MetricSet* set = file.find(opened.metric_set);
+  if (set == nullptr) {
+    throw std::runtime_error(fmt::format("{} has no set {}", opened.metrics_file, opened.metric_set));
+  }
+  return *set;
+}
+
+// The first of `symbols` the set has and could compute: the built-in sets and IGT's Xe2 sets
+// name the same figures differently (GpuBusy / GPU_BUSY, EuActive / XVE_ACTIVE).
+std::optional<double> first_value(const oa::MetricSet& set,
+                                  const std::vector<oa::EquationValue>& values,
+                                  std::initializer_list<std::string_view> symbols) {
+  for (std::string_view symbol : symbols) {
+    const auto i = set.counter_index(symbol);
+    if (!i || values[*i].div_by_zero) continue;
+    return values[*i].is_float ? values[*i].f : static_cast<double>(values[*i].u);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -212,6 +243,12 @@ bool Exporter::take_unit() {
   wire::Open request;
   request.pid = static_cast<std::uint32_t>(::getpid());
   request.metric_set = std::string(oa::kBuiltinMetricSetSymbol);
+  const std::optional<oa::Platform> served = service_.served_platform();
+  if (served && served->driver == oa::KernelDriver::kXe) {
+    request.access = "perf";
+    request.format = "auto";
+    request.metric_set = std::string(kXeExporterSet);
+  }
   const wire::Body reply = service_.handle(kExporterClient, Peer{0, 0, ::getpid()}, request);
   if (const auto* e = std::get_if<wire::Error>(&reply)) {
     if (e->code != wire::ErrorCode::kBusy) error("cannot take the OA unit: " + e->message);
@@ -219,13 +256,11 @@ bool Exporter::take_unit() {
   }
   const auto& opened = std::get<wire::Opened>(reply);
   try {
-    oa::Platform platform = oa::apply_facts(opened.simulated
-                                                ? oa::simulated_platform()
-                                                : oa::require_platform_for_pci_id(opened.pci_id),
+    oa::Platform platform = oa::apply_facts(oa::require_platform_for_pci_id(opened.pci_id),
                                             opened.facts);
     const oa::ReportFormat format = oa::parse_format(opened.format, platform.gen);
     open_ = std::make_unique<OpenSession>(OpenSession{
-        platform, format, oa::builtin_metric_set(platform),
+        platform, format, exporter_metric_set(platform, opened),
         oa::device_variables(platform, opened.facts),
         oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz),
         std::nullopt, std::nullopt, !opened.energy_backend.empty()});
@@ -302,10 +337,8 @@ void Exporter::publish_counters(const oa::CounterDeltas& d) {
   }
   const oa::MetricSet& set = open_->metrics;
   const std::vector<oa::EquationValue> values = set.evaluate(d, open_->vars);
-  const auto value_of = [&](std::string_view symbol) -> std::optional<double> {
-    const auto i = set.counter_index(symbol);
-    if (!i || values[*i].div_by_zero) return std::nullopt;
-    return values[*i].is_float ? values[*i].f : static_cast<double>(values[*i].u);
+  const auto value_of = [&](std::initializer_list<std::string_view> symbols) {
+    return first_value(set, values, symbols);
   };
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (values[i].div_by_zero) continue;
@@ -314,9 +347,11 @@ void Exporter::publish_counters(const oa::CounterDeltas& d) {
         .Set(values[i].is_float ? values[i].f : static_cast<double>(values[i].u));
   }
   // GPU_BUSY and GPU_TICKS come from one report but may differ by a clock: never above 1.
-  if (auto busy = value_of("GpuBusy")) metrics_->busy.Set(std::clamp(*busy / 100.0, 0.0, 1.0));
-  if (auto hz = value_of("AvgGpuCoreFrequency")) metrics_->frequency.Set(*hz);
-  const auto active = value_of("EuActive"), stall = value_of("EuStall");
+  if (auto busy = value_of({"GpuBusy", "GPU_BUSY"})) {
+    metrics_->busy.Set(std::clamp(*busy / 100.0, 0.0, 1.0));
+  }
+  if (auto hz = value_of({"AvgGpuCoreFrequency"})) metrics_->frequency.Set(*hz);
+  const auto active = value_of({"EuActive", "XVE_ACTIVE"}), stall = value_of({"EuStall", "XVE_STALL"});
   if (active && stall) {
     metrics_->eu.Add({{"state", "active"}}).Set(*active / 100.0);
     metrics_->eu.Add({{"state", "stall"}}).Set(*stall / 100.0);

@@ -45,8 +45,18 @@ bool access_maps_registers(std::string_view name) {
 std::unique_ptr<CounterSource> make_counter_source(std::string_view name, Device& device) {
   std::string valid;
   for (const auto& entry : kSources) {
-    if (entry.name == name) return entry.make(device);
-    valid += fmt::format("{}{}", valid.empty() ? "" : ", ", entry.name);
+    if (entry.name != name) {
+      valid += fmt::format("{}{}", valid.empty() ? "" : ", ", entry.name);
+      continue;
+    }
+    if (device.platform.driver == oa::KernelDriver::kXe && entry.maps_registers) {
+      // The simulated xe part too: its read-outs must be the ones real hardware allows.
+      throw std::invalid_argument(fmt::format(
+          "{} is driven by xe, which owns its OA unit: oaprof reads it only through xe's "
+          "observation stream; use --access perf, not {} (docs/xe.md)",
+          device.platform.codename, name));
+    }
+    return entry.make(device);
   }
   throw std::invalid_argument(fmt::format("unknown access mode '{}'; valid: {}", name, valid));
 }

@@ -552,6 +552,60 @@ TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(perf.handle(1, alice_, wire::Close{})));
 }
 
+// Issue 16: oaprofd serves a part xe drives (a simulated Lunar Lake) through xe's observation
+// stream: the Opened names the part, the PEC format and the facts xe's queries gave, and each
+// snapshot is a whole 576-byte report that crosses the protocol intact. The register read-outs
+// are refused with the reason, as real hardware refuses them.
+TEST_F(DaemonServiceTest, AnXe2PartIsServedThroughXesObservationStream) {
+  const testing::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) /
+                                           "oa-lnl.xml");
+  DaemonService service(testing::sim_xe_service_options(dir_.path(), metrics.path()));
+  auto request = open_request();
+  request.access = "perf";
+  request.format = "auto";
+  request.metric_set = "ComputeBasic";
+  const wire::Body reply = service.handle(1, alice_, request);
+  if (const auto* e = std::get_if<wire::Error>(&reply)) {
+    if (e->message.find("refuses the metric file") != std::string::npos) {
+      GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << e->message;
+    }
+    FAIL() << e->message;
+  }
+  const auto& opened = std::get<wire::Opened>(reply);
+  EXPECT_EQ(opened.pci_id, 0x64A0);
+  EXPECT_EQ(opened.format, "PEC64u64");
+  EXPECT_EQ(opened.metric_set, "ComputeBasic");
+  EXPECT_EQ(opened.facts.topology_source, oa::TopologySource::kXeQuery);
+  EXPECT_EQ(opened.facts.timestamp_source, oa::TimestampSource::kXeOaUnit);
+  EXPECT_TRUE(opened.facts.compute_engines.has_value());
+  // What the client reads back is what the daemon read.
+  const auto crossed = std::get<wire::Opened>(
+      std::get<wire::Message>(wire::decode(wire::encode({1, opened}))).body);
+  EXPECT_EQ(crossed.facts.compute_engines, opened.facts.compute_engines);
+  EXPECT_EQ(crossed.facts.topology.eus, opened.facts.topology.eus);
+
+  const wire::Body sampled = service.handle(1, alice_, wire::Sample{1, wire::kSampleReport});
+  ASSERT_TRUE(std::holds_alternative<wire::Sampled>(sampled))
+      << std::get<wire::Error>(sampled).message;
+  const auto back = std::get<wire::Sampled>(
+      std::get<wire::Message>(wire::decode(wire::encode({2, sampled}))).body);
+  ASSERT_TRUE(back.report.has_value());
+  EXPECT_EQ(back.report->size(), 576u);
+  EXPECT_EQ(back.report, std::get<wire::Sampled>(sampled).report);
+  // Only one stream per OA unit: a second client is told who holds it.
+  const wire::Body second = service.handle(2, bob_, request);
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(second));
+  EXPECT_EQ(std::get<wire::Error>(second).code, wire::ErrorCode::kBusy);
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(service.handle(1, alice_, wire::Close{})));
+
+  for (const char* access : {"mmio", "rpc"}) {
+    request.access = access;
+    const wire::Body refused = service.handle(1, alice_, request);
+    ASSERT_TRUE(std::holds_alternative<wire::Error>(refused)) << access;
+    EXPECT_THAT(std::get<wire::Error>(refused).message, HasSubstr("use --access perf"));
+  }
+}
+
 TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableByOthers) {
   // A directory of the daemon's own, beside the test rather than under the world-writable /tmp.
   ScratchDir metrics(std::filesystem::current_path());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -15,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/daemon_service.h"
 #include "gpu/device.h"
+#include "oa/platform.h"
 
 namespace oaprof::daemon::testing {
 
@@ -41,6 +44,32 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// A metric directory oaprofd trusts, holding a copy of `file`: beside the test (its working
+// directory, the build tree) rather than under /tmp, mode 0755, the file 0644.
+class TrustedMetricsDir : public ScratchDir {
+ public:
+  explicit TrustedMetricsDir(const std::filesystem::path& file)
+      : ScratchDir(std::filesystem::current_path()) {
+    ::chmod(path().c_str(), 0755);
+    std::filesystem::copy_file(file, path() / file.filename());
+    ::chmod((path() / file.filename()).c_str(), 0644);
+  }
+};
+
+// A service on a simulated Lunar Lake (driven by xe, so without i915), with its state in
+// `state_dir` and its metric sets from `metrics_dir`, owned by whoever runs the test.
+inline ServiceOptions sim_xe_service_options(const std::filesystem::path& state_dir,
+                                             const std::filesystem::path& metrics_dir) {
+  ServiceOptions o;
+  o.device.spec = "sim";
+  o.device.sim.platform = oa::require_platform_by_name("lnl");
+  o.device.sim.i915 = false;
+  o.state_dir = state_dir;
+  o.metrics_dirs = {metrics_dir};
+  o.metrics_owner = ::geteuid();
+  return o;
+}
 
 inline std::vector<char> file_bytes(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

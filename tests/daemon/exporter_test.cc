@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -104,6 +105,45 @@ TEST_F(ExporterTest, ABusySimulatedGpuIsExportedAsTheModelDrivesIt) {
   EXPECT_GT(m.at("oaprof_energy_joules_total{plane=\"package\"}"), 0);
   EXPECT_GT(m.at("oaprof_igpu_power_watts{formula=\"pkg-pp0-dram\"}"), 0);
   EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0);
+}
+
+// A part xe drives has no built-in set: the exporter samples IGT's ComputeBasic (from oaprofd's
+// metric directory) through xe's observation stream, and takes busy, frequency and the XVE
+// ratios from that set's own counters (GPU_BUSY, XVE_ACTIVE, XVE_STALL).
+TEST(ExporterXeTest, AnXe2PartIsSampledThroughXesStreamWithComputeBasic) {
+  testing::ScratchDir state;
+  const testing::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) /
+                                           "oa-lnl.xml");
+  std::string log;
+  ServiceOptions o = testing::sim_xe_service_options(state.path(), metrics.path());
+  o.log = [&log](int, const std::string& line) { log += line + "\n"; };
+  DaemonService service(o);
+  ExporterOptions eo;
+  eo.listen = parse_listen_address("127.0.0.1:0");
+  eo.sim_busy = true;
+  Exporter exporter(service, eo);
+  for (int i = 0; i < 4; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    exporter.tick();
+  }
+  if (!exporter.sampling() && log.find("refuses the metric file") != std::string::npos) {
+    GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << log;
+  }
+  ASSERT_TRUE(exporter.sampling()) << log;
+  EXPECT_THAT(log, HasSubstr("format PEC64u64, metric set ComputeBasic"));
+  const std::string text = oaprof::testing::http_get(exporter.port(), "/metrics");
+  const auto m = parse_metrics(text);
+  EXPECT_THAT(text, HasSubstr("platform=\"lnl\""));
+  // The 64th PEC counter is exported, and ComputeBasic's own metrics under their names.
+  EXPECT_GT(m.at("oaprof_oa_events_total{counter=\"A63\"}"), 0);
+  EXPECT_THAT(text, HasSubstr("symbol=\"XVE_ACTIVE\""));
+  // The simulated xe counts every PEC counter k at (k % 4 + 1) / 4 of the GPU clock while busy;
+  // ComputeBasic's GPU_BUSY is PEC 32 over the clocks, so a GPU busy throughout reads 0.25.
+  EXPECT_NEAR(m.at("oaprof_gpu_busy_ratio"), 0.25, 0.01);
+  EXPECT_NEAR(m.at("oaprof_gpu_frequency_hertz"), 1150e6, 1150e6 * 0.01);
+  EXPECT_TRUE(m.contains("oaprof_eu_ratio{state=\"active\"}")) << text;
+  EXPECT_TRUE(m.contains("oaprof_eu_ratio{state=\"stall\"}")) << text;
+  EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0) << log;
 }
 
 TEST_F(ExporterTest, AnIdleSimulatedGpuIsNotBusy) {

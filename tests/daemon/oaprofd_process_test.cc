@@ -17,7 +17,9 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,15 +41,22 @@ constexpr uid_t kNobody = 65534;
 
 // Starts oaprofd on `socket` with the scratch directory as its state directory, its stderr
 // appended to `log`; returns its pid.
+// `extra` goes after the usual arguments.
 pid_t start_oaprofd(const ScratchDir& dir, const std::string& device, const std::string& group,
-                    const std::string& socket, const fs::path& log) {
+                    const std::string& socket, const fs::path& log,
+                    const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {OAPROFD_BIN, "--socket", socket, "--state-dir",
+                                   dir.path().string(), "--device", device, "--group", group,
+                                   "--foreground"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     ::dup2(fd, STDERR_FILENO);
-    ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket.c_str(), "--state-dir",
-            dir.path().c_str(), "--device", device.c_str(), "--group", group.c_str(),
-            "--foreground", static_cast<char*>(nullptr));
+    ::execv(OAPROFD_BIN, argv.data());
     ::_exit(127);
   }
   return pid;
@@ -65,10 +74,10 @@ class Daemon {
   // The default group is the test's own, so that its clients are let in with or without root.
   Daemon(const ScratchDir& dir, const std::string& device,
          const std::string& group = std::to_string(::getgid()),
-         const std::string& socket_name = "d.sock")
+         const std::string& socket_name = "d.sock", const std::vector<std::string>& extra = {})
       : socket_((dir.path() / socket_name).string()),
         log_(dir.path() / (socket_name + ".log")) {
-    pid_ = start_oaprofd(dir, device, group, socket_, log_);
+    pid_ = start_oaprofd(dir, device, group, socket_, log_, extra);
     // Ready once it answers a hello: a connect alone may land in the backlog while it is still
     // recovering, which it does after binding the socket and before serving.
     for (int i = 0; i < 500; ++i) {
@@ -242,6 +251,44 @@ TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
   EXPECT_EQ(st.st_uid, kNobody) << "the CSV is the user's";
   EXPECT_THAT(d.log(), HasSubstr(fmt::format("session opened for uid {}", kNobody)));
   EXPECT_THAT(d.log(), HasSubstr("registers restored"));
+}
+
+// Issue 16: a part xe drives, through oaprofd. The daemon serves a simulated Lunar Lake with
+// IGT's oa-lnl.xml from its own metric directory; oaprof asks for ComputeBasic over xe's stream,
+// and gets PEC rows with the set's metrics and the Xe-cores xe's query gave.
+TEST(OaprofdProcessTest, AnXe2PartProfilesThroughTheDaemon) {
+  const testing::TrustedMetricsDir metrics(fs::path(OAPROF_IGT_XE_METRICS_DIR) / "oa-lnl.xml");
+  ScratchDir dir;
+  Daemon d(dir, "sim", std::to_string(::getgid()), "xe.sock",
+           {"--sim-platform", "lnl", "--metrics-dir", metrics.path().string()});
+  const fs::path csv = dir.path() / "lnl.csv";
+  const auto profile = [&](const std::string& access) {
+    return oaprof::testing::run(fmt::format(
+        "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --access {} --format auto "
+        "--metric-set ComputeBasic --energy none --idle-baseline off -o {} -- {} mad_vect4 "
+        "--min-time 0",
+        d.socket(), OAPROF_BIN, access, csv.string(), KERNEL_RUNNER_BIN));
+  };
+  const auto r = profile("perf");
+  if (r.output.find("refuses the metric file") != std::string::npos) {
+    GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << r.output;
+  }
+  ASSERT_EQ(r.status, 0) << r.output << d.log();
+  EXPECT_THAT(r.output, HasSubstr("via oaprofd"));
+  const auto rows = oaprof::testing::read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("kernel"), "mad_vect4");
+    EXPECT_GT(std::stoull(row.at("A63")), 0u);  // the 64th PEC counter crossed the protocol
+    EXPECT_FALSE(row.at("GPU_BUSY_percent").empty());
+    EXPECT_THAT(row.at("flags"), HasSubstr("xe_periodic"));
+    EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("topology_from_table")));
+  }
+  EXPECT_THAT(d.log(), HasSubstr("format PEC64u64, metric set ComputeBasic"));
+  // The register read-outs are refused by the daemon with the reason.
+  const auto mmio = profile("mmio");
+  EXPECT_EQ(mmio.status, 2) << mmio.output;
+  EXPECT_THAT(mmio.output, HasSubstr("use --access perf"));
 }
 
 TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {

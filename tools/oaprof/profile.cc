@@ -291,8 +291,7 @@ void open_through_daemon(const ProfilePlan& plan, GpuHold& gpu) {
   gpu.opened = gpu.client->open(request);
   const oa::wire::Opened& opened = *gpu.opened;
   gpu.facts = opened.facts;
-  gpu.platform = oa::apply_facts(opened.simulated ? oa::simulated_platform()
-                                                  : oa::require_platform_for_pci_id(opened.pci_id),
+  gpu.platform = oa::apply_facts(oa::require_platform_for_pci_id(opened.pci_id),
                                  gpu.facts);
   gpu.format = oa::parse_format(opened.format, gpu.platform.gen);
   gpu.source = daemon::make_remote_counter_source(gpu.client, gpu.format, opened.simulated);

@@ -112,18 +112,13 @@ void check_access(const std::string& access) {
 }
 
 // A simulated part xe drives (--sim-platform lnl) is read as xe is on hardware: through its
-// observation stream, locally. It has no i915 to ask.
+// observation stream. It has no i915 to ask.
 void plan_sim_xe(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.access != "perf") {
     throw std::invalid_argument(fmt::format(
         "--sim-platform {}: xe drives this part and owns its OA unit, which oaprof reads only "
         "through xe's observation stream: use --access perf, not {}",
         o.sim_platform, o.access));
-  }
-  if (plan.through_daemon) {
-    throw std::invalid_argument(fmt::format(
-        "--sim-platform {}: oaprofd does not serve xe parts yet; use --daemon never",
-        o.sim_platform));
   }
   plan.device.sim.i915 = false;
 }

@@ -30,6 +30,7 @@
 #include "daemon/privilege_drop.h"
 #include "daemon/state_dir.h"
 #include "daemon/systemd.h"
+#include "mmio/sim_gpu.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   std::string metrics_listen;
   int metrics_period_ms = 1000;
   bool sim_busy = false;
+  std::string sim_platform = "kblgt2";
 
   CLI::App app{
       "oaprofd: lends the Intel GPU's OA unit to `oaprof` runs of users who are not root. It "
@@ -125,6 +127,12 @@ int main(int argc, char** argv) {
                  "where a counter of the device could wrap twice in that time)")
       ->check(CLI::Range(10, 60'000))
       ->capture_default_str();
+  app.add_option("--sim-platform", sim_platform,
+                 "with --device sim: the part the simulator models (lnl is driven by xe and is "
+                 "read through its simulated observation stream: clients use --access perf)")
+      ->check(CLI::IsMember(std::vector<std::string>(oaprof::mmio::sim_platform_names().begin(),
+                                                     oaprof::mmio::sim_platform_names().end())))
+      ->capture_default_str();
   app.add_flag("--sim-busy", sim_busy,
                "with --device sim and --metrics-listen: the simulated GPU runs a kernel while "
                "the exporter samples, so that its figures move (tests)");
@@ -145,6 +153,10 @@ int main(int argc, char** argv) {
     log_line(3, "--sim-busy goes with --device sim and --metrics-listen");
     return 2;
   }
+  if (app.count("--sim-platform") > 0 && !device.starts_with("sim")) {
+    log_line(3, "--sim-platform goes with --device sim");
+    return 2;
+  }
   oaprof::daemon::ExporterOptions eo;
   if (exporting) {
     try {
@@ -162,6 +174,9 @@ int main(int argc, char** argv) {
   const auto env = oaprof::daemon::process_environment();
   oaprof::daemon::ServiceOptions so;
   so.device.spec = device;
+  so.device.sim.platform = oaprof::mmio::sim_platform_by_name(sim_platform);
+  // A simulated xe part has no i915 to ask, as a real one has none.
+  so.device.sim.i915 = so.device.sim.platform.driver != oaprof::oa::KernelDriver::kXe;
   so.state_dir = state_dir;
   for (const auto& d : metrics_dirs) so.metrics_dirs.emplace_back(d);
   so.energy_roots.sysfs = sysfs_root;
