@@ -241,7 +241,8 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     }
     const bool bad_request = dynamic_cast<const std::invalid_argument*>(&e) != nullptr;
     const std::string why = e.what();
-    end_session("open failed: " + why);
+    // The exporter retries every period and logs its own failure once; a client's is news.
+    end_session("open failed: " + why, client != background_client_);
     return wire::Error{bad_request ? ErrorCode::kBadRequest : ErrorCode::kDeviceError, why};
   }
 }
@@ -285,7 +286,7 @@ void DaemonService::close_session() {
   if (active_) end_session("oaprofd is stopping");
 }
 
-void DaemonService::end_session(const std::string& why) {
+void DaemonService::end_session(const std::string& why, bool log_if_untouched) {
   if (!active_) return;
   Active& a = *active_;
   bool restored = true;
@@ -317,7 +318,9 @@ void DaemonService::end_session(const std::string& why) {
     log(3, fmt::format("state file {} kept: the next oaprofd start restores it",
                        a.journal->state_file().string()));
   }
-  log(6, fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));
+  if (registers > 0 || log_if_untouched) {
+    log(6, fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));
+  }
   active_.reset();
 }
 

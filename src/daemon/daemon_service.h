@@ -92,7 +92,9 @@ class DaemonService {
   struct Active;
   oa::wire::Body open(std::uint64_t client, const Peer& peer, const oa::wire::Open& request);
   oa::wire::Body sample(const oa::wire::Sample& request);
-  void end_session(const std::string& why);
+  // Restores and closes the session; logs it unless `log_if_untouched` is false and it had
+  // written no register.
+  void end_session(const std::string& why, bool log_if_untouched = true);
   void log(int level, const std::string& line) const;
 
   ServiceOptions options_;

@@ -214,6 +214,8 @@ std::chrono::milliseconds Exporter::period() const {
 
 void Exporter::error(const std::string& what) {
   metrics_->errors.Increment();
+  if (what == last_error_) return;
+  last_error_ = what;
   service_.log_line(4, "exporter: " + what);
 }
 
@@ -327,6 +329,7 @@ void Exporter::read_unit() {
 }
 
 void Exporter::publish_counters(const oa::CounterDeltas& d) {
+  last_error_.clear();  // sampling works again: the next error is news
   metrics_->gpu_time.Increment(oa::gpu_time_ns(d, open_->platform.timestamp_hz) / 1e9);
   if (d.has_gpu_ticks) {
     metrics_->counters.Add({{"counter", "gpu_clocks"}}).Increment(static_cast<double>(d.gpu_ticks));

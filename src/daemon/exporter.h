@@ -84,6 +84,8 @@ class Exporter {
   // names have their own series.
   std::string kernel_label(const std::string& name);
   void let_go(const std::string& why);
+  // Counts a scrape error; logs it unless it repeats the last one logged (a unit that cannot be
+  // taken fails the same way every period, and the journal needs it once).
   void error(const std::string& what);
 
   DaemonService& service_;
@@ -94,8 +96,9 @@ class Exporter {
   std::unique_ptr<OpenSession> open_;  // declared after the metrics it fills
   std::uint32_t report_id_ = 0;
   bool yielded_ = false;  // a client's session holds the unit
-  std::chrono::milliseconds safe_period_{0};
-  std::set<std::string> kernel_labels_;  // 0 until a session says how fast counters wrap
+  std::chrono::milliseconds safe_period_{0};  // 0 until a session says how fast counters wrap
+  std::set<std::string> kernel_labels_;        // kernel names with series of their own
+  std::string last_error_;  // the last error logged; cleared once a period is sampled
 };
 
 }  // namespace oaprof::daemon

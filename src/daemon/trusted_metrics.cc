@@ -242,11 +242,15 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
       looked += (looked.empty() ? "" : ", ") + d.string();
     }
     if (file.empty()) {
+      // Xe2 parts have no built-in set to fall back on.
+      const std::string instead =
+          oa::has_builtin_metric_set(platform)
+              ? fmt::format(", or use --metric-set {}", oa::kBuiltinMetricSetSymbol)
+              : std::string(" (this part has no built-in set)");
       throw std::invalid_argument(fmt::format(
           "oaprofd has no metric file for {} ({}) in {}; the administrator can add IGT's file "
-          "to one of oaprofd's --metrics-dir directories, or use --metric-set {}",
-          platform.codename, name,
-          looked.empty() ? "no directory" : looked, oa::kBuiltinMetricSetSymbol));
+          "to one of oaprofd's --metrics-dir directories{}",
+          platform.codename, name, looked.empty() ? "no directory" : looked, instead));
     }
   }
   Fd f{open_trusted_file(file, owner, origin)};

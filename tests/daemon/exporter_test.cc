@@ -146,6 +146,31 @@ TEST(ExporterXeTest, AnXe2PartIsSampledThroughXesStreamWithComputeBasic) {
   EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0) << log;
 }
 
+// Without oa-lnl.xml in oaprofd's metric directory the unit cannot be taken on an xe part: every
+// period counts a scrape error, and the journal gets the reason once, not once a period.
+TEST(ExporterXeTest, AnXe2PartWithoutItsMetricFileIsCountedEachPeriodAndLoggedOnce) {
+  testing::ScratchDir state, empty;
+  std::string log;
+  ServiceOptions o = testing::sim_xe_service_options(state.path(), empty.path());
+  o.log = [&log](int, const std::string& line) { log += line + "\n"; };
+  DaemonService service(o);
+  ExporterOptions eo;
+  eo.listen = parse_listen_address("127.0.0.1:0");
+  Exporter exporter(service, eo);
+  for (int i = 0; i < 3; ++i) exporter.tick();
+  EXPECT_FALSE(exporter.sampling());
+  const auto m = parse_metrics(oaprof::testing::http_get(exporter.port(), "/metrics"));
+  EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 3);
+  // Said once, by the exporter: the failed opens wrote no register, so no session line each.
+  const std::string line = "exporter: cannot take the OA unit: oaprofd has no metric file for LNL";
+  ASSERT_NE(log.find(line), std::string::npos) << log;
+  EXPECT_EQ(log.find(line), log.rfind(line)) << log;
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("ended (open failed")));
+  // No advice to use a built-in set that an Xe2 part does not have.
+  EXPECT_THAT(log, HasSubstr("this part has no built-in set"));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("--metric-set Builtin")));
+}
+
 TEST_F(ExporterTest, AnIdleSimulatedGpuIsNotBusy) {
   auto exporter = start_exporter(false);
   tick(*exporter, 3);
