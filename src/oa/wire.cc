@@ -151,10 +151,11 @@ void put_payload(Writer& w, const Open& o) {
   w.put_string16(o.metrics_xml, kMaxTextBytes, "metrics XML path");
   w.put_string16(o.energy, kMaxTextBytes, "energy backend");
 }
-// Notes are prose for doctor and metadata; short enough that an Opened reply always fits.
+
 static_assert(kMaxReportBytes == static_cast<std::size_t>(oa::kMaxReportBytes),
               "the protocol carries the largest report any format has");
 
+// Notes are prose for doctor and metadata; short enough that an Opened reply always fits.
 constexpr std::size_t kMaxNoteBytes = 400;
 // The optional counts after the facts (xe's queries): which of them follow.
 constexpr std::uint8_t kFactL3Banks = 1;
@@ -285,8 +286,8 @@ bool get_payload(Reader& r, Open& o) {
   }
   return ok;
 }
-// Counts that agree with their masks, known sources, a timestamp frequency below 10 GHz.
-// The optional counts that end the facts, when any follow.
+// The optional counts after the facts, when any follow: the facts end an Opened, so anything
+// left is theirs.
 bool get_fact_counts(Reader& r, DeviceFacts& f) {
   if (r.at_end()) return true;
   std::uint8_t which = 0;
@@ -303,6 +304,7 @@ bool get_fact_counts(Reader& r, DeviceFacts& f) {
   return true;
 }
 
+// Counts that agree with their masks, known sources, a timestamp frequency below 10 GHz.
 bool get_facts(Reader& r, DeviceFacts& f) {
   std::uint8_t topology_source = 0, timestamp_source = 0;
   std::uint16_t v[6] = {};
