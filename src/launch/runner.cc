@@ -304,6 +304,12 @@ std::optional<Variant> parse_variant(std::string_view name) {
   return std::nullopt;
 }
 
+int outer_repeats_for(double power_ms, double one_chain_ns, int iterations) {
+  const double wanted = std::round(power_ms * 1e6 / std::max(1.0, one_chain_ns));
+  const double most = static_cast<double>(INT_MAX / std::max(1, iterations));
+  return static_cast<int>(std::clamp(wanted, 1.0, most));
+}
+
 std::string_view unit_name(Unit u) {
   switch (u) {
     case Unit::kGflops: return "GFLOP/s";
@@ -473,9 +479,8 @@ RunResult Runner::run_compute(const KernelSpec& spec) {
     // Size the outer loop from one timed launch (after a warm-up that absorbs compilation) so
     // that every width runs about power_ms per launch.
     launch(h.kernel, r.global_size, r.local_size);
-    const double one_ns = std::max(1.0, launch(h.kernel, r.global_size, r.local_size));
-    const double wanted = std::round(options_.power_ms * 1e6 / one_ns);
-    r.outer = static_cast<int>(std::clamp(wanted, 1.0, static_cast<double>(INT_MAX / r.iterations)));
+    const double one_ns = launch(h.kernel, r.global_size, r.local_size);
+    r.outer = outer_repeats_for(options_.power_ms, one_ns, r.iterations);
     set_arg(h.kernel, 4, static_cast<cl_int>(r.outer), "clSetKernelArg(outer)");
   }
   r.ops = static_cast<double>(r.global_size) * r.iterations * r.outer * spec.ops_per_iteration();

@@ -28,6 +28,10 @@ enum class Variant {
 std::string_view variant_name(Variant v);  // "private", "loop", "unrolled", "single"
 std::optional<Variant> parse_variant(std::string_view name);
 
+// The outer repeats that make a power variant's launch last about power_ms, given one chain's
+// measured time: at least 1, and never so many that iterations × outer overflows an int.
+int outer_repeats_for(double power_ms, double one_chain_ns, int iterations);
+
 // What RunResult::rate() is expressed in.
 enum class Unit {
   kGflops,       // floating-point operations per second, ×1e9

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <climits>
+
 namespace oaprof::launch {
 namespace {
 
@@ -88,11 +90,20 @@ TEST_F(RunnerTest, PowerVariantsSizeTheirOuterLoop) {
   const RunResult r = runner_->run(*parse_kernel_name("power_mad_vect2"));
   EXPECT_GE(r.outer, 1);
   EXPECT_DOUBLE_EQ(r.ops, 16.0 * 16 * r.outer * 4);
-  // The outer loop makes the launch longer than one chain: the calibration aimed at 2 ms.
+  EXPECT_GT(r.verified, 0u);  // the outer loop leaves the result the plain chain gives
+  // Whether the launch really got longer is timing, which a loaded machine can invert: that
+  // belongs to kernel_runner's own runs, not here. The sizing itself is checked below.
   const RunResult plain = runner_->run(*parse_kernel_name("mad_vect2"));
-  if (r.outer > 4) {
-    EXPECT_GT(r.stats.median, plain.stats.median);
-  }
+  EXPECT_DOUBLE_EQ(r.ops, plain.ops * r.outer);
+}
+
+TEST(OuterRepeatsTest, AimAtThePowerWindowFromOneChainsTime) {
+  EXPECT_EQ(outer_repeats_for(2, 100'000, 16), 20);     // 2 ms of 0.1 ms chains
+  EXPECT_EQ(outer_repeats_for(100, 1'000'000, 16), 100);
+  EXPECT_EQ(outer_repeats_for(2, 3'000'000, 16), 1);    // one chain already longer
+  EXPECT_EQ(outer_repeats_for(2, 0, 16), 2'000'000);    // an unmeasurable chain counts as 1 ns
+  EXPECT_EQ(outer_repeats_for(1e9, 1, 16), INT_MAX / 16);  // iterations × outer stays an int
+  EXPECT_EQ(outer_repeats_for(1e9, 1, 0), INT_MAX);
 }
 
 TEST_F(RunnerTest, MemoryKernelsCountTheirBytes) {
