@@ -230,6 +230,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     opened.metric_set = metrics.set.symbol();
     opened.metrics_file = metrics.file.string();
     opened.facts = a.device.facts;
+    if (client != background_client_) ++client_sessions_;
     log(6, fmt::format("session opened for {}: {} on {}, format {}, metric set {}, energy {}",
                        a.holder, request.access, opened.detail, opened.format, opened.metric_set,
                        opened.energy_backend.empty() ? "none" : opened.energy_backend));

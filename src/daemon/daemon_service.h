@@ -71,6 +71,8 @@ class DaemonService {
   // dropped first), handed over once: the exporter's per-kernel series.
   static constexpr std::size_t kMaxKeptSummaries = 16;
   std::vector<oa::wire::Summary> take_summaries() { return std::exchange(summaries_, {}); }
+  // Sessions opened for clients other than the background one, since the start.
+  std::uint64_t client_sessions_opened() const { return client_sessions_; }
   // For the exporter: the log, and where sysfs is.
   void log_line(int level, const std::string& line) const { log(level, line); }
   const std::filesystem::path& sysfs_root() const { return options_.device.sysfs_root; }
@@ -100,6 +102,7 @@ class DaemonService {
   ServiceOptions options_;
   std::unique_ptr<Active> active_;
   std::optional<std::uint64_t> background_client_;
+  std::uint64_t client_sessions_ = 0;
   std::vector<oa::wire::Summary> summaries_;
 };
 

@@ -101,7 +101,7 @@ struct Exporter::Metrics {
                      .Add({})),
         sessions(prometheus::BuildCounter()
                      .Name("oaprof_profiling_sessions_total")
-                     .Help("Profiling sessions that took the OA unit from the exporter")
+                     .Help("Profiling sessions clients opened (each takes the OA unit from the exporter)")
                      .Register(r)
                      .Add({})),
         errors(prometheus::BuildCounter()
@@ -227,15 +227,19 @@ void Exporter::let_go(const std::string& why) {
 
 void Exporter::tick() {
   publish_summaries();
+  // Counted by the service as they open: a session shorter than a period is counted too.
+  if (const std::uint64_t opened = service_.client_sessions_opened(); opened > sessions_seen_) {
+    metrics_->sessions.Increment(static_cast<double>(opened - sessions_seen_));
+    sessions_seen_ = opened;
+  }
   if (service_.session_open() && !service_.session_held_by(kExporterClient)) {
     // A profiling session took the unit (the service ended ours as it opened).
-    if (!yielded_) metrics_->sessions.Increment();
-    yielded_ = true;
     open_.reset();
     metrics_->sampling.Set(0);
     return;
   }
-  yielded_ = false;
+  // A session that came and went since the last period ended ours too: take the unit afresh.
+  if (open_ && !service_.session_held_by(kExporterClient)) open_.reset();
   if (!open_ && !take_unit()) return;
   metrics_->sampling.Set(1);
   read_unit();

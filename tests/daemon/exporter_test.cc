@@ -205,6 +205,27 @@ TEST_F(ExporterTest, AClientsSessionTakesTheUnitAndTheExporterResumesAfterIt) {
   EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0);
 }
 
+// A session that opens and ends between two of the exporter's periods is counted all the same
+// (CI saw the Prometheus test's short run go uncounted when it was counted by polling).
+TEST_F(ExporterTest, ASessionShorterThanAPeriodIsCounted) {
+  auto exporter = start_exporter(true);
+  tick(*exporter, 2);
+  ASSERT_TRUE(exporter->sampling());
+  const Peer peer{1000, 1000, 42};
+  for (std::uint64_t client : {1, 2}) {
+    wire::Open open;
+    open.pid = 42;
+    open.energy = "none";
+    ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(client, peer, open))) << log_;
+    service_->client_gone(client);
+  }
+  exporter->tick();
+  EXPECT_TRUE(exporter->sampling());  // the unit was free again at the tick
+  const auto m = parse_metrics(oaprof::testing::http_get(exporter->port(), "/metrics"));
+  EXPECT_EQ(m.at("oaprof_profiling_sessions_total"), 2);
+  EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0);  // its own session ended underneath: no error
+}
+
 // A local `sudo oaprof` takes the session lock itself and cannot pre-empt the exporter: it is told
 // who holds the unit and how to get it.
 TEST_F(ExporterTest, ALocalRunFindingTheExportersLockIsToldToGoThroughTheDaemon) {
