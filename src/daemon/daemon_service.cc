@@ -290,6 +290,10 @@ void DaemonService::close_session() {
 void DaemonService::end_session(const std::string& why, bool log_if_untouched) {
   if (!active_) return;
   Active& a = *active_;
+  if (a.source) {  // not carried to the client: the daemon's log says it for xe's snapshots
+    const std::string waited = gpu::snapshot_placement_warning(a.source->perf_stream_counts());
+    if (!waited.empty()) log(4, fmt::format("the session of {}: {}", a.holder, waited));
+  }
   bool restored = true;
   try {
     if (a.kernel_running && a.source) a.source->kernel_running(false);

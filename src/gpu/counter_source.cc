@@ -35,6 +35,15 @@ std::string perf_stream_loss_warning(const PerfStreamCounts& counts) {
       "for fewer periodic reports", counts.reports_lost, counts.buffer_lost);
 }
 
+std::string snapshot_placement_warning(const PerfStreamCounts& counts) {
+  if (counts.snapshots_waited == 0) return {};
+  return fmt::format(
+      "{} of the xe stream's snapshots could not be placed by the engine's timestamp and were "
+      "taken after waiting out xe's buffer poll: those rows' gpu_time_ns may include up to 5 ms "
+      "of idle beside the kernel (event counts are whole; docs/xe.md)",
+      counts.snapshots_waited);
+}
+
 bool access_maps_registers(std::string_view name) {
   for (const auto& entry : kSources) {
     if (entry.name == name) return entry.maps_registers;

@@ -23,11 +23,18 @@ struct PerfStreamCounts {
   int samples = 0;
   int reports_lost = 0;
   int buffer_lost = 0;
+  // xe: snapshots placed by waiting out xe's buffer poll, because the engine's timestamp could
+  // not place them (docs/xe.md); 0 elsewhere.
+  int snapshots_waited = 0;
 };
 
 // The warning for the end of a run whose stream lost reports or its OA buffer, with what the
 // row flags mean and what to do; empty when nothing was lost.
 std::string perf_stream_loss_warning(const PerfStreamCounts& counts);
+
+// The warning for the end of an xe run some of whose snapshots were placed by waiting rather
+// than by timestamp, with what it means for the rows; empty when none were.
+std::string snapshot_placement_warning(const PerfStreamCounts& counts);
 
 class CounterSource {
  public:

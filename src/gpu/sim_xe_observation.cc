@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 
 #include "gpu/xe_uapi.h"
@@ -141,13 +142,19 @@ std::uint64_t SimXeDevice::now_ticks() const {
                                     1e9);
 }
 
+std::uint64_t SimXeDevice::last_poll_tick() const {
+  const std::uint64_t poll = options_.poll_ns;
+  const std::uint64_t at = clock_.now_ns() / poll * poll;
+  return static_cast<std::uint64_t>(static_cast<double>(at) * platform_.timestamp_hz / 1e9);
+}
+
 std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, int bytes) const {
   std::vector<std::uint8_t> r(static_cast<std::size_t>(bytes));
   const double s = static_cast<double>(tick) / platform_.timestamp_hz;
   const auto t = static_cast<std::uint64_t>(s * 1e9);
   const auto put64 = [&](int qword, std::uint64_t v) { std::memcpy(&r[8 * qword], &v, 8); };
   put64(0, 1);  // report id: non-zero, as xe's tail check requires of a landed report
-  put64(1, tick);
+  put64(1, tick + options_.timestamp_base_ticks);
   put64(3, static_cast<std::uint64_t>(s * options_.gpu_mhz * 1e6));
   const auto busy_clocks = static_cast<std::uint64_t>(static_cast<double>(busy_ns_until(t)) *
                                                       options_.gpu_mhz / 1e3);
@@ -155,6 +162,30 @@ std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, int bytes) 
     put64(4 + i, busy_clocks * static_cast<std::uint64_t>(i % 4 + 1) / 4);
   }
   return r;
+}
+
+int SimXeDevice::engine_cycles(xe::QueryEngineCycles& q) const {
+  switch (q.clockid) {  // __clock_id_to_func
+    case CLOCK_MONOTONIC: case CLOCK_MONOTONIC_RAW: case CLOCK_REALTIME: case CLOCK_BOOTTIME:
+    case CLOCK_TAI: break;
+    default: return -EINVAL;
+  }
+  bool known = false;
+  for (const XeOaUnit& u : oa_units()) {
+    for (const auto& e : u.engines) {
+      known = known || (e.engine_class == q.eci.engine_class &&
+                        e.engine_instance == q.eci.engine_instance && e.gt_id == q.eci.gt_id);
+    }
+  }
+  if (!known) return -EINVAL;  // xe_gt_hw_engine finds none
+  // The simulator's clock stands for every clock id, CLOCK_MONOTONIC in live runs.
+  q.cpu_timestamp = clock_.now_ns();
+  q.engine_cycles = now_ticks() + options_.timestamp_base_ticks +
+                    static_cast<std::uint64_t>(options_.engine_cycles_skew_ticks);
+  q.cpu_delta = 0;
+  q.width = 64;  // GRAPHICS_VER >= 20
+  last_engine_cycles_ = q;
+  return 0;
 }
 
 void SimXeDevice::advance(Stream& s) {
@@ -188,6 +219,10 @@ class SimXeObservation final : public XeObservation {
   std::string describe() const override { return "simulated xe"; }
 
   std::vector<XeOaUnit> oa_units() override { return d_.oa_units(); }
+
+  XeEngineCycles engine_cycles(const xe::EngineClassInstance& engine) override {
+    return query_xe_engine_cycles(*make_sim_xe_query(d_), engine);
+  }
 
   std::optional<std::uint64_t> find_config_id(const std::string& uuid) override {
     for (const auto& [id, u] : d_.configs_) {
@@ -258,10 +293,16 @@ class SimXeObservation final : public XeObservation {
       s.status = 0;
       return -EIO;
     }
-    if (s.buffer.empty()) return -EAGAIN;
     const auto size = static_cast<std::size_t>(s.report_bytes);
+    const auto readable = [&](const std::vector<std::uint8_t>& r) {
+      std::uint64_t ts = 0;  // the report's timestamp, qword 1
+      std::memcpy(&ts, r.data() + 8, sizeof ts);
+      return d_.options_.poll_ns == 0 ||
+             ts - d_.options_.timestamp_base_ticks <= d_.last_poll_tick();
+    };
+    if (s.buffer.empty() || !readable(s.buffer.front())) return -EAGAIN;
     std::size_t n = 0;
-    while (!s.buffer.empty() && n + size <= buf.size()) {
+    while (!s.buffer.empty() && readable(s.buffer.front()) && n + size <= buf.size()) {
       std::memcpy(buf.data() + n, s.buffer.front().data(), size);
       s.buffer.pop_front();
       n += size;
@@ -309,6 +350,7 @@ class SimXeQuery final : public XeQuery {
   explicit SimXeQuery(const SimXeDevice& device) : d_(device) {}
   std::string describe() const override { return "simulated xe"; }
   int device_query(xe::DeviceQuery& q) override {
+    if (q.query == xe::kQueryEngineCycles) return engine_cycles(q);
     std::vector<std::uint8_t> reply;
     if (q.query == xe::kQueryOaUnits) {
       reply = encode_xe_oa_units(d_.oa_units());
@@ -328,6 +370,21 @@ class SimXeQuery final : public XeQuery {
   }
 
  private:
+  // The caller's struct is read and written in place; its size must be the uapi's.
+  int engine_cycles(xe::DeviceQuery& q) {
+    if (q.size == 0) {
+      q.size = sizeof(xe::QueryEngineCycles);
+      return 0;
+    }
+    if (q.size != sizeof(xe::QueryEngineCycles)) return -EINVAL;
+    if (q.data == 0) return -EFAULT;
+    xe::QueryEngineCycles c;
+    std::memcpy(&c, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(q.data)), sizeof c);
+    if (const int rc = d_.engine_cycles(c); rc != 0) return rc;
+    std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(q.data)), &c, sizeof c);
+    return 0;
+  }
+
   static constexpr std::size_t kDssMaskBytes = 16;  // the simulator's choice; any width parses
   const SimXeDevice& d_;
 };

@@ -36,6 +36,15 @@ struct SimXeOptions {
   // part's count, so the simulator claims none unless told).
   int xe_cores = 0;
   int l3_banks = 0;
+  // How late a written report becomes readable: xe moves the buffer's tail for readers on a
+  // timer (5 ms on hardware); 0: at once.
+  std::uint64_t poll_ns = 0;
+  // The GPU timestamp counter's value when the simulator's clock reads 0: a real part's counts
+  // from its own power-up, so nothing may take a report timestamp for host time.
+  std::uint64_t timestamp_base_ticks = 0x3'0000'0000ull;
+  // Added to ENGINE_CYCLES' answer only: a part whose engine timestamp is not the OA unit's
+  // (which xe_oa.c's xe_oa_timestamp_frequency rules out on Xe2, unconfirmed on hardware).
+  std::int64_t engine_cycles_skew_ticks = 0;
 };
 
 // One simulated xe device: its OA units (an OAG with the render and compute engines, an OAM
@@ -52,6 +61,11 @@ class SimXeDevice {
   // GT 0's masks for DRM_XE_DEVICE_QUERY_GT_TOPOLOGY.
   XeGtTopology gt_topology() const;
   void set_busy(bool busy);  // the workload signal: a kernel runs
+  // DRM_XE_DEVICE_QUERY_ENGINE_CYCLES for a render or compute engine of the OAG: the GPU
+  // timestamp now and the clock's time; 0 or -EINVAL as xe_query.c answers.
+  int engine_cycles(xe::QueryEngineCycles& q) const;
+  // What the last engine_cycles() answered (tests check a snapshot against it).
+  const xe::QueryEngineCycles& last_engine_cycles() const { return last_engine_cycles_; }
   // The next read of every open stream fails with -EIO and STATUS gives `oa_status` bits.
   void inject_status(std::uint64_t oa_status);
   SimXeOptions& options() { return options_; }
@@ -77,6 +91,8 @@ class SimXeDevice {
   std::uint64_t busy_ns_until(std::uint64_t t) const;
   std::vector<std::uint8_t> report_at(std::uint64_t tick, int bytes) const;
   std::uint64_t now_ticks() const;
+  // The tick of xe's last buffer poll (options.poll_ns > 0): reports up to it are readable.
+  std::uint64_t last_poll_tick() const;
 
   oa::Platform platform_;
   mmio::Clock& clock_;
@@ -88,10 +104,11 @@ class SimXeDevice {
   // Busy intervals so far: busy time up to any instant is exact however late a report is read.
   std::uint64_t busy_total_ns_ = 0;
   std::optional<std::uint64_t> busy_since_;
+  mutable xe::QueryEngineCycles last_engine_cycles_;  // a record of queries, not device state
 };
 
 std::unique_ptr<XeObservation> make_sim_xe_observation(SimXeDevice& device);
-// Its device queries (OA units, GT topology) as xe_query.c lays them out.
+// Its device queries (OA units, GT topology, engine cycles) as xe_query.c answers them.
 std::unique_ptr<XeQuery> make_sim_xe_query(const SimXeDevice& device);
 
 }  // namespace oaprof::gpu

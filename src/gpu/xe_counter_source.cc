@@ -13,8 +13,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -64,20 +66,29 @@ class XeCounterSource final : public CounterSource {
     }
   }
 
-  // At a time T every report written before T - poll is readable (xe moves the buffer's tail
-  // for readers on a timer), and one is written every period: so the newest readable report at
-  // asked + period + poll was written at `asked` or later.
+  // A snapshot is the first report written after it was asked for. With the engine's timestamp
+  // (ENGINE_CYCLES, read when asked) that is the first report whose timestamp is at or after it:
+  // at most one period past the asking, taken as soon as xe lets it be read. Without it: at a
+  // time T every report written before T - poll is readable (xe moves the buffer's tail for
+  // readers on a timer), and one is written every period, so the newest readable report at
+  // asked + period + poll was written at `asked` or later, up to period + poll after it.
   oa::RawReport snapshot(std::uint32_t) override {
     if (stream_ < 0) throw std::logic_error("xe read-out: snapshot before start()");
     const auto asked = std::chrono::steady_clock::now();
     const std::uint64_t seen = counts_.reports;
+    from_ = gpu_now();
+    picked_.clear();
     const auto ready = asked + period_ + poll_;
     const auto deadline = ready + period_ * 20 + std::chrono::seconds(1);
     for (;;) {
       // The time is taken before the read: what that read finds was readable by then.
       const auto now = std::chrono::steady_clock::now();
       drain();  // also keeps the buffer from filling while we wait
-      if (now >= ready && counts_.reports > seen) break;
+      if (from_ && picked_.empty() && now >= ready + poll_ + kTimestampPatience &&
+          counts_.reports > seen) {
+        give_up_timestamps("no report carries a timestamp at or after the engine's");
+      }
+      if (from_ ? !picked_.empty() : now >= ready && counts_.reports > seen) break;
       if (now > deadline) {
         throw std::runtime_error(fmt::format(
             "{}: no OA report arrived within {} ms of asking; is the stream's unit stalled?",
@@ -89,9 +100,11 @@ class XeCounterSource final : public CounterSource {
       std::this_thread::sleep_for(std::clamp<std::chrono::nanoseconds>(ready - now, shortest,
                                                                        longest));
     }
+    if (!from_) ++snapshots_waited_;
+    const std::vector<std::uint8_t>& bytes = from_ ? picked_ : counts_.last_report;
     oa::RawReport r;
-    r.size = static_cast<int>(counts_.last_report.size());
-    std::memcpy(r.bytes.data(), counts_.last_report.data(), counts_.last_report.size());
+    r.size = static_cast<int>(bytes.size());
+    std::memcpy(r.bytes.data(), bytes.data(), bytes.size());
     return r;
   }
 
@@ -108,7 +121,8 @@ class XeCounterSource final : public CounterSource {
   }
 
   PerfStreamCounts perf_stream_counts() const override {
-    return {static_cast<int>(counts_.reports), counts_.report_lost, counts_.buffer_overflow};
+    return {static_cast<int>(counts_.reports), counts_.report_lost, counts_.buffer_overflow,
+            snapshots_waited_};
   }
 
  private:
@@ -137,8 +151,18 @@ class XeCounterSource final : public CounterSource {
                                             : device_.platform.timestamp_hz;
     period_ = std::chrono::nanoseconds(static_cast<std::int64_t>(
         static_cast<double>(2ull << device_.perf_period_exponent) * 1e9 / hz));
-    poll_ = device_.sim_xe ? std::chrono::nanoseconds(0) : std::chrono::milliseconds(5);
+    poll_ = device_.sim_xe ? std::chrono::nanoseconds(device_.sim_xe->options().poll_ns)
+                           : std::chrono::milliseconds(5);
     counts_ = {};
+    engine_ = *std::find_if(oag->engines.begin(), oag->engines.end(), [](const auto& e) {
+      return e.engine_class == xe::kEngineClassRender || e.engine_class == xe::kEngineClassCompute;
+    });
+    by_timestamp_ = true;
+    snapshots_waited_ = 0;
+    // Two periods (a lost report between) and the patience, in timestamp ticks.
+    patience_ticks_ = static_cast<std::uint64_t>(
+        (2.0 * static_cast<double>(period_.count()) +
+         static_cast<double>(std::chrono::nanoseconds(kTimestampPatience).count())) * hz / 1e9);
   }
 
   std::uint64_t config_id_for(const mmio::OaConfig& config) {
@@ -166,7 +190,49 @@ class XeCounterSource final : public CounterSource {
     return static_cast<std::uint64_t>(id);
   }
 
-  void drain() { drain_xe_stream(*xe_, stream_, report_bytes_, counts_); }
+  // The render engine's timestamp now, to place the snapshot by; nullopt once that has failed
+  // for this stream (the snapshot then waits out xe's poll).
+  std::optional<std::uint64_t> gpu_now() {
+    if (!by_timestamp_) return std::nullopt;
+    try {
+      const XeEngineCycles c = xe_->engine_cycles(engine_);
+      width_ = c.width;
+      return c.engine_cycles;
+    } catch (const std::runtime_error& e) {
+      give_up_timestamps(e.what());
+      return std::nullopt;
+    }
+  }
+
+  // From here on this stream's snapshots wait out xe's poll (counted, and warned about at the
+  // end of the run).
+  void give_up_timestamps(const std::string&) {
+    by_timestamp_ = false;
+    from_.reset();
+    picked_.clear();
+  }
+
+  void drain() {
+    drain_xe_stream(*xe_, stream_, report_bytes_, counts_, 16u << 20, &XeCounterSource::seen,
+                    this);
+  }
+
+  // Every report read: the first at or after from_ is the snapshot. One further past it than
+  // a period and the patience allow is not after a report the unit wrote in between: the two
+  // timestamps are not one clock (xe_oa.c says they are on Xe2), and placing by them stops.
+  static void seen(std::span<const std::uint8_t> report, void* self) {
+    auto& s = *static_cast<XeCounterSource*>(self);
+    if (!s.from_ || !s.picked_.empty()) return;
+    std::uint64_t ts = 0;  // PEC64u64 and MPEC8u32 reports: the timestamp is qword 1
+    std::memcpy(&ts, report.data() + 8, sizeof ts);
+    if (!timestamp_at_or_after(ts, *s.from_, s.width_)) return;
+    const std::uint64_t mask = s.width_ >= 64 ? ~0ull : (1ull << s.width_) - 1;
+    if (((ts - *s.from_) & mask) > s.patience_ticks_) {
+      s.give_up_timestamps("a report's timestamp is far past the engine's");
+      return;
+    }
+    s.picked_.assign(report.begin(), report.end());
+  }
 
   Device& device_;
   std::unique_ptr<XeObservation> xe_;
@@ -180,6 +246,16 @@ class XeCounterSource final : public CounterSource {
   // has every report readable at once.
   std::chrono::nanoseconds poll_{0};
   XeStreamCounts counts_;
+  // Placing snapshots by timestamp: the engine asked (the OAG's render or compute engine), the
+  // timestamp the current snapshot waits past, the report it found.
+  static constexpr std::chrono::milliseconds kTimestampPatience{10};
+  xe::EngineClassInstance engine_;
+  bool by_timestamp_ = true;
+  std::optional<std::uint64_t> from_;
+  int width_ = 64;
+  std::uint64_t patience_ticks_ = 0;
+  std::vector<std::uint8_t> picked_;
+  int snapshots_waited_ = 0;
 };
 
 }  // namespace

@@ -107,9 +107,10 @@ class DrmXeObservation final : public XeObservation {
 
   std::string describe() const override { return "render node " + node_; }
 
-  std::vector<XeOaUnit> oa_units() override {
-    auto query = open_xe_query(node_);
-    return query_xe_oa_units(*query);
+  std::vector<XeOaUnit> oa_units() override { return query_xe_oa_units(query()); }
+
+  XeEngineCycles engine_cycles(const xe::EngineClassInstance& engine) override {
+    return query_xe_engine_cycles(query(), engine);
   }
 
   std::optional<std::uint64_t> find_config_id(const std::string& uuid) override {
@@ -169,8 +170,15 @@ class DrmXeObservation final : public XeObservation {
     }
   }
 
+  // The node's query interface, opened on first use and kept: a snapshot asks ENGINE_CYCLES.
+  XeQuery& query() {
+    if (!query_) query_ = open_xe_query(node_);
+    return *query_;
+  }
+
   std::string node_, card_;
   int fd_ = -1;
+  std::unique_ptr<XeQuery> query_;
 };
 
 }  // namespace

@@ -73,6 +73,9 @@ class XeObservation {
   virtual std::string describe() const = 0;
   // DRM_XE_DEVICE_QUERY_OA_UNITS, parsed (query_xe_oa_units). Throws std::runtime_error.
   virtual std::vector<XeOaUnit> oa_units() = 0;
+  // DRM_XE_DEVICE_QUERY_ENGINE_CYCLES for `engine` (query_xe_engine_cycles). Throws
+  // std::runtime_error.
+  virtual XeEngineCycles engine_cycles(const xe::EngineClassInstance& engine) = 0;
   // The id xe already holds for a UUID: <card>/metrics/<uuid>/id. nullopt when absent.
   virtual std::optional<std::uint64_t> find_config_id(const std::string& uuid) = 0;
   // ADD_CONFIG: the new id, or -errno. REMOVE_CONFIG: 0 or -errno.

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -230,6 +231,37 @@ std::vector<std::uint8_t> encode_xe_gt_topology(const XeGtTopology& gt, std::siz
 XeGtTopology query_xe_gt_topology(XeQuery& xe, std::uint16_t gt_id) {
   return parse_xe_gt_topology(query_bytes(xe, xe::kQueryGtTopology, "GT_TOPOLOGY", "its topology"),
                               gt_id);
+}
+
+XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance& engine) {
+  xe::QueryEngineCycles reply;
+  reply.eci = engine;
+  reply.clockid = CLOCK_MONOTONIC;
+  xe::DeviceQuery q;
+  q.query = xe::kQueryEngineCycles;
+  q.size = sizeof reply;  // xe writes into the caller's struct, whose size it knows
+  q.data = reinterpret_cast<std::uintptr_t>(&reply);
+  if (const int rc = xe.device_query(q); rc != 0) {
+    throw std::runtime_error(fmt::format(
+        "{}: DRM_XE_DEVICE_QUERY_ENGINE_CYCLES for engine class {} instance {} on GT {} failed: {}",
+        xe.describe(), engine.engine_class, engine.engine_instance, engine.gt_id,
+        std::strerror(-rc)));
+  }
+  if (reply.width == 0 || reply.width > 64) {
+    throw std::runtime_error(fmt::format(
+        "{}: DRM_XE_DEVICE_QUERY_ENGINE_CYCLES answered a {}-bit counter", xe.describe(),
+        reply.width));
+  }
+  const int width = static_cast<int>(reply.width);
+  const std::uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+  return {reply.engine_cycles & mask, width, reply.cpu_timestamp, reply.cpu_delta};
+}
+
+bool timestamp_at_or_after(std::uint64_t t, std::uint64_t from, int width) {
+  const int w = width <= 0 || width > 64 ? 64 : width;  // a width not given: all 64 bits
+  const std::uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+  const std::uint64_t half = 1ull << (w - 1);
+  return ((t - from) & mask) < half;
 }
 
 namespace {

@@ -1,5 +1,6 @@
-// What oaprof asks xe about a device: its OA units (DRM_XE_DEVICE_QUERY_OA_UNITS) and its GT
-// topology (DRM_XE_DEVICE_QUERY_GT_TOPOLOGY), behind one
+// What oaprof asks xe about a device: its OA units (DRM_XE_DEVICE_QUERY_OA_UNITS), its GT
+// topology (DRM_XE_DEVICE_QUERY_GT_TOPOLOGY) and an engine's timestamp
+// (DRM_XE_DEVICE_QUERY_ENGINE_CYCLES), behind one
 // interface so that the same code runs on a real render node and on a simulated xe. The reply
 // is the kernel's, but parsed as untrusted bytes: every count is bounded and every length checked
 // against the buffer before anything is read (tests/fuzz/xe_oa_units_fuzz.cc).
@@ -83,6 +84,23 @@ std::vector<std::uint8_t> encode_xe_gt_topology(const XeGtTopology& gt, std::siz
 
 // The query in its two steps, parsed for `gt_id`. Throws std::runtime_error naming the node.
 XeGtTopology query_xe_gt_topology(XeQuery& xe, std::uint16_t gt_id);
+
+// One DRM_XE_DEVICE_QUERY_ENGINE_CYCLES answer: the engine's timestamp counter and
+// CLOCK_MONOTONIC at the instant xe read it.
+struct XeEngineCycles {
+  std::uint64_t engine_cycles = 0;  // the engine's timestamp, `width` bits wide
+  int width = 0;
+  std::uint64_t cpu_ns = 0;        // CLOCK_MONOTONIC just before the read
+  std::uint64_t cpu_delta_ns = 0;  // how long the read took: the pairing's uncertainty
+};
+
+// The query for `engine` with CLOCK_MONOTONIC. Throws std::runtime_error naming the node when xe
+// refuses it (an engine it does not have, forcewake failing) or answers a width outside 1..64.
+XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance& engine);
+
+// Whether timestamp `t` is at or after `from` on a counter `width` bits wide that may have
+// wrapped once between them (less than half its range apart).
+bool timestamp_at_or_after(std::uint64_t t, std::uint64_t from, int width);
 
 // The device's facts from xe: the topology of the render OAG's GT and that unit's timestamp
 // frequency, each from the platform table with the reason in its note when xe does not give it.

@@ -27,6 +27,7 @@ inline const unsigned long kIoctlDeviceQuery = _IOWR('d', kDrmCommandBase + kDev
 
 // drm_xe_device_query.query values.
 inline constexpr std::uint32_t kQueryGtTopology = 5;
+inline constexpr std::uint32_t kQueryEngineCycles = 6;
 inline constexpr std::uint32_t kQueryOaUnits = 8;
 
 // struct drm_xe_query_topology_mask without its flexible mask[]: the GT_TOPOLOGY reply is these
@@ -58,6 +59,24 @@ inline constexpr std::uint16_t kEngineClassCopy = 1;
 inline constexpr std::uint16_t kEngineClassVideoDecode = 2;
 inline constexpr std::uint16_t kEngineClassVideoEnhance = 3;
 inline constexpr std::uint16_t kEngineClassCompute = 4;
+
+// struct drm_xe_query_engine_cycles (query 6 and layout also in xe_drm.h @ torvalds/linux
+// 06b7ef70b1f29de685ea80f0c1b8f0a0b0e16d18): the caller fills eci and clockid, xe the rest. How xe
+// answers (drivers/gpu/drm/xe/xe_query.c query_engine_cycles @ torvalds/linux
+// 043254938d2bb8cade5878a2a6ebf9c7a20afcc9): .size must be exactly this struct's (0 asks for
+// it), clockid one of CLOCK_MONOTONIC, _RAW, REALTIME, BOOTTIME, TAI, and eci an engine xe has,
+// else -EINVAL; -EIO when forcewake fails. engine_cycles is the engine's RING_TIMESTAMP (upper,
+// lower, upper again), cpu_timestamp the chosen clock just before the lower dword was read,
+// cpu_delta how long that read took; width is 64 on Xe2 and later (GRAPHICS_VER >= 20), 36 before.
+struct QueryEngineCycles {
+  EngineClassInstance eci;
+  std::int32_t clockid = 0;
+  std::uint32_t width = 0;
+  std::uint64_t engine_cycles = 0;
+  std::uint64_t cpu_timestamp = 0;
+  std::uint64_t cpu_delta = 0;
+};
+static_assert(sizeof(QueryEngineCycles) == 40);
 
 // enum drm_xe_oa_unit_type
 inline constexpr std::uint32_t kOaUnitTypeOag = 0;

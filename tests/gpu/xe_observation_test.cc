@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -246,8 +247,9 @@ TEST_F(XeObservationTest, AnOverflowIsEioThenStatusAndTheNewestReportsRemain) {
   EXPECT_EQ(counts.buffer_overflow, 1);
   EXPECT_EQ(counts.reports, 10u);
   const oa::Report newest = oa::decode(oa::ReportFormat::kPec64u64, counts.last_report);
-  // The newest report is the last one due before 100 ms: 937 periods of 2048 ticks.
-  EXPECT_EQ(newest.timestamp, 937u * 2048u);
+  // The newest report is the last one due before 100 ms: 937 periods of 2048 ticks past the
+  // counter's base.
+  EXPECT_EQ(newest.timestamp - device_.options().timestamp_base_ticks, 937u * 2048u);
   device_.inject_status(xe::kOaStatusReportLost);
   XeStreamCounts lost;
   drain_xe_stream(*xe_, stream, 576, lost);
@@ -316,6 +318,82 @@ TEST(XeCounterSourceTest, SnapshotsArePeriodicReportsAroundTheKernel) {
   source->stop();
   second->start(oa::ReportFormat::kPec64u64, set);  // the unit is free again
   second->stop();
+}
+
+// The PEC report's timestamp (qword 1).
+std::uint64_t report_timestamp(const oa::RawReport& r) {
+  std::uint64_t ts = 0;
+  std::memcpy(&ts, r.bytes.data() + 8, sizeof ts);
+  return ts;
+}
+
+class XeSnapshotPlacementTest : public ::testing::Test {
+ protected:
+  // A simulated Lunar Lake whose xe makes reports readable every 5 ms, as xe's buffer poll does.
+  XeSnapshotPlacementTest() {
+    mmio::SimConfig config;
+    config.platform = oa::require_platform_by_name("lnl");
+    config.i915 = false;
+    device_ = std::make_unique<Device>(
+        make_sim_device(std::make_unique<mmio::SteadyClock>(), config));
+    device_->perf_period_exponent = 10;  // 2048 ticks, 107 us
+    device_->sim_xe->options().poll_ns = 5'000'000;
+  }
+  std::unique_ptr<CounterSource> started() {
+    auto source = make_counter_source("perf", *device_);
+    mmio::OaConfig set;
+    set.guid = kUuid;
+    set.mux = {{0x13000, 1}};
+    source->start(oa::ReportFormat::kPec64u64, set);
+    return source;
+  }
+  // The GPU's timestamp now, as the OA unit counts it (the engine's less the skew under test).
+  std::uint64_t gpu_now() {
+    xe::QueryEngineCycles q;
+    q.eci = render_oag(device_->sim_xe->oa_units())->engines.front();
+    q.clockid = CLOCK_MONOTONIC;
+    EXPECT_EQ(device_->sim_xe->engine_cycles(q), 0);
+    return q.engine_cycles -
+           static_cast<std::uint64_t>(device_->sim_xe->options().engine_cycles_skew_ticks);
+  }
+  std::unique_ptr<Device> device_;
+  static constexpr std::uint64_t kPeriodTicks = 2048;
+};
+
+// With the engine's timestamp, a snapshot is the first report written after it was asked for:
+// never before the engine's timestamp at asking, and at most one period after it, however late
+// xe's poll made it readable. (Waiting the poll out instead takes the newest report readable
+// then, up to 5 ms later.)
+TEST_F(XeSnapshotPlacementTest, ASnapshotIsTheFirstReportAtOrAfterTheEnginesTimestamp) {
+  auto source = started();
+  for (int i = 0; i < 3; ++i) {
+    const oa::RawReport r = source->snapshot(0);
+    const std::uint64_t asked = device_->sim_xe->last_engine_cycles().engine_cycles;
+    const std::uint64_t ts = report_timestamp(r);
+    EXPECT_GE(ts, asked);
+    EXPECT_LE(ts - asked, kPeriodTicks);
+  }
+  EXPECT_EQ(source->perf_stream_counts().snapshots_waited, 0);
+  EXPECT_EQ(snapshot_placement_warning(source->perf_stream_counts()), "");
+}
+
+// A part whose engine timestamp were not the OA unit's clock (ahead or behind by a minute's
+// ticks): the placement sees it, and the snapshots wait out xe's poll instead; each is still a
+// report written after it was asked for, and the run says how many were placed so.
+TEST_F(XeSnapshotPlacementTest, AnEngineClockThatIsNotTheOaUnitsFallsBackToWaiting) {
+  for (const std::int64_t skew : {std::int64_t{-1'152'000'000}, std::int64_t{1'152'000'000}}) {
+    device_->sim_xe->options().engine_cycles_skew_ticks = skew;
+    auto source = started();
+    for (int i = 0; i < 2; ++i) {
+      const std::uint64_t asked = gpu_now();
+      const oa::RawReport r = source->snapshot(0);
+      EXPECT_GE(report_timestamp(r), asked) << "skew " << skew;
+    }
+    EXPECT_EQ(source->perf_stream_counts().snapshots_waited, 2) << "skew " << skew;
+    EXPECT_NE(snapshot_placement_warning(source->perf_stream_counts()).find("2 of the xe"),
+              std::string::npos);
+    source->stop();
+  }
 }
 
 TEST(XeObservationDrmTest, AMissingRenderNodeIsAClearError) {

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <ctime>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -251,6 +253,52 @@ TEST(XeTopologyTest, TheSimulatedXeGivesTheFactsXesQueriesWould) {
   const oa::DeviceFacts table = read_xe_device_facts(lnl, nullptr, "no render node");
   EXPECT_TRUE(table.topology_from_table());
   EXPECT_EQ(table.topology_note, "no render node");
+}
+
+// ENGINE_CYCLES as xe_query.c answers it: the caller's struct filled in place, the engine's
+// timestamp (the OA unit's clock on Xe2) beside CLOCK_MONOTONIC, -EINVAL for an engine xe does
+// not have, and a wrong size refused.
+TEST(XeEngineCyclesTest, TheEnginesTimestampIsTheOaUnitsClockBesideTheCpus) {
+  mmio::ManualClock clock;
+  clock.advance_ns(1'000'000'000);
+  const oa::Platform lnl = *oa::platform_by_name("lnl");
+  SimXeDevice device(lnl, clock);
+  const auto query = make_sim_xe_query(device);
+  const XeOaUnit oag = *render_oag(device.oa_units());
+  const XeEngineCycles c = query_xe_engine_cycles(*query, oag.engines.front());
+  EXPECT_EQ(c.width, 64);
+  EXPECT_EQ(c.cpu_ns, 1'000'000'000u);
+  // One second of the 19.2 MHz timestamp past the counter's base.
+  EXPECT_EQ(c.engine_cycles - device.options().timestamp_base_ticks,
+            static_cast<std::uint64_t>(lnl.timestamp_hz));
+  xe::EngineClassInstance absent{xe::kEngineClassRender, 7, 0, 0};
+  EXPECT_THAT([&] { query_xe_engine_cycles(*query, absent); },
+              ::testing::ThrowsMessage<std::runtime_error>(
+                  HasSubstr("ENGINE_CYCLES for engine class 0 instance 7 on GT 0 failed: Invalid")));
+  xe::QueryEngineCycles raw;
+  raw.eci = oag.engines.front();
+  raw.clockid = CLOCK_MONOTONIC;
+  xe::DeviceQuery q;
+  q.query = xe::kQueryEngineCycles;
+  q.data = reinterpret_cast<std::uintptr_t>(&raw);
+  ASSERT_EQ(query->device_query(q), 0);  // size 0: xe says the size it wants
+  EXPECT_EQ(q.size, sizeof raw);
+  q.size = sizeof raw - 8;
+  EXPECT_EQ(query->device_query(q), -EINVAL);
+  raw.clockid = 12345;  // not a clock xe maps
+  q.size = sizeof raw;
+  EXPECT_EQ(query->device_query(q), -EINVAL);
+}
+
+TEST(XeEngineCyclesTest, AtOrAfterHoldsAcrossTheCountersWrap) {
+  EXPECT_TRUE(timestamp_at_or_after(10, 10, 64));
+  EXPECT_TRUE(timestamp_at_or_after(11, 10, 64));
+  EXPECT_FALSE(timestamp_at_or_after(9, 10, 64));
+  const std::uint64_t top36 = (1ull << 36) - 1;
+  EXPECT_TRUE(timestamp_at_or_after(3, top36 - 2, 36));   // wrapped past 2^36
+  EXPECT_FALSE(timestamp_at_or_after(top36 - 2, 3, 36));  // before the wrap
+  EXPECT_TRUE(timestamp_at_or_after(5, 0, 0));            // no width given: 64 bits
+  EXPECT_FALSE(timestamp_at_or_after(0, 5, 0));
 }
 
 }  // namespace

@@ -765,6 +765,10 @@ int ProfileRun::finish(int exit_code) {
       !lost.empty()) {
     std::cerr << "oaprof: warning: " << lost << "\n";  // even with -q: it is about the data
   }
+  if (const std::string waited = gpu::snapshot_placement_warning(session_.perf_stream_counts());
+      !waited.empty()) {
+    std::cerr << "oaprof: warning: " << waited << "\n";
+  }
   out_.files->end();
   if (!plan_.quiet) {
     out_.table->end();
