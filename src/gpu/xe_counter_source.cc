@@ -74,10 +74,12 @@ class XeCounterSource final : public CounterSource {
   // asked + period + poll was written at `asked` or later, up to period + poll after it.
   oa::RawReport snapshot(std::uint32_t) override {
     if (stream_ < 0) throw std::logic_error("xe read-out: snapshot before start()");
-    const auto asked = std::chrono::steady_clock::now();
-    const std::uint64_t seen = counts_.reports;
+    // The engine first: `asked` is then no earlier than the timestamp the report must follow,
+    // so a stall between the two cannot make the patience below run out early.
     from_ = gpu_now();
     picked_.clear();
+    const auto asked = std::chrono::steady_clock::now();
+    const std::uint64_t seen = counts_.reports;
     const auto ready = asked + period_ + poll_;
     const auto deadline = ready + period_ * 20 + std::chrono::seconds(1);
     for (;;) {
@@ -86,7 +88,7 @@ class XeCounterSource final : public CounterSource {
       drain();  // also keeps the buffer from filling while we wait
       if (from_ && picked_.empty() && now >= ready + poll_ + kTimestampPatience &&
           counts_.reports > seen) {
-        give_up_timestamps("no report carries a timestamp at or after the engine's");
+        give_up_timestamps();  // no report has a timestamp at or after the engine's
       }
       if (from_ ? !picked_.empty() : now >= ready && counts_.reports > seen) break;
       if (now > deadline) {
@@ -198,15 +200,15 @@ class XeCounterSource final : public CounterSource {
       const XeEngineCycles c = xe_->engine_cycles(engine_);
       width_ = c.width;
       return c.engine_cycles;
-    } catch (const std::runtime_error& e) {
-      give_up_timestamps(e.what());
+    } catch (const std::runtime_error&) {  // xe refused the query (forcewake, engine)
+      give_up_timestamps();
       return std::nullopt;
     }
   }
 
   // From here on this stream's snapshots wait out xe's poll (counted, and warned about at the
   // end of the run).
-  void give_up_timestamps(const std::string&) {
+  void give_up_timestamps() {
     by_timestamp_ = false;
     from_.reset();
     picked_.clear();
@@ -228,7 +230,7 @@ class XeCounterSource final : public CounterSource {
     if (!timestamp_at_or_after(ts, *s.from_, s.width_)) return;
     const std::uint64_t mask = s.width_ >= 64 ? ~0ull : (1ull << s.width_) - 1;
     if (((ts - *s.from_) & mask) > s.patience_ticks_) {
-      s.give_up_timestamps("a report's timestamp is far past the engine's");
+      s.give_up_timestamps();
       return;
     }
     s.picked_.assign(report.begin(), report.end());
