@@ -156,9 +156,7 @@ class XeCounterSource final : public CounterSource {
     poll_ = device_.sim_xe ? std::chrono::nanoseconds(device_.sim_xe->options().poll_ns)
                            : std::chrono::milliseconds(5);
     counts_ = {};
-    engine_ = *std::find_if(oag->engines.begin(), oag->engines.end(), [](const auto& e) {
-      return e.engine_class == xe::kEngineClassRender || e.engine_class == xe::kEngineClassCompute;
-    });
+    engine_ = *render_engine(*oag);  // render_oag chose a unit that has one
     by_timestamp_ = true;
     snapshots_waited_ = 0;
     // Two periods (a lost report between) and the patience, in timestamp ticks.

@@ -145,14 +145,18 @@ std::vector<std::uint8_t> encode_xe_oa_units(const std::vector<XeOaUnit>& units)
   return out;
 }
 
+std::optional<xe::EngineClassInstance> render_engine(const XeOaUnit& unit) {
+  for (const auto& e : unit.engines) {
+    if (e.engine_class == xe::kEngineClassRender || e.engine_class == xe::kEngineClassCompute) {
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
 const XeOaUnit* render_oag(const std::vector<XeOaUnit>& units) {
   for (const XeOaUnit& u : units) {
-    if (u.type != xe::kOaUnitTypeOag) continue;
-    for (const auto& e : u.engines) {
-      if (e.engine_class == xe::kEngineClassRender || e.engine_class == xe::kEngineClassCompute) {
-        return &u;
-      }
-    }
+    if (u.type == xe::kOaUnitTypeOag && render_engine(u)) return &u;
   }
   return nullptr;
 }

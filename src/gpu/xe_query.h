@@ -56,6 +56,8 @@ std::vector<std::uint8_t> encode_xe_oa_units(const std::vector<XeOaUnit>& units)
 // The OAG unit whose engines include a render or compute engine: the one that counts what
 // OpenCL kernels do. nullptr when there is none.
 const XeOaUnit* render_oag(const std::vector<XeOaUnit>& units);
+// The unit's first render or compute engine: the one whose timestamp xe snapshots are placed by.
+std::optional<xe::EngineClassInstance> render_engine(const XeOaUnit& unit);
 
 // One GT's masks from DRM_XE_DEVICE_QUERY_GT_TOPOLOGY.
 struct XeGtTopology {

@@ -580,6 +580,10 @@ TEST(DoctorAccessTest, AnXe2PartIsReadOnlyThroughXesStream) {
   EXPECT_THAT(line_of(r.output, "topology").detail,
               HasSubstr("read from the xe query (simulated xe: GT 0)"));
   EXPECT_THAT(line_of(r.output, "timestamp").detail, HasSubstr("19.2 MHz, read from xe's OA unit"));
+  // The engine timestamp xe snapshots are placed by answers.
+  const Line clock = line_of(r.output, "engine-clock");
+  EXPECT_EQ(clock.verdict, "ok") << r.output;
+  EXPECT_THAT(clock.detail, HasSubstr("engine class 0 instance 0's 64-bit timestamp"));
   Line perf = line_of(r.output, "access-perf");
   EXPECT_EQ(perf.verdict, "warn") << r.output;
   EXPECT_THAT(perf.detail, HasSubstr("/proc/sys/dev/xe/observation_paranoid is absent"));
@@ -615,10 +619,19 @@ TEST(DoctorTest, ADiscreteBattlemageIsReadThroughXeAndItsOwnSensors) {
   const Line energy = line_of(r.output, "energy");
   EXPECT_EQ(energy.verdict, "ok") << r.output;
   EXPECT_THAT(energy.detail, HasSubstr("xe-hwmon (gpu_card, gpu_pkg)"));
-  // The integrated GPU of the same machine has no such sensors: RAPL, and no word of xe-hwmon.
-  const Line igpu = line_of(m.doctor().output, "energy");
+  // No render node here: the engine timestamp cannot be asked, and the line says what it costs.
+  const Line clock = line_of(r.output, "engine-clock");
+  EXPECT_EQ(clock.verdict, "warn") << r.output;
+  EXPECT_THAT(clock.detail, HasSubstr("has no DRM render node"));
+  EXPECT_THAT(clock.detail, HasSubstr("up to 5 ms of idle"));
+  EXPECT_THAT(clock.fix, HasSubstr("render group"));
+  // The integrated GPU of the same machine has no such sensors: RAPL, and no word of xe-hwmon;
+  // i915 drives it, so there is no engine-clock line either.
+  const std::string igpu_output = m.doctor().output;
+  const Line igpu = line_of(igpu_output, "energy");
   EXPECT_THAT(igpu.detail, HasSubstr("powercap (package)"));
   EXPECT_THAT(igpu.detail, ::testing::Not(HasSubstr("xe-hwmon")));
+  EXPECT_EQ(line_of(igpu_output, "engine-clock").verdict, "");
 }
 
 }  // namespace

@@ -223,7 +223,12 @@ Check check_debugfs(const PciFacts& pci, const DoctorOptions& options) {
 std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions& options) {
   if (options.sim) {
     const gpu::Device d = gpu::make_sim_device(std::make_unique<mmio::ManualClock>(), *options.sim);
-    return ProbedFacts{options.sim->platform, d.facts, d.mmio->describe()};
+    ProbedFacts probed{options.sim->platform, d.facts, d.mmio->describe(), std::nullopt};
+    if (d.sim_xe) {
+      probed.engine_clock =
+          check_engine_clock(gpu::make_sim_xe_query(*d.sim_xe).get(), probed.device, "");
+    }
+    return probed;
   }
   if (!pci.intel_display() || !pci.platform) return std::nullopt;
   const bool xe = pci.driver == "xe";
@@ -247,11 +252,43 @@ std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions&
   }
   if (xe) {
     return ProbedFacts{*pci.platform,
-                       gpu::read_xe_device_facts(*pci.platform, xe_query.get(), why), pci.address};
+                       gpu::read_xe_device_facts(*pci.platform, xe_query.get(), why), pci.address,
+                       check_engine_clock(xe_query.get(), pci.address, why)};
   }
   // No register is read here: doctor maps nothing and takes no forcewake.
   return ProbedFacts{*pci.platform, gpu::read_device_facts(*pci.platform, i915.get(), why, nullptr),
-                     pci.address};
+                     pci.address, std::nullopt};
+}
+
+Check check_engine_clock(gpu::XeQuery* xe, const std::string& device, const std::string& no_xe) {
+  constexpr const char* kName = "engine-clock";
+  const std::string waits =
+      "xe snapshots then wait out xe's 5 ms buffer poll, so each row's gpu_time_ns may include "
+      "up to 5 ms of idle beside the kernel (event counts stay whole; docs/xe.md)";
+  if (xe == nullptr) {
+    return make(kName, Verdict::kWarn,
+                fmt::format("{}: xe could not be asked ({}); {}", device, no_xe, waits),
+                "make the render node readable (the render group), or run oaprof with sudo");
+  }
+  try {
+    const std::vector<gpu::XeOaUnit> units = gpu::query_xe_oa_units(*xe);
+    const gpu::XeOaUnit* oag = gpu::render_oag(units);
+    if (oag == nullptr) {
+      return make(kName, Verdict::kWarn,
+                  fmt::format("{}: xe lists no OA unit with a render or compute engine; {}",
+                              device, waits));
+    }
+    const gpu::xe::EngineClassInstance engine = *gpu::render_engine(*oag);
+    const gpu::XeEngineCycles c = gpu::query_xe_engine_cycles(*xe, engine);
+    return make(kName, Verdict::kOk,
+                fmt::format("{}: ENGINE_CYCLES reads engine class {} instance {}'s {}-bit "
+                            "timestamp beside CLOCK_MONOTONIC (read in {} ns); oaprof places each "
+                            "xe snapshot at the first OA report at or after it",
+                            device, engine.engine_class, engine.engine_instance, c.width,
+                            c.cpu_delta_ns));
+  } catch (const std::runtime_error& e) {
+    return make(kName, Verdict::kWarn, fmt::format("{}: {}; {}", device, e.what(), waits));
+  }
 }
 
 namespace {
@@ -814,6 +851,7 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   const std::optional<ProbedFacts> probed = probe_facts(pci, options);
   checks.push_back(check_topology(probed));
   checks.push_back(check_timestamp(probed));
+  if (probed && probed->engine_clock) checks.push_back(*probed->engine_clock);
   checks.push_back(check_debugfs(pci, options));
   checks.push_back(check_lockdown(options));
   checks.push_back(check_perf_stream_paranoid(options));

@@ -16,6 +16,10 @@
 #include "oa/device_facts.h"
 #include "oa/platform.h"
 
+namespace oaprof::gpu {
+class XeQuery;
+}
+
 namespace oaprof::tools::doctor {
 
 // kInfo is a note that needs no action; only kFail makes `oaprof doctor` exit 1.
@@ -77,12 +81,16 @@ struct ProbedFacts {
   oa::Platform table;  // the PCI id's platform, as the table has it
   oa::DeviceFacts facts;
   std::string device;  // "0000:00:02.0" or "simulated KBL GT2 (23 EUs, 1150 MHz)"
+  std::optional<Check> engine_clock;  // xe only: check_engine_clock
 };
 std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions& options);
 // The topology it read, or that it fell back to the platform table (and rows say so).
 Check check_topology(const std::optional<ProbedFacts>& probed);
 // The timestamp frequency it read (i915, the clock registers), or the table's it fell back to.
 Check check_timestamp(const std::optional<ProbedFacts>& probed);
+// xe: whether DRM_XE_DEVICE_QUERY_ENGINE_CYCLES answers for the render OAG's engine, by whose
+// timestamp xe snapshots are placed; `xe` null: it could not be asked, `no_xe` says why.
+Check check_engine_clock(gpu::XeQuery* xe, const std::string& device, const std::string& no_xe);
 Check check_lockdown(const DoctorOptions& options);
 Check check_perf_stream_paranoid(const DoctorOptions& options);
 Check check_xe_observation(const DoctorOptions& options);
