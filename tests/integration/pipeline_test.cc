@@ -72,8 +72,11 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
     const double a7 = std::stod(row.at("A7"));
     ASSERT_GT(ticks, 0);
     ASSERT_GT(a0, 0);
-    // GPU clocks over GPU time is the simulated frequency (timestamp quantisation: 1/12 µs).
-    EXPECT_NEAR(ticks / gpu_ns * 1e3, kSimMhz, kSimMhz * 0.01);
+    // GPU clocks over GPU time is the simulated frequency. GPU time is a difference of two
+    // timestamps counted at 12 MHz, so it may be short of the true window by up to one tick:
+    // a 6 us window (a loaded sanitizer build's) reads up to 1.4 % fast for that alone.
+    constexpr double kTimestampTickNs = 1e3 / 12.0;
+    EXPECT_NEAR(ticks / gpu_ns * 1e3, kSimMhz, kSimMhz * (0.01 + kTimestampTickNs / gpu_ns));
     // The sim is busy from the 'before' to the 'after' snapshot, which brackets the kernel.
     EXPECT_LE(a0, ticks);
     EXPECT_GE(a0 / kSimMhz * 1e3, kernel_ns * 0.95) << "busy clocks must cover the kernel";
