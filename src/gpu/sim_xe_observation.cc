@@ -294,11 +294,12 @@ class SimXeObservation final : public XeObservation {
       return -EIO;
     }
     const auto size = static_cast<std::size_t>(s.report_bytes);
+    // xe's last buffer poll: the reports written up to it are readable.
+    const std::uint64_t polled = d_.options_.poll_ns == 0 ? ~0ull : d_.last_poll_tick();
     const auto readable = [&](const std::vector<std::uint8_t>& r) {
-      std::uint64_t ts = 0;  // the report's timestamp, qword 1
+      std::uint64_t ts = 0;  // the report's timestamp, qword 1 (report_at)
       std::memcpy(&ts, r.data() + 8, sizeof ts);
-      return d_.options_.poll_ns == 0 ||
-             ts - d_.options_.timestamp_base_ticks <= d_.last_poll_tick();
+      return ts - d_.options_.timestamp_base_ticks <= polled;
     };
     if (s.buffer.empty() || !readable(s.buffer.front())) return -EAGAIN;
     std::size_t n = 0;

@@ -23,6 +23,8 @@
 #include "gpu/counter_source.h"
 #include "gpu/sim_xe_observation.h"
 #include "gpu/xe_observation.h"
+#include "oa/report.h"
+#include "oa/report_format.h"
 
 namespace oaprof::gpu {
 namespace {
@@ -138,7 +140,7 @@ class XeCounterSource final : public CounterSource {
       throw std::runtime_error(fmt::format(
           "{} reports no OA unit with a render or compute engine", xe_->describe()));
     }
-    report_bytes_ = oa::layout_of(format).size_bytes;
+    layout_ = &oa::layout_of(format);
     config_id_ = config_id_for(config);
     XeOaStreamParams p;
     p.oa_unit_id = oag->id;
@@ -213,7 +215,7 @@ class XeCounterSource final : public CounterSource {
   }
 
   void drain() {
-    drain_xe_stream(*xe_, stream_, report_bytes_, counts_, 16u << 20, &XeCounterSource::seen,
+    drain_xe_stream(*xe_, stream_, layout_->size_bytes, counts_, 16u << 20, &XeCounterSource::seen,
                     this);
   }
 
@@ -223,11 +225,10 @@ class XeCounterSource final : public CounterSource {
   static void seen(std::span<const std::uint8_t> report, void* self) {
     auto& s = *static_cast<XeCounterSource*>(self);
     if (!s.from_ || !s.picked_.empty()) return;
-    std::uint64_t ts = 0;  // PEC64u64 and MPEC8u32 reports: the timestamp is qword 1
-    std::memcpy(&ts, report.data() + 8, sizeof ts);
-    if (!timestamp_at_or_after(ts, *s.from_, s.width_)) return;
-    const std::uint64_t mask = s.width_ >= 64 ? ~0ull : (1ull << s.width_) - 1;
-    if (((ts - *s.from_) & mask) > s.patience_ticks_) {
+    const std::optional<std::uint64_t> ahead =
+        ticks_at_or_after(oa::read_timestamp_field(*s.layout_, report.data()), *s.from_, s.width_);
+    if (!ahead) return;
+    if (*ahead > s.patience_ticks_) {
       s.give_up_timestamps();
       return;
     }
@@ -237,7 +238,7 @@ class XeCounterSource final : public CounterSource {
   Device& device_;
   std::unique_ptr<XeObservation> xe_;
   int stream_ = -1;
-  int report_bytes_ = 0;
+  const oa::FormatLayout* layout_ = nullptr;  // the stream's report format
   std::uint64_t config_id_ = 0;
   bool added_config_ = false;
   std::chrono::nanoseconds period_{0};

@@ -64,6 +64,11 @@ std::vector<std::uint8_t> query_bytes(XeQuery& xe, std::uint32_t query, const ch
   return buffer;
 }
 
+// The bits of a timestamp counter `width` bits wide: all 64 for a width not in 1..63.
+std::uint64_t timestamp_mask(int width) {
+  return width <= 0 || width >= 64 ? ~0ull : (1ull << width) - 1;
+}
+
 // A little-endian mask of `bytes` bytes as 64 bits; nullopt when a bit past the 64th is set.
 std::optional<std::uint64_t> mask64(std::span<const std::uint8_t> bytes) {
   std::uint64_t v = 0;
@@ -257,15 +262,15 @@ XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance
         reply.width));
   }
   const int width = static_cast<int>(reply.width);
-  const std::uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
-  return {reply.engine_cycles & mask, width, reply.cpu_timestamp, reply.cpu_delta};
+  return {reply.engine_cycles & timestamp_mask(width), width, reply.cpu_timestamp,
+          reply.cpu_delta};
 }
 
-bool timestamp_at_or_after(std::uint64_t t, std::uint64_t from, int width) {
-  const int w = width <= 0 || width > 64 ? 64 : width;  // a width not given: all 64 bits
-  const std::uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
-  const std::uint64_t half = 1ull << (w - 1);
-  return ((t - from) & mask) < half;
+std::optional<std::uint64_t> ticks_at_or_after(std::uint64_t t, std::uint64_t from, int width) {
+  const std::uint64_t mask = timestamp_mask(width);
+  const std::uint64_t ahead = (t - from) & mask;
+  if (ahead > mask / 2) return std::nullopt;  // more than half the range ahead: behind it
+  return ahead;
 }
 
 namespace {

@@ -100,9 +100,10 @@ struct XeEngineCycles {
 // refuses it (an engine it does not have, forcewake failing) or answers a width outside 1..64.
 XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance& engine);
 
-// Whether timestamp `t` is at or after `from` on a counter `width` bits wide that may have
-// wrapped once between them (less than half its range apart).
-bool timestamp_at_or_after(std::uint64_t t, std::uint64_t from, int width);
+// How many ticks timestamp `t` is at or after `from`, on a counter `width` bits wide (64 when
+// 0) that may have wrapped once between them; nullopt when `t` is before `from` (less than half
+// the counter's range behind it).
+std::optional<std::uint64_t> ticks_at_or_after(std::uint64_t t, std::uint64_t from, int width);
 
 // The device's facts from xe: the topology of the render OAG's GT and that unit's timestamp
 // frequency, each from the platform table with the reason in its note when xe does not give it.

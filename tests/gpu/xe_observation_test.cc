@@ -320,11 +320,8 @@ TEST(XeCounterSourceTest, SnapshotsArePeriodicReportsAroundTheKernel) {
   second->stop();
 }
 
-// The PEC report's timestamp (qword 1).
 std::uint64_t report_timestamp(const oa::RawReport& r) {
-  std::uint64_t ts = 0;
-  std::memcpy(&ts, r.bytes.data() + 8, sizeof ts);
-  return ts;
+  return oa::read_timestamp_field(oa::layout_of(oa::ReportFormat::kPec64u64), r.bytes.data());
 }
 
 class XeSnapshotPlacementTest : public ::testing::Test {

@@ -291,14 +291,14 @@ TEST(XeEngineCyclesTest, TheEnginesTimestampIsTheOaUnitsClockBesideTheCpus) {
 }
 
 TEST(XeEngineCyclesTest, AtOrAfterHoldsAcrossTheCountersWrap) {
-  EXPECT_TRUE(timestamp_at_or_after(10, 10, 64));
-  EXPECT_TRUE(timestamp_at_or_after(11, 10, 64));
-  EXPECT_FALSE(timestamp_at_or_after(9, 10, 64));
+  EXPECT_EQ(ticks_at_or_after(10, 10, 64), 0u);
+  EXPECT_EQ(ticks_at_or_after(11, 10, 64), 1u);
+  EXPECT_FALSE(ticks_at_or_after(9, 10, 64));
   const std::uint64_t top36 = (1ull << 36) - 1;
-  EXPECT_TRUE(timestamp_at_or_after(3, top36 - 2, 36));   // wrapped past 2^36
-  EXPECT_FALSE(timestamp_at_or_after(top36 - 2, 3, 36));  // before the wrap
-  EXPECT_TRUE(timestamp_at_or_after(5, 0, 0));            // no width given: 64 bits
-  EXPECT_FALSE(timestamp_at_or_after(0, 5, 0));
+  EXPECT_EQ(ticks_at_or_after(3, top36 - 2, 36), 6u);    // wrapped past 2^36
+  EXPECT_FALSE(ticks_at_or_after(top36 - 2, 3, 36));      // before the wrap
+  EXPECT_EQ(ticks_at_or_after(5, 0, 0), 5u);              // no width given: 64 bits
+  EXPECT_FALSE(ticks_at_or_after(0, 5, 0));
 }
 
 }  // namespace
