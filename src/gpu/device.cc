@@ -23,28 +23,26 @@
 namespace oaprof::gpu {
 namespace {
 
-// A device xe drives is refused before anything is opened or mapped. i915's perf stream and
-// execbuffer (--access perf, rpc) do not exist there, and the BAR read-out would program the OA
-// unit behind xe, which owns it: xe's observation streams program the same OAG registers and
-// refuse a second stream (EBUSY) to keep them consistent (include/uapi/drm/xe_drm.h,
-// DRM_XE_OBSERVATION @ torvalds/linux c8507a25cebd179db935dd266a33c51bef1b1e80); writing them
-// underneath would break that exclusion, unverified on hardware. docs/xe.md has the plan.
-// A device xe drives is refused unless it is an Xe2/Xe3 part read through xe's own stream
-// (--access perf, no BAR): xe owns the OA unit, and before Xe2 oaprof streams only through i915.
+// A device xe drives is read only through xe's observation stream (--access perf, no BAR),
+// and only where xe has OA (Gen12 on: xe_oa_init requires GRAPHICS_VER >= 12, xe_oa.c @
+// torvalds/linux 0755a4e3e809). i915's perf stream and execbuffer do not exist there, and the
+// BAR read-outs would program the OA unit behind xe, which owns it: xe's observation streams
+// program the same OAG registers and refuse a second stream (EBUSY) to keep them consistent
+// (include/uapi/drm/xe_drm.h, DRM_XE_OBSERVATION @ torvalds/linux
+// c8507a25cebd179db935dd266a33c51bef1b1e80); writing them underneath would break that
+// exclusion, unverified on hardware. docs/xe.md says more.
 void refuse_xe(const mmio::PciAddress& addr, const oa::Platform& platform, bool map_registers) {
-  if (platform.gen == oa::Generation::kXe2 && !map_registers) return;
-  if (platform.gen == oa::Generation::kXe2) {
+  const bool has_oa = platform.gen == oa::Generation::kXe2 || oa::is_gen12_family(platform.gen);
+  if (has_oa && !map_registers) return;
+  if (has_oa) {
     throw std::runtime_error(fmt::format(
         "{} is a {} part driven by xe, which owns its OA unit: oaprof reads it only through "
         "xe's observation stream; use --access perf (docs/xe.md)",
         addr.str(), platform.codename));
   }
   throw std::runtime_error(fmt::format(
-      "{} is driven by xe, whose OA unit oaprof reads only on Xe2 and later parts: i915's perf "
-      "and execbuffer interfaces (--access perf, rpc) are not there, and the register read-outs "
-      "would program the unit behind xe, which owns it (docs/xe.md). On Tiger Lake to Meteor "
-      "Lake, i915 can drive it: boot with i915.force_probe=<id> xe.force_probe=!<id> (`oaprof "
-      "doctor` prints the line); else use --device sim",
+      "{} is driven by xe, and oaprof does not know it as a part xe has OA for (Gen12 and "
+      "later); use --device sim meanwhile",
       addr.str()));
 }
 
@@ -248,7 +246,7 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
     const int per_core = std::max(config.platform.eus / std::max(config.platform.subslices, 1), 1);
     SimXeOptions xe_options{.gpu_mhz = config.freq_mhz,
                             .xe_cores = std::max(mmio::simulated_eus(config) / per_core, 1)};
-    d.sim_xe = std::make_unique<SimXeDevice>(config.platform, *d.clock, xe_options);
+    d.sim_xe = std::make_unique<SimXeDevice>(config.platform, *d.clock, xe_options, d.sim);
     // Asked as a real xe is: its OA units and GT topology queries.
     const auto query = make_sim_xe_query(*d.sim_xe);
     d.facts = read_xe_device_facts(config.platform, query.get(), "");
@@ -287,6 +285,8 @@ Device open_device(const DeviceOptions& options) {
     if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
     mmio::ForcewakeOptions fw = options.forcewake;
     if (fw.mode != mmio::ForcewakeMode::kNone) fw.mode = mmio::ForcewakeMode::kRegisters;
+    // Under xe, xe holds forcewake for its stream: oaprof touches no register (as on hardware).
+    if (d.platform.driver == oa::KernelDriver::kXe) fw.mode = mmio::ForcewakeMode::kNone;
     d.forcewake = mmio::Forcewake::acquire(*d.mmio, options.sim.platform, fw);
     d.perf_period_exponent = period_exponent_for(options.perf_period_exponent, d.platform);
     d.sim_oa_buffer_bytes = options.sim_oa_buffer_bytes;
@@ -325,6 +325,8 @@ Device open_device(const DeviceOptions& options) {
         "and use --device sim meanwhile", addr.str(), id.device));
   }
   d.platform = *platform;
+  // Tiger Lake to Meteor Lake may be bound to xe (xe.force_probe): read through xe then.
+  if (xe_bound) d.platform.driver = oa::KernelDriver::kXe;
   d.pci_id = id.device;
   if (options.wrap_mmio) d.mmio = options.wrap_mmio(std::move(d.mmio));
   mmio::ForcewakeOptions fw = options.forcewake;

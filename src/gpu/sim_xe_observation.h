@@ -1,14 +1,20 @@
-// The kernel side of xe's OA observation interface for a simulated Xe2 part, so that the xe
-// read-out is tested through the uapi it uses on hardware: it refuses what
+// The kernel side of xe's OA observation interface for a simulated part xe drives, so that the
+// xe read-out is tested through the uapi it uses on hardware: it refuses what
 // drivers/gpu/drm/xe/xe_oa.c refuses, with the same errno (a property chain it cannot walk,
-// a format the unit cannot stream, a register outside xe's Xe2 lists, a UUID twice, a second
-// stream on a unit: EBUSY), keeps configurations per device with ids from 1, and writes PEC64u64
-// reports at the stream's period into a bounded OA buffer, answering -EIO and then STATUS
-// (BUFFER_OVERFLOW, REPORT_LOST) when it overflows or a loss is injected.
+// a format the part or unit cannot stream, a register outside the part's lists, a UUID twice, a
+// second stream on a unit: EBUSY), keeps configurations per device with ids from 1, and answers
+// -EIO and then STATUS (BUFFER_OVERFLOW, REPORT_LOST) when the OA buffer overflows or a loss is
+// injected.
 //
-// The counters are a model: the clock counts at options.gpu_mhz (the simulator's frequency) and the
-// PEC counters advance while the workload is marked busy, PEC i by (i mod 4 + 1) / 4 of the
-// busy GPU clocks. Nothing they report is a measurement.
+// Xe2/Xe3 (LNL, BMG, PTL): PEC64u64 reports written at the stream's period into a bounded
+// buffer. Their counters are a model: the clock counts at options.gpu_mhz (the simulator's
+// frequency) and the PEC counters advance while the workload is marked busy, PEC i by
+// (i mod 4 + 1) / 4 of the busy GPU clocks.
+// Gen12 and Xe-LPG (TGL, MTL with xe.force_probe): the stream programs the simulated registers
+// (mmio::SimGpu) with the configuration, the format and the periodic timer, as xe_oa.c programs
+// the OAG unit, and reads the reports SimGpu's OA unit writes: A/B/C counters from SimGpu's
+// model, every report readable at once (options.poll_ns applies to Xe2 streams only).
+// Nothing either reports is a measurement.
 #pragma once
 
 #include <cstddef>
@@ -18,9 +24,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu/xe_observation.h"
 #include "gpu/xe_query.h"
+#include "mmio/oa_programmer.h"
 #include "mmio/sim_gpu.h"
 #include "oa/platform.h"
 
@@ -52,11 +61,15 @@ struct SimXeOptions {
 // XeObservation made on it shares them, as descriptors on one device do.
 class SimXeDevice {
  public:
-  SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions options = {});
+  // `registers`: the simulated GPU whose OA unit streams on Gen12 and Xe-LPG parts (required
+  // there, unused on Xe2). Throws std::invalid_argument for a part xe has no OA for (before
+  // Gen12) or a Gen12/Xe-LPG part without registers.
+  SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions options = {},
+              mmio::SimGpu* registers = nullptr);
 
   const oa::Platform& platform() const { return platform_; }
   // The units DRM_XE_DEVICE_QUERY_OA_UNITS lists: an OAG with the render and compute engines of
-  // GT 0, an OAM with a video engine of GT 1.
+  // GT 0 (Gen12: the render engine only) and, from Xe-LPG on, an OAM with a video engine of GT 1.
   std::vector<XeOaUnit> oa_units() const;
   // GT 0's masks for DRM_XE_DEVICE_QUERY_GT_TOPOLOGY.
   XeGtTopology gt_topology() const;
@@ -82,6 +95,14 @@ class SimXeDevice {
     std::deque<std::vector<std::uint8_t>> buffer;  // reports written and not yet read
     std::uint64_t status = 0;          // OA status bits not yet returned through EIO
     std::uint64_t last_status = 0;     // what STATUS answers
+    // Gen12 and Xe-LPG: the OAG unit's registers as the stream programmed them, and the
+    // OACONTROL value that counts; null on Xe2.
+    std::unique_ptr<mmio::OaProgrammer> programmer;
+    std::uint32_t oacontrol = 0;
+  };
+  struct Config {
+    std::string uuid;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> regs;  // (address, value), as given
   };
   // Writes every report due by now into the stream's buffer (the newest ones when more are due
   // than it holds, with BUFFER_OVERFLOW). Called before the busy state changes, so that each
@@ -91,13 +112,15 @@ class SimXeDevice {
   std::uint64_t busy_ns_until(std::uint64_t t) const;
   std::vector<std::uint8_t> report_at(std::uint64_t tick, int bytes) const;
   std::uint64_t now_ticks() const;
+  std::uint64_t register_timestamp() const;  // Gen12, Xe-LPG: the registers' RING_TIMESTAMP
   // The tick of xe's last buffer poll (options.poll_ns > 0): reports up to it are readable.
   std::uint64_t last_poll_tick() const;
 
   oa::Platform platform_;
   mmio::Clock& clock_;
   SimXeOptions options_;
-  std::map<std::uint64_t, std::string> configs_;  // id -> uuid
+  mmio::SimGpu* registers_ = nullptr;  // Gen12 and Xe-LPG: the OA unit streams are read from
+  std::map<std::uint64_t, Config> configs_;
   std::uint64_t next_config_id_ = 1;
   std::map<int, Stream> streams_;  // by descriptor
   int next_stream_ = 1000;

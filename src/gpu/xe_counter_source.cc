@@ -1,6 +1,6 @@
-// The perf read-out on parts xe drives (Xe2/Xe3: LNL, BMG, PTL): an xe observation stream holds
-// the metric set (ADD_CONFIG, then STREAM_OPEN on the render/compute OAG unit), and snapshots
-// are the unit's own periodic reports.
+// The perf read-out on parts xe drives (Xe2/Xe3: LNL, BMG, PTL; Gen12 and Xe-LPG where xe is
+// bound by force_probe): an xe observation stream holds the metric set (ADD_CONFIG, then
+// STREAM_OPEN on the render/compute OAG unit), and snapshots are the unit's own periodic reports.
 //
 // xe has no i915-style MI_REPORT_PERF_COUNT path for a process that does not own the
 // workload's exec queue, so a snapshot is the first periodic report written after it was asked
@@ -56,9 +56,9 @@ class XeCounterSource final : public CounterSource {
     stop();
     if (config.guid.empty()) {
       throw std::invalid_argument(
-          "an xe stream needs a metric set with registers and a hw_config_guid, and Xe2 parts "
-          "have no built-in set: choose one with --metric-set (ComputeBasic from IGT's "
-          "oa-lnl.xml, oa-bmg.xml or oa-ptl.xml; `oaprof metrics list`)");
+          "an xe stream needs a metric set with registers and a hw_config_guid, which oaprof's "
+          "built-in set lacks: choose an IGT set with --metric-set (ComputeBasic from the part's "
+          "file in igt-xe, e.g. oa-lnl.xml or oa-tglgt2.xml; `oaprof metrics list`)");
     }
     try {
       open(format, config);
@@ -145,7 +145,7 @@ class XeCounterSource final : public CounterSource {
     XeOaStreamParams p;
     p.oa_unit_id = oag->id;
     p.metric_set = config_id_;
-    p.oa_format = oa::to_xe_oa_format(format);
+    p.oa_format = oa::to_xe_oa_format(format, device_.platform.gen);
     p.period_exponent = device_.perf_period_exponent;
     const XePropertyChain chain(p);
     const int stream = xe_->open_stream(chain.head());
@@ -159,7 +159,13 @@ class XeCounterSource final : public CounterSource {
                            : std::chrono::milliseconds(5);
     counts_ = {};
     engine_ = *render_engine(*oag);  // render_oag chose a unit that has one
-    by_timestamp_ = true;
+    // The report's timestamp is the engine's, in as many low bits as the report holds: so on
+    // Xe2 (64-bit header) and Gen12 (32-bit) alike, where the OA unit counts at the engine's
+    // reference clock (xe_oa_timestamp_frequency @ torvalds/linux 0755a4e3e809). On Xe-LPG it
+    // counts at a rate scaled by the CTC shift (Wa_18013179988), whose base against the
+    // engine's no source gives: snapshots there wait out xe's poll, counted as ever.
+    report_ts_bits_ = layout_->header64 ? 64 : 32;
+    by_timestamp_ = device_.platform.gen != oa::Generation::kXeLpg;
     snapshots_waited_ = 0;
     // Two periods (a lost report between) and the patience, in timestamp ticks.
     patience_ticks_ = static_cast<std::uint64_t>(
@@ -226,7 +232,8 @@ class XeCounterSource final : public CounterSource {
     auto& s = *static_cast<XeCounterSource*>(self);
     if (!s.from_ || !s.picked_.empty()) return;
     const std::optional<std::uint64_t> ahead =
-        ticks_at_or_after(oa::read_timestamp_field(*s.layout_, report.data()), *s.from_, s.width_);
+        ticks_at_or_after(oa::read_timestamp_field(*s.layout_, report.data()), *s.from_,
+                          std::min(s.width_, s.report_ts_bits_));
     if (!ahead) return;
     if (*ahead > s.patience_ticks_) {
       s.give_up_timestamps();
@@ -253,7 +260,8 @@ class XeCounterSource final : public CounterSource {
   xe::EngineClassInstance engine_;
   bool by_timestamp_ = true;
   std::optional<std::uint64_t> from_;
-  int width_ = 64;
+  int width_ = 64;           // the engine timestamp's bits (ENGINE_CYCLES)
+  int report_ts_bits_ = 64;  // the report timestamp's bits
   std::uint64_t patience_ticks_ = 0;
   std::vector<std::uint8_t> picked_;
   int snapshots_waited_ = 0;

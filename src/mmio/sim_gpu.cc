@@ -31,6 +31,7 @@ namespace {
 struct SimPlatformChoice {
   std::string_view name;
   std::uint16_t pci_id;
+  bool xe = false;  // driven by xe instead of the id's default driver
 };
 constexpr SimPlatformChoice kSimPlatforms[] = {
     {"kblgt2", oa::kSimulatedPciId},  // Kaby Lake GT2, 24 EUs (Gen9)
@@ -39,6 +40,11 @@ constexpr SimPlatformChoice kSimPlatforms[] = {
     // Lunar Lake, 8 Xe2 cores, driven by xe: its OA unit is simulated at xe's observation uapi
     // (gpu::SimXeDevice), not at the registers.
     {"lnl", 0x64A0},
+    // The same Tiger Lake and Meteor Lake parts bound to xe (xe.force_probe): read through xe's
+    // observation uapi, whose simulated kernel side programs the simulated registers as xe_oa.c
+    // does.
+    {"tglgt2-xe", 0x9A49, true},
+    {"mtlgt2-xe", 0x7D45, true},
 };
 constexpr std::array<std::string_view, std::size(kSimPlatforms)> kSimPlatformNames = [] {
   std::array<std::string_view, std::size(kSimPlatforms)> names{};
@@ -52,7 +58,10 @@ std::span<const std::string_view> sim_platform_names() { return kSimPlatformName
 
 oa::Platform sim_platform_by_name(std::string_view name) {
   for (const SimPlatformChoice& c : kSimPlatforms) {
-    if (c.name == name) return oa::require_platform_for_pci_id(c.pci_id);
+    if (c.name != name) continue;
+    oa::Platform p = oa::require_platform_for_pci_id(c.pci_id);
+    if (c.xe) p.driver = oa::KernelDriver::kXe;
+    return p;
   }
   throw std::invalid_argument(fmt::format("--sim-platform {}: the simulator models {}", name,
                                           fmt::join(kSimPlatformNames, ", ")));

@@ -71,6 +71,14 @@ using F = ReportFormat;
 //          plain 64-bit difference; MPEC8u32 as on Xe-LPG (timestamp qword 1, clock qword 3,
 //          MPEC dwords 8-15, B 16-23, C 24-31). intel_xe_perf_for_devinfo() leaves
 //          oa_timestamp_shift 0 on LNL, BMG and PTL (it shifts only DG2): unshifted here.
+//  [XEOA12] linux drivers/gpu/drm/xe/xe_oa.c @ torvalds/linux
+//          0755a4e3e809610a14befc9ad28d35e2e460da68: oa_formats[] gives A12 select 0 / 64 bytes,
+//          A12_B8_C8 2 / 128, A32u40_A4u32_B8_C8 and A24u40_A14u32_B8_C8 5 / 256, all type OAG
+//          with HDR_32_BIT; xe_oa_init_supported_formats() gives Gen12 A12, A12_B8_C8,
+//          A32u40_A4u32_B8_C8 and C4_B8 (C4_B8 is enum value 0, which the open path refuses as
+//          "no format"), and GRAPHICS_VERx100 >= 1270 A24u40_A14u32_B8_C8 as its only OAG format
+//          (beside OAR, OAC and OAM ones); decode_oa_format() matches type, select, size and
+//          B/C report among the platform's own formats only.
 //  [XEUAPI] linux include/uapi/drm/xe_drm.h @ torvalds/linux
 //          c8507a25cebd179db935dd266a33c51bef1b1e80: enum drm_xe_oa_format_type (OAM_MPEC 4,
 //          PEC 5) and the DRM_XE_OA_FORMAT_MASK_* fields of DRM_XE_OA_PROPERTY_OA_FORMAT.
@@ -245,18 +253,34 @@ int to_uapi(ReportFormat format) {
   return l.uapi_value;
 }
 
-std::uint64_t to_xe_oa_format(ReportFormat format) {
-  // type | counter select << 8 | counter size << 16 | B/C report << 24 [XEOA, XEUAPI]
-  constexpr std::uint64_t kTypeOamMpec = 4, kTypePec = 5;
-  switch (format) {
-    case ReportFormat::kPec64u64: return kTypePec | 1u << 8 | 1u << 16;
-    case ReportFormat::kXe2Mpec8u32_B8_C8: return kTypeOamMpec | 2u << 8;
-    default: break;
+std::uint64_t to_xe_oa_format(ReportFormat format, Generation gen) {
+  // type | counter select << 8 | counter size << 16 | B/C report << 24 [XEOA, XEUAPI]; xe
+  // searches only the platform's own formats, so Gen12's A32u40 and Xe-LPG's A24u40 may share
+  // OAG select 5 [XEOA12].
+  constexpr std::uint64_t kTypeOag = 0, kTypeOamMpec = 4, kTypePec = 5;
+  const auto oag = [&](std::uint64_t select) { return kTypeOag | select << 8; };
+  switch (gen) {
+    case Generation::kGen12:
+      if (format == ReportFormat::kA12) return oag(0);
+      if (format == ReportFormat::kA12_B8_C8) return oag(2);
+      if (format == ReportFormat::kA32u40_A4u32_B8_C8) return oag(5);
+      break;
+    case Generation::kXeLpg:
+      if (format == ReportFormat::kA24u40_A14u32_B8_C8) return oag(5);
+      break;
+    case Generation::kXe2:
+      if (format == ReportFormat::kPec64u64) return kTypePec | 1u << 8 | 1u << 16;
+      if (format == ReportFormat::kXe2Mpec8u32_B8_C8) return kTypeOamMpec | 2u << 8;
+      break;
+    default:
+      break;
   }
   throw std::invalid_argument(fmt::format(
-      "report format {} is not one oaprof streams through xe (Xe2 and Xe3 parts stream "
-      "PEC64u64 on the OAG unit)",
-      layout_of(format).name));
+      "report format {} is not one oaprof streams through xe on {} (xe's OAG unit streams "
+      "A12, A12_B8_C8 and A32u40_A4u32_B8_C8 on Gen12, A24u40_A14u32_B8_C8 on Xe-LPG and "
+      "PEC64u64 on Xe2; C4_B8, xe's format 0, cannot be asked for, and the OAR/OAC formats "
+      "need an exec queue oaprof does not own)",
+      layout_of(format).name, generation_name(gen)));
 }
 
 std::optional<ReportFormat> from_uapi(int uapi_value) {

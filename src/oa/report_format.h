@@ -125,9 +125,10 @@ std::optional<ReportFormat> format_from_igt_name(std::string_view name, Generati
 int to_uapi(ReportFormat format);
 
 // The value of xe's DRM_XE_OA_PROPERTY_OA_FORMAT for a format xe streams (include/uapi/drm/
-// xe_drm.h: type in bits 7:0, counter select 15:8, counter size 23:16, B/C report 31:24);
-// std::invalid_argument for a format oaprof does not stream through xe.
-std::uint64_t to_xe_oa_format(ReportFormat format);
+// xe_drm.h: type in bits 7:0, counter select 15:8, counter size 23:16, B/C report 31:24) on a
+// part of `gen` (xe accepts only that platform's formats); std::invalid_argument for a format
+// oaprof does not stream through xe there.
+std::uint64_t to_xe_oa_format(ReportFormat format, Generation gen);
 std::optional<ReportFormat> from_uapi(int uapi_value);
 std::optional<ReportFormat> from_uapi(int uapi_value, Generation gen);
 

@@ -66,6 +66,21 @@ class PerfDeviceTest : public ::testing::Test {
     fs::create_directories(dir());
     std::ofstream(dir() / file) << text << "\n";
   }
+  // Binds xe to a device of PCI id `id` and maps its BAR: the refusal's text.
+  std::string refusal_to_map_under_xe(const std::string& id) {
+    write("device", id);
+    fs::create_directories(root_ / "bus/pci/drivers/xe");
+    fs::create_symlink(root_ / "bus/pci/drivers/xe", dir() / "driver");
+    DeviceOptions mapped = perf_options();
+    mapped.map_registers = true;
+    try {
+      (void)open_device(mapped);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "mapped the BAR of a part xe drives";
+    return "";
+  }
   DeviceOptions perf_options() const {
     DeviceOptions o;
     o.spec = kBdf;
@@ -76,9 +91,9 @@ class PerfDeviceTest : public ::testing::Test {
   fs::path root_;
 };
 
-// xe owns the OA unit of a device it drives: every read-out is refused before anything is opened,
-// with the way back to i915.
-TEST_F(PerfDeviceTest, ADeviceDrivenByXeIsRefusedForEveryReadOut) {
+// xe has OA from Gen12 on: a part before that bound to xe (which xe never binds) is refused for
+// every read-out before anything is opened.
+TEST_F(PerfDeviceTest, APartXeHasNoOaForIsRefusedForEveryReadOut) {
   fs::create_directories(root_ / "bus/pci/drivers/xe");
   fs::create_symlink(root_ / "bus/pci/drivers/xe", dir() / "driver");
   for (bool map_registers : {true, false}) {
@@ -89,7 +104,7 @@ TEST_F(PerfDeviceTest, ADeviceDrivenByXeIsRefusedForEveryReadOut) {
       FAIL() << "opened a device xe drives";
     } catch (const std::runtime_error& e) {
       EXPECT_THAT(e.what(), HasSubstr("is driven by xe"));
-      EXPECT_THAT(e.what(), HasSubstr("xe.force_probe=!"));
+      EXPECT_THAT(e.what(), HasSubstr("Gen12 and later"));
     }
   }
   fs::remove(dir() / "driver");
@@ -98,21 +113,23 @@ TEST_F(PerfDeviceTest, ADeviceDrivenByXeIsRefusedForEveryReadOut) {
   EXPECT_NO_THROW((void)open_device(perf_options()));  // i915's is opened as before
 }
 
+// A Tiger Lake bound to xe (xe.force_probe) opens for --access perf as an xe part: driver xe,
+// xe's period exponent; mapping its BAR is refused.
+TEST_F(PerfDeviceTest, ATigerLakeBoundToXeOpensForPerfThroughXe) {
+  EXPECT_THAT(refusal_to_map_under_xe("0x9A49"), HasSubstr("TGL part driven by xe"));
+  Device d = open_device(perf_options());
+  EXPECT_EQ(d.platform.gen, oa::Generation::kGen12);
+  EXPECT_EQ(d.platform.driver, oa::KernelDriver::kXe);
+  EXPECT_EQ(d.perf_period_exponent, 10);
+  EXPECT_THROW(make_counter_source("mmio", d), std::invalid_argument);
+}
+
 // A Lunar Lake bound to xe opens for --access perf (xe's observation stream, no BAR), with the
 // xe default period exponent and its own render node; the register read-outs are refused.
 TEST_F(PerfDeviceTest, AnXe2PartDrivenByXeOpensForPerfOnly) {
-  write("device", "0x64A0");
-  fs::create_directories(root_ / "bus/pci/drivers/xe");
-  fs::create_symlink(root_ / "bus/pci/drivers/xe", dir() / "driver");
-  DeviceOptions mapped = perf_options();
-  mapped.map_registers = true;
-  try {
-    (void)open_device(mapped);
-    FAIL() << "mapped the BAR of an Xe2 part xe drives";
-  } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("LNL part driven by xe"));
-    EXPECT_THAT(e.what(), HasSubstr("use --access perf"));
-  }
+  const std::string refused = refusal_to_map_under_xe("0x64A0");
+  EXPECT_THAT(refused, HasSubstr("LNL part driven by xe"));
+  EXPECT_THAT(refused, HasSubstr("use --access perf"));
   Device d = open_device(perf_options());
   EXPECT_EQ(d.platform.gen, oa::Generation::kXe2);
   EXPECT_EQ(d.perf_period_exponent, 10);

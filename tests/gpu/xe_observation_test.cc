@@ -57,7 +57,7 @@ class XeObservationTest : public ::testing::Test {
   XeOaStreamParams pec_params(std::uint64_t metric_set, int exponent = 10) {
     XeOaStreamParams p;
     p.metric_set = metric_set;
-    p.oa_format = oa::to_xe_oa_format(oa::ReportFormat::kPec64u64);
+    p.oa_format = oa::to_xe_oa_format(oa::ReportFormat::kPec64u64, oa::Generation::kXe2);
     p.period_exponent = exponent;
     return p;
   }
@@ -177,7 +177,7 @@ TEST_F(XeObservationTest, StreamOpenRefusesWhatXeRefusesAndOneStreamHoldsTheUnit
   XeOaStreamParams p = pec_params(static_cast<std::uint64_t>(id));
   p.oa_format = 5u << 8;  // OAG A32u40 (select 5): no Xe2 format
   EXPECT_EQ(open(p), -EINVAL);
-  p.oa_format = oa::to_xe_oa_format(oa::ReportFormat::kXe2Mpec8u32_B8_C8);
+  p.oa_format = oa::to_xe_oa_format(oa::ReportFormat::kXe2Mpec8u32_B8_C8, oa::Generation::kXe2);
   EXPECT_EQ(open(p), -EINVAL);  // a media format on the render/compute unit
   p = pec_params(static_cast<std::uint64_t>(id));
   p.sample = false;

@@ -125,4 +125,45 @@ TEST_F(PerfSimTest, AnXe2PartProfilesThroughTheSimulatedXeStream) {
   }
 }
 
+// Issue 16: Tiger Lake and Meteor Lake bound to xe (xe.force_probe), profiled through xe's
+// observation stream with RenderBasic of igt-xe's files: A/B/C rows in the part's own format, the
+// set's metrics, every row saying its boundaries are periodic reports; Meteor Lake's snapshots
+// wait out xe's poll, and the run says so.
+TEST_F(PerfSimTest, Gen12AndXeLpgPartsBoundToXeProfileThroughTheSimulatedXeStream) {
+  for (const char* part : {"tglgt2", "mtlgt2"}) {
+    SCOPED_TRACE(part);
+    const fs::path csv = dir_ / fmt::format("{}-xe.csv", part);
+    const std::string xml = fmt::format("{}/oa-{}.xml", OAPROF_IGT_XE_METRICS_DIR, part);
+    const CommandResult r = run(fmt::format(
+        "{} --device sim --sim-platform {}-xe --access perf --metric-set RenderBasic "
+        "--metrics-xml {} --idle-baseline off -o {} -- {} mad_vect4 --min-time 0",
+        OAPROF_BIN, part, xml, csv.string(), KERNEL_RUNNER_BIN));
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(std::string(part) == "tglgt2" ? "A32u40_A4u32_B8_C8"
+                                                                  : "A24u40_A14u32_B8_C8"));
+    if (std::string(part) == "mtlgt2") {
+      EXPECT_THAT(r.output, HasSubstr("could not be placed by the engine's timestamp"));
+    } else {
+      EXPECT_THAT(r.output, ::testing::Not(HasSubstr("could not be placed")));
+    }
+    const auto rows = read_csv(csv);
+    ASSERT_FALSE(rows.empty()) << r.output;
+    for (const auto& row : rows) {
+      EXPECT_GT(std::stoull(row.at("gpu_ticks")), 0u);
+      EXPECT_GT(std::stoull(row.at("A7")), 0u);  // an EU counter of the set
+      // The set's EU activity, named as each file names it.
+      const char* active = std::string(part) == "tglgt2" ? "EuActive_percent" : "XveActive_percent";
+      EXPECT_GT(std::stod(row.at(active)), 0.0);
+      EXPECT_THAT(row.at("flags"), HasSubstr("xe_periodic"));
+      EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("topology_from_table")));
+      EXPECT_GE(std::stod(row.at("gpu_time_ns")), std::stod(row.at("kernel_ns")));
+    }
+    const CommandResult refused = run(fmt::format(
+        "{} --device sim --sim-platform {}-xe --access mmio -q -o {} -- true", OAPROF_BIN, part,
+        (dir_ / "refused.csv").string()));
+    EXPECT_EQ(refused.status, 2) << refused.output;
+    EXPECT_THAT(refused.output, HasSubstr("use --access perf"));
+  }
+}
+
 }  // namespace

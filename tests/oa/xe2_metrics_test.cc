@@ -281,12 +281,31 @@ TEST(Xe2MetricsTest, MediaSetsReadMpecCountersAsA) {
   EXPECT_GT(checked, 0);
 }
 
+// xe_oa.c @ torvalds/linux 0755a4e3e809: Gen12's OAG formats A12 (select 0), A12_B8_C8 (2) and
+// A32u40_A4u32_B8_C8 (5); Xe-LPG's only OAG format A24u40_A14u32_B8_C8, also select 5; all of type
+// OAG (0). C4_B8 is xe's format 0, which the open path refuses; OAR needs an exec queue.
+TEST(Xe2MetricsTest, OlderPartsUnderXeStreamTheirOwnOagFormats) {
+  EXPECT_EQ(to_xe_oa_format(ReportFormat::kA12, Generation::kGen12), 0x000u);
+  EXPECT_EQ(to_xe_oa_format(ReportFormat::kA12_B8_C8, Generation::kGen12), 0x200u);
+  EXPECT_EQ(to_xe_oa_format(ReportFormat::kA32u40_A4u32_B8_C8, Generation::kGen12), 0x500u);
+  EXPECT_EQ(to_xe_oa_format(ReportFormat::kA24u40_A14u32_B8_C8, Generation::kXeLpg), 0x500u);
+  EXPECT_THROW(to_xe_oa_format(ReportFormat::kC4_B8, Generation::kGen12), std::invalid_argument);
+  EXPECT_THROW(to_xe_oa_format(ReportFormat::kA32u40_A4u32_B8_C8, Generation::kXeLpg),
+               std::invalid_argument);
+  EXPECT_THROW(to_xe_oa_format(ReportFormat::kOar_A32u40_A4u32_B8_C8, Generation::kXeLpg),
+               std::invalid_argument);
+  EXPECT_THROW(to_xe_oa_format(ReportFormat::kA12, Generation::kXeLpg), std::invalid_argument);
+  EXPECT_THROW(to_xe_oa_format(ReportFormat::kA32u40_A4u32_B8_C8, Generation::kGen9),
+               std::invalid_argument);
+}
+
 TEST(Xe2MetricsTest, XeFormatPropertyIsTypeSelectSizeAndBc) {
   // include/uapi/drm/xe_drm.h: PEC is format type 5; xe_oa.c: PEC64u64 select 1, counter size 1;
   // MPEC8u32 type OAM_MPEC 4, select 2. Mesa's xe_perf_get_oa_format builds the same PEC value.
-  EXPECT_EQ(to_xe_oa_format(ReportFormat::kPec64u64), 0x00010105u);
-  EXPECT_EQ(to_xe_oa_format(ReportFormat::kXe2Mpec8u32_B8_C8), 0x00000204u);
-  EXPECT_THROW(to_xe_oa_format(ReportFormat::kA32u40_A4u32_B8_C8), std::invalid_argument);
+  EXPECT_EQ(to_xe_oa_format(ReportFormat::kPec64u64, Generation::kXe2), 0x00010105u);
+  EXPECT_EQ(to_xe_oa_format(ReportFormat::kXe2Mpec8u32_B8_C8, Generation::kXe2), 0x00000204u);
+  EXPECT_THROW(to_xe_oa_format(ReportFormat::kA32u40_A4u32_B8_C8, Generation::kXe2),
+               std::invalid_argument);
   EXPECT_THROW(to_uapi(ReportFormat::kPec64u64), std::invalid_argument);
   EXPECT_EQ(parse_format("1", Generation::kXe2), ReportFormat::kPec64u64);
   EXPECT_EQ(default_format(Generation::kXe2), ReportFormat::kPec64u64);
