@@ -226,6 +226,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     opened.detail = a.device.mmio->describe();
     opened.pci_id = a.device.pci_id;
     opened.simulated = a.device.simulated();
+    opened.xe = a.device.platform.driver == oa::KernelDriver::kXe;
     opened.format = std::string(oa::layout_of(format).name);
     opened.metric_set = metrics.set.symbol();
     opened.metrics_file = metrics.file.string();

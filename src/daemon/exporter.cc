@@ -44,10 +44,13 @@ std::pair<std::string, std::string> card_and_driver(const fs::path& sysfs, const
   return {card, driver};
 }
 
-// Parts xe drives have no built-in set (their PEC counters are assigned by the set): the
-// exporter samples IGT's ComputeBasic from oaprofd's metric directories instead, through xe's
-// observation stream, the only read-out xe allows.
-constexpr std::string_view kXeExporterSet = "ComputeBasic";
+// Parts xe drives have no built-in set (xe takes only a set with a UUID, and Xe2's PEC counters
+// are assigned by the set): the exporter samples an IGT set from oaprofd's metric directories
+// instead, through xe's observation stream, the only read-out xe allows: ComputeBasic on Xe2,
+// RenderBasic on Gen12 and Xe-LPG (igt-xe's files for them hold RenderBasic and TestOa only).
+std::string_view xe_exporter_set(const oa::Platform& platform) {
+  return platform.gen == oa::Generation::kXe2 ? "ComputeBasic" : "RenderBasic";
+}
 
 // The set the daemon programmed for the exporter: the built-in one, or a file's set by name.
 oa::MetricSet exporter_metric_set(const oa::Platform& platform, const wire::Opened& opened) {
@@ -253,7 +256,7 @@ bool Exporter::take_unit() {
   if (served && served->driver == oa::KernelDriver::kXe) {
     request.access = "perf";
     request.format = "auto";
-    request.metric_set = std::string(kXeExporterSet);
+    request.metric_set = std::string(xe_exporter_set(*served));
   }
   const wire::Body reply = service_.handle(kExporterClient, Peer{0, 0, ::getpid()}, request);
   if (const auto* e = std::get_if<wire::Error>(&reply)) {

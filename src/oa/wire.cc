@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -184,11 +185,16 @@ void put_facts(Writer& w, const DeviceFacts& f) {
   if (f.compute_engines) w.put(*f.compute_engines);
 }
 
+// The device byte of an Opened: what the daemon serves.
+constexpr std::uint8_t kOpenedSimulated = 1;
+constexpr std::uint8_t kOpenedXe = 2;
+
 void put_payload(Writer& w, const Opened& o) {
   w.put_text16(o.label, kMaxTextBytes);
   w.put_text16(o.detail, kMaxTextBytes);
   w.put(o.pci_id);
-  w.put(static_cast<std::uint8_t>(o.simulated ? 1 : 0));
+  w.put(static_cast<std::uint8_t>((o.simulated ? kOpenedSimulated : 0) |
+                                  (o.xe ? kOpenedXe : 0)));
   w.put_string16(o.format, kMaxTextBytes, "format");
   w.put_string16(o.metric_set, kMaxTextBytes, "metric set");
   w.put_string16(o.metrics_file, kMaxTextBytes, "metrics file path");
@@ -294,11 +300,13 @@ bool get_fact_counts(Reader& r, DeviceFacts& f) {
   if (!r.get(which) || which == 0 || (which & ~(kFactL3Banks | kFactComputeEngines)) != 0) {
     return false;
   }
-  for (auto [bit, out] : {std::pair{kFactL3Banks, &f.l3_banks},
-                          std::pair{kFactComputeEngines, &f.compute_engines}}) {
+  // A part has L3 banks; it may have no compute engine (Tiger Lake's OAG counts rcs0 alone).
+  for (auto [bit, out, least] : {std::tuple{kFactL3Banks, &f.l3_banks, std::uint64_t{1}},
+                                 std::tuple{kFactComputeEngines, &f.compute_engines,
+                                            std::uint64_t{0}}}) {
     if ((which & bit) == 0) continue;
     std::uint64_t v = 0;
-    if (!r.get(v) || v == 0 || v > kMaxFactCount) return false;
+    if (!r.get(v) || v < least || v > kMaxFactCount) return false;
     *out = v;
   }
   return true;
@@ -331,16 +339,17 @@ bool get_facts(Reader& r, DeviceFacts& f) {
 }
 
 bool get_payload(Reader& r, Opened& o) {
-  std::uint8_t simulated = 0, n = 0;
+  std::uint8_t device = 0, n = 0;
   bool ok = r.get_string16(o.label, kMaxTextBytes) && r.get_string16(o.detail, kMaxTextBytes) &&
-            r.get(o.pci_id) && r.get(simulated) && simulated <= 1;
+            r.get(o.pci_id) && r.get(device) && (device & ~(kOpenedSimulated | kOpenedXe)) == 0;
   for (std::string* s : {&o.format, &o.metric_set, &o.metrics_file, &o.energy_backend}) {
     ok = ok && r.get_string16(*s, kMaxTextBytes);
   }
   ok = ok && r.get(n) && n <= kMaxEnergyDomains;
   o.energy_domains.assign(ok ? n : 0, 0);
   for (auto& d : o.energy_domains) ok = ok && r.get(d);
-  o.simulated = simulated == 1;
+  o.simulated = (device & kOpenedSimulated) != 0;
+  o.xe = (device & kOpenedXe) != 0;
   return ok && r.get_string16(o.energy_reason, kMaxTextBytes) && get_facts(r, o.facts);
 }
 bool get_payload(Reader& r, Sample& s) {

@@ -170,6 +170,7 @@ struct Opened {
   std::string detail;  // the register window's description
   std::uint16_t pci_id = 0;
   bool simulated = false;
+  bool xe = false;     // xe drives the device (its snapshots are periodic reports)
   std::string format;  // the layout name the daemon parsed the request's format to
   std::string metric_set;
   std::string metrics_file;    // the XML the set came from; empty for the built-in set

@@ -55,6 +55,7 @@ class JsonReporter final : public Reporter {
               {"platform", info.platform},
               {"format", info.format},
               {"access", info.access},
+              {"driver", info.driver.empty() ? json(nullptr) : json(info.driver)},
               {"metric_set", info.metric_set.empty() ? json(nullptr) : json(info.metric_set)},
               {"energy_backend", info.energy_backend.empty() ? json(nullptr) : json(info.energy_backend)},
               {"energy_simulated", info.energy_simulated},

@@ -34,6 +34,7 @@ struct RunInfo {
   std::string platform;      // "kblgt2"
   std::string format;        // "A32u40_A4u32_B8_C8"
   std::string access;        // "mmio"
+  std::string driver;        // "i915" or "xe": the kernel driver of the device; empty: offline
   int eus = 0;               // the device's (its topology), not necessarily the table's
   // The device's topology and timestamp frequency and where they came from; every row of a run
   // whose topology is the platform table's is flagged topology_from_table. Absent: no device

@@ -107,31 +107,51 @@ TEST_F(ExporterTest, ABusySimulatedGpuIsExportedAsTheModelDrivesIt) {
   EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0);
 }
 
+// oaprofd's exporter over a simulated part xe drives, with IGT's `file` of igt-xe in its metric
+// directory and the simulated GPU busy, ticked four times 100 ms apart as oaprofd's loop would.
+class SampledXePart {
+ public:
+  SampledXePart(const std::string& sim_platform, const std::string& file)
+      : metrics_(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) / file) {
+    ServiceOptions o = testing::sim_xe_service_options(state_.path(), metrics_.path(), sim_platform);
+    o.log = [this](int, const std::string& line) { log += line + "\n"; };
+    service_ = std::make_unique<DaemonService>(o);
+    ExporterOptions eo;
+    eo.listen = parse_listen_address("127.0.0.1:0");
+    eo.sim_busy = true;
+    exporter = std::make_unique<Exporter>(*service_, eo);
+    for (int i = 0; i < 4; ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      exporter->tick();
+    }
+  }
+  // Where the build directory cannot hold a file oaprofd trusts, the test cannot run.
+  bool untrusted_file() const {
+    return !exporter->sampling() && log.find("refuses the metric file") != std::string::npos;
+  }
+  std::string page() const { return oaprof::testing::http_get(exporter->port(), "/metrics"); }
+
+  std::string log;
+
+ private:
+  testing::ScratchDir state_;
+  const testing::TrustedMetricsDir metrics_;
+  std::unique_ptr<DaemonService> service_;
+
+ public:
+  std::unique_ptr<Exporter> exporter;
+};
+
 // A part xe drives has no built-in set: the exporter samples IGT's ComputeBasic (from oaprofd's
 // metric directory) through xe's observation stream, and takes busy, frequency and the XVE
 // ratios from that set's own counters (GPU_BUSY, XVE_ACTIVE, XVE_STALL).
 TEST(ExporterXeTest, AnXe2PartIsSampledThroughXesStreamWithComputeBasic) {
-  testing::ScratchDir state;
-  const testing::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) /
-                                           "oa-lnl.xml");
-  std::string log;
-  ServiceOptions o = testing::sim_xe_service_options(state.path(), metrics.path());
-  o.log = [&log](int, const std::string& line) { log += line + "\n"; };
-  DaemonService service(o);
-  ExporterOptions eo;
-  eo.listen = parse_listen_address("127.0.0.1:0");
-  eo.sim_busy = true;
-  Exporter exporter(service, eo);
-  for (int i = 0; i < 4; ++i) {
-    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    exporter.tick();
-  }
-  if (!exporter.sampling() && log.find("refuses the metric file") != std::string::npos) {
-    GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << log;
-  }
-  ASSERT_TRUE(exporter.sampling()) << log;
+  SampledXePart part("lnl", "oa-lnl.xml");
+  if (part.untrusted_file()) GTEST_SKIP() << "no trusted metric file here: " << part.log;
+  const std::string& log = part.log;
+  ASSERT_TRUE(part.exporter->sampling()) << log;
+  const std::string text = part.page();
   EXPECT_THAT(log, HasSubstr("format PEC64u64, metric set ComputeBasic"));
-  const std::string text = oaprof::testing::http_get(exporter.port(), "/metrics");
   const auto m = parse_metrics(text);
   EXPECT_THAT(text, HasSubstr("platform=\"lnl\""));
   // The 64th PEC counter is exported, and ComputeBasic's own metrics under their names.
@@ -144,6 +164,21 @@ TEST(ExporterXeTest, AnXe2PartIsSampledThroughXesStreamWithComputeBasic) {
   EXPECT_TRUE(m.contains("oaprof_eu_ratio{state=\"active\"}")) << text;
   EXPECT_TRUE(m.contains("oaprof_eu_ratio{state=\"stall\"}")) << text;
   EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0) << log;
+}
+
+// A Tiger Lake bound to xe has no built-in set either (xe takes only a set with a UUID): the
+// exporter samples RenderBasic, the set igt-xe's Gen12 files hold, in the part's own format, and
+// takes busy and the EU ratios from its GpuBusy and EuActive/EuStall.
+TEST(ExporterXeTest, ATigerLakeBoundToXeIsSampledWithRenderBasic) {
+  SampledXePart part("tglgt2-xe", "oa-tglgt2.xml");
+  if (part.untrusted_file()) GTEST_SKIP() << "no trusted metric file here: " << part.log;
+  ASSERT_TRUE(part.exporter->sampling()) << part.log;
+  EXPECT_THAT(part.log, HasSubstr("format A32u40_A4u32_B8_C8, metric set RenderBasic"));
+  const auto m = parse_metrics(part.page());
+  // The simulated registers' model: busy throughout, EUs 85 % active.
+  EXPECT_NEAR(m.at("oaprof_gpu_busy_ratio"), 1.0, 0.01);
+  EXPECT_NEAR(m.at("oaprof_eu_ratio{state=\"active\"}"), 0.85, 0.01);
+  EXPECT_EQ(m.at("oaprof_scrape_errors_total"), 0) << part.log;
 }
 
 // Without oa-lnl.xml in oaprofd's metric directory the unit cannot be taken on an xe part: every

@@ -291,6 +291,33 @@ TEST(OaprofdProcessTest, AnXe2PartProfilesThroughTheDaemon) {
   EXPECT_THAT(mmio.output, HasSubstr("use --access perf"));
 }
 
+// Issue 16: a Tiger Lake bound to xe, through oaprofd: the daemon's reply says xe drives it, so
+// the client's rows are flagged as its snapshots are (periodic reports), though the PCI id alone
+// is i915's by default.
+TEST(OaprofdProcessTest, ATigerLakeBoundToXeProfilesThroughTheDaemonAsAnXePart) {
+  const testing::TrustedMetricsDir metrics(fs::path(OAPROF_IGT_XE_METRICS_DIR) / "oa-tglgt2.xml");
+  ScratchDir dir;
+  Daemon d(dir, "sim", std::to_string(::getgid()), "xe.sock",
+           {"--sim-platform", "tglgt2-xe", "--metrics-dir", metrics.path().string()});
+  const fs::path csv = dir.path() / "tgl.csv";
+  const auto r = oaprof::testing::run(fmt::format(
+      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --access perf --format auto "
+      "--metric-set RenderBasic --energy none --idle-baseline off -o {} -- {} mad_vect4 "
+      "--min-time 0",
+      d.socket(), OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
+  if (r.output.find("refuses the metric file") != std::string::npos) {
+    GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << r.output;
+  }
+  ASSERT_EQ(r.status, 0) << r.output << d.log();
+  const auto rows = oaprof::testing::read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_GT(std::stoull(row.at("A7")), 0u);
+    EXPECT_THAT(row.at("flags"), HasSubstr("xe_periodic"));
+  }
+  EXPECT_THAT(d.log(), HasSubstr("format A32u40_A4u32_B8_C8, metric set RenderBasic"));
+}
+
 TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
   ScratchDir dir;
   Daemon d(dir, "sim");

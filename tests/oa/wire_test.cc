@@ -264,6 +264,37 @@ TEST(WireTest, OpenedCarriesTheDevicesFacts) {
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({2, o}))));
 }
 
+// Issue 16: the device byte says whether the device is simulated and whether xe drives it (a
+// Tiger Lake may be either driver's), each on its own; a bit oaprof does not know is refused.
+TEST(WireTest, OpenedSaysWhetherXeDrivesTheDevice) {
+  for (const bool simulated : {false, true}) {
+    for (const bool xe : {false, true}) {
+      Opened o;
+      o.simulated = simulated;
+      o.xe = xe;
+      const Opened got = std::get<Opened>(roundtrip({1, o}).body);
+      EXPECT_EQ(got.simulated, simulated);
+      EXPECT_EQ(got.xe, xe);
+    }
+  }
+  Opened plain, xe;
+  xe.xe = true;
+  std::vector<std::uint8_t> bytes = encode({1, plain});
+  const std::vector<std::uint8_t> xe_bytes = encode({1, xe});
+  ASSERT_EQ(bytes.size(), xe_bytes.size());
+  std::size_t at = 0;
+  while (at < bytes.size() && bytes[at] == xe_bytes[at]) ++at;
+  ASSERT_LT(at, bytes.size());
+  EXPECT_EQ(xe_bytes[at], 2u);
+  bytes[at] = 4;  // a bit no daemon sets
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes)));
+  // Tiger Lake's OAG counts no compute engine: a count of 0 is a count, and crosses as one.
+  Opened tgl;
+  tgl.xe = true;
+  tgl.facts.compute_engines = 0;
+  EXPECT_EQ(std::get<Opened>(roundtrip({1, tgl}).body).facts.compute_engines, 0u);
+}
+
 // Issue 16: a part xe drives sends where its facts came from (xe's queries) and the counts
 // only xe gives ($L3BankTotalCount, $ComputeEngineTotalCount); an i915 part's Opened stays byte
 // for byte what a client that predates the counts reads.

@@ -158,8 +158,9 @@ Action add_profile_options(CLI::App& app) {
                   "with --device sim: the simulated part: kblgt2 (Kaby Lake GT2, Gen9, the "
                   "default), tglgt2 (Tiger Lake GT2, Gen12, 96 EUs) or mtlgt2 (Meteor Lake, "
                   "Xe-LPG), each with its generation's OA registers, report formats and batch "
-                  "commands; or lnl (Lunar Lake, Xe2), simulated at xe's observation uapi: "
-                  "--access perf and an IGT metric set")
+                  "commands; or lnl (Lunar Lake, Xe2), tglgt2-xe or mtlgt2-xe (those parts "
+                  "bound to xe), simulated at xe's observation uapi: --access perf and an IGT "
+                  "metric set")
       ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
                                                      mmio::sim_platform_names().end())))
       ->capture_default_str();
@@ -293,6 +294,7 @@ void open_through_daemon(const ProfilePlan& plan, GpuHold& gpu) {
   gpu.facts = opened.facts;
   gpu.platform = oa::apply_facts(oa::require_platform_for_pci_id(opened.pci_id),
                                  gpu.facts);
+  if (opened.xe) gpu.platform.driver = oa::KernelDriver::kXe;  // TGL to MTL may be xe's too
   gpu.format = oa::parse_format(opened.format, gpu.platform.gen);
   gpu.source = daemon::make_remote_counter_source(gpu.client, gpu.format, opened.simulated);
   // The daemon programmed the set; the same file gives its equations here.
@@ -455,6 +457,7 @@ report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const Energ
   info.platform = std::string(gpu.platform.metrics_file);
   info.format = std::string(oa::layout_of(gpu.format).name);
   info.access = plan.access;
+  info.driver = std::string(oa::kernel_driver_name(gpu.platform.driver));
   info.eus = gpu.platform.eus;
   info.facts = gpu.facts;
   info.max_freq_mhz = gpu.platform.max_freq_mhz;
