@@ -308,17 +308,33 @@ TEST(DoctorTest, DriverProblems) {
     EXPECT_THAT(l.fix, HasSubstr("modprobe i915"));
   }
   {
+    // xe never binds a Gen9 part; were it bound, oaprof would read none of it.
     FakeMachine m;
     m.pci("0000:00:02.0", "0x8086", id, "0x030000", "xe");
     const Line l = line_of(m.doctor().output, "driver");
-    EXPECT_EQ(l.verdict, "fail");  // oaprof refuses every read-out under xe
+    EXPECT_EQ(l.verdict, "fail");
     EXPECT_THAT(l.detail, HasSubstr("docs/xe.md"));
-    EXPECT_THAT(l.fix, HasSubstr(fmt::format("xe.force_probe=!{:04x}", id)));
+    EXPECT_THAT(l.fix, HasSubstr("bind i915"));
     m.write("proc/sys/dev/xe/observation_paranoid", "1");
     const Line x = line_of(m.doctor().output, "xe-observation");
     EXPECT_EQ(x.verdict, "info");
     EXPECT_THAT(x.detail, HasSubstr("observation_paranoid is 1"));
     EXPECT_THAT(x.detail, HasSubstr("CAP_PERFMON"));
+  }
+  {
+    // A Tiger Lake bound to xe (xe.force_probe) is read through xe's stream; the line says what
+    // i915 would give instead, and the read-outs are judged as xe's.
+    const std::uint16_t tgl = 0x9A49;
+    FakeMachine m;
+    m.pci("0000:00:02.0", "0x8086", tgl, "0x030000", "xe");
+    m.write("proc/sys/dev/xe/observation_paranoid", "1");
+    const std::string out = m.doctor().output;
+    const Line l = line_of(out, "driver");
+    EXPECT_EQ(l.verdict, "ok") << l.detail;
+    EXPECT_THAT(l.detail, HasSubstr("xe's observation stream"));
+    EXPECT_THAT(l.detail, HasSubstr("xe.force_probe=!9a49"));
+    EXPECT_EQ(line_of(out, "access-mmio").verdict, "warn");
+    EXPECT_THAT(line_of(out, "access-perf").detail, HasSubstr("xe's observation stream"));
   }
   {
     FakeMachine m;

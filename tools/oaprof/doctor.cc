@@ -127,6 +127,8 @@ PciFacts read_pci_facts(const fs::path& sysfs_root, const std::string& address) 
   facts.dri_minor = nodes.card_minor;
   facts.render_minor = nodes.render_minor;
   if (facts.intel_display()) facts.platform = oa::platform_for_pci_id(facts.device);
+  // Tiger Lake to Meteor Lake may be bound to xe (xe.force_probe): judged as xe's then.
+  if (facts.platform && facts.driver == "xe") facts.platform->driver = oa::KernelDriver::kXe;
   return facts;
 }
 
@@ -161,22 +163,30 @@ Check check_driver(const PciFacts& pci) {
   if (pci.driver == "i915") {
     return make("driver", Verdict::kOk, fmt::format("i915 is bound to {}", pci.address));
   }
-  if (pci.driver == "xe" && pci.platform && pci.platform->gen == oa::Generation::kXe2) {
+  const oa::Generation gen = pci.platform ? pci.platform->gen : oa::Generation::kGen9;
+  if (pci.driver == "xe" && pci.platform && gen == oa::Generation::kXe2) {
     return make("driver", Verdict::kOk,
                 fmt::format("xe is bound to {} ({}): oaprof reads it through xe's observation "
                             "stream (--access perf); the register read-outs stay xe's "
                             "(docs/xe.md)",
                             pci.address, pci.platform->codename));
   }
+  if (pci.driver == "xe" && pci.platform && oa::is_gen12_family(gen)) {
+    // Both drivers can run these parts; i915 gives every row exact MI_RPC snapshots.
+    return make("driver", Verdict::kOk,
+                fmt::format("xe is bound to {0} ({1}): oaprof reads it through xe's observation "
+                            "stream (--access perf), its snapshots periodic reports (rows "
+                            "flagged xe_periodic); under i915 they are exact to the kernel: boot "
+                            "with i915.force_probe={2:04x} xe.force_probe=!{2:04x} for that "
+                            "(docs/xe.md)",
+                            pci.address, pci.platform->codename, pci.device));
+  }
   if (pci.driver == "xe") {
     return make("driver", Verdict::kFail,
-                fmt::format("xe is bound to {}: oaprof reads the OA unit through i915 or, "
-                            "beside i915, through the registers; under xe, which owns the unit, "
-                            "it refuses every read-out (docs/xe.md)",
+                fmt::format("xe is bound to {}, which oaprof does not know as a part xe has OA "
+                            "for (Gen12 and later): it reads none of it (docs/xe.md)",
                             pci.address),
-                fmt::format("boot with i915.force_probe={0:04x} xe.force_probe=!{0:04x} to have "
-                            "i915 drive it (Tiger Lake to Meteor Lake), or use --device sim",
-                            pci.device));
+                "bind i915 to it, or use --device sim");
   }
   if (pci.driver.empty()) {
     return make("driver", Verdict::kFail, fmt::format("no driver is bound to {}", pci.address),

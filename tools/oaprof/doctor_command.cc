@@ -147,7 +147,8 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
   sub->add_flag("--sim-no-i915", opt->sim_no_i915,
                 "with --device sim: the simulated device has no i915 to ask");
   sub->add_option("--sim-platform", opt->sim_platform,
-                  "with --device sim: the simulated part (kblgt2, tglgt2, mtlgt2)")
+                  "with --device sim: the simulated part (kblgt2, tglgt2, mtlgt2; lnl, "
+                  "tglgt2-xe and mtlgt2-xe driven by xe)")
       ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
                                                      mmio::sim_platform_names().end())))
       ->capture_default_str();

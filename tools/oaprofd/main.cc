@@ -128,8 +128,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(10, 60'000))
       ->capture_default_str();
   app.add_option("--sim-platform", sim_platform,
-                 "with --device sim: the part the simulator models (lnl is driven by xe and is "
-                 "read through its simulated observation stream: clients use --access perf)")
+                 "with --device sim: the part the simulator models (lnl, tglgt2-xe and mtlgt2-xe "
+                 "are driven by xe and read through its simulated observation stream: clients "
+                 "use --access perf and an IGT set)")
       ->check(CLI::IsMember(std::vector<std::string>(oaprof::mmio::sim_platform_names().begin(),
                                                      oaprof::mmio::sim_platform_names().end())))
       ->capture_default_str();
