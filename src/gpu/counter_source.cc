@@ -37,6 +37,15 @@ std::string perf_stream_loss_warning(const PerfStreamCounts& counts) {
 
 std::string snapshot_placement_warning(const PerfStreamCounts& counts) {
   if (counts.snapshots_waited == 0) return {};
+  if (counts.placement_unavailable) {
+    return fmt::format(
+        "{} snapshots were taken after waiting out xe's buffer poll: on an Xe-LPG part the OA "
+        "unit's timestamp counts at a rate scaled from the engine's (xe_oa.c, Wa_18013179988), "
+        "so the engine's timestamp cannot place them; those rows' gpu_time_ns may include up to "
+        "5 ms of idle beside the kernel (event counts are whole). Under i915 this part's "
+        "snapshots are exact (docs/xe.md)",
+        counts.snapshots_waited);
+  }
   return fmt::format(
       "{} of the xe stream's snapshots could not be placed by the engine's timestamp and were "
       "taken after waiting out xe's buffer poll: those rows' gpu_time_ns may include up to 5 ms "

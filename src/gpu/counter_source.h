@@ -26,6 +26,8 @@ struct PerfStreamCounts {
   // xe: snapshots placed by waiting out xe's buffer poll, because the engine's timestamp could
   // not place them (docs/xe.md); 0 elsewhere.
   int snapshots_waited = 0;
+  // xe on Xe-LPG: the OA unit's clock is not the engine's, so every snapshot waits by design.
+  bool placement_unavailable = false;
 };
 
 // The warning for the end of a run whose stream lost reports or its OA buffer, with what the

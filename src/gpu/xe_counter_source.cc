@@ -126,7 +126,7 @@ class XeCounterSource final : public CounterSource {
 
   PerfStreamCounts perf_stream_counts() const override {
     return {static_cast<int>(counts_.reports), counts_.report_lost, counts_.buffer_overflow,
-            snapshots_waited_};
+            snapshots_waited_, device_.platform.gen == oa::Generation::kXeLpg};
   }
 
  private:

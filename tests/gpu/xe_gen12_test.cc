@@ -304,8 +304,9 @@ TEST(XeGen12Test, MeteorLakeSnapshotsWaitAndSaySo) {
   source->start(oa::ReportFormat::kA24u40_A14u32_B8_C8, render_basic_config("mtlgt2"));
   for (int i = 0; i < 2; ++i) EXPECT_EQ(source->snapshot(0).size, 256);
   EXPECT_EQ(source->perf_stream_counts().snapshots_waited, 2);
-  EXPECT_NE(snapshot_placement_warning(source->perf_stream_counts()).find("2 of the xe"),
-            std::string::npos);
+  const std::string warning = snapshot_placement_warning(source->perf_stream_counts());
+  EXPECT_NE(warning.find("2 snapshots were taken after waiting"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("Xe-LPG"), std::string::npos) << warning;
   EXPECT_THROW(source->start(oa::ReportFormat::kOar_A32u40_A4u32_B8_C8,
                              render_basic_config("mtlgt2")),
                std::invalid_argument);
