@@ -290,7 +290,29 @@ oa::Topology topology_from_xe(const XeGtTopology& t) {
   return topo;
 }
 
+
+// Bit i of the result: any of bits [i * width, (i + 1) * width) of `mask` is set.
+std::uint64_t groups_enabled(std::uint64_t mask, int width) {
+  std::uint64_t out = 0;
+  const std::uint64_t group = (std::uint64_t{1} << width) - 1;
+  for (int i = 0; i * width < 64; ++i) {
+    if ((mask >> (i * width)) & group) out |= std::uint64_t{1} << i;
+  }
+  return out;
+}
+
 }  // namespace
+
+XeL3Counts xe_l3_counts(const oa::Platform& platform, std::uint64_t l3_bank_mask) {
+  constexpr int kBanksPerNode = 4, kNodesPerCopyEngine = 2;
+  const std::uint64_t nodes = groups_enabled(l3_bank_mask, kBanksPerNode);
+  XeL3Counts c;
+  c.l3_nodes = static_cast<std::uint64_t>(std::popcount(nodes));
+  c.copy_engines =
+      static_cast<std::uint64_t>(std::popcount(groups_enabled(nodes, kNodesPerCopyEngine)));
+  if (platform.codename != "PTL") c.sqidis = c.l3_nodes;
+  return c;
+}
 
 oa::DeviceFacts read_xe_device_facts(const oa::Platform& platform, XeQuery* xe,
                                      const std::string& no_xe) {
@@ -323,7 +345,15 @@ oa::DeviceFacts read_xe_device_facts(const oa::Platform& platform, XeQuery* xe,
     f.topology = topo;
     f.topology_source = oa::TopologySource::kXeQuery;
     f.topology_note = fmt::format("{}: GT {}", xe->describe(), gt);
-    if (t.l3_bank_mask) f.l3_banks = static_cast<std::uint64_t>(std::popcount(*t.l3_bank_mask));
+    if (t.l3_bank_mask) {
+      f.l3_banks = static_cast<std::uint64_t>(std::popcount(*t.l3_bank_mask));
+      if (platform.gen == oa::Generation::kXe2) {
+        const XeL3Counts c = xe_l3_counts(platform, *t.l3_bank_mask);
+        f.l3_nodes = c.l3_nodes;
+        f.copy_engines = c.copy_engines;
+        f.sqidis = c.sqidis;
+      }
+    }
   } catch (const std::exception& e) {
     f.topology_note = e.what();
   }

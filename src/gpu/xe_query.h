@@ -105,6 +105,19 @@ XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance
 // the counter's range behind it).
 std::optional<std::uint64_t> ticks_at_or_after(std::uint64_t t, std::uint64_t from, int width);
 
+// The counts metrics-discovery derives from an Xe2 part's L3 bank mask
+// (md_driver_ifc_linux_xe.cpp @ intel/metrics-discovery 80cc115575f1): an L3 node is a group of 4
+// banks (MD_MAX_L3_BANK_PER_L3_NODE_XE2) with any enabled, a copy engine a pair of nodes
+// (MD_MAX_L3_NODE_PER_COPY_ENGINE) with any enabled, and a SQIDI an L3 node, except on small
+// Panther Lake SKUs, which metrics-discovery fixes at 2 by a platform version oaprof cannot tell:
+// no SQIDI count on PTL.
+struct XeL3Counts {
+  std::uint64_t l3_nodes = 0;
+  std::uint64_t copy_engines = 0;
+  std::optional<std::uint64_t> sqidis;
+};
+XeL3Counts xe_l3_counts(const oa::Platform& platform, std::uint64_t l3_bank_mask);
+
 // The device's facts from xe: the topology of the render OAG's GT and that unit's timestamp
 // frequency, each from the platform table with the reason in its note when xe does not give it.
 // `xe` null: `no_xe` says why it was not asked.

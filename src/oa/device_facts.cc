@@ -101,6 +101,9 @@ DeviceVariables device_variables(const Platform& platform, const DeviceFacts& fa
   DeviceVariables v = device_variables(apply_facts(platform, facts), facts.topology);
   if (facts.l3_banks) v.set_known("L3BankTotalCount", *facts.l3_banks);
   if (facts.compute_engines) v.set_known("ComputeEngineTotalCount", *facts.compute_engines);
+  if (facts.l3_nodes) v.set_known("L3NodeTotalCount", *facts.l3_nodes);
+  if (facts.copy_engines) v.set_known("CopyEngineTotalCount", *facts.copy_engines);
+  if (facts.sqidis) v.set_known("SqidiTotalCount", *facts.sqidis);
   return v;
 }
 

@@ -44,6 +44,11 @@ struct DeviceFacts {
   std::optional<std::uint64_t> l3_banks;
   // The compute engines its OA unit counts (xe's OA unit query): $ComputeEngineTotalCount.
   std::optional<std::uint64_t> compute_engines;
+  // From the L3 bank mask as metrics-discovery groups it on Xe2 (gpu::xe_l3_counts):
+  // $L3NodeTotalCount, $CopyEngineTotalCount and $SqidiTotalCount.
+  std::optional<std::uint64_t> l3_nodes;
+  std::optional<std::uint64_t> copy_engines;
+  std::optional<std::uint64_t> sqidis;
   bool topology_from_table() const { return topology_source == TopologySource::kPlatformTable; }
 };
 

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -161,6 +160,26 @@ constexpr std::size_t kMaxNoteBytes = 400;
 // The optional counts after the facts (xe's queries): which of them follow.
 constexpr std::uint8_t kFactL3Banks = 1;
 constexpr std::uint8_t kFactComputeEngines = 2;
+constexpr std::uint8_t kFactL3Nodes = 4;
+constexpr std::uint8_t kFactCopyEngines = 8;
+constexpr std::uint8_t kFactSqidis = 16;
+constexpr std::uint8_t kFactAll =
+    kFactL3Banks | kFactComputeEngines | kFactL3Nodes | kFactCopyEngines | kFactSqidis;
+
+// Each count after the facts: its bit, where it lives, and the least a part can have (a part has
+// L3 banks and nodes; it may have no compute engine: Tiger Lake's OAG counts rcs0 alone).
+struct FactCount {
+  std::uint8_t bit;
+  std::optional<std::uint64_t> DeviceFacts::*field;
+  std::uint64_t least;
+};
+constexpr FactCount kFactCounts[] = {
+    {kFactL3Banks, &DeviceFacts::l3_banks, 1},
+    {kFactComputeEngines, &DeviceFacts::compute_engines, 0},
+    {kFactL3Nodes, &DeviceFacts::l3_nodes, 1},
+    {kFactCopyEngines, &DeviceFacts::copy_engines, 1},
+    {kFactSqidis, &DeviceFacts::sqidis, 1},
+};
 // No part has more L3 banks or compute engines than this; a larger count is a corrupt message.
 constexpr std::uint64_t kMaxFactCount = 4096;
 
@@ -177,12 +196,15 @@ void put_facts(Writer& w, const DeviceFacts& f) {
   w.put(static_cast<std::uint64_t>(f.timestamp_hz));
   w.put(static_cast<std::uint8_t>(f.timestamp_source));
   w.put_text16(f.timestamp_note, kMaxNoteBytes);
-  const std::uint8_t which = static_cast<std::uint8_t>((f.l3_banks ? kFactL3Banks : 0) |
-                                                       (f.compute_engines ? kFactComputeEngines : 0));
+  std::uint8_t which = 0;
+  for (const FactCount& c : kFactCounts) {
+    if (f.*c.field) which = static_cast<std::uint8_t>(which | c.bit);
+  }
   if (which == 0) return;  // an i915 part: nothing a client that predates the counts would miss
   w.put(which);
-  if (f.l3_banks) w.put(*f.l3_banks);
-  if (f.compute_engines) w.put(*f.compute_engines);
+  for (const FactCount& c : kFactCounts) {
+    if (f.*c.field) w.put(*(f.*c.field));
+  }
 }
 
 // The device byte of an Opened: what the daemon serves.
@@ -297,17 +319,12 @@ bool get_payload(Reader& r, Open& o) {
 bool get_fact_counts(Reader& r, DeviceFacts& f) {
   if (r.at_end()) return true;
   std::uint8_t which = 0;
-  if (!r.get(which) || which == 0 || (which & ~(kFactL3Banks | kFactComputeEngines)) != 0) {
-    return false;
-  }
-  // A part has L3 banks; it may have no compute engine (Tiger Lake's OAG counts rcs0 alone).
-  for (auto [bit, out, least] : {std::tuple{kFactL3Banks, &f.l3_banks, std::uint64_t{1}},
-                                 std::tuple{kFactComputeEngines, &f.compute_engines,
-                                            std::uint64_t{0}}}) {
-    if ((which & bit) == 0) continue;
+  if (!r.get(which) || which == 0 || (which & ~kFactAll) != 0) return false;
+  for (const FactCount& c : kFactCounts) {
+    if ((which & c.bit) == 0) continue;
     std::uint64_t v = 0;
-    if (!r.get(v) || v < least || v > kMaxFactCount) return false;
-    *out = v;
+    if (!r.get(v) || v < c.least || v > kMaxFactCount) return false;
+    f.*c.field = v;
   }
   return true;
 }

@@ -27,8 +27,8 @@
 //              | u8 topology_source | u16 max_slices | u16 max_subslices | u16 max_eus_per_subslice
 //              | u64 slice_mask | u64 subslice_mask | u16 slices | u16 subslices | u16 eus
 //              | str topology_note | u64 timestamp_hz | u8 timestamp_source | str timestamp_note
-//              | [u8 which (bit 0 l3_banks, bit 1 compute_engines) | u64 l3_banks if bit 0
-//              | u64 compute_engines if bit 1]
+//              | [u8 which (bit 0 l3_banks, 1 compute_engines, 2 l3_nodes, 3 copy_engines,
+//              4 sqidis) | a u64 for each bit set, in bit order]
 //              (the device's facts, oa::DeviceFacts: what the daemon read from i915 or xe or
 //              fell back to; the client's equations and rows use them). The bracketed counts came
 //              later within version 1, for parts driven by xe: the daemon sends them only where

@@ -240,19 +240,46 @@ TEST(XeTopologyTest, TheSimulatedXeGivesTheFactsXesQueriesWould) {
   EXPECT_TRUE(vars.known("L3BankTotalCount"));
   EXPECT_EQ(vars.l3_bank_total, 4u);
   EXPECT_EQ(vars.xe_core_mask, 0x3fu);
-  EXPECT_FALSE(vars.known("SqidiTotalCount"));  // nothing xe answers gives it
   EXPECT_TRUE(vars.known("ComputeEngineTotalCount"));  // the OAG's compute engines
   EXPECT_EQ(vars.compute_engine_total, 1u);
-  EXPECT_FALSE(vars.known("CopyEngineTotalCount"));
-  // Without the L3 mask the count stays unknown, never a made-up one.
+  // Four banks are one L3 node, one copy engine and one SQIDI (xe_l3_counts).
+  EXPECT_EQ(vars.l3_node_total, 1u);
+  EXPECT_EQ(vars.copy_engine_total, 1u);
+  EXPECT_EQ(vars.sqidi_total, 1u);
+  EXPECT_TRUE(vars.known("SqidiTotalCount"));
+  // Without the L3 mask the counts stay unknown, never made-up ones.
   SimXeDevice no_l3(lnl, clock);
   const auto q2 = make_sim_xe_query(no_l3);
-  EXPECT_FALSE(oa::device_variables(lnl, read_xe_device_facts(lnl, q2.get(), "")).known(
-      "L3BankTotalCount"));
+  const oa::DeviceVariables none =
+      oa::device_variables(lnl, read_xe_device_facts(lnl, q2.get(), ""));
+  for (const char* name : {"L3BankTotalCount", "L3NodeTotalCount", "CopyEngineTotalCount",
+                           "SqidiTotalCount"}) {
+    EXPECT_FALSE(none.known(name)) << name;
+  }
   // xe not asked: the table's facts, with the reason.
   const oa::DeviceFacts table = read_xe_device_facts(lnl, nullptr, "no render node");
   EXPECT_TRUE(table.topology_from_table());
   EXPECT_EQ(table.topology_note, "no render node");
+}
+
+// metrics-discovery's grouping (md_driver_ifc_linux_xe.cpp @ intel/metrics-discovery
+// 80cc115575f1, GetL3NodeMask, GetCopyEngineMask, GetSqidiTotalCount): 4 banks a node with any
+// enabled, 2 nodes a copy engine with any enabled, a SQIDI a node; none on Panther Lake, where
+// small SKUs have 2 whatever their nodes.
+TEST(XeTopologyTest, L3NodesCopyEnginesAndSqidisAreMetricsDiscoverysGroupsOfTheBankMask) {
+  const oa::Platform lnl = *oa::platform_by_name("lnl");
+  const XeL3Counts split = xe_l3_counts(lnl, 0x0F0F);  // banks 0-3 and 8-11: nodes 0 and 2
+  EXPECT_EQ(split.l3_nodes, 2u);
+  EXPECT_EQ(split.copy_engines, 2u);  // node pairs (0, 1) and (2, 3)
+  EXPECT_EQ(split.sqidis, std::optional<std::uint64_t>(2));
+  const XeL3Counts one_bank_each = xe_l3_counts(lnl, 0x1111);  // banks 0, 4, 8, 12
+  EXPECT_EQ(one_bank_each.l3_nodes, 4u);
+  EXPECT_EQ(one_bank_each.copy_engines, 2u);
+  const XeL3Counts high = xe_l3_counts(lnl, std::uint64_t{1} << 63);  // the last node only
+  EXPECT_EQ(high.l3_nodes, 1u);
+  EXPECT_EQ(high.copy_engines, 1u);
+  EXPECT_FALSE(xe_l3_counts(*oa::platform_by_name("ptl"), 0xFF).sqidis.has_value());
+  EXPECT_EQ(xe_l3_counts(*oa::platform_by_name("ptl"), 0xFF).l3_nodes, 2u);
 }
 
 // ENGINE_CYCLES as xe_query.c answers it: the caller's struct filled in place, the engine's

@@ -288,6 +288,16 @@ TEST(WireTest, OpenedSaysWhetherXeDrivesTheDevice) {
   EXPECT_EQ(xe_bytes[at], 2u);
   bytes[at] = 4;  // a bit no daemon sets
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes)));
+  // The L3 groups cross too, each on its own bit.
+  Opened xe2;
+  xe2.facts.l3_banks = 16;
+  xe2.facts.l3_nodes = 4;
+  xe2.facts.sqidis = 4;
+  const DeviceFacts got = std::get<Opened>(roundtrip({1, xe2}).body).facts;
+  EXPECT_EQ(got.l3_nodes, 4u);
+  EXPECT_EQ(got.sqidis, 4u);
+  EXPECT_FALSE(got.copy_engines.has_value());
+  EXPECT_FALSE(got.compute_engines.has_value());
   // Tiger Lake's OAG counts no compute engine: a count of 0 is a count, and crosses as one.
   Opened tgl;
   tgl.xe = true;
