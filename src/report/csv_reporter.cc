@@ -32,6 +32,19 @@ std::string cell(const Field& f) {
   return std::visit(Visitor{f.decimals}, f.value);
 }
 
+}  // namespace
+
+std::string csv_line(const std::vector<Field>& fields) {
+  std::string line;
+  for (const auto& f : fields) {
+    if (!line.empty()) line += ',';
+    line += cell(f);
+  }
+  return line;
+}
+
+namespace {
+
 class CsvReporter final : public Reporter {
  public:
   explicit CsvReporter(std::ostream& out) : out_(out) {}
@@ -45,12 +58,7 @@ class CsvReporter final : public Reporter {
   }
 
   void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
-    std::string line;
-    for (const auto& f : launch_fields(r, energy, info_)) {
-      if (!line.empty()) line += ',';
-      line += cell(f);
-    }
-    out_ << line << '\n';
+    out_ << csv_line(launch_fields(r, energy, info_)) << '\n';
   }
 
   void flush() override { flush_or_throw(out_, "CSV"); }

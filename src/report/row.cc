@@ -12,6 +12,16 @@ namespace oaprof::report {
 
 namespace {
 
+// A metric's column: its symbol and unit, without the characters a CSV header or a JSON key
+// would trip on.
+std::string metric_column(const oa::MetricCounter& c) {
+  std::string name = c.units.empty() ? c.symbol : fmt::format("{}_{}", c.symbol, c.units);
+  for (char& ch : name) {
+    if (ch == ' ' || ch == ',' || ch == '/') ch = '_';
+  }
+  return name;
+}
+
 // Derived metrics of the set, after the raw counters: named by symbol and unit. A metric whose
 // equation divided by zero is left empty and named in a metric_div_zero flag: IGT's code gives
 // such a metric 0 (lib/i915/perf-configs/codegen.py, emit_udiv/emit_fdiv), which would read as a
@@ -24,10 +34,7 @@ void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vect
       info.metrics->evaluate(r.deltas, info.device_variables);
   for (std::size_t i = 0; i < counters.size(); ++i) {
     const auto& c = counters[i];
-    std::string name = c.units.empty() ? c.symbol : fmt::format("{}_{}", c.symbol, c.units);
-    for (char& ch : name) {
-      if (ch == ' ' || ch == ',' || ch == '/') ch = '_';
-    }
+    std::string name = metric_column(c);
     const bool available = info.metrics->available(static_cast<int>(i), info.device_variables);
     const oa::EquationValue& v = values[i];
     if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + c.symbol);
@@ -130,6 +137,13 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   for (const auto& flag : metric_flags) add_flag(flag);
   f.push_back({"flags", flags});
   return f;
+}
+
+std::vector<std::string> metric_field_names(const RunInfo& info) {
+  std::vector<std::string> names;
+  if (info.metrics == nullptr) return names;
+  for (const auto& c : info.metrics->counters()) names.push_back(metric_column(c));
+  return names;
 }
 
 std::vector<std::string> launch_field_names(const RunInfo& info) {

@@ -30,6 +30,12 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RowEnergy
 // The column names, the same for every row of a run.
 std::vector<std::string> launch_field_names(const RunInfo& info = {});
 
+// The names of the derived metrics' columns among them (the set's counters), in order.
+std::vector<std::string> metric_field_names(const RunInfo& info);
+
+// One CSV line of `fields` (no newline), quoted as RFC 4180 says; an empty cell is not measured.
+std::string csv_line(const std::vector<Field>& fields);
+
 // The energy of one row: the window between `begin` and `end` (when both were read), judged by
 // the run's options with the row's busy time and average GPU clock; without them, a window
 // without figures that says `no_energy_reason`. Never throws: readings that cannot make a window

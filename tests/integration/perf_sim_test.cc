@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -164,6 +165,89 @@ TEST_F(PerfSimTest, Gen12AndXeLpgPartsBoundToXeProfileThroughTheSimulatedXeStrea
     EXPECT_EQ(refused.status, 2) << refused.output;
     EXPECT_THAT(refused.output, HasSubstr("use --access perf"));
   }
+}
+
+// Issue 20: an application replay of an external program over three of IGT's sets: one pass per
+// set, each with its own file, and -o's file with one row per launch carrying every set's
+// metrics, each equal to its pass's own row.
+TEST_F(PerfSimTest, ThreeSetsOfAnExternalProgramJoinIntoOneRowPerLaunch) {
+  const fs::path csv = dir_ / "joined.csv";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {}/oa-tglgt2.xml "
+      "--metric-set ComputeBasic,L3_1,Sampler_1 --replay-mode application --idle-baseline off "
+      "-o {} -- {} --min-time 100000 --max-repeats 3 mad_vect4 load_store_vect4",
+      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("pass 3/3 (Sampler_1)"));
+  EXPECT_THAT(r.output, HasSubstr("programming the OA unit"));
+  const auto joined = read_csv(csv);
+  ASSERT_FALSE(joined.empty()) << r.output;
+  for (const char* set : {"ComputeBasic", "L3_1", "Sampler_1"}) {
+    SCOPED_TRACE(set);
+    const auto pass = read_csv(dir_ / fmt::format("joined.{}.csv", set));
+    ASSERT_EQ(pass.size(), joined.size());  // the same launches, each once
+    for (std::size_t i = 0; i < pass.size(); ++i) {
+      EXPECT_EQ(joined[i].at("kernel"), pass[i].at("kernel"));
+      EXPECT_EQ(joined[i].at(fmt::format("{}.gpu_time_ns", set)), pass[i].at("gpu_time_ns"));
+      EXPECT_EQ(joined[i].at(fmt::format("{}.GpuBusy_percent", set)),
+                pass[i].at("GpuBusy_percent"));
+    }
+  }
+  EXPECT_FALSE(joined.front().at("L3_1.L30Bank0InputAvailable_percent").empty());
+  EXPECT_FALSE(joined.front().at("Sampler_1.Sampler00InputAvailable_percent").empty());
+}
+
+// A program that launches more each run: the passes are not joined (exit status 6, the first
+// difference named), and each pass's own file is kept.
+TEST_F(PerfSimTest, RunsThatLaunchDifferentlyAreNotJoinedAndKeepTheirFiles) {
+  const fs::path count = dir_ / "runs";
+  const fs::path script = dir_ / "growing.sh";
+  std::ofstream(script) << fmt::format(
+      "#!/bin/sh\nn=$(cat {0} 2>/dev/null || echo 2)\necho $((n + 1)) > {0}\n"
+      "exec {1} --min-time 100000 --max-repeats $n mad_vect4\n",
+      count.string(), KERNEL_RUNNER_BIN);
+  fs::permissions(script, fs::perms::owner_all);
+  const fs::path csv = dir_ / "grow.csv";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {}/oa-tglgt2.xml "
+      "--metric-set ComputeBasic,L3_1 --replay-mode application --idle-baseline off -o {} -- {}",
+      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, csv.string(), script.string()));
+  EXPECT_EQ(r.status, 6) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the runs launched different sequences"));
+  EXPECT_THAT(r.output, HasSubstr("pass 2 (L3_1) has launch"));
+  EXPECT_FALSE(fs::exists(csv));
+  EXPECT_FALSE(read_csv(dir_ / "grow.ComputeBasic.csv").empty());
+  EXPECT_FALSE(read_csv(dir_ / "grow.L3_1.csv").empty());
+}
+
+// --metrics: the counters by name; oaprof picks the fewest sets that hold them and says which.
+// Two sets need --replay-mode application; a name no set has is refused with the closest ones.
+TEST_F(PerfSimTest, MetricsChoosesTheFewestSetsThatHoldThem) {
+  const std::string base = fmt::format(
+      "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {}/oa-tglgt2.xml "
+      "--idle-baseline off",
+      OAPROF_BIN, OAPROF_IGT_METRICS_DIR);
+  const std::string program =
+      fmt::format("-- {} --min-time 100000 --max-repeats 2 mad_vect4", KERNEL_RUNNER_BIN);
+  const fs::path csv = dir_ / "chosen.csv";
+  const std::string both = "--metrics L30Bank0InputAvailable,Sampler00InputAvailable,EuActive";
+  const CommandResult needs_mode =
+      run(fmt::format("{} {} -o {} {}", base, both, csv.string(), program));
+  EXPECT_EQ(needs_mode.status, 2) << needs_mode.output;
+  EXPECT_THAT(needs_mode.output, HasSubstr("give --replay-mode application"));
+  const CommandResult r = run(fmt::format("{} {} --replay-mode application -o {} {}", base, both,
+                                          csv.string(), program));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("L30Bank0InputAvailable from L3_1"));
+  EXPECT_THAT(r.output, HasSubstr("Sampler00InputAvailable from Sampler_1"));
+  EXPECT_THAT(r.output, HasSubstr("2 sets of oa-tglgt2.xml"));
+  const auto joined = read_csv(csv);
+  ASSERT_FALSE(joined.empty());
+  EXPECT_TRUE(joined.front().contains("Sampler_1.Sampler00InputAvailable_percent"));
+  const CommandResult unknown =
+      run(fmt::format("{} --metrics EuActiv -o {} {}", base, csv.string(), program));
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_THAT(unknown.output, HasSubstr("closest: EuActive"));
 }
 
 }  // namespace

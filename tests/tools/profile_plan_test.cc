@@ -98,6 +98,39 @@ TEST(ProfilePlanTest, ReplayGoesWithKernelModeAndAValidCount) {
   EXPECT_THAT(refusal(o), HasSubstr("--replay goes with --mode kernel"));
 }
 
+// Issue 20: several sets are passes of an application replay, asked for by name; a set's name
+// becomes part of its pass's file name, so it must be a symbol, never a path.
+TEST(ProfilePlanTest, SeveralMetricSetsArePassesOfAnApplicationReplay) {
+  ProfileOptions o = with_program();
+  o.metric_set = "ComputeBasic, L3_1,ComputeBasic,Sampler_1";
+  EXPECT_THAT(refusal(o), HasSubstr("give --replay-mode application"));
+  o.replay_mode = "application";
+  const ProfilePlan plan = make_profile_plan(o, {}, kUser);
+  EXPECT_TRUE(plan.application_replay);
+  EXPECT_EQ(plan.pass_sets, (std::vector<std::string>{"ComputeBasic", "L3_1", "Sampler_1"}));
+  EXPECT_EQ(plan.metric_set, "ComputeBasic");
+  o.metric_set = "ComputeBasic,../../etc/x";
+  EXPECT_THAT(refusal(o), HasSubstr("not a set's symbol name"));
+  o.metric_set = "ComputeBasic,,L3_1";
+  EXPECT_THAT(refusal(o), HasSubstr("an empty name"));
+  o.metric_set = "ComputeBasic";
+  EXPECT_TRUE(make_profile_plan(o, {}, kUser).pass_sets.empty());  // one set: one run
+  o.replay_mode = "sometimes";
+  EXPECT_THAT(refusal(o), HasSubstr("--replay-mode: give kernel or application"));
+  o.replay_mode = "application";
+  o.mode = "app";
+  EXPECT_THAT(refusal(o), HasSubstr("goes with --mode kernel"));
+}
+
+TEST(ProfilePlanTest, MetricsNamesCountersInsteadOfSets) {
+  ProfileOptions o = with_program();
+  o.metrics = "EuActive, L3Misses";
+  EXPECT_EQ(make_profile_plan(o, {}, kUser).metric_names,
+            (std::vector<std::string>{"EuActive", "L3Misses"}));
+  o.metric_set = "ComputeBasic";
+  EXPECT_THAT(refusal(o), HasSubstr("give it or --metric-set"));
+}
+
 TEST(ProfilePlanTest, ABadKernelFilterIsRefused) {
   ProfileOptions o = with_program();
   o.kernel_name = "regex:(unclosed";

@@ -25,6 +25,9 @@ inline constexpr int kExitOutput = 4;
 // The GPU session broke during the run (oaprofd went away, a snapshot or the restore failed):
 // the rows written are complete, launches after the break were not measured.
 inline constexpr int kExitSession = 5;
+// Application replay: the runs launched different sequences, so no joined file was written (each
+// pass's own file is kept).
+inline constexpr int kExitPassesDiffer = 6;
 inline constexpr int kExitCannotRun = 127;
 
 // Runs after parsing when its command was chosen; returns the exit status.

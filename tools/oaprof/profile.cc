@@ -41,10 +41,13 @@
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
 #include "launch/loader.h"
+#include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "oa/accumulator.h"
 #include "oa/delta.h"
+#include "oa/metric_cover.h"
 #include "oa/wire.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
@@ -53,6 +56,7 @@
 #include "power/sim_power.h"
 #include "report/fd_ostream.h"
 #include "report/reporter.h"
+#include "report/pass_merge.h"
 #include "report/row.h"
 #include "tools/oaprof/commands.h"
 #include "tools/oaprof/metric_files.h"
@@ -128,8 +132,14 @@ Action add_profile_options(CLI::App& app) {
       ->capture_default_str();
   dev->add_option("--metric-set", opt->metric_set,
                   "metric set to program and evaluate: Builtin (no mux programming, Gen8-11) or a "
-                  "set of the platform's IGT file, e.g. ComputeBasic (`oaprof metrics list`)")
+                  "set of the platform's IGT file, e.g. ComputeBasic (`oaprof metrics list`); "
+                  "several, comma-separated, are one pass each (--replay-mode application)")
       ->capture_default_str();
+  dev->add_option("--metrics", opt->metrics,
+                  "counters to collect, comma-separated IGT symbol names (e.g. "
+                  "EuActive,L3Misses): oaprof chooses the fewest sets of the platform's file "
+                  "that hold them all and says which; two or more are one pass each "
+                  "(--replay-mode application). Instead of --metric-set");
   dev->add_option("--metrics-xml", opt->metrics_xml,
                   "IGT metric file to take the set from (default: searched, see `oaprof metrics`)");
   dev->add_option("--forcewake", opt->forcewake,
@@ -195,6 +205,13 @@ Action add_profile_options(CLI::App& app) {
                    "--min-window is covered), restoring the buffers it writes before every further "
                    "pass so the program sees one run; rows are flagged replayed and show the "
                    "restore traffic (docs/attach.md). off: one pass")
+      ->capture_default_str();
+  what->add_option("--replay-mode", opt->replay_mode,
+                   "how several metric sets are counted: application runs the program once per "
+                   "set and joins each launch's rows into -o's file (by kernel, its ordinal and "
+                   "sizes; the program must launch the same sequence every run; each pass also "
+                   "keeps its own file, -o's name with the set before the extension); kernel: one "
+                   "set per run")
       ->capture_default_str();
   what->add_option("--inject", opt->inject,
                    "how the program is intercepted: layer (OPENCL_LAYERS), preload (LD_PRELOAD, "
@@ -590,8 +607,11 @@ daemon::ChildSpec program_spec(const ProfilePlan& plan, const daemon::Server* se
 // written on a thread of their own, and the three ways it can run.
 class ProfileRun {
  public:
+  // `capture`, when given, also receives every row's fields (an application replay's pass).
   ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy, Outputs& out,
-             report::RunInfo info);
+             report::RunInfo info, report::Pass* capture = nullptr);
+  // How long programming the OA unit took (session start, mux settle included).
+  std::chrono::nanoseconds programming_time() const { return programming_time_; }
   // Starts the session: 0, or the exit status after saying why.
   int start();
   int run_system_wide();
@@ -605,6 +625,9 @@ class ProfileRun {
   void send_summary();
   int finish(int exit_code);
 
+  report::Pass* capture_;
+  std::mutex capture_mu_;
+  std::chrono::nanoseconds programming_time_{0};
   const ProfilePlan& plan_;
   GpuHold& gpu_;
   EnergySetup& energy_;
@@ -621,8 +644,9 @@ class ProfileRun {
 };
 
 ProfileRun::ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy, Outputs& out,
-                       report::RunInfo info)
-    : plan_(plan),
+                       report::RunInfo info, report::Pass* capture)
+    : capture_(capture),
+      plan_(plan),
       gpu_(gpu),
       energy_(energy),
       out_(out),
@@ -638,6 +662,10 @@ ProfileRun::ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energ
 void ProfileRun::write_row(const oa::LaunchRecord& r, const power::EnergyReading* begin,
                            const power::EnergyReading* end) {
   const report::RowEnergy e = report::row_energy(r, begin, end, info_, no_energy_reason_);
+  if (capture_ != nullptr) {
+    std::lock_guard lock(capture_mu_);
+    capture_->rows.push_back(report::launch_fields(r, e, info_));
+  }
   out_.files->add(r, e);
   out_.table->add(r, e);
   out_.rows.fetch_add(1, std::memory_order_relaxed);
@@ -703,8 +731,11 @@ int ProfileRun::start() {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
     session_.set_busy_listener([sim](bool busy) { sim->simulator().set_gpu_active(busy); });
   }
+  if (capture_ != nullptr) capture_->metric_columns = report::metric_field_names(info_);
   try {
+    const auto begin = std::chrono::steady_clock::now();
     session_.start();
+    programming_time_ = std::chrono::steady_clock::now() - begin;
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "oaprof: cannot program the OA unit: " << e.what() << "\n";
@@ -877,6 +908,180 @@ int ProfileRun::run_program() {
   return exit_code;
 }
 
+// What a pass cost before its program ran: all its set-up (device, energy, outputs, idle
+// baseline, session), and within it programming the OA unit (locally; oaprofd programs it while
+// the session opens, inside the set-up).
+struct PassCost {
+  std::chrono::nanoseconds setup{0};
+  std::optional<std::chrono::nanoseconds> programming;
+};
+
+// One run of the program (or of --system-wide) with the plan's set. `capture` receives the rows
+// of an application replay's pass, and `cost` what it cost before the program ran.
+int run_once(const ProfilePlan& plan, report::Pass* capture = nullptr,
+             PassCost* cost = nullptr) {
+  const auto begin = std::chrono::steady_clock::now();
+  GpuHold gpu;
+  if (int rc = open_gpu(plan, gpu); rc != 0) return rc;
+  EnergySetup energy;
+  if (int rc = open_energy(plan, gpu, energy); rc != 0) return gpu.untouched(rc);
+  Outputs out;
+  if (int rc = open_outputs(plan, out); rc != 0) return gpu.untouched(rc);
+  report::RunInfo info = make_run_info(plan, gpu, energy);
+  if (energy.source) measure_idle(plan, *energy.source, info);
+
+  ProfileRun run(plan, gpu, energy, out, std::move(info), capture);
+  if (int rc = run.start(); rc != 0) return rc;
+  if (cost != nullptr) {
+    cost->setup = std::chrono::steady_clock::now() - begin;
+    if (!gpu.client) cost->programming = run.programming_time();
+  }
+  // From here to the last output written, a signal never ends oaprof (on_profile_signal).
+  const mmio::ScopedSignalHandler signals(&on_profile_signal);
+  return plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
+}
+
+// The platform whose metric file --metrics reads: the simulated one, else the one of the
+// device's PCI id in sysfs (world-readable, so the same through oaprofd).
+std::optional<oa::Platform> platform_of(const ProfilePlan& plan) {
+  if (plan.simulated_device) return plan.device.sim.platform;
+  const mmio::PciAddress addr =
+      mmio::parse_pci_address(plan.device.spec == "auto" ? "0000:00:02.0" : plan.device.spec);
+  const auto id = mmio::read_pci_identity(plan.device.sysfs_root, addr);
+  return id ? oa::platform_for_pci_id(id->device) : std::nullopt;
+}
+
+// --metrics: the fewest sets of the platform's file that hold every named counter become the
+// run's set or its passes. 0, or the exit status after saying why.
+int choose_sets_for_metrics(ProfilePlan& plan) {
+  try {
+    const std::optional<oa::Platform> platform = platform_of(plan);
+    if (!platform) {
+      throw std::invalid_argument(
+          "--metrics: the device is not an Intel GPU oaprof knows, so it has no metric file to "
+          "choose from; give --metric-set");
+    }
+    const auto path = find_metric_file(*platform, plan.metrics_xml);
+    if (!path) {
+      throw std::invalid_argument(fmt::format(
+          "--metrics: no metric file for {} was found (`oaprof metrics` says where oaprof "
+          "looks); give --metrics-xml FILE",
+          platform->codename));
+    }
+    const oa::MetricFile file = load_metric_file(*path, plan.creds);
+    const oa::MetricCover cover = oa::choose_metric_sets(file.sets, plan.metric_names);
+    std::vector<std::string> sets;
+    for (const oa::MetricSet* set : cover.sets) sets.push_back(set->symbol());
+    if (!plan.quiet) {
+      std::string given;
+      for (const auto& [name, set] : cover.given_by) {
+        given += fmt::format("{}{} from {}", given.empty() ? "" : ", ", name, set);
+      }
+      std::cerr << fmt::format("oaprof: --metrics: {} ({} set{} of {})\n", given, sets.size(),
+                               sets.size() == 1 ? "" : "s", path->filename().string());
+    }
+    require_replay_mode_for_passes(plan, sets.size());
+    plan.metric_set = sets.front();
+    if (sets.size() > 1) plan.pass_sets = sets;
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: --metrics: " << e.what() << "\n";
+    return kExitSetup;
+  }
+}
+
+// `path` with ".<set>" before its extension: a pass's own file beside the joined one.
+std::string with_set(const std::string& path, const std::string& set) {
+  const fs::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + set + p.extension().string())).string();
+}
+
+// A pass's outputs: each of the run's with the set in its name. Standard output holds the joined
+// CSV alone, so a pass's CSV then goes beside the default name, and its JSON or trace nowhere.
+OutputPlan pass_outputs(const ProfilePlan& plan, const std::string& set) {
+  OutputPlan o = plan.outputs;
+  const std::string program_default =
+      "oaprof-" + fs::path(plan.command.front()).filename().string() + ".csv";
+  o.csv = with_set(names_stdout(o.csv) ? program_default : o.csv, set);
+  for (std::string* path : {&o.json, &o.trace}) {
+    *path = path->empty() || names_stdout(*path) ? std::string() : with_set(*path, set);
+  }
+  o.table_on_stderr = plan.outputs.table_on_stderr;
+  return o;
+}
+
+// The joined rows to -o's file, opened as the invoking user. 0, or kExitOutput after saying why.
+int write_joined(const ProfilePlan& plan, const report::MergedPasses& joined) {
+  const auto out = open_output(plan.outputs.csv, plan.creds);
+  if (!out) return kExitOutput;
+  std::string header;
+  for (const auto& c : joined.columns) header += (header.empty() ? "" : ",") + c;
+  *out << header << '\n';
+  for (const auto& row : joined.rows) *out << report::csv_line(row) << '\n';
+  try {
+    report::flush_or_throw(*out, "CSV");
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitOutput;
+  }
+  return 0;
+}
+
+// Application replay: the program once per set, each pass a whole run with its own files, then
+// each launch's rows joined into -o's file. A pass that fails, or a signal, ends the replay with
+// the passes so far kept; runs that launched different sequences are not joined.
+int run_application_replay(const ProfilePlan& plan) {
+  const std::size_t n = plan.pass_sets.size();
+  std::vector<report::Pass> passes;
+  for (std::size_t i = 0; i < n; ++i) {
+    ProfilePlan pass = plan;
+    pass.metric_set = plan.pass_sets[i];
+    pass.outputs = pass_outputs(plan, pass.metric_set);
+    report::Pass& rows = passes.emplace_back();
+    rows.set = pass.metric_set;
+    PassCost cost;
+    const auto begin = std::chrono::steady_clock::now();
+    const int status = run_once(pass, &rows, &cost);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
+    if (!plan.quiet) {
+      const auto ms = [](std::chrono::nanoseconds t) {
+        return std::chrono::duration<double, std::milli>(t).count();
+      };
+      std::cerr << fmt::format(
+          "oaprof: pass {}/{} ({}): {} rows; set-up before the program ran {:.1f} ms ({}); the "
+          "pass took {:.2f} s\n",
+          i + 1, n, rows.set, rows.rows.size(), ms(cost.setup),
+          cost.programming ? fmt::format("programming the OA unit {:.3f} ms of it",
+                                         ms(*cost.programming))
+                           : std::string("oaprofd programmed the OA unit within it"),
+          took.count());
+    }
+    if (status != 0 || g_interrupted) {
+      std::cerr << fmt::format(
+          "oaprof: application replay ends at pass {} of {}{}: no joined file; the passes' own "
+          "files are kept\n",
+          i + 1, n, g_interrupted ? " (interrupted)" : fmt::format(" (status {})", status));
+      return status != 0 ? status : kExitSession;
+    }
+  }
+  report::MergedPasses joined;
+  try {
+    joined = report::merge_passes(passes);
+  } catch (const report::PassMismatch& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitPassesDiffer;
+  }
+  if (const int rc = write_joined(plan, joined); rc != 0) return rc;
+  if (!plan.quiet) {
+    std::cerr << fmt::format("oaprof: {} launches joined from {} passes into {}\n",
+                             joined.rows.size(), n, plan.outputs.csv);
+  }
+  return 0;
+}
+
 int run_profile(const ProfileOptions& options) {
   ProfilePlan plan;
   try {
@@ -891,21 +1096,11 @@ int run_profile(const ProfileOptions& options) {
   // Only the commands that may hold registers start it; those that drop to the sudo user
   // (become_sudo_user) must drop while the process still has one thread.
   mmio::SignalThread::start();
-
-  GpuHold gpu;
-  if (int rc = open_gpu(plan, gpu); rc != 0) return rc;
-  EnergySetup energy;
-  if (int rc = open_energy(plan, gpu, energy); rc != 0) return gpu.untouched(rc);
-  Outputs out;
-  if (int rc = open_outputs(plan, out); rc != 0) return gpu.untouched(rc);
-  report::RunInfo info = make_run_info(plan, gpu, energy);
-  if (energy.source) measure_idle(plan, *energy.source, info);
-
-  ProfileRun run(plan, gpu, energy, out, std::move(info));
-  if (int rc = run.start(); rc != 0) return rc;
-  // From here to the last output written, a signal never ends oaprof (on_profile_signal).
-  const mmio::ScopedSignalHandler signals(&on_profile_signal);
-  return plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
+  if (!plan.metric_names.empty()) {
+    if (int rc = choose_sets_for_metrics(plan); rc != 0) return rc;
+  }
+  if (plan.pass_sets.size() > 1) return run_application_replay(plan);
+  return run_once(plan);
 }
 
 }  // namespace

@@ -81,6 +81,67 @@ void plan_launches(const ProfileOptions& o, ProfilePlan& plan) {
   plan.filter = launch::LaunchFilter(o.kernel_name, o.launch_skip, o.launch_count);
 }
 
+// A comma-separated option's items, trimmed, each once, in order; none empty.
+std::vector<std::string> split_list(std::string_view option, const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', from);
+    std::string item = text.substr(from, comma == std::string::npos ? comma : comma - from);
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) {
+      throw std::invalid_argument(fmt::format("{}: an empty name in '{}'", option, text));
+    }
+    if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
+    if (comma == std::string::npos) return items;
+    from = comma + 1;
+  }
+}
+
+}  // namespace
+
+void require_replay_mode_for_passes(const ProfilePlan& plan, std::size_t sets) {
+  if (sets < 2 || plan.application_replay) return;
+  throw std::invalid_argument(fmt::format(
+      "{} metric sets need one pass each: give --replay-mode application (the program runs "
+      "once per set and each launch's rows are joined); kernel replay across sets is not built "
+      "yet",
+      sets));
+}
+
+namespace {
+
+// --metric-set A,B,C or --metrics N,N: a single run's set, or the passes of an application
+// replay. One OA configuration counts at a time, so two sets are two passes.
+void plan_metric_sets(const ProfileOptions& o, ProfilePlan& plan) {
+  if (o.replay_mode != "kernel" && o.replay_mode != "application") {
+    throw std::invalid_argument("--replay-mode: give kernel or application, not '" +
+                                o.replay_mode + "'");
+  }
+  plan.application_replay = o.replay_mode == "application";
+  if (plan.application_replay && plan.mode != RunMode::kKernel) {
+    throw std::invalid_argument("--replay-mode application goes with --mode kernel and a program");
+  }
+  const std::vector<std::string> sets = split_list("--metric-set", o.metric_set);
+  if (!o.metrics.empty()) {
+    if (o.metric_set != oa::kBuiltinMetricSetSymbol) {
+      throw std::invalid_argument("--metrics chooses the sets itself: give it or --metric-set");
+    }
+    plan.metric_names = split_list("--metrics", o.metrics);
+  }
+  require_replay_mode_for_passes(plan, sets.size());
+  for (const std::string& set : sets) {
+    // A pass's set names its files (out.<set>.csv): a set symbol, never a path.
+    if (sets.size() > 1 && set.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+      throw std::invalid_argument(fmt::format(
+          "--metric-set: '{}' is not a set's symbol name (letters, digits and _)", set));
+    }
+  }
+  plan.metric_set = sets.front();
+  if (sets.size() > 1) plan.pass_sets = sets;
+}
+
 // The generation is known for the simulator, so its format is checked now; a real device's
 // format is checked against its generation once it is identified, but a name no generation has
 // is refused here.
@@ -152,8 +213,8 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   if (plan.simulated_device && d.sim.platform.driver == oa::KernelDriver::kXe) plan_sim_xe(o, plan);
   check_format(o.format_text, plan);
   plan.format_text = o.format_text;
-  plan.metric_set = o.metric_set;
   plan.metrics_xml = o.metrics_xml;
+  plan_metric_sets(o, plan);
 
   plan.creds = daemon::credentials_from_sudo(env, euid);
   // Under sudo the options that point root at files keep their defaults (daemon/root_paths.h).

@@ -31,7 +31,9 @@ struct ProfileOptions {
   std::string daemon = "auto";
   std::string access = "mmio";
   std::string format_text = "auto";
-  std::string metric_set = std::string(oa::kBuiltinMetricSetSymbol);
+  std::string metric_set = std::string(oa::kBuiltinMetricSetSymbol);  // one, or A,B,C
+  std::string metrics;  // --metrics NAME,NAME: the counters wanted; oaprof chooses the sets
+  std::string replay_mode = "kernel";  // --replay-mode: kernel | application
   std::string metrics_xml;
   std::string forcewake = "auto";
   std::string debugfs_root = "/sys/kernel/debug";
@@ -109,8 +111,15 @@ struct ProfilePlan {
   bool through_daemon = false;
   std::string access;
   std::string format_text;  // checked where the generation is known (the simulator), else at open
-  std::string metric_set;
+  std::string metric_set;  // the set of a single run, or of the first pass
   std::string metrics_xml;
+  // Application replay (--replay-mode application): the program runs once per set, in order,
+  // and the passes' rows are joined per launch (report/pass_merge.h). Empty: one run.
+  std::vector<std::string> pass_sets;
+  bool application_replay = false;
+  // --metrics: counter names the run's sets must cover, chosen once the platform's metric file
+  // is known (choose_metric_sets); empty: the sets are --metric-set's.
+  std::vector<std::string> metric_names;
 
   RunMode mode = RunMode::kKernel;
   std::vector<std::string> command;  // empty only for kSystemWide
@@ -134,6 +143,10 @@ struct ProfilePlan {
   std::optional<daemon::Credentials> creds;
   std::filesystem::path state_dir;  // where the session lock and register journal live
 };
+
+// Throws std::invalid_argument unless `sets` metric sets can be counted as the plan says: one
+// set, or two and more with --replay-mode application.
+void require_replay_mode_for_passes(const ProfilePlan& plan, std::size_t sets);
 
 // Parses and checks every option. `env` is the process environment (SUDO_UID, SUDO_GID,
 // OAPROF_STATE_DIR), `euid` the effective uid. Throws std::invalid_argument saying which option

@@ -1,0 +1,41 @@
+// Application replay (issue 20): the program runs once per metric set, and each launch's rows of
+// the passes are joined into one row with every set's metrics. A launch is known across passes by
+// its kernel name, its ordinal among that kernel's launches, and its global and local sizes; runs
+// that launched different sequences are not joined (each pass keeps its own file).
+#pragma once
+
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "report/row.h"
+
+namespace oaprof::report {
+
+// One pass: the set it counted, its rows (launch_fields, in the order written) and which of
+// their columns are the set's metrics.
+struct Pass {
+  std::string set;
+  std::vector<std::vector<Field>> rows;
+  std::vector<std::string> metric_columns;
+};
+
+// The passes launched different sequences; what() names the first difference.
+class PassMismatch : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The joined table: per launch of the first pass, in its order, the launch's identity (launch,
+// kernel, global_size, local_size), then per pass its set's gpu_time_ns and flags, then every
+// pass's metrics, each column named <set>.<metric column>. Throws PassMismatch when a pass lacks
+// a launch another has, and std::invalid_argument for fewer than two passes or a row without
+// the identity columns.
+struct MergedPasses {
+  std::vector<std::string> columns;
+  std::vector<std::vector<Field>> rows;
+};
+MergedPasses merge_passes(std::span<const Pass> passes);
+
+}  // namespace oaprof::report
