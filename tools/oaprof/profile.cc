@@ -980,7 +980,7 @@ int choose_sets_for_metrics(ProfilePlan& plan) {
       std::cerr << fmt::format("oaprof: --metrics: {} ({} set{} of {})\n", given, sets.size(),
                                sets.size() == 1 ? "" : "s", path->filename().string());
     }
-    require_replay_mode_for_passes(plan, sets.size());
+    require_pass_sets(plan, sets);  // the file is the user's: its symbols are checked too
     plan.metric_set = sets.front();
     if (sets.size() > 1) plan.pass_sets = sets;
     return 0;

@@ -101,13 +101,22 @@ std::vector<std::string> split_list(std::string_view option, const std::string& 
 
 }  // namespace
 
-void require_replay_mode_for_passes(const ProfilePlan& plan, std::size_t sets) {
-  if (sets < 2 || plan.application_replay) return;
+void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& sets) {
+  for (const std::string& set : sets) {
+    // A pass's set names its files (out.<set>.csv): a set symbol, never a path.
+    if (sets.size() > 1 &&
+        (set.empty() || set.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx"
+                                              "yz0123456789_") != std::string::npos)) {
+      throw std::invalid_argument(fmt::format(
+          "--metric-set: '{}' is not a set's symbol name (letters, digits and _)", set));
+    }
+  }
+  if (sets.size() < 2 || plan.application_replay) return;
   throw std::invalid_argument(fmt::format(
       "{} metric sets need one pass each: give --replay-mode application (the program runs "
       "once per set and each launch's rows are joined); kernel replay across sets is not built "
       "yet",
-      sets));
+      sets.size()));
 }
 
 namespace {
@@ -130,14 +139,7 @@ void plan_metric_sets(const ProfileOptions& o, ProfilePlan& plan) {
     }
     plan.metric_names = split_list("--metrics", o.metrics);
   }
-  require_replay_mode_for_passes(plan, sets.size());
-  for (const std::string& set : sets) {
-    // A pass's set names its files (out.<set>.csv): a set symbol, never a path.
-    if (sets.size() > 1 && set.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
-      throw std::invalid_argument(fmt::format(
-          "--metric-set: '{}' is not a set's symbol name (letters, digits and _)", set));
-    }
-  }
+  require_pass_sets(plan, sets);
   plan.metric_set = sets.front();
   if (sets.size() > 1) plan.pass_sets = sets;
 }

@@ -144,9 +144,10 @@ struct ProfilePlan {
   std::filesystem::path state_dir;  // where the session lock and register journal live
 };
 
-// Throws std::invalid_argument unless `sets` metric sets can be counted as the plan says: one
-// set, or two and more with --replay-mode application.
-void require_replay_mode_for_passes(const ProfilePlan& plan, std::size_t sets);
+// Throws std::invalid_argument unless `sets` can be counted as the plan says: one set, or two and
+// more with --replay-mode application, each then a set symbol (letters, digits, _), since it
+// names its pass's files.
+void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& sets);
 
 // Parses and checks every option. `env` is the process environment (SUDO_UID, SUDO_GID,
 // OAPROF_STATE_DIR), `euid` the effective uid. Throws std::invalid_argument saying which option
