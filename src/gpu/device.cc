@@ -171,8 +171,8 @@ std::string device_spec_with_pci(const std::string& device, const std::string& p
 Device& Device::operator=(Device&& other) noexcept {
   if (this == &other) return *this;
   forcewake.reset();
-  mmio.reset();  // before the clock a simulator reads
-  sim_xe.reset();
+  sim_xe.reset();  // its open streams put back the simulated registers they programmed
+  mmio.reset();    // before the clock a simulator reads
   clock = std::move(other.clock);
   mmio = std::move(other.mmio);
   sim = std::exchange(other.sim, nullptr);

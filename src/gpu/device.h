@@ -30,8 +30,10 @@ struct Device {
   std::unique_ptr<mmio::Clock> clock;  // the simulator's clock; null for real hardware
   std::unique_ptr<mmio::Mmio> mmio;
   mmio::SimGpu* sim = nullptr;         // set when the device is simulated
-  // A simulated part xe drives (Xe2: --sim-platform lnl): its OA unit answers through xe's
-  // observation uapi, while `sim` only keeps the clock and the register window nobody programs.
+  // A simulated part xe drives (--sim-platform lnl, tglgt2-xe, mtlgt2-xe): its OA unit answers
+  // through xe's observation uapi. On Xe2 `sim` only keeps the clock and a register window
+  // nobody programs; on Gen12 and Xe-LPG xe's simulated kernel side programs `sim`'s OA unit.
+  // Declared after mmio: destroyed first, while the registers it programmed are still there.
   std::unique_ptr<SimXeDevice> sim_xe;
   // The PCI id's platform with the device's own topology and timestamp frequency in it.
   oa::Platform platform;

@@ -44,7 +44,9 @@ bool in(std::span<const Range> ranges, std::uint32_t addr) {
                      [&](const Range& r) { return addr >= r.start && addr <= r.end; });
 }
 
-bool is_flex(std::uint32_t addr) { return std::find(std::begin(kFlex), std::end(kFlex), addr) != std::end(kFlex); }
+bool is_flex(std::uint32_t addr) {
+  return std::find(std::begin(kFlex), std::end(kFlex), addr) != std::end(kFlex);
+}
 
 bool is_b_counter(oa::Generation gen, std::uint32_t addr) {
   return in(kBCounters, addr) || (gen == oa::Generation::kXe2 && in(kXe2BCounters, addr));
@@ -447,7 +449,9 @@ class SimXeObservation final : public XeObservation {
     mmio::OaConfig regs;
     regs.guid = config.uuid;
     for (const auto& [address, value] : config.regs) {
-      auto& list = is_flex(address) ? regs.flex : is_b_counter(gen, address) ? regs.boolean : regs.mux;
+      auto& list = is_flex(address)               ? regs.flex
+                   : is_b_counter(gen, address) ? regs.boolean
+                                                : regs.mux;
       list.push_back({address, value});
     }
     std::vector<mmio::PlanStep> plan;

@@ -113,7 +113,8 @@ class SampledXePart {
  public:
   SampledXePart(const std::string& sim_platform, const std::string& file)
       : metrics_(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) / file) {
-    ServiceOptions o = testing::sim_xe_service_options(state_.path(), metrics_.path(), sim_platform);
+    ServiceOptions o =
+        testing::sim_xe_service_options(state_.path(), metrics_.path(), sim_platform);
     o.log = [this](int, const std::string& line) { log += line + "\n"; };
     service_ = std::make_unique<DaemonService>(o);
     ExporterOptions eo;
