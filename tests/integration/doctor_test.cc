@@ -607,6 +607,18 @@ TEST(DoctorAccessTest, AnXe2PartIsReadOnlyThroughXesStream) {
   perf = line_of(m.doctor("--device sim --sim-platform lnl").output, "access-perf");
   EXPECT_EQ(perf.verdict, "ok");
   EXPECT_THAT(perf.detail, HasSubstr("xe_periodic"));
+  // Tiger Lake under xe: a 36-bit engine clock places its snapshots; Meteor Lake's cannot.
+  const auto clock_of = [&m](const char* part) {
+    return line_of(m.doctor(std::string("--device sim --sim-platform ") + part).output,
+                   "engine-clock");
+  };
+  const Line tgl = clock_of("tglgt2-xe");
+  EXPECT_EQ(tgl.verdict, "ok");
+  EXPECT_THAT(tgl.detail, HasSubstr("36-bit timestamp"));
+  const Line mtl = clock_of("mtlgt2-xe");
+  EXPECT_EQ(mtl.verdict, "warn");
+  EXPECT_THAT(mtl.detail, HasSubstr("on Xe-LPG the OA unit's timestamp counts at a rate scaled"));
+  EXPECT_THAT(mtl.fix, HasSubstr("have i915 drive it"));
 }
 
 // A discrete Battlemage under xe, profiled at its own address: the driver line says how oaprof

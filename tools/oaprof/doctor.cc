@@ -236,7 +236,8 @@ std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions&
     ProbedFacts probed{options.sim->platform, d.facts, d.mmio->describe(), std::nullopt};
     if (d.sim_xe) {
       probed.engine_clock =
-          check_engine_clock(gpu::make_sim_xe_query(*d.sim_xe).get(), probed.device, "");
+          check_engine_clock(options.sim->platform, gpu::make_sim_xe_query(*d.sim_xe).get(),
+                             probed.device, "");
     }
     return probed;
   }
@@ -263,18 +264,28 @@ std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions&
   if (xe) {
     return ProbedFacts{*pci.platform,
                        gpu::read_xe_device_facts(*pci.platform, xe_query.get(), why), pci.address,
-                       check_engine_clock(xe_query.get(), pci.address, why)};
+                       check_engine_clock(*pci.platform, xe_query.get(), pci.address, why)};
   }
   // No register is read here: doctor maps nothing and takes no forcewake.
   return ProbedFacts{*pci.platform, gpu::read_device_facts(*pci.platform, i915.get(), why, nullptr),
                      pci.address, std::nullopt};
 }
 
-Check check_engine_clock(gpu::XeQuery* xe, const std::string& device, const std::string& no_xe) {
+Check check_engine_clock(const oa::Platform& platform, gpu::XeQuery* xe, const std::string& device,
+                         const std::string& no_xe) {
   constexpr const char* kName = "engine-clock";
   const std::string waits =
       "xe snapshots then wait out xe's 5 ms buffer poll, so each row's gpu_time_ns may include "
       "up to 5 ms of idle beside the kernel (event counts stay whole; docs/xe.md)";
+  if (platform.gen == oa::Generation::kXeLpg) {
+    return make(kName, Verdict::kWarn,
+                fmt::format("{}: on Xe-LPG the OA unit's timestamp counts at a rate scaled from "
+                            "the engine's (xe_oa.c, Wa_18013179988), so the engine's cannot place "
+                            "snapshots; {}",
+                            device, waits),
+                "for snapshots exact to the kernel, have i915 drive it (the driver line gives "
+                "the boot options)");
+  }
   if (xe == nullptr) {
     return make(kName, Verdict::kWarn,
                 fmt::format("{}: xe could not be asked ({}); {}", device, no_xe, waits),

@@ -89,8 +89,10 @@ Check check_topology(const std::optional<ProbedFacts>& probed);
 // The timestamp frequency it read (i915, the clock registers), or the table's it fell back to.
 Check check_timestamp(const std::optional<ProbedFacts>& probed);
 // xe: whether DRM_XE_DEVICE_QUERY_ENGINE_CYCLES answers for the render OAG's engine, by whose
-// timestamp xe snapshots are placed; `xe` null: it could not be asked, `no_xe` says why.
-Check check_engine_clock(gpu::XeQuery* xe, const std::string& device, const std::string& no_xe);
+// timestamp xe snapshots are placed; `xe` null: it could not be asked, `no_xe` says why. On
+// Xe-LPG, whose OA clock is not the engine's, it says that snapshots wait instead.
+Check check_engine_clock(const oa::Platform& platform, gpu::XeQuery* xe, const std::string& device,
+                         const std::string& no_xe);
 Check check_lockdown(const DoctorOptions& options);
 Check check_perf_stream_paranoid(const DoctorOptions& options);
 Check check_xe_observation(const DoctorOptions& options);
