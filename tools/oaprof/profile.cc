@@ -1009,7 +1009,6 @@ OutputPlan pass_outputs(const ProfilePlan& plan, const std::string& set) {
   for (std::string* path : {&o.json, &o.trace}) {
     *path = path->empty() || names_stdout(*path) ? std::string() : with_set(*path, set);
   }
-  o.table_on_stderr = plan.outputs.table_on_stderr;
   return o;
 }
 
