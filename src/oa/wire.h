@@ -22,8 +22,9 @@
 // length + bytes; a client names a metric set, never a register address):
 //   kOpen      u32 pid | u32 flags | str device | str access | str format | str metric_set
 //              | str metrics_xml | str energy                  -> kOpened (the OA unit is counting)
-//   kOpened    str label | str detail | u16 pci_id | u8 simulated | str format | str metric_set
-//              | str metrics_file | str energy_backend | u8 n | n×u8 domain | str energy_reason
+//   kOpened    str label | str detail | u16 pci_id | u8 device (bit 0 simulated, bit 1 xe)
+//              | str format | str metric_set | str metrics_file | str energy_backend | u8 n
+//              | n×u8 domain | str energy_reason
 //              | u8 topology_source | u16 max_slices | u16 max_subslices | u16 max_eus_per_subslice
 //              | u64 slice_mask | u64 subslice_mask | u16 slices | u16 subslices | u16 eus
 //              | str topology_note | u64 timestamp_hz | u8 timestamp_source | str timestamp_note
