@@ -12,8 +12,6 @@
 #include "daemon/session_lock.h"
 #include "daemon/trusted_metrics.h"
 #include "gpu/counter_source.h"
-#include "mmio/pci_bar.h"
-#include "mmio/pci_sysfs.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
@@ -132,13 +130,8 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
 }
 
 std::optional<oa::Platform> DaemonService::served_platform() const {
-  const gpu::DeviceOptions& d = options_.device;
-  if (gpu::spec_is_simulated(d.spec)) return d.sim.platform;
   try {
-    const mmio::PciAddress addr =
-        mmio::parse_pci_address(d.spec == "auto" ? "0000:00:02.0" : d.spec);
-    const auto found = mmio::read_pci_identity(d.sysfs_root, addr);
-    return found ? oa::platform_for_pci_id(found->device) : std::nullopt;
+    return gpu::platform_of_spec(options_.device);
   } catch (const std::exception&) {
     return std::nullopt;  // a spec open refuses with its reason
   }

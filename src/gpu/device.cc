@@ -265,6 +265,21 @@ bool spec_is_simulated(std::string_view spec) {
   return spec == "sim" || spec.starts_with(kSimFilePrefix);
 }
 
+namespace {
+
+// `auto` is the integrated GPU's usual address.
+mmio::PciAddress pci_address_of(const std::string& spec) {
+  return mmio::parse_pci_address(spec == "auto" ? "0000:00:02.0" : spec);
+}
+
+}  // namespace
+
+std::optional<oa::Platform> platform_of_spec(const DeviceOptions& options) {
+  if (spec_is_simulated(options.spec)) return options.sim.platform;
+  const auto found = mmio::read_pci_identity(options.sysfs_root, pci_address_of(options.spec));
+  return found ? oa::platform_for_pci_id(found->device) : std::nullopt;
+}
+
 Device open_device(const DeviceOptions& options) {
   Device d;
   const bool sim_file = options.spec.starts_with(kSimFilePrefix);
@@ -292,8 +307,7 @@ Device open_device(const DeviceOptions& options) {
     d.sim_oa_buffer_bytes = options.sim_oa_buffer_bytes;
     return d;
   }
-  const mmio::PciAddress addr =
-      mmio::parse_pci_address(options.spec == "auto" ? "0000:00:02.0" : options.spec);
+  const mmio::PciAddress addr = pci_address_of(options.spec);
   const bool xe_bound = mmio::bound_driver(options.sysfs_root, addr) == "xe";
   if (xe_bound) {
     // Identified from sysfs first: the BAR is never mapped under xe.

@@ -104,6 +104,11 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
 // Whether open_device(spec) gives the simulator (sim, sim:FILE): known before anything opens.
 bool spec_is_simulated(std::string_view spec);
 
+// The platform open_device(options) would find, known without opening it: the simulator's, or
+// that of the PCI id in sysfs (world-readable); nullopt where sysfs names no GPU oaprof knows.
+// Throws std::invalid_argument for a spec that is not auto, sim or a PCI address.
+std::optional<oa::Platform> platform_of_spec(const DeviceOptions& options);
+
 // Throws std::runtime_error with what to do when the device cannot be opened, or
 // std::invalid_argument for a spec that is not auto, sim or a PCI address.
 Device open_device(const DeviceOptions& options);

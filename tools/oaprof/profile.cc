@@ -41,8 +41,6 @@
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
 #include "launch/loader.h"
-#include "mmio/pci_bar.h"
-#include "mmio/pci_sysfs.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "oa/accumulator.h"
@@ -941,21 +939,12 @@ int run_once(const ProfilePlan& plan, report::Pass* capture = nullptr,
   return plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
 }
 
-// The platform whose metric file --metrics reads: the simulated one, else the one of the
-// device's PCI id in sysfs (world-readable, so the same through oaprofd).
-std::optional<oa::Platform> platform_of(const ProfilePlan& plan) {
-  if (plan.simulated_device) return plan.device.sim.platform;
-  const mmio::PciAddress addr =
-      mmio::parse_pci_address(plan.device.spec == "auto" ? "0000:00:02.0" : plan.device.spec);
-  const auto id = mmio::read_pci_identity(plan.device.sysfs_root, addr);
-  return id ? oa::platform_for_pci_id(id->device) : std::nullopt;
-}
-
 // --metrics: the fewest sets of the platform's file that hold every named counter become the
 // run's set or its passes. 0, or the exit status after saying why.
 int choose_sets_for_metrics(ProfilePlan& plan) {
   try {
-    const std::optional<oa::Platform> platform = platform_of(plan);
+    // The PCI id in sysfs is world-readable, so this is the same through oaprofd.
+    const std::optional<oa::Platform> platform = gpu::platform_of_spec(plan.device);
     if (!platform) {
       throw std::invalid_argument(
           "--metrics: the device is not an Intel GPU oaprof knows, so it has no metric file to "
