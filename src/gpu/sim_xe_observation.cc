@@ -252,7 +252,7 @@ int SimXeDevice::engine_cycles(xe::QueryEngineCycles& q) const {
   // xe_query.c query_engine_cycles @ torvalds/linux 043254938d2b: 64 bits from GRAPHICS_VER 20,
   // else 36.
   q.width = registers_ != nullptr ? 36 : 64;
-  q.engine_cycles &= q.width == 64 ? ~0ull : (1ull << q.width) - 1;
+  q.engine_cycles &= timestamp_mask(static_cast<int>(q.width));
   last_engine_cycles_ = q;
   return 0;
 }

@@ -64,11 +64,6 @@ std::vector<std::uint8_t> query_bytes(XeQuery& xe, std::uint32_t query, const ch
   return buffer;
 }
 
-// The bits of a timestamp counter `width` bits wide: all 64 for a width not in 1..63.
-std::uint64_t timestamp_mask(int width) {
-  return width <= 0 || width >= 64 ? ~0ull : (1ull << width) - 1;
-}
-
 // A little-endian mask of `bytes` bytes as 64 bits; nullopt when a bit past the 64th is set.
 std::optional<std::uint64_t> mask64(std::span<const std::uint8_t> bytes) {
   std::uint64_t v = 0;
@@ -264,6 +259,10 @@ XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance
   const int width = static_cast<int>(reply.width);
   return {reply.engine_cycles & timestamp_mask(width), width, reply.cpu_timestamp,
           reply.cpu_delta};
+}
+
+std::uint64_t timestamp_mask(int width) {
+  return width <= 0 || width >= 64 ? ~0ull : (1ull << width) - 1;
 }
 
 std::optional<std::uint64_t> ticks_at_or_after(std::uint64_t t, std::uint64_t from, int width) {

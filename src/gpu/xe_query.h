@@ -100,6 +100,9 @@ struct XeEngineCycles {
 // refuses it (an engine it does not have, forcewake failing) or answers a width outside 1..64.
 XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance& engine);
 
+// The bits of a timestamp counter `width` bits wide: all 64 for a width not in 1..63.
+std::uint64_t timestamp_mask(int width);
+
 // How many ticks timestamp `t` is at or after `from`, on a counter `width` bits wide (64 when
 // 0) that may have wrapped once between them; nullopt when `t` is before `from` (less than half
 // the counter's range behind it).
