@@ -51,15 +51,19 @@ std::vector<LaunchKey> keys_of(const Pass& pass) {
   return keys;
 }
 
-// Where each key of `pass` is; PassMismatch when it and the first pass differ in a launch.
-std::map<LaunchKey, std::size_t> index_against(const Pass& pass, std::size_t number,
-                                               const Pass& first,
-                                               const std::vector<LaunchKey>& first_keys) {
-  std::map<LaunchKey, std::size_t> at;
-  const std::vector<LaunchKey> keys = keys_of(pass);
+using KeyIndex = std::map<LaunchKey, std::size_t>;
+
+KeyIndex index_of(const std::vector<LaunchKey>& keys) {
+  KeyIndex at;
   for (std::size_t i = 0; i < keys.size(); ++i) at.emplace(keys[i], i);
-  std::map<LaunchKey, std::size_t> first_at;
-  for (std::size_t i = 0; i < first_keys.size(); ++i) first_at.emplace(first_keys[i], i);
+  return at;
+}
+
+// Where each key of pass `number` is; PassMismatch when it and the first pass differ in a launch.
+KeyIndex index_against(const Pass& pass, std::size_t number, const Pass& first,
+                       const std::vector<LaunchKey>& first_keys, const KeyIndex& first_at) {
+  const std::vector<LaunchKey> keys = keys_of(pass);
+  KeyIndex at = index_of(keys);
   const auto mismatch = [&](const LaunchKey& k, const Pass& has, std::size_t has_number,
                             const Pass& lacks, std::size_t lacks_number) {
     return PassMismatch(fmt::format(
@@ -88,9 +92,9 @@ MergedPasses merge_passes(std::span<const Pass> passes) {
   if (passes.size() < 2) throw std::invalid_argument("merging passes needs two or more");
   const Pass& first = passes.front();
   const std::vector<LaunchKey> first_keys = keys_of(first);
-  std::vector<std::map<LaunchKey, std::size_t>> at;
-  for (std::size_t p = 0; p < passes.size(); ++p) {
-    at.push_back(index_against(passes[p], p + 1, first, first_keys));
+  std::vector<KeyIndex> at{index_of(first_keys)};
+  for (std::size_t p = 1; p < passes.size(); ++p) {
+    at.push_back(index_against(passes[p], p + 1, first, first_keys, at.front()));
   }
   MergedPasses m;
   m.columns = {"launch", "kernel", "global_size", "local_size"};
@@ -102,20 +106,22 @@ MergedPasses merge_passes(std::span<const Pass> passes) {
     for (const std::string& c : pass.metric_columns) m.columns.push_back(pass.set + "." + c);
   }
   for (std::size_t i = 0; i < first_keys.size(); ++i) {
-    const std::vector<Field>& base = first.rows[i];
+    // This launch's row in each pass.
+    std::vector<const std::vector<Field>*> rows;
+    for (std::size_t p = 0; p < passes.size(); ++p) {
+      rows.push_back(&passes[p].rows[at[p].at(first_keys[i])]);
+    }
     std::vector<Field> row;
     for (const char* name : {"launch", "kernel", "global_size", "local_size"}) {
-      row.push_back({name, value_or_empty(base, name)});
+      row.push_back({name, value_or_empty(first.rows[i], name)});
     }
     for (std::size_t p = 0; p < passes.size(); ++p) {
-      const std::vector<Field>& r = passes[p].rows[at[p].at(first_keys[i])];
-      row.push_back({passes[p].set + ".gpu_time_ns", value_or_empty(r, "gpu_time_ns")});
-      row.push_back({passes[p].set + ".flags", value_or_empty(r, "flags")});
+      row.push_back({passes[p].set + ".gpu_time_ns", value_or_empty(*rows[p], "gpu_time_ns")});
+      row.push_back({passes[p].set + ".flags", value_or_empty(*rows[p], "flags")});
     }
     for (std::size_t p = 0; p < passes.size(); ++p) {
-      const std::vector<Field>& r = passes[p].rows[at[p].at(first_keys[i])];
       for (const std::string& c : passes[p].metric_columns) {
-        const Field* f = find(r, c);
+        const Field* f = find(*rows[p], c);
         row.push_back({passes[p].set + "." + c, f ? f->value : FieldValue{}, f ? f->decimals : 0});
       }
     }
