@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -248,6 +249,29 @@ TEST_F(PerfSimTest, MetricsChoosesTheFewestSetsThatHoldThem) {
       run(fmt::format("{} --metrics EuActiv -o {} {}", base, csv.string(), program));
   EXPECT_EQ(unknown.status, 2) << unknown.output;
   EXPECT_THAT(unknown.output, HasSubstr("closest: EuActive"));
+}
+
+// A metric file the user wrote may name a set as a path: that name would become a pass's file
+// name, so the sets --metrics chose are checked as --metric-set's are, and nothing is written.
+TEST_F(PerfSimTest, MetricsRefusesASetWhoseNameIsAPath) {
+  std::ifstream in(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-tglgt2.xml");
+  std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string symbol = "symbol_name=\"L3_1\"";
+  const std::size_t at = xml.find(symbol);
+  ASSERT_NE(at, std::string::npos);
+  xml.replace(at, symbol.size(), "symbol_name=\"../evil\"");
+  const fs::path hostile = dir_ / "oa-tglgt2.xml";
+  std::ofstream(hostile) << xml;
+  const fs::path csv = dir_ / "out.csv";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {} --idle-baseline off "
+      "--metrics L30Bank0InputAvailable,Sampler00InputAvailable --replay-mode application -o {} "
+      "-- {} --min-time 100000 --max-repeats 2 mad_vect4",
+      OAPROF_BIN, hostile.string(), csv.string(), KERNEL_RUNNER_BIN));
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("is not a set's symbol name"));
+  EXPECT_FALSE(fs::exists(csv));
+  EXPECT_FALSE(fs::exists(dir_ / "out.Sampler_1.csv"));
 }
 
 }  // namespace
