@@ -249,6 +249,7 @@ wire::Body DaemonService::sample(const wire::Sample& request) {
     const oa::RawReport r = a.source->snapshot(request.report_id);
     out.report.emplace(r.bytes.begin(), r.bytes.begin() + r.size);
     out.config_lost = a.source->config_lost();
+    out.readout_interrupted = a.source->readout_interrupted();
     const gpu::PerfStreamCounts counts = a.source->perf_stream_counts();
     if (counts.reports_lost > 0 || counts.buffer_lost > 0) {
       out.stream_losses = wire::StreamLosses{static_cast<std::uint32_t>(counts.reports_lost),

@@ -49,6 +49,7 @@ class RemoteCounterSource final : public gpu::CounterSource {
     std::copy(s->report->begin(), s->report->end(), r.bytes.begin());
     r.size = static_cast<int>(s->report->size());
     config_lost_ = s->config_lost;
+    readout_interrupted_ = s->readout_interrupted;
     // Counted since the daemon's stream opened; absent while nothing was lost.
     const wire::StreamLosses losses = s->stream_losses.value_or(wire::StreamLosses{});
     stream_counts_.reports_lost = static_cast<int>(losses.reports_lost);
@@ -61,6 +62,7 @@ class RemoteCounterSource final : public gpu::CounterSource {
     throw_if_error(client_->call(wire::Kernel{running}), "kernel signal");
   }
   bool config_lost() const override { return config_lost_; }
+  bool readout_interrupted() const override { return readout_interrupted_; }
   // The daemon sends the losses, not the samples.
   gpu::PerfStreamCounts perf_stream_counts() const override { return stream_counts_; }
 
@@ -76,6 +78,7 @@ class RemoteCounterSource final : public gpu::CounterSource {
   oa::ReportFormat format_;
   bool simulated_;
   bool config_lost_ = false;
+  bool readout_interrupted_ = false;
   gpu::PerfStreamCounts stream_counts_;
 };
 

@@ -23,7 +23,9 @@ Sampler::~Sampler() { stop(); }
 
 void Sampler::start() {
   std::lock_guard lock(mu_);
-  accumulator_.add(session_.sample(&row_energy_));
+  Session::SampleNotes notes;
+  accumulator_.add(session_.sample(&row_energy_, &notes));
+  row_starts_interrupted_ = notes.readout_interrupted;
   row_stream_ = session_.perf_stream_counts();
   reads_ = 1;
   row_start_ns_ = monotonic_ns();
@@ -86,9 +88,10 @@ void Sampler::loop() {
 }
 
 void Sampler::read_and_fold() {
-  bool lost = false;
-  accumulator_.add(session_.sample(nullptr, &lost));
-  row_config_lost_ = row_config_lost_ || lost;
+  Session::SampleNotes notes;
+  accumulator_.add(session_.sample(nullptr, &notes));
+  // An interrupted read inside the row moves counts from one of its intervals to the next.
+  row_config_lost_ = row_config_lost_ || notes.config_lost;
   ++reads_;
 }
 
@@ -96,8 +99,8 @@ void Sampler::emit_row() {
   // The row ends with a snapshot of its own, read together with the energy; the next row starts
   // from both.
   std::optional<power::EnergyReading> end;
-  bool lost = false;
-  const oa::Report now = session_.sample(&end, &lost);
+  Session::SampleNotes notes;
+  const oa::Report now = session_.sample(&end, &notes);
   ++reads_;
   accumulator_.add(now);
   oa::LaunchRecord r;
@@ -108,8 +111,13 @@ void Sampler::emit_row() {
   if (!accumulator_.exact()) r.flags.emplace_back("interval_too_long");
   // The snapshot that found the registers reloaded also put them back: the counters were wrong
   // for part of this row's time, not the next one's.
-  if (row_config_lost_ || lost) r.flags.emplace_back("config_lost");
+  if (row_config_lost_ || notes.config_lost) r.flags.emplace_back("config_lost");
   row_config_lost_ = false;
+  // A row's counts are skewed by the reads it starts and ends with.
+  if (row_starts_interrupted_ || notes.readout_interrupted) {
+    r.flags.emplace_back("readout_interrupted");
+  }
+  row_starts_interrupted_ = notes.readout_interrupted;
   const gpu::PerfStreamCounts stream = session_.perf_stream_counts();
   add_stream_loss_flags(row_stream_, stream, r.flags);
   row_stream_ = stream;
@@ -130,6 +138,7 @@ void Sampler::emit_partial_row() {
   r.flags.emplace_back("sampling_failed");
   if (!accumulator_.exact()) r.flags.emplace_back("interval_too_long");
   if (row_config_lost_) r.flags.emplace_back("config_lost");
+  if (row_starts_interrupted_) r.flags.emplace_back("readout_interrupted");
   session_.emit(std::move(r));
   accumulator_.reset();
 }

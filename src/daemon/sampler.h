@@ -64,6 +64,8 @@ class Sampler {
   gpu::PerfStreamCounts row_stream_;                // the perf stream's counts then
   // A context switch reloaded the context-saved registers (Gen8–11 flex) during this row.
   bool row_config_lost_ = false;
+  // The read this row starts from was interrupted (its skew is this row's and the last one's).
+  bool row_starts_interrupted_ = false;
   std::uint64_t row_start_ns_ = 0;
   std::uint64_t reads_ = 0;
   std::string failure_;

@@ -178,12 +178,12 @@ void Session::busy_locked(bool busy) {
   if (busy_listener_) busy_listener_(busy);
 }
 
-oa::Report Session::sample(std::optional<power::EnergyReading>* energy, bool* config_lost) {
+oa::Report Session::sample(std::optional<power::EnergyReading>* energy, SampleNotes* notes) {
   std::lock_guard lock(mu_);
   if (!started_) throw std::runtime_error("the session is not started");
   if (energy) *energy = read_energy_locked();
   oa::Report report = oa::decode(format_, source_.snapshot(next_report_id_++).bytes);
-  if (config_lost) *config_lost = source_.config_lost();
+  if (notes) *notes = {source_.config_lost(), source_.readout_interrupted()};
   return report;
 }
 
@@ -271,6 +271,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     const bool read_energy = energy_ != nullptr && p.pairs == 0;
     if (read_energy && s.energy_first) p.energy_before = read_energy_locked();
     const Read read = read_locked();
+    p.readout_interrupted = p.readout_interrupted || source_.readout_interrupted();
     p.before = read.report;
     p.before_at = std::chrono::steady_clock::now();
     p.pass = {};
@@ -290,6 +291,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     busy_locked(false);
     const Read after = read_locked();
     p.config_lost = p.config_lost || source_.config_lost();
+    p.readout_interrupted = p.readout_interrupted || source_.readout_interrupted();
     p.stream_after = source_.perf_stream_counts();
     deferred_.push_back({client_id, s.launch_id, s.phase, energy_ != nullptr});
     // The pass's last interval, checked for wraps like the periodic reads before it.
@@ -331,6 +333,9 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   // An interval between two reads of this launch was long enough for a 32-bit counter to wrap
   // twice unseen: its counts may be short by multiples of 2^32.
   if (record.deltas.interval_too_long) record.flags.emplace_back("interval_too_long");
+  // The registers of a 'before' or 'after' were read over a span that no retry could bring
+  // under the tolerance: figures per time may be off by that span.
+  if (it->second.readout_interrupted) record.flags.emplace_back("readout_interrupted");
   // The GPU frequency read beside the launch's snapshots was not the same at all of them.
   if (it->second.freq_changed) record.flags.emplace_back("freq_changed");
   add_stream_loss_flags(it->second.stream_before, it->second.stream_after, record.flags);

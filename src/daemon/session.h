@@ -99,11 +99,17 @@ class Session {
   // tests call it on a virtual clock. Throws what the snapshot threw.
   void read_open_launches();
 
+  // What a snapshot found beside its counters.
+  struct SampleNotes {
+    // It found the context-saved registers reloaded by a context switch (and put them back).
+    bool config_lost = false;
+    // Its register read-out was interrupted on every attempt (CounterSource).
+    bool readout_interrupted = false;
+  };
   // A snapshot outside any launch, for samplers (app mode, system-wide), with the energy read
-  // beside it when there is a source. `config_lost` is set when this snapshot found the
-  // context-saved registers reloaded by a context switch (and put them back).
+  // beside it when there is a source.
   oa::Report sample(std::optional<power::EnergyReading>* energy = nullptr,
-                    bool* config_lost = nullptr);
+                    SampleNotes* notes = nullptr);
   // Hands a row that did not come from a client launch (an interval, the whole application) to
   // the sink, numbered in sequence with the launches.
   void emit(oa::LaunchRecord record, const power::EnergyReading* begin = nullptr,
@@ -135,6 +141,9 @@ class Session {
     // A context switch undid the context-saved configuration during one of the passes (seen
     // at its 'after'): kept per launch, since another client's snapshot may come before the row.
     bool config_lost = false;
+    // A 'before' or 'after' of one of its passes was read over an interrupted span. Periodic
+    // reads in between do not count: their skew leaves one interval and enters the next.
+    bool readout_interrupted = false;
     // The perf stream's counts after the first 'before' and after the latest 'after': a loss
     // between them happened in this launch's window.
     gpu::PerfStreamCounts stream_before;

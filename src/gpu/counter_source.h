@@ -60,6 +60,12 @@ class CounterSource {
   // writes them again before taking that snapshot. Query after the 'after' snapshot of a kernel
   // and flag the row `config_lost`; `--access perf` keeps these metrics right.
   virtual bool config_lost() const { return false; }
+  // True when the last snapshot was read register by register (mmio) and every attempt at it
+  // was interrupted for longer than the read-out's tolerance: its counters were read at
+  // instants that far from its timestamp, so the launch's figures per time (clock rates, EU
+  // shares per ns) may be off by that much. Query beside config_lost() and flag the row
+  // `readout_interrupted`. Reports the hardware writes at once (rpc, perf) never are.
+  virtual bool readout_interrupted() const { return false; }
   // --access perf: the stream's records since start(); zero for read-outs without a stream.
   virtual PerfStreamCounts perf_stream_counts() const { return {}; }
   // The GPU's current frequency (RPSTAT, read_gpu_freq_mhz), which the session reads beside every

@@ -20,6 +20,7 @@ class MmioCounterSource final : public ProgrammedSource {
   ~MmioCounterSource() override { stop(); }
 
   std::string_view name() const override { return name_; }
+  bool readout_interrupted() const override { return interrupted_; }
 
   oa::RawReport snapshot(std::uint32_t report_id) override {
     require_started();
@@ -30,7 +31,7 @@ class MmioCounterSource final : public ProgrammedSource {
   }
 
  private:
-  static constexpr int kAttempts = 4;
+  static constexpr int kAttempts = 8;
 
   // The read-out is fifty-odd separate register reads, not one report written at once: a thread
   // preempted between them pairs values of different instants, and with RING_TIMESTAMP read
@@ -38,7 +39,8 @@ class MmioCounterSource final : public ProgrammedSource {
   // preemption. RING_TIMESTAMP read again after the rest brackets the read-out. When the bracket
   // is longer than twice the shortest one seen so far (and than a floor of 10 µs, so that jitter
   // is not chased), something interrupted it, and it is read again, up to kAttempts times; the
-  // tightest is kept.
+  // tightest is kept, and when even that one is over the tolerance the snapshot says so
+  // (readout_interrupted) rather than pass its skew off as counts.
   oa::Report read_out() {
     mmio::Mmio& m = *device_.mmio;
     const mmio::reg::OaRegisterBlock& block = mmio::reg::oa_block(device_.platform.gen);
@@ -55,13 +57,18 @@ class MmioCounterSource final : public ProgrammedSource {
         best_span = span;
       }
       fastest_span_ = std::min(fastest_span_, span);
-      if (span <= std::max(floor_ticks, 2 * fastest_span_)) break;
+      if (span <= tolerance(floor_ticks)) break;
     }
+    interrupted_ = best_span > tolerance(floor_ticks);
     return best;
+  }
+  std::uint32_t tolerance(std::uint32_t floor_ticks) const {
+    return std::max(floor_ticks, 2 * fastest_span_);
   }
 
   std::string_view name_;
   std::uint32_t fastest_span_ = UINT32_MAX / 2;  // in timestamp ticks
+  bool interrupted_ = false;
 };
 
 }  // namespace

@@ -235,7 +235,8 @@ void put_payload(Writer& w, const Sampled& s) {
   w.put(static_cast<std::uint8_t>((s.report ? kSampleReport : 0) |
                                   (s.energy ? kSampleEnergy : 0) |
                                   (s.config_lost ? kSampledConfigLost : 0) |
-                                  (s.stream_losses ? kSampledStreamLosses : 0)));
+                                  (s.stream_losses ? kSampledStreamLosses : 0) |
+                                  (s.readout_interrupted ? kSampledReadoutInterrupted : 0)));
   if (s.report) {
     const std::size_t n = std::min(s.report->size(), kMaxReportBytes);
     w.put(static_cast<std::uint16_t>(n));
@@ -375,10 +376,11 @@ bool get_payload(Reader& r, Sample& s) {
 }
 bool get_payload(Reader& r, Sampled& s) {
   std::uint8_t flags = 0;
-  constexpr unsigned kKnown =
-      kSampleReport | kSampleEnergy | kSampledConfigLost | kSampledStreamLosses;
+  constexpr unsigned kKnown = kSampleReport | kSampleEnergy | kSampledConfigLost |
+                              kSampledStreamLosses | kSampledReadoutInterrupted;
   if (!r.get(flags) || (flags & ~kKnown) != 0) return false;
   s.config_lost = (flags & kSampledConfigLost) != 0;
+  s.readout_interrupted = (flags & kSampledReadoutInterrupted) != 0;
   if (flags & kSampleReport) {
     std::uint16_t n = 0;
     if (!r.get(n) || n > kMaxReportBytes) return false;

@@ -35,7 +35,8 @@
 //              later within version 1, for parts driven by xe: the daemon sends them only where
 //              xe's queries gave them, so a client that predates them is refused only an xe part.
 //   kSample    u32 report_id | u8 what (bit 0 report, bit 1 energy) -> kSampled
-//   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost, bit 3 stream losses)
+//   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost, bit 3 stream losses,
+//              bit 4 readout_interrupted)
 //              | [u16 n | n report bytes (n <= 576, an Xe2 PEC report; 256 on i915 parts)] | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
 //              | [u32 reports_lost | u32 buffer_lost]
 //              Bit 3 and its counts (the perf stream's OA_REPORT_LOST and OA_BUFFER_LOST records
@@ -186,6 +187,7 @@ inline constexpr std::uint8_t kSampleEnergy = 2;
 // Further bits of kSampled's flags.
 inline constexpr std::uint8_t kSampledConfigLost = 4;
 inline constexpr std::uint8_t kSampledStreamLosses = 8;
+inline constexpr std::uint8_t kSampledReadoutInterrupted = 16;
 
 struct Sample {
   std::uint32_t report_id = 0;
@@ -208,6 +210,7 @@ struct Sampled {
   std::optional<std::vector<std::uint8_t>> report;
   std::optional<EnergyValues> energy;
   bool config_lost = false;
+  bool readout_interrupted = false;  // gpu::CounterSource::readout_interrupted()
   std::optional<StreamLosses> stream_losses;  // absent: none so far
 };
 

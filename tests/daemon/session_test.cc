@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "daemon/sampler.h"
@@ -575,6 +579,95 @@ TEST(SessionLifetimeTest, ADestructorWhoseStopFailsDoesNotThrow) {
     source.gone = true;
   }  // an exception out of here would end the test program
   EXPECT_EQ(source.stops, 1);
+}
+
+// The simulator's source, whose snapshots numbered in `interrupted_at` (from 0) say their
+// read-out was interrupted on every attempt, as the mmio read-out says under a preemption it
+// could not get around. Set before the session starts; snapshots may come from another thread.
+class InterruptedSource final : public gpu::CounterSource {
+ public:
+  InterruptedSource(gpu::CounterSource& inner, std::set<int> interrupted_at)
+      : inner_(inner), interrupted_at_(std::move(interrupted_at)) {}
+  std::string_view name() const override { return "interrupted"; }
+  void start(oa::ReportFormat format) override { inner_.start(format); }
+  oa::RawReport snapshot(std::uint32_t id) override {
+    last_interrupted_ = interrupted_at_.count(snapshots_++) != 0;
+    return inner_.snapshot(id);
+  }
+  void stop() override { inner_.stop(); }
+  void kernel_running(bool running) override { inner_.kernel_running(running); }
+  bool readout_interrupted() const override { return last_interrupted_; }
+
+ private:
+  gpu::CounterSource& inner_;
+  const std::set<int> interrupted_at_;
+  std::atomic<int> snapshots_{0};
+  std::atomic<bool> last_interrupted_{false};
+};
+
+bool readout_flagged(const oa::LaunchRecord& r) {
+  return std::find(r.flags.begin(), r.flags.end(), "readout_interrupted") != r.flags.end();
+}
+
+// A launch's counts are skewed by an interrupted 'before' or 'after'; a periodic read inside
+// moves counts from one interval to the next and leaves the launch's total as it was.
+TEST(SessionReadoutTest, ALaunchWhoseBeforeOrAfterWasInterruptedIsFlagged) {
+  testing::SimFixture sim;
+  // Launch k reads 3k (before), 3k + 1 (inside) and 3k + 2 (after).
+  InterruptedSource source(*sim.source, {3, 7, 11});
+  std::vector<oa::LaunchRecord> rows;
+  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [&](const oa::LaunchRecord& r, const power::EnergyReading*,
+                const power::EnergyReading*) { rows.push_back(r); });
+  LaunchReadOptions reads;
+  reads.read_period = std::chrono::milliseconds(0);
+  s.set_launch_reads(reads);
+  s.start();
+  for (std::uint64_t id = 0; id < 4; ++id) {
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kBefore});
+    sim.clock->advance_ns(100'000);
+    s.read_open_launches();
+    sim.clock->advance_ns(100'000);
+    s.handle(1, 1, wire::Snapshot{id, wire::Phase::kAfter});
+    s.handle(1, 1, launch_record(id));
+  }
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_FALSE(readout_flagged(rows[0]));
+  EXPECT_TRUE(readout_flagged(rows[1])) << "its 'before'";
+  EXPECT_FALSE(readout_flagged(rows[2])) << "a read inside the launch does not skew its total";
+  EXPECT_TRUE(readout_flagged(rows[3])) << "its 'after'";
+}
+
+// A sampler's rows share their boundary reads: one interrupted read skews the row it ends and
+// the row it starts.
+TEST(SessionReadoutTest, ASamplersRowsOnBothSidesOfAnInterruptedReadAreFlagged) {
+  testing::SimFixture sim;
+  // Read 0 starts the first row; read 1 ends it and starts the second (no reads inside rows).
+  InterruptedSource source(*sim.source, {1});
+  std::mutex mu;
+  std::vector<oa::LaunchRecord> rows;
+  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [&](const oa::LaunchRecord& r, const power::EnergyReading*,
+                const power::EnergyReading*) {
+              std::lock_guard lock(mu);
+              rows.push_back(r);
+            });
+  s.start();
+  SamplerOptions so;
+  so.read_period = std::chrono::hours(1);
+  so.row_interval = std::chrono::milliseconds(1);
+  Sampler sampler(s, so);
+  sampler.start();
+  auto count = [&] {
+    std::lock_guard lock(mu);
+    return rows.size();
+  };
+  while (count() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  sampler.stop();
+  std::lock_guard lock(mu);
+  EXPECT_TRUE(readout_flagged(rows[0]));
+  EXPECT_TRUE(readout_flagged(rows[1]));
+  EXPECT_FALSE(readout_flagged(rows[2]));
 }
 
 TEST(SamplerTest, ASourceThatGoesAwayEndsSamplingWithAFlaggedRow) {

@@ -77,16 +77,18 @@ TEST(MmioCounterSourceTest, FortyBitReadsDoNotTearAcrossACarry) {
   EXPECT_EQ(r.a[0], (std::uint64_t{1} << 32) | 5u);
 }
 
-// The simulator's registers, with a thread preemption that can be armed: the next GPU_TICKS
-// read (the second of a read-out, just after RING_TIMESTAMP) first lets the clock run on.
+// The simulator's registers, with a thread preemption that can be armed: the next
+// `preempt_times` GPU_TICKS reads (the second of a read-out, just after RING_TIMESTAMP) first let
+// the clock run on.
 class PreemptedMmio final : public mmio::Mmio {
  public:
   PreemptedMmio(std::unique_ptr<mmio::Mmio> sim, mmio::ManualClock& clock)
       : sim_(std::move(sim)), clock_(clock) {}
   std::uint32_t read32(std::uint32_t offset) override {
     if (offset == mmio::reg::kRingTimestamp) ++timestamp_reads;
-    if (offset == mmio::reg::kGpuTicks && preempt_ns != 0) {
-      clock_.advance_ns(std::exchange(preempt_ns, 0));
+    if (offset == mmio::reg::kGpuTicks && preempt_times > 0) {
+      --preempt_times;
+      clock_.advance_ns(preempt_ns);
     }
     return sim_->read32(offset);
   }
@@ -95,6 +97,7 @@ class PreemptedMmio final : public mmio::Mmio {
   }
   std::string describe() const override { return sim_->describe(); }
   std::uint64_t preempt_ns = 0;
+  int preempt_times = 0;
   int timestamp_reads = 0;
 
  private:
@@ -102,27 +105,63 @@ class PreemptedMmio final : public mmio::Mmio {
   mmio::ManualClock& clock_;
 };
 
-TEST(MmioCounterSourceTest, AReadOutInterruptedBetweenItsRegistersIsTakenAgain) {
+// The mmio read-out, started, over a PreemptedMmio.
+struct PreemptedFixture {
+  static constexpr oa::ReportFormat kFormat = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+  PreemptedFixture() : device(sim_device(clock)) {
+    auto preempted = std::make_unique<PreemptedMmio>(std::move(device.mmio), *clock);
+    mmio = preempted.get();
+    device.mmio = std::move(preempted);
+    source = make_counter_source("mmio", device);
+    source->start(kFormat);
+  }
   mmio::ManualClock* clock = nullptr;
-  Device d = sim_device(clock);
-  auto preempted = std::make_unique<PreemptedMmio>(std::move(d.mmio), *clock);
-  PreemptedMmio& m = *preempted;
-  d.mmio = std::move(preempted);
-  auto src = make_counter_source("mmio", d);
-  const auto fmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
-  src->start(fmt);
+  Device device;
+  PreemptedMmio* mmio = nullptr;
+  std::unique_ptr<CounterSource> source;
+};
+
+TEST(MmioCounterSourceTest, AReadOutInterruptedBetweenItsRegistersIsTakenAgain) {
+  PreemptedFixture f;
+  PreemptedMmio& m = *f.mmio;
+  mmio::ManualClock* clock = f.clock;
+  CounterSource* src = f.source.get();
+  const auto fmt = PreemptedFixture::kFormat;
   m.timestamp_reads = 0;
   const oa::Report r0 = oa::decode(fmt, src->snapshot(1).bytes);
   EXPECT_EQ(m.timestamp_reads, 2) << "an undisturbed read-out is read once, bracketed";
   clock->advance_ns(2'000'000);
   m.preempt_ns = 1'000'000;  // 1 ms between reading RING_TIMESTAMP and GPU_TICKS
+  m.preempt_times = 1;
   m.timestamp_reads = 0;
   const oa::Report r1 = oa::decode(fmt, src->snapshot(2).bytes);
   EXPECT_EQ(m.timestamp_reads, 4) << "the interrupted read-out is read again";
+  EXPECT_FALSE(src->readout_interrupted()) << "the second read-out was tight";
   // Taken once, the GPU clocks would cover 3 ms and the timestamps 2 ms: 1725 MHz, not 1150.
   const oa::CounterDeltas delta = oa::compute_deltas(r0, r1);
   EXPECT_EQ(delta.timestamp, 36'000u);
   EXPECT_EQ(delta.gpu_ticks, 3'450'000u);
+}
+
+// Interrupted on every attempt, the read-out keeps its tightest one and says so; the next
+// undisturbed snapshot no longer does.
+TEST(MmioCounterSourceTest, AReadOutInterruptedOnEveryAttemptIsFlagged) {
+  PreemptedFixture f;
+  PreemptedMmio& m = *f.mmio;
+  CounterSource* src = f.source.get();
+  (void)src->snapshot(1);
+  EXPECT_FALSE(src->readout_interrupted());
+  m.preempt_ns = 50'000;  // 50 µs, five times the read-out's floor, on every attempt
+  m.preempt_times = 1000;
+  m.timestamp_reads = 0;
+  (void)src->snapshot(2);
+  EXPECT_TRUE(src->readout_interrupted());
+  const int attempts = m.timestamp_reads / 2;
+  EXPECT_GT(attempts, 1) << "it was read again before giving up";
+  EXPECT_EQ(m.preempt_times, 1000 - attempts) << "every attempt was interrupted";
+  m.preempt_times = 0;
+  (void)src->snapshot(3);
+  EXPECT_FALSE(src->readout_interrupted());
 }
 
 TEST(CounterSourceRegistryTest, UnknownNameListsTheValidOnes) {

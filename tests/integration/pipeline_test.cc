@@ -59,6 +59,7 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
   ASSERT_EQ(static_cast<int>(rows.size()), repeats + 1) << "measured launches plus the warm-up";
 
   constexpr double kSimMhz = 1150.0;  // SimConfig's default frequency
+  int checked = 0;
   for (const auto& row : rows) {
     SCOPED_TRACE("launch " + row.at("launch"));
     EXPECT_EQ(row.at("kernel"), "mad_vect4");
@@ -72,6 +73,11 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
     const double a7 = std::stod(row.at("A7"));
     ASSERT_GT(ticks, 0);
     ASSERT_GT(a0, 0);
+    // A snapshot whose registers no retry could read within the read-out's tolerance (a loaded
+    // machine preempting oaprof between them) pairs counts and time of different instants: the
+    // row says so, and its figures per time are not held to the model.
+    if (row.at("flags").find("readout_interrupted") != std::string::npos) continue;
+    ++checked;
     // GPU clocks over GPU time is the simulated frequency. GPU time is a difference of two
     // timestamps counted at 12 MHz, so it may be short of the true window by up to one tick:
     // a 6 us window (a loaded sanitizer build's) reads up to 1.4 % fast for that alone.
@@ -84,6 +90,7 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
     // EU active: 24 EUs × 85 % of busy clocks in the model.
     EXPECT_NEAR(a7 / a0, 24 * 0.85, 24 * 0.85 * 0.01);
   }
+  EXPECT_GT(checked, 0) << "every row's read-out was interrupted";
 }
 
 TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {

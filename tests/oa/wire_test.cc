@@ -422,18 +422,21 @@ TEST(WireTest, DaemonRepliesRoundTrip) {
   }
   full.energy = EnergyValues{123456789, {{0, 1000}, {3, 1ull << 40}}};
   full.config_lost = true;
+  full.readout_interrupted = true;
   const auto sf = std::get<Sampled>(roundtrip({2, full}).body);
   EXPECT_EQ(sf.report, full.report);
   ASSERT_TRUE(sf.energy.has_value());
   EXPECT_EQ(sf.energy->time_ns, 123456789u);
   EXPECT_EQ(sf.energy->energy_uj, full.energy->energy_uj);
   EXPECT_TRUE(sf.config_lost);
+  EXPECT_TRUE(sf.readout_interrupted);
 
   Sampled energy_only;
   energy_only.energy = EnergyValues{5, {}};
   const auto se = std::get<Sampled>(roundtrip({3, energy_only}).body);
   EXPECT_FALSE(se.report.has_value());
   EXPECT_FALSE(se.config_lost);
+  EXPECT_FALSE(se.readout_interrupted);
   EXPECT_FALSE(se.stream_losses.has_value());
   EXPECT_EQ(se.energy->time_ns, 5u);
 }
@@ -461,7 +464,7 @@ TEST(WireTest, SampledCarriesStreamLossesOnlyOnceThereAreAny) {
   std::memcpy(&cut[12], &len, 4);
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(cut)));
   auto unknown = plain_bytes;
-  unknown[kHeaderBytes] |= 0x10;
+  unknown[kHeaderBytes] |= 0x20;
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(unknown)));
 }
 
