@@ -31,7 +31,67 @@ LaunchReadOptions launch_read_options(double timestamp_hz, double max_freq_mhz, 
 
 Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
                  mmio::OaConfig config)
-    : source_(source), format_(format), sink_(std::move(sink)), config_(std::move(config)) {}
+    : source_(source), format_(format), sink_(std::move(sink)) {
+  configs_.push_back(std::move(config));
+}
+
+void Session::set_pass_configs(std::vector<mmio::OaConfig> configs,
+                               std::uint32_t passes_per_set) {
+  std::lock_guard lock(mu_);
+  if (started_) throw std::logic_error("set_pass_configs after start()");
+  if (configs.empty() || passes_per_set == 0) {
+    throw std::invalid_argument("kernel replay across sets needs a set and a pass per set");
+  }
+  configs_ = std::move(configs);
+  passes_per_set_ = passes_per_set;
+}
+
+Session::SwitchCost Session::switch_cost() const {
+  std::lock_guard lock(mu_);
+  return switch_cost_;
+}
+
+void Session::program_pass_set_locked(Pending& p) {
+  const std::size_t sets = configs_.size();
+  p.pass_set = std::min<std::size_t>(p.pairs / passes_per_set_, sets - 1);
+  if (p.pass_set == programmed_) return;
+  // Another launch's open pass counts across the switch: its deltas mix two configurations.
+  for (auto& entry : pending_) {
+    if (&entry.second != &p && entry.second.before) entry.second.disturbed = true;
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  source_.stop();
+  programmed_ = sets;  // none, until the start below succeeds
+  source_.start(format_, configs_[p.pass_set]);
+  programmed_ = p.pass_set;
+  switch_cost_.switches += 1;
+  switch_cost_.total += std::chrono::steady_clock::now() - begin;
+}
+
+void Session::add_set_pass(Pending& p, std::size_t sets) {
+  if (p.set_deltas.empty()) {
+    p.set_deltas.resize(sets);
+    p.set_pairs.resize(sets, 0);
+  }
+  if (p.set_pairs[p.pass_set]++ == 0) {
+    p.set_deltas[p.pass_set] = p.pass;
+  } else {
+    oa::accumulate(p.set_deltas[p.pass_set], p.pass);
+  }
+}
+
+void Session::emit_per_set_locked(const oa::LaunchRecord& record, const Pending& p) {
+  const bool energy = p.energy_before && p.energy_after;
+  for (std::size_t k = 0; k < configs_.size(); ++k) {
+    oa::LaunchRecord r = record;
+    r.pass_set = k;
+    const bool counted = k < p.set_pairs.size() && p.set_pairs[k] > 0;
+    r.deltas = counted ? p.set_deltas[k] : oa::CounterDeltas{};
+    if (!counted) r.flags.emplace_back("pass_missing");
+    if (p.disturbed) r.flags.emplace_back("pass_disturbed");
+    sink_(r, energy ? &*p.energy_before : nullptr, energy ? &*p.energy_after : nullptr);
+  }
+}
 
 Session::~Session() {
   // A destructor must not throw: one that runs while an exception unwinds would end the program.
@@ -46,7 +106,8 @@ Session::~Session() {
 
 void Session::start() {
   std::lock_guard lock(mu_);
-  source_.start(format_, config_);
+  programmed_ = 0;
+  source_.start(format_, configs_.front());
   started_ = true;
   if (reads_.read_period.count() > 0 && !reader_.joinable()) {
     reader_stop_ = false;
@@ -270,6 +331,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
   if (s.phase == oa::wire::Phase::kBefore) {
     const bool read_energy = energy_ != nullptr && p.pairs == 0;
     if (read_energy && s.energy_first) p.energy_before = read_energy_locked();
+    if (configs_.size() > 1) program_pass_set_locked(p);
     const Read read = read_locked();
     p.readout_interrupted = p.readout_interrupted || source_.readout_interrupted();
     p.before = read.report;
@@ -296,6 +358,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     deferred_.push_back({client_id, s.launch_id, s.phase, energy_ != nullptr});
     // The pass's last interval, checked for wraps like the periodic reads before it.
     fold_locked(p, after);
+    if (configs_.size() > 1) add_set_pass(p, configs_.size());
     if (p.pairs++ == 0) {
       p.deltas = p.pass;
     } else {
@@ -341,6 +404,10 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   add_stream_loss_flags(it->second.stream_before, it->second.stream_after, record.flags);
   const Pending p = std::move(it->second);
   pending_.erase(it);
+  if (configs_.size() > 1) {
+    emit_per_set_locked(record, p);
+    return oa::wire::Ok{};
+  }
   const bool energy = p.energy_before && p.energy_after;
   sink_(record, energy ? &*p.energy_before : nullptr, energy ? &*p.energy_after : nullptr);
   return oa::wire::Ok{};

@@ -94,6 +94,21 @@ class Session {
   // Before start(): how long launches are kept exact (a thread of the session reads the counters
   // while a pass is open when `read_period` is set).
   void set_launch_reads(const LaunchReadOptions& options);
+  // Before start(): kernel replay across metric sets. `configs` replace the constructor's
+  // configuration: a launch's passes count configs[0] for its first `passes_per_set` passes,
+  // configs[1] for the next ones, and so on (a pass past the last set counts the last). Before
+  // a pass's 'before' is read, the OA unit is reprogrammed for its set when it holds another,
+  // so the switch (mux settle included) falls outside every kernel window. The launch then
+  // gives one record per set (LaunchRecord::pass_set), each with its own passes' deltas; a set
+  // that got no pass is flagged pass_missing, and a launch whose pass was open while another
+  // launch switched the set is flagged pass_disturbed.
+  void set_pass_configs(std::vector<mmio::OaConfig> configs, std::uint32_t passes_per_set);
+  // What switching sets has cost so far: how many switches and their total time.
+  struct SwitchCost {
+    std::uint64_t switches = 0;
+    std::chrono::nanoseconds total{0};
+  };
+  SwitchCost switch_cost() const;
   // One periodic read: when a pass has been open for `read_period` or longer since its last
   // read, takes a snapshot and folds it into every open pass. The session's thread calls it;
   // tests call it on a virtual clock. Throws what the snapshot threw.
@@ -144,6 +159,12 @@ class Session {
     // A 'before' or 'after' of one of its passes was read over an interrupted span. Periodic
     // reads in between do not count: their skew leaves one interval and enters the next.
     bool readout_interrupted = false;
+    // Kernel replay across sets: the set of the pass in progress, the finished passes' deltas
+    // and count per set, and whether a switch of the set hit a pass of this launch.
+    std::size_t pass_set = 0;
+    std::vector<oa::CounterDeltas> set_deltas;
+    std::vector<std::uint32_t> set_pairs;
+    bool disturbed = false;
     // The perf stream's counts after the first 'before' and after the latest 'after': a loss
     // between them happened in this launch's window.
     gpu::PerfStreamCounts stream_before;
@@ -173,6 +194,12 @@ class Session {
   void busy_locked(bool busy);
   void settle_locked(std::uint64_t client_id);
   oa::wire::Body snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s);
+  // Kernel replay across sets: programs the set of `p`'s next pass if the unit holds another.
+  void program_pass_set_locked(Pending& p);
+  // The finished pass of `p` in its set's deltas.
+  static void add_set_pass(Pending& p, std::size_t sets);
+  // One record per set of a launch measured across sets.
+  void emit_per_set_locked(const oa::LaunchRecord& record, const Pending& p);
   oa::wire::Body launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l);
   void stop_locked();
 
@@ -180,7 +207,10 @@ class Session {
   gpu::CounterSource& source_;
   oa::ReportFormat format_;
   Sink sink_;
-  mmio::OaConfig config_;
+  std::vector<mmio::OaConfig> configs_;  // one, or one per set of a kernel replay across sets
+  std::uint32_t passes_per_set_ = 1;
+  std::size_t programmed_ = 0;  // which of configs_ the unit holds
+  SwitchCost switch_cost_;
   power::EnergySource* energy_ = nullptr;
   std::chrono::nanoseconds energy_reuse_ = kRaplUpdateInterval;
   std::optional<power::EnergyReading> last_after_;  // the latest 'after' reading, and when

@@ -2,6 +2,7 @@
 // said about the launch, the counter deltas between the snapshots around it, and its validity.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,9 @@ struct LaunchRecord {
   wire::Launch launch;
   CounterDeltas deltas;
   std::vector<std::string> flags;  // validity notes: "no_profiling", "counter_wrap_risk", …
+  // Kernel replay across metric sets (Session::set_pass_configs): which set's passes `deltas`
+  // counted; each such launch gives one record per set, with the same index.
+  std::size_t pass_set = 0;
 };
 
 }  // namespace oaprof::oa

@@ -385,6 +385,97 @@ TEST_F(SessionConfigLostTest, ASamplersRowIsFlaggedWhenAContextSwitchUndidTheSet
   EXPECT_TRUE(rows[2].flags.empty());
 }
 
+// Kernel replay across two sets that differ in one flex event: EU_PERF_CNTL0 selecting 0x3F
+// counts A7 at 64/256 of the busy EU clocks on the simulated part, 0xBF at 192/256.
+class SessionPassSetsTest : public ::testing::Test {
+ protected:
+  static mmio::SimConfig flex_part() {
+    mmio::SimConfig config;
+    config.flex_events = true;
+    return config;
+  }
+  static mmio::OaConfig flex(std::uint32_t select) {
+    mmio::OaConfig c;
+    c.flex = {{mmio::reg::kEuPerfCntl[0], select}};
+    return c;
+  }
+  SessionPassSetsTest() { s.set_pass_configs({flex(0x3F), flex(0xBF)}, 1); }
+  // One pass of launch `id` for `client`: 1 ms of kernel between its snapshots.
+  void pass(std::uint64_t client, std::uint64_t id) {
+    s.handle(client, 1, wire::Snapshot{id, wire::Phase::kBefore});
+    sim.clock->advance_ns(1'000'000);
+    s.handle(client, 1, wire::Snapshot{id, wire::Phase::kAfter});
+  }
+  wire::Launch passes(std::uint64_t id, std::uint32_t n) {
+    wire::Launch l = launch_record(id);
+    l.passes = n;
+    return l;
+  }
+  static double a7_per_busy_eu_clock(const oa::LaunchRecord& r) {
+    return static_cast<double>(r.deltas.a[7]) / static_cast<double>(r.deltas.a[0]) / 24.0;
+  }
+  testing::SimFixture sim{flex_part()};
+  std::vector<oa::LaunchRecord> rows;
+  Session s{*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [this](const oa::LaunchRecord& r, const power::EnergyReading*,
+                   const power::EnergyReading*) { rows.push_back(r); }};
+};
+
+TEST_F(SessionPassSetsTest, EachPassCountsItsOwnSetAndTheLaunchGivesARecordPerSet) {
+  s.start();
+  for (std::uint64_t id = 0; id < 2; ++id) {
+    pass(1, id);
+    pass(1, id);
+    s.handle(1, 1, passes(id, 2));
+  }
+  ASSERT_EQ(rows.size(), 4u);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(rows[i].index, i / 2) << "a launch's records share its index";
+    EXPECT_EQ(rows[i].pass_set, i % 2);
+    EXPECT_TRUE(rows[i].flags.empty());
+    EXPECT_EQ(rows[i].deltas.gpu_ticks, 1'150'000u) << "one pass of 1 ms at 1150 MHz";
+    EXPECT_NEAR(a7_per_busy_eu_clock(rows[i]), i % 2 == 0 ? 0.25 : 0.75, 1e-6);
+  }
+  // Set 0 was programmed at start; each launch switched to set 1, the second launch back to 0.
+  EXPECT_EQ(s.switch_cost().switches, 3u);
+}
+
+TEST_F(SessionPassSetsTest, ASetWithoutAPassAndAPassCutBySwitchingAreFlagged) {
+  s.start();
+  pass(1, 0);  // launch 0 ran once: set 1 got nothing
+  s.handle(1, 1, passes(0, 1));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(rows[0].flags.empty());
+  EXPECT_EQ(rows[1].flags, std::vector<std::string>{"pass_missing"});
+  EXPECT_EQ(rows[1].deltas.gpu_ticks, 0u);
+  rows.clear();
+  // Client 2's launch is open in set 0 when client 1's second pass switches the unit to set 1.
+  pass(1, 1);
+  s.handle(2, 2, wire::Snapshot{7, wire::Phase::kBefore});
+  pass(1, 1);
+  s.handle(2, 2, wire::Snapshot{7, wire::Phase::kAfter});
+  pass(2, 7);
+  s.handle(1, 1, passes(1, 2));
+  s.handle(2, 2, passes(7, 2));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_TRUE(rows[0].flags.empty());
+  EXPECT_TRUE(rows[1].flags.empty());
+  EXPECT_THAT(rows[2].flags, ::testing::Contains("pass_disturbed"));
+  EXPECT_THAT(rows[3].flags, ::testing::Contains("pass_disturbed"));
+}
+
+TEST(SessionPassSetsOptionsTest, SetsAreGivenBeforeStartWithAPassEach) {
+  testing::SimFixture sim;
+  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [](const oa::LaunchRecord&, const power::EnergyReading*,
+               const power::EnergyReading*) {});
+  EXPECT_THROW(s.set_pass_configs({}, 1), std::invalid_argument);
+  EXPECT_THROW(s.set_pass_configs({mmio::OaConfig{}}, 0), std::invalid_argument);
+  s.start();
+  EXPECT_THROW(s.set_pass_configs({mmio::OaConfig{}, mmio::OaConfig{}}, 1), std::logic_error);
+}
+
 // --access perf on the simulated i915, with losses injected the way the OA unit reports them:
 // OASTATUS bits that the stream's read() turns into OA_REPORT_LOST / OA_BUFFER_LOST records.
 class SessionStreamLossTest : public ::testing::Test {
