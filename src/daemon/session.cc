@@ -53,7 +53,11 @@ Session::SwitchCost Session::switch_cost() const {
 
 void Session::program_pass_set_locked(Pending& p) {
   const std::size_t sets = configs_.size();
-  p.pass_set = std::min<std::size_t>(p.pairs / passes_per_set_, sets - 1);
+  // A launch starts with the set the unit holds, so back-to-back launches switch sets - 1
+  // times each, not sets times.
+  if (p.pairs == 0) p.first_set = programmed_ < sets ? programmed_ : 0;
+  const std::size_t step = std::min<std::size_t>(p.pairs / passes_per_set_, sets - 1);
+  p.pass_set = (p.first_set + step) % sets;
   if (p.pass_set == programmed_) return;
   // Another launch's open pass counts across the switch: its deltas mix two configurations.
   for (auto& entry : pending_) {

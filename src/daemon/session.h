@@ -95,8 +95,9 @@ class Session {
   // while a pass is open when `read_period` is set).
   void set_launch_reads(const LaunchReadOptions& options);
   // Before start(): kernel replay across metric sets. `configs` replace the constructor's
-  // configuration: a launch's passes count configs[0] for its first `passes_per_set` passes,
-  // configs[1] for the next ones, and so on (a pass past the last set counts the last). Before
+  // configuration: a launch's passes count the set the unit holds for its first
+  // `passes_per_set` passes, the next set (in the list, round) for the next ones, and so on
+  // until every set has counted (passes past that count the last). Before
   // a pass's 'before' is read, the OA unit is reprogrammed for its set when it holds another,
   // so the switch (mux settle included) falls outside every kernel window. The launch then
   // gives one record per set (LaunchRecord::pass_set), each with its own passes' deltas; a set
@@ -161,6 +162,7 @@ class Session {
     bool readout_interrupted = false;
     // Kernel replay across sets: the set of the pass in progress, the finished passes' deltas
     // and count per set, and whether a switch of the set hit a pass of this launch.
+    std::size_t first_set = 0;  // the set of its first pass: the one the unit then held
     std::size_t pass_set = 0;
     std::vector<oa::CounterDeltas> set_deltas;
     std::vector<std::uint32_t> set_pairs;

@@ -97,7 +97,7 @@ MergedPasses merge_passes(std::span<const Pass> passes) {
     at.push_back(index_against(passes[p], p + 1, first, first_keys, at.front()));
   }
   MergedPasses m;
-  m.columns = {"launch", "kernel", "global_size", "local_size"};
+  m.columns = {"launch", "kernel", "global_size", "local_size", "replay_passes"};
   for (const Pass& pass : passes) {
     m.columns.push_back(pass.set + ".gpu_time_ns");
     m.columns.push_back(pass.set + ".flags");
@@ -112,7 +112,7 @@ MergedPasses merge_passes(std::span<const Pass> passes) {
       rows.push_back(&passes[p].rows[at[p].at(first_keys[i])]);
     }
     std::vector<Field> row;
-    for (const char* name : {"launch", "kernel", "global_size", "local_size"}) {
+    for (const char* name : {"launch", "kernel", "global_size", "local_size", "replay_passes"}) {
       row.push_back({name, value_or_empty(first.rows[i], name)});
     }
     for (std::size_t p = 0; p < passes.size(); ++p) {

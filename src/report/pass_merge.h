@@ -1,5 +1,6 @@
-// Application replay (issue 20): the program runs once per metric set, and each launch's rows of
-// the passes are joined into one row with every set's metrics. A launch is known across passes by
+// Passes across metric sets (issue 20): each set's rows of a launch, from an application replay
+// (the program once per set) or a kernel replay across sets (each launch once per set), are
+// joined into one row with every set's metrics. A launch is known across passes by
 // its kernel name, its ordinal among that kernel's launches, and its global and local sizes; runs
 // that launched different sequences are not joined (each pass keeps its own file).
 #pragma once
@@ -28,7 +29,8 @@ class PassMismatch : public std::runtime_error {
 };
 
 // The joined table: per launch of the first pass, in its order, the launch's identity (launch,
-// kernel, global_size, local_size), then per pass its set's gpu_time_ns and flags, then every
+// kernel, global_size, local_size) and its replay_passes (in a kernel replay across sets, all
+// sets' passes), then per pass its set's gpu_time_ns and flags, then every
 // pass's metrics, each column named <set>.<metric column>. Throws PassMismatch when a pass lacks
 // a launch another has, and std::invalid_argument for fewer than two passes or a row without
 // the identity columns.

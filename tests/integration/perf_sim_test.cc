@@ -168,16 +168,22 @@ TEST_F(PerfSimTest, Gen12AndXeLpgPartsBoundToXeProfileThroughTheSimulatedXeStrea
   }
 }
 
+// kernel_runner's two kernels, three launches each after a warm-up, counted in three of IGT's
+// sets on the simulated Tiger Lake with `replay_mode`, rows joined into `csv`.
+CommandResult three_sets(const fs::path& csv, const char* replay_mode) {
+  return run(fmt::format(
+      "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {}/oa-tglgt2.xml "
+      "--metric-set ComputeBasic,L3_1,Sampler_1 --replay-mode {} --idle-baseline off -o {} -- {} "
+      "--min-time 100000 --max-repeats 3 mad_vect4 load_store_vect4",
+      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, replay_mode, csv.string(), KERNEL_RUNNER_BIN));
+}
+
 // Issue 20: an application replay of an external program over three of IGT's sets: one pass per
 // set, each with its own file, and -o's file with one row per launch carrying every set's
 // metrics, each equal to its pass's own row.
 TEST_F(PerfSimTest, ThreeSetsOfAnExternalProgramJoinIntoOneRowPerLaunch) {
   const fs::path csv = dir_ / "joined.csv";
-  const CommandResult r = run(fmt::format(
-      "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {}/oa-tglgt2.xml "
-      "--metric-set ComputeBasic,L3_1,Sampler_1 --replay-mode application --idle-baseline off "
-      "-o {} -- {} --min-time 100000 --max-repeats 3 mad_vect4 load_store_vect4",
-      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, csv.string(), KERNEL_RUNNER_BIN));
+  const CommandResult r = three_sets(csv, "application");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("pass 3/3 (Sampler_1)"));
   EXPECT_THAT(r.output, HasSubstr("programming the OA unit"));
@@ -221,8 +227,64 @@ TEST_F(PerfSimTest, RunsThatLaunchDifferentlyAreNotJoinedAndKeepTheirFiles) {
   EXPECT_FALSE(read_csv(dir_ / "grow.L3_1.csv").empty());
 }
 
+// Issue 20's kernel replay: one run of the program, each launch once per set with the OA unit
+// reprogrammed between its passes (through the simulated i915 perf stream, reopened per set).
+// Each set's rows go to their own file, and -o's file joins them: every launch once, with each
+// set's metrics, its per-set GPU time and all its passes.
+TEST_F(PerfSimTest, KernelReplayCountsThreeSetsForEachLaunchInOneRun) {
+  const fs::path csv = dir_ / "kernel.csv";
+  const CommandResult r = three_sets(csv, "kernel");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto joined = read_csv(csv);
+  ASSERT_EQ(joined.size(), 8u) << r.output;  // two kernels, a warm-up and three repeats each
+  // Each launch starts with the set the unit holds: two switches a launch, none inside a window.
+  EXPECT_THAT(r.output, HasSubstr("reprogrammed 16 times between passes"));
+  EXPECT_EQ(r.output.find("pass 1/3"), std::string::npos) << "one run, not one per set";
+  for (const char* set : {"ComputeBasic", "L3_1", "Sampler_1"}) {
+    SCOPED_TRACE(set);
+    const auto rows = read_csv(dir_ / fmt::format("kernel.{}.csv", set));
+    ASSERT_EQ(rows.size(), joined.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].at("launch"), joined[i].at("launch")) << "a launch's rows share its index";
+      EXPECT_EQ(rows[i].at("replay_passes"), "3");
+      EXPECT_EQ(joined[i].at("replay_passes"), "3");
+      EXPECT_THAT(rows[i].at("flags"), HasSubstr("replayed"));
+      EXPECT_THAT(rows[i].at("flags"), ::testing::Not(HasSubstr("pass_")));
+      EXPECT_EQ(joined[i].at(fmt::format("{}.gpu_time_ns", set)), rows[i].at("gpu_time_ns"));
+      EXPECT_GT(std::stod(rows[i].at("gpu_time_ns")), 0);
+      EXPECT_EQ(joined[i].at(fmt::format("{}.GpuBusy_percent", set)),
+                rows[i].at("GpuBusy_percent"));
+    }
+  }
+  EXPECT_FALSE(joined.front().at("ComputeBasic.EuActive_percent").empty());
+  EXPECT_FALSE(joined.front().at("L3_1.L30Bank0InputAvailable_percent").empty());
+  EXPECT_FALSE(joined.front().at("Sampler_1.Sampler00InputAvailable_percent").empty());
+}
+
+// Through oaprofd (a user's run), kernel replay across sets is refused with the way that works
+// there; --replay auto cannot be split among sets.
+TEST_F(PerfSimTest, KernelReplayAcrossSetsSaysWhenItCannotRun) {
+  const auto with = [&](const char* option) {
+    return run(fmt::format(
+        "{} --device sim --metric-set ComputeBasic,L3_1 --metrics-xml {}/oa-tglgt2.xml "
+        "--sim-platform tglgt2 {} -o {} -- {} mad_vect4",
+        OAPROF_BIN, OAPROF_IGT_METRICS_DIR, option, (dir_ / "x.csv").string(),
+        KERNEL_RUNNER_BIN));
+  };
+  const CommandResult daemon = with("--daemon always");
+  EXPECT_EQ(daemon.status, 2) << daemon.output;
+  EXPECT_THAT(daemon.output,
+              HasSubstr("give --replay-mode application (it works through oaprofd)"));
+  const CommandResult automatic = with("--replay auto");
+  EXPECT_EQ(automatic.status, 2) << automatic.output;
+  EXPECT_THAT(automatic.output, HasSubstr("give --replay N (passes per set)"));
+  EXPECT_FALSE(fs::exists(dir_ / "x.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "x.ComputeBasic.csv"));
+}
+
 // --metrics: the counters by name; oaprof picks the fewest sets that hold them and says which.
-// Two sets need --replay-mode application; a name no set has is refused with the closest ones.
+// Two sets are counted by kernel replay, or by application replay; a name no set has is refused
+// with the closest ones.
 TEST_F(PerfSimTest, MetricsChoosesTheFewestSetsThatHoldThem) {
   const std::string base = fmt::format(
       "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {}/oa-tglgt2.xml "
@@ -232,10 +294,11 @@ TEST_F(PerfSimTest, MetricsChoosesTheFewestSetsThatHoldThem) {
       fmt::format("-- {} --min-time 100000 --max-repeats 2 mad_vect4", KERNEL_RUNNER_BIN);
   const fs::path csv = dir_ / "chosen.csv";
   const std::string both = "--metrics L30Bank0InputAvailable,Sampler00InputAvailable,EuActive";
-  const CommandResult needs_mode =
+  const CommandResult kernel =
       run(fmt::format("{} {} -o {} {}", base, both, csv.string(), program));
-  EXPECT_EQ(needs_mode.status, 2) << needs_mode.output;
-  EXPECT_THAT(needs_mode.output, HasSubstr("give --replay-mode application"));
+  ASSERT_EQ(kernel.status, 0) << kernel.output;
+  EXPECT_THAT(kernel.output, HasSubstr("kernel replay across 2 sets"));
+  EXPECT_TRUE(read_csv(csv).front().contains("Sampler_1.Sampler00InputAvailable_percent"));
   const CommandResult r = run(fmt::format("{} {} --replay-mode application -o {} {}", base, both,
                                           csv.string(), program));
   ASSERT_EQ(r.status, 0) << r.output;

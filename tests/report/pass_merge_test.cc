@@ -41,7 +41,7 @@ TEST(PassMergeTest, EachLaunchGetsEveryPassesMetricsWhateverTheirOrder) {
   const MergedPasses m = merge_passes(passes);
   ASSERT_EQ(m.rows.size(), 3u);
   EXPECT_EQ(m.columns, (std::vector<std::string>{
-                           "launch", "kernel", "global_size", "local_size",
+                           "launch", "kernel", "global_size", "local_size", "replay_passes",
                            "ComputeBasic.gpu_time_ns", "ComputeBasic.flags", "L3_1.gpu_time_ns",
                            "L3_1.flags", "ComputeBasic.EuActive_percent", "L3_1.L3Misses"}));
   // The second launch of a: 81 % from pass 1, 9 misses from pass 2's third row.

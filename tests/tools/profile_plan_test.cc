@@ -103,7 +103,8 @@ TEST(ProfilePlanTest, ReplayGoesWithKernelModeAndAValidCount) {
 TEST(ProfilePlanTest, SeveralMetricSetsArePassesOfAnApplicationReplay) {
   ProfileOptions o = with_program();
   o.metric_set = "ComputeBasic, L3_1,ComputeBasic,Sampler_1";
-  EXPECT_THAT(refusal(o), HasSubstr("give --replay-mode application"));
+  // A user's run goes through oaprofd, whose session holds one set: kernel replay is refused.
+  EXPECT_THAT(refusal(o), HasSubstr("give --replay-mode application (it works through oaprofd)"));
   o.replay_mode = "application";
   const ProfilePlan plan = make_profile_plan(o, {}, kUser);
   EXPECT_TRUE(plan.application_replay);
@@ -120,6 +121,43 @@ TEST(ProfilePlanTest, SeveralMetricSetsArePassesOfAnApplicationReplay) {
   o.replay_mode = "application";
   o.mode = "app";
   EXPECT_THAT(refusal(o), HasSubstr("goes with --mode kernel"));
+}
+
+// Kernel replay across sets (the default --replay-mode): a local session, each launch once per
+// set, or N times per set with --replay N; the program's OAPROF_REPLAY counts every pass.
+TEST(ProfilePlanTest, SeveralMetricSetsAreKernelReplayPassesOfALocalSession) {
+  ProfileOptions o = with_program();
+  o.device_spec = "sim";
+  o.metric_set = "ComputeBasic,L3_1,Sampler_1";
+  ProfilePlan plan = make_profile_plan(o, {}, kUser);
+  EXPECT_TRUE(kernel_replay_across_sets(plan));
+  EXPECT_EQ(plan.pass_sets.size(), 3u);
+  EXPECT_EQ(passes_per_set(plan), 1u);
+  EXPECT_EQ(replay_variable(plan), "3");
+  o.replay = "2";
+  plan = make_profile_plan(o, {}, kUser);
+  EXPECT_EQ(passes_per_set(plan), 2u);
+  EXPECT_EQ(replay_variable(plan), "6");
+  o.replay = "4000";
+  EXPECT_THAT(refusal(o), HasSubstr("4000 passes for each of 3 sets"));
+  o.replay = "auto";
+  EXPECT_THAT(refusal(o), HasSubstr("give --replay N (passes per set)"));
+  o.replay = "off";
+  o.mode = "app";
+  EXPECT_THAT(refusal(o), HasSubstr("both with --mode kernel"));
+  o.mode = "kernel";
+  o.daemon = "always";
+  EXPECT_THAT(refusal(o), HasSubstr("which a session through oaprofd does not do"));
+  // One set, or an application replay: OAPROF_REPLAY is --replay as given.
+  o.daemon = "auto";
+  o.replay = "2";
+  o.metric_set = "ComputeBasic";
+  EXPECT_EQ(replay_variable(make_profile_plan(o, {}, kUser)), "2");
+  o.metric_set = "ComputeBasic,L3_1";
+  o.replay_mode = "application";
+  plan = make_profile_plan(o, {}, kUser);
+  EXPECT_FALSE(kernel_replay_across_sets(plan));
+  EXPECT_EQ(replay_variable(plan), "2");
 }
 
 TEST(ProfilePlanTest, MetricsNamesCountersInsteadOfSets) {

@@ -131,13 +131,13 @@ Action add_profile_options(CLI::App& app) {
   dev->add_option("--metric-set", opt->metric_set,
                   "metric set to program and evaluate: Builtin (no mux programming, Gen8-11) or a "
                   "set of the platform's IGT file, e.g. ComputeBasic (`oaprof metrics list`); "
-                  "several, comma-separated, are one pass each (--replay-mode application)")
+                  "several, comma-separated, are one pass each (see --replay-mode)")
       ->capture_default_str();
   dev->add_option("--metrics", opt->metrics,
                   "counters to collect, comma-separated IGT symbol names (e.g. "
                   "EuActive,L3Misses): oaprof chooses the fewest sets of the platform's file "
                   "that hold them all and says which; two or more are one pass each "
-                  "(--replay-mode application). Instead of --metric-set");
+                  "(see --replay-mode). Instead of --metric-set");
   dev->add_option("--metrics-xml", opt->metrics_xml,
                   "IGT metric file to take the set from (default: searched, see `oaprof metrics`)");
   dev->add_option("--forcewake", opt->forcewake,
@@ -202,14 +202,18 @@ Action add_profile_options(CLI::App& app) {
                    "kernel replay: run each measured launch N times (2–10000), or auto (until "
                    "--min-window is covered), restoring the buffers it writes before every further "
                    "pass so the program sees one run; rows are flagged replayed and show the "
-                   "restore traffic (docs/attach.md). off: one pass")
+                   "restore traffic (docs/attach.md). off: one pass. With several metric sets: "
+                   "N passes per set (auto is refused)")
       ->capture_default_str();
   what->add_option("--replay-mode", opt->replay_mode,
-                   "how several metric sets are counted: application runs the program once per "
-                   "set and joins each launch's rows into -o's file (by kernel, its ordinal and "
-                   "sizes; the program must launch the same sequence every run; each pass also "
-                   "keeps its own file, -o's name with the set before the extension); kernel: one "
-                   "set per run")
+                   "how several metric sets are counted: kernel (the default; oaprof run as "
+                   "root, not through oaprofd) runs each measured launch once per set in one run "
+                   "of the program, restoring its buffers and reprogramming the OA unit between "
+                   "passes; application runs the program once per set (also through oaprofd; "
+                   "the program must launch the same sequence every run). Either way each set's "
+                   "rows go to -o's name with the set before the extension, and each launch's "
+                   "rows are joined into -o's file (by kernel, its ordinal and sizes; "
+                   "docs/metrics.md)")
       ->capture_default_str();
   what->add_option("--inject", opt->inject,
                    "how the program is intercepted: layer (OPENCL_LAYERS), preload (LD_PRELOAD, "
@@ -282,6 +286,8 @@ struct GpuHold {
   bool simulated = false;
   std::unique_ptr<gpu::CounterSource> source;
   std::unique_ptr<oa::MetricSet> metrics;
+  // Kernel replay across sets: every set's, metrics the first of them.
+  std::vector<std::unique_ptr<oa::MetricSet>> pass_metrics;
   oa::ReportFormat format{};
 
   // Before the session starts only the device has written registers (forcewake), and it puts
@@ -357,6 +363,11 @@ void open_locally(const ProfilePlan& plan, GpuHold& gpu) {
   // A file the user names is read as the user (daemon/user_file.h).
   gpu.metrics = std::make_unique<oa::MetricSet>(
       load_metric_set(gpu.platform, plan.metric_set, plan.metrics_xml, plan.creds));
+  if (!kernel_replay_across_sets(plan)) return;
+  for (const std::string& set : plan.pass_sets) {
+    gpu.pass_metrics.push_back(std::make_unique<oa::MetricSet>(
+        load_metric_set(gpu.platform, set, plan.metrics_xml, plan.creds)));
+  }
 }
 
 // 0, or the exit status after saying why on stderr.
@@ -574,7 +585,7 @@ daemon::ChildSpec program_spec(const ProfilePlan& plan, const daemon::Server* se
   child.credentials = plan.creds;
   child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(plan.min_window.count());
   // Always set, so a value inherited from the user's environment cannot replay behind --replay.
-  child.set_env["OAPROF_REPLAY"] = plan.replay;
+  child.set_env["OAPROF_REPLAY"] = replay_variable(plan);
   if (server == nullptr) return child;
   child.set_env["OAPROF_SOCKET"] = server->path();
   for (const auto& [k, v] : plan.filter.to_env()) child.set_env[k] = v;
@@ -601,15 +612,27 @@ daemon::ChildSpec program_spec(const ProfilePlan& plan, const daemon::Server* se
   return child;
 }
 
+// Where one metric set's rows go: its outputs (named in `names`), the run's metadata with the
+// set's equations, and, for a replay's join, the rows' fields (`capture`, when given).
+struct SetOutput {
+  Outputs* out = nullptr;
+  OutputPlan names;
+  report::RunInfo info;
+  report::Pass* capture = nullptr;
+};
+
 // A run whose GPU, energy and outputs are open: the session on the counter source, the rows
-// written on a thread of their own, and the three ways it can run.
+// written on a thread of their own, and the three ways it can run. One SetOutput per metric set:
+// several make a kernel replay across sets, whose records go to their set's outputs.
 class ProfileRun {
  public:
-  // `capture`, when given, also receives every row's fields (an application replay's pass).
-  ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy, Outputs& out,
-             report::RunInfo info, report::Pass* capture = nullptr);
+  ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy,
+             std::vector<SetOutput> sets);
   // How long programming the OA unit took (session start, mux settle included).
   std::chrono::nanoseconds programming_time() const { return programming_time_; }
+  // Kernel replay across sets: how often the unit was reprogrammed between passes, and what a
+  // switch cost on average (a line for stderr).
+  std::string switch_summary() const;
   // Starts the session: 0, or the exit status after saying why.
   int start();
   int run_system_wide();
@@ -623,14 +646,20 @@ class ProfileRun {
   void send_summary();
   int finish(int exit_code);
 
-  report::Pass* capture_;
+  // The first set's metadata: what all sets share (device, clocks, mode).
+  const report::RunInfo& info() const { return sets_.front().info; }
+  std::string csv_names() const {
+    std::string names;
+    for (const SetOutput& s : sets_) names += (names.empty() ? "" : ", ") + s.names.csv;
+    return names;
+  }
+
+  std::vector<SetOutput> sets_;
   std::mutex capture_mu_;
   std::chrono::nanoseconds programming_time_{0};
   const ProfilePlan& plan_;
   GpuHold& gpu_;
   EnergySetup& energy_;
-  Outputs& out_;
-  report::RunInfo info_;
   std::string no_energy_reason_;
   // Rows are formatted and written on a thread of their own: the thread answering the program's
   // snapshots never waits for a file.
@@ -641,42 +670,53 @@ class ProfileRun {
   daemon::Session session_;
 };
 
-ProfileRun::ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy, Outputs& out,
-                       report::RunInfo info, report::Pass* capture)
-    : capture_(capture),
+ProfileRun::ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy,
+                       std::vector<SetOutput> sets)
+    : sets_(std::move(sets)),
       plan_(plan),
       gpu_(gpu),
       energy_(energy),
-      out_(out),
-      info_(std::move(info)),
       no_energy_reason_(energy.source ? "the energy could not be read for this window"
                                       : energy.reason),
       rows_([this](const oa::LaunchRecord& r, const power::EnergyReading* b,
                    const power::EnergyReading* e) { write_row(r, b, e); },
-            [this] { out_.files->flush(); }),
+            [this] {
+              for (const SetOutput& s : sets_) s.out->files->flush();
+            }),
       session_(*gpu.source, gpu.format, rows_.sink(),
                daemon::oa_config_for(*gpu.metrics, gpu.platform, gpu.facts)) {}
 
 void ProfileRun::write_row(const oa::LaunchRecord& r, const power::EnergyReading* begin,
                            const power::EnergyReading* end) {
-  const report::RowEnergy e = report::row_energy(r, begin, end, info_, no_energy_reason_);
-  if (capture_ != nullptr) {
+  const SetOutput& set = sets_.at(r.pass_set);
+  const report::RowEnergy e = report::row_energy(r, begin, end, set.info, no_energy_reason_);
+  if (set.capture != nullptr) {
     std::lock_guard lock(capture_mu_);
-    capture_->rows.push_back(report::launch_fields(r, e, info_));
+    set.capture->rows.push_back(report::launch_fields(r, e, set.info));
   }
-  out_.files->add(r, e);
-  out_.table->add(r, e);
-  out_.rows.fetch_add(1, std::memory_order_relaxed);
-  if (!gpu_.client) return;
+  set.out->files->add(r, e);
+  set.out->table->add(r, e);
+  set.out->rows.fetch_add(1, std::memory_order_relaxed);
+  if (!gpu_.client || r.pass_set != 0) return;  // a launch counts once in the summary
   std::lock_guard lock(totals_mu_);
   oa::wire::KernelSummary& k = kernel_totals_[r.launch.kernel_name];
   k.kernel = r.launch.kernel_name;
   k.launches += 1;
-  k.gpu_ns += static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info_.timestamp_hz));
+  k.gpu_ns += static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, set.info.timestamp_hz));
   if (const auto w = e.window.igpu.watts(e.window.formula)) {
     k.energy_uj += static_cast<std::uint64_t>(std::max(0.0, *w) *
                                               static_cast<double>(e.window.duration_ns) / 1e3);
   }
+}
+
+std::string ProfileRun::switch_summary() const {
+  const daemon::Session::SwitchCost c = session_.switch_cost();
+  const double ms = std::chrono::duration<double, std::milli>(c.total).count();
+  return fmt::format(
+      "oaprof: kernel replay across {} sets: the OA unit was reprogrammed {} times between "
+      "passes, {:.3f} ms a switch (mux settle included), each before a pass's first snapshot, "
+      "outside every kernel's window\n",
+      sets_.size(), c.switches, c.switches ? ms / static_cast<double>(c.switches) : 0.0);
 }
 
 // Every row written, or the first error writing them.
@@ -719,18 +759,27 @@ void ProfileRun::send_summary() {
 }
 
 int ProfileRun::start() {
-  out_.files->begin(info_);
-  out_.table->begin(info_);
+  for (const SetOutput& s : sets_) {
+    s.out->files->begin(s.info);
+    s.out->table->begin(s.info);
+    if (s.capture != nullptr) s.capture->metric_columns = report::metric_field_names(s.info);
+  }
   session_.set_energy_source(energy_.source.get());
   // Long launches stay exact: the session reads the counters while a pass is open.
   session_.set_launch_reads(
-      daemon::launch_read_options(info_.timestamp_hz, info_.max_freq_mhz, info_.eus));
+      daemon::launch_read_options(info().timestamp_hz, info().max_freq_mhz, info().eus));
   if (power::SimEnergySource* sim = energy_.sim) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
     session_.set_busy_listener([sim](bool busy) { sim->simulator().set_gpu_active(busy); });
   }
-  if (capture_ != nullptr) capture_->metric_columns = report::metric_field_names(info_);
   try {
+    if (sets_.size() > 1) {
+      std::vector<mmio::OaConfig> configs;
+      for (const SetOutput& s : sets_) {
+        configs.push_back(daemon::oa_config_for(*s.info.metrics, gpu_.platform, gpu_.facts));
+      }
+      session_.set_pass_configs(std::move(configs), passes_per_set(plan_));
+    }
     const auto begin = std::chrono::steady_clock::now();
     session_.start();
     programming_time_ = std::chrono::steady_clock::now() - begin;
@@ -801,11 +850,17 @@ int ProfileRun::finish(int exit_code) {
       !waited.empty()) {
     std::cerr << "oaprof: warning: " << waited << "\n";
   }
-  out_.files->end();
+  for (const SetOutput& s : sets_) s.out->files->end();
   if (!plan_.quiet) {
-    out_.table->end();
+    std::uint64_t rows = 0;
+    std::string names;
+    for (const SetOutput& s : sets_) {
+      s.out->table->end();
+      rows += s.out->rows.load();
+      names += (names.empty() ? "" : ", ") + output_names(s.names);
+    }
     std::cerr << fmt::format(
-        "oaprof: {} rows written to {}{}\n", out_.rows.load(), output_names(plan_.outputs),
+        "oaprof: {} rows written to {}{}\n", rows, names,
         session_.launches_dropped()
             ? fmt::format(" ({} incomplete launches dropped)", session_.launches_dropped())
             : "");
@@ -816,12 +871,12 @@ int ProfileRun::finish(int exit_code) {
 int ProfileRun::run_system_wide() {
   if (!plan_.quiet) {
     std::cerr << fmt::format(
-        "oaprof: sampling {} for {} ms{}, writing {}\n", info_.device_detail,
+        "oaprof: sampling {} for {} ms{}, writing {}\n", info().device_detail,
         plan_.duration.count(),
         plan_.interval ? fmt::format(", a row every {} ms", plan_.interval->count()) : "",
         plan_.outputs.csv);
   }
-  daemon::SamplerOptions so = sampler_options(info_);
+  daemon::SamplerOptions so = sampler_options(info());
   so.row_interval = plan_.interval;
   so.label = plan_.interval ? "(interval)" : "(system)";
   daemon::Sampler sampler(session_, so);
@@ -854,7 +909,7 @@ int ProfileRun::run_program() {
       server = std::make_unique<daemon::Server>(daemon::private_socket_address(), session_, allowed);
       server->start();
     } else {
-      daemon::SamplerOptions so = sampler_options(info_);
+      daemon::SamplerOptions so = sampler_options(info());
       so.label = "(application)";
       app_sampler.emplace(session_, so);
     }
@@ -875,11 +930,12 @@ int ProfileRun::run_program() {
     g_child = pid;
     if (!plan_.quiet) {
       std::cerr << fmt::format("oaprof: profiling '{}' ({} mode) on {} ({}), writing {}\n",
-                               plan_.command[0], info_.mode, info_.device, info_.device_detail,
-                               plan_.outputs.csv);
+                               plan_.command[0], info().mode, info().device, info().device_detail,
+                               csv_names());
     }
     const int status =
-        wait_for_child(pid, !plan_.quiet && ::isatty(STDERR_FILENO) && kernel_mode, out_.rows);
+        wait_for_child(pid, !plan_.quiet && ::isatty(STDERR_FILENO) && kernel_mode,
+                       sets_.front().out->rows);
     g_child = 0;
     exit_code = daemon::shell_status(status);
   } catch (const std::exception& e) {
@@ -928,7 +984,7 @@ int run_once(const ProfilePlan& plan, report::Pass* capture = nullptr,
   report::RunInfo info = make_run_info(plan, gpu, energy);
   if (energy.source) measure_idle(plan, *energy.source, info);
 
-  ProfileRun run(plan, gpu, energy, out, std::move(info), capture);
+  ProfileRun run(plan, gpu, energy, {SetOutput{&out, plan.outputs, std::move(info), capture}});
   if (int rc = run.start(); rc != 0) return rc;
   if (cost != nullptr) {
     cost->setup = std::chrono::steady_clock::now() - begin;
@@ -1018,6 +1074,23 @@ int write_joined(const ProfilePlan& plan, const report::MergedPasses& joined) {
   return 0;
 }
 
+// The passes' rows joined per launch into -o's file. 0, or the exit status after saying why.
+int write_joined_passes(const ProfilePlan& plan, std::span<const report::Pass> passes) {
+  report::MergedPasses joined;
+  try {
+    joined = report::merge_passes(passes);
+  } catch (const report::PassMismatch& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitPassesDiffer;
+  }
+  if (const int rc = write_joined(plan, joined); rc != 0) return rc;
+  if (!plan.quiet) {
+    std::cerr << fmt::format("oaprof: {} launches joined from {} sets into {}\n",
+                             joined.rows.size(), passes.size(), plan.outputs.csv);
+  }
+  return 0;
+}
+
 // Application replay: the program once per set, each pass a whole run with its own files, then
 // each launch's rows joined into -o's file. A pass that fails, or a signal, ends the replay with
 // the passes so far kept; runs that launched different sequences are not joined.
@@ -1055,19 +1128,62 @@ int run_application_replay(const ProfilePlan& plan) {
       return status != 0 ? status : kExitSession;
     }
   }
-  report::MergedPasses joined;
-  try {
-    joined = report::merge_passes(passes);
-  } catch (const report::PassMismatch& e) {
-    std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitPassesDiffer;
-  }
-  if (const int rc = write_joined(plan, joined); rc != 0) return rc;
-  if (!plan.quiet) {
-    std::cerr << fmt::format("oaprof: {} launches joined from {} passes into {}\n",
-                             joined.rows.size(), n, plan.outputs.csv);
+  return write_joined_passes(plan, passes);
+}
+
+// The outputs of each set of a kernel replay across sets: -o's name (and --json's, --trace's)
+// with the set in it, as application replay's passes. 0, or the exit status after saying why.
+int open_set_outputs(const ProfilePlan& plan, std::vector<std::unique_ptr<Outputs>>& outs,
+                     std::vector<OutputPlan>& names) {
+  for (const std::string& set : plan.pass_sets) {
+    ProfilePlan set_plan = plan;
+    set_plan.outputs = pass_outputs(plan, set);
+    auto& out = outs.emplace_back(std::make_unique<Outputs>());
+    names.push_back(set_plan.outputs);
+    if (int rc = open_outputs(set_plan, *out); rc != 0) return rc;
+    // One summary table, the first set's: the others' rows are in their files and the join.
+    if (outs.size() > 1) out->table = report::make_tee_reporter({});
   }
   return 0;
+}
+
+// Kernel replay across sets: one run of the program, each measured launch once per set (passes
+// per set with --replay N) with the OA unit reprogrammed between passes, each set's rows in its
+// own files, then the launches' rows joined into -o's file.
+int run_kernel_replay(const ProfilePlan& plan) {
+  GpuHold gpu;
+  if (int rc = open_gpu(plan, gpu); rc != 0) return rc;
+  EnergySetup energy;
+  if (int rc = open_energy(plan, gpu, energy); rc != 0) return gpu.untouched(rc);
+  std::vector<std::unique_ptr<Outputs>> outs;
+  std::vector<OutputPlan> names;
+  if (int rc = open_set_outputs(plan, outs, names); rc != 0) return gpu.untouched(rc);
+  report::RunInfo base = make_run_info(plan, gpu, energy);
+  if (energy.source) measure_idle(plan, *energy.source, base);
+  std::vector<report::Pass> passes(plan.pass_sets.size());
+  std::vector<SetOutput> sets;
+  for (std::size_t k = 0; k < plan.pass_sets.size(); ++k) {
+    report::RunInfo info = base;
+    info.metric_set = gpu.pass_metrics[k]->symbol();
+    info.metrics = gpu.pass_metrics[k].get();
+    passes[k].set = info.metric_set;
+    sets.push_back({outs[k].get(), names[k], std::move(info), &passes[k]});
+  }
+  ProfileRun run(plan, gpu, energy, std::move(sets));
+  if (int rc = run.start(); rc != 0) return rc;
+  int status = 0;
+  {
+    const mmio::ScopedSignalHandler signals(&on_profile_signal);
+    status = run.run_program();
+  }
+  if (!plan.quiet) std::cerr << run.switch_summary();
+  if (status != 0 || g_interrupted) {
+    std::cerr << fmt::format(
+        "oaprof: no joined file ({}): each set's rows are in its own file\n",
+        g_interrupted ? std::string("interrupted") : fmt::format("status {}", status));
+    return status != 0 ? status : kExitSession;
+  }
+  return write_joined_passes(plan, passes);
 }
 
 int run_profile(const ProfileOptions& options) {
@@ -1087,6 +1203,7 @@ int run_profile(const ProfileOptions& options) {
   if (!plan.metric_names.empty()) {
     if (int rc = choose_sets_for_metrics(plan); rc != 0) return rc;
   }
+  if (kernel_replay_across_sets(plan)) return run_kernel_replay(plan);
   if (plan.pass_sets.size() > 1) return run_application_replay(plan);
   return run_once(plan);
 }

@@ -112,11 +112,45 @@ void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& 
     }
   }
   if (sets.size() < 2 || plan.application_replay) return;
-  throw std::invalid_argument(fmt::format(
-      "{} metric sets need one pass each: give --replay-mode application (the program runs "
-      "once per set and each launch's rows are joined); kernel replay across sets is not built "
-      "yet",
-      sets.size()));
+  // Kernel replay across sets: the session reprograms the unit between a launch's passes.
+  if (plan.mode != RunMode::kKernel) {
+    throw std::invalid_argument(
+        "several metric sets are counted per launch (kernel replay, the default) or per run "
+        "(--replay-mode application), both with --mode kernel and a program");
+  }
+  if (plan.through_daemon) {
+    throw std::invalid_argument(fmt::format(
+        "kernel replay across {} metric sets reprograms the OA unit between a launch's passes, "
+        "which a session through oaprofd does not do: give --replay-mode application (it works "
+        "through oaprofd), or run oaprof as root",
+        sets.size()));
+  }
+  if (plan.replay == "auto") {
+    throw std::invalid_argument(
+        "--replay auto repeats a launch until the window is covered, which cannot be split "
+        "among metric sets: give --replay N (passes per set), or leave it off (one pass per set)");
+  }
+  if (passes_per_set(plan) * sets.size() > launch::kMaxReplayPasses) {
+    throw std::invalid_argument(fmt::format("--replay: {} passes for each of {} sets is more than "
+                                            "the {} passes a launch may have",
+                                            passes_per_set(plan), sets.size(),
+                                            launch::kMaxReplayPasses));
+  }
+}
+
+std::uint32_t passes_per_set(const ProfilePlan& plan) {
+  std::string warning;
+  const launch::ReplayConfig c = launch::parse_replay_config(plan.replay.c_str(), nullptr, warning);
+  return c.mode == launch::ReplayConfig::Mode::kFixed ? c.passes : 1;
+}
+
+bool kernel_replay_across_sets(const ProfilePlan& plan) {
+  return plan.pass_sets.size() > 1 && !plan.application_replay;
+}
+
+std::string replay_variable(const ProfilePlan& plan) {
+  if (!kernel_replay_across_sets(plan)) return plan.replay;
+  return std::to_string(static_cast<std::size_t>(passes_per_set(plan)) * plan.pass_sets.size());
 }
 
 namespace {

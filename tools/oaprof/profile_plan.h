@@ -113,8 +113,10 @@ struct ProfilePlan {
   std::string format_text;  // checked where the generation is known (the simulator), else at open
   std::string metric_set;  // the set of a single run, or of the first pass
   std::string metrics_xml;
-  // Application replay (--replay-mode application): the program runs once per set, in order,
-  // and the passes' rows are joined per launch (report/pass_merge.h). Empty: one run.
+  // Two and more sets: by kernel replay (each measured launch runs once per set, the unit
+  // reprogrammed between passes), or by application replay (--replay-mode application: the
+  // program runs once per set, in order); either way the passes' rows are joined per launch
+  // (report/pass_merge.h). Empty: one set.
   std::vector<std::string> pass_sets;
   bool application_replay = false;
   // --metrics: counter names the run's sets must cover, chosen once the platform's metric file
@@ -145,9 +147,18 @@ struct ProfilePlan {
 };
 
 // Throws std::invalid_argument unless `sets` can be counted as the plan says: one set, or two and
-// more with --replay-mode application, each then a set symbol (letters, digits, _), since it
-// names its pass's files.
+// more, each then a set symbol (letters, digits, _), since it names its pass's files. Two and
+// more by kernel replay (the default --replay-mode) need --mode kernel, a local session (not
+// oaprofd), and --replay off or N (passes per set).
 void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& sets);
+
+// Kernel replay across sets: two and more pass sets without --replay-mode application.
+bool kernel_replay_across_sets(const ProfilePlan& plan);
+// Passes each set gets in a kernel replay: --replay N, else 1.
+std::uint32_t passes_per_set(const ProfilePlan& plan);
+// OAPROF_REPLAY for the program: --replay as given, or the passes of every set of a kernel
+// replay across sets.
+std::string replay_variable(const ProfilePlan& plan);
 
 // Parses and checks every option. `env` is the process environment (SUDO_UID, SUDO_GID,
 // OAPROF_STATE_DIR), `euid` the effective uid. Throws std::invalid_argument saying which option
