@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -48,6 +49,11 @@ struct DaemonService::Active {
   power::SimEnergySource* sim_energy = nullptr;
   std::unique_ptr<gpu::CounterSource> source;
   bool kernel_running = false;
+  // What a set switch needs: the format, and where the open found its set (the client's file,
+  // or empty for the daemon's directory). Each set's programming, once read, is kept.
+  oa::ReportFormat format{};
+  std::string metrics_xml;
+  std::map<std::string, mmio::OaConfig, std::less<>> set_configs;
 };
 
 DaemonService::DaemonService(ServiceOptions options) : options_(std::move(options)) {}
@@ -95,17 +101,19 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
     const bool session_request = std::holds_alternative<wire::Sample>(request) ||
                                  std::holds_alternative<wire::Kernel>(request) ||
                                  std::holds_alternative<wire::Close>(request) ||
-                                 std::holds_alternative<wire::Summary>(request);
+                                 std::holds_alternative<wire::Summary>(request) ||
+                                 std::holds_alternative<wire::SwitchSet>(request);
     if (!session_request) {
       return wire::Error{ErrorCode::kBadRequest,
                          "that is a reply, not a request; oaprofd takes hello, open, sample, "
-                         "kernel, summary and close"};
+                         "kernel, switch set, summary and close"};
     }
     if (!active_ || active_->client != client) {
       return wire::Error{ErrorCode::kNoSession,
                          "no session is open on this connection: send open first"};
     }
     if (const auto* s = std::get_if<wire::Sample>(&request)) return sample(*s);
+    if (const auto* s = std::get_if<wire::SwitchSet>(&request)) return switch_set(*s);
     if (const auto* summary = std::get_if<wire::Summary>(&request)) {
       // Only a session's holder, and a bounded number kept until the exporter takes them.
       if (summaries_.size() == kMaxKeptSummaries) summaries_.erase(summaries_.begin());
@@ -214,6 +222,8 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
       }
     }
     a.source->start(format, oa_config_for(metrics.set, platform, a.device.facts));
+    a.format = format;
+    a.metrics_xml = request.metrics_xml;
 
     opened.label = a.device.label();
     opened.detail = a.device.mmio->describe();
@@ -240,6 +250,32 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     end_session("open failed: " + why, client != background_client_);
     return wire::Error{bad_request ? ErrorCode::kBadRequest : ErrorCode::kDeviceError, why};
   }
+}
+
+// Kernel replay across sets: another set of the file the session opened (the client's, checked
+// again as open checks it, or the daemon's own), by name; the client never sends registers.
+wire::Body DaemonService::switch_set(const wire::SwitchSet& request) {
+  Active& a = *active_;
+  auto it = a.set_configs.find(request.metric_set);
+  if (it == a.set_configs.end()) {
+    if (a.set_configs.size() >= kMaxSessionSets) {
+      return wire::Error{ErrorCode::kBadRequest,
+                         fmt::format("a session switches among at most {} metric sets",
+                                     kMaxSessionSets)};
+    }
+    const MetricChoice metrics =
+        choose_metric_set(a.device.platform, request.metric_set, a.metrics_xml,
+                          options_.metrics_dirs, options_.metrics_owner);
+    it = a.set_configs
+             .emplace(request.metric_set,
+                      oa_config_for(metrics.set, a.device.platform, a.device.facts))
+             .first;
+    // Once per set, not per switch: a kernel replay switches twice a launch.
+    log(6, fmt::format("session of {} switches among metric sets, now also {}", a.holder,
+                       request.metric_set));
+  }
+  a.source->switch_set(a.format, it->second, request.metric_set);
+  return wire::Ok{};
 }
 
 wire::Body DaemonService::sample(const wire::Sample& request) {

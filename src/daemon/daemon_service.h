@@ -93,6 +93,9 @@ class DaemonService {
  private:
   struct Active;
   oa::wire::Body open(std::uint64_t client, const Peer& peer, const oa::wire::Open& request);
+  oa::wire::Body switch_set(const oa::wire::SwitchSet& request);
+  // The most metric sets one session switches among (each kept programmed in memory).
+  static constexpr std::size_t kMaxSessionSets = 64;
   oa::wire::Body sample(const oa::wire::Sample& request);
   // Restores and closes the session; logs it unless `log_if_untouched` is false and it had
   // written no register.

@@ -61,6 +61,12 @@ class RemoteCounterSource final : public gpu::CounterSource {
     if (!simulated_) return;
     throw_if_error(client_->call(wire::Kernel{running}), "kernel signal");
   }
+  // oaprofd programs the set it finds under that name in the file the session opened.
+  void switch_set(oa::ReportFormat format, const mmio::OaConfig&,
+                  std::string_view symbol) override {
+    check(format);
+    throw_if_error(client_->call(wire::SwitchSet{std::string(symbol)}), "set switch");
+  }
   bool config_lost() const override { return config_lost_; }
   bool readout_interrupted() const override { return readout_interrupted_; }
   // The daemon sends the losses, not the samples.

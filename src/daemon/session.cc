@@ -32,17 +32,16 @@ LaunchReadOptions launch_read_options(double timestamp_hz, double max_freq_mhz, 
 Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
                  mmio::OaConfig config)
     : source_(source), format_(format), sink_(std::move(sink)) {
-  configs_.push_back(std::move(config));
+  sets_.push_back({std::string(), std::move(config)});
 }
 
-void Session::set_pass_configs(std::vector<mmio::OaConfig> configs,
-                               std::uint32_t passes_per_set) {
+void Session::set_pass_configs(std::vector<PassSet> sets, std::uint32_t passes_per_set) {
   std::lock_guard lock(mu_);
   if (started_) throw std::logic_error("set_pass_configs after start()");
-  if (configs.empty() || passes_per_set == 0) {
+  if (sets.empty() || passes_per_set == 0) {
     throw std::invalid_argument("kernel replay across sets needs a set and a pass per set");
   }
-  configs_ = std::move(configs);
+  sets_ = std::move(sets);
   passes_per_set_ = passes_per_set;
 }
 
@@ -52,7 +51,7 @@ Session::SwitchCost Session::switch_cost() const {
 }
 
 void Session::program_pass_set_locked(Pending& p) {
-  const std::size_t sets = configs_.size();
+  const std::size_t sets = sets_.size();
   // A launch starts with the set the unit holds, so back-to-back launches switch sets - 1
   // times each, not sets times.
   if (p.pairs == 0) p.first_set = programmed_ < sets ? programmed_ : 0;
@@ -64,9 +63,9 @@ void Session::program_pass_set_locked(Pending& p) {
     if (&entry.second != &p && entry.second.before) entry.second.disturbed = true;
   }
   const auto begin = std::chrono::steady_clock::now();
-  source_.stop();
-  programmed_ = sets;  // none, until the start below succeeds
-  source_.start(format_, configs_[p.pass_set]);
+  programmed_ = sets;  // none, until the switch below succeeds
+  const PassSet& next = sets_[p.pass_set];
+  source_.switch_set(format_, next.config, next.symbol);
   programmed_ = p.pass_set;
   switch_cost_.switches += 1;
   switch_cost_.total += std::chrono::steady_clock::now() - begin;
@@ -86,7 +85,7 @@ void Session::add_set_pass(Pending& p, std::size_t sets) {
 
 void Session::emit_per_set_locked(const oa::LaunchRecord& record, const Pending& p) {
   const bool energy = p.energy_before && p.energy_after;
-  for (std::size_t k = 0; k < configs_.size(); ++k) {
+  for (std::size_t k = 0; k < sets_.size(); ++k) {
     oa::LaunchRecord r = record;
     r.pass_set = k;
     const bool counted = k < p.set_pairs.size() && p.set_pairs[k] > 0;
@@ -111,7 +110,7 @@ Session::~Session() {
 void Session::start() {
   std::lock_guard lock(mu_);
   programmed_ = 0;
-  source_.start(format_, configs_.front());
+  source_.start(format_, sets_.front().config);
   started_ = true;
   if (reads_.read_period.count() > 0 && !reader_.joinable()) {
     reader_stop_ = false;
@@ -335,7 +334,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
   if (s.phase == oa::wire::Phase::kBefore) {
     const bool read_energy = energy_ != nullptr && p.pairs == 0;
     if (read_energy && s.energy_first) p.energy_before = read_energy_locked();
-    if (configs_.size() > 1) program_pass_set_locked(p);
+    if (sets_.size() > 1) program_pass_set_locked(p);
     const Read read = read_locked();
     p.readout_interrupted = p.readout_interrupted || source_.readout_interrupted();
     p.before = read.report;
@@ -362,7 +361,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
     deferred_.push_back({client_id, s.launch_id, s.phase, energy_ != nullptr});
     // The pass's last interval, checked for wraps like the periodic reads before it.
     fold_locked(p, after);
-    if (configs_.size() > 1) add_set_pass(p, configs_.size());
+    if (sets_.size() > 1) add_set_pass(p, sets_.size());
     if (p.pairs++ == 0) {
       p.deltas = p.pass;
     } else {
@@ -408,7 +407,7 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire:
   add_stream_loss_flags(it->second.stream_before, it->second.stream_after, record.flags);
   const Pending p = std::move(it->second);
   pending_.erase(it);
-  if (configs_.size() > 1) {
+  if (sets_.size() > 1) {
     emit_per_set_locked(record, p);
     return oa::wire::Ok{};
   }

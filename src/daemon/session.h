@@ -94,7 +94,7 @@ class Session {
   // Before start(): how long launches are kept exact (a thread of the session reads the counters
   // while a pass is open when `read_period` is set).
   void set_launch_reads(const LaunchReadOptions& options);
-  // Before start(): kernel replay across metric sets. `configs` replace the constructor's
+  // Before start(): kernel replay across metric sets. `sets` replace the constructor's
   // configuration: a launch's passes count the set the unit holds for its first
   // `passes_per_set` passes, the next set (in the list, round) for the next ones, and so on
   // until every set has counted (passes past that count the last). Before
@@ -103,7 +103,12 @@ class Session {
   // gives one record per set (LaunchRecord::pass_set), each with its own passes' deltas; a set
   // that got no pass is flagged pass_missing, and a launch whose pass was open while another
   // launch switched the set is flagged pass_disturbed.
-  void set_pass_configs(std::vector<mmio::OaConfig> configs, std::uint32_t passes_per_set);
+  // A set of such a replay: its symbol (what oaprofd is asked for) and its programming.
+  struct PassSet {
+    std::string symbol;
+    mmio::OaConfig config;
+  };
+  void set_pass_configs(std::vector<PassSet> sets, std::uint32_t passes_per_set);
   // What switching sets has cost so far: how many switches and their total time.
   struct SwitchCost {
     std::uint64_t switches = 0;
@@ -209,9 +214,9 @@ class Session {
   gpu::CounterSource& source_;
   oa::ReportFormat format_;
   Sink sink_;
-  std::vector<mmio::OaConfig> configs_;  // one, or one per set of a kernel replay across sets
+  std::vector<PassSet> sets_;  // one, or one per set of a kernel replay across sets
   std::uint32_t passes_per_set_ = 1;
-  std::size_t programmed_ = 0;  // which of configs_ the unit holds
+  std::size_t programmed_ = 0;  // which of sets_ the unit holds
   SwitchCost switch_cost_;
   power::EnergySource* energy_ = nullptr;
   std::chrono::nanoseconds energy_reuse_ = kRaplUpdateInterval;

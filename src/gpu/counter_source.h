@@ -52,6 +52,15 @@ class CounterSource {
   virtual oa::RawReport snapshot(std::uint32_t report_id) = 0;
   // Restores every register start() touched, bit-identical. Safe to call twice.
   virtual void stop() = 0;
+  // Kernel replay across sets: counts `config` (the set `symbol`) from now on, in the started
+  // format. The default stops and starts again; a read-out whose unit another process programs
+  // (oaprofd's) asks it for the set by name.
+  virtual void switch_set(oa::ReportFormat format, const mmio::OaConfig& config,
+                          std::string_view symbol) {
+    (void)symbol;
+    stop();
+    start(format, config);
+  }
   // Workload signal: a kernel starts or ends. Only the simulator's model uses it.
   virtual void kernel_running(bool running) = 0;
   // True when the last snapshot found the context-saved registers (OACTXCONTROL,

@@ -97,6 +97,7 @@ Type type_of(const Body& body) {
         if constexpr (std::is_same_v<T, Kernel>) return Type::kKernel;
         if constexpr (std::is_same_v<T, Close>) return Type::kClose;
         if constexpr (std::is_same_v<T, Summary>) return Type::kSummary;
+        if constexpr (std::is_same_v<T, SwitchSet>) return Type::kSwitchSet;
       },
       body);
 }
@@ -261,6 +262,9 @@ void put_payload(Writer& w, const Kernel& k) {
   w.put(static_cast<std::uint8_t>(k.running ? 1 : 0));
 }
 void put_payload(Writer&, const Close&) {}
+void put_payload(Writer& w, const SwitchSet& s) {
+  w.put_string16(s.metric_set, kMaxTextBytes, "metric set");
+}
 void put_payload(Writer& w, const Summary& s) {
   const std::size_t n = std::min(s.kernels.size(), kMaxSummaryKernels);
   w.put(static_cast<std::uint8_t>(n));
@@ -414,6 +418,9 @@ bool get_payload(Reader& r, Kernel& k) {
   return true;
 }
 bool get_payload(Reader&, Close&) { return true; }
+bool get_payload(Reader& r, SwitchSet& s) {
+  return r.get_string16(s.metric_set, kMaxTextBytes);
+}
 bool get_payload(Reader& r, Summary& s) {
   std::uint8_t n = 0;
   if (!r.get(n) || n > kMaxSummaryKernels) return false;
@@ -493,6 +500,7 @@ std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes) {
     case Type::kKernel: return decode_body<Kernel>(r, id, "kernel");
     case Type::kClose: return decode_body<Close>(r, id, "close");
     case Type::kSummary: return decode_body<Summary>(r, id, "summary");
+    case Type::kSwitchSet: return decode_body<SwitchSet>(r, id, "switch set");
   }
   return DecodeError{ErrorCode::kUnknownType, id, fmt::format("unknown message type {}", type)};
 }

@@ -45,6 +45,9 @@
 //              shown correctly anyway.
 //   kKernel    u8 running (0 or 1)                             -> kOk
 //   kClose     (empty)                                         -> kOk, every register restored
+//   kSwitchSet str metric_set                                  -> kOk, the unit counting that set
+//              of the file the session opened (kernel replay across sets; came later within
+//              version 1, and only a client that runs one sends it)
 #pragma once
 
 #include <array>
@@ -75,6 +78,7 @@ enum class Type : std::uint16_t {
   kKernel = 6,
   kClose = 7,
   kSummary = 8,
+  kSwitchSet = 9,
   kOk = 0x80,
   kError = 0x81,
   kOpened = 0x82,
@@ -220,6 +224,12 @@ struct Kernel {
 
 struct Close {};
 
+// Kernel replay across sets: reprogram the session's unit for another set of the same metric
+// file (a set symbol, never a path).
+struct SwitchSet {
+  std::string metric_set;
+};
+
 // What a client measured per kernel in its session, sent before it closes, for the exporter's
 // per-kernel series (daemon/exporter.h). The client's own figures, not the daemon's: the daemon
 // bounds and labels them as such. At most kMaxSummaryKernels, names at most kMaxSummaryName
@@ -245,7 +255,7 @@ struct Error {
 };
 
 using Body = std::variant<Hello, Snapshot, Launch, Ok, Error, Open, Opened, Sample, Sampled,
-                          Kernel, Close, Summary>;
+                          Kernel, Close, Summary, SwitchSet>;
 
 struct Message {
   std::uint32_t request_id = 0;

@@ -318,6 +318,38 @@ TEST(OaprofdProcessTest, ATigerLakeBoundToXeProfilesThroughTheDaemonAsAnXePart) 
   EXPECT_THAT(d.log(), HasSubstr("format A32u40_A4u32_B8_C8, metric set RenderBasic"));
 }
 
+// Issue 20's kernel replay across sets, by a user through oaprofd: the client's session asks the
+// daemon to switch sets by name between a launch's passes (the daemon reads the set's registers
+// from the file the session opened), and the rows of three sets join as a local run's do.
+TEST(OaprofdProcessTest, KernelReplayAcrossSetsSwitchesTheDaemonsSetByName) {
+  const testing::TrustedMetricsDir metrics(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-tglgt2.xml");
+  ScratchDir dir;
+  Daemon d(dir, "sim", std::to_string(::getgid()), "sets.sock",
+           {"--sim-platform", "tglgt2", "--metrics-dir", metrics.path().string()});
+  const fs::path csv = dir.path() / "sets.csv";
+  const auto r = oaprof::testing::run(fmt::format(
+      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --metric-set "
+      "ComputeBasic,L3_1,Sampler_1 --energy none --idle-baseline off -o {} -- {} --min-time "
+      "100000 --max-repeats 2 mad_vect4",
+      d.socket(), OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
+  if (r.output.find("refuses the metric file") != std::string::npos) {
+    GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << r.output;
+  }
+  ASSERT_EQ(r.status, 0) << r.output << d.log();
+  const auto joined = oaprof::testing::read_csv(csv);
+  ASSERT_EQ(joined.size(), 3u) << r.output;  // a warm-up and two repeats
+  for (const auto& row : joined) {
+    EXPECT_EQ(row.at("replay_passes"), "3");
+    for (const char* set : {"ComputeBasic", "L3_1", "Sampler_1"}) {
+      EXPECT_GT(std::stod(row.at(fmt::format("{}.gpu_time_ns", set))), 0) << set;
+      EXPECT_THAT(row.at(fmt::format("{}.flags", set)), ::testing::Not(HasSubstr("pass_")));
+    }
+    EXPECT_FALSE(row.at("L3_1.L30Bank0InputAvailable_percent").empty());
+  }
+  EXPECT_THAT(r.output, HasSubstr("reprogrammed 6 times between passes"));
+  EXPECT_THAT(d.log(), HasSubstr("switches among metric sets, now also L3_1"));
+}
+
 TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
   ScratchDir dir;
   Daemon d(dir, "sim");

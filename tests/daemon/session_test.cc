@@ -399,7 +399,7 @@ class SessionPassSetsTest : public ::testing::Test {
     c.flex = {{mmio::reg::kEuPerfCntl[0], select}};
     return c;
   }
-  SessionPassSetsTest() { s.set_pass_configs({flex(0x3F), flex(0xBF)}, 1); }
+  SessionPassSetsTest() { s.set_pass_configs({{"A", flex(0x3F)}, {"B", flex(0xBF)}}, 1); }
   // One pass of launch `id` for `client`: 1 ms of kernel between its snapshots.
   void pass(std::uint64_t client, std::uint64_t id) {
     s.handle(client, 1, wire::Snapshot{id, wire::Phase::kBefore});
@@ -472,9 +472,9 @@ TEST(SessionPassSetsOptionsTest, SetsAreGivenBeforeStartWithAPassEach) {
             [](const oa::LaunchRecord&, const power::EnergyReading*,
                const power::EnergyReading*) {});
   EXPECT_THROW(s.set_pass_configs({}, 1), std::invalid_argument);
-  EXPECT_THROW(s.set_pass_configs({mmio::OaConfig{}}, 0), std::invalid_argument);
+  EXPECT_THROW(s.set_pass_configs({{"A", {}}}, 0), std::invalid_argument);
   s.start();
-  EXPECT_THROW(s.set_pass_configs({mmio::OaConfig{}, mmio::OaConfig{}}, 1), std::logic_error);
+  EXPECT_THROW(s.set_pass_configs({{"A", {}}, {"B", {}}}, 1), std::logic_error);
 }
 
 // --access perf on the simulated i915, with losses injected the way the OA unit reports them:

@@ -394,6 +394,15 @@ TEST(WireTest, DaemonRequestsRoundTrip) {
   EXPECT_TRUE(std::get<Kernel>(roundtrip({11, Kernel{true}}).body).running);
   EXPECT_FALSE(std::get<Kernel>(roundtrip({12, Kernel{false}}).body).running);
   EXPECT_TRUE(std::holds_alternative<Close>(roundtrip({13, Close{}}).body));
+  EXPECT_EQ(std::get<SwitchSet>(roundtrip({14, SwitchSet{"L3_1"}}).body).metric_set, "L3_1");
+  // A name longer than a string may be is refused when encoded, never cut to another name.
+  EXPECT_THROW(encode({15, SwitchSet{std::string(kMaxTextBytes + 1, 'A')}}), std::length_error);
+  // Cut short on the wire: refused.
+  auto cut = encode({16, SwitchSet{"Sampler_1"}});
+  cut.resize(cut.size() - 3);
+  const auto len = static_cast<std::uint32_t>(cut.size() - kHeaderBytes);
+  std::memcpy(&cut[12], &len, 4);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(cut)));
 }
 
 TEST(WireTest, DaemonRepliesRoundTrip) {

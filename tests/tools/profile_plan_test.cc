@@ -103,8 +103,6 @@ TEST(ProfilePlanTest, ReplayGoesWithKernelModeAndAValidCount) {
 TEST(ProfilePlanTest, SeveralMetricSetsArePassesOfAnApplicationReplay) {
   ProfileOptions o = with_program();
   o.metric_set = "ComputeBasic, L3_1,ComputeBasic,Sampler_1";
-  // A user's run goes through oaprofd, whose session holds one set: kernel replay is refused.
-  EXPECT_THAT(refusal(o), HasSubstr("give --replay-mode application (it works through oaprofd)"));
   o.replay_mode = "application";
   const ProfilePlan plan = make_profile_plan(o, {}, kUser);
   EXPECT_TRUE(plan.application_replay);
@@ -123,8 +121,9 @@ TEST(ProfilePlanTest, SeveralMetricSetsArePassesOfAnApplicationReplay) {
   EXPECT_THAT(refusal(o), HasSubstr("goes with --mode kernel"));
 }
 
-// Kernel replay across sets (the default --replay-mode): a local session, each launch once per
-// set, or N times per set with --replay N; the program's OAPROF_REPLAY counts every pass.
+// Kernel replay across sets (the default --replay-mode): each launch once per set, or N times
+// per set with --replay N, locally or through oaprofd; the program's OAPROF_REPLAY counts every
+// pass.
 TEST(ProfilePlanTest, SeveralMetricSetsAreKernelReplayPassesOfALocalSession) {
   ProfileOptions o = with_program();
   o.device_spec = "sim";
@@ -146,8 +145,11 @@ TEST(ProfilePlanTest, SeveralMetricSetsAreKernelReplayPassesOfALocalSession) {
   o.mode = "app";
   EXPECT_THAT(refusal(o), HasSubstr("both with --mode kernel"));
   o.mode = "kernel";
+  // Through oaprofd too: the daemon switches its session's set by name (wire::SwitchSet).
   o.daemon = "always";
-  EXPECT_THAT(refusal(o), HasSubstr("which a session through oaprofd does not do"));
+  plan = make_profile_plan(o, {}, kUser);
+  EXPECT_TRUE(plan.through_daemon);
+  EXPECT_TRUE(kernel_replay_across_sets(plan));
   // One set, or an application replay: OAPROF_REPLAY is --replay as given.
   o.daemon = "auto";
   o.replay = "2";

@@ -206,11 +206,11 @@ Action add_profile_options(CLI::App& app) {
                    "N passes per set (auto is refused)")
       ->capture_default_str();
   what->add_option("--replay-mode", opt->replay_mode,
-                   "how several metric sets are counted: kernel (the default; oaprof run as "
-                   "root, not through oaprofd) runs each measured launch once per set in one run "
-                   "of the program, restoring its buffers and reprogramming the OA unit between "
-                   "passes; application runs the program once per set (also through oaprofd; "
-                   "the program must launch the same sequence every run). Either way each set's "
+                   "how several metric sets are counted: kernel (the default) runs each "
+                   "measured launch once per set in one run of the program, restoring its "
+                   "buffers and reprogramming the OA unit between passes; application runs the "
+                   "program once per set (it must launch the same sequence every run). Both work "
+                   "locally and through oaprofd. Either way each set's "
                    "rows go to -o's name with the set before the extension, and each launch's "
                    "rows are joined into -o's file (by kernel, its ordinal and sizes; "
                    "docs/metrics.md)")
@@ -321,6 +321,13 @@ void open_through_daemon(const ProfilePlan& plan, GpuHold& gpu) {
   // The daemon programmed the set; the same file gives its equations here.
   gpu.metrics = std::make_unique<oa::MetricSet>(
       load_metric_set(gpu.platform, opened.metric_set, opened.metrics_file));
+  // Kernel replay across sets: the others from the same file, which oaprofd switches among.
+  if (kernel_replay_across_sets(plan)) {
+    for (const std::string& set : plan.pass_sets) {
+      gpu.pass_metrics.push_back(std::make_unique<oa::MetricSet>(
+          load_metric_set(gpu.platform, set, opened.metrics_file)));
+    }
+  }
   gpu.label = opened.label;
   gpu.detail = opened.detail + " via oaprofd";
   gpu.simulated = opened.simulated;
@@ -774,11 +781,12 @@ int ProfileRun::start() {
   }
   try {
     if (sets_.size() > 1) {
-      std::vector<mmio::OaConfig> configs;
+      std::vector<daemon::Session::PassSet> sets;
       for (const SetOutput& s : sets_) {
-        configs.push_back(daemon::oa_config_for(*s.info.metrics, gpu_.platform, gpu_.facts));
+        sets.push_back({s.info.metric_set,
+                        daemon::oa_config_for(*s.info.metrics, gpu_.platform, gpu_.facts)});
       }
-      session_.set_pass_configs(std::move(configs), passes_per_set(plan_));
+      session_.set_pass_configs(std::move(sets), passes_per_set(plan_));
     }
     const auto begin = std::chrono::steady_clock::now();
     session_.start();

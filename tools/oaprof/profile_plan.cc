@@ -118,13 +118,6 @@ void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& 
         "several metric sets are counted per launch (kernel replay, the default) or per run "
         "(--replay-mode application), both with --mode kernel and a program");
   }
-  if (plan.through_daemon) {
-    throw std::invalid_argument(fmt::format(
-        "kernel replay across {} metric sets reprograms the OA unit between a launch's passes, "
-        "which a session through oaprofd does not do: give --replay-mode application (it works "
-        "through oaprofd), or run oaprof as root",
-        sets.size()));
-  }
   if (plan.replay == "auto") {
     throw std::invalid_argument(
         "--replay auto repeats a launch until the window is covered, which cannot be split "
