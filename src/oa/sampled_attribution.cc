@@ -1,0 +1,176 @@
+#include "oa/sampled_attribution.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace oaprof::oa {
+namespace {
+
+// `begin` + (`end` − `begin`) × `f`, for running totals (end >= begin).
+std::uint64_t lerp(std::uint64_t begin, std::uint64_t end, long double f) {
+  if (end <= begin) return begin;
+  const long double grown = static_cast<long double>(end - begin) * f;
+  return begin + static_cast<std::uint64_t>(std::llround(grown));
+}
+
+// Every counter of `a` and `b` through `op`, into `out` (the flags are the caller's).
+template <class Op>
+void each_counter(CounterDeltas& out, const CounterDeltas& a, const CounterDeltas& b, Op op) {
+  out.timestamp = op(a.timestamp, b.timestamp);
+  out.gpu_ticks = op(a.gpu_ticks, b.gpu_ticks);
+  for (std::size_t i = 0; i < out.a.size(); ++i) out.a[i] = op(a.a[i], b.a[i]);
+  for (std::size_t i = 0; i < out.b.size(); ++i) out.b[i] = op(a.b[i], b.b[i]);
+  for (std::size_t i = 0; i < out.c.size(); ++i) out.c[i] = op(a.c[i], b.c[i]);
+  for (std::size_t i = 0; i < out.perfcnt.size(); ++i) {
+    out.perfcnt[i] = op(a.perfcnt[i], b.perfcnt[i]);
+  }
+}
+
+}  // namespace
+
+void CounterTimeline::add(std::uint64_t time_ns, const CounterDeltas& total,
+                          std::uint64_t untrusted_intervals) {
+  if (!points_.empty() && time_ns <= points_.back().time_ns) {
+    throw std::invalid_argument(fmt::format(
+        "a periodic read at {} ns does not come after the last one at {} ns", time_ns,
+        points_.back().time_ns));
+  }
+  points_.push_back({time_ns, total, untrusted_intervals});
+}
+
+void CounterTimeline::forget_before(std::uint64_t time_ns) {
+  const auto first_after = std::upper_bound(
+      points_.begin(), points_.end(), time_ns,
+      [](std::uint64_t t, const Point& p) { return t < p.time_ns; });
+  if (first_after - points_.begin() <= 1) return;
+  points_.erase(points_.begin(), first_after - 1);  // keeps the last read at or before time_ns
+}
+
+CounterTimeline::At CounterTimeline::at(std::uint64_t time_ns) const {
+  const auto after = std::lower_bound(
+      points_.begin(), points_.end(), time_ns,
+      [](const Point& p, std::uint64_t t) { return p.time_ns < t; });
+  const auto k = static_cast<std::size_t>(after - points_.begin());
+  if (points_[k].time_ns == time_ns) return {points_[k].total, 0, k, k};
+  const Point& p0 = points_[k - 1];
+  const Point& p1 = points_[k];
+  const std::uint64_t period = p1.time_ns - p0.time_ns;
+  const long double f =
+      static_cast<long double>(time_ns - p0.time_ns) / static_cast<long double>(period);
+  At r{p1.total, period, k - 1, k};
+  each_counter(r.total, p0.total, p1.total,
+               [f](std::uint64_t a, std::uint64_t b) { return lerp(a, b, f); });
+  return r;
+}
+
+std::optional<SampledDeltas> CounterTimeline::attribute(const Window& w) const {
+  if (points_.empty() || w.end_ns < w.start_ns || w.start_ns < points_.front().time_ns ||
+      w.end_ns > points_.back().time_ns) {
+    return std::nullopt;
+  }
+  const At begin = at(w.start_ns);
+  const At end = at(w.end_ns);
+  SampledDeltas s;
+  CounterDeltas& d = s.deltas;
+  each_counter(d, begin.total, end.total,
+               [](std::uint64_t a, std::uint64_t b) { return b >= a ? b - a : 0; });
+  const Point& first = points_[begin.before];
+  const Point& last = points_[end.after];
+  d.has_gpu_ticks = last.total.has_gpu_ticks;
+  d.a_present = last.total.a_present;
+  d.wraps_corrected = last.total.wraps_corrected - first.total.wraps_corrected;
+  d.interval_too_long = last.untrusted > first.untrusted;
+  const std::uint64_t edges = begin.period_ns + end.period_ns;
+  const std::uint64_t length = w.end_ns - w.start_ns;
+  if (length > 0) {
+    s.error_bound = static_cast<double>(edges) / static_cast<double>(length);
+  } else if (edges > 0) {
+    s.error_bound = std::numeric_limits<double>::infinity();
+  }
+  return s;
+}
+
+std::vector<double> overlap_shares(std::span<const Window> windows) {
+  // The open windows' count between consecutive edges; where it is 2 or more, every window open
+  // there shares the counters.
+  std::vector<std::pair<std::uint64_t, int>> edges;
+  for (const Window& w : windows) {
+    if (w.end_ns <= w.start_ns) continue;
+    edges.emplace_back(w.start_ns, +1);
+    edges.emplace_back(w.end_ns, -1);
+  }
+  std::sort(edges.begin(), edges.end());
+  // shared_before[k]: the shared time before edges[k]; open_after[k]: the windows open just
+  // after it.
+  std::vector<std::uint64_t> shared_before(edges.size(), 0);
+  std::vector<int> open_after(edges.size(), 0);
+  for (std::size_t k = 0; k < edges.size(); ++k) {
+    const int open_before = k > 0 ? open_after[k - 1] : 0;
+    if (k > 0) {
+      shared_before[k] = shared_before[k - 1] +
+                         (open_before >= 2 ? edges[k].first - edges[k - 1].first : 0);
+    }
+    open_after[k] = open_before + edges[k].second;
+  }
+  // The shared time up to `t`: edges at t count as passed (the time between them is zero).
+  const auto shared_until = [&](std::uint64_t t) -> std::uint64_t {
+    const auto next = std::upper_bound(edges.begin(), edges.end(),
+                                       std::pair<std::uint64_t, int>{t, +1});
+    const auto k = static_cast<std::size_t>(next - edges.begin());
+    if (k == 0) return 0;
+    return shared_before[k - 1] + (open_after[k - 1] >= 2 ? t - edges[k - 1].first : 0);
+  };
+  std::vector<double> shares;
+  shares.reserve(windows.size());
+  for (const Window& w : windows) {
+    if (w.end_ns <= w.start_ns) {
+      shares.push_back(0.0);
+      continue;
+    }
+    const std::uint64_t shared = shared_until(w.end_ns) - shared_until(w.start_ns);
+    shares.push_back(static_cast<double>(shared) / static_cast<double>(w.end_ns - w.start_ns));
+  }
+  return shares;
+}
+
+ClockMap ClockMap::fit(std::span<const std::pair<std::uint64_t, std::uint64_t>> pairs) {
+  if (pairs.empty()) throw std::invalid_argument("a clock map needs a calibration pair");
+  ClockMap m;
+  long double sum_d = 0, sum_h = 0;
+  for (const auto& [d, h] : pairs) {
+    sum_d += static_cast<long double>(d);
+    sum_h += static_cast<long double>(h);
+  }
+  const auto n = static_cast<long double>(pairs.size());
+  m.device0_ = sum_d / n;
+  m.host0_ = sum_h / n;
+  if (pairs.size() > 1) {
+    long double sxx = 0, sxy = 0;
+    for (const auto& [d, h] : pairs) {
+      const long double dx = static_cast<long double>(d) - m.device0_;
+      sxx += dx * dx;
+      sxy += dx * (static_cast<long double>(h) - m.host0_);
+    }
+    if (sxx == 0) {
+      throw std::invalid_argument("calibration pairs that all have one device time give no rate");
+    }
+    m.slope_ = sxy / sxx;
+  }
+  for (const auto& [d, h] : pairs) {
+    const long double fitted = m.host0_ + m.slope_ * (static_cast<long double>(d) - m.device0_);
+    m.max_residual_ns_ = std::max(
+        m.max_residual_ns_, static_cast<double>(std::fabs(static_cast<long double>(h) - fitted)));
+  }
+  return m;
+}
+
+std::uint64_t ClockMap::to_host(std::uint64_t device_ns) const {
+  const long double host = host0_ + slope_ * (static_cast<long double>(device_ns) - device0_);
+  return host <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(host));
+}
+
+}  // namespace oaprof::oa

@@ -1,0 +1,100 @@
+// Sampled attribution (issue 17), its arithmetic: the counters are read periodically and never
+// around a launch, and each launch gets the counters' growth between its start and its end, each
+// edge interpolated linearly between the two reads around it. Launches that ran at the same time
+// share the counters: the hardware counts them together, so each says how much of its window it
+// shared instead of pretending to split them. The periodic reads and the launches' OpenCL times
+// come from elsewhere; this is what turns them into rows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "oa/delta.h"
+
+namespace oaprof::oa {
+
+// A launch's window on the timeline's clock, in ns: [start_ns, end_ns].
+struct Window {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
+// A window's counters as the timeline gives them.
+struct SampledDeltas {
+  CounterDeltas deltas;
+  // The share of the window whose counts were interpolated rather than read: the read periods
+  // its edges fall in, over its length (0 when both edges fall on reads; above 1 for a window
+  // shorter than a period, whose figures are then mostly interpolation). Interpolation assumes
+  // the counters grew evenly inside those periods; a kernel that starts or ends inside one makes
+  // the busy and EU counters the most wrong, by up to a quarter of a period's growth at each
+  // edge.
+  double error_bound = 0;
+};
+
+// The counters' running totals at the periodic reads, in time order.
+class CounterTimeline {
+ public:
+  // A read at `time_ns`: `total` is the counters' growth since the timeline's first read (an
+  // Accumulator's total, wraps undone), `untrusted_intervals` how many intervals up to it were
+  // too long to be exact (Accumulator::untrusted_intervals()). Throws std::invalid_argument when
+  // `time_ns` is not after the last read's.
+  void add(std::uint64_t time_ns, const CounterDeltas& total,
+           std::uint64_t untrusted_intervals = 0);
+  // Forgets the reads that no window starting at or after `time_ns` needs: all before it but the
+  // last.
+  void forget_before(std::uint64_t time_ns);
+  std::size_t size() const { return points_.size(); }
+
+  // The counters over `w`. nullopt unless the timeline covers it: a read at or before its start,
+  // and one at or after its end. The window's deltas are flagged interval_too_long when an
+  // interval that was too long lies between the reads around it.
+  std::optional<SampledDeltas> attribute(const Window& w) const;
+
+ private:
+  struct Point {
+    std::uint64_t time_ns;
+    CounterDeltas total;
+    std::uint64_t untrusted;
+  };
+  // The totals at `time_ns`, interpolated between points[i] and points[i + 1] (i such that
+  // points[i].time_ns <= time_ns <= points[i + 1].time_ns), and the length of that period (0 on
+  // a read).
+  struct At {
+    CounterDeltas total;
+    std::uint64_t period_ns;
+    std::size_t before;  // the index of the read at or before time_ns
+    std::size_t after;   // the index of the read at or after time_ns
+  };
+  At at(std::uint64_t time_ns) const;
+  std::vector<Point> points_;
+};
+
+// Per window, the share of it (0 to 1) during which at least one other window was open too. A
+// window of zero length shares nothing.
+std::vector<double> overlap_shares(std::span<const Window> windows);
+
+// Maps the device's clock (OpenCL's profiling times) onto the timeline's (the host's monotonic
+// clock, when the reads are timed there), from calibration pairs (device ns, host ns) such as
+// clGetDeviceAndHostTimer gives: the least-squares line through them, or the offset alone from a
+// single pair.
+class ClockMap {
+ public:
+  // Throws std::invalid_argument without pairs, or with two or more that all have the same
+  // device time.
+  static ClockMap fit(std::span<const std::pair<std::uint64_t, std::uint64_t>> pairs);
+  std::uint64_t to_host(std::uint64_t device_ns) const;
+  // How far the furthest pair lies from the line: the calibration's own error.
+  double max_residual_ns() const { return max_residual_ns_; }
+  double slope() const { return static_cast<double>(slope_); }
+
+ private:
+  // host = host0 + slope × (device − device0): centred on the pairs' means, and in long double
+  // (64-bit mantissa on x86), so that clock values near 2^60 ns keep their nanoseconds.
+  long double device0_ = 0, host0_ = 0, slope_ = 1;
+  double max_residual_ns_ = 0;
+};
+
+}  // namespace oaprof::oa

@@ -1,0 +1,163 @@
+// Sampled attribution's arithmetic (issue 17): interpolated edges, the error bound each window
+// carries, the share of a window other windows overlapped, and the device-to-host clock map.
+#include "oa/sampled_attribution.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+namespace oaprof::oa {
+namespace {
+
+// Totals of counters growing at a steady rate: timestamp 12 per µs, GPU clocks 1150 per µs, A0
+// at `busy` per µs.
+CounterDeltas steady_total(std::uint64_t t_ns, double busy_per_us = 1000.0) {
+  CounterDeltas d;
+  d.timestamp = t_ns * 12 / 1000;
+  d.gpu_ticks = t_ns * 1150 / 1000;
+  d.has_gpu_ticks = true;
+  d.a[0] = static_cast<std::uint64_t>(static_cast<double>(t_ns) * busy_per_us / 1000.0);
+  d.a_present[0] = true;
+  return d;
+}
+
+// Reads every 100 µs from 0 to 10 ms.
+CounterTimeline steady_timeline() {
+  CounterTimeline t;
+  for (std::uint64_t ns = 0; ns <= 10'000'000; ns += 100'000) t.add(ns, steady_total(ns));
+  return t;
+}
+
+TEST(CounterTimelineTest, AWindowGetsTheGrowthBetweenItsEdgesInterpolatedInsideTheirPeriods) {
+  const CounterTimeline t = steady_timeline();
+  // 1.23 ms from 2.05 ms: both edges half-way into a period.
+  const auto s = t.attribute({2'050'000, 3'280'000});
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->deltas.gpu_ticks, 1'414'500u);  // 1230 µs × 1150
+  EXPECT_EQ(s->deltas.timestamp, 14'760u);
+  EXPECT_EQ(s->deltas.a[0], 1'230'000u);
+  EXPECT_TRUE(s->deltas.has_gpu_ticks);
+  EXPECT_TRUE(s->deltas.a_present[0]);
+  EXPECT_FALSE(s->deltas.interval_too_long);
+  EXPECT_DOUBLE_EQ(s->error_bound, 200'000.0 / 1'230'000.0);
+  // Edges on reads: nothing interpolated.
+  const auto exact = t.attribute({2'000'000, 3'000'000});
+  ASSERT_TRUE(exact.has_value());
+  EXPECT_EQ(exact->deltas.gpu_ticks, 1'150'000u);
+  EXPECT_EQ(exact->error_bound, 0.0);
+  // Inside one period: the figures are mostly interpolation, and the bound says so.
+  const auto short_one = t.attribute({5'010'000, 5'030'000});
+  ASSERT_TRUE(short_one.has_value());
+  EXPECT_EQ(short_one->deltas.a[0], 20'000u);
+  EXPECT_DOUBLE_EQ(short_one->error_bound, 10.0);
+  EXPECT_EQ(t.attribute({5'010'000, 5'010'000})->error_bound,
+            std::numeric_limits<double>::infinity());
+}
+
+// Interpolation assumes even growth inside the edge periods. A kernel that starts and ends
+// inside them, on a GPU idle around it, is the worst case: each edge is off by f (1 − f) of a
+// period's growth, at most a quarter, which the bound covers four times over.
+TEST(CounterTimelineTest, BusyOnlyInsideTheWindowStaysWithinAQuarterOfTheBound) {
+  for (const std::uint64_t into : {10'000u, 37'000u, 50'000u, 90'000u}) {
+    SCOPED_TRACE(into);
+    const double f = static_cast<double>(into) / 100'000;  // how far into its period it starts
+    const std::uint64_t start = 2'000'000 + into;
+    const std::uint64_t end = start + 2'000'000;  // 20 periods
+    CounterTimeline t;
+    for (std::uint64_t ns = 0; ns <= 5'000'000; ns += 100'000) {
+      CounterDeltas d = steady_total(ns, 0.0);
+      d.a[0] = std::clamp(ns, start, end) - start;  // busy 1 per ns while the kernel runs
+      t.add(ns, d);
+    }
+    const auto s = t.attribute({start, end});
+    ASSERT_TRUE(s.has_value());
+    const double truth = 2'000'000.0;
+    const double err = std::abs(static_cast<double>(s->deltas.a[0]) - truth) / truth;
+    EXPECT_NEAR(err, 2 * f * (1 - f) * 100'000 / truth, 1e-6);
+    EXPECT_LE(err, s->error_bound / 4 + 1e-9);
+  }
+}
+
+TEST(CounterTimelineTest, WindowsOutsideTheReadsAndReadsOutOfOrderAreRefused) {
+  CounterTimeline t = steady_timeline();
+  EXPECT_FALSE(t.attribute({10'000'000, 10'000'001}).has_value());
+  EXPECT_FALSE(t.attribute({3'000'000, 2'000'000}).has_value());
+  EXPECT_FALSE(CounterTimeline().attribute({0, 0}).has_value());
+  EXPECT_THROW(t.add(10'000'000, steady_total(10'000'000)), std::invalid_argument);
+  EXPECT_THROW(t.add(9'000'000, steady_total(9'000'000)), std::invalid_argument);
+  // Forgetting keeps the read before the cut, so a window from the cut on is still covered.
+  t.forget_before(5'050'000);
+  EXPECT_EQ(t.size(), 51u);  // 5.0 ms to 10.0 ms
+  EXPECT_TRUE(t.attribute({5'050'000, 6'000'000}).has_value());
+  EXPECT_FALSE(t.attribute({4'990'000, 6'000'000}).has_value());
+}
+
+// An interval too long to be exact taints the windows whose reads enclose it, and no other.
+TEST(CounterTimelineTest, AnUntrustedIntervalFlagsOnlyTheWindowsAroundIt) {
+  CounterTimeline t;
+  t.add(0, steady_total(0), 0);
+  t.add(100'000, steady_total(100'000), 0);
+  t.add(5'000'000'000, steady_total(5'000'000'000), 1);  // the reads stalled for 5 s
+  t.add(5'000'100'000, steady_total(5'000'100'000), 1);
+  EXPECT_FALSE(t.attribute({0, 100'000})->deltas.interval_too_long);
+  EXPECT_TRUE(t.attribute({50'000, 5'000'000'000})->deltas.interval_too_long);
+  EXPECT_TRUE(t.attribute({200'000, 300'000})->deltas.interval_too_long);
+  EXPECT_FALSE(t.attribute({5'000'000'000, 5'000'050'000})->deltas.interval_too_long);
+}
+
+TEST(OverlapSharesTest, EachWindowSaysHowMuchOfItAnotherShared) {
+  // a alone; b and c overlap by 10; d inside e; f and g identical; h zero length inside e.
+  const std::vector<Window> w = {{0, 100},    {200, 260}, {250, 300}, {420, 440},
+                                 {400, 500},  {600, 650}, {600, 650}, {450, 450}};
+  const std::vector<double> s = overlap_shares(w);
+  ASSERT_EQ(s.size(), w.size());
+  EXPECT_DOUBLE_EQ(s[0], 0.0);
+  EXPECT_DOUBLE_EQ(s[1], 10.0 / 60.0);
+  EXPECT_DOUBLE_EQ(s[2], 10.0 / 50.0);
+  EXPECT_DOUBLE_EQ(s[3], 1.0);
+  EXPECT_DOUBLE_EQ(s[4], 20.0 / 100.0);
+  EXPECT_DOUBLE_EQ(s[5], 1.0);
+  EXPECT_DOUBLE_EQ(s[6], 1.0);
+  EXPECT_DOUBLE_EQ(s[7], 0.0);
+  // Windows that only touch share nothing; three at once count once.
+  EXPECT_EQ(overlap_shares(std::vector<Window>{{0, 10}, {10, 20}}), (std::vector<double>{0, 0}));
+  const std::vector<double> three =
+      overlap_shares(std::vector<Window>{{0, 30}, {10, 20}, {15, 40}});
+  EXPECT_DOUBLE_EQ(three[0], 20.0 / 30.0);  // shared from 10 to 30
+  EXPECT_DOUBLE_EQ(three[1], 1.0);
+  EXPECT_DOUBLE_EQ(three[2], 15.0 / 25.0);  // shared from 15 to 30
+  EXPECT_TRUE(overlap_shares({}).empty());
+}
+
+TEST(ClockMapTest, TheLineThroughTheCalibrationPairsMapsDeviceTimesToTheHosts) {
+  // The device clock runs 50 ppm fast and 1.5 s behind, at values near 2^60 ns.
+  const std::uint64_t base = std::uint64_t{1} << 60;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    const std::uint64_t host = base + i * 100'000'000;
+    const auto device = static_cast<std::uint64_t>(
+        static_cast<long double>(host - base) * 1.00005L) + base - 1'500'000'000;
+    pairs.emplace_back(device, host);
+  }
+  const ClockMap m = ClockMap::fit(pairs);
+  EXPECT_NEAR(m.slope(), 1 / 1.00005, 1e-12);
+  EXPECT_LT(m.max_residual_ns(), 2.0);
+  for (const auto& [device, host] : pairs) {
+    EXPECT_LE(std::abs(static_cast<double>(m.to_host(device)) - static_cast<double>(host)), 2.0);
+  }
+  // One pair: the offset alone.
+  using Pairs = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  const ClockMap one = ClockMap::fit(Pairs{{1000, 5000}});
+  EXPECT_EQ(one.to_host(1500), 5500u);
+  EXPECT_EQ(one.max_residual_ns(), 0.0);
+  EXPECT_THROW(ClockMap::fit({}), std::invalid_argument);
+  EXPECT_THROW(ClockMap::fit(Pairs{{7, 1}, {7, 2}}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace oaprof::oa
