@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/field_json.h"
 #include "report/json_text.h"
 #include "report/reporter.h"
 #include "report/row.h"
@@ -16,15 +17,7 @@ namespace {
 
 using nlohmann::json;
 
-json value(const Field& f) {
-  struct Visitor {
-    json operator()(std::monostate) const { return nullptr; }
-    json operator()(std::uint64_t v) const { return v; }
-    json operator()(double v) const { return v; }
-    json operator()(const std::string& v) const { return v; }
-  };
-  return std::visit(Visitor{}, f.value);
-}
+json value(const Field& f) { return field_json(f); }
 
 constexpr const char* kTail = "\n]}\n";
 

@@ -4,6 +4,10 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/field_json.h"
+#include "report/json_text.h"
 
 namespace oaprof::report {
 namespace {
@@ -128,6 +132,20 @@ MergedPasses merge_passes(std::span<const Pass> passes) {
     m.rows.push_back(std::move(row));
   }
   return m;
+}
+
+void write_joined_json(std::ostream& out, const MergedPasses& joined,
+                       std::span<const std::string> sets, const std::string& replay) {
+  nlohmann::ordered_json doc;
+  doc["joined_from"] = {{"replay", replay},
+                        {"sets", std::vector<std::string>(sets.begin(), sets.end())}};
+  doc["launches"] = nlohmann::ordered_json::array();
+  for (const auto& row : joined.rows) {
+    nlohmann::ordered_json launch = nlohmann::ordered_json::object();
+    for (const Field& f : row) launch[f.name] = field_json<nlohmann::ordered_json>(f);
+    doc["launches"].push_back(std::move(launch));
+  }
+  out << json_text(doc, 1) << "\n";
 }
 
 }  // namespace oaprof::report

@@ -5,6 +5,7 @@
 // that launched different sequences are not joined (each pass keeps its own file).
 #pragma once
 
+#include <ostream>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -39,5 +40,10 @@ struct MergedPasses {
   std::vector<std::vector<Field>> rows;
 };
 MergedPasses merge_passes(std::span<const Pass> passes);
+
+// The joined rows as one JSON document: {"joined_from": {"replay": `replay`, "sets": [...]},
+// "launches": [{column: value, ...}, ...]}, numbers as numbers and empty cells null.
+void write_joined_json(std::ostream& out, const MergedPasses& joined,
+                       std::span<const std::string> sets, const std::string& replay);
 
 }  // namespace oaprof::report

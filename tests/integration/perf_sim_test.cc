@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/common/run_util.h"
 
@@ -170,12 +171,13 @@ TEST_F(PerfSimTest, Gen12AndXeLpgPartsBoundToXeProfileThroughTheSimulatedXeStrea
 
 // kernel_runner's two kernels, three launches each after a warm-up, counted in three of IGT's
 // sets on the simulated Tiger Lake with `replay_mode`, rows joined into `csv`.
-CommandResult three_sets(const fs::path& csv, const char* replay_mode) {
+CommandResult three_sets(const fs::path& csv, const char* replay_mode,
+                         const std::string& more = "") {
   return run(fmt::format(
       "{} --device sim --sim-platform tglgt2 --access perf --metrics-xml {}/oa-tglgt2.xml "
-      "--metric-set ComputeBasic,L3_1,Sampler_1 --replay-mode {} --idle-baseline off -o {} -- {} "
-      "--min-time 100000 --max-repeats 3 mad_vect4 load_store_vect4",
-      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, replay_mode, csv.string(), KERNEL_RUNNER_BIN));
+      "--metric-set ComputeBasic,L3_1,Sampler_1 --replay-mode {} --idle-baseline off -o {} {} -- "
+      "{} --min-time 100000 --max-repeats 3 mad_vect4 load_store_vect4",
+      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, replay_mode, csv.string(), more, KERNEL_RUNNER_BIN));
 }
 
 // Issue 20: an application replay of an external program over three of IGT's sets: one pass per
@@ -233,7 +235,8 @@ TEST_F(PerfSimTest, RunsThatLaunchDifferentlyAreNotJoinedAndKeepTheirFiles) {
 // set's metrics, its per-set GPU time and all its passes.
 TEST_F(PerfSimTest, KernelReplayCountsThreeSetsForEachLaunchInOneRun) {
   const fs::path csv = dir_ / "kernel.csv";
-  const CommandResult r = three_sets(csv, "kernel");
+  const fs::path json = dir_ / "kernel.json";
+  const CommandResult r = three_sets(csv, "kernel", "--json " + json.string());
   ASSERT_EQ(r.status, 0) << r.output;
   const auto joined = read_csv(csv);
   ASSERT_EQ(joined.size(), 8u) << r.output;  // two kernels, a warm-up and three repeats each
@@ -259,6 +262,22 @@ TEST_F(PerfSimTest, KernelReplayCountsThreeSetsForEachLaunchInOneRun) {
   EXPECT_FALSE(joined.front().at("ComputeBasic.EuActive_percent").empty());
   EXPECT_FALSE(joined.front().at("L3_1.L30Bank0InputAvailable_percent").empty());
   EXPECT_FALSE(joined.front().at("Sampler_1.Sampler00InputAvailable_percent").empty());
+  // --json: each set's own document, and the joined rows as one, numbers as numbers.
+  EXPECT_TRUE(fs::exists(dir_ / "kernel.ComputeBasic.json"));
+  std::ifstream in(json);
+  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(doc.is_object()) << r.output;
+  EXPECT_EQ(doc["joined_from"]["replay"], "kernel");
+  EXPECT_EQ(doc["joined_from"]["sets"].size(), 3u);
+  ASSERT_EQ(doc["launches"].size(), joined.size());
+  for (std::size_t i = 0; i < joined.size(); ++i) {
+    const auto& launch = doc["launches"][i];
+    EXPECT_EQ(launch["kernel"], joined[i].at("kernel"));
+    ASSERT_TRUE(launch["L3_1.gpu_time_ns"].is_number());
+    // The CSV rounds to whole nanoseconds.
+    EXPECT_NEAR(launch["L3_1.gpu_time_ns"].get<double>(),
+                std::stod(joined[i].at("L3_1.gpu_time_ns")), 0.5);
+  }
 }
 
 // --replay auto cannot be split among sets: refused before anything is opened or written.

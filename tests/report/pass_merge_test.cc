@@ -6,6 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 namespace oaprof::report {
 namespace {
 using ::testing::HasSubstr;
@@ -50,6 +54,28 @@ TEST(PassMergeTest, EachLaunchGetsEveryPassesMetricsWhateverTheirOrder) {
   EXPECT_EQ(std::get<std::uint64_t>(at(m, 1, "L3_1.gpu_time_ns").value), 112u);
   EXPECT_EQ(std::get<double>(at(m, 2, "L3_1.L3Misses").value), 3.0);
   EXPECT_EQ(std::get<std::string>(at(m, 2, "kernel").value), "b");
+}
+
+// --json beside the joined CSV: one document, the sets it came from, numbers as numbers and a
+// cell a pass did not fill as null.
+TEST(PassMergeTest, TheJoinedJsonKeepsNumbersAndLeavesMissingCellsNull) {
+  const Pass first{"ComputeBasic", {row(0, "a", "4096", 100, "EuActive_percent", 80.5)},
+                   {"EuActive_percent"}};
+  Pass second{"L3_1", {row(0, "a", "4096", 101, "L3Misses", 7.0)}, {"L3Misses", "Absent"}};
+  const Pass passes[] = {first, second};
+  const MergedPasses m = merge_passes(passes);
+  std::ostringstream out;
+  const std::string sets[] = {"ComputeBasic", "L3_1"};
+  write_joined_json(out, m, sets, "kernel");
+  const auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["joined_from"]["replay"], "kernel");
+  EXPECT_EQ(doc["joined_from"]["sets"], nlohmann::json::array({"ComputeBasic", "L3_1"}));
+  ASSERT_EQ(doc["launches"].size(), 1u);
+  const auto& launch = doc["launches"][0];
+  EXPECT_EQ(launch["kernel"], "a");
+  EXPECT_EQ(launch["L3_1.gpu_time_ns"], 101);
+  EXPECT_DOUBLE_EQ(launch["ComputeBasic.EuActive_percent"].get<double>(), 80.5);
+  EXPECT_TRUE(launch["L3_1.Absent"].is_null());
 }
 
 TEST(PassMergeTest, RunsThatLaunchedDifferentSequencesAreRefusedWithTheDifference) {

@@ -1082,7 +1082,25 @@ int write_joined(const ProfilePlan& plan, const report::MergedPasses& joined) {
   return 0;
 }
 
-// The passes' rows joined per launch into -o's file. 0, or the exit status after saying why.
+// The joined rows as a JSON document to --json's file, opened as -o's is. 0, or kExitOutput
+// after saying why.
+int write_joined_json(const ProfilePlan& plan, const report::MergedPasses& joined,
+                      const std::vector<std::string>& sets) {
+  const auto out = open_output(plan.outputs.json, plan.creds);
+  if (!out) return kExitOutput;
+  try {
+    report::write_joined_json(*out, joined, sets,
+                              plan.application_replay ? "application" : "kernel");
+    report::flush_or_throw(*out, "JSON");
+  } catch (const std::exception& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitOutput;
+  }
+  return 0;
+}
+
+// The passes' rows joined per launch into -o's file (and --json's). 0, or the exit status after
+// saying why.
 int write_joined_passes(const ProfilePlan& plan, std::span<const report::Pass> passes) {
   report::MergedPasses joined;
   try {
@@ -1092,9 +1110,17 @@ int write_joined_passes(const ProfilePlan& plan, std::span<const report::Pass> p
     return kExitPassesDiffer;
   }
   if (const int rc = write_joined(plan, joined); rc != 0) return rc;
+  if (!plan.outputs.json.empty()) {
+    std::vector<std::string> sets;
+    for (const report::Pass& p : passes) sets.push_back(p.set);
+    if (const int rc = write_joined_json(plan, joined, sets); rc != 0) return rc;
+  }
   if (!plan.quiet) {
     std::cerr << fmt::format("oaprof: {} launches joined from {} sets into {}\n",
-                             joined.rows.size(), passes.size(), plan.outputs.csv);
+                             joined.rows.size(), passes.size(),
+                             plan.outputs.csv + (plan.outputs.json.empty()
+                                                     ? std::string()
+                                                     : " and " + plan.outputs.json));
   }
   return 0;
 }
