@@ -221,9 +221,11 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
         opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
       }
     }
-    a.source->start(format, oa_config_for(metrics.set, platform, a.device.facts));
+    const mmio::OaConfig config = oa_config_for(metrics.set, platform, a.device.facts);
+    a.source->start(format, config);
     a.format = format;
     a.metrics_xml = request.metrics_xml;
+    a.set_configs.emplace(metrics.set.symbol(), config);  // a replay switches back to it
 
     opened.label = a.device.label();
     opened.detail = a.device.mmio->describe();
