@@ -90,8 +90,9 @@ void Sampler::loop() {
 void Sampler::read_and_fold() {
   Session::SampleNotes notes;
   accumulator_.add(session_.sample(nullptr, &notes));
-  // An interrupted read inside the row moves counts from one of its intervals to the next.
   row_config_lost_ = row_config_lost_ || notes.config_lost;
+  // An interrupted read inside the row is not flagged: its skew moves counts from one of the
+  // row's intervals to the next, and the row's total keeps them.
   ++reads_;
 }
 
