@@ -148,8 +148,8 @@ struct ProfilePlan {
 
 // Throws std::invalid_argument unless `sets` can be counted as the plan says: one set, or two and
 // more, each then a set symbol (letters, digits, _), since it names its pass's files. Two and
-// more by kernel replay (the default --replay-mode) need --mode kernel, a local session (not
-// oaprofd), and --replay off or N (passes per set).
+// more by kernel replay (the default --replay-mode) need --mode kernel, and --replay off or N
+// (passes per set).
 void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& sets);
 
 // Kernel replay across sets: two and more pass sets without --replay-mode application.
