@@ -124,7 +124,7 @@ TEST(ProfilePlanTest, SeveralMetricSetsArePassesOfAnApplicationReplay) {
 // Kernel replay across sets (the default --replay-mode): each launch once per set, or N times
 // per set with --replay N, locally or through oaprofd; the program's OAPROF_REPLAY counts every
 // pass.
-TEST(ProfilePlanTest, SeveralMetricSetsAreKernelReplayPassesOfALocalSession) {
+TEST(ProfilePlanTest, SeveralMetricSetsAreKernelReplayPassesLocallyOrThroughOaprofd) {
   ProfileOptions o = with_program();
   o.device_spec = "sim";
   o.metric_set = "ComputeBasic,L3_1,Sampler_1";
