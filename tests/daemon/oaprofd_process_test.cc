@@ -112,6 +112,29 @@ class Daemon {
   pid_t pid_ = -1;
 };
 
+// A simulated oaprofd on `sim_platform` whose --metrics-dir holds `file` (copied where the daemon
+// trusts it, when it can be), and oaprof run through it.
+struct SimDaemon {
+  SimDaemon(const fs::path& file, const std::string& sim_platform, const std::string& socket_name)
+      : metrics(file),
+        daemon(dir, "sim", std::to_string(::getgid()), socket_name,
+               {"--sim-platform", sim_platform, "--metrics-dir", metrics.path().string()}) {}
+  // oaprof --daemon always --device sim, without energy or idle baseline, with `args`.
+  oaprof::testing::CommandResult profile(const std::string& args) const {
+    return oaprof::testing::run(fmt::format(
+        "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline "
+        "off {}",
+        daemon.socket(), OAPROF_BIN, args));
+  }
+  // Where the build directory cannot hold a file the daemon trusts, the tests skip.
+  static bool untrusted(const oaprof::testing::CommandResult& r) {
+    return r.output.find("refuses the metric file") != std::string::npos;
+  }
+  const testing::TrustedMetricsDir metrics;
+  ScratchDir dir;
+  Daemon daemon;
+};
+
 wire::Open open_request() {
   wire::Open o;
   o.pid = static_cast<std::uint32_t>(::getpid());
@@ -257,20 +280,16 @@ TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
 // IGT's oa-lnl.xml from its own metric directory; oaprof asks for ComputeBasic over xe's stream,
 // and gets PEC rows with the set's metrics and the Xe-cores xe's query gave.
 TEST(OaprofdProcessTest, AnXe2PartProfilesThroughTheDaemon) {
-  const testing::TrustedMetricsDir metrics(fs::path(OAPROF_IGT_XE_METRICS_DIR) / "oa-lnl.xml");
-  ScratchDir dir;
-  Daemon d(dir, "sim", std::to_string(::getgid()), "xe.sock",
-           {"--sim-platform", "lnl", "--metrics-dir", metrics.path().string()});
-  const fs::path csv = dir.path() / "lnl.csv";
+  const SimDaemon sim(fs::path(OAPROF_IGT_XE_METRICS_DIR) / "oa-lnl.xml", "lnl", "xe.sock");
+  const Daemon& d = sim.daemon;
+  const fs::path csv = sim.dir.path() / "lnl.csv";
   const auto profile = [&](const std::string& access) {
-    return oaprof::testing::run(fmt::format(
-        "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --access {} --format auto "
-        "--metric-set ComputeBasic --energy none --idle-baseline off -o {} -- {} mad_vect4 "
-        "--min-time 0",
-        d.socket(), OAPROF_BIN, access, csv.string(), KERNEL_RUNNER_BIN));
+    return sim.profile(fmt::format("--access {} --format auto --metric-set ComputeBasic -o {} -- "
+                                   "{} mad_vect4 --min-time 0",
+                                   access, csv.string(), KERNEL_RUNNER_BIN));
   };
   const auto r = profile("perf");
-  if (r.output.find("refuses the metric file") != std::string::npos) {
+  if (SimDaemon::untrusted(r)) {
     GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << r.output;
   }
   ASSERT_EQ(r.status, 0) << r.output << d.log();
@@ -295,17 +314,14 @@ TEST(OaprofdProcessTest, AnXe2PartProfilesThroughTheDaemon) {
 // the client's rows are flagged as its snapshots are (periodic reports), though the PCI id alone
 // is i915's by default.
 TEST(OaprofdProcessTest, ATigerLakeBoundToXeProfilesThroughTheDaemonAsAnXePart) {
-  const testing::TrustedMetricsDir metrics(fs::path(OAPROF_IGT_XE_METRICS_DIR) / "oa-tglgt2.xml");
-  ScratchDir dir;
-  Daemon d(dir, "sim", std::to_string(::getgid()), "xe.sock",
-           {"--sim-platform", "tglgt2-xe", "--metrics-dir", metrics.path().string()});
-  const fs::path csv = dir.path() / "tgl.csv";
-  const auto r = oaprof::testing::run(fmt::format(
-      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --access perf --format auto "
-      "--metric-set RenderBasic --energy none --idle-baseline off -o {} -- {} mad_vect4 "
-      "--min-time 0",
-      d.socket(), OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
-  if (r.output.find("refuses the metric file") != std::string::npos) {
+  const SimDaemon sim(fs::path(OAPROF_IGT_XE_METRICS_DIR) / "oa-tglgt2.xml", "tglgt2-xe",
+                      "xe.sock");
+  const Daemon& d = sim.daemon;
+  const fs::path csv = sim.dir.path() / "tgl.csv";
+  const auto r = sim.profile(fmt::format(
+      "--access perf --format auto --metric-set RenderBasic -o {} -- {} mad_vect4 --min-time 0",
+      csv.string(), KERNEL_RUNNER_BIN));
+  if (SimDaemon::untrusted(r)) {
     GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << r.output;
   }
   ASSERT_EQ(r.status, 0) << r.output << d.log();
@@ -322,17 +338,14 @@ TEST(OaprofdProcessTest, ATigerLakeBoundToXeProfilesThroughTheDaemonAsAnXePart) 
 // daemon to switch sets by name between a launch's passes (the daemon reads the set's registers
 // from the file the session opened), and the rows of three sets join as a local run's do.
 TEST(OaprofdProcessTest, KernelReplayAcrossSetsSwitchesTheDaemonsSetByName) {
-  const testing::TrustedMetricsDir metrics(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-tglgt2.xml");
-  ScratchDir dir;
-  Daemon d(dir, "sim", std::to_string(::getgid()), "sets.sock",
-           {"--sim-platform", "tglgt2", "--metrics-dir", metrics.path().string()});
-  const fs::path csv = dir.path() / "sets.csv";
-  const auto r = oaprof::testing::run(fmt::format(
-      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --metric-set "
-      "ComputeBasic,L3_1,Sampler_1 --energy none --idle-baseline off -o {} -- {} --min-time "
-      "100000 --max-repeats 2 mad_vect4",
-      d.socket(), OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
-  if (r.output.find("refuses the metric file") != std::string::npos) {
+  const SimDaemon sim(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-tglgt2.xml", "tglgt2", "sets.sock");
+  const Daemon& d = sim.daemon;
+  const fs::path csv = sim.dir.path() / "sets.csv";
+  const auto r = sim.profile(fmt::format(
+      "--metric-set ComputeBasic,L3_1,Sampler_1 -o {} -- {} --min-time 100000 --max-repeats 2 "
+      "mad_vect4",
+      csv.string(), KERNEL_RUNNER_BIN));
+  if (SimDaemon::untrusted(r)) {
     GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << r.output;
   }
   ASSERT_EQ(r.status, 0) << r.output << d.log();
