@@ -577,6 +577,48 @@ TEST_F(DaemonServiceTest, TheHolderSwitchesAmongSetsOfItsFileAndCloseRestoresEve
   EXPECT_EQ(log_.find(line), log_.rfind(line));
 }
 
+// A hostile holder's file: the session opened a set from a file the client named, and that file
+// is checked again at every set it switches to. Made writable by others after the open, or
+// swapped for a symbolic link, it is refused, and the unit keeps the set it had.
+TEST_F(DaemonServiceTest, ASwitchChecksTheClientsFileAgain) {
+  const testing::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_METRICS_DIR) /
+                                           "oa-kblgt2.xml");
+  const std::filesystem::path file = metrics.path() / "oa-kblgt2.xml";
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {metrics.path()};
+  DaemonService with_sets(o);
+  auto request = open_request();
+  request.metric_set = "ComputeBasic";
+  request.metrics_xml = file.string();
+  const wire::Body opened = with_sets.handle(1, alice_, request);
+  if (const auto* e = std::get_if<wire::Error>(&opened)) {
+    GTEST_SKIP() << "oaprofd would refuse a file here: " << e->message;
+  }
+  ASSERT_TRUE(
+      std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::SwitchSet{"L3_1"})));
+  const auto l3 = testing::file_bytes(regs_);
+  ::chmod(file.c_str(), 0666);
+  const wire::Body writable = with_sets.handle(1, alice_, wire::SwitchSet{"Sampler"});
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(writable));
+  EXPECT_EQ(std::get<wire::Error>(writable).code, wire::ErrorCode::kBadRequest);
+  ::chmod(file.c_str(), 0644);
+  const std::filesystem::path real = metrics.path() / "real.xml";
+  std::filesystem::rename(file, real);
+  std::filesystem::create_symlink(real, file);
+  const wire::Body linked = with_sets.handle(1, alice_, wire::SwitchSet{"Sampler"});
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(linked));
+  EXPECT_EQ(std::get<wire::Error>(linked).code, wire::ErrorCode::kBadRequest);
+  EXPECT_EQ(testing::differing_registers(l3, testing::file_bytes(regs_)),
+            std::vector<std::size_t>{})
+      << "a refused switch leaves the unit as it was";
+  // The sets it already read stay what they were.
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(
+      with_sets.handle(1, alice_, wire::SwitchSet{"ComputeBasic"})));
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
+}
+
 TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
   ServiceOptions o;
   o.device.spec = "sim:" + regs_.string();
