@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -978,21 +979,73 @@ struct PassCost {
   std::optional<std::chrono::nanoseconds> programming;
 };
 
-// One run of the program (or of --system-wide) with the plan's set. `capture` receives the rows
-// of an application replay's pass, and `cost` what it cost before the program ran.
-int run_once(const ProfilePlan& plan, report::Pass* capture = nullptr,
+// `path` with ".<set>" before its extension: a pass's own file beside the joined one.
+std::string with_set(const std::string& path, const std::string& set) {
+  const fs::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + set + p.extension().string())).string();
+}
+
+// A pass's outputs: each of the run's with the set in its name. Standard output holds the joined
+// CSV alone, so a pass's CSV then goes beside the default name, and its JSON or trace nowhere.
+OutputPlan pass_outputs(const ProfilePlan& plan, const std::string& set) {
+  OutputPlan o = plan.outputs;
+  const std::string program_default =
+      "oaprof-" + fs::path(plan.command.front()).filename().string() + ".csv";
+  o.csv = with_set(names_stdout(o.csv) ? program_default : o.csv, set);
+  for (std::string* path : {&o.json, &o.trace}) {
+    *path = path->empty() || names_stdout(*path) ? std::string() : with_set(*path, set);
+  }
+  return o;
+}
+
+// The outputs of a run: the plan's, or for a kernel replay across sets each set's (-o's name, and
+// --json's and --trace's, with the set in it, as application replay's passes), with one summary
+// table, the first set's. 0, or the exit status after saying why.
+int open_run_outputs(const ProfilePlan& plan, std::vector<std::unique_ptr<Outputs>>& outs,
+                     std::vector<OutputPlan>& names) {
+  if (!kernel_replay_across_sets(plan)) {
+    names.push_back(plan.outputs);
+    return open_outputs(plan, *outs.emplace_back(std::make_unique<Outputs>()));
+  }
+  for (const std::string& set : plan.pass_sets) {
+    ProfilePlan set_plan = plan;
+    set_plan.outputs = pass_outputs(plan, set);
+    auto& out = outs.emplace_back(std::make_unique<Outputs>());
+    names.push_back(set_plan.outputs);
+    if (int rc = open_outputs(set_plan, *out); rc != 0) return rc;
+    // The others' rows are in their files and the join.
+    if (outs.size() > 1) out->table = report::make_tee_reporter({});
+  }
+  return 0;
+}
+
+// One run of the program (or of --system-wide) with the plan's set, or with every set of a kernel
+// replay across sets. `captures`, when not empty, receive the rows: one Pass for an application
+// replay's pass, one per set for a kernel replay. `cost` receives what the run cost before the
+// program ran.
+int run_once(const ProfilePlan& plan, std::span<report::Pass> captures = {},
              PassCost* cost = nullptr) {
   const auto begin = std::chrono::steady_clock::now();
   GpuHold gpu;
   if (int rc = open_gpu(plan, gpu); rc != 0) return rc;
   EnergySetup energy;
   if (int rc = open_energy(plan, gpu, energy); rc != 0) return gpu.untouched(rc);
-  Outputs out;
-  if (int rc = open_outputs(plan, out); rc != 0) return gpu.untouched(rc);
+  std::vector<std::unique_ptr<Outputs>> outs;
+  std::vector<OutputPlan> names;
+  if (int rc = open_run_outputs(plan, outs, names); rc != 0) return gpu.untouched(rc);
   report::RunInfo info = make_run_info(plan, gpu, energy);
   if (energy.source) measure_idle(plan, *energy.source, info);
+  std::vector<SetOutput> sets;
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    SetOutput& set = sets.emplace_back(SetOutput{outs[k].get(), names[k], info, nullptr});
+    if (!gpu.pass_metrics.empty()) {
+      set.info.metric_set = gpu.pass_metrics[k]->symbol();
+      set.info.metrics = gpu.pass_metrics[k].get();
+    }
+    if (k < captures.size()) set.capture = &captures[k];
+  }
 
-  ProfileRun run(plan, gpu, energy, {SetOutput{&out, plan.outputs, std::move(info), capture}});
+  ProfileRun run(plan, gpu, energy, std::move(sets));
   if (int rc = run.start(); rc != 0) return rc;
   if (cost != nullptr) {
     cost->setup = std::chrono::steady_clock::now() - begin;
@@ -1000,7 +1053,10 @@ int run_once(const ProfilePlan& plan, report::Pass* capture = nullptr,
   }
   // From here to the last output written, a signal never ends oaprof (on_profile_signal).
   const mmio::ScopedSignalHandler signals(&on_profile_signal);
-  return plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
+  const int status =
+      plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
+  if (outs.size() > 1 && !plan.quiet) std::cerr << run.switch_summary();
+  return status;
 }
 
 // --metrics: the fewest sets of the platform's file that hold every named counter become the
@@ -1044,25 +1100,6 @@ int choose_sets_for_metrics(ProfilePlan& plan) {
     std::cerr << "oaprof: --metrics: " << e.what() << "\n";
     return kExitSetup;
   }
-}
-
-// `path` with ".<set>" before its extension: a pass's own file beside the joined one.
-std::string with_set(const std::string& path, const std::string& set) {
-  const fs::path p(path);
-  return (p.parent_path() / (p.stem().string() + "." + set + p.extension().string())).string();
-}
-
-// A pass's outputs: each of the run's with the set in its name. Standard output holds the joined
-// CSV alone, so a pass's CSV then goes beside the default name, and its JSON or trace nowhere.
-OutputPlan pass_outputs(const ProfilePlan& plan, const std::string& set) {
-  OutputPlan o = plan.outputs;
-  const std::string program_default =
-      "oaprof-" + fs::path(plan.command.front()).filename().string() + ".csv";
-  o.csv = with_set(names_stdout(o.csv) ? program_default : o.csv, set);
-  for (std::string* path : {&o.json, &o.trace}) {
-    *path = path->empty() || names_stdout(*path) ? std::string() : with_set(*path, set);
-  }
-  return o;
 }
 
 // The joined rows to -o's file, opened as the invoking user. 0, or kExitOutput after saying why.
@@ -1139,7 +1176,7 @@ int run_application_replay(const ProfilePlan& plan) {
     rows.set = pass.metric_set;
     PassCost cost;
     const auto begin = std::chrono::steady_clock::now();
-    const int status = run_once(pass, &rows, &cost);
+    const int status = run_once(pass, {&rows, 1}, &cost);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - begin;
     if (!plan.quiet) {
       const auto ms = [](std::chrono::nanoseconds t) {
@@ -1165,52 +1202,13 @@ int run_application_replay(const ProfilePlan& plan) {
   return write_joined_passes(plan, passes);
 }
 
-// The outputs of each set of a kernel replay across sets: -o's name (and --json's, --trace's)
-// with the set in it, as application replay's passes. 0, or the exit status after saying why.
-int open_set_outputs(const ProfilePlan& plan, std::vector<std::unique_ptr<Outputs>>& outs,
-                     std::vector<OutputPlan>& names) {
-  for (const std::string& set : plan.pass_sets) {
-    ProfilePlan set_plan = plan;
-    set_plan.outputs = pass_outputs(plan, set);
-    auto& out = outs.emplace_back(std::make_unique<Outputs>());
-    names.push_back(set_plan.outputs);
-    if (int rc = open_outputs(set_plan, *out); rc != 0) return rc;
-    // One summary table, the first set's: the others' rows are in their files and the join.
-    if (outs.size() > 1) out->table = report::make_tee_reporter({});
-  }
-  return 0;
-}
-
 // Kernel replay across sets: one run of the program, each measured launch once per set (passes
 // per set with --replay N) with the OA unit reprogrammed between passes, each set's rows in its
 // own files, then the launches' rows joined into -o's file.
 int run_kernel_replay(const ProfilePlan& plan) {
-  GpuHold gpu;
-  if (int rc = open_gpu(plan, gpu); rc != 0) return rc;
-  EnergySetup energy;
-  if (int rc = open_energy(plan, gpu, energy); rc != 0) return gpu.untouched(rc);
-  std::vector<std::unique_ptr<Outputs>> outs;
-  std::vector<OutputPlan> names;
-  if (int rc = open_set_outputs(plan, outs, names); rc != 0) return gpu.untouched(rc);
-  report::RunInfo base = make_run_info(plan, gpu, energy);
-  if (energy.source) measure_idle(plan, *energy.source, base);
   std::vector<report::Pass> passes(plan.pass_sets.size());
-  std::vector<SetOutput> sets;
-  for (std::size_t k = 0; k < plan.pass_sets.size(); ++k) {
-    report::RunInfo info = base;
-    info.metric_set = gpu.pass_metrics[k]->symbol();
-    info.metrics = gpu.pass_metrics[k].get();
-    passes[k].set = info.metric_set;
-    sets.push_back({outs[k].get(), names[k], std::move(info), &passes[k]});
-  }
-  ProfileRun run(plan, gpu, energy, std::move(sets));
-  if (int rc = run.start(); rc != 0) return rc;
-  int status = 0;
-  {
-    const mmio::ScopedSignalHandler signals(&on_profile_signal);
-    status = run.run_program();
-  }
-  if (!plan.quiet) std::cerr << run.switch_summary();
+  for (std::size_t k = 0; k < passes.size(); ++k) passes[k].set = plan.pass_sets[k];
+  const int status = run_once(plan, passes);
   if (status != 0 || g_interrupted) {
     std::cerr << fmt::format(
         "oaprof: no joined file ({}): each set's rows are in its own file\n",
