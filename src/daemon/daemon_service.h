@@ -70,6 +70,9 @@ class DaemonService {
   // The per-kernel summaries clients sent before closing (at most kMaxKeptSummaries, the oldest
   // dropped first), handed over once: the exporter's per-kernel series.
   static constexpr std::size_t kMaxKeptSummaries = 16;
+  // The most metric sets one session switches among (kSwitchSet; each kept programmed in
+  // memory).
+  static constexpr std::size_t kMaxSessionSets = 64;
   std::vector<oa::wire::Summary> take_summaries() { return std::exchange(summaries_, {}); }
   // Sessions opened for clients other than the background one, since the start.
   std::uint64_t client_sessions_opened() const { return client_sessions_; }
@@ -94,8 +97,6 @@ class DaemonService {
   struct Active;
   oa::wire::Body open(std::uint64_t client, const Peer& peer, const oa::wire::Open& request);
   oa::wire::Body switch_set(const oa::wire::SwitchSet& request);
-  // The most metric sets one session switches among (each kept programmed in memory).
-  static constexpr std::size_t kMaxSessionSets = 64;
   oa::wire::Body sample(const oa::wire::Sample& request);
   // Restores and closes the session; logs it unless `log_if_untouched` is false and it had
   // written no register.

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <fmt/format.h>
@@ -616,6 +617,58 @@ TEST_F(DaemonServiceTest, ASwitchChecksTheClientsFileAgain) {
   // The sets it already read stay what they were.
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(
       with_sets.handle(1, alice_, wire::SwitchSet{"ComputeBasic"})));
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
+}
+
+// A holder that names set after set keeps at most kMaxSessionSets programmings in the daemon's
+// memory: a file with more sets than that (IGT's ComputeBasic copied under other names) lets it
+// switch among the first ones and refuses the next with the bound, while sets already read
+// still switch.
+TEST_F(DaemonServiceTest, ASessionSwitchesAmongABoundedNumberOfSets) {
+  std::ifstream in(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml");
+  std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t symbol = xml.find("symbol_name=\"ComputeBasic\"");
+  ASSERT_NE(symbol, std::string::npos);
+  const std::size_t begin = xml.rfind("<set", symbol);
+  const std::size_t end = xml.find("</set>", symbol) + std::string("</set>").size();
+  const std::string set = xml.substr(begin, end - begin);
+  std::string copies;
+  for (std::size_t i = 0; i < DaemonService::kMaxSessionSets; ++i) {
+    std::string copy = set;
+    const std::string name = "symbol_name=\"ComputeBasic\"";
+    copy.replace(copy.find(name), name.size(), fmt::format("symbol_name=\"Copy{}\"", i));
+    // The GUID's last group, 12 hex digits, made the copy's own.
+    const std::string guid = "hw_config_guid=\"";
+    copy.replace(copy.find(guid) + guid.size() + 24, 12, fmt::format("{:012x}", i));
+    copies += copy + "\n";
+  }
+  xml.insert(end, "\n" + copies);
+  testing::ScratchDir source;
+  std::ofstream(source.path() / "oa-kblgt2.xml") << xml;
+  const testing::TrustedMetricsDir metrics(source.path() / "oa-kblgt2.xml");
+  ServiceOptions o;
+  o.device.spec = "sim:" + regs_.string();
+  o.state_dir = dir_.path();
+  o.metrics_dirs = {metrics.path()};
+  DaemonService with_sets(o);
+  auto request = open_request();
+  request.metric_set = "ComputeBasic";
+  const wire::Body opened = with_sets.handle(1, alice_, request);
+  if (const auto* e = std::get_if<wire::Error>(&opened)) {
+    GTEST_SKIP() << "oaprofd would refuse a file here: " << e->message;
+  }
+  // ComputeBasic is the first kept; 63 copies make 64.
+  for (std::size_t i = 0; i + 1 < DaemonService::kMaxSessionSets; ++i) {
+    const wire::Body r = with_sets.handle(1, alice_, wire::SwitchSet{fmt::format("Copy{}", i)});
+    ASSERT_TRUE(std::holds_alternative<wire::Ok>(r))
+        << i << ": " << std::get<wire::Error>(r).message;
+  }
+  const std::string last = fmt::format("Copy{}", DaemonService::kMaxSessionSets - 1);
+  const wire::Body refused = with_sets.handle(1, alice_, wire::SwitchSet{last});
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(refused));
+  EXPECT_THAT(std::get<wire::Error>(refused).message, HasSubstr("at most 64 metric sets"));
+  EXPECT_TRUE(
+      std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::SwitchSet{"Copy0"})));
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
 }
 
