@@ -52,6 +52,16 @@ class DaemonServiceTest : public ::testing::Test {
     return o;
   }
 
+  // A service's options on the fixture's simulated device and state directory, its metric sets
+  // from `dirs`.
+  ServiceOptions options_with_metrics(std::vector<std::filesystem::path> dirs) const {
+    ServiceOptions o;
+    o.device.spec = "sim:" + regs_.string();
+    o.state_dir = dir_.path();
+    o.metrics_dirs = std::move(dirs);
+    return o;
+  }
+
   // The service's simulated device opened as a session that will "crash": every first write is
   // journaled to the service's state file, which outlives the device.
   struct CrashingSession {
@@ -438,10 +448,7 @@ TEST_F(DaemonServiceTest, AnOpenedReplyTooLongToSendEndsTheSession) {
   } catch (const std::exception& e) {
     GTEST_SKIP() << "no metric file can be trusted here: " << e.what();
   }
-  ServiceOptions o;
-  o.device.spec = "sim:" + regs_.string();
-  o.state_dir = dir_.path();
-  o.metrics_dirs = {deep};
+  ServiceOptions o = options_with_metrics({deep});
   o.metrics_owner = ::geteuid();
   DaemonService service(o);
   auto request = open_request();
@@ -511,10 +518,7 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   if (const std::string why = igt_kbl_file_refused(); !why.empty()) {
     GTEST_SKIP() << "oaprofd would refuse IGT's files where they are here: " << why;
   }
-  ServiceOptions o;
-  o.device.spec = "sim:" + regs_.string();
-  o.state_dir = dir_.path();
-  o.metrics_dirs = {dir_.path() / "absent", OAPROF_IGT_METRICS_DIR};
+  ServiceOptions o = options_with_metrics({dir_.path() / "absent", OAPROF_IGT_METRICS_DIR});
   DaemonService with_sets(o);
   auto request = open_request();
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(with_sets.handle(1, alice_, request)));
@@ -541,10 +545,7 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
 // refused and a client without the session is told so; closing puts every register back.
 TEST_F(DaemonServiceTest, TheHolderSwitchesAmongSetsOfItsFileAndCloseRestoresEveryRegister) {
   if (const std::string why = igt_kbl_file_refused(); !why.empty()) GTEST_SKIP() << why;
-  ServiceOptions o;
-  o.device.spec = "sim:" + regs_.string();
-  o.state_dir = dir_.path();
-  o.metrics_dirs = {OAPROF_IGT_METRICS_DIR};
+  ServiceOptions o = options_with_metrics({OAPROF_IGT_METRICS_DIR});
   o.log = [this](int, const std::string& line) { log_ += line + "\n"; };
   DaemonService with_sets(o);
   const auto before = testing::file_bytes(regs_);
@@ -585,10 +586,7 @@ TEST_F(DaemonServiceTest, ASwitchChecksTheClientsFileAgain) {
   const testing::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_METRICS_DIR) /
                                            "oa-kblgt2.xml");
   const std::filesystem::path file = metrics.path() / "oa-kblgt2.xml";
-  ServiceOptions o;
-  o.device.spec = "sim:" + regs_.string();
-  o.state_dir = dir_.path();
-  o.metrics_dirs = {metrics.path()};
+  ServiceOptions o = options_with_metrics({metrics.path()});
   DaemonService with_sets(o);
   auto request = open_request();
   request.metric_set = "ComputeBasic";
@@ -646,10 +644,7 @@ TEST_F(DaemonServiceTest, ASessionSwitchesAmongABoundedNumberOfSets) {
   testing::ScratchDir source;
   std::ofstream(source.path() / "oa-kblgt2.xml") << xml;
   const testing::TrustedMetricsDir metrics(source.path() / "oa-kblgt2.xml");
-  ServiceOptions o;
-  o.device.spec = "sim:" + regs_.string();
-  o.state_dir = dir_.path();
-  o.metrics_dirs = {metrics.path()};
+  ServiceOptions o = options_with_metrics({metrics.path()});
   DaemonService with_sets(o);
   auto request = open_request();
   request.metric_set = "ComputeBasic";
@@ -762,10 +757,7 @@ TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableBy
   std::filesystem::copy_file(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml",
                              file);
   ::chmod(file.c_str(), 0644);
-  ServiceOptions o;
-  o.device.spec = "sim:" + regs_.string();
-  o.state_dir = dir_.path();
-  o.metrics_dirs = {metrics.path()};
+  ServiceOptions o = options_with_metrics({metrics.path()});
   o.metrics_owner = ::geteuid();  // root here; the owner the test can be without root
   DaemonService service(o);
   auto request = open_request();
