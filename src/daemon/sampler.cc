@@ -2,15 +2,12 @@
 
 #include <ctime>
 
+#include "oa/monotonic_clock.h"
+
 namespace oaprof::daemon {
 namespace {
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
+using oa::monotonic_ns;
 
 }  // namespace
 

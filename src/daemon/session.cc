@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "oa/monotonic_clock.h"
+
 namespace oaprof::daemon {
 
 using oa::wire::Body;
@@ -112,9 +114,15 @@ void Session::start() {
   programmed_ = 0;
   source_.start(format_, sets_.front().config);
   started_ = true;
-  if (reads_.read_period.count() > 0 && !reader_.joinable()) {
-    reader_stop_ = false;
-    reader_ = std::thread([this] { reader_loop(); });
+  if (reader_.joinable()) return;
+  reader_stop_ = false;
+  if (sampled_) {
+    timeline_totals_.emplace(reads_.timestamp_hz, reads_.max_interval_ns);
+    read_timeline_locked();  // the timeline starts before any launch can
+    reader_ = std::thread([this] { reader_loop(sampled_->period, &Session::read_timeline); });
+  } else if (reads_.read_period.count() > 0) {
+    reader_ = std::thread(
+        [this] { reader_loop(reads_.read_period, &Session::read_open_launches); });
   }
 }
 
@@ -133,12 +141,12 @@ void Session::stop_reader() {
   if (reader_.joinable()) reader_.join();
 }
 
-void Session::reader_loop() {
+void Session::reader_loop(std::chrono::microseconds period, void (Session::*read)()) {
   std::unique_lock lock(reader_mu_);
-  while (!reader_wake_.wait_for(lock, reads_.read_period, [this] { return reader_stop_; })) {
+  while (!reader_wake_.wait_for(lock, period, [this] { return reader_stop_; })) {
     lock.unlock();
     try {
-      read_open_launches();
+      (this->*read)();
     } catch (const std::exception&) {
       // The source failed (oaprofd gone): the open passes then span a longer interval, which
       // their rows are flagged for when it is too long; the 'after' reports the failure itself.
@@ -196,6 +204,15 @@ void Session::read_open_launches() {
 
 void Session::stop_locked() {
   if (!started_) return;
+  if (sampled_) {
+    // Every launch has arrived (the server has stopped): one last read covers their windows.
+    try {
+      read_timeline_locked();
+    } catch (const std::exception&) {
+      // The source is gone: the windows past the last read are flagged not_attributed.
+    }
+    attribute_waiting_locked(true);
+  }
   started_ = false;
   deferred_.clear();  // no launch finishes after this: its energy readings have no row to go to
   // The kernel signal may fail (oaprofd gone); the source is stopped, and its registers
@@ -373,6 +390,7 @@ Body Session::snapshot(std::uint64_t client_id, const oa::wire::Snapshot& s) {
 }
 
 Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::wire::Launch& l) {
+  if (l.sampled) return sampled_launch(pid, l);
   auto it = pending_.find({client_id, l.launch_id});
   // A pass left open (a 'before' without its 'after') means the counters miss part of a pass.
   if (it == pending_.end() || it->second.pairs == 0 || it->second.before) {
@@ -436,6 +454,102 @@ void Session::client_gone(std::uint64_t client_id) {
       // the server's thread, which must go on serving the other clients.
     }
   }
+}
+
+}  // namespace oaprof::daemon
+
+namespace oaprof::daemon {
+
+using oa::monotonic_ns;
+
+void Session::set_sampled(const SampledOptions& options) {
+  std::lock_guard lock(mu_);
+  if (started_) throw std::logic_error("set_sampled after start()");
+  if (options.period.count() <= 0) throw std::invalid_argument("the sampling period must be > 0");
+  sampled_ = options;
+  if (!sampled_->clock) sampled_->clock = monotonic_ns;
+}
+
+std::size_t Session::sampled_waiting() const {
+  std::lock_guard lock(mu_);
+  return sampled_waiting_.size();
+}
+
+void Session::read_timeline() {
+  std::lock_guard lock(mu_);
+  if (!started_) return;
+  read_timeline_locked();
+  attribute_waiting_locked(false);
+}
+
+void Session::read_timeline_locked() {
+  const std::uint64_t t0 = sampled_->clock();
+  const Read read = read_locked();
+  const std::uint64_t t1 = sampled_->clock();
+  // The read's time is the middle of it; a clock that did not move since the last read (a
+  // coarse clock, two reads within its tick) gives nothing new to the timeline.
+  const std::uint64_t at = std::max(t0 + (t1 - t0) / 2, last_read_ns_ + 1);
+  timeline_totals_->add(read.report);
+  timeline_.add(at, timeline_totals_->total(), timeline_totals_->untrusted_intervals());
+  last_read_ns_ = at;
+  // Keep what a launch still waiting, or one arriving late, can need: `history` back.
+  std::uint64_t keep_from = at - std::min<std::uint64_t>(at, static_cast<std::uint64_t>(
+      std::chrono::nanoseconds(sampled_->history).count()));
+  for (const oa::LaunchRecord& r : sampled_waiting_) {
+    keep_from = std::min(keep_from, r.launch.sampled->host_start_ns);
+  }
+  timeline_.forget_before(keep_from);
+}
+
+Body Session::sampled_launch(std::uint32_t pid, const oa::wire::Launch& l) {
+  if (!sampled_) {
+    return Error{ErrorCode::kBadRequest,
+                 "a sampled launch came to a session that brackets launches (--attribution)"};
+  }
+  if (!started_) return Error{ErrorCode::kDeviceError, "the session is not started"};
+  // Bounded: a window the timeline has passed is attributed at once, so only launches that
+  // claim to end in the future wait; a client that sends too many is refused.
+  constexpr std::size_t kMaxWaiting = 65536;
+  if (sampled_waiting_.size() >= kMaxWaiting) {
+    ++dropped_;
+    return Error{ErrorCode::kBadRequest, "too many sampled launches wait for their window's end"};
+  }
+  oa::LaunchRecord record;
+  record.pid = pid;
+  record.launch = l;
+  if (l.flags & oa::wire::kLaunchLayerError) record.flags.emplace_back("layer_error");
+  if (l.sampled->clock == oa::wire::ClockCalibration::kMarker) {
+    record.flags.emplace_back("clock_from_marker");
+  }
+  sampled_waiting_.push_back(std::move(record));
+  attribute_waiting_locked(false);
+  return oa::wire::Ok{};
+}
+
+void Session::attribute_waiting_locked(bool final) {
+  std::vector<oa::LaunchRecord> still;
+  for (oa::LaunchRecord& r : sampled_waiting_) {
+    const oa::wire::SampledWindow& w = *r.launch.sampled;
+    if (w.host_end_ns > last_read_ns_ && !final) {
+      still.push_back(std::move(r));
+      continue;
+    }
+    const std::optional<oa::SampledDeltas> d =
+        timeline_.attribute({w.host_start_ns, w.host_end_ns});
+    if (d) {
+      r.deltas = d->deltas;
+      if (d->deltas.interval_too_long) r.flags.emplace_back("interval_too_long");
+    } else {
+      // Its window starts before the oldest read kept, or ends after the last one.
+      r.flags.emplace_back("not_attributed");
+    }
+    const double share = w.overlap_ppm / 1e6;
+    if (w.overlap_ppm > 0) r.flags.emplace_back("overlapped");
+    r.sampled = oa::LaunchRecord::Sampled{d ? d->error_bound : 0.0, share};
+    r.index = next_index_++;
+    sink_(r, nullptr, nullptr);
+  }
+  sampled_waiting_ = std::move(still);
 }
 
 }  // namespace oaprof::daemon

@@ -18,8 +18,10 @@
 
 #include "gpu/counter_source.h"
 #include "mmio/oa_programmer.h"
+#include "oa/accumulator.h"
 #include "oa/launch_record.h"
 #include "oa/report.h"
+#include "oa/sampled_attribution.h"
 #include "oa/wire.h"
 #include "power/energy_source.h"
 
@@ -43,6 +45,18 @@ struct LaunchReadOptions {
   double max_interval_ns = oa::max_safe_read_interval_ns(1150.0, 24, 12e6);
   // Zero: no reads inside a launch (its row is flagged when it runs too long).
   std::chrono::milliseconds read_period{0};
+};
+
+// Sampled attribution (--attribution sampled): the session reads the counters every `period`
+// from start() to stop(), each read timed on CLOCK_MONOTONIC (the middle of the read), and gives
+// each launch the layer sends with a sampled window the counters' growth over that window. Reads
+// older than `history` are forgotten (a launch whose window starts before the oldest read left
+// is flagged not_attributed).
+struct SampledOptions {
+  std::chrono::microseconds period{1000};
+  std::chrono::seconds history{10};
+  // The host's clock in ns; null: CLOCK_MONOTONIC (the layer's). Tests give a virtual one.
+  std::function<std::uint64_t()> clock;
 };
 
 // For a device of this clock range and EU count: reads every quarter of the exact interval
@@ -94,6 +108,15 @@ class Session {
   // Before start(): how long launches are kept exact (a thread of the session reads the counters
   // while a pass is open when `read_period` is set).
   void set_launch_reads(const LaunchReadOptions& options);
+  // Before start(): sampled attribution instead of bracketed snapshots (SampledOptions). The
+  // launch reads' wrap limits (set_launch_reads) hold for the timeline's reads too.
+  void set_sampled(const SampledOptions& options);
+  // One read of the sampled timeline, then the rows of the launches whose windows it now
+  // covers. The session's thread calls it every period; tests call it themselves. Throws what
+  // the snapshot threw.
+  void read_timeline();
+  // Sampled launches waiting for a read after their window's end.
+  std::size_t sampled_waiting() const;
   // Before start(): kernel replay across metric sets. `sets` replace the constructor's
   // configuration: a launch's passes count the set the unit holds for its first
   // `passes_per_set` passes, the next set (in the list, round) for the next ones, and so on
@@ -196,7 +219,12 @@ class Session {
   static void note_freq(Pending& p, const std::optional<double>& freq_mhz);
   // Folds a read into `p`'s open pass: the interval from the pass's latest read to it.
   void fold_locked(Pending& p, const Read& read);
-  void reader_loop();
+  void reader_loop(std::chrono::microseconds period, void (Session::*read)());
+  // Sampled attribution: a launch with a sampled window waits for the timeline to pass its end.
+  oa::wire::Body sampled_launch(std::uint32_t pid, const oa::wire::Launch& l);
+  void read_timeline_locked();
+  // The rows of the waiting launches the timeline covers (all of them when `final`).
+  void attribute_waiting_locked(bool final);
   void stop_reader();
   void busy_locked(bool busy);
   void settle_locked(std::uint64_t client_id);
@@ -231,6 +259,11 @@ class Session {
   std::uint64_t dropped_ = 0;
   std::uint32_t next_report_id_ = 1;
   LaunchReadOptions reads_;
+  std::optional<SampledOptions> sampled_;
+  std::optional<oa::Accumulator> timeline_totals_;
+  oa::CounterTimeline timeline_;
+  std::uint64_t last_read_ns_ = 0;
+  std::vector<oa::LaunchRecord> sampled_waiting_;
   // The periodic reads' thread, and its own lock (stop() joins it without holding mu_).
   std::mutex reader_mu_;
   std::condition_variable reader_wake_;

@@ -137,6 +137,36 @@ bool Client::post(const wire::Body& request, std::string& error) {
 
 std::string Client::take_post_error() { return std::exchange(post_error_, {}); }
 
+void Client::note_post_reply(const wire::Message& reply) {
+  const auto* e = std::get_if<wire::Error>(&reply.body);
+  if (e != nullptr && post_error_.empty()) post_error_ = e->message;
+}
+
+bool Client::read_arrived_replies(std::string& error) {
+  for (;;) {
+    std::size_t n = 0;
+    if (channel_) {
+      const channel::RingStatus st = channel_->in.try_pop(buf_, &n);
+      if (st == channel::RingStatus::kEmpty) return true;
+      if (st == channel::RingStatus::kCorrupt) {
+        error = "the channel to the privileged side is corrupt";
+        return false;
+      }
+    } else {
+      const ssize_t got = ::recv(fd_, buf_.data(), buf_.size(), MSG_DONTWAIT);
+      if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+      if (got <= 0) {
+        error = got == 0 ? "the privileged side closed the connection"
+                         : std::string("recv: ") + std::strerror(errno);
+        return false;
+      }
+      n = static_cast<std::size_t>(got);
+    }
+    const auto decoded = wire::decode({buf_.data(), n});
+    if (const auto* reply = std::get_if<wire::Message>(&decoded)) note_post_reply(*reply);
+  }
+}
+
 bool Client::peer_hung_up() const {
   pollfd p{fd_, POLLIN, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
@@ -205,9 +235,7 @@ bool Client::call(const wire::Body& request, std::string& error) {
     wire::Message reply;
     if (!receive(buf_, reply, error)) return false;
     if (reply.request_id != id && reply.request_id != 0) {
-      // A reply to a post(), or a late one to a timed-out call.
-      const auto* e = std::get_if<wire::Error>(&reply.body);
-      if (e != nullptr && post_error_.empty()) post_error_ = e->message;
+      note_post_reply(reply);  // a reply to a post(), or a late one to a timed-out call
       continue;
     }
     if (std::holds_alternative<wire::Ok>(reply.body)) return true;

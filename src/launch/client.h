@@ -40,6 +40,10 @@ class Client {
   bool post(const oa::wire::Body& request, std::string& error);
   // The first error reply to a post() seen so far, cleared by reading it; empty when none.
   std::string take_post_error();
+  // Reads the replies that have already arrived, without waiting: for a client that only
+  // posts (sampled attribution), whose replies no call() would read. False with `error` set
+  // when the channel or the socket broke.
+  bool read_arrived_replies(std::string& error);
 
  private:
   Client(int fd, int timeout_ms);
@@ -48,6 +52,8 @@ class Client {
   bool receive(std::vector<std::uint8_t>& buf, oa::wire::Message& reply, std::string& error);
   bool receive_from_channel(std::vector<std::uint8_t>& buf, std::size_t* size, std::string& error);
   bool peer_hung_up() const;
+  // Keeps the first error among replies to post()s.
+  void note_post_reply(const oa::wire::Message& reply);
   // Runs a ring operation until `attempt` succeeds, with `wait` for the other side between tries;
   // a corrupt ring, a peer that hung up or the receive timeout ends it with `error` set
   // (`timeout_error` for the last).

@@ -12,15 +12,19 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "launch/client.h"
+#include "launch/device_clock.h"
 #include "launch/launch_filter.h"
 #include "launch/mem_tracker.h"
 #include "launch/replay_config.h"
+#include "launch/sampled_launches.h"
+#include "oa/monotonic_clock.h"
 #include "oa/wire.h"
 
 namespace oaprof::launch {
@@ -32,12 +36,7 @@ const char* g_way_in = "layer";
 thread_local bool t_in_launch = false;    // our own calls below must not be measured again
 thread_local bool t_in_callback = false;  // inside a program's event callback: never block
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
+using oa::monotonic_ns;
 
 std::uint64_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
@@ -92,6 +91,17 @@ const ReplayConfig& replay_config() {
     return c;
   }();
   return config;
+}
+
+// Sampled attribution (OAPROF_ATTRIBUTION=sampled, set by `oaprof --attribution sampled`):
+// launches are neither drained nor snapshotted; their windows go to the privileged side once
+// their events are seen complete at the program's own sync points.
+bool sampled_mode() {
+  static const bool sampled = [] {
+    const char* v = std::getenv("OAPROF_ATTRIBUTION");
+    return v != nullptr && std::strcmp(v, "sampled") == 0;
+  }();
+  return sampled;
 }
 
 MemTracker& tracker() {
@@ -298,6 +308,21 @@ class Profiler {
   }
 
   cl_int measure(LaunchState& state, const LaunchArgs& args, cl_event* event, Enqueue enqueue);
+  // Sampled attribution: enqueues at once, keeps the event, and posts the records that are ready.
+  cl_int launch_sampled(LaunchState& state, const LaunchArgs& args, cl_event* event,
+                        Enqueue enqueue);
+  // The device's clock map, calibrated on first use; null (after a warning) when it cannot be.
+  const DeviceClock* clock_for(cl_device_id device, cl_command_queue q);
+  // Asks the kept events, posts the records that are ready; `wait` first waits for them all.
+  void harvest_locked(bool wait);
+  SampledLaunches::Completion ask_event(cl_event ev, const wire::Launch& record);
+
+ public:
+  // One of the program's sync points (clFinish, clWaitForEvents returned), or its exit (`wait`):
+  // in sampled attribution, the completed launches are collected there.
+  void sync_point(bool wait) noexcept;
+
+ private:
   // After an exception anywhere in launch(): the program's result as if nothing had gone wrong,
   // the events handed out or released, the row flagged layer_error if it can be sent.
   cl_int recover(LaunchState& state, const LaunchArgs& args, cl_event* event,
@@ -323,7 +348,14 @@ class Profiler {
   LaunchFilter filter_;
   std::mutex queues_mu_;
   std::set<cl_command_queue> added_profiling_;
+  SampledLaunches sampled_;
+  std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
+  std::atomic<bool> clock_warned_{false};
+  std::atomic<bool> sampled_warned_{false};
+  bool exit_hook_ = false;
 };
+
+void flush_at_exit() { Profiler::get().sync_point(true); }
 
 cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue) noexcept {
   if (t_in_launch) return enqueue(args, event);
@@ -347,6 +379,7 @@ cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue
       lock.unlock();
       return enqueue(args, event);
     }
+    if (sampled_mode()) return launch_sampled(state, args, event, enqueue);
     return measure(state, args, event, enqueue);
   } catch (...) {
     return recover(state, args, event, enqueue);
@@ -468,6 +501,127 @@ cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, E
   }
   s.hand_out(event);
   return s.rc;
+}
+
+const DeviceClock* Profiler::clock_for(cl_device_id device, cl_command_queue q) {
+  auto it = clocks_.find(device);
+  if (it == clocks_.end()) {
+    std::string why;
+    it = clocks_.emplace(device, calibrate_device_clock(g_next, device, q, why)).first;
+    if (!it->second) {
+      warn_once(clock_warned_, "launches on a device whose clock cannot be put on the host's "
+                               "run unmeasured: " + why);
+    }
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* event,
+                                Enqueue enqueue) {
+  t_in_launch = true;
+  struct Reset {
+    ~Reset() { t_in_launch = false; }
+  } reset;
+  cl_device_id device = nullptr;
+  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
+  if (clock_for(device, a.q) == nullptr) return enqueue(a, event);
+  if (sampled_.in_flight() >= SampledLaunches::kMaxInFlight) {
+    // A program that never synchronises: wait for its oldest launch rather than grow the books.
+    cl_event oldest = static_cast<cl_event>(sampled_.oldest_event());
+    g_next.clWaitForEvents(1, &oldest);
+  }
+  s.id = next_launch_++;
+  cl_event ev = nullptr;
+  s.rc = enqueue(a, &ev);
+  s.enqueued = true;
+  if (s.rc != CL_SUCCESS || ev == nullptr) return s.rc;
+  // The program gets the event it asked for; the books hold a reference of their own.
+  if (event != nullptr) {
+    *event = ev;
+    g_next.clRetainEvent(ev);
+  }
+  wire::Launch rec = base_record(s, a);
+  sampled_.add(ev, std::move(rec));
+  if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
+  harvest_locked(false);
+  return s.rc;
+}
+
+SampledLaunches::Completion Profiler::ask_event(cl_event ev, const wire::Launch& record) {
+  using State = SampledLaunches::Completion::State;
+  SampledLaunches::Completion c;
+  cl_int status = CL_QUEUED;
+  if (g_next.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                            nullptr) != CL_SUCCESS || status < 0) {
+    c.state = State::kFailed;
+    return c;
+  }
+  if (status != CL_COMPLETE) return c;
+  cl_ulong t[4] = {};
+  const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                     CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  for (int i = 0; i < 4; ++i) {
+    if (g_next.clGetEventProfilingInfo(ev, what[i], sizeof t[i], &t[i], nullptr) != CL_SUCCESS) {
+      c.state = State::kFailed;
+      return c;
+    }
+  }
+  const auto it = clocks_.find(reinterpret_cast<cl_device_id>(record.device));
+  if (it == clocks_.end() || !it->second) {
+    c.state = State::kFailed;
+    return c;
+  }
+  c.state = State::kComplete;
+  c.queued_ns = t[0];
+  c.submit_ns = t[1];
+  c.start_ns = t[2];
+  c.end_ns = t[3];
+  c.host_start_ns = it->second->to_monotonic(t[2]);
+  c.host_end_ns = it->second->to_monotonic(t[3]);
+  c.clock = it->second->how;
+  return c;
+}
+
+void Profiler::harvest_locked(bool wait) {
+  if (!client_) return;
+  if (wait) {
+    while (cl_event oldest = static_cast<cl_event>(sampled_.oldest_event())) {
+      g_next.clWaitForEvents(1, &oldest);
+      if (sampled_.in_flight() == 0) break;
+      harvest_locked(false);
+      if (sampled_.oldest_event() == oldest) break;  // it failed to complete: give up on it
+    }
+  }
+  const auto ready = sampled_.harvest(
+      [this](void* ev, const wire::Launch& r) { return ask_event(static_cast<cl_event>(ev), r); },
+      [](void* ev) { g_next.clReleaseEvent(static_cast<cl_event>(ev)); });
+  std::string error;
+  for (const wire::Launch& rec : ready) {
+    if (!client_->post(rec, error)) {
+      disable("launch record not sent: " + error + "; running unprofiled from here on");
+      return;
+    }
+  }
+  if (!client_->read_arrived_replies(error)) {
+    disable("the privileged side went away: " + error + "; running unprofiled from here on");
+    return;
+  }
+  if (const std::string refused = client_->take_post_error(); !refused.empty()) {
+    warn_once(sampled_warned_, "a launch record was refused: " + refused);
+  }
+}
+
+void Profiler::sync_point(bool wait) noexcept {
+  if (!sampled_mode() || t_in_launch) return;
+  try {
+    std::lock_guard lock(mu_);
+    if (sampled_.in_flight() == 0 && sampled_.waiting() == 0) return;
+    t_in_launch = true;
+    harvest_locked(wait);
+    t_in_launch = false;
+  } catch (...) {
+    t_in_launch = false;  // out of memory: the records are lost, the program goes on
+  }
 }
 
 wire::Launch Profiler::base_record(const LaunchState& s, const LaunchArgs& a) {
@@ -628,6 +782,18 @@ cl_int CL_API_CALL intercept_get_command_queue_info(cl_command_queue q, cl_comma
     }
   }
 #endif
+  return rc;
+}
+
+cl_int CL_API_CALL intercept_finish(cl_command_queue q) {
+  const cl_int rc = g_next.clFinish(q);
+  Profiler::get().sync_point(false);
+  return rc;
+}
+
+cl_int CL_API_CALL intercept_wait_for_events(cl_uint n, const cl_event* events) {
+  const cl_int rc = g_next.clWaitForEvents(n, events);
+  Profiler::get().sync_point(false);
   return rc;
 }
 
@@ -821,6 +987,10 @@ void install(_cl_icd_dispatch& table) {
   table.clGetEventProfilingInfo = &intercept_get_event_profiling_info;
   table.clGetCommandQueueInfo = &intercept_get_command_queue_info;
   table.clReleaseCommandQueue = &intercept_release_command_queue;
+  if (sampled_mode()) {
+    table.clFinish = &intercept_finish;
+    table.clWaitForEvents = &intercept_wait_for_events;
+  }
   if (!replay_enabled()) return;
   // Entries the loader below does not have (an older OpenCL) stay null, as they were.
   auto set = [](auto& slot, auto fn) {

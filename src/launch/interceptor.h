@@ -35,6 +35,10 @@ cl_int CL_API_CALL intercept_get_event_profiling_info(cl_event event, cl_profili
 cl_int CL_API_CALL intercept_get_command_queue_info(cl_command_queue q, cl_command_queue_info name,
                                                     size_t size, void* value, size_t* size_ret);
 cl_int CL_API_CALL intercept_release_command_queue(cl_command_queue q);
+// Sampled attribution only: the program's sync points, where its completed launches are
+// collected (after the call below returns, so the program waits no longer than it would).
+cl_int CL_API_CALL intercept_finish(cl_command_queue q);
+cl_int CL_API_CALL intercept_wait_for_events(cl_uint n, const cl_event* events);
 // Marks the program's event callbacks, where blocking calls are undefined behaviour (OpenCL
 // spec, clSetEventCallback), so launches made there pass through unmeasured.
 cl_int CL_API_CALL intercept_set_event_callback(cl_event event, cl_int type,

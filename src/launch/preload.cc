@@ -36,6 +36,11 @@ _cl_icd_dispatch& real() {
     resolve(d.clGetKernelInfo, "clGetKernelInfo");
     resolve(d.clGetEventInfo, "clGetEventInfo");
     resolve(d.clSetEventCallback, "clSetEventCallback");
+    // Sampled attribution: keeping events, and calibrating each device's clock.
+    resolve(d.clRetainEvent, "clRetainEvent");
+    resolve(d.clGetDeviceAndHostTimer, "clGetDeviceAndHostTimer");
+    resolve(d.clGetHostTimer, "clGetHostTimer");
+    resolve(d.clEnqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList");
     // Kernel replay: saving and restoring buffers, and the bookkeeping entry points below.
     resolve(d.clCreateBuffer, "clCreateBuffer");
     resolve(d.clCreateBufferWithProperties, "clCreateBufferWithProperties");
@@ -119,6 +124,17 @@ OAPROF_EXPORT cl_int clSetEventCallback(cl_event event, cl_int type,
                                         void* user_data) {
   if (real().clSetEventCallback == nullptr) return CL_INVALID_OPERATION;
   return oaprof::launch::intercept_set_event_callback(event, type, fn, user_data);
+}
+
+// The program's sync points, where sampled attribution collects completed launches.
+OAPROF_EXPORT cl_int clFinish(cl_command_queue q) {
+  if (real().clFinish == nullptr) return CL_INVALID_OPERATION;
+  return oaprof::launch::intercept_finish(q);
+}
+
+OAPROF_EXPORT cl_int clWaitForEvents(cl_uint n, const cl_event* events) {
+  if (real().clWaitForEvents == nullptr) return CL_INVALID_OPERATION;
+  return oaprof::launch::intercept_wait_for_events(n, events);
 }
 
 OAPROF_EXPORT cl_int clReleaseCommandQueue(cl_command_queue q) {

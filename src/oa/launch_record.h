@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,14 @@ struct LaunchRecord {
   // Kernel replay across metric sets (Session::set_pass_configs): which set's passes `deltas`
   // counted; each such launch gives one record per set, with the same index.
   std::size_t pass_set = 0;
+  // Sampled attribution: how far the counters over the launch's window can be from what a
+  // bracketed read would give (oa::SampledDeltas::error_bound), and the share of the window other
+  // launches of its process ran in too (their counts are in these counters as well).
+  struct Sampled {
+    double error_bound = 0;
+    double overlap_share = 0;
+  };
+  std::optional<Sampled> sampled;
 };
 
 }  // namespace oaprof::oa

@@ -134,7 +134,15 @@ void put_payload(Writer& w, const Launch& l) {
   // The kernel name only labels the row, and the layer must never fail the program it is in
   // over a label: a longer one is shortened, visibly.
   w.put_text16(l.kernel_name, kMaxNameBytes);
-  if (l.flags != 0) w.put(l.flags);  // absent means none, as from a layer that predates them
+  const std::uint32_t flags =
+      l.sampled ? l.flags | kLaunchSampled : l.flags & ~kLaunchSampled;
+  if (flags != 0) w.put(flags);  // absent means none, as from a layer that predates them
+  if (l.sampled) {
+    w.put(l.sampled->host_start_ns);
+    w.put(l.sampled->host_end_ns);
+    w.put(l.sampled->overlap_ppm);
+    w.put(static_cast<std::uint8_t>(l.sampled->clock));
+  }
 }
 void put_payload(Writer&, const Ok&) {}
 void put_payload(Writer& w, const Error& e) {
@@ -287,6 +295,18 @@ bool get_payload(Reader& r, Snapshot& s) {
   s.phase = static_cast<Phase>(phase);
   return true;
 }
+bool get_sampled_window(Reader& r, Launch& l) {
+  SampledWindow w;
+  std::uint8_t clock = 0;
+  if (!r.get(w.host_start_ns) || !r.get(w.host_end_ns) || !r.get(w.overlap_ppm) ||
+      !r.get(clock)) {
+    return false;
+  }
+  if (w.host_end_ns < w.host_start_ns || w.overlap_ppm > 1'000'000 || clock > 1) return false;
+  w.clock = static_cast<ClockCalibration>(clock);
+  l.sampled = w;
+  return true;
+}
 bool get_payload(Reader& r, Launch& l) {
   std::uint8_t profiled = 0, api = 0;
   bool ok = r.get(l.launch_id) && r.get(l.work_dim);
@@ -299,6 +319,7 @@ bool get_payload(Reader& r, Launch& l) {
        r.get(l.passes) && r.get(l.restore_bytes) && r.get(l.restore_ns) &&
        r.get_string16(l.kernel_name, kMaxNameBytes);
   if (ok && !r.at_end()) ok = r.get(l.flags) && (l.flags & ~kLaunchKnownFlags) == 0;
+  if (ok && (l.flags & kLaunchSampled) != 0) ok = get_sampled_window(r, l);
   l.profiled = profiled == 1;
   l.api = static_cast<LaunchApi>(api);
   return ok && l.work_dim >= 1 && l.work_dim <= 3 && l.passes >= 1;

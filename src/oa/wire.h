@@ -16,6 +16,10 @@
 //              | u16 name_len | name bytes | [u32 flags]         -> kOk
 //              flags (kLaunchDrainFailed, kLaunchLayerError) came later within version 1: a
 //              launch without them has none set; a bit this side does not know is refused.
+//              With kLaunchSampled (later still) the flags are followed by
+//              | u64 host_start_ns | u64 host_end_ns | u32 overlap_ppm | u8 clock
+//              (the launch's window on the host's CLOCK_MONOTONIC, what share of it other
+//              launches of the process shared, and how its device clock was calibrated).
 //   kOk        (empty)
 //   kError     u32 code | u16 len | message bytes
 // oaprofd, the privileged daemon, speaks the same framing to the unprivileged oaprof (str: u16
@@ -116,6 +120,20 @@ struct Snapshot {
 };
 inline constexpr std::uint8_t kSnapshotEnergyFirst = 0x80;
 
+// How a sampled launch's device times were mapped onto the host's clock.
+enum class ClockCalibration : std::uint8_t {
+  kDeviceAndHostTimer = 0,  // clGetDeviceAndHostTimer pairs (and clGetHostTimer's offset)
+  kMarker = 1,              // a marker's end against the host clock after it: coarser
+};
+// A sampled launch's window, on CLOCK_MONOTONIC, and what the layer knows of its neighbours.
+struct SampledWindow {
+  std::uint64_t host_start_ns = 0;
+  std::uint64_t host_end_ns = 0;
+  std::uint32_t overlap_ppm = 0;  // millionths of the window other launches also ran in
+  ClockCalibration clock = ClockCalibration::kDeviceAndHostTimer;
+  friend bool operator==(const SampledWindow&, const SampledWindow&) = default;
+};
+
 struct Launch {
   std::uint64_t launch_id = 0;
   std::uint32_t work_dim = 0;
@@ -144,6 +162,8 @@ struct Launch {
   std::string kernel_name;
   // What the layer knows about the launch's validity (kLaunch* bits): its row's flags.
   std::uint32_t flags = 0;
+  // Set exactly when flags has kLaunchSampled.
+  std::optional<SampledWindow> sampled;
 };
 // A clFinish or clWaitForEvents the layer made before a snapshot failed (the drain before the
 // 'before', or the wait for the kernel before the 'after'): the row is flagged drain_failed.
@@ -151,7 +171,12 @@ inline constexpr std::uint32_t kLaunchDrainFailed = 1;
 // The layer met an internal error after the kernel was enqueued: the program got the real
 // enqueue status, the row (when it could still be sent) is flagged layer_error.
 inline constexpr std::uint32_t kLaunchLayerError = 2;
-inline constexpr std::uint32_t kLaunchKnownFlags = kLaunchDrainFailed | kLaunchLayerError;
+// Sampled attribution (--attribution sampled): the launch was neither drained nor snapshotted;
+// its counters come from the session's periodic reads over its window (Launch::sampled).
+inline constexpr std::uint32_t kLaunchSampled = 4;
+inline constexpr std::uint32_t kLaunchKnownFlags =
+    kLaunchDrainFailed | kLaunchLayerError | kLaunchSampled;
+
 
 // Strings in the daemon's messages are at most this long (paths, names, reasons).
 inline constexpr std::size_t kMaxTextBytes = 512;

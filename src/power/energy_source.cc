@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "oa/monotonic_clock.h"
+
 namespace oaprof::power {
 
 std::string_view domain_name(Domain d) {
@@ -114,12 +116,7 @@ std::optional<double> IgpuPower::watts(IgpuFormula f) const {
   return std::nullopt;
 }
 
-std::uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
+std::uint64_t monotonic_ns() { return oa::monotonic_ns(); }
 
 IgpuPower igpu_power(const std::map<Domain, double>& power_w) {
   IgpuPower p;

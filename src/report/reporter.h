@@ -24,6 +24,9 @@ inline constexpr int kJsonSchemaVersion = 1;
 struct RunInfo {
   std::string oaprof_version;
   std::string mode = "kernel";  // kernel | app | system-wide
+  // kernel mode: bracketed (snapshots around each launch) or sampled (the growth of periodic
+  // reads over each launch's window); a sampled run's rows have two more columns.
+  std::string attribution = "bracketed";
   std::string metric_set;       // empty: raw counters only
   std::string energy_backend;   // empty: none
   // The energy backend is the simulated RAPL tree: its figures are a model, and every row that

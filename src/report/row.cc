@@ -91,6 +91,13 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"replay_passes", std::uint64_t{l.passes}});
   f.push_back({"restore_bytes", l.restore_bytes});
   f.push_back({"restore_ns", l.restore_ns});
+  if (info.attribution == "sampled") {
+    // How far the counters may be from a bracketed read's, and how much of the window other
+    // launches shared (their counts are in this row too): docs/attach.md.
+    const auto& s = r.sampled;
+    f.push_back({"attribution_error", s ? FieldValue{s->error_bound} : FieldValue{}, 4});
+    f.push_back({"overlap_share", s ? FieldValue{s->overlap_share} : FieldValue{}, 4});
+  }
   f.push_back({"gpu_time_ns", oa::gpu_time_ns(r.deltas, info.timestamp_hz)});
   f.push_back({"gpu_ticks", r.deltas.has_gpu_ticks ? FieldValue{r.deltas.gpu_ticks} : FieldValue{}});
   const double freq = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);

@@ -9,6 +9,9 @@
 //   attach_app crash      three launches, then abort()
 //   attach_app callback   launches from an event callback
 //   attach_app fork       launches in a child it forks and execs as well as in the parent
+//   attach_app overlap    a long kernel launched on each of two queues, four times, with no
+//                         wait in between; prints how many of the pairs overlapped in time
+//                         (their OpenCL start and end) and the launches' own times
 //   attach_app replay [ITERS]  two launches of a kernel that updates a buffer in place from a
 //                         read-only input; prints a checksum of the result's bytes
 #define CL_TARGET_OPENCL_VERSION 300
@@ -373,6 +376,53 @@ __kernel void accumulate(__global float* a, __global const float* b, int iters) 
   return 0;
 }
 
+// Two queues of the program's own (with profiling, to read the times), each given a kernel that
+// spins for a few milliseconds, back to back, then one clFinish for both: a runtime with idle
+// cores runs the two at once.
+int overlap_app() {
+  const char* src = R"(
+__kernel void spin(__global float* a, int iters) {
+  float x = a[get_global_id(0)];
+  for (int i = 0; i < iters; ++i) x = x * 0.999f + 0.001f;
+  a[get_global_id(0)] = x;
+})";
+  Cl cl;
+  cl_program p = cl.build(src);
+  cl_kernel k[2] = {cl.kernel(p, "spin"), cl.kernel(p, "spin")};
+  std::vector<float> host(1, 1.0f);
+  cl_mem m[2] = {cl.buffer(host), cl.buffer(host)};
+  cl_command_queue q[2] = {cl.queue(CL_QUEUE_PROFILING_ENABLE), cl.queue(CL_QUEUE_PROFILING_ENABLE)};
+  const cl_int iters = 3'000'000;
+  for (int i = 0; i < 2; ++i) {
+    check(clSetKernelArg(k[i], 0, sizeof m[i], &m[i]), "clSetKernelArg");
+    check(clSetKernelArg(k[i], 1, sizeof iters, &iters), "clSetKernelArg");
+  }
+  constexpr int kRounds = 4;
+  const size_t one = 1;
+  int overlapped = 0;
+  for (int r = 0; r < kRounds; ++r) {
+    cl_event e[2] = {};
+    for (int i = 0; i < 2; ++i) {
+      check(clEnqueueNDRangeKernel(q[i], k[i], 1, nullptr, &one, &one, 0, nullptr, &e[i]), "nd");
+      check(clFlush(q[i]), "clFlush");
+    }
+    for (cl_command_queue each : q) check(clFinish(each), "clFinish");
+    cl_ulong t[2][2] = {};
+    for (int i = 0; i < 2; ++i) {
+      check(clGetEventProfilingInfo(e[i], CL_PROFILING_COMMAND_START, sizeof t[i][0], &t[i][0],
+                                    nullptr), "start");
+      check(clGetEventProfilingInfo(e[i], CL_PROFILING_COMMAND_END, sizeof t[i][1], &t[i][1],
+                                    nullptr), "end");
+      std::printf("kernel %d %d %llu %llu\n", r, i, static_cast<unsigned long long>(t[i][0]),
+                  static_cast<unsigned long long>(t[i][1]));
+      clReleaseEvent(e[i]);
+    }
+    if (t[0][0] < t[1][1] && t[1][0] < t[0][1]) ++overlapped;
+  }
+  std::printf("launches %d\noverlapped %d\n", 2 * kRounds, overlapped);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -386,7 +436,8 @@ int main(int argc, char** argv) {
   if (what == "callback") return callback();
   if (what == "fork") return fork_app(argv[0]);
   if (what == "child") return child_app();
+  if (what == "overlap") return overlap_app();
   if (what == "replay") return replay_app(argc > 2 ? std::atoi(argv[2]) : 2000);
-  std::fprintf(stderr, "usage: attach_app queues|threads|profiling|same-name|dlopen|crash|callback|fork|replay\n");
+  std::fprintf(stderr, "usage: attach_app queues|threads|profiling|same-name|dlopen|crash|callback|fork|overlap|replay\n");
   return 2;
 }

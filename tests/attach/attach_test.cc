@@ -214,12 +214,13 @@ TEST_P(AttachTest, ReplayLeavesTheProgramsBuffersAsASingleRunWould) {
     EXPECT_EQ(single[i].at("flags").find("replayed"), std::string::npos);
     // The counters sum the five passes: several single runs' worth. The simulator counts wall
     // time, and PoCL's kernel time swings with the machine's load, so the bound only tells a sum
-    // of passes from one pass; that restores stay outside the sum is pinned exactly by
+    // of passes from one pass (a loaded 2-core machine has given ratios over 20 for five
+    // passes); that restores stay outside the sum is pinned exactly by
     // SessionTest.ReplayedPassesSumTheirPairsAndTheEnergyWindowSpansThemAll.
     for (const char* c : {"gpu_ticks", "A0"}) {
       const double ratio = std::stod(rows[i].at(c)) / std::stod(single[i].at(c));
       EXPECT_GT(ratio, 5 * 0.3) << c;
-      EXPECT_LT(ratio, 5 * 3.0) << c;
+      EXPECT_LT(ratio, 5 * 8.0) << c;
     }
   }
 }
@@ -297,6 +298,72 @@ TEST_P(AttachTest, AnInheritedReplayVariableIsOverriddenByTheOption) {
   const auto rows = read_csv(csv());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("replay_passes"), "1");
+}
+
+// attach_app overlap prints "overlapped N": how many of its pairs of kernels ran at the same time.
+int pairs_overlapped(const std::string& output) {
+  std::smatch m;
+  static const std::regex kLine(R"((^|\n)overlapped (\d+))");
+  return std::regex_search(output, m, kLine) ? std::stoi(m[2]) : -1;
+}
+
+// Issue 17: sampled attribution neither drains nor waits, so two queues' kernels that run at the
+// same time without oaprof still do under it (the program's own OpenCL times say so), and their
+// rows say they shared the counters. Bracketed attribution serialises them.
+TEST_P(AttachTest, SampledAttributionKeepsOverlappingKernelsOverlapped) {
+  const auto alone = run(fmt::format("{} overlap", ATTACH_APP_BIN));
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  if (pairs_overlapped(alone.output) == 0) {
+    GTEST_SKIP() << "this OpenCL runtime ran no two kernels at once, even unprofiled";
+  }
+  const auto sampled = profile("overlap", "--attribution sampled --sample-period 200us");
+  ASSERT_EQ(sampled.status, 0) << sampled.output;
+  EXPECT_GE(pairs_overlapped(sampled.output), 1) << sampled.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(static_cast<int>(rows.size()), launches_made(sampled.output)) << sampled.output;
+  int flagged = 0;
+  for (const auto& row : rows) {
+    const std::string& flags = row.at("flags");
+    EXPECT_THAT(flags, Not(HasSubstr("not_attributed")));
+    const double share = std::stod(row.at("overlap_share"));
+    EXPECT_EQ(share > 0, flags.find("overlapped") != std::string::npos) << flags;
+    flagged += share > 0;
+    EXPECT_FALSE(row.at("attribution_error").empty());
+    // The counters' window is the kernel's OpenCL window put on the host's clock: the GPU time
+    // they count is the kernel's time, within the clock calibration's error.
+    const double kernel = std::stod(row.at("kernel_ns")), gpu = std::stod(row.at("gpu_time_ns"));
+    EXPECT_NEAR(gpu, kernel, 0.02 * kernel + 100e3) << "launch " << row.at("launch");
+  }
+  EXPECT_GE(flagged, 2);
+  const auto bracketed = profile("overlap", "--attribution bracketed");
+  ASSERT_EQ(bracketed.status, 0) << bracketed.output;
+  EXPECT_EQ(pairs_overlapped(bracketed.output), 0) << bracketed.output;
+  EXPECT_EQ(read_csv(csv()).front().count("overlap_share"), 0u);
+}
+
+// Issue 17: on the same kernels (each at least 20 read periods long), sampled and bracketed
+// counts agree within 1 % per unit of GPU time, and the GPU time a sampled row counts is its
+// kernel's.
+TEST_P(AttachTest, SampledAndBracketedCountsAgreeOnKernelsOfTwentyPeriods) {
+  std::map<std::string, std::vector<double>> rates;  // per mode: every counter's count per ns
+  for (const std::string mode : {"bracketed", "sampled"}) {
+    const auto r = profile("overlap", "--attribution " + mode + " --sample-period 100us");
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::vector<double> sum(8, 0.0);
+    double ns = 0;
+    for (const auto& row : read_csv(csv())) {
+      ASSERT_GE(std::stod(row.at("kernel_ns")), 20 * 100e3) << "a kernel shorter than 20 periods";
+      ns += std::stod(row.at("gpu_time_ns"));
+      sum[0] += std::stod(row.at("gpu_ticks"));
+      for (int c = 0; c < 7; ++c) sum[1 + c] += std::stod(row.at(fmt::format("A{}", c)));
+    }
+    for (double& v : sum) v /= ns;
+    rates[mode] = sum;
+  }
+  for (std::size_t c = 0; c < rates["sampled"].size(); ++c) {
+    EXPECT_NEAR(rates["sampled"][c], rates["bracketed"][c], 0.01 * rates["bracketed"][c] + 1e-9)
+        << "counter " << c;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(WaysIn, AttachTest, ::testing::Values("layer", "preload"));

@@ -81,8 +81,40 @@ TEST(WireTest, LaunchFlagsRoundTripAndUnknownBitsAreRefused) {
   const auto flagged = encode({1, l});
   EXPECT_EQ(flagged.size(), plain.size() + 4);
   EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchDrainFailed | kLaunchLayerError);
-  l.flags = 4;
+  l.flags = 8;
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
+}
+
+// A sampled launch carries its window on the host's clock after the flags; the flag and the
+// window come together or not at all, and a window that ends before it starts, a share over
+// one, an unknown clock or a truncated window is refused.
+TEST(WireTest, ASampledLaunchCarriesItsWindowAndABadWindowIsRefused) {
+  Launch l;
+  l.work_dim = 1;
+  l.kernel_name = "k";
+  l.sampled = SampledWindow{1'000'000'000'123u, 1'000'000'900'456u, 250'000,
+                            ClockCalibration::kMarker};
+  const Launch out = std::get<Launch>(roundtrip({1, l}).body);
+  ASSERT_TRUE(out.sampled.has_value());
+  EXPECT_EQ(*out.sampled, *l.sampled);
+  EXPECT_EQ(out.flags, kLaunchSampled);
+  // The flag alone, without a window, is not sent.
+  Launch bare = l;
+  bare.sampled.reset();
+  bare.flags = kLaunchSampled;
+  EXPECT_FALSE(std::get<Launch>(roundtrip({1, bare}).body).sampled.has_value());
+  auto refused = [&](SampledWindow w) {
+    Launch bad = l;
+    bad.sampled = w;
+    return std::holds_alternative<DecodeError>(decode(encode({1, bad})));
+  };
+  EXPECT_TRUE(refused({10, 9, 0, ClockCalibration::kMarker}));
+  EXPECT_TRUE(refused({10, 20, 1'000'001, ClockCalibration::kMarker}));
+  EXPECT_TRUE(refused({10, 20, 0, static_cast<ClockCalibration>(2)}));
+  std::vector<std::uint8_t> bytes = encode({1, l});
+  bytes.pop_back();
+  bytes[12] = static_cast<std::uint8_t>(bytes[12] - 1);  // payload_len, low byte
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes)));
 }
 
 // The fuzzer starts from these: each must stay a message the decoder takes, or the fuzzer would

@@ -301,3 +301,44 @@ TEST(ProfilePlanTest, TheRankComesFromTheMpiLauncherBeforeSlurm) {
 
 }  // namespace
 }  // namespace oaprof::tools
+
+namespace oaprof::tools {
+namespace {
+
+// Issue 17: --attribution sampled goes with a program in kernel mode that is never repeated;
+// its period is bounded both ways and named when refused.
+TEST(ProfilePlanTest, SampledAttributionTakesAPeriodAndNothingThatRepeatsALaunch) {
+  ProfileOptions o = with_program();
+  o.device_spec = "sim";
+  EXPECT_FALSE(make_profile_plan(o, {}, kUser).sample_period.has_value());
+  o.attribution = "sampled";
+  ProfilePlan plan = make_profile_plan(o, {}, kUser);
+  ASSERT_TRUE(plan.sample_period.has_value());
+  EXPECT_EQ(*plan.sample_period, std::chrono::microseconds(1000));
+  o.sample_period = "250us";
+  EXPECT_EQ(*make_profile_plan(o, {}, kUser).sample_period, std::chrono::microseconds(250));
+  for (const char* bad : {"50us", "1s"}) {
+    o.sample_period = bad;
+    EXPECT_THAT(refusal(o), HasSubstr("--sample-period: give 100us to 100ms")) << bad;
+  }
+  o.sample_period = "soon";
+  EXPECT_THAT(refusal(o), HasSubstr("--sample-period"));
+  o.sample_period = "1ms";
+  o.replay = "3";
+  EXPECT_THAT(refusal(o), HasSubstr("never repeats a launch"));
+  o.replay = "off";
+  o.metric_set = "ComputeBasic,L3_1";
+  EXPECT_THAT(refusal(o), HasSubstr("--replay-mode application"));
+  o.replay_mode = "application";
+  EXPECT_TRUE(make_profile_plan(o, {}, kUser).sample_period.has_value());
+  o.metric_set = oa::kBuiltinMetricSetSymbol;
+  o.replay_mode = "kernel";
+  o.mode = "app";
+  EXPECT_THAT(refusal(o), HasSubstr("goes with --mode kernel"));
+  o.mode = "kernel";
+  o.attribution = "guessed";
+  EXPECT_THAT(refusal(o), HasSubstr("--attribution: give bracketed or sampled"));
+}
+
+}  // namespace
+}  // namespace oaprof::tools

@@ -216,6 +216,18 @@ Action add_profile_options(CLI::App& app) {
                    "rows are joined into -o's file (by kernel, its ordinal and sizes; "
                    "docs/metrics.md)")
       ->capture_default_str();
+  what->add_option("--attribution", opt->attribution,
+                   "how a launch's counters are taken: bracketed (snapshots around each launch, "
+                   "which waits for the queue before and the kernel after it: exact, serialises "
+                   "the program) or sampled (the counters read every --sample-period and each "
+                   "launch given their growth over its OpenCL start and end: nothing waits, "
+                   "overlapping kernels stay overlapped and say so, each row carries its error "
+                   "bound). docs/attach.md compares them")
+      ->check(CLI::IsMember({"bracketed", "sampled"}))
+      ->capture_default_str();
+  what->add_option("--sample-period", opt->sample_period,
+                   "with --attribution sampled: how often the counters are read (100us to 100ms)")
+      ->capture_default_str();
   what->add_option("--inject", opt->inject,
                    "how the program is intercepted: layer (OPENCL_LAYERS), preload (LD_PRELOAD, "
                    "for loaders without layers), or auto (layer where the loader supports it)")
@@ -486,6 +498,7 @@ report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const Energ
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
   info.mode = run_mode_name(plan.mode);
+  info.attribution = plan.sample_period ? "sampled" : "bracketed";
   info.device = gpu.label;
   info.device_detail = gpu.detail;
   info.platform = std::string(gpu.platform.metrics_file);
@@ -594,6 +607,7 @@ daemon::ChildSpec program_spec(const ProfilePlan& plan, const daemon::Server* se
   child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(plan.min_window.count());
   // Always set, so a value inherited from the user's environment cannot replay behind --replay.
   child.set_env["OAPROF_REPLAY"] = replay_variable(plan);
+  child.set_env["OAPROF_ATTRIBUTION"] = plan.sample_period ? "sampled" : "bracketed";
   if (server == nullptr) return child;
   child.set_env["OAPROF_SOCKET"] = server->path();
   for (const auto& [k, v] : plan.filter.to_env()) child.set_env[k] = v;
@@ -684,8 +698,10 @@ ProfileRun::ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energ
       plan_(plan),
       gpu_(gpu),
       energy_(energy),
-      no_energy_reason_(energy.source ? "the energy could not be read for this window"
-                                      : energy.reason),
+      no_energy_reason_(plan.sample_period ? "sampled attribution: a launch has no energy "
+                                             "window of its own (docs/attach.md)"
+                        : energy.source    ? "the energy could not be read for this window"
+                                           : energy.reason),
       rows_([this](const oa::LaunchRecord& r, const power::EnergyReading* b,
                    const power::EnergyReading* e) { write_row(r, b, e); },
             [this] {
@@ -776,6 +792,11 @@ int ProfileRun::start() {
   // Long launches stay exact: the session reads the counters while a pass is open.
   session_.set_launch_reads(
       daemon::launch_read_options(info().timestamp_hz, info().max_freq_mhz, info().eus));
+  if (plan_.sample_period) {
+    daemon::SampledOptions sampled;
+    sampled.period = *plan_.sample_period;
+    session_.set_sampled(sampled);
+  }
   if (power::SimEnergySource* sim = energy_.sim) {
     // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
     session_.set_busy_listener([sim](bool busy) { sim->simulator().set_gpu_active(busy); });
@@ -931,10 +952,10 @@ int ProfileRun::run_program() {
 
   int exit_code = 0;
   try {
-    if (app_sampler) {
-      session_.set_busy(true);
-      app_sampler->start();
-    }
+    // Without launches bracketed there is no kernel signal: the simulated GPU is busy for the
+    // whole program (app mode, sampled attribution).
+    if (app_sampler || plan_.sample_period) session_.set_busy(true);
+    if (app_sampler) app_sampler->start();
     const pid_t pid = daemon::spawn_child(child);
     g_child = pid;
     if (!plan_.quiet) {
@@ -955,6 +976,8 @@ int ProfileRun::run_program() {
   if (app_sampler) {
     app_sampler->stop();
     if (sampling_failed(*app_sampler) && exit_code == 0) exit_code = kExitSession;
+  }
+  if (app_sampler || plan_.sample_period) {
     try {
       session_.set_busy(false);
     } catch (const std::exception&) {

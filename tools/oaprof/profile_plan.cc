@@ -171,6 +171,37 @@ void plan_metric_sets(const ProfileOptions& o, ProfilePlan& plan) {
   if (sets.size() > 1) plan.pass_sets = sets;
 }
 
+// --attribution sampled: a launch is never drained nor repeated, so nothing that repeats it goes
+// with it; the period is bounded both ways (a read costs microseconds to tens of them, and an
+// interval must stay far under a 32-bit counter's wrap).
+void plan_attribution(const ProfileOptions& o, ProfilePlan& plan) {
+  if (o.attribution != "bracketed" && o.attribution != "sampled") {
+    throw std::invalid_argument("--attribution: give bracketed or sampled, not '" +
+                                o.attribution + "'");
+  }
+  if (o.attribution == "bracketed") return;
+  if (plan.mode != RunMode::kKernel) {
+    throw std::invalid_argument("--attribution sampled goes with --mode kernel and a program");
+  }
+  if (plan.replay != "off" || kernel_replay_across_sets(plan)) {
+    throw std::invalid_argument(
+        "--attribution sampled never repeats a launch: it goes without --replay, and several "
+        "metric sets need --replay-mode application with it");
+  }
+  std::uint64_t ns = 0;
+  try {
+    ns = power::parse_duration_ns(o.sample_period);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--sample-period: {}", e.what()));
+  }
+  constexpr std::uint64_t kShortest = 100'000, kLongest = 100'000'000;
+  if (ns < kShortest || ns > kLongest) {
+    throw std::invalid_argument(
+        fmt::format("--sample-period: give 100us to 100ms, not '{}'", o.sample_period));
+  }
+  plan.sample_period = std::chrono::microseconds(ns / 1000);
+}
+
 // The generation is known for the simulator, so its format is checked now; a real device's
 // format is checked against its generation once it is identified, but a name no generation has
 // is refused here.
@@ -244,6 +275,7 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   plan.format_text = o.format_text;
   plan.metrics_xml = o.metrics_xml;
   plan_metric_sets(o, plan);
+  plan_attribution(o, plan);
 
   plan.creds = daemon::credentials_from_sudo(env, euid);
   // Under sudo the options that point root at files keep their defaults (daemon/root_paths.h).

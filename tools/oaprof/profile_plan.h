@@ -50,6 +50,8 @@ struct ProfileOptions {
   std::string mode = "kernel";
   std::string inject = "auto";
   std::string replay = "off";
+  std::string attribution = "bracketed";  // --attribution: bracketed | sampled
+  std::string sample_period = "1ms";      // --sample-period, with sampled attribution
   std::string kernel_name;
   std::uint64_t launch_skip = 0;
   std::optional<std::uint64_t> launch_count;
@@ -131,6 +133,10 @@ struct ProfilePlan {
   std::string replay = "off";                          // kKernel: OAPROF_REPLAY as given
   launch::LaunchFilter filter;
   std::string inject = "auto";                         // kKernel: auto | layer | preload
+  // kKernel: sampled attribution (--attribution sampled) reads the counters every
+  // `sample_period` and gives each launch their growth over its OpenCL window, never draining
+  // the program; nullopt: bracketed snapshots around each launch.
+  std::optional<std::chrono::microseconds> sample_period;
 
   std::string energy;  // a backend name or auto
   // nullopt: auto, decided by the energy source (power::default_igpu_formula).

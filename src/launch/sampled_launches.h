@@ -1,0 +1,78 @@
+// The layer's side of sampled attribution (--attribution sampled): launches go to the queue at
+// once, with no drain and no snapshot, and each is remembered with its event until the event is
+// seen complete at one of the program's own sync points. Then its window (its OpenCL start and
+// end, mapped onto the host's clock) is known, and so are those of the launches that could have
+// run beside it: every launch enqueued before it was seen complete. Once all of those are
+// complete too, its record is ready, with the share of its window they shared. No OpenCL here:
+// the interceptor asks the events, this keeps the books (unit-tested alone).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "oa/wire.h"
+
+namespace oaprof::launch {
+
+class SampledLaunches {
+ public:
+  // At most this many launches wait for their events; past it the interceptor waits for the
+  // oldest (a program that never synchronises would otherwise grow the books without end).
+  static constexpr std::size_t kMaxInFlight = 1024;
+
+  // What an event says when asked: still running, complete with its window on the host's clock
+  // (and the OpenCL times of the record), or failed (no window: the record is dropped). `record`
+  // is the launch's, as add() was given it.
+  struct Completion {
+    enum class State { kRunning, kComplete, kFailed } state = State::kRunning;
+    std::uint64_t host_start_ns = 0, host_end_ns = 0;
+    std::uint64_t queued_ns = 0, submit_ns = 0, start_ns = 0, end_ns = 0;
+    oa::wire::ClockCalibration clock = oa::wire::ClockCalibration::kDeviceAndHostTimer;
+  };
+  using Ask = std::function<Completion(void* event, const oa::wire::Launch& record)>;
+
+  // A launch just enqueued, `record.api_ns` being the host time of the program's call (no
+  // launch starts before it). The books own `event` until it is handed to `release`.
+  void add(void* event, oa::wire::Launch record);
+  std::size_t in_flight() const { return running_.size(); }
+  void* oldest_event() const { return running_.empty() ? nullptr : running_.front().event; }
+
+  // Asks every running launch's event (oldest first); each one that completed or failed is
+  // handed to `release`. Returns the records that are ready, in launch order, with their
+  // windows and overlap shares; and counts the failed ones in failed().
+  std::vector<oa::wire::Launch> harvest(const Ask& ask, const std::function<void(void*)>& release);
+  std::uint64_t failed() const { return failed_; }
+  // Launches complete but not yet ready (waiting on an older one that still runs).
+  std::size_t waiting() const { return done_.size(); }
+
+ private:
+  struct Running {
+    std::uint64_t seq;
+    void* event;
+    oa::wire::Launch record;
+  };
+  struct Done {
+    std::uint64_t seq;
+    std::uint64_t barrier;  // launches with a smaller seq may have run beside it
+    oa::wire::Launch record;
+  };
+  struct Span {
+    std::uint64_t seq, start_ns, end_ns;
+  };
+  void complete(Running& r, const Completion& c);
+  std::uint32_t overlap_ppm(const Done& d) const;
+  // Forgets the windows no waiting or running launch can overlap any more.
+  void prune();
+
+  std::uint64_t next_seq_ = 0;
+  std::deque<Running> running_;
+  std::vector<Done> done_;
+  std::vector<Span> spans_;  // completed windows that may still overlap a launch not yet ready
+  std::uint64_t failed_ = 0;
+};
+
+}  // namespace oaprof::launch

@@ -1,0 +1,119 @@
+// The layer's books for sampled attribution (launch/sampled_launches.h): when a launch's record
+// is ready, what share of its window others shared, and that every event is released once.
+#include "launch/sampled_launches.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+namespace oaprof::launch {
+namespace {
+namespace wire = oa::wire;
+using State = SampledLaunches::Completion::State;
+
+// Fake events: an index into `windows`, complete once the test says so.
+class SampledLaunchesTest : public ::testing::Test {
+ protected:
+  void* launch(std::uint64_t api_ns) {
+    void* ev = reinterpret_cast<void*>(++next_event_);
+    wire::Launch rec;
+    rec.launch_id = next_event_;
+    rec.api_ns = api_ns;
+    books_.add(ev, rec);
+    return ev;
+  }
+  void complete(void* ev, std::uint64_t start, std::uint64_t end) {
+    events_[ev] = {State::kComplete, start, end, 0, 0, start, end};
+  }
+  std::vector<wire::Launch> harvest() {
+    return books_.harvest(
+        [this](void* ev, const wire::Launch&) {
+          auto it = events_.find(ev);
+          return it == events_.end() ? SampledLaunches::Completion{} : it->second;
+        },
+        [this](void* ev) { ++released_[ev]; });
+  }
+
+  SampledLaunches books_;
+  std::map<void*, SampledLaunches::Completion> events_;
+  std::map<void*, int> released_;
+  std::uintptr_t next_event_ = 0;
+};
+
+TEST_F(SampledLaunchesTest, LaunchesOneAfterAnotherAreReadyAtOnceAndShareNothing) {
+  void* a = launch(0);
+  complete(a, 10, 100);
+  auto ready = harvest();
+  ASSERT_EQ(ready.size(), 1u);
+  void* b = launch(150);
+  complete(b, 200, 300);
+  const auto more = harvest();
+  ASSERT_EQ(more.size(), 1u);
+  ready.push_back(more[0]);
+  for (const wire::Launch& r : ready) {
+    ASSERT_TRUE(r.sampled.has_value());
+    EXPECT_EQ(r.sampled->overlap_ppm, 0u);
+    EXPECT_NE(r.flags & wire::kLaunchSampled, 0u);
+    EXPECT_TRUE(r.profiled);
+  }
+  EXPECT_EQ(ready[1].sampled->host_start_ns, 200u);
+  EXPECT_EQ(ready[1].sampled->host_end_ns, 300u);
+  EXPECT_EQ(ready[1].start_ns, 200u);
+  EXPECT_EQ(released_, (std::map<void*, int>{{a, 1}, {b, 1}}));
+}
+
+// Two launches in flight together: the one that ends first waits for the other, since it may
+// have run beside it, and then both say what share of their windows they shared.
+TEST_F(SampledLaunchesTest, AnOverlappedLaunchWaitsForItsNeighbourAndBothSaySo) {
+  void* a = launch(0);
+  void* b = launch(1);
+  complete(a, 0, 100);
+  EXPECT_TRUE(harvest().empty());
+  EXPECT_EQ(books_.waiting(), 1u);
+  complete(b, 50, 250);
+  const auto ready = harvest();
+  ASSERT_EQ(ready.size(), 2u);
+  EXPECT_EQ(ready[0].launch_id, 1u);  // in launch order
+  EXPECT_EQ(ready[0].sampled->overlap_ppm, 500'000u);  // 50 of its 100 ns
+  EXPECT_EQ(ready[1].sampled->overlap_ppm, 250'000u);  // 50 of its 200 ns
+  EXPECT_EQ(books_.waiting(), 0u);
+}
+
+// A launch whose event failed gives no record, frees its event, and holds up no other; a
+// launch still running holds up only those that may have run beside it.
+TEST_F(SampledLaunchesTest, AFailedEventIsCountedAndAnOlderRunningLaunchHoldsUpYoungerOnes) {
+  void* a = launch(0);
+  void* b = launch(1);
+  events_[a] = {State::kFailed};
+  complete(b, 10, 20);
+  auto ready = harvest();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(books_.failed(), 1u);
+  EXPECT_EQ(released_[a], 1);
+  void* c = launch(30);  // runs long
+  void* d = launch(31);
+  complete(d, 40, 50);
+  EXPECT_TRUE(harvest().empty());
+  EXPECT_EQ(books_.in_flight(), 1u);
+  EXPECT_EQ(books_.oldest_event(), c);
+  complete(c, 35, 500);
+  ready = harvest();
+  ASSERT_EQ(ready.size(), 2u);
+  EXPECT_EQ(ready[1].sampled->overlap_ppm, 1'000'000u);  // d ran wholly inside c
+  EXPECT_EQ(released_[c], 1);
+  EXPECT_EQ(released_[d], 1);
+}
+
+// A window the device clock maps to end before it starts is taken as empty, not refused.
+TEST_F(SampledLaunchesTest, AWindowMappedBackwardsIsEmpty) {
+  void* a = launch(0);
+  complete(a, 100, 90);
+  const auto ready = harvest();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].sampled->host_start_ns, 100u);
+  EXPECT_EQ(ready[0].sampled->host_end_ns, 100u);
+}
+
+}  // namespace
+}  // namespace oaprof::launch
