@@ -492,13 +492,16 @@ void Session::read_timeline_locked() {
   timeline_totals_->add(read.report);
   timeline_.add(at, timeline_totals_->total(), timeline_totals_->untrusted_intervals());
   last_read_ns_ = at;
-  // Keep what a launch still waiting, or one arriving late, can need: `history` back.
-  std::uint64_t keep_from = at - std::min<std::uint64_t>(at, static_cast<std::uint64_t>(
-      std::chrono::nanoseconds(sampled_->history).count()));
-  for (const oa::LaunchRecord& r : sampled_waiting_) {
-    keep_from = std::min(keep_from, r.launch.sampled->host_start_ns);
-  }
-  timeline_.forget_before(keep_from);
+  // Keep what a launch arriving late can need: `history` back, and at most kMaxTimelineReads
+  // reads (a short period keeps less time). A waiting launch's end is still ahead, so its start
+  // is within that unless it is longer than the history.
+  const std::uint64_t history_ns =
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(
+                                  std::chrono::nanoseconds(sampled_->history).count()),
+                              static_cast<std::uint64_t>(
+                                  std::chrono::nanoseconds(sampled_->period).count()) *
+                                  kMaxTimelineReads);
+  timeline_.forget_before(at - std::min(at, history_ns));
 }
 
 Body Session::sampled_launch(std::uint32_t pid, const oa::wire::Launch& l) {
@@ -521,33 +524,40 @@ Body Session::sampled_launch(std::uint32_t pid, const oa::wire::Launch& l) {
   if (l.sampled->clock == oa::wire::ClockCalibration::kMarker) {
     record.flags.emplace_back("clock_from_marker");
   }
-  sampled_waiting_.push_back(std::move(record));
-  attribute_waiting_locked(false);
+  // A window the timeline has passed is attributed now; one that ends after the last read waits
+  // for the next.
+  if (l.sampled->host_end_ns <= last_read_ns_) {
+    emit_sampled_locked(std::move(record));
+  } else {
+    sampled_waiting_.push_back(std::move(record));
+  }
   return oa::wire::Ok{};
+}
+
+void Session::emit_sampled_locked(oa::LaunchRecord r) {
+  const oa::wire::SampledWindow& w = *r.launch.sampled;
+  const std::optional<oa::SampledDeltas> d = timeline_.attribute({w.host_start_ns, w.host_end_ns});
+  if (d) {
+    r.deltas = d->deltas;
+    if (d->deltas.interval_too_long) r.flags.emplace_back("interval_too_long");
+  } else {
+    // Its window starts before the oldest read kept, or ends after the last one.
+    r.flags.emplace_back("not_attributed");
+  }
+  if (w.overlap_ppm > 0) r.flags.emplace_back("overlapped");
+  r.sampled = oa::LaunchRecord::Sampled{d ? d->error_bound : 0.0, w.overlap_ppm / 1e6};
+  r.index = next_index_++;
+  sink_(r, nullptr, nullptr);
 }
 
 void Session::attribute_waiting_locked(bool final) {
   std::vector<oa::LaunchRecord> still;
   for (oa::LaunchRecord& r : sampled_waiting_) {
-    const oa::wire::SampledWindow& w = *r.launch.sampled;
-    if (w.host_end_ns > last_read_ns_ && !final) {
+    if (r.launch.sampled->host_end_ns > last_read_ns_ && !final) {
       still.push_back(std::move(r));
-      continue;
-    }
-    const std::optional<oa::SampledDeltas> d =
-        timeline_.attribute({w.host_start_ns, w.host_end_ns});
-    if (d) {
-      r.deltas = d->deltas;
-      if (d->deltas.interval_too_long) r.flags.emplace_back("interval_too_long");
     } else {
-      // Its window starts before the oldest read kept, or ends after the last one.
-      r.flags.emplace_back("not_attributed");
+      emit_sampled_locked(std::move(r));
     }
-    const double share = w.overlap_ppm / 1e6;
-    if (w.overlap_ppm > 0) r.flags.emplace_back("overlapped");
-    r.sampled = oa::LaunchRecord::Sampled{d ? d->error_bound : 0.0, share};
-    r.index = next_index_++;
-    sink_(r, nullptr, nullptr);
   }
   sampled_waiting_ = std::move(still);
 }

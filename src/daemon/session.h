@@ -50,8 +50,8 @@ struct LaunchReadOptions {
 // Sampled attribution (--attribution sampled): the session reads the counters every `period`
 // from start() to stop(), each read timed on CLOCK_MONOTONIC (the middle of the read), and gives
 // each launch the layer sends with a sampled window the counters' growth over that window. Reads
-// older than `history` are forgotten (a launch whose window starts before the oldest read left
-// is flagged not_attributed).
+// older than `history`, or than Session::kMaxTimelineReads periods, are forgotten (a launch whose
+// window starts before the oldest read left is flagged not_attributed).
 struct SampledOptions {
   std::chrono::microseconds period{1000};
   std::chrono::seconds history{10};
@@ -225,6 +225,10 @@ class Session {
   void read_timeline_locked();
   // The rows of the waiting launches the timeline covers (all of them when `final`).
   void attribute_waiting_locked(bool final);
+  // One sampled launch's row: the timeline's counters over its window.
+  void emit_sampled_locked(oa::LaunchRecord record);
+  // The most reads the timeline keeps (each a CounterDeltas, under a kilobyte).
+  static constexpr std::uint64_t kMaxTimelineReads = 16384;
   void stop_reader();
   void busy_locked(bool busy);
   void settle_locked(std::uint64_t client_id);

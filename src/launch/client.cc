@@ -120,8 +120,14 @@ bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error) {
 bool Client::send(const wire::Body& request, std::uint32_t id, std::string& error) {
   const auto bytes = wire::encode({id, request});
   if (channel_) {
+    // While the ring is full, the replies that have come are read: a privileged side waiting
+    // for room for them takes no more requests. This message's own reply cannot be among them.
+    std::string drain_error;
     return retry_on_ring([&] { return channel_->out.try_push(bytes); },
-                         [&] { return channel_->out.wait_for_room(channel_->policy); },
+                         [&] {
+                           (void)read_arrived_replies(drain_error);
+                           return channel_->out.wait_for_room(channel_->policy);
+                         },
                          "the privileged side takes no more requests", error);
   }
   if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(bytes.size())) {

@@ -313,8 +313,9 @@ class Profiler {
                         Enqueue enqueue);
   // The device's clock map, calibrated on first use; null (after a warning) when it cannot be.
   const DeviceClock* clock_for(cl_device_id device, cl_command_queue q);
-  // Asks the kept events, posts the records that are ready; `wait` first waits for them all.
-  void harvest_locked(bool wait);
+  // Asks the kept events (`scope`), posts the records that are ready; `wait` first waits for
+  // them all.
+  void harvest_locked(bool wait, SampledLaunches::Scope scope = SampledLaunches::Scope::kAll);
   SampledLaunches::Completion ask_event(cl_event ev, const wire::Launch& record);
 
  public:
@@ -349,6 +350,8 @@ class Profiler {
   std::mutex queues_mu_;
   std::set<cl_command_queue> added_profiling_;
   SampledLaunches sampled_;
+  static constexpr std::size_t kPostBurst = 64;
+  std::vector<wire::Launch> outbox_;  // ready records not yet posted
   std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
   std::atomic<bool> clock_warned_{false};
   std::atomic<bool> sampled_warned_{false};
@@ -540,10 +543,12 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
     *event = ev;
     g_next.clRetainEvent(ev);
   }
+  cl_command_queue_properties props = 0;
+  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr);
   wire::Launch rec = base_record(s, a);
-  sampled_.add(ev, std::move(rec));
+  sampled_.add(ev, std::move(rec), (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0);
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
-  harvest_locked(false);
+  harvest_locked(false, SampledLaunches::Scope::kOldest);
   return s.rc;
 }
 
@@ -582,29 +587,37 @@ SampledLaunches::Completion Profiler::ask_event(cl_event ev, const wire::Launch&
   return c;
 }
 
-void Profiler::harvest_locked(bool wait) {
+void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
   if (!client_) return;
   if (wait) {
     while (cl_event oldest = static_cast<cl_event>(sampled_.oldest_event())) {
       g_next.clWaitForEvents(1, &oldest);
       if (sampled_.in_flight() == 0) break;
-      harvest_locked(false);
+      harvest_locked(false, SampledLaunches::Scope::kOldest);
       if (sampled_.oldest_event() == oldest) break;  // it failed to complete: give up on it
     }
   }
-  const auto ready = sampled_.harvest(
+  auto ready = sampled_.harvest(
       [this](void* ev, const wire::Launch& r) { return ask_event(static_cast<cl_event>(ev), r); },
-      [](void* ev) { g_next.clReleaseEvent(static_cast<cl_event>(ev)); });
+      [](void* ev) { g_next.clReleaseEvent(static_cast<cl_event>(ev)); }, scope);
+  // Posted in bursts (at a sync point, or once kPostBurst are ready): the privileged side is
+  // then woken once a burst instead of once a launch.
+  for (wire::Launch& rec : ready) outbox_.push_back(std::move(rec));
+  if (scope == SampledLaunches::Scope::kOldest && outbox_.size() < kPostBurst) return;
+  std::vector<wire::Launch> burst;
+  burst.swap(outbox_);
   std::string error;
-  for (const wire::Launch& rec : ready) {
+  // The replies are read as they come: a privileged side whose replies nobody reads stops
+  // taking requests once its queue of them is full.
+  for (const wire::Launch& rec : burst) {
     if (!client_->post(rec, error)) {
       disable("launch record not sent: " + error + "; running unprofiled from here on");
       return;
     }
-  }
-  if (!client_->read_arrived_replies(error)) {
-    disable("the privileged side went away: " + error + "; running unprofiled from here on");
-    return;
+    if (!client_->read_arrived_replies(error)) {
+      disable("the privileged side went away: " + error + "; running unprofiled from here on");
+      return;
+    }
   }
   if (const std::string refused = client_->take_post_error(); !refused.empty()) {
     warn_once(sampled_warned_, "a launch record was refused: " + refused);
@@ -615,7 +628,7 @@ void Profiler::sync_point(bool wait) noexcept {
   if (!sampled_mode() || t_in_launch) return;
   try {
     std::lock_guard lock(mu_);
-    if (sampled_.in_flight() == 0 && sampled_.waiting() == 0) return;
+    if (sampled_.in_flight() == 0 && sampled_.waiting() == 0 && outbox_.empty()) return;
     t_in_launch = true;
     harvest_locked(wait);
     t_in_launch = false;

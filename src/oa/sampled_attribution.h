@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <utility>
@@ -69,7 +70,7 @@ class CounterTimeline {
     std::size_t after;   // the index of the read at or after time_ns
   };
   At at(std::uint64_t time_ns) const;
-  std::vector<Point> points_;
+  std::deque<Point> points_;  // forgotten from the front as reads come in at the back
 };
 
 // Per window, the share of it (0 to 1) during which at least one other window was open too. A

@@ -1,14 +1,19 @@
 // What oaprof's per-launch measurement costs a program: the same small OpenCL app launching many
 // tiny kernels, run in one go (a) alone with clFinish after each launch (the drain that measuring
-// one kernel at a time requires anyway), (b) alone without the drain, and (c) under
-// `oaprof --device sim` in kernel mode. It prints the microseconds oaprof adds per launch beyond
-// the drain, (c − a) / launches, and the wall-time ratios c/a and c/b. The goal is at most
-// 10 µs per launch on the simulated device; the figure is printed, never asserted (timing is
+// one kernel at a time requires anyway), (b) alone without the drain, (c) under
+// `oaprof --device sim` in kernel mode (bracketed: it drains), and (d) under
+// `--attribution sampled` without the drain. Then (e) and (f) are (c) and (d) through a simulated
+// oaprofd it starts itself, when the oaprofd binary is there. It prints the microseconds each
+// adds per launch: bracketed over the drained app, (c − a) / launches (goal at most 10 µs), and
+// sampled over the undrained one, (d − b) / launches (goal at most 2 µs), and the ratios through
+// oaprofd against locally. The figures are printed, never asserted (timing is
 // machine-dependent), but a wrong row count or a wrong result fails the run.
 //   launch_overhead_bench [--launches N] [--repeat R]      the comparison (default 10000, 3)
 //   launch_overhead_bench --app N drain|nodrain OUT_FILE   the app itself (used by the above)
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,50 +114,120 @@ Run timed(const std::string& command, const fs::path& out) {
   return run;
 }
 
+// A simulated oaprofd on a socket in `dir`, for as long as it lives; none when its binary is
+// missing or it does not come up.
+class SimOaprofd {
+ public:
+  explicit SimOaprofd(const fs::path& dir) : socket_((dir / "oaprofd.sock").string()) {
+    if (!fs::exists(OAPROFD_BIN)) return;
+    const std::string group = std::to_string(::getgid()), state = dir.string();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::freopen("/dev/null", "w", stderr);
+      ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket_.c_str(), "--state-dir", state.c_str(),
+              "--device", "sim", "--group", group.c_str(), "--foreground", nullptr);
+      ::_exit(127);
+    }
+    for (int i = 0; i < 200 && !fs::exists(socket_); ++i) ::usleep(10'000);
+  }
+  ~SimOaprofd() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  bool up() const { return pid_ > 0 && fs::exists(socket_); }
+  // The environment and option that send oaprof through it.
+  std::string prefix() const { return fmt::format("OAPROF_DAEMON_SOCKET={} ", socket_); }
+
+ private:
+  std::string socket_;
+  pid_t pid_ = -1;
+};
+
+struct Timings {
+  // a, b: the app alone; c, d: under oaprof, bracketed and sampled; e, f: the same via oaprofd.
+  Run a{1e300, 1e300}, b{1e300, 1e300}, c{1e300, 1e300}, d{1e300, 1e300}, e{1e300, 1e300},
+      f{1e300, 1e300};
+  bool daemon = false;
+};
+
+void print(const Timings& t, int launches, int repeat) {
+  const double n = launches;
+  auto line = [&](const char* what, const Run& r) {
+    std::printf("%-36s %10.1f ms  %7.2f us/launch\n", what, r.loop_ns / 1e6, r.loop_ns / n / 1e3);
+  };
+  std::printf("launches per run %d (+%d warm-up), best of %d runs each\n", launches, kWarmup,
+              repeat);
+  line("(a) app, clFinish each", t.a);
+  line("(b) app, no drain", t.b);
+  line("(c) oaprof, bracketed (drains)", t.c);
+  line("(d) oaprof, sampled, no drain", t.d);
+  std::printf("bracketed: added per launch over the drained app (c-a)/n: %.2f us (goal <= 10)\n",
+              (t.c.loop_ns - t.a.loop_ns) / n / 1e3);
+  std::printf("sampled: added per launch over the undrained app (d-b)/n: %.2f us (goal <= 2)\n",
+              (t.d.loop_ns - t.b.loop_ns) / n / 1e3);
+  std::printf("wall-time ratios c/a %.2f, d/b %.2f, c/d %.2f (timed loops)\n",
+              t.c.loop_ns / t.a.loop_ns, t.d.loop_ns / t.b.loop_ns, t.c.loop_ns / t.d.loop_ns);
+  if (t.daemon) {
+    line("(e) through oaprofd, bracketed", t.e);
+    line("(f) through oaprofd, sampled", t.f);
+    std::printf("through oaprofd: (e-a)/n %.2f us, (f-b)/n %.2f us; against locally e/c %.2f, "
+                "f/d %.2f\n",
+                (t.e.loop_ns - t.a.loop_ns) / n / 1e3, (t.f.loop_ns - t.b.loop_ns) / n / 1e3,
+                t.e.loop_ns / t.c.loop_ns, t.f.loop_ns / t.d.loop_ns);
+  } else {
+    std::printf("through oaprofd: not measured (no oaprofd binary, or it did not start)\n");
+  }
+  std::printf("whole processes: a %.0f ms, b %.0f ms, c %.0f ms, d %.0f ms (start-up, build, "
+              "oaprof set-up)\n",
+              t.a.process_ns / 1e6, t.b.process_ns / 1e6, t.c.process_ns / 1e6,
+              t.d.process_ns / 1e6);
+}
+
 int compare(int launches, int repeat, const char* self) {
   const fs::path dir =
       fs::temp_directory_path() / fmt::format("oaprof-overhead-{}", ::getpid());
   fs::create_directories(dir);
   const fs::path out = dir / "loop_ns", csv = dir / "rows.csv";
   const std::string app_cmd = fmt::format("{} --app {}", self, launches);
-  // Best of `repeat` for each: the machine is shared, and the fastest run is the least disturbed.
-  Run a{1e300, 1e300}, b{1e300, 1e300}, c{1e300, 1e300};
+  Timings t;
   auto best = [](Run& into, const Run& r) {
     into.loop_ns = std::min(into.loop_ns, r.loop_ns);
     into.process_ns = std::min(into.process_ns, r.process_ns);
   };
-  std::size_t rows = 0;
+  const std::size_t expected = static_cast<std::size_t>(launches + kWarmup);
+  bool rows_right = true;
+  // One run under oaprof; its rows must be one per launch.
+  auto profiled = [&](const std::string& prefix, const std::string& options, const char* drain) {
+    const Run r = timed(fmt::format("{}{} --device sim -q --energy none --mode kernel {} -o {} -- "
+                                    "{} {} {}",
+                                    prefix, OAPROF_BIN, options, csv.string(), app_cmd, drain,
+                                    out.string()),
+                        out);
+    const std::size_t rows = oaprof::testing::read_csv(csv).size();
+    if (rows != expected) {
+      std::fprintf(stderr, "launch_overhead_bench: oaprof %s recorded %zu rows, expected %zu\n",
+                   options.c_str(), rows, expected);
+      rows_right = false;
+    }
+    return r;
+  };
+  const SimOaprofd daemon(dir);
+  t.daemon = daemon.up();
+  const std::string sampled = "--attribution sampled", via = daemon.prefix() + "";
+  // Best of `repeat` for each: the machine is shared, and the fastest run is the least disturbed.
   for (int i = 0; i < repeat; ++i) {
-    best(a, timed(fmt::format("{} drain {}", app_cmd, out.string()), out));
-    best(b, timed(fmt::format("{} nodrain {}", app_cmd, out.string()), out));
-    best(c, timed(fmt::format("{} --device sim -q --mode kernel -o {} -- {} drain {}", OAPROF_BIN,
-                              csv.string(), app_cmd, out.string()),
-                  out));
-    rows = oaprof::testing::read_csv(csv).size();
+    best(t.a, timed(fmt::format("{} drain {}", app_cmd, out.string()), out));
+    best(t.b, timed(fmt::format("{} nodrain {}", app_cmd, out.string()), out));
+    best(t.c, profiled("", "", "drain"));
+    best(t.d, profiled("", sampled, "nodrain"));
+    if (!t.daemon) continue;
+    best(t.e, profiled(via, "--daemon always", "drain"));
+    best(t.f, profiled(via, "--daemon always " + sampled, "nodrain"));
   }
   fs::remove_all(dir);
-  const double n = launches;
-  std::printf("launches per run            %d (+%d warm-up), best of %d runs each\n", launches,
-              kWarmup, repeat);
-  std::printf("(a) app, clFinish each      %10.1f ms  %7.2f us/launch\n", a.loop_ns / 1e6,
-              a.loop_ns / n / 1e3);
-  std::printf("(b) app, no drain           %10.1f ms  %7.2f us/launch\n", b.loop_ns / 1e6,
-              b.loop_ns / n / 1e3);
-  std::printf("(c) under oaprof --device sim %8.1f ms  %7.2f us/launch\n", c.loop_ns / 1e6,
-              c.loop_ns / n / 1e3);
-  std::printf("added per launch beyond the drain (c-a)/n: %.2f us (goal <= 10 us)\n",
-              (c.loop_ns - a.loop_ns) / n / 1e3);
-  std::printf("wall-time ratio c/a %.2f, c/b %.2f (timed loops)\n", c.loop_ns / a.loop_ns,
-              c.loop_ns / b.loop_ns);
-  std::printf("whole processes: a %.0f ms, b %.0f ms, c %.0f ms (start-up, build, oaprof set-up)\n",
-              a.process_ns / 1e6, b.process_ns / 1e6, c.process_ns / 1e6);
-  const std::size_t expected = static_cast<std::size_t>(launches + kWarmup);
-  if (rows != expected) {
-    std::fprintf(stderr, "launch_overhead_bench: oaprof recorded %zu rows, expected %zu\n", rows,
-                 expected);
-    return 1;
-  }
-  return 0;
+  print(t, launches, repeat);
+  return rows_right ? 0 : 1;
 }
 
 }  // namespace

@@ -15,11 +15,14 @@ using State = SampledLaunches::Completion::State;
 // Fake events: an index into `windows`, complete once the test says so.
 class SampledLaunchesTest : public ::testing::Test {
  protected:
+  // Each launch on a queue of its own, as a program with several queues launches: any two may
+  // run at once.
   void* launch(std::uint64_t api_ns) {
     void* ev = reinterpret_cast<void*>(++next_event_);
     wire::Launch rec;
     rec.launch_id = next_event_;
     rec.api_ns = api_ns;
+    rec.queue = 0x1000 + next_event_;
     books_.add(ev, rec);
     return ev;
   }
@@ -113,6 +116,65 @@ TEST_F(SampledLaunchesTest, AWindowMappedBackwardsIsEmpty) {
   ASSERT_EQ(ready.size(), 1u);
   EXPECT_EQ(ready[0].sampled->host_start_ns, 100u);
   EXPECT_EQ(ready[0].sampled->host_end_ns, 100u);
+}
+
+}  // namespace
+}  // namespace oaprof::launch
+
+namespace oaprof::launch {
+namespace {
+
+// On one in-order queue a launch is ready as soon as it completes, however many are queued
+// behind it (they start after it ends), and the books keep no more windows than they need.
+TEST(SampledLaunchesQueueTest, AnInOrderQueueNeedNotDrainForItsLaunchesToBeReady) {
+  SampledLaunches books;
+  std::vector<void*> events;
+  for (std::uintptr_t i = 1; i <= 100; ++i) {
+    wire::Launch rec;
+    rec.queue = 0x10;
+    rec.api_ns = i;
+    events.push_back(reinterpret_cast<void*>(i));
+    books.add(events.back(), rec, /*in_order=*/true);
+  }
+  std::size_t ready = 0;
+  for (std::uintptr_t done = 1; done <= 100; ++done) {
+    // The first `done` have completed, each 10 ns long, back to back from 1000.
+    const auto got = books.harvest(
+        [&](void* ev, const wire::Launch&) {
+          const auto i = reinterpret_cast<std::uintptr_t>(ev);
+          SampledLaunches::Completion c;
+          if (i > done) return c;
+          c.state = SampledLaunches::Completion::State::kComplete;
+          c.host_start_ns = 1000 + 10 * i;
+          c.host_end_ns = 1000 + 10 * i + 10;
+          return c;
+        },
+        [](void*) {}, SampledLaunches::Scope::kOldest);
+    ready += got.size();
+    EXPECT_EQ(ready, done) << "launch " << done << " waited for the queue behind it";
+    for (const wire::Launch& r : got) EXPECT_EQ(r.sampled->overlap_ppm, 0u);
+  }
+  // An out-of-order queue's launch may start at its call: a completed one waits for it.
+  wire::Launch ooo;
+  ooo.queue = 0x20;
+  ooo.api_ns = 0;
+  books.add(reinterpret_cast<void*>(0x200), ooo, /*in_order=*/false);
+  wire::Launch next;
+  next.queue = 0x10;
+  next.api_ns = 3000;
+  books.add(reinterpret_cast<void*>(0x201), next, /*in_order=*/true);
+  const auto got = books.harvest(
+      [](void* ev, const wire::Launch&) {
+        SampledLaunches::Completion c;
+        if (ev != reinterpret_cast<void*>(0x201)) return c;
+        c.state = SampledLaunches::Completion::State::kComplete;
+        c.host_start_ns = 3000;
+        c.host_end_ns = 3100;
+        return c;
+      },
+      [](void*) {});
+  EXPECT_TRUE(got.empty());
+  EXPECT_EQ(books.waiting(), 1u);
 }
 
 }  // namespace

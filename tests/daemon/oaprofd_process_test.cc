@@ -334,6 +334,29 @@ TEST(OaprofdProcessTest, ATigerLakeBoundToXeProfilesThroughTheDaemonAsAnXePart) 
   EXPECT_THAT(d.log(), HasSubstr("format A32u40_A4u32_B8_C8, metric set RenderBasic"));
 }
 
+// Issue 17's sampled attribution through oaprofd: the session's periodic reads are the daemon's
+// snapshots, one per period whatever the launches; the launches' records stay in the client.
+TEST(OaprofdProcessTest, SampledAttributionThroughOaprofdAttributesEveryLaunch) {
+  const SimDaemon sim(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-tglgt2.xml", "tglgt2", "samp.sock");
+  const fs::path csv = sim.dir.path() / "sampled.csv";
+  const auto r = sim.profile(fmt::format(
+      "--metric-set ComputeBasic --attribution sampled --sample-period 500us -o {} -- {} "
+      "--min-time 20000 --max-repeats 4 mad_vect4",
+      csv.string(), KERNEL_RUNNER_BIN));
+  if (SimDaemon::untrusted(r)) {
+    GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << r.output;
+  }
+  ASSERT_EQ(r.status, 0) << r.output << sim.daemon.log();
+  const auto rows = oaprof::testing::read_csv(csv);
+  ASSERT_GE(rows.size(), 2u) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("not_attributed")));
+    EXPECT_FALSE(row.at("attribution_error").empty());
+    EXPECT_GT(std::stod(row.at("gpu_time_ns")), 0);
+    EXPECT_FALSE(row.at("EuActive_percent").empty());
+  }
+}
+
 // Issue 20's kernel replay across sets, by a user through oaprofd: the client's session asks the
 // daemon to switch sets by name between a launch's passes (the daemon reads the set's registers
 // from the file the session opened), and the rows of three sets join as a local run's do.
