@@ -65,7 +65,9 @@ std::optional<std::string> refusal(const Peer& peer, std::span<const gid_t> grou
 }
 
 Oaprofd::Oaprofd(DaemonService& service, OaprofdOptions options)
-    : service_(service), options_(std::move(options)) {
+    : service_(service),
+      channel_policy_(oa::channel::wait_policy(std::getenv("OAPROF_SPIN_US"))),
+      options_(std::move(options)) {
   if (options_.listen_fd >= 0) {
     listen_fd_ = options_.listen_fd;
   } else {
@@ -181,16 +183,31 @@ void Oaprofd::run() {
     }
     drop_clients_not_reading();
     if (tick_ && std::chrono::steady_clock::now() >= next_tick) {
-      tick_();
+      {
+        std::lock_guard lock(service_mu_);
+        tick_();
+      }
       next_tick = std::chrono::steady_clock::now() +
                   (tick_period_ ? tick_period_() : std::chrono::seconds(1));
     }
   }
+  // The channels answer what their clients already queued, then stop: none uses the session
+  // after it is closed.
+  for (auto& [fd, client] : clients_) {
+    if (client.channel) client.channel->stop();
+  }
+  std::lock_guard lock(service_mu_);
   service_.close_session();
 }
 
 void Oaprofd::drop_client(std::map<int, Client>::iterator it) {
-  service_.client_gone(it->second.id);
+  // A client that posted its last request and went leaves it in the ring: it is answered first.
+  if (it->second.channel) it->second.channel->stop();
+  {
+    std::lock_guard lock(service_mu_);
+    service_.client_gone(it->second.id);
+  }
+  it->second.channel.reset();
   ::close(it->first);
   clients_.erase(it);
 }
@@ -267,7 +284,7 @@ void Oaprofd::accept_client() {
     refuse_and_close(fd, wire::encode({0, wire::Error{refused->first, refused->second}}));
     return;
   }
-  clients_[fd] = Client{next_client_++, peer, {}, {}};
+  clients_[fd] = Client{next_client_++, peer, {}, {}, nullptr};
 }
 
 bool Oaprofd::send_or_queue(int fd, Client& client, std::vector<std::uint8_t> reply) {
@@ -294,6 +311,49 @@ bool Oaprofd::send_pending(int fd, Client& client) {
   return true;
 }
 
+std::vector<std::uint8_t> Oaprofd::answer(std::uint64_t client_id, const Peer& peer,
+                                           std::span<const std::uint8_t> bytes) {
+  std::lock_guard lock(service_mu_);
+  return service_.handle(client_id, peer, bytes);
+}
+
+namespace {
+
+// A hello whose flags ask for the shared-memory channel.
+bool asks_for_channel(std::span<const std::uint8_t> bytes) {
+  const auto decoded = wire::decode(bytes);
+  const auto* msg = std::get_if<wire::Message>(&decoded);
+  const auto* hello = msg != nullptr ? std::get_if<wire::Hello>(&msg->body) : nullptr;
+  return hello != nullptr && (hello->flags & oa::channel::kHelloWantsChannel) != 0;
+}
+
+bool is_ok(std::span<const std::uint8_t> reply) {
+  const auto decoded = wire::decode(reply);
+  const auto* msg = std::get_if<wire::Message>(&decoded);
+  return msg != nullptr && std::holds_alternative<wire::Ok>(msg->body);
+}
+
+}  // namespace
+
+bool Oaprofd::offer_channel(int fd, Client& client, const std::vector<std::uint8_t>& reply) {
+  std::string error;
+  const std::uint64_t id = client.id;
+  const Peer peer = client.peer;
+  client.channel = ChannelServer::create(
+      [this, id, peer](std::span<const std::uint8_t> bytes) { return answer(id, peer, bytes); },
+      [] {}, fd, channel_policy_, error);
+  if (client.channel && oa::channel::send_with_fd(fd, reply, client.channel->fd())) {
+    client.channel->close_fd();  // the client holds its own copy now
+    return true;
+  }
+  if (!client.channel && options_.log) {
+    options_.log(4, fmt::format("uid {}, pid {} stays on the socket: {}", peer.uid, peer.pid,
+                                error));
+  }
+  client.channel.reset();
+  return send_or_queue(fd, client, reply);
+}
+
 bool Oaprofd::serve_one(int fd, Client& client) {
   std::uint8_t buf[wire::kMaxMessageBytes];
   std::size_t n = 0;
@@ -302,10 +362,13 @@ bool Oaprofd::serve_one(int fd, Client& client) {
     case Receive::kNothing: return true;
     case Receive::kDatagram: break;
   }
-  return send_or_queue(fd, client,
-                       n > sizeof buf ? wire::encode(oversized_reply(n))
-                                      : service_.handle(client.id, client.peer,
-                                                        std::span<const std::uint8_t>(buf, n)));
+  if (n > sizeof buf) return send_or_queue(fd, client, wire::encode(oversized_reply(n)));
+  const std::span<const std::uint8_t> request(buf, n);
+  std::vector<std::uint8_t> reply = answer(client.id, client.peer, request);
+  if (options_.channels && !client.channel && asks_for_channel(request) && is_ok(reply)) {
+    return offer_channel(fd, client, reply);
+  }
+  return send_or_queue(fd, client, std::move(reply));
 }
 
 }  // namespace oaprof::daemon

@@ -5,8 +5,10 @@
 // on connections, all together and of one uid. Requests go to the DaemonService; a closed
 // connection ends its session at once. A reply the client's socket has no room for is kept, and
 // the client not read from, until it goes; a client that leaves it unread for reply_timeout is
-// hung up on, which is logged. Single-threaded: one poll loop, stopped by request_stop() (safe in
-// a signal handler).
+// hung up on, which is logged. One poll loop, stopped by request_stop() (safe in a signal
+// handler); a client that asks for the shared-memory channel in its hello (oa/shm_channel.h) is
+// answered on a thread of its own from then on (ChannelServer), as oaprof's run answers the
+// layer, with the service behind one lock.
 #pragma once
 
 #include <sys/types.h>
@@ -17,12 +19,15 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "daemon/channel_server.h"
 #include "daemon/daemon_paths.h"
 #include "daemon/daemon_service.h"
 
@@ -36,6 +41,7 @@ struct OaprofdOptions {
   std::size_t max_clients = 64;          // connections at once; more are refused (kBusy)
   std::size_t max_clients_per_uid = 16;  // of one uid, so that one user cannot take them all
   std::chrono::milliseconds reply_timeout{10'000};  // a reply left unread this long: hung up
+  bool channels = true;  // false: no client is given a shared-memory channel
   // Problems worth an administrator's attention that do not stop the daemon (syslog's levels).
   std::function<void(int level, const std::string& line)> log;
 };
@@ -75,7 +81,15 @@ class Oaprofd {
     Peer peer;
     std::deque<std::vector<std::uint8_t>> pending;  // replies its socket had no room for yet
     std::chrono::steady_clock::time_point stuck_since;
+    std::unique_ptr<ChannelServer> channel;  // once its hello asked for one
   };
+  // The service's answer to one message of `client` (under service_mu_).
+  std::vector<std::uint8_t> answer(std::uint64_t client_id, const Peer& peer,
+                                   std::span<const std::uint8_t> bytes);
+  // A hello that asked for the channel was answered `reply` (encoded Ok): the channel is made
+  // and the reply goes with its descriptor; without one (the kernel refused a memfd) it goes
+  // plain and the client stays on the socket. False: the connection is gone.
+  bool offer_channel(int fd, Client& client, const std::vector<std::uint8_t>& reply);
   void bind_socket(const sockaddr_un& addr);
   std::optional<std::pair<oa::wire::ErrorCode, std::string>> admission(
       const Peer& peer, std::span<const gid_t> groups) const;
@@ -89,6 +103,9 @@ class Oaprofd {
   int poll_timeout_ms() const;
 
   DaemonService& service_;
+  // The service is not thread-safe: the loop and the channels' threads take it in turn.
+  std::mutex service_mu_;
+  oa::channel::WaitPolicy channel_policy_;
   OaprofdOptions options_;
   bool bound_ = false;  // we created the socket file, so we remove it
   int listen_fd_ = -1;

@@ -139,12 +139,11 @@ DaemonClient::DaemonClient(std::string socket_path) : path_(std::move(socket_pat
     throw DaemonUnavailable(fmt::format("daemon socket path {} is too long", path_));
   }
   std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
-  fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) throw DaemonUnavailable(fmt::format("socket: {}", std::strerror(errno)));
-  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw DaemonUnavailable(fmt::format("socket: {}", std::strerror(errno)));
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     const int err = errno;
-    ::close(fd_);
-    fd_ = -1;
+    ::close(fd);
     if (err == EACCES || err == EPERM) {
       throw DaemonUnavailable(fmt::format(
           "oaprofd at {} does not let you in ({}): join the group 'oaprof' (`sudo usermod -aG "
@@ -156,45 +155,55 @@ DaemonClient::DaemonClient(std::string socket_path) : path_(std::move(socket_pat
         "`sudo oaprof ...`; see `oaprof doctor`",
         path_));
   }
-  timeval tv{kReplyTimeoutS, 0};
-  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  client_ = launch::Client::adopt(fd, kReplyTimeoutS * 1000);  // it owns the socket from here
 }
 
-DaemonClient::~DaemonClient() {
-  if (fd_ >= 0) ::close(fd_);
+DaemonClient::~DaemonClient() = default;
+
+namespace {
+std::runtime_error daemon_failed(const std::string& path, const std::string& error) {
+  const bool hung_up = error.find("closed the connection") != std::string::npos;
+  return std::runtime_error(fmt::format(
+      "oaprofd at {} {}", path,
+      hung_up ? std::string("hung up; its log (journalctl -u oaprofd) says why")
+              : fmt::format("did not answer: {}", error)));
+}
+}  // namespace
+
+void DaemonClient::greet_locked() {
+  greeted_ = true;
+  const char* channel = std::getenv("OAPROF_CHANNEL");
+  const bool want = channel == nullptr || std::strcmp(channel, "off") != 0;
+  std::string error;
+  wire::Error refusal;
+  refusal.code = wire::ErrorCode::kBadMessage;
+  if (client_->hello(static_cast<std::uint32_t>(::getpid()), want, error, &refusal)) return;
+  // Refused at accept (not authorised, busy): the first request gets that reply, as it would
+  // have without the hello.
+  if (refusal.code != wire::ErrorCode::kBadMessage) {
+    refused_ = refusal;
+    return;
+  }
+  throw daemon_failed(path_, error);
+}
+
+bool DaemonClient::has_channel() {
+  std::lock_guard lock(mu_);
+  return client_->has_channel();
 }
 
 wire::Body DaemonClient::call(const wire::Body& request) {
   std::lock_guard lock(mu_);
-  const std::uint32_t id = next_id_++;
-  std::vector<std::uint8_t> bytes;
+  if (!greeted_) greet_locked();
+  if (refused_) return *refused_;
+  wire::Body reply;
+  std::string error;
   try {
-    bytes = wire::encode({id, request});
+    if (client_->exchange(request, reply, error)) return reply;
   } catch (const std::length_error& e) {
     throw std::invalid_argument(fmt::format("cannot send the request to oaprofd: {}", e.what()));
   }
-  if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) {
-    throw std::runtime_error(
-        fmt::format("oaprofd at {} went away: {}", path_, std::strerror(errno)));
-  }
-  for (;;) {
-    std::uint8_t buf[wire::kMaxMessageBytes];
-    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      throw std::runtime_error(fmt::format(
-          "oaprofd at {} {}", path_,
-          n == 0 ? std::string("hung up; its log (journalctl -u oaprofd) says why")
-                 : fmt::format("did not answer: {}", std::strerror(errno))));
-    }
-    auto decoded = wire::decode(std::span<const std::uint8_t>(buf, static_cast<std::size_t>(n)));
-    if (auto* bad = std::get_if<wire::DecodeError>(&decoded)) {
-      throw std::runtime_error(fmt::format("oaprofd sent a bad reply: {}", bad->reason));
-    }
-    auto& msg = std::get<wire::Message>(decoded);
-    // A reply with id 0 is the daemon speaking first (a refusal at accept): it answers this.
-    if (msg.request_id == id || msg.request_id == 0) return std::move(msg.body);
-  }
+  throw daemon_failed(path_, error);
 }
 
 wire::Opened DaemonClient::open(const wire::Open& request) {

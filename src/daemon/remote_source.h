@@ -5,10 +5,12 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "gpu/counter_source.h"
+#include "launch/client.h"
 #include "oa/wire.h"
 #include "power/energy_source.h"
 
@@ -44,12 +46,19 @@ class DaemonClient {
   void close();
 
   const std::string& socket_path() const { return path_; }
+  // Whether requests go through the shared-memory channel (after the first one).
+  bool has_channel();
 
  private:
+  // Says hello before the first request, asking for the shared-memory channel (unless
+  // OAPROF_CHANNEL=off): requests then go through the mapping, not the socket.
+  void greet_locked();
+
   std::string path_;
-  int fd_ = -1;
+  std::unique_ptr<launch::Client> client_;  // the socket, and the channel once it has one
   std::mutex mu_;
-  std::uint32_t next_id_ = 1;
+  bool greeted_ = false;
+  std::optional<oa::wire::Error> refused_;  // the daemon refused the connection at accept
   bool open_ = false;
 };
 

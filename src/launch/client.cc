@@ -50,14 +50,18 @@ std::unique_ptr<Client> Client::connect(const std::string& address, std::string&
     error = std::string("socket: ") + std::strerror(errno);
     return nullptr;
   }
-  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
     error = "cannot connect to " + address + ": " + std::strerror(errno);
     ::close(fd);
     return nullptr;
   }
+  return adopt(fd, timeout_ms);
+}
+
+std::unique_ptr<Client> Client::adopt(int fd, int timeout_ms) {
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   return std::unique_ptr<Client>(new Client(fd, timeout_ms));
 }
 
@@ -86,7 +90,8 @@ bool Client::attach_channel(int fd) {
   return true;
 }
 
-bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error) {
+bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error,
+                   wire::Error* refusal) {
   const std::uint32_t id = next_id_++;
   if (!send(wire::Hello{pid, want_channel ? channel::kHelloWantsChannel : 0}, id, error)) {
     return false;
@@ -106,6 +111,7 @@ bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error) {
     if (passed >= 0) ::close(passed);
     const auto* e = reply != nullptr ? std::get_if<wire::Error>(&reply->body) : nullptr;
     error = e != nullptr ? e->message : "unexpected reply to hello";
+    if (e != nullptr && refusal != nullptr) *refusal = *e;
     return false;
   }
   // Without a usable mapping the socket serves: slower, never wrong.
@@ -234,24 +240,31 @@ bool Client::receive(std::vector<std::uint8_t>& buf, wire::Message& reply, std::
   return true;
 }
 
-bool Client::call(const wire::Body& request, std::string& error) {
+bool Client::exchange(const wire::Body& request, wire::Body& reply, std::string& error) {
   const std::uint32_t id = next_id_++;
   if (!send(request, id, error)) return false;
   for (;;) {
-    wire::Message reply;
-    if (!receive(buf_, reply, error)) return false;
-    if (reply.request_id != id && reply.request_id != 0) {
-      note_post_reply(reply);  // a reply to a post(), or a late one to a timed-out call
-      continue;
+    wire::Message message;
+    if (!receive(buf_, message, error)) return false;
+    // Id 0 is the other side speaking first (a refusal at accept): it answers this.
+    if (message.request_id == id || message.request_id == 0) {
+      reply = std::move(message.body);
+      return true;
     }
-    if (std::holds_alternative<wire::Ok>(reply.body)) return true;
-    if (const auto* e = std::get_if<wire::Error>(&reply.body)) {
-      error = e->message;
-      return false;
-    }
-    error = "unexpected reply type";
+    note_post_reply(message);  // a reply to a post(), or a late one to a timed-out call
+  }
+}
+
+bool Client::call(const wire::Body& request, std::string& error) {
+  wire::Body reply;
+  if (!exchange(request, reply, error)) return false;
+  if (std::holds_alternative<wire::Ok>(reply)) return true;
+  if (const auto* e = std::get_if<wire::Error>(&reply)) {
+    error = e->message;
     return false;
   }
+  error = "unexpected reply type";
+  return false;
 }
 
 }  // namespace oaprof::launch

@@ -22,18 +22,26 @@ class Client {
   // nullptr and `error` set when the socket cannot be reached.
   static std::unique_ptr<Client> connect(const std::string& address, std::string& error,
                                          int timeout_ms = 10000);
+  // The same for a socket already connected (`fd`, which the Client then owns).
+  static std::unique_ptr<Client> adopt(int fd, int timeout_ms);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
   // Says hello for process `pid` and asks for a shared-memory channel (`want_channel`). True on
   // kOk; the channel is used from then on when the privileged side handed one over.
-  bool hello(std::uint32_t pid, bool want_channel, std::string& error);
+  // `refusal`, when given, gets the error reply that refused it (a connection refused at
+  // accept: not authorised, busy).
+  bool hello(std::uint32_t pid, bool want_channel, std::string& error,
+             oa::wire::Error* refusal = nullptr);
   bool has_channel() const { return channel_ != nullptr; }
 
   // Sends one request and waits for its reply. True on kOk; false with `error` set otherwise.
   // Replies to earlier post()s that arrive first are read on the way.
   bool call(const oa::wire::Body& request, std::string& error);
+  // The same, for requests whose reply carries more than kOk: true when a reply came (an
+  // error reply among them, in `reply`); false with `error` set when none could.
+  bool exchange(const oa::wire::Body& request, oa::wire::Body& reply, std::string& error);
   // Sends one request without waiting for its reply, which a later call() reads: for requests
   // whose timing does not matter (the launch record), one round trip fewer per launch. False with
   // `error` set when the send itself failed.

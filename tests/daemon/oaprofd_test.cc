@@ -1,6 +1,9 @@
 #include "daemon/oaprofd.h"
 
+#include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <sys/mman.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -23,6 +26,8 @@
 
 #include "daemon/daemon_log.h"
 #include "daemon/remote_source.h"
+#include "launch/client.h"
+#include "oa/shm_channel.h"
 #include "oa/delta.h"
 #include "oa/report.h"
 #include "daemon/systemd.h"
@@ -427,6 +432,89 @@ TEST(DaemonLogTest, JournalLinesCarryTheLevelTerminalLinesAWord) {
   EXPECT_EQ(format_log_line(3, "two\nlines", true), "<3>two lines\n");
   EXPECT_EQ(format_log_line(4, "careful", false), "oaprofd: warning: careful\n");
   EXPECT_EQ(format_log_line(3, "bad", false), "oaprofd: error: bad\n");
+}
+
+}  // namespace
+}  // namespace oaprof::daemon
+
+namespace oaprof::daemon {
+namespace {
+
+// Issue 17: a client's requests go through the shared-memory channel after its hello, with the
+// same answers as on the socket; OAPROF_CHANNEL=off keeps it on the socket.
+TEST_F(OaprofdTest, AClientTalksThroughTheChannelAndCloseRestoresEveryRegister) {
+  const auto before = testing::file_bytes(regs_);
+  for (const bool channel : {true, false}) {
+    if (!channel) ::setenv("OAPROF_CHANNEL", "off", 1);
+    auto c = open_when_free();
+    ::unsetenv("OAPROF_CHANNEL");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->has_channel(), channel);
+    const wire::Body sampled = c->call(wire::Sample{7, wire::kSampleReport});
+    const auto* s = std::get_if<wire::Sampled>(&sampled);
+    ASSERT_NE(s, nullptr);
+    EXPECT_TRUE(s->report.has_value());
+    EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+    c->close();
+    EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+              std::vector<std::size_t>{});
+  }
+}
+
+// The client owns half of the mapping: one that scribbles over its ring's counters in the middle
+// of a session is cut off, its session ends with every register put back, and the daemon serves
+// the next client.
+TEST_F(OaprofdTest, AClientThatCorruptsItsChannelIsCutOffAndItsSessionRestored) {
+  const auto before = testing::file_bytes(regs_);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, socket().c_str());
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto client = launch::Client::adopt(::dup(fd), 5000);
+  std::string error;
+  ASSERT_TRUE(client->hello(1, true, error)) << error;
+  ASSERT_TRUE(client->has_channel());
+  wire::Body opened;
+  ASSERT_TRUE(client->exchange(open_request(), opened, error)) << error;
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened));
+  EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+  // A second mapping of the same memory, as a hostile client would write it: the mapping's
+  // descriptor is not kept, so map the client's through /proc.
+  bool corrupted = false;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/map_files")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), ec);
+    if (ec || target.string().find("oaprof-channel") == std::string::npos) continue;
+    const int m_fd = ::open(entry.path().c_str(), O_RDWR);
+    if (m_fd < 0) break;
+    void* m = ::mmap(nullptr, oa::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     m_fd, 0);
+    ::close(m_fd);
+    if (m == MAP_FAILED) break;
+    auto* layout = oa::channel::attach(m, oa::channel::kChannelBytes);
+    if (layout != nullptr) {
+      layout->to_server.tail.store(1000);  // far more messages than there are slots
+      oa::channel::wake_consumer(layout->to_server);
+      corrupted = true;
+    }
+    ::munmap(m, oa::channel::kChannelBytes);
+    break;
+  }
+  if (!corrupted) GTEST_SKIP() << "/proc/self/map_files could not give the mapping back";
+  pollfd p{fd, POLLIN, 0};
+  bool hung_up = false;
+  for (int i = 0; i < 400 && !hung_up; ++i) {
+    hung_up = ::poll(&p, 1, 10) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
+  }
+  EXPECT_TRUE(hung_up) << "oaprofd kept a client that corrupted its channel";
+  client.reset();
+  ::close(fd);
+  auto next = open_when_free();  // the corrupting client's session has ended
+  ASSERT_NE(next, nullptr);
+  next->close();
+  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+            std::vector<std::size_t>{});
 }
 
 }  // namespace
