@@ -10,6 +10,7 @@
 // machine-dependent), but a wrong row count or a wrong result fails the run.
 //   launch_overhead_bench [--launches N] [--repeat R]      the comparison (default 10000, 3)
 //   launch_overhead_bench --app N drain|nodrain OUT_FILE   the app itself (used by the above)
+// OAPROF_BENCH_PLATFORM=NAME picks the OpenCL platform whose name holds NAME (default: the first).
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -47,15 +49,33 @@ void check(cl_int err, const char* what) {
   if (err != CL_SUCCESS) die(what, err);
 }
 
+// The first platform, or the first whose name holds OAPROF_BENCH_PLATFORM ("Portable" for PoCL,
+// "NVIDIA"), for machines with several.
+cl_platform_id choose_platform() {
+  cl_platform_id platforms[16];
+  cl_uint n = 0;
+  check(clGetPlatformIDs(16, platforms, &n), "clGetPlatformIDs");
+  const char* want = std::getenv("OAPROF_BENCH_PLATFORM");
+  for (cl_uint i = 0; i < n && want != nullptr; ++i) {
+    char name[256] = {};
+    clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
+    if (std::strstr(name, want) != nullptr) return platforms[i];
+  }
+  if (want != nullptr) {
+    std::fprintf(stderr, "launch_overhead_bench: no OpenCL platform named like '%s'\n", want);
+    std::exit(3);
+  }
+  return platforms[0];
+}
+
 constexpr int kWarmup = 20;  // first launches compile and page in: not part of the timed loop
 constexpr size_t kItems = 64;
 
 // Launches `n` tiny kernels (after kWarmup untimed ones) and writes the timed loop's duration in
 // ns to `out`. Exit status 1 when the buffer does not hold what the launches computed.
 int app(int n, bool drain, const char* out) {
-  cl_platform_id platform;
+  cl_platform_id platform = choose_platform();
   cl_device_id device;
-  check(clGetPlatformIDs(1, &platform, nullptr), "clGetPlatformIDs");
   check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
   cl_int err = CL_SUCCESS;
   cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
