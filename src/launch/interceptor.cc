@@ -259,6 +259,7 @@ class Profiler {
   void forget_queue(cl_command_queue q) {
     std::lock_guard lock(queues_mu_);
     added_profiling_.erase(q);
+    queue_info_.erase(q);
   }
 
  private:
@@ -349,8 +350,18 @@ class Profiler {
   LaunchFilter filter_;
   std::mutex queues_mu_;
   std::set<cl_command_queue> added_profiling_;
+  // What every record asks of its queue, asked once per queue (until its release).
+  struct QueueInfo {
+    cl_context context = nullptr;
+    cl_device_id device = nullptr;
+    bool in_order = true;
+  };
+  std::map<cl_command_queue, QueueInfo> queue_info_;
+  QueueInfo queue_info(cl_command_queue q);
   SampledLaunches sampled_;
   static constexpr std::size_t kPostBurst = 64;
+  static constexpr std::uint32_t kAskEvery = 16;
+  std::uint32_t launches_since_ask_ = 0;
   std::vector<wire::Launch> outbox_;  // ready records not yet posted
   std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
   std::atomic<bool> clock_warned_{false};
@@ -525,9 +536,8 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
   struct Reset {
     ~Reset() { t_in_launch = false; }
   } reset;
-  cl_device_id device = nullptr;
-  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
-  if (clock_for(device, a.q) == nullptr) return enqueue(a, event);
+  const QueueInfo queue = queue_info(a.q);
+  if (clock_for(queue.device, a.q) == nullptr) return enqueue(a, event);
   if (sampled_.in_flight() >= SampledLaunches::kMaxInFlight) {
     // A program that never synchronises: wait for its oldest launch rather than grow the books.
     cl_event oldest = static_cast<cl_event>(sampled_.oldest_event());
@@ -543,12 +553,14 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
     *event = ev;
     g_next.clRetainEvent(ev);
   }
-  cl_command_queue_properties props = 0;
-  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr);
-  wire::Launch rec = base_record(s, a);
-  sampled_.add(ev, std::move(rec), (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0);
+  sampled_.add(ev, base_record(s, a), queue.in_order);
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
-  harvest_locked(false, SampledLaunches::Scope::kOldest);
+  // Between sync points the oldest events are asked every kAskEvery launches: asking an event
+  // is a call into the runtime, which some (NVIDIA's) make cost microseconds.
+  if (++launches_since_ask_ >= kAskEvery) {
+    launches_since_ask_ = 0;
+    harvest_locked(false, SampledLaunches::Scope::kOldest);
+  }
   return s.rc;
 }
 
@@ -637,6 +649,28 @@ void Profiler::sync_point(bool wait) noexcept {
   }
 }
 
+Profiler::QueueInfo Profiler::queue_info(cl_command_queue q) {
+  {
+    std::lock_guard lock(queues_mu_);
+    if (auto it = queue_info_.find(q); it != queue_info_.end()) return it->second;
+  }
+  QueueInfo info;
+  cl_command_queue_properties props = 0;
+  const bool known =
+      g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof info.context, &info.context,
+                                   nullptr) == CL_SUCCESS &&
+      g_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof info.device, &info.device,
+                                   nullptr) == CL_SUCCESS &&
+      g_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) ==
+          CL_SUCCESS;
+  info.in_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
+  if (known) {
+    std::lock_guard lock(queues_mu_);
+    queue_info_[q] = info;
+  }
+  return info;
+}
+
 wire::Launch Profiler::base_record(const LaunchState& s, const LaunchArgs& a) {
   wire::Launch rec;
   rec.launch_id = s.id;
@@ -647,12 +681,9 @@ wire::Launch Profiler::base_record(const LaunchState& s, const LaunchArgs& a) {
     rec.offset[i] = a.off ? a.off[i] : 0;
   }
   rec.queue = handle(a.q);
-  cl_context context = nullptr;
-  cl_device_id device = nullptr;
-  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
-  g_next.clGetCommandQueueInfo(a.q, CL_QUEUE_DEVICE, sizeof device, &device, nullptr);
-  rec.context = handle(context);
-  rec.device = handle(device);
+  const QueueInfo info = queue_info(a.q);
+  rec.context = handle(info.context);
+  rec.device = handle(info.device);
   rec.tid = static_cast<std::uint32_t>(current_tid());
   rec.api_ns = s.api_ns;
   rec.api = a.api;

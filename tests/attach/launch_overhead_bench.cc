@@ -10,6 +10,7 @@
 // machine-dependent), but a wrong row count or a wrong result fails the run.
 //   launch_overhead_bench [--launches N] [--repeat R]      the comparison (default 10000, 3)
 //   launch_overhead_bench --app N drain|nodrain OUT_FILE   the app itself (used by the above)
+//   launch_overhead_bench --platforms                      the OpenCL platforms and devices
 // OAPROF_BENCH_PLATFORM=NAME picks the OpenCL platform whose name holds NAME (default: the first).
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -66,6 +67,23 @@ cl_platform_id choose_platform() {
     std::exit(3);
   }
   return platforms[0];
+}
+
+// Each platform's name and its first device's, one per line.
+int list_platforms() {
+  cl_platform_id platforms[16];
+  cl_uint n = 0;
+  check(clGetPlatformIDs(16, platforms, &n), "clGetPlatformIDs");
+  for (cl_uint i = 0; i < n; ++i) {
+    char name[256] = {}, device_name[256] = {};
+    clGetPlatformInfo(platforms[i], CL_PLATFORM_NAME, sizeof name - 1, name, nullptr);
+    cl_device_id device = nullptr;
+    if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS) {
+      clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof device_name - 1, device_name, nullptr);
+    }
+    std::printf("%s: %s\n", name, device_name);
+  }
+  return 0;
 }
 
 constexpr int kWarmup = 20;  // first launches compile and page in: not part of the timed loop
@@ -254,6 +272,7 @@ int compare(int launches, int repeat, const char* self) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == "--platforms") return list_platforms();
   if (args.size() == 4 && args[0] == "--app") {
     return app(std::stoi(args[1]), args[2] == "drain", args[3].c_str());
   }
