@@ -192,9 +192,12 @@ class PerfettoTraceReporter final : public Reporter {
 
   // The launch's GPU interval on the host clock: OpenCL profiling times moved by the first
   // offset seen for its process and device (one offset, so GPU intervals keep their spacing);
-  // without profiling, from the API call (or the sampled row's start) for the GPU time measured.
+  // without profiling, from the API call (or the previous row's end) for the GPU time measured;
+  // a sampled launch's own window.
   std::pair<std::uint64_t, std::uint64_t> host_interval(const oa::LaunchRecord& r) {
     const auto& l = r.launch;
+    // Sampled attribution put the window on the host's clock already.
+    if (l.sampled) return {l.sampled->host_start_ns, l.sampled->host_end_ns};
     if (l.profiled && l.queued_ns != 0 && l.api_ns != 0 && l.end_ns >= l.start_ns) {
       auto [it, fresh] = offsets_.try_emplace({r.pid, l.device}, 0);
       if (fresh) it->second = static_cast<std::int64_t>(l.api_ns) - static_cast<std::int64_t>(l.queued_ns);

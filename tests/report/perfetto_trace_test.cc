@@ -135,6 +135,22 @@ TEST(PerfettoTraceTest, SlicesSitOnTheHostClockByTheFirstOffset) {
   EXPECT_EQ(s[2].annotations.count("local_size"), 0u) << "not measured: no annotation";
 }
 
+// Issue 17: a sampled launch's window is on the host's clock already (the layer mapped it), and
+// its slice is that window, whatever its OpenCL times.
+TEST(PerfettoTraceTest, ASampledLaunchIsSlicedAtItsHostWindow) {
+  std::ostringstream out;
+  auto r = make_perfetto_trace_reporter(out, "/nonexistent");
+  r->begin(info());
+  oa::LaunchRecord sampled = launch(0, 1000, 0, 600, 900);
+  sampled.launch.sampled = oa::wire::SampledWindow{5000, 5300, 0,
+                                                   oa::wire::ClockCalibration::kMarker};
+  r->add(sampled, no_energy());
+  const auto s = slice_events(out.str());
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].ts, 5000u);
+  EXPECT_EQ(s[1].ts, 5300u);
+}
+
 TEST(PerfettoTraceTest, ThreadsAreNamedFromProc) {
   const auto root = std::filesystem::path(::testing::TempDir()) / "perfetto-proc";
   std::filesystem::create_directories(root / "4242/task/4243");
