@@ -318,6 +318,9 @@ class Profiler {
   // them all.
   void harvest_locked(bool wait, SampledLaunches::Scope scope = SampledLaunches::Scope::kAll);
   SampledLaunches::Completion ask_event(cl_event ev, const wire::Launch& record);
+  // The rest of a completed launch: its start, and both edges on the host's clock.
+  SampledLaunches::Completion ask_start(cl_event ev, std::uint64_t end,
+                                        const wire::Launch& record);
 
  public:
   // One of the program's sync points (clFinish, clWaitForEvents returned), or its exit (`wait`):
@@ -570,18 +573,31 @@ SampledLaunches::Completion Profiler::ask_event(cl_event ev, const wire::Launch&
   // The end time first: it is there exactly when the launch completed, so a completed launch
   // costs two calls into the runtime (end, start) and no status query. QUEUED and SUBMIT are
   // not asked (the record's window is the host's; they stay 0, unknown).
-  cl_ulong end = 0, start = 0;
-  const cl_int got = g_next.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end,
-                                                    &end, nullptr);
-  if (got != CL_SUCCESS) {
+  cl_ulong end = 0;
+  auto ask_end = [&] {
+    return g_next.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end,
+                                          nullptr);
+  };
+  if (const cl_int got = ask_end(); got != CL_SUCCESS) {
     cl_int status = CL_QUEUED;
-    const bool failed = got != CL_PROFILING_INFO_NOT_AVAILABLE ||
-                        g_next.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                              sizeof status, &status, nullptr) != CL_SUCCESS ||
-                        status < 0 || status == CL_COMPLETE;
-    if (failed) c.state = State::kFailed;
+    const bool asked = got == CL_PROFILING_INFO_NOT_AVAILABLE &&
+                       g_next.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                             sizeof status, &status, nullptr) == CL_SUCCESS;
+    // It may have completed between the two questions: then its end is there now.
+    if (asked && status == CL_COMPLETE && ask_end() == CL_SUCCESS) {
+      return ask_start(ev, end, record);
+    }
+    if (!asked || status <= CL_COMPLETE) c.state = State::kFailed;  // an error, or no end ever
     return c;
   }
+  return ask_start(ev, end, record);
+}
+
+SampledLaunches::Completion Profiler::ask_start(cl_event ev, std::uint64_t end,
+                                                const wire::Launch& record) {
+  using State = SampledLaunches::Completion::State;
+  SampledLaunches::Completion c;
+  cl_ulong start = 0;
   const auto it = clocks_.find(reinterpret_cast<cl_device_id>(record.device));
   if (g_next.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start,
                                      nullptr) != CL_SUCCESS ||
