@@ -39,12 +39,15 @@ void SampledLaunches::complete(Running& r, const Completion& c) {
 
 std::uint32_t SampledLaunches::overlap_ppm(const Done& d) const {
   const std::uint64_t start = d.record.sampled->host_start_ns, end = d.record.sampled->host_end_ns;
+  auto shares = [&](const Span& s) {
+    return s.start_ns < end && start < s.end_ns && s.seq != d.seq && s.seq < d.barrier;
+  };
+  // Most launches share nothing: found without building the sweep's input.
+  if (std::none_of(spans_.begin(), spans_.end(), shares)) return 0;
   std::vector<oa::Window> windows{{start, end}};
   for (const Span& s : spans_) {
-    const bool intersects = s.start_ns < end && start < s.end_ns;
-    if (intersects && s.seq != d.seq && s.seq < d.barrier) windows.push_back({s.start_ns, s.end_ns});
+    if (shares(s)) windows.push_back({s.start_ns, s.end_ns});
   }
-  if (windows.size() == 1) return 0;
   const double share = oa::overlap_shares(windows).front();
   return static_cast<std::uint32_t>(std::clamp(share, 0.0, 1.0) * 1e6 + 0.5);
 }
@@ -117,7 +120,12 @@ void SampledLaunches::prune() {
   std::uint64_t earliest = earliest_running_start();
   for (const Done& d : done_) earliest = std::min(earliest, d.record.sampled->host_start_ns);
   std::erase_if(spans_, [&](const Span& s) { return s.end_ns < earliest; });
-  std::erase_if(queues_, [](const auto& entry) { return entry.second.running == 0; });
+  // A queue's floor outlives its running launches: the next launch on it starts after that
+  // floor too, and without it the windows before it would be kept. Only a program with very
+  // many queues has its idle ones forgotten.
+  if (queues_.size() > kMaxIdleQueues) {
+    std::erase_if(queues_, [](const auto& entry) { return entry.second.running == 0; });
+  }
 }
 
 }  // namespace oaprof::launch

@@ -22,9 +22,11 @@ namespace oaprof::launch {
 
 class SampledLaunches {
  public:
-  // At most this many launches wait for their events; past it the interceptor waits for the
-  // oldest (a program that never synchronises would otherwise grow the books without end).
-  static constexpr std::size_t kMaxInFlight = 1024;
+  // At most this many launches wait for their events (a few MB of books); past it the
+  // interceptor waits for the oldest, since a program that never synchronises would otherwise
+  // grow them without end. A CPU device runs tiny kernels slower than a program enqueues them:
+  // 1024 made launch_overhead_bench's 10,000 back-to-back launches wait at every launch.
+  static constexpr std::size_t kMaxInFlight = 16384;
 
   // What an event says when asked: still running, complete with its window on the host's clock
   // (and the OpenCL times of the record), or failed (no window: the record is dropped). `record`
@@ -56,6 +58,8 @@ class SampledLaunches {
   std::uint64_t failed() const { return failed_; }
   // Launches complete but not yet ready (waiting on an older one that still runs).
   std::size_t waiting() const { return done_.size(); }
+  // Completed windows kept for the overlap of launches not yet ready.
+  std::size_t windows_kept() const { return spans_.size(); }
 
  private:
   struct Running {
@@ -91,6 +95,7 @@ class SampledLaunches {
   std::vector<Done> done_;
   std::vector<Span> spans_;  // completed windows that may still overlap a launch not yet ready
   std::map<std::uint64_t, Queue> queues_;
+  static constexpr std::size_t kMaxIdleQueues = 256;
   std::uint64_t failed_ = 0;
 };
 

@@ -9,7 +9,7 @@
 // oaprofd against locally. The figures are printed, never asserted (timing is
 // machine-dependent), but a wrong row count or a wrong result fails the run.
 //   launch_overhead_bench [--launches N] [--repeat R]      the comparison (default 10000, 3)
-//   launch_overhead_bench --app N drain|nodrain OUT_FILE   the app itself (used by the above)
+//   launch_overhead_bench --app N drain|nodrain|events OUT_FILE   the app itself (used above)
 //   launch_overhead_bench --platforms                      the OpenCL platforms and devices
 // OAPROF_BENCH_PLATFORM=NAME picks the OpenCL platform whose name holds NAME (default: the first).
 #define CL_TARGET_OPENCL_VERSION 300
@@ -91,14 +91,22 @@ constexpr size_t kItems = 64;
 
 // Launches `n` tiny kernels (after kWarmup untimed ones) and writes the timed loop's duration in
 // ns to `out`. Exit status 1 when the buffer does not hold what the launches computed.
-int app(int n, bool drain, const char* out) {
+// How the app launches: kDrain waits for each launch, kNoDrain does not, kEvents does not either
+// but takes an event of every launch (on a queue with profiling) and reads its start and end
+// after the loop's clFinish: what reading every launch's OpenCL times costs any tool.
+enum class AppMode { kDrain, kNoDrain, kEvents };
+
+int app(int n, AppMode mode, const char* out) {
+  const bool drain = mode == AppMode::kDrain;
   cl_platform_id platform = choose_platform();
   cl_device_id device;
   check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
   cl_int err = CL_SUCCESS;
   cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   check(err, "clCreateContext");
-  cl_command_queue q = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
+  const cl_queue_properties profiling[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_command_queue q = clCreateCommandQueueWithProperties(
+      ctx, device, mode == AppMode::kEvents ? profiling : nullptr, &err);
   check(err, "clCreateCommandQueueWithProperties");
   const char* src = "__kernel void tick(__global int* a) { a[get_global_id(0)] += 1; }";
   cl_program p = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
@@ -112,16 +120,32 @@ int app(int n, bool drain, const char* out) {
   check(err, "clCreateBuffer");
   check(clSetKernelArg(k, 0, sizeof m, &m), "clSetKernelArg");
   const size_t global = kItems;
+  std::vector<cl_event> events;
+  events.reserve(static_cast<std::size_t>(n + kWarmup));
   auto launch = [&] {
-    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+    cl_event* ev = mode == AppMode::kEvents ? &events.emplace_back() : nullptr;
+    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, ev),
           "clEnqueueNDRangeKernel");
     if (drain) check(clFinish(q), "clFinish");
   };
+  auto read_times = [&] {
+    for (cl_event ev : events) {
+      cl_ulong t[2];
+      check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t[0], &t[0], nullptr),
+            "clGetEventProfilingInfo");
+      check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t[1], &t[1], nullptr),
+            "clGetEventProfilingInfo");
+      clReleaseEvent(ev);
+    }
+    events.clear();
+  };
   for (int i = 0; i < kWarmup; ++i) launch();
   check(clFinish(q), "clFinish");
+  read_times();
   const std::uint64_t t0 = monotonic_ns();
   for (int i = 0; i < n; ++i) launch();
   check(clFinish(q), "clFinish");
+  read_times();
   const std::uint64_t loop_ns = monotonic_ns() - t0;
   check(clEnqueueReadBuffer(q, m, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0, nullptr,
                             nullptr),
@@ -183,9 +207,10 @@ class SimOaprofd {
 };
 
 struct Timings {
-  // a, b: the app alone; c, d: under oaprof, bracketed and sampled; e, f: the same via oaprofd.
-  Run a{1e300, 1e300}, b{1e300, 1e300}, c{1e300, 1e300}, d{1e300, 1e300}, e{1e300, 1e300},
-      f{1e300, 1e300};
+  // a, b: the app alone; g: alone, reading every launch's OpenCL times; c, d: under oaprof,
+  // bracketed and sampled; e, f: the same via oaprofd.
+  Run a{1e300, 1e300}, b{1e300, 1e300}, g{1e300, 1e300}, c{1e300, 1e300}, d{1e300, 1e300},
+      e{1e300, 1e300}, f{1e300, 1e300};
   bool daemon = false;
 };
 
@@ -198,12 +223,14 @@ void print(const Timings& t, int launches, int repeat) {
               repeat);
   line("(a) app, clFinish each", t.a);
   line("(b) app, no drain", t.b);
+  line("(g) app, no drain, reads its times", t.g);
   line("(c) oaprof, bracketed (drains)", t.c);
   line("(d) oaprof, sampled, no drain", t.d);
   std::printf("bracketed: added per launch over the drained app (c-a)/n: %.2f us (goal <= 10)\n",
               (t.c.loop_ns - t.a.loop_ns) / n / 1e3);
-  std::printf("sampled: added per launch over the undrained app (d-b)/n: %.2f us (goal <= 2)\n",
-              (t.d.loop_ns - t.b.loop_ns) / n / 1e3);
+  std::printf("sampled: added per launch over the undrained app (d-b)/n: %.2f us (goal <= 2); "
+              "over the app reading its own times (d-g)/n: %.2f us\n",
+              (t.d.loop_ns - t.b.loop_ns) / n / 1e3, (t.d.loop_ns - t.g.loop_ns) / n / 1e3);
   std::printf("wall-time ratios c/a %.2f, d/b %.2f, c/d %.2f (timed loops)\n",
               t.c.loop_ns / t.a.loop_ns, t.d.loop_ns / t.b.loop_ns, t.c.loop_ns / t.d.loop_ns);
   if (t.daemon) {
@@ -257,6 +284,7 @@ int compare(int launches, int repeat, const char* self) {
   for (int i = 0; i < repeat; ++i) {
     best(t.a, timed(fmt::format("{} drain {}", app_cmd, out.string()), out));
     best(t.b, timed(fmt::format("{} nodrain {}", app_cmd, out.string()), out));
+    best(t.g, timed(fmt::format("{} events {}", app_cmd, out.string()), out));
     best(t.c, profiled("", "", "drain"));
     best(t.d, profiled("", sampled, "nodrain"));
     if (!t.daemon) continue;
@@ -274,7 +302,10 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && args[0] == "--platforms") return list_platforms();
   if (args.size() == 4 && args[0] == "--app") {
-    return app(std::stoi(args[1]), args[2] == "drain", args[3].c_str());
+    const AppMode mode = args[2] == "drain"    ? AppMode::kDrain
+                         : args[2] == "events" ? AppMode::kEvents
+                                               : AppMode::kNoDrain;
+    return app(std::stoi(args[1]), mode, args[3].c_str());
   }
   int launches = 10000, repeat = 3;
   for (std::size_t i = 0; i + 1 < args.size(); i += 2) {

@@ -177,5 +177,30 @@ TEST(SampledLaunchesQueueTest, AnInOrderQueueNeedNotDrainForItsLaunchesToBeReady
   EXPECT_EQ(books.waiting(), 1u);
 }
 
+// A queue that goes idle between launches (each collected before the next is made) still keeps
+// no more windows than the last: its next launch starts after the last one ended.
+TEST(SampledLaunchesQueueTest, AQueueThatGoesIdleKeepsItsFloorAndFewWindows) {
+  SampledLaunches books;
+  const SampledLaunches::Ask done = [](void* ev, const wire::Launch&) {
+    const auto i = reinterpret_cast<std::uintptr_t>(ev);
+    SampledLaunches::Completion c;
+    c.state = SampledLaunches::Completion::State::kComplete;
+    c.host_start_ns = 1000 * i;
+    c.host_end_ns = 1000 * i + 500;
+    return c;
+  };
+  for (std::uintptr_t i = 1; i <= 200; ++i) {
+    wire::Launch rec;
+    rec.queue = 0x10;
+    rec.api_ns = 1000 * i - 900;
+    books.add(reinterpret_cast<void*>(i), rec, /*in_order=*/true);
+    // Two launches in flight at each question, both complete by then: the queue goes idle.
+    if (i % 2 == 0) {
+      EXPECT_EQ(books.harvest(done, [](void*) {}).size(), 2u);
+      EXPECT_LE(books.windows_kept(), 2u) << "after launch " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace oaprof::launch
