@@ -1,6 +1,7 @@
 #include "daemon/session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <stdexcept>
 
@@ -486,15 +487,29 @@ void Session::read_timeline_locked() {
   const std::uint64_t t0 = sampled_->clock();
   const Read read = read_locked();
   const std::uint64_t t1 = sampled_->clock();
-  // The read's time is the middle of it; a clock that did not move since the last read (a
-  // coarse clock, two reads within its tick) gives nothing new to the timeline.
-  const std::uint64_t at = std::max(t0 + (t1 - t0) / 2, last_read_ns_ + 1);
+  // On the host's clock the read happened somewhere between t0 and t1 (a preempted read-out,
+  // a periodic report that came later than asked); the report's own timestamp says exactly when
+  // on the GPU's. The timeline runs on the GPU's time (from the first read's host time on), and
+  // a line fitted through the reads' (host, GPU) pairs puts windows onto it: one late read
+  // moves a window by a share of its lateness, not by all of it.
+  const std::uint64_t host = std::max(t0 + (t1 - t0) / 2, last_read_ns_ + 1);
   timeline_totals_->add(read.report);
-  timeline_.add(at, timeline_totals_->total(), timeline_totals_->untrusted_intervals());
-  last_read_ns_ = at;
+  const oa::CounterDeltas& total = timeline_totals_->total();
+  if (clock_pairs_.empty()) timeline_origin_ns_ = host;
+  const auto gpu_ns = static_cast<std::uint64_t>(
+      std::llround(static_cast<double>(total.timestamp) * 1e9 / reads_.timestamp_hz));
+  // A timestamp that did not move between two reads gives the timeline nothing new but order.
+  const std::uint64_t at = std::max(timeline_origin_ns_ + gpu_ns, last_timeline_ns_ + 1);
+  timeline_.add(at, total, timeline_totals_->untrusted_intervals());
+  last_read_ns_ = host;
+  last_timeline_ns_ = at;
+  clock_pairs_.emplace_back(host, at);
+  if (clock_pairs_.size() > kClockPairs) clock_pairs_.pop_front();
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs(clock_pairs_.begin(),
+                                                                   clock_pairs_.end());
+  host_to_timeline_ = oa::ClockMap::fit(pairs);
   // Keep what a launch arriving late can need: `history` back, and at most kMaxTimelineReads
-  // reads (a short period keeps less time). A waiting launch's end is still ahead, so its start
-  // is within that unless it is longer than the history.
+  // reads (a short period keeps less time).
   const std::uint64_t history_ns =
       std::min<std::uint64_t>(static_cast<std::uint64_t>(
                                   std::chrono::nanoseconds(sampled_->history).count()),
@@ -502,6 +517,13 @@ void Session::read_timeline_locked() {
                                   std::chrono::nanoseconds(sampled_->period).count()) *
                                   kMaxTimelineReads);
   timeline_.forget_before(at - std::min(at, history_ns));
+}
+
+std::uint64_t Session::to_timeline(std::uint64_t host_ns) const {
+  const std::uint64_t t = host_to_timeline_.to_host(host_ns);
+  // The line passes near the reads, not through them: a time up to the last read is never put
+  // past it.
+  return host_ns <= last_read_ns_ ? std::min(t, last_timeline_ns_) : t;
 }
 
 Body Session::sampled_launch(std::uint32_t pid, const oa::wire::Launch& l) {
@@ -536,7 +558,8 @@ Body Session::sampled_launch(std::uint32_t pid, const oa::wire::Launch& l) {
 
 void Session::emit_sampled_locked(oa::LaunchRecord r) {
   const oa::wire::SampledWindow& w = *r.launch.sampled;
-  const std::optional<oa::SampledDeltas> d = timeline_.attribute({w.host_start_ns, w.host_end_ns});
+  const std::optional<oa::SampledDeltas> d =
+      timeline_.attribute({to_timeline(w.host_start_ns), to_timeline(w.host_end_ns)});
   if (d) {
     r.deltas = d->deltas;
     if (d->deltas.interval_too_long) r.flags.emplace_back("interval_too_long");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -225,6 +226,8 @@ class Session {
   void read_timeline_locked();
   // The rows of the waiting launches the timeline covers (all of them when `final`).
   void attribute_waiting_locked(bool final);
+  // A host time on the timeline (host_to_timeline_).
+  std::uint64_t to_timeline(std::uint64_t host_ns) const;
   // One sampled launch's row: the timeline's counters over its window.
   void emit_sampled_locked(oa::LaunchRecord record);
   // The most reads the timeline keeps (each a CounterDeltas, under a kilobyte).
@@ -265,8 +268,14 @@ class Session {
   LaunchReadOptions reads_;
   std::optional<SampledOptions> sampled_;
   std::optional<oa::Accumulator> timeline_totals_;
-  oa::CounterTimeline timeline_;
-  std::uint64_t last_read_ns_ = 0;
+  oa::CounterTimeline timeline_;  // on the GPU's time, from timeline_origin_ns_
+  std::uint64_t timeline_origin_ns_ = 0;  // the first read's host time
+  std::uint64_t last_read_ns_ = 0;        // the latest read's host time
+  std::uint64_t last_timeline_ns_ = 0;    // and on the timeline
+  // The latest reads' (host, timeline) times, and the line through them.
+  static constexpr std::size_t kClockPairs = 256;
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> clock_pairs_;
+  oa::ClockMap host_to_timeline_;
   std::vector<oa::LaunchRecord> sampled_waiting_;
   // The periodic reads' thread, and its own lock (stop() joins it without holding mu_).
   std::mutex reader_mu_;

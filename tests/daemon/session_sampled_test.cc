@@ -75,6 +75,46 @@ TEST_F(SessionSampledTest, AWindowGetsTheGrowthBetweenItsEdgesAndItsErrorBound) 
   EXPECT_TRUE(r.flags.empty());
 }
 
+// A read the host saw late (a preempted read-out, a periodic report that came after it was asked
+// for) is placed by the report's own GPU timestamp: the window's counters stay right, where
+// timing the reads by the host's clock alone would move the window's edges by the lateness.
+TEST(SessionSampledClockTest, ReadsTheHostSawLateAreTimedByTheGpusTimestamp) {
+  testing::SimFixture sim;
+  std::vector<oa::LaunchRecord> rows;
+  Session session(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                  [&](const oa::LaunchRecord& r, const power::EnergyReading*,
+                      const power::EnergyReading*) { rows.push_back(r); });
+  // The host's clock is asked twice a read: every third read looks 400 us long, as if
+  // preempted, so its middle is 200 us after the GPU's moment.
+  int asked = 0;
+  SampledOptions o;
+  o.period = std::chrono::hours(1);
+  o.clock = [&] { return sim.clock->now_ns() + (++asked % 6 == 0 ? 400'000 : 0); };
+  session.set_sampled(o);
+  session.start();
+  const std::uint64_t t0 = sim.clock->now_ns();
+  session.set_busy(true);
+  for (int i = 0; i < 10; ++i) {
+    sim.clock->advance_ns(kMs);
+    session.read_timeline();
+  }
+  session.handle(1, 7, [&] {
+    wire::Launch l;
+    l.work_dim = 1;
+    l.kernel_name = "k";
+    l.flags = wire::kLaunchSampled;
+    l.sampled = wire::SampledWindow{t0 + 2 * kMs + kMs / 2, t0 + 7 * kMs + kMs / 2, 0,
+                                    wire::ClockCalibration::kDeviceAndHostTimer};
+    return l;
+  }());
+  ASSERT_EQ(rows.size(), 1u);
+  // 5 ms of GPU time within 0.5 %; timed by the host alone the edges would move by up to 200 us
+  // each, 4 % of the window.
+  EXPECT_NEAR(static_cast<double>(rows[0].deltas.timestamp), 5e-3 * kTimestampHz,
+              0.005 * 5e-3 * kTimestampHz);
+  session.stop();
+}
+
 // A window that ends after the last read waits for the next one; stop() reads once more, so a
 // launch that arrived before it is never lost.
 TEST_F(SessionSampledTest, AWindowPastTheLastReadWaitsAndStopAttributesIt) {
