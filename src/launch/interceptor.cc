@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -281,7 +281,9 @@ class Profiler {
     if (disabled_) return false;
     const pid_t pid = current_pid();
     if (client_ && pid == client_pid_) return true;
-    // First use, or a forked child: the parent's connection is not ours to use.
+    // First use, or a forked child: the parent's connection is not ours to use, nor are the
+    // parent's sampled launches ours to report.
+    if (client_) forget_parents_launches();
     std::string error;
     client_ = Client::connect(socket_path_, error);
     if (!client_) {
@@ -302,6 +304,14 @@ class Profiler {
                    client_->has_channel() ? "shared-memory channel" : "socket");
     }
     return true;
+  }
+
+  // In a forked child: the books hold the parent's launches, whose events belong to the
+  // parent's runtime; they are dropped unreleased, and the clocks calibrated again.
+  void forget_parents_launches() {
+    sampled_ = SampledLaunches{};
+    outbox_.clear();
+    clocks_.clear();
   }
 
   void warn_once(std::atomic<bool>& warned, const std::string& what) {
@@ -545,8 +555,10 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
     // A program that never synchronises: wait for its oldest launch rather than grow the books.
     cl_event oldest = static_cast<cl_event>(sampled_.oldest_event());
     g_next.clWaitForEvents(1, &oldest);
+    harvest_locked(false, SampledLaunches::Scope::kOldest);
   }
   s.id = next_launch_++;
+  wire::Launch record = base_record(s, a);
   cl_event ev = nullptr;
   s.rc = enqueue(a, &ev);
   s.enqueued = true;
@@ -556,7 +568,7 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
     *event = ev;
     g_next.clRetainEvent(ev);
   }
-  sampled_.add(ev, base_record(s, a), queue.in_order);
+  sampled_.add(ev, std::move(record), queue.in_order);
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
   // Between sync points the oldest events are asked every kAskEvery launches: asking an event
   // is a call into the runtime, which some (NVIDIA's) make cost microseconds.
@@ -655,6 +667,8 @@ void Profiler::sync_point(bool wait) noexcept {
   if (!sampled_mode() || t_in_launch) return;
   try {
     std::lock_guard lock(mu_);
+    // A forked child that has not launched yet holds its parent's connection and books.
+    if (client_pid_ != current_pid()) return;
     if (sampled_.in_flight() == 0 && sampled_.waiting() == 0 && outbox_.empty()) return;
     t_in_launch = true;
     harvest_locked(wait);

@@ -9,6 +9,7 @@
 // internal error, for good.
 #include "launch/interceptor.h"
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -368,6 +369,33 @@ TEST(InterceptorTest, ASampledLaunchThatCompletesBetweenTwoQuestionsIsNotLost) {
         const auto rows = side.rows(5);
         p.check(rows.size() == 5, fmt::format("{} rows, not 5", rows.size()));
         p.check(live_events() == 0, fmt::format("{} events leaked", live_events()));
+      },
+      /*sampled=*/true);
+}
+
+// A child forked with sampled launches in its parent's books (and the parent's connection)
+// reports none of them, at its sync points or at its exit: they are the parent's.
+TEST(InterceptorTest, AForkedChildNeverReportsItsParentsSampledLaunches) {
+  run_in_child(
+      [](Problems& p, PrivilegedSide& side) {
+        for (int i = 0; i < 2; ++i) p.check(launch_one(nullptr) == CL_SUCCESS, "a launch failed");
+        const pid_t child = ::fork();
+        if (child == 0) {
+          intercept_finish(kQueue);
+          std::exit(0);  // runs the layer's exit hook too
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        p.check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed");
+        p.check(launch_one(nullptr) == CL_SUCCESS, "the parent's third launch failed");
+        p.check(intercept_finish(kQueue) == CL_SUCCESS, "the parent's clFinish failed");
+        side.rows(3);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // for any the child sent
+        const auto rows = side.rows(3);
+        std::multiset<std::uint64_t> ids;
+        for (const auto& r : rows) ids.insert(r.launch.launch_id);
+        p.check(ids == std::multiset<std::uint64_t>{0, 1, 2},
+                fmt::format("{} rows, not the parent's three launches once each", rows.size()));
       },
       /*sampled=*/true);
 }
