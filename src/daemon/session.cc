@@ -11,6 +11,7 @@
 
 namespace oaprof::daemon {
 
+using oa::monotonic_ns;
 using oa::wire::Body;
 using oa::wire::Error;
 using oa::wire::ErrorCode;
@@ -457,11 +458,7 @@ void Session::client_gone(std::uint64_t client_id) {
   }
 }
 
-}  // namespace oaprof::daemon
 
-namespace oaprof::daemon {
-
-using oa::monotonic_ns;
 
 void Session::set_sampled(const SampledOptions& options) {
   std::lock_guard lock(mu_);

@@ -170,7 +170,11 @@ ClockMap ClockMap::fit(std::span<const std::pair<std::uint64_t, std::uint64_t>> 
 
 std::uint64_t ClockMap::to_host(std::uint64_t device_ns) const {
   const long double host = host0_ + slope_ * (static_cast<long double>(device_ns) - device0_);
-  return host <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(host));
+  // Clamped to the clock's range: a time from an untrusted peer may lie anywhere.
+  constexpr auto kMax = static_cast<long double>(std::numeric_limits<std::uint64_t>::max());
+  if (!(host > 0)) return 0;
+  if (host >= kMax) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(host + 0.5L);
 }
 
 }  // namespace oaprof::oa

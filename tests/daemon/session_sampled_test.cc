@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "daemon/session.h"
@@ -151,6 +153,27 @@ TEST_F(SessionSampledTest, OverlapIsFlaggedAndAWindowBeforeTheTimelineIsNotAttri
   EXPECT_DOUBLE_EQ(rows_[0].sampled->overlap_share, 0.25);
   EXPECT_EQ(rows_[1].flags, std::vector<std::string>{"not_attributed"});
   EXPECT_EQ(rows_[1].deltas.timestamp, 0u);
+}
+
+// The program's layer is untrusted: windows anywhere on the clock, up to its end, give rows
+// flagged not_attributed (never a crash, never counters from nowhere), and the launches that
+// claim to end in the future wait only until stop().
+TEST_F(SessionSampledTest, WindowsAnywhereOnTheClockAreNotAttributedAndNeverHang) {
+  session_.start();
+  read_every(kMs, 3);
+  const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+  session_.handle(1, 7, sampled_launch(0, 0, max));
+  session_.handle(1, 7, sampled_launch(1, max - 1, max));
+  session_.handle(1, 7, sampled_launch(2, 0, 1));
+  EXPECT_EQ(rows_.size(), 1u);  // the one that ended long ago
+  EXPECT_EQ(session_.sampled_waiting(), 2u);
+  sim_.clock->advance_ns(kMs);
+  session_.stop();
+  ASSERT_EQ(rows_.size(), 3u);
+  for (const oa::LaunchRecord& r : rows_) {
+    EXPECT_EQ(r.flags, std::vector<std::string>{"not_attributed"}) << r.launch.launch_id;
+    EXPECT_EQ(r.deltas.timestamp, 0u);
+  }
 }
 
 // A sampled launch is refused by a session that brackets launches, and a bracketed session's
