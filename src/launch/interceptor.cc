@@ -291,6 +291,7 @@ class Profiler {
       return false;
     }
     client_pid_ = pid;
+    client_pid_seen_.store(pid, std::memory_order_relaxed);
     // The shared-memory channel unless OAPROF_CHANNEL=off asks for the socket alone.
     const char* channel = std::getenv("OAPROF_CHANNEL");
     const bool want_channel = channel == nullptr || std::strcmp(channel, "off") != 0;
@@ -354,6 +355,9 @@ class Profiler {
   std::string socket_path_;
   std::unique_ptr<Client> client_;
   pid_t client_pid_ = 0;
+  // The same, for sync_point to read before it takes mu_: a child forked while another thread
+  // held mu_ would wait on it for ever, at every clFinish and at exit.
+  std::atomic<pid_t> client_pid_seen_{0};
   bool disabled_ = false;
   std::atomic<bool> warned_{false};
   std::atomic<bool> callback_warned_{false};
@@ -665,10 +669,10 @@ void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
 
 void Profiler::sync_point(bool wait) noexcept {
   if (!sampled_mode() || t_in_launch) return;
+  // A forked child that has not launched yet holds its parent's connection and books.
+  if (client_pid_seen_.load(std::memory_order_relaxed) != current_pid()) return;
   try {
     std::lock_guard lock(mu_);
-    // A forked child that has not launched yet holds its parent's connection and books.
-    if (client_pid_ != current_pid()) return;
     if (sampled_.in_flight() == 0 && sampled_.waiting() == 0 && outbox_.empty()) return;
     t_in_launch = true;
     harvest_locked(wait);

@@ -345,27 +345,31 @@ TEST_P(AttachTest, SampledAttributionKeepsOverlappingKernelsOverlapped) {
 }
 
 // Issue 17: on the same kernels (each at least 20 read periods long), sampled and bracketed
-// counts agree within 1 % per unit of GPU time, and the GPU time a sampled row counts is its
-// kernel's.
+// counts agree within 1 %: the GPU clocks per unit of GPU time, and each event counter per busy
+// clock (A0). Per busy clock, since the simulated GPU is busy only inside a bracket in bracketed
+// mode but for the whole program in sampled mode: a bracket's own read-out is idle time in its
+// window, 3-4 % of a 3.5 ms kernel under the sanitizers.
 TEST_P(AttachTest, SampledAndBracketedCountsAgreeOnKernelsOfTwentyPeriods) {
-  std::map<std::string, std::vector<double>> rates;  // per mode: every counter's count per ns
+  std::map<std::string, std::vector<double>> rates;  // per mode
   for (const std::string mode : {"bracketed", "sampled"}) {
     const auto r = profile("overlap", "--attribution " + mode + " --sample-period 100us");
     ASSERT_EQ(r.status, 0) << r.output;
-    std::vector<double> sum(8, 0.0);
-    double ns = 0;
+    std::vector<double> sum(7, 0.0);
+    double ns = 0, ticks = 0;
     for (const auto& row : read_csv(csv())) {
       ASSERT_GE(std::stod(row.at("kernel_ns")), 20 * 100e3) << "a kernel shorter than 20 periods";
       ns += std::stod(row.at("gpu_time_ns"));
-      sum[0] += std::stod(row.at("gpu_ticks"));
-      for (int c = 0; c < 7; ++c) sum[1 + c] += std::stod(row.at(fmt::format("A{}", c)));
+      ticks += std::stod(row.at("gpu_ticks"));
+      for (int c = 0; c < 7; ++c) sum[c] += std::stod(row.at(fmt::format("A{}", c)));
     }
-    for (double& v : sum) v /= ns;
-    rates[mode] = sum;
+    ASSERT_GT(sum[0], 0) << mode << ": no busy clocks";
+    std::vector<double> rate{ticks / ns};
+    for (int c = 1; c < 7; ++c) rate.push_back(sum[c] / sum[0]);
+    rates[mode] = rate;
   }
   for (std::size_t c = 0; c < rates["sampled"].size(); ++c) {
     EXPECT_NEAR(rates["sampled"][c], rates["bracketed"][c], 0.01 * rates["bracketed"][c] + 1e-9)
-        << "counter " << c;
+        << (c == 0 ? "GPU clocks per ns" : fmt::format("A{} per busy clock", c));
   }
 }
 
