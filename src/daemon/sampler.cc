@@ -1,7 +1,5 @@
 #include "daemon/sampler.h"
 
-#include <ctime>
-
 #include "oa/monotonic_clock.h"
 
 namespace oaprof::daemon {

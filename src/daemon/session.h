@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -49,8 +49,9 @@ struct LaunchReadOptions {
 };
 
 // Sampled attribution (--attribution sampled): the session reads the counters every `period`
-// from start() to stop(), each read timed on CLOCK_MONOTONIC (the middle of the read), and gives
-// each launch the layer sends with a sampled window the counters' growth over that window. Reads
+// from start() to stop(), each read placed by its report's GPU timestamp (put on the host's
+// CLOCK_MONOTONIC by a line through the reads' host times), and gives each launch the layer
+// sends with a sampled window the counters' growth over that window. Reads
 // older than `history`, or than Session::kMaxTimelineReads periods, are forgotten (a launch whose
 // window starts before the oldest read left is flagged not_attributed).
 struct SampledOptions {

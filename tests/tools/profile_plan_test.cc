@@ -311,9 +311,11 @@ TEST(ProfilePlanTest, SampledAttributionTakesAPeriodAndNothingThatRepeatsALaunch
   ProfileOptions o = with_program();
   o.device_spec = "sim";
   EXPECT_FALSE(make_profile_plan(o, {}, kUser).sample_period.has_value());
+  EXPECT_STREQ(attribution_name(make_profile_plan(o, {}, kUser)), "bracketed");
   o.attribution = "sampled";
   ProfilePlan plan = make_profile_plan(o, {}, kUser);
   ASSERT_TRUE(plan.sample_period.has_value());
+  EXPECT_STREQ(attribution_name(plan), "sampled");
   EXPECT_EQ(*plan.sample_period, std::chrono::microseconds(1000));
   o.sample_period = "250us";
   EXPECT_EQ(*make_profile_plan(o, {}, kUser).sample_period, std::chrono::microseconds(250));

@@ -498,7 +498,7 @@ report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const Energ
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
   info.mode = run_mode_name(plan.mode);
-  info.attribution = plan.sample_period ? "sampled" : "bracketed";
+  info.attribution = attribution_name(plan);
   info.device = gpu.label;
   info.device_detail = gpu.detail;
   info.platform = std::string(gpu.platform.metrics_file);
@@ -607,7 +607,7 @@ daemon::ChildSpec program_spec(const ProfilePlan& plan, const daemon::Server* se
   child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(plan.min_window.count());
   // Always set, so a value inherited from the user's environment cannot replay behind --replay.
   child.set_env["OAPROF_REPLAY"] = replay_variable(plan);
-  child.set_env["OAPROF_ATTRIBUTION"] = plan.sample_period ? "sampled" : "bracketed";
+  child.set_env["OAPROF_ATTRIBUTION"] = attribution_name(plan);
   if (server == nullptr) return child;
   child.set_env["OAPROF_SOCKET"] = server->path();
   for (const auto& [k, v] : plan.filter.to_env()) child.set_env[k] = v;
@@ -950,11 +950,12 @@ int ProfileRun::run_program() {
     return finish(kExitSetup);
   }
 
+  // Without launches bracketed there is no kernel signal: the simulated GPU is busy for the
+  // whole program (app mode, sampled attribution).
+  const bool busy_throughout = app_sampler.has_value() || plan_.sample_period.has_value();
   int exit_code = 0;
   try {
-    // Without launches bracketed there is no kernel signal: the simulated GPU is busy for the
-    // whole program (app mode, sampled attribution).
-    if (app_sampler || plan_.sample_period) session_.set_busy(true);
+    if (busy_throughout) session_.set_busy(true);
     if (app_sampler) app_sampler->start();
     const pid_t pid = daemon::spawn_child(child);
     g_child = pid;
@@ -977,7 +978,7 @@ int ProfileRun::run_program() {
     app_sampler->stop();
     if (sampling_failed(*app_sampler) && exit_code == 0) exit_code = kExitSession;
   }
-  if (app_sampler || plan_.sample_period) {
+  if (busy_throughout) {
     try {
       session_.set_busy(false);
     } catch (const std::exception&) {

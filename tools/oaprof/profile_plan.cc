@@ -146,6 +146,10 @@ std::string replay_variable(const ProfilePlan& plan) {
   return std::to_string(static_cast<std::size_t>(passes_per_set(plan)) * plan.pass_sets.size());
 }
 
+const char* attribution_name(const ProfilePlan& plan) {
+  return plan.sample_period ? "sampled" : "bracketed";
+}
+
 namespace {
 
 // --metric-set A,B,C or --metrics N,N: a single run's set, or the passes of an application

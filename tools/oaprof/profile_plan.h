@@ -165,6 +165,9 @@ std::uint32_t passes_per_set(const ProfilePlan& plan);
 // OAPROF_REPLAY for the program: --replay as given, or the passes of every set of a kernel
 // replay across sets.
 std::string replay_variable(const ProfilePlan& plan);
+// The run's attribution, as the rows' metadata and OAPROF_ATTRIBUTION name it: "bracketed" or
+// "sampled".
+const char* attribution_name(const ProfilePlan& plan);
 
 // Parses and checks every option. `env` is the process environment (SUDO_UID, SUDO_GID,
 // OAPROF_STATE_DIR), `euid` the effective uid. Throws std::invalid_argument saying which option
