@@ -531,8 +531,7 @@ Body Session::sampled_launch(std::uint32_t pid, const oa::wire::Launch& l) {
   if (!started_) return Error{ErrorCode::kDeviceError, "the session is not started"};
   // Bounded: a window the timeline has passed is attributed at once, so only launches that
   // claim to end in the future wait; a client that sends too many is refused.
-  constexpr std::size_t kMaxWaiting = 65536;
-  if (sampled_waiting_.size() >= kMaxWaiting) {
+  if (sampled_waiting_.size() >= kMaxSampledWaiting) {
     ++dropped_;
     return Error{ErrorCode::kBadRequest, "too many sampled launches wait for their window's end"};
   }

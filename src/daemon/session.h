@@ -117,8 +117,10 @@ class Session {
   // covers. The session's thread calls it every period; tests call it themselves. Throws what
   // the snapshot threw.
   void read_timeline();
-  // Sampled launches waiting for a read after their window's end.
+  // Sampled launches waiting for a read after their window's end; past kMaxSampledWaiting a
+  // client's further ones are refused.
   std::size_t sampled_waiting() const;
+  static constexpr std::size_t kMaxSampledWaiting = 65536;
   // Before start(): kernel replay across metric sets. `sets` replace the constructor's
   // configuration: a launch's passes count the set the unit holds for its first
   // `passes_per_set` passes, the next set (in the list, round) for the next ones, and so on

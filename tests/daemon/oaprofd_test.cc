@@ -440,6 +440,56 @@ TEST(DaemonLogTest, JournalLinesCarryTheLevelTerminalLinesAWord) {
 namespace oaprof::daemon {
 namespace {
 
+// This process's mapping of a channel oaprofd handed it, mapped once more (the client does not
+// keep the descriptor, so it is found through /proc), as a hostile client writes it; null where
+// /proc does not give it back. The layout is at the start of the mapping (munmap it).
+oa::channel::ChannelLayout* map_own_channel() {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/map_files")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), ec);
+    if (ec || target.string().find("oaprof-channel") == std::string::npos) continue;
+    const int m_fd = ::open(entry.path().c_str(), O_RDWR);
+    if (m_fd < 0) return nullptr;
+    void* m = ::mmap(nullptr, oa::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     m_fd, 0);
+    ::close(m_fd);
+    if (m == MAP_FAILED) return nullptr;
+    auto* layout = oa::channel::attach(m, oa::channel::kChannelBytes);
+    if (layout == nullptr) ::munmap(m, oa::channel::kChannelBytes);
+    return layout;
+  }
+  return nullptr;
+}
+
+// A connection to the daemon at `path`, its descriptor kept for polling, said hello to with the
+// channel asked for.
+struct ChannelClient {
+  explicit ChannelClient(const std::string& path) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, path.c_str());
+    fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return;
+    client = launch::Client::adopt(::dup(fd), 5000);
+    std::string error;
+    greeted = client->hello(1, true, error) && client->has_channel();
+  }
+  ~ChannelClient() {
+    client.reset();
+    ::close(fd);
+  }
+  bool hung_up() const {
+    pollfd p{fd, POLLIN, 0};
+    for (int i = 0; i < 400; ++i) {
+      if (::poll(&p, 1, 10) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0) return true;
+    }
+    return false;
+  }
+  int fd = -1;
+  std::unique_ptr<launch::Client> client;
+  bool greeted = false;
+};
+
 // Issue 17: a client's requests go through the shared-memory channel after its hello, with the
 // same answers as on the socket; OAPROF_CHANNEL=off keeps it on the socket.
 TEST_F(OaprofdTest, AClientTalksThroughTheChannelAndCloseRestoresEveryRegister) {
@@ -466,55 +516,54 @@ TEST_F(OaprofdTest, AClientTalksThroughTheChannelAndCloseRestoresEveryRegister) 
 // the next client.
 TEST_F(OaprofdTest, AClientThatCorruptsItsChannelIsCutOffAndItsSessionRestored) {
   const auto before = testing::file_bytes(regs_);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strcpy(addr.sun_path, socket().c_str());
-  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  auto client = launch::Client::adopt(::dup(fd), 5000);
+  auto hostile = std::make_unique<ChannelClient>(socket());
+  ASSERT_TRUE(hostile->greeted);
   std::string error;
-  ASSERT_TRUE(client->hello(1, true, error)) << error;
-  ASSERT_TRUE(client->has_channel());
   wire::Body opened;
-  ASSERT_TRUE(client->exchange(open_request(), opened, error)) << error;
+  ASSERT_TRUE(hostile->client->exchange(open_request(), opened, error)) << error;
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened));
   EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
-  // A second mapping of the same memory, as a hostile client would write it: the mapping's
-  // descriptor is not kept, so map the client's through /proc.
-  bool corrupted = false;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/map_files")) {
-    std::error_code ec;
-    const auto target = std::filesystem::read_symlink(entry.path(), ec);
-    if (ec || target.string().find("oaprof-channel") == std::string::npos) continue;
-    const int m_fd = ::open(entry.path().c_str(), O_RDWR);
-    if (m_fd < 0) break;
-    void* m = ::mmap(nullptr, oa::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                     m_fd, 0);
-    ::close(m_fd);
-    if (m == MAP_FAILED) break;
-    auto* layout = oa::channel::attach(m, oa::channel::kChannelBytes);
-    if (layout != nullptr) {
-      layout->to_server.tail.store(1000);  // far more messages than there are slots
-      oa::channel::wake_consumer(layout->to_server);
-      corrupted = true;
-    }
-    ::munmap(m, oa::channel::kChannelBytes);
-    break;
-  }
-  if (!corrupted) GTEST_SKIP() << "/proc/self/map_files could not give the mapping back";
-  pollfd p{fd, POLLIN, 0};
-  bool hung_up = false;
-  for (int i = 0; i < 400 && !hung_up; ++i) {
-    hung_up = ::poll(&p, 1, 10) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
-  }
-  EXPECT_TRUE(hung_up) << "oaprofd kept a client that corrupted its channel";
-  client.reset();
-  ::close(fd);
+  // A second mapping of the same memory, as a hostile client would write it.
+  oa::channel::ChannelLayout* layout = map_own_channel();
+  if (layout == nullptr) GTEST_SKIP() << "/proc/self/map_files could not give the mapping back";
+  layout->to_server.tail.store(1000);  // far more messages than there are slots
+  oa::channel::wake_consumer(layout->to_server);
+  ::munmap(layout, oa::channel::kChannelBytes);
+  EXPECT_TRUE(hostile->hung_up()) << "oaprofd kept a client that corrupted its channel";
+  hostile.reset();
   auto next = open_when_free();  // the corrupting client's session has ended
   ASSERT_NE(next, nullptr);
   next->close();
   EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
             std::vector<std::size_t>{});
+}
+
+// A client that fills its ring with requests and never reads a reply holds only its own channel's
+// thread: the daemon's loop and lock go on, and another client opens, samples and closes.
+TEST_F(OaprofdTest, AChannelClientThatNeverReadsHoldsUpNoOtherClient) {
+  ChannelClient hostile(socket());
+  ASSERT_TRUE(hostile.greeted);
+  oa::channel::ChannelLayout* layout = map_own_channel();
+  if (layout == nullptr) GTEST_SKIP() << "/proc/self/map_files could not give the mapping back";
+  oa::channel::Producer out(layout->to_server, layout->to_server_slots);
+  // Twice the slots of each ring: the daemon answers until its replies fill the client's ring,
+  // then waits for room that never comes, with requests still queued behind.
+  int pushed = 0;
+  for (std::uint32_t id = 2; id < 2 + 2 * oa::channel::kRingSlots; ++id) {
+    const auto bytes = wire::encode({id, wire::Sample{id, wire::kSampleReport}});
+    if (out.try_push(bytes) == oa::channel::RingStatus::kOk) ++pushed;
+    oa::channel::wake_consumer(layout->to_server);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_GT(pushed, static_cast<int>(oa::channel::kRingSlots));
+  const auto started = std::chrono::steady_clock::now();
+  auto other = open_when_free();
+  ASSERT_NE(other, nullptr);
+  const wire::Body sampled = other->call(wire::Sample{1, wire::kSampleReport});
+  EXPECT_TRUE(std::holds_alternative<wire::Sampled>(sampled));
+  other->close();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  ::munmap(layout, oa::channel::kChannelBytes);
 }
 
 }  // namespace

@@ -64,7 +64,8 @@ TEST_F(SessionSampledTest, AWindowGetsTheGrowthBetweenItsEdgesAndItsErrorBound) 
   read_every(kMs, 10);
   // 2.5 ms to 7.5 ms after the first read: both edges in the middle of a 1 ms period.
   const std::uint64_t start = t0 + 2 * kMs + kMs / 2, end = t0 + 7 * kMs + kMs / 2;
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(session_.handle(1, 7, sampled_launch(0, start, end))));
+  ASSERT_TRUE(
+      std::holds_alternative<wire::Ok>(session_.handle(1, 7, sampled_launch(0, start, end))));
   ASSERT_EQ(rows_.size(), 1u);
   const oa::LaunchRecord& r = rows_[0];
   // 5 ms of a 12 MHz timestamp, and of the 1150 MHz GPU clock, the counters' rounding aside.
@@ -174,6 +175,26 @@ TEST_F(SessionSampledTest, WindowsAnywhereOnTheClockAreNotAttributedAndNeverHang
     EXPECT_EQ(r.flags, std::vector<std::string>{"not_attributed"}) << r.launch.launch_id;
     EXPECT_EQ(r.deltas.timestamp, 0u);
   }
+}
+
+// A layer that floods the session with windows that end in the future is refused past the bound
+// (each refusal counted as a dropped launch); the ones taken still become rows at stop().
+TEST_F(SessionSampledTest, AFloodOfFutureWindowsIsBounded) {
+  session_.start();
+  const std::uint64_t far = std::numeric_limits<std::uint64_t>::max() / 2;
+  for (std::uint64_t id = 0; id < Session::kMaxSampledWaiting; ++id) {
+    ASSERT_TRUE(std::holds_alternative<wire::Ok>(
+        session_.handle(1, 7, sampled_launch(id, far, far + 1))));
+  }
+  const wire::Body refused = session_.handle(1, 7, sampled_launch(0, far, far + 1));
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(refused));
+  EXPECT_EQ(std::get<wire::Error>(refused).code, wire::ErrorCode::kBadRequest);
+  EXPECT_EQ(session_.sampled_waiting(), Session::kMaxSampledWaiting);
+  EXPECT_EQ(session_.launches_dropped(), 1u);
+  sim_.clock->advance_ns(kMs);
+  session_.stop();
+  EXPECT_EQ(rows_.size(), Session::kMaxSampledWaiting);
+  EXPECT_EQ(session_.sampled_waiting(), 0u);
 }
 
 // A sampled launch is refused by a session that brackets launches, and a bracketed session's
