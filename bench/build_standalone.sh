@@ -20,6 +20,6 @@ fi
 ${CXX:-g++} -std=c++20 -O2 -DNDEBUG -DFMT_HEADER_ONLY -DCL_TARGET_OPENCL_VERSION=300 \
   -DOAPROF_KERNEL_DIR_FROM_BIN='"../share/oaprof/kernels"' \
   -I"$src/src" ${extra:+-I"$extra"} \
-  "$src"/src/launch/{catalogue,stats,runner,peaks,sweep,result_writer}.cc "$src/src/oa/platform.cc" \
+  "$src"/src/bench/{catalogue,stats,runner,peaks,sweep,result_writer}.cc "$src/src/oa/platform.cc" \
   "$src/tools/kernel_runner/main.cc" "$opencl_lib" -o "$out/bin/kernel_runner"
 echo "built $out/bin/kernel_runner"

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "daemon/register_journal.h"
-#include "daemon/session_lock.h"
-#include "daemon/trusted_metrics.h"
+#include "session/register_journal.h"
+#include "session/session_lock.h"
+#include "session/trusted_metrics.h"
 #include "gpu/counter_source.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
@@ -19,7 +19,7 @@
 #include "power/sim_power.h"
 
 namespace oaprof::daemon {
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using wire::ErrorCode;
 
 namespace {
@@ -41,8 +41,8 @@ struct DaemonService::Active {
   std::uint64_t client = 0;
   Peer peer;
   std::string holder;
-  std::optional<SessionLock> lock;
-  std::unique_ptr<SessionJournal> journal;  // its state file goes after the device, before the lock
+  std::optional<session::SessionLock> lock;
+  std::unique_ptr<session::SessionJournal> journal;  // its state file goes after the device, before the lock
   gpu::Device device;
   std::unique_ptr<power::EnergySource> energy;
   std::optional<EnergyGate> energy_gate;  // what of `energy` this client may see, and how often
@@ -172,7 +172,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   auto active = std::make_unique<Active>();
   active->client = client;
   active->peer = peer;
-  active->holder = holder_text(peer.uid, peer.pid);
+  active->holder = session::holder_text(peer.uid, peer.pid);
   if (background_client_ == client) {
     // What a local `sudo oaprof` is told when the lock is the exporter's: it cannot take the unit
     // from a lock, but a session through oaprofd can.
@@ -180,25 +180,25 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
                       "through oaprofd: run oaprof without sudo, or with --daemon always)";
   }
   std::string busy_holder;
-  active->lock = SessionLock::try_acquire(lock_file(), active->holder, &busy_holder);
+  active->lock = session::SessionLock::try_acquire(lock_file(), active->holder, &busy_holder);
   if (!active->lock) return wire::Error{ErrorCode::kBusy, "busy: held by " + busy_holder};
   active_ = std::move(active);
   Active& a = *active_;
   try {
     // A state file here under the lock is a dead holder's (a local oaprof killed, or a session
     // of ours whose restore failed): put its registers back before a new journal replaces it.
-    if (auto done = restore_state_file(state_file(), options_.device)) log(5, *done);
+    if (auto done = session::restore_state_file(state_file(), options_.device)) log(5, *done);
     gpu::DeviceOptions dopt = options_.device;
     dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
-    a.journal = std::make_unique<SessionJournal>(
-        state_file(), StateContents{options_.device.spec, {}, a.holder, {}});
+    a.journal = std::make_unique<session::SessionJournal>(
+        state_file(), session::StateContents{options_.device.spec, {}, a.holder, {}});
     dopt.wrap_mmio = [&a](std::unique_ptr<mmio::Mmio> inner) {
       return a.journal->wrap(std::move(inner));
     };
     a.device = gpu::open_device(dopt);
     const oa::Platform& platform = a.device.platform;
     const oa::ReportFormat format = oa::parse_format(request.format, platform.gen);
-    MetricChoice metrics = choose_metric_set(platform, request.metric_set, request.metrics_xml,
+    session::MetricChoice metrics = session::choose_metric_set(platform, request.metric_set, request.metrics_xml,
                                              options_.metrics_dirs, options_.metrics_owner);
     a.source = gpu::make_counter_source(request.access, a.device);
 
@@ -221,7 +221,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
         opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
       }
     }
-    const mmio::OaConfig config = oa_config_for(metrics.set, platform, a.device.facts);
+    const mmio::OaConfig config = session::oa_config_for(metrics.set, platform, a.device.facts);
     a.source->start(format, config);
     a.format = format;
     a.metrics_xml = request.metrics_xml;
@@ -242,7 +242,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
                        opened.energy_backend.empty() ? "none" : opened.energy_backend));
     return opened;
   } catch (const std::exception& e) {
-    if (const auto* import = dynamic_cast<const MetricImportError*>(&e)) {
+    if (const auto* import = dynamic_cast<const session::MetricImportError*>(&e)) {
       log(4, fmt::format("{} asked for a metric file that does not import: {}", a.holder,
                          import->detail()));  // the content it quotes stays here
     }
@@ -265,12 +265,12 @@ wire::Body DaemonService::switch_set(const wire::SwitchSet& request) {
                          fmt::format("a session switches among at most {} metric sets",
                                      kMaxSessionSets)};
     }
-    const MetricChoice metrics =
-        choose_metric_set(a.device.platform, request.metric_set, a.metrics_xml,
+    const session::MetricChoice metrics =
+        session::choose_metric_set(a.device.platform, request.metric_set, a.metrics_xml,
                           options_.metrics_dirs, options_.metrics_owner);
     it = a.set_configs
              .emplace(request.metric_set,
-                      oa_config_for(metrics.set, a.device.platform, a.device.facts))
+                      session::oa_config_for(metrics.set, a.device.platform, a.device.facts))
              .first;
     // Once per set, not per switch: a kernel replay switches twice a launch.
     log(6, fmt::format("session of {} switches among metric sets, now also {}", a.holder,
@@ -366,8 +366,8 @@ std::optional<std::string> DaemonService::recover() {
   // Only a journal nobody holds the lock for is a dead session's: a live one (this state
   // directory shared by another oaprofd, or a local `sudo oaprof`) must keep its registers.
   std::string holder;
-  const std::optional<SessionLock> lock = SessionLock::try_acquire(
-      lock_file(), holder_text(::geteuid(), ::getpid()) + " (recovering)", &holder);
+  const std::optional<session::SessionLock> lock = session::SessionLock::try_acquire(
+      lock_file(), session::holder_text(::geteuid(), ::getpid()) + " (recovering)", &holder);
   if (!lock) {
     std::error_code ec;
     if (!std::filesystem::exists(state_file(), ec)) return std::nullopt;
@@ -375,7 +375,7 @@ std::optional<std::string> DaemonService::recover() {
                        "journals; that session restores its own registers",
                        state_file().string(), holder);
   }
-  return restore_state_file(state_file(), options_.device);
+  return session::restore_state_file(state_file(), options_.device);
 }
 
 }  // namespace oaprof::daemon

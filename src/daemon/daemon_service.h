@@ -19,7 +19,7 @@
 
 #include "daemon/energy_gate.h"
 #include "gpu/device.h"
-#include "oa/wire.h"
+#include "ipc/wire.h"
 #include "power/energy_registry.h"
 
 namespace oaprof::daemon {
@@ -56,7 +56,7 @@ class DaemonService {
   // encoded reply. Never throws: bad input and device failures become error replies.
   std::vector<std::uint8_t> handle(std::uint64_t client, const Peer& peer,
                                    std::span<const std::uint8_t> bytes);
-  oa::wire::Body handle(std::uint64_t client, const Peer& peer, const oa::wire::Body& request);
+  ipc::wire::Body handle(std::uint64_t client, const Peer& peer, const ipc::wire::Body& request);
 
   // The connection closed (or its process died): its session, if any, is restored at once.
   void client_gone(std::uint64_t client);
@@ -73,7 +73,7 @@ class DaemonService {
   // The most metric sets one session switches among (kSwitchSet; each kept programmed in
   // memory).
   static constexpr std::size_t kMaxSessionSets = 64;
-  std::vector<oa::wire::Summary> take_summaries() { return std::exchange(summaries_, {}); }
+  std::vector<ipc::wire::Summary> take_summaries() { return std::exchange(summaries_, {}); }
   // Sessions opened for clients other than the background one, since the start.
   std::uint64_t client_sessions_opened() const { return client_sessions_; }
   // For the exporter: the log, and where sysfs is.
@@ -95,9 +95,9 @@ class DaemonService {
 
  private:
   struct Active;
-  oa::wire::Body open(std::uint64_t client, const Peer& peer, const oa::wire::Open& request);
-  oa::wire::Body switch_set(const oa::wire::SwitchSet& request);
-  oa::wire::Body sample(const oa::wire::Sample& request);
+  ipc::wire::Body open(std::uint64_t client, const Peer& peer, const ipc::wire::Open& request);
+  ipc::wire::Body switch_set(const ipc::wire::SwitchSet& request);
+  ipc::wire::Body sample(const ipc::wire::Sample& request);
   // Restores and closes the session; logs it unless `log_if_untouched` is false and it had
   // written no register.
   void end_session(const std::string& why, bool log_if_untouched = true);
@@ -107,7 +107,7 @@ class DaemonService {
   std::unique_ptr<Active> active_;
   std::optional<std::uint64_t> background_client_;
   std::uint64_t client_sessions_ = 0;
-  std::vector<oa::wire::Summary> summaries_;
+  std::vector<ipc::wire::Summary> summaries_;
 };
 
 }  // namespace oaprof::daemon

@@ -15,17 +15,17 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
-#include "daemon/trusted_metrics.h"
+#include "session/trusted_metrics.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/device_facts.h"
 #include "oa/report_format.h"
-#include "oa/wire.h"
+#include "ipc/wire.h"
 
 namespace oaprof::daemon {
 namespace {
 
 namespace fs = std::filesystem;
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 
 // The DRM card and kernel driver of a PCI device, as sysfs names them ("card0", "i915");
 // "sim" for the simulator, "" where sysfs does not say.
@@ -55,7 +55,7 @@ std::string_view xe_exporter_set(const oa::Platform& platform) {
 // The set the daemon programmed for the exporter: the built-in one, or a file's set by name.
 oa::MetricSet exporter_metric_set(const oa::Platform& platform, const wire::Opened& opened) {
   if (opened.metrics_file.empty()) return oa::builtin_metric_set(platform);
-  const oa::MetricFile file = read_metric_file(opened.metrics_file);
+  const oa::MetricFile file = session::read_metric_file(opened.metrics_file);
   const oa::MetricSet* set = file.find(opened.metric_set);
   if (set == nullptr) {
     throw std::runtime_error(fmt::format("{} has no set {}", opened.metrics_file, opened.metric_set));
@@ -380,8 +380,8 @@ std::string Exporter::kernel_label(const std::string& name) {
 }
 
 void Exporter::publish_summaries() {
-  for (const oa::wire::Summary& summary : service_.take_summaries()) {
-    for (const oa::wire::KernelSummary& k : summary.kernels) {
+  for (const ipc::wire::Summary& summary : service_.take_summaries()) {
+    for (const ipc::wire::KernelSummary& k : summary.kernels) {
       const prometheus::Labels labels{{"kernel", kernel_label(k.kernel)}};
       metrics_->kernel_launches.Add(labels).Increment(static_cast<double>(k.launches));
       metrics_->kernel_gpu.Add(labels).Increment(static_cast<double>(k.gpu_ns) / 1e9);

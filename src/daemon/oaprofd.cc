@@ -17,10 +17,10 @@
 
 #include <fmt/format.h>
 
-#include "daemon/seqpacket.h"
+#include "ipc/seqpacket.h"
 
 namespace oaprof::daemon {
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 
 namespace {
 
@@ -66,7 +66,7 @@ std::optional<std::string> refusal(const Peer& peer, std::span<const gid_t> grou
 
 Oaprofd::Oaprofd(DaemonService& service, OaprofdOptions options)
     : service_(service),
-      channel_policy_(oa::channel::wait_policy(std::getenv("OAPROF_SPIN_US"))),
+      channel_policy_(ipc::channel::wait_policy(std::getenv("OAPROF_SPIN_US"))),
       options_(std::move(options)) {
   if (options_.listen_fd >= 0) {
     listen_fd_ = options_.listen_fd;
@@ -272,7 +272,7 @@ std::optional<std::pair<wire::ErrorCode, std::string>> Oaprofd::admission(
 void Oaprofd::accept_client() {
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
-  const std::optional<ucred> cred = peer_credentials(fd);
+  const std::optional<ucred> cred = ipc::peer_credentials(fd);
   if (!cred) {
     ::close(fd);
     return;
@@ -281,17 +281,17 @@ void Oaprofd::accept_client() {
   const std::vector<gid_t> groups = peer_groups(fd);
   if (const auto refused = admission(peer, groups)) {
     ++refused_;
-    refuse_and_close(fd, wire::encode({0, wire::Error{refused->first, refused->second}}));
+    ipc::refuse_and_close(fd, wire::encode({0, wire::Error{refused->first, refused->second}}));
     return;
   }
   clients_[fd] = Client{next_client_++, peer, {}, {}, nullptr};
 }
 
 bool Oaprofd::send_or_queue(int fd, Client& client, std::vector<std::uint8_t> reply) {
-  switch (send_datagram(fd, reply)) {
-    case Sent::kSent: return true;
-    case Sent::kGone: return false;
-    case Sent::kWouldBlock: break;
+  switch (ipc::send_datagram(fd, reply)) {
+    case ipc::Sent::kSent: return true;
+    case ipc::Sent::kGone: return false;
+    case ipc::Sent::kWouldBlock: break;
   }
   client.pending.push_back(std::move(reply));
   client.stuck_since = std::chrono::steady_clock::now();
@@ -300,10 +300,10 @@ bool Oaprofd::send_or_queue(int fd, Client& client, std::vector<std::uint8_t> re
 
 bool Oaprofd::send_pending(int fd, Client& client) {
   while (!client.pending.empty()) {
-    switch (send_datagram(fd, client.pending.front())) {
-      case Sent::kGone: return false;
-      case Sent::kWouldBlock: return true;  // still stuck since the first try
-      case Sent::kSent: break;
+    switch (ipc::send_datagram(fd, client.pending.front())) {
+      case ipc::Sent::kGone: return false;
+      case ipc::Sent::kWouldBlock: return true;  // still stuck since the first try
+      case ipc::Sent::kSent: break;
     }
     client.pending.pop_front();
     client.stuck_since = std::chrono::steady_clock::now();
@@ -324,7 +324,7 @@ bool asks_for_channel(std::span<const std::uint8_t> bytes) {
   const auto decoded = wire::decode(bytes);
   const auto* msg = std::get_if<wire::Message>(&decoded);
   const auto* hello = msg != nullptr ? std::get_if<wire::Hello>(&msg->body) : nullptr;
-  return hello != nullptr && (hello->flags & oa::channel::kHelloWantsChannel) != 0;
+  return hello != nullptr && (hello->flags & ipc::channel::kHelloWantsChannel) != 0;
 }
 
 bool is_ok(std::span<const std::uint8_t> reply) {
@@ -339,10 +339,10 @@ bool Oaprofd::offer_channel(int fd, Client& client, const std::vector<std::uint8
   std::string error;
   const std::uint64_t id = client.id;
   const Peer peer = client.peer;
-  client.channel = ChannelServer::create(
+  client.channel = ipc::ChannelServer::create(
       [this, id, peer](std::span<const std::uint8_t> bytes) { return answer(id, peer, bytes); },
       [] {}, fd, channel_policy_, error);
-  if (client.channel && oa::channel::send_with_fd(fd, reply, client.channel->fd())) {
+  if (client.channel && ipc::channel::send_with_fd(fd, reply, client.channel->fd())) {
     client.channel->close_fd();  // the client holds its own copy now
     return true;
   }
@@ -357,12 +357,12 @@ bool Oaprofd::offer_channel(int fd, Client& client, const std::vector<std::uint8
 bool Oaprofd::serve_one(int fd, Client& client) {
   std::uint8_t buf[wire::kMaxMessageBytes];
   std::size_t n = 0;
-  switch (receive_datagram(fd, buf, &n)) {
-    case Receive::kGone: return false;
-    case Receive::kNothing: return true;
-    case Receive::kDatagram: break;
+  switch (ipc::receive_datagram(fd, buf, &n)) {
+    case ipc::Receive::kGone: return false;
+    case ipc::Receive::kNothing: return true;
+    case ipc::Receive::kDatagram: break;
   }
-  if (n > sizeof buf) return send_or_queue(fd, client, wire::encode(oversized_reply(n)));
+  if (n > sizeof buf) return send_or_queue(fd, client, wire::encode(ipc::oversized_reply(n)));
   const std::span<const std::uint8_t> request(buf, n);
   std::vector<std::uint8_t> reply = answer(client.id, client.peer, request);
   if (options_.channels && !client.channel && asks_for_channel(request) && is_ok(reply)) {

@@ -1,12 +1,12 @@
 // oaprofd's socket: a SOCK_SEQPACKET Unix socket (bound here, or handed over by systemd socket
-// activation), one datagram per oa/wire.h message. Each connection's peer is checked once with
+// activation), one datagram per ipc/wire.h message. Each connection's peer is checked once with
 // SO_PEERCRED and SO_PEERGROUPS: root, or a member of oaprofd's group, may talk; anyone else
 // gets one kNotAuthorised reply and is hung up on, and so (kBusy) is a connection past the bounds
 // on connections, all together and of one uid. Requests go to the DaemonService; a closed
 // connection ends its session at once. A reply the client's socket has no room for is kept, and
 // the client not read from, until it goes; a client that leaves it unread for reply_timeout is
 // hung up on, which is logged. One poll loop, stopped by request_stop() (safe in a signal
-// handler); a client that asks for the shared-memory channel in its hello (oa/shm_channel.h) is
+// handler); a client that asks for the shared-memory channel in its hello (ipc/shm_channel.h) is
 // answered on a thread of its own from then on (ChannelServer), as oaprof's run answers the
 // layer, with the service behind one lock.
 #pragma once
@@ -27,17 +27,17 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/channel_server.h"
-#include "daemon/daemon_paths.h"
+#include "ipc/channel_server.h"
+#include "session/daemon_paths.h"
 #include "daemon/daemon_service.h"
 
 namespace oaprof::daemon {
 
 struct OaprofdOptions {
-  std::string socket_path = kDefaultDaemonSocket;
+  std::string socket_path = session::kDefaultDaemonSocket;
   int listen_fd = -1;          // a socket systemd passed (it then owns the path and its mode)
   std::optional<gid_t> group;  // members may connect; nullopt: root only
-  std::string group_name = kDefaultDaemonGroup;  // for messages
+  std::string group_name = session::kDefaultDaemonGroup;  // for messages
   std::size_t max_clients = 64;          // connections at once; more are refused (kBusy)
   std::size_t max_clients_per_uid = 16;  // of one uid, so that one user cannot take them all
   std::chrono::milliseconds reply_timeout{10'000};  // a reply left unread this long: hung up
@@ -81,7 +81,7 @@ class Oaprofd {
     Peer peer;
     std::deque<std::vector<std::uint8_t>> pending;  // replies its socket had no room for yet
     std::chrono::steady_clock::time_point stuck_since;
-    std::unique_ptr<ChannelServer> channel;  // once its hello asked for one
+    std::unique_ptr<ipc::ChannelServer> channel;  // once its hello asked for one
   };
   // The service's answer to one message of `client` (under service_mu_).
   std::vector<std::uint8_t> answer(std::uint64_t client_id, const Peer& peer,
@@ -91,7 +91,7 @@ class Oaprofd {
   // plain and the client stays on the socket. False: the connection is gone.
   bool offer_channel(int fd, Client& client, const std::vector<std::uint8_t>& reply);
   void bind_socket(const sockaddr_un& addr);
-  std::optional<std::pair<oa::wire::ErrorCode, std::string>> admission(
+  std::optional<std::pair<ipc::wire::ErrorCode, std::string>> admission(
       const Peer& peer, std::span<const gid_t> groups) const;
   void accept_client();
   // Each false: the connection is gone.
@@ -105,7 +105,7 @@ class Oaprofd {
   DaemonService& service_;
   // The service is not thread-safe: the loop and the channels' threads take it in turn.
   std::mutex service_mu_;
-  oa::channel::WaitPolicy channel_policy_;
+  ipc::channel::WaitPolicy channel_policy_;
   OaprofdOptions options_;
   bool bound_ = false;  // we created the socket file, so we remove it
   int listen_fd_ = -1;

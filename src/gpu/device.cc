@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "gpu/i915_query.h"
-#include "gpu/xe_query.h"
+#include "gpu/i915/i915_query.h"
+#include "gpu/xe/xe_query.h"
 #include "mmio/pci_bar.h"
 #include "mmio/pci_sysfs.h"
 #include "mmio/registers.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpu/sim_xe_observation.h"
+#include "gpu/sim/sim_xe_observation.h"
 #include "mmio/forcewake.h"
 #include "mmio/mmio.h"
 #include "mmio/sim_gpu.h"

@@ -1,6 +1,6 @@
 // The one way oaprof puts a GPU back: the registers and bits it owns, in the order it first wrote
 // them, each with how it is undone. SavedRegisters keeps one for the normal end, error paths and
-// the signal thread; the register journal (daemon/register_journal.h) keeps the same steps in its
+// the signal thread; the register journal (session/register_journal.h) keeps the same steps in its
 // state file, for the fallback write-back and for the next start after a crash. Both undo them
 // with apply_restore_steps, newest first, so every path leaves the same registers.
 #pragma once

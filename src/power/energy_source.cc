@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "oa/monotonic_clock.h"
+#include "base/monotonic_clock.h"
 
 namespace oaprof::power {
 
@@ -116,7 +116,7 @@ std::optional<double> IgpuPower::watts(IgpuFormula f) const {
   return std::nullopt;
 }
 
-std::uint64_t monotonic_ns() { return oa::monotonic_ns(); }
+std::uint64_t monotonic_ns() { return base::monotonic_ns(); }
 
 IgpuPower igpu_power(const std::map<Domain, double>& power_w) {
   IgpuPower p;

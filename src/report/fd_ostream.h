@@ -1,5 +1,5 @@
 // The reporters write to a std::ostream; the privileged side opens the user's files as the user
-// (daemon/user_file.h) and holds a descriptor, never a path it would open again. FdOstream is an
+// (session/user_file.h) and holds a descriptor, never a path it would open again. FdOstream is an
 // ostream over a descriptor it owns: buffered, written out with write(2) (an error fails the
 // stream with errno set, as flush_or_throw expects), seekable where the descriptor is (a file),
 // and answering tellp() with -1 where it is not (a pipe, a FIFO, a terminal).

@@ -235,7 +235,7 @@ class PerfettoTraceReporter final : public Reporter {
     e.add_uint(pf::kEventType, pf::kTypeInstant);
     e.add_uint(pf::kEventTrackUuid, track);
     e.add_string(pf::kEventCategories, "opencl");
-    e.add_string(pf::kEventName, r.launch.api == oa::wire::LaunchApi::kTask ? "clEnqueueTask"
+    e.add_string(pf::kEventName, r.launch.api == oa::LaunchApi::kTask ? "clEnqueueTask"
                                                                             : "clEnqueueNDRangeKernel");
     add_annotation(e, Field{"kernel", r.launch.kernel_name});
     add_annotation(e, Field{"launch", r.index});

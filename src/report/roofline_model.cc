@@ -19,7 +19,7 @@ bool matches(const std::regex* re, const std::string& name) {
 }
 
 // Bytes a kernel_runner compute kernel moves: it reads its start values and writes its results,
-// `global` vectors of `width` elements each (launch/catalogue.h's name grammar).
+// `global` vectors of `width` elements each (bench/catalogue.h's name grammar).
 double compute_kernel_bytes(const RunnerResult& r) {
   const std::string& k = r.kernel;
   const double elem = k.find("_dp_") != std::string::npos ? 8 : 4;

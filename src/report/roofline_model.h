@@ -14,7 +14,7 @@
 
 namespace oaprof::report {
 
-// Theoretical peaks of one device (launch::compute_peaks' figures, which the caller supplies:
+// Theoretical peaks of one device (bench::compute_peaks' figures, which the caller supplies:
 // this layer does not depend on the launch layer).
 struct TheoreticalPeaks {
   std::string device;  // whose peaks, for the legend

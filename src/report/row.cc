@@ -77,7 +77,7 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"pid", std::uint64_t{r.pid}});
   f.push_back({"tid", std::uint64_t{l.tid}});
   f.push_back({"kernel", l.kernel_name});
-  f.push_back({"api", std::string(l.api == oa::wire::LaunchApi::kTask ? "task" : "ndrange")});
+  f.push_back({"api", std::string(l.api == oa::LaunchApi::kTask ? "task" : "ndrange")});
   f.push_back({"work_dim", std::uint64_t{l.work_dim}});
   f.push_back({"global_size", dims(l.global, l.work_dim)});
   f.push_back({"local_size", l.local[0] == 0 ? FieldValue{} : FieldValue{dims(l.local, l.work_dim)}});

@@ -7,7 +7,7 @@
 // Each scenario runs in a child process of its own (a death test in the threadsafe style, which
 // starts the binary afresh): the layer is a per-process singleton that turns itself off after an
 // internal error, for good.
-#include "launch/interceptor.h"
+#include "attach/interceptor.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,11 +34,11 @@
 
 #include <fmt/format.h>
 
-#include "daemon/server.h"
-#include "daemon/session.h"
-#include "tests/daemon/sim_fixture.h"
+#include "session/server.h"
+#include "session/session.h"
+#include "tests/common/sim_fixture.h"
 
-namespace oaprof::launch {
+namespace oaprof::attach {
 namespace {
 namespace fs = std::filesystem;
 
@@ -161,13 +161,13 @@ class PrivilegedSide {
     fs::create_directories(dir_);
     const std::string path = (dir_ / "s.sock").string();
     if (sampled) {
-      daemon::SampledOptions o;
+      session::SampledOptions o;
       o.period = std::chrono::microseconds(200);
       session_.set_sampled(o);
       ::setenv("OAPROF_ATTRIBUTION", "sampled", 1);
     }
     session_.start();
-    server_ = std::make_unique<daemon::Server>(path, session_, std::vector<uid_t>{::getuid()});
+    server_ = std::make_unique<session::Server>(path, session_, std::vector<uid_t>{::getuid()});
     server_->start();
     ::setenv("OAPROF_SOCKET", path.c_str(), 1);
     ::setenv("OAPROF_LAYER_QUIET", "1", 1);
@@ -195,16 +195,16 @@ class PrivilegedSide {
 
  private:
   fs::path dir_;
-  daemon::testing::SimFixture sim_;
+  test_support::SimFixture sim_;
   std::mutex mu_;
   std::vector<oa::LaunchRecord> rows_;
-  daemon::Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+  session::Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
                            [this](const oa::LaunchRecord& r, const power::EnergyReading*,
                                   const power::EnergyReading*) {
                              std::lock_guard lock(mu_);
                              rows_.push_back(r);
                            }};
-  std::unique_ptr<daemon::Server> server_;
+  std::unique_ptr<session::Server> server_;
 };
 
 const auto kQueue = reinterpret_cast<cl_command_queue>(std::uintptr_t{0x100});
@@ -403,4 +403,4 @@ TEST(InterceptorTest, AForkedChildNeverReportsItsParentsSampledLaunches) {
 }
 
 }  // namespace
-}  // namespace oaprof::launch
+}  // namespace oaprof::attach

@@ -1,11 +1,11 @@
-#include "launch/launch_filter.h"
+#include "attach/launch_filter.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-namespace oaprof::launch {
+namespace oaprof::attach {
 namespace {
 
 TEST(LaunchFilterTest, NoFilterSelectsEverything) {
@@ -54,4 +54,4 @@ TEST(LaunchFilterTest, EnvironmentRoundTrip) {
 }
 
 }  // namespace
-}  // namespace oaprof::launch
+}  // namespace oaprof::attach

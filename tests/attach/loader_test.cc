@@ -1,8 +1,8 @@
-#include "launch/loader.h"
+#include "attach/loader.h"
 
 #include <gtest/gtest.h>
 
-namespace oaprof::launch {
+namespace oaprof::attach {
 namespace {
 
 TEST(LoaderTest, VersionComparison) {
@@ -33,4 +33,4 @@ TEST(LoaderTest, TheInstalledLoaderIsIdentified) {
 }
 
 }  // namespace
-}  // namespace oaprof::launch
+}  // namespace oaprof::attach

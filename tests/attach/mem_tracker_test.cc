@@ -1,10 +1,10 @@
-#include "launch/mem_tracker.h"
+#include "attach/mem_tracker.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-namespace oaprof::launch {
+namespace oaprof::attach {
 namespace {
 
 // Made-up handles: the tracker only compares them.
@@ -122,4 +122,4 @@ TEST_F(MemTrackerTest, ReleasedObjectsAndKernelsAreForgottenClonesKeepTheirArgs)
 }
 
 }  // namespace
-}  // namespace oaprof::launch
+}  // namespace oaprof::attach

@@ -1,8 +1,8 @@
-#include "launch/replay_config.h"
+#include "attach/replay_config.h"
 
 #include <gtest/gtest.h>
 
-namespace oaprof::launch {
+namespace oaprof::attach {
 namespace {
 
 using Mode = ReplayConfig::Mode;
@@ -54,4 +54,4 @@ TEST(ReplayConfigTest, BadValuesWarnAndTurnReplayOff) {
 }
 
 }  // namespace
-}  // namespace oaprof::launch
+}  // namespace oaprof::attach

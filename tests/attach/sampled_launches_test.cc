@@ -1,15 +1,15 @@
-// The layer's books for sampled attribution (launch/sampled_launches.h): when a launch's record
+// The layer's books for sampled attribution (attach/sampled_launches.h): when a launch's record
 // is ready, what share of its window others shared, and that every event is released once.
-#include "launch/sampled_launches.h"
+#include "attach/sampled_launches.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <vector>
 
-namespace oaprof::launch {
+namespace oaprof::attach {
 namespace {
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using State = SampledLaunches::Completion::State;
 
 // Fake events: an index into `windows`, complete once the test says so.
@@ -119,9 +119,9 @@ TEST_F(SampledLaunchesTest, AWindowMappedBackwardsIsEmpty) {
 }
 
 }  // namespace
-}  // namespace oaprof::launch
+}  // namespace oaprof::attach
 
-namespace oaprof::launch {
+namespace oaprof::attach {
 namespace {
 
 // On one in-order queue a launch is ready as soon as it completes, however many are queued
@@ -203,4 +203,4 @@ TEST(SampledLaunchesQueueTest, AQueueThatGoesIdleKeepsItsFloorAndFewWindows) {
 }
 
 }  // namespace
-}  // namespace oaprof::launch
+}  // namespace oaprof::attach

@@ -15,29 +15,29 @@
 
 #include <fmt/format.h>
 
-#include "daemon/daemon_paths.h"
-#include "daemon/register_journal.h"
-#include "daemon/session_lock.h"
-#include "daemon/state_dir.h"
-#include "daemon/trusted_metrics.h"
+#include "session/daemon_paths.h"
+#include "session/register_journal.h"
+#include "session/session_lock.h"
+#include "session/state_dir.h"
+#include "session/trusted_metrics.h"
 #include "mmio/registers.h"
 #include "mmio/saved_registers.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/platform.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "tests/common/daemon_test_util.h"
 
 namespace oaprof::daemon {
 namespace {
 
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using ::testing::HasSubstr;
-using testing::ScratchDir;
+using test_support::ScratchDir;
 
 class DaemonServiceTest : public ::testing::Test {
  protected:
   DaemonServiceTest() {
     regs_ = dir_.path() / "regs";
-    testing::create_sim_file(regs_);
+    test_support::create_sim_file(regs_);
     ServiceOptions o;
     o.device.spec = "sim:" + regs_.string();
     o.state_dir = dir_.path();
@@ -65,18 +65,18 @@ class DaemonServiceTest : public ::testing::Test {
   // The service's simulated device opened as a session that will "crash": every first write is
   // journaled to the service's state file, which outlives the device.
   struct CrashingSession {
-    std::unique_ptr<StateFile> state;
+    std::unique_ptr<session::StateFile> state;
     gpu::Device device;
   };
   void open_crashing_session(CrashingSession& s) {
     gpu::DeviceOptions o;
     o.spec = "sim:" + regs_.string();
     o.forcewake.mode = mmio::ForcewakeMode::kNone;
-    StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
+    session::StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
     o.wrap_mmio = [&, header](std::unique_ptr<mmio::Mmio> inner) mutable {
       header.identity = inner->describe();
-      return std::make_unique<JournalingMmio>(std::move(inner), [&, header](const mmio::RestoreStep& e) {
-        if (!s.state) s.state = std::make_unique<StateFile>(service_->state_file(), header);
+      return std::make_unique<session::JournalingMmio>(std::move(inner), [&, header](const mmio::RestoreStep& e) {
+        if (!s.state) s.state = std::make_unique<session::StateFile>(service_->state_file(), header);
         s.state->append(e);
       });
     };
@@ -92,7 +92,7 @@ class DaemonServiceTest : public ::testing::Test {
 };
 
 TEST_F(DaemonServiceTest, ASessionProgramsSamplesAndRestoresEveryRegister) {
-  const auto before = testing::file_bytes(regs_);
+  const auto before = test_support::file_bytes(regs_);
   const wire::Body opened = service_->handle(1, alice_, open_request());
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened))
       << std::get<wire::Error>(opened).message;
@@ -105,8 +105,8 @@ TEST_F(DaemonServiceTest, ASessionProgramsSamplesAndRestoresEveryRegister) {
   EXPECT_TRUE(o.energy_backend.empty());
 
   // Programmed: the file changed, and the state file journals the priors.
-  EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
-  const auto state = read_state_file(service_->state_file());
+  EXPECT_FALSE(test_support::differing_registers(before, test_support::file_bytes(regs_)).empty());
+  const auto state = session::read_state_file(service_->state_file());
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->device_spec, "sim:" + regs_.string());
   EXPECT_THAT(state->holder, HasSubstr("uid 1000, pid 4321 since "));
@@ -125,7 +125,7 @@ TEST_F(DaemonServiceTest, ASessionProgramsSamplesAndRestoresEveryRegister) {
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Close{})));
   EXPECT_FALSE(service_->session_open());
   EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{});
   EXPECT_THAT(log_, HasSubstr("session opened for uid 1000, pid 4321"));
 }
@@ -228,7 +228,7 @@ TEST_F(DaemonServiceTest, MalformedBytesGetErrorRepliesAndServingGoesOn) {
 
 TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
   EXPECT_EQ(service_->recover(), std::nullopt);
-  const auto before = testing::file_bytes(regs_);
+  const auto before = test_support::file_bytes(regs_);
   {
     // A "crashed" session: registers written through the journal, the state file kept.
     CrashingSession crashed;
@@ -238,8 +238,8 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
     d.mmio->write32(0x9840, 0xDEADBEEF);
     d.mmio->write32(0x9840, 0x12345678);  // a second write keeps the first prior
   }
-  ASSERT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
-  const auto state = read_state_file(service_->state_file());
+  ASSERT_FALSE(test_support::differing_registers(before, test_support::file_bytes(regs_)).empty());
+  const auto state = session::read_state_file(service_->state_file());
   ASSERT_TRUE(state.has_value());
   ASSERT_EQ(state->entries.size(), 2u);
   EXPECT_EQ(state->entries[0].kind, mmio::RestoreKind::kMasked);
@@ -250,7 +250,7 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
   EXPECT_THAT(*done, HasSubstr("restored 2 registers"));
   EXPECT_THAT(*done, HasSubstr("uid 7, pid 8"));
   EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{});
 }
 
@@ -258,7 +258,7 @@ TEST_F(DaemonServiceTest, RecoverRestoresWhatACrashedRunLeft) {
 // oaprofd runs, say. The next session oaprofd opens restores it first, instead of writing a
 // new journal over it.
 TEST_F(DaemonServiceTest, OpeningASessionRestoresWhatADeadHolderLeft) {
-  const auto before = testing::file_bytes(regs_);
+  const auto before = test_support::file_bytes(regs_);
   {
     CrashingSession crashed;
     open_crashing_session(crashed);
@@ -268,7 +268,7 @@ TEST_F(DaemonServiceTest, OpeningASessionRestoresWhatADeadHolderLeft) {
   const wire::Body opened = service_->handle(1, alice_, open_request());
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened)) << std::get<wire::Error>(opened).message;
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Close{})));
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{});
   EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
 }
@@ -299,7 +299,7 @@ TEST_F(DaemonServiceTest, RecoverDropsOnlyTheCrashedSessionsForcewakeBit) {
 
 TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
   {
-    StateFile f(service_->state_file(), {"sim:" + regs_.string(), "some other GPU", "x", {}});
+    session::StateFile f(service_->state_file(), {"sim:" + regs_.string(), "some other GPU", "x", {}});
     f.append({0x9840, 1, mmio::RestoreKind::kPlain});
   }
   EXPECT_THROW(
@@ -317,7 +317,7 @@ TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
 
 TEST_F(DaemonServiceTest, ALocalSudoOaprofHoldingTheLockMakesTheDaemonBusy) {
   std::string holder;
-  auto local = SessionLock::try_acquire(service_->lock_file(), holder_text(0, 777), &holder);
+  auto local = session::SessionLock::try_acquire(service_->lock_file(), session::holder_text(0, 777), &holder);
   ASSERT_TRUE(local.has_value());
   const auto busy = std::get<wire::Error>(service_->handle(1, alice_, open_request()));
   EXPECT_EQ(busy.code, wire::ErrorCode::kBusy);
@@ -326,7 +326,7 @@ TEST_F(DaemonServiceTest, ALocalSudoOaprofHoldingTheLockMakesTheDaemonBusy) {
   local.reset();
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, open_request())));
   // And the other way round: the daemon's session keeps a local run out.
-  EXPECT_FALSE(SessionLock::try_acquire(service_->lock_file(), "x", &holder).has_value());
+  EXPECT_FALSE(session::SessionLock::try_acquire(service_->lock_file(), "x", &holder).has_value());
   EXPECT_THAT(holder, HasSubstr("uid 1000, pid 4321 since "));
 }
 
@@ -335,17 +335,17 @@ TEST(StateFileTest, ATornLastLineIsIgnoredAndGarbageRefused) {
   const auto path = dir.path() / "state";
   std::ofstream(path) << "oaprofd-state 1\ndevice sim\nidentity x\nholder h\n"
                          "write 0x00002b04 0x00000002 masked\nwrite 0x0000984";
-  const auto c = read_state_file(path);
+  const auto c = session::read_state_file(path);
   ASSERT_TRUE(c.has_value());
   ASSERT_EQ(c->entries.size(), 1u);
   EXPECT_EQ(c->entries[0].offset, 0x2B04u);
   EXPECT_EQ(c->entries[0].prior, 2u);
   EXPECT_EQ(c->entries[0].kind, mmio::RestoreKind::kMasked);
   std::ofstream(path) << "hello\n";
-  EXPECT_THROW((void)read_state_file(path), std::runtime_error);
+  EXPECT_THROW((void)session::read_state_file(path), std::runtime_error);
   std::ofstream(path) << "oaprofd-state 1\nwrite 0x1 0x2 sideways\n";
-  EXPECT_THROW((void)read_state_file(path), std::runtime_error);
-  EXPECT_EQ(read_state_file(dir.path() / "absent"), std::nullopt);
+  EXPECT_THROW((void)session::read_state_file(path), std::runtime_error);
+  EXPECT_EQ(session::read_state_file(dir.path() / "absent"), std::nullopt);
 }
 
 // Each step is written with its kind; a file from before the "owned" kind journaled a forcewake
@@ -354,13 +354,13 @@ TEST(StateFileTest, StepsRoundTripAndAnOldMaskedForcewakeLineIsOaprofsBit) {
   ScratchDir dir;
   const auto path = dir.path() / "state";
   {
-    StateFile file(path, StateContents{"sim", "x", "h", {}});
+    session::StateFile file(path, session::StateContents{"sim", "x", "h", {}});
     file.append({mmio::reg::kOaDebug, 0x42, mmio::RestoreKind::kMasked});
     file.append({mmio::reg::kForcewakeGt, mmio::reg::kForcewakeOaprofBit,
                  mmio::RestoreKind::kOwnedBits});
     file.append({0x9888, 0xDEADBEEF, mmio::RestoreKind::kPlain});
   }
-  const auto c = read_state_file(path);
+  const auto c = session::read_state_file(path);
   ASSERT_TRUE(c.has_value());
   ASSERT_EQ(c->entries.size(), 3u);
   EXPECT_EQ(c->entries[1], (mmio::RestoreStep{mmio::reg::kForcewakeGt,
@@ -370,7 +370,7 @@ TEST(StateFileTest, StepsRoundTripAndAnOldMaskedForcewakeLineIsOaprofsBit) {
   std::ofstream(path) << fmt::format("oaprofd-state 1\ndevice sim\nidentity x\nholder h\n"
                                      "write 0x{:08x} 0x00000001 masked\n",
                                      mmio::reg::kForcewakeRender);
-  const auto old = read_state_file(path);
+  const auto old = session::read_state_file(path);
   ASSERT_TRUE(old.has_value());
   ASSERT_EQ(old->entries.size(), 1u);
   EXPECT_EQ(old->entries[0], (mmio::RestoreStep{mmio::reg::kForcewakeRender,
@@ -387,7 +387,7 @@ TEST(JournalTest, SeesTheSameStepsAsSavedRegistersForTheSameWrites) {
   o.spec = "sim";
   o.forcewake.mode = mmio::ForcewakeMode::kNone;
   o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
-    return std::make_unique<JournalingMmio>(
+    return std::make_unique<session::JournalingMmio>(
         std::move(inner), [&](const mmio::RestoreStep& s) { recorded.push_back(s); });
   };
   gpu::Device d = gpu::open_device(o);
@@ -416,7 +416,7 @@ TEST(StateFileTest, AStateFileThatExistsButCannotBeReadIsNotTakenForNone) {
   ScratchDir dir;
   const auto expect_unreadable = [](const std::filesystem::path& path, const std::string& why) {
     try {
-      const auto c = read_state_file(path);
+      const auto c = session::read_state_file(path);
       ADD_FAILURE() << path << " read as " << (c ? "a state file" : "no state file");
     } catch (const std::runtime_error& e) {
       EXPECT_THAT(e.what(), HasSubstr("cannot read the state file " + path.string() + ": " + why));
@@ -444,7 +444,7 @@ TEST_F(DaemonServiceTest, AnOpenedReplyTooLongToSendEndsTheSession) {
                              deep / "oa-kblgt2.xml");
   ::chmod((deep / "oa-kblgt2.xml").c_str(), 0644);
   try {
-    require_trusted_file(deep / "oa-kblgt2.xml", ::geteuid());
+    session::require_trusted_file(deep / "oa-kblgt2.xml", ::geteuid());
   } catch (const std::exception& e) {
     GTEST_SKIP() << "no metric file can be trusted here: " << e.what();
   }
@@ -467,13 +467,13 @@ TEST_F(DaemonServiceTest, AnOpenedReplyTooLongToSendEndsTheSession) {
 TEST(SessionJournalTest, TheStateFileStaysUnlessEveryRegisterIsBack) {
   ScratchDir dir;
   const auto regs = dir.path() / "regs";
-  testing::create_sim_file(regs);
-  const auto before = testing::file_bytes(regs);
+  test_support::create_sim_file(regs);
+  const auto before = test_support::file_bytes(regs);
   const auto state = dir.path() / "state";
   for (const bool restored : {false, true}) {
     SCOPED_TRACE(restored ? "marked restored" : "not marked");
     {
-      SessionJournal journal(state, {"sim:" + regs.string(), {}, "uid 1, pid 2 since then", {}});
+      session::SessionJournal journal(state, {"sim:" + regs.string(), {}, "uid 1, pid 2 since then", {}});
       gpu::DeviceOptions o;
       o.spec = "sim:" + regs.string();
       o.forcewake.mode = mmio::ForcewakeMode::kNone;
@@ -486,11 +486,11 @@ TEST(SessionJournalTest, TheStateFileStaysUnlessEveryRegisterIsBack) {
       journal.write_back();
       if (restored) journal.mark_restored();
     }  // the device closes first, then the journal
-    EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+    EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs)),
               std::vector<std::size_t>{});
     EXPECT_EQ(std::filesystem::exists(state), !restored);
     if (!restored) {
-      const auto c = read_state_file(state);
+      const auto c = session::read_state_file(state);
       ASSERT_TRUE(c.has_value());
       EXPECT_THAT(c->identity, HasSubstr("registers in " + regs.string()));
       ASSERT_EQ(c->entries.size(), 1u);
@@ -506,7 +506,7 @@ std::string igt_kbl_file_refused() {
   try {
     const std::filesystem::path file =
         std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml";
-    require_trusted_file(std::filesystem::canonical(file));
+    session::require_trusted_file(std::filesystem::canonical(file));
     return {};
   } catch (const std::exception& e) {
     return e.what();
@@ -522,7 +522,7 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   DaemonService with_sets(o);
   auto request = open_request();
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(with_sets.handle(1, alice_, request)));
-  const std::size_t builtin_registers = read_state_file(with_sets.state_file())->entries.size();
+  const std::size_t builtin_registers = session::read_state_file(with_sets.state_file())->entries.size();
   ASSERT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
   request.metric_set = "ComputeBasic";
   const wire::Body reply = with_sets.handle(1, alice_, request);
@@ -531,7 +531,7 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   EXPECT_EQ(opened.metric_set, "ComputeBasic");
   EXPECT_EQ(opened.metrics_file, std::filesystem::canonical(igt_file).string());
   // The set's mux and boolean programming went through the journal too.
-  const auto state = read_state_file(with_sets.state_file());
+  const auto state = session::read_state_file(with_sets.state_file());
   ASSERT_TRUE(state.has_value());
   EXPECT_GT(state->entries.size(), builtin_registers);
   request.metric_set = "NoSuchSet";
@@ -548,17 +548,17 @@ TEST_F(DaemonServiceTest, TheHolderSwitchesAmongSetsOfItsFileAndCloseRestoresEve
   ServiceOptions o = options_with_metrics({OAPROF_IGT_METRICS_DIR});
   o.log = [this](int, const std::string& line) { log_ += line + "\n"; };
   DaemonService with_sets(o);
-  const auto before = testing::file_bytes(regs_);
+  const auto before = test_support::file_bytes(regs_);
   EXPECT_EQ(std::get<wire::Error>(with_sets.handle(1, alice_, wire::SwitchSet{"L3_1"})).code,
             wire::ErrorCode::kNoSession);
   auto request = open_request();
   request.metric_set = "ComputeBasic";
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(with_sets.handle(1, alice_, request)));
-  const auto compute = testing::file_bytes(regs_);
+  const auto compute = test_support::file_bytes(regs_);
   for (int i = 0; i < 2; ++i) {
     const wire::Body to_l3 = with_sets.handle(1, alice_, wire::SwitchSet{"L3_1"});
     ASSERT_TRUE(std::holds_alternative<wire::Ok>(to_l3)) << std::get<wire::Error>(to_l3).message;
-    EXPECT_FALSE(testing::differing_registers(compute, testing::file_bytes(regs_)).empty());
+    EXPECT_FALSE(test_support::differing_registers(compute, test_support::file_bytes(regs_)).empty());
     ASSERT_TRUE(std::holds_alternative<wire::Ok>(
         with_sets.handle(1, alice_, wire::SwitchSet{"ComputeBasic"})));
   }
@@ -571,7 +571,7 @@ TEST_F(DaemonServiceTest, TheHolderSwitchesAmongSetsOfItsFileAndCloseRestoresEve
   EXPECT_EQ(std::get<wire::Error>(with_sets.handle(2, bob_, wire::SwitchSet{"L3_1"})).code,
             wire::ErrorCode::kNoSession);
   ASSERT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{});
   // Said once per set, not once per switch.
   const std::string line = "switches among metric sets, now also L3_1";
@@ -583,7 +583,7 @@ TEST_F(DaemonServiceTest, TheHolderSwitchesAmongSetsOfItsFileAndCloseRestoresEve
 // is checked again at every set it switches to. Made writable by others after the open, or
 // swapped for a symbolic link, it is refused, and the unit keeps the set it had.
 TEST_F(DaemonServiceTest, ASwitchChecksTheClientsFileAgain) {
-  const testing::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_METRICS_DIR) /
+  const test_support::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_METRICS_DIR) /
                                            "oa-kblgt2.xml");
   const std::filesystem::path file = metrics.path() / "oa-kblgt2.xml";
   ServiceOptions o = options_with_metrics({metrics.path()});
@@ -597,7 +597,7 @@ TEST_F(DaemonServiceTest, ASwitchChecksTheClientsFileAgain) {
   }
   ASSERT_TRUE(
       std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::SwitchSet{"L3_1"})));
-  const auto l3 = testing::file_bytes(regs_);
+  const auto l3 = test_support::file_bytes(regs_);
   ::chmod(file.c_str(), 0666);
   const wire::Body writable = with_sets.handle(1, alice_, wire::SwitchSet{"Sampler"});
   ASSERT_TRUE(std::holds_alternative<wire::Error>(writable));
@@ -609,7 +609,7 @@ TEST_F(DaemonServiceTest, ASwitchChecksTheClientsFileAgain) {
   const wire::Body linked = with_sets.handle(1, alice_, wire::SwitchSet{"Sampler"});
   ASSERT_TRUE(std::holds_alternative<wire::Error>(linked));
   EXPECT_EQ(std::get<wire::Error>(linked).code, wire::ErrorCode::kBadRequest);
-  EXPECT_EQ(testing::differing_registers(l3, testing::file_bytes(regs_)),
+  EXPECT_EQ(test_support::differing_registers(l3, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{})
       << "a refused switch leaves the unit as it was";
   // The sets it already read stay what they were.
@@ -641,9 +641,9 @@ TEST_F(DaemonServiceTest, ASessionSwitchesAmongABoundedNumberOfSets) {
     copies += copy + "\n";
   }
   xml.insert(end, "\n" + copies);
-  testing::ScratchDir source;
+  test_support::ScratchDir source;
   std::ofstream(source.path() / "oa-kblgt2.xml") << xml;
-  const testing::TrustedMetricsDir metrics(source.path() / "oa-kblgt2.xml");
+  const test_support::TrustedMetricsDir metrics(source.path() / "oa-kblgt2.xml");
   ServiceOptions o = options_with_metrics({metrics.path()});
   DaemonService with_sets(o);
   auto request = open_request();
@@ -700,9 +700,9 @@ TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
 // snapshot is a whole 576-byte report that crosses the protocol intact. The register read-outs
 // are refused with the reason, as real hardware refuses them.
 TEST_F(DaemonServiceTest, AnXe2PartIsServedThroughXesObservationStream) {
-  const testing::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) /
+  const test_support::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) /
                                            "oa-lnl.xml");
-  DaemonService service(testing::sim_xe_service_options(dir_.path(), metrics.path()));
+  DaemonService service(test_support::sim_xe_service_options(dir_.path(), metrics.path()));
   auto request = open_request();
   request.access = "perf";
   request.format = "auto";
@@ -816,14 +816,14 @@ TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableBy
 TEST(StateDirTest, OneItCreatesIsOpenedToClientsAnExistingOneMustBeClosedAndOurs) {
   ScratchDir dir;
   const auto run = dir.path() / "run" / "oaprof";
-  prepare_state_dir(run);
+  session::prepare_state_dir(run);
   struct stat st {};
   ASSERT_EQ(::stat(run.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0755u);  // clients reach oaprofd's socket in it
-  EXPECT_NO_THROW(prepare_state_dir(run));  // ours and closed: taken as it is
+  EXPECT_NO_THROW(session::prepare_state_dir(run));  // ours and closed: taken as it is
   const auto refused = [](const std::filesystem::path& p) -> std::string {
     try {
-      prepare_state_dir(p);
+      session::prepare_state_dir(p);
     } catch (const std::runtime_error& e) {
       return e.what();
     }
@@ -840,8 +840,8 @@ TEST(StateDirTest, OneItCreatesIsOpenedToClientsAnExistingOneMustBeClosedAndOurs
   }
   std::ofstream(dir.path() / "file") << "x";
   EXPECT_THAT(refused(dir.path() / "file"), HasSubstr("is not a directory"));
-  EXPECT_EQ(state_dir_from({}), std::filesystem::path(kDefaultStateDir));
-  EXPECT_EQ(state_dir_from({{kStateDirEnv, "/elsewhere"}}), std::filesystem::path("/elsewhere"));
+  EXPECT_EQ(session::state_dir_from({}), std::filesystem::path(session::kDefaultStateDir));
+  EXPECT_EQ(session::state_dir_from({{session::kStateDirEnv, "/elsewhere"}}), std::filesystem::path("/elsewhere"));
 }
 
 TEST(TrustedMetricsTest, SkylakeGt15HasNoIgtSetButTheBuiltinOneWorks) {
@@ -849,10 +849,10 @@ TEST(TrustedMetricsTest, SkylakeGt15HasNoIgtSetButTheBuiltinOneWorks) {
   // GT, loads no metric set for it (Mesa calls it GT2): an IGT set is refused by name.
   const oa::Platform skl = *oa::platform_for_pci_id(0x1913);
   ScratchDir dir;
-  EXPECT_EQ(choose_metric_set(skl, oa::kBuiltinMetricSetSymbol, "", {dir.path()}).set.symbol(),
+  EXPECT_EQ(session::choose_metric_set(skl, oa::kBuiltinMetricSetSymbol, "", {dir.path()}).set.symbol(),
             oa::kBuiltinMetricSetSymbol);
   try {
-    choose_metric_set(skl, "ComputeBasic", "", {dir.path()});
+    session::choose_metric_set(skl, "ComputeBasic", "", {dir.path()});
     FAIL() << "SKL GT1.5 has no IGT metric set";
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("IGT describes no metric set for SKL GT1.5"));
@@ -865,12 +865,12 @@ TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {
   if (::stat("/etc/passwd", &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) {
     GTEST_SKIP() << "/etc/passwd is not a root-owned, unwritable file here";
   }
-  EXPECT_NO_THROW(require_trusted_file("/etc/passwd"));
+  EXPECT_NO_THROW(session::require_trusted_file("/etc/passwd"));
   ScratchDir dir;  // under /tmp, which everyone may write
   const auto file = dir.path() / "f.xml";
   std::ofstream(file) << "x";
   try {
-    require_trusted_file(file);
+    session::require_trusted_file(file);
     ADD_FAILURE() << "a file under /tmp passed";
   } catch (const std::invalid_argument& e) {
     // As root the file and its directory pass and /tmp is the culprit; otherwise the file.
@@ -879,18 +879,18 @@ TEST(TrustedFileTest, OnlyRootOwnedChainsWithoutOtherWritersPass) {
   }
   const auto link = dir.path() / "link.xml";
   std::filesystem::create_symlink("/etc/passwd", link);
-  EXPECT_THROW(require_trusted_file(link), std::invalid_argument);
+  EXPECT_THROW(session::require_trusted_file(link), std::invalid_argument);
   // stat succeeded: the message names what the path is, whatever errno held before.
   errno = EACCES;
   try {
-    require_trusted_file("/etc");
+    session::require_trusted_file("/etc");
     ADD_FAILURE() << "a directory passed";
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("/etc: not a regular file (a directory)"));
     EXPECT_THAT(e.what(), ::testing::Not(HasSubstr(std::strerror(EACCES))));
   }
   // Another owner is refused even where no one else may write.
-  EXPECT_THROW(require_trusted_file("/etc/passwd", 1234), std::invalid_argument);
+  EXPECT_THROW(session::require_trusted_file("/etc/passwd", 1234), std::invalid_argument);
 }
 
 }  // namespace

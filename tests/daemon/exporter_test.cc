@@ -14,16 +14,16 @@
 
 #include <fmt/format.h>
 
-#include "daemon/session_lock.h"
-#include "oa/wire.h"
+#include "session/session_lock.h"
+#include "ipc/wire.h"
 #include "tests/common/http_get.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "tests/common/daemon_test_util.h"
 
 namespace oaprof::daemon {
 namespace {
 
 using ::testing::HasSubstr;
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 
 // "name{labels}" -> value, from Prometheus text.
 std::map<std::string, double> parse_metrics(const std::string& text) {
@@ -57,7 +57,7 @@ class ExporterTest : public ::testing::Test {
  protected:
   ExporterTest() {
     regs_ = dir_.path() / "regs";
-    testing::create_sim_file(regs_);
+    test_support::create_sim_file(regs_);
     ServiceOptions o;
     o.device.spec = "sim:" + regs_.string();
     o.state_dir = dir_.path();
@@ -78,7 +78,7 @@ class ExporterTest : public ::testing::Test {
       e.tick();
     }
   }
-  testing::ScratchDir dir_;
+  test_support::ScratchDir dir_;
   std::filesystem::path regs_;
   std::string log_;
   std::unique_ptr<DaemonService> service_;
@@ -114,7 +114,7 @@ class SampledXePart {
   SampledXePart(const std::string& sim_platform, const std::string& file)
       : metrics_(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) / file) {
     ServiceOptions o =
-        testing::sim_xe_service_options(state_.path(), metrics_.path(), sim_platform);
+        test_support::sim_xe_service_options(state_.path(), metrics_.path(), sim_platform);
     o.log = [this](int, const std::string& line) { log += line + "\n"; };
     service_ = std::make_unique<DaemonService>(o);
     ExporterOptions eo;
@@ -135,8 +135,8 @@ class SampledXePart {
   std::string log;
 
  private:
-  testing::ScratchDir state_;
-  const testing::TrustedMetricsDir metrics_;
+  test_support::ScratchDir state_;
+  const test_support::TrustedMetricsDir metrics_;
   std::unique_ptr<DaemonService> service_;
 
  public:
@@ -185,9 +185,9 @@ TEST(ExporterXeTest, ATigerLakeBoundToXeIsSampledWithRenderBasic) {
 // Without oa-lnl.xml in oaprofd's metric directory the unit cannot be taken on an xe part: every
 // period counts a scrape error, and the journal gets the reason once, not once a period.
 TEST(ExporterXeTest, AnXe2PartWithoutItsMetricFileIsCountedEachPeriodAndLoggedOnce) {
-  testing::ScratchDir state, empty;
+  test_support::ScratchDir state, empty;
   std::string log;
-  ServiceOptions o = testing::sim_xe_service_options(state.path(), empty.path());
+  ServiceOptions o = test_support::sim_xe_service_options(state.path(), empty.path());
   o.log = [&log](int, const std::string& line) { log += line + "\n"; };
   DaemonService service(o);
   ExporterOptions eo;
@@ -269,7 +269,7 @@ TEST_F(ExporterTest, ALocalRunFindingTheExportersLockIsToldToGoThroughTheDaemon)
   exporter->tick();
   ASSERT_TRUE(exporter->sampling());
   std::string busy;
-  EXPECT_FALSE(SessionLock::try_acquire(service_->lock_file(), "uid 1000, pid 9", &busy));
+  EXPECT_FALSE(session::SessionLock::try_acquire(service_->lock_file(), "uid 1000, pid 9", &busy));
   EXPECT_THAT(busy, HasSubstr("oaprofd's Prometheus exporter"));
   EXPECT_THAT(busy, HasSubstr("--daemon always"));
 }

@@ -23,18 +23,18 @@
 
 #include <fmt/format.h>
 
-#include "daemon/register_journal.h"
-#include "daemon/remote_source.h"
+#include "session/register_journal.h"
+#include "session/remote_source.h"
 #include "tests/common/run_util.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "tests/common/daemon_test_util.h"
 
 namespace oaprof::daemon {
 namespace {
 
 namespace fs = std::filesystem;
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using ::testing::HasSubstr;
-using testing::ScratchDir;
+using test_support::ScratchDir;
 
 constexpr gid_t kTestGroup = 4242;
 constexpr uid_t kNobody = 65534;
@@ -82,10 +82,10 @@ class Daemon {
     // recovering, which it does after binding the socket and before serving.
     for (int i = 0; i < 500; ++i) {
       try {
-        DaemonClient probe(socket_);
+        session::DaemonClient probe(socket_);
         (void)probe.call(wire::Hello{});
         return;
-      } catch (const DaemonUnavailable&) {
+      } catch (const session::DaemonUnavailable&) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     }
@@ -130,7 +130,7 @@ struct SimDaemon {
   static bool untrusted(const oaprof::testing::CommandResult& r) {
     return r.output.find("refuses the metric file") != std::string::npos;
   }
-  const testing::TrustedMetricsDir metrics;
+  const test_support::TrustedMetricsDir metrics;
   ScratchDir dir;
   Daemon daemon;
 };
@@ -145,22 +145,22 @@ wire::Open open_request() {
 TEST(OaprofdProcessTest, ARestartAfterACrashRestoresTheRegisters) {
   ScratchDir dir;
   const fs::path regs = dir.path() / "regs";
-  testing::create_sim_file(regs);
-  const auto before = testing::file_bytes(regs);
+  test_support::create_sim_file(regs);
+  const auto before = test_support::file_bytes(regs);
   {
     Daemon d(dir, "sim:" + regs.string());
-    DaemonClient c(d.socket());
+    session::DaemonClient c(d.socket());
     (void)c.open(open_request());
     EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);
   }
-  const auto programmed = testing::differing_registers(before, testing::file_bytes(regs));
+  const auto programmed = test_support::differing_registers(before, test_support::file_bytes(regs));
   EXPECT_FALSE(programmed.empty()) << "the killed daemon left the OA unit programmed";
-  const auto state = read_state_file(dir.path() / "state");
+  const auto state = session::read_state_file(dir.path() / "state");
   ASSERT_TRUE(state.has_value());
   EXPECT_GE(state->entries.size(), programmed.size());
 
   Daemon again(dir, "sim:" + regs.string());
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs)),
             std::vector<std::size_t>{});
   EXPECT_FALSE(fs::exists(dir.path() / "state"));
   EXPECT_EQ(again.stop(SIGTERM), 0);
@@ -171,14 +171,14 @@ TEST(OaprofdProcessTest, ARestartAfterACrashRestoresTheRegisters) {
 TEST(OaprofdProcessTest, ASecondDaemonLeavesALiveSessionsRegistersAlone) {
   ScratchDir dir;
   const fs::path regs = dir.path() / "regs";
-  testing::create_sim_file(regs);
-  const auto before = testing::file_bytes(regs);
+  test_support::create_sim_file(regs);
+  const auto before = test_support::file_bytes(regs);
   const std::string device = "sim:" + regs.string();
   Daemon first(dir, device);
-  DaemonClient c(first.socket());
+  session::DaemonClient c(first.socket());
   (void)c.open(open_request());
-  const auto programmed = testing::file_bytes(regs);
-  ASSERT_FALSE(testing::differing_registers(before, programmed).empty());
+  const auto programmed = test_support::file_bytes(regs);
+  ASSERT_FALSE(test_support::differing_registers(before, programmed).empty());
   ASSERT_TRUE(fs::exists(dir.path() / "state"));
 
   // On the same socket: refused, and nothing of the live session is touched on the way out.
@@ -188,22 +188,22 @@ TEST(OaprofdProcessTest, ASecondDaemonLeavesALiveSessionsRegistersAlone) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << read_text(log);
   EXPECT_THAT(read_text(log), HasSubstr("another oaprofd already answers"));
-  EXPECT_EQ(testing::differing_registers(programmed, testing::file_bytes(regs)),
+  EXPECT_EQ(test_support::differing_registers(programmed, test_support::file_bytes(regs)),
             std::vector<std::size_t>{});
   EXPECT_TRUE(fs::exists(dir.path() / "state"));
 
   // On another socket but the same state directory: it serves, and leaves the journal to the
   // session that is writing it.
   Daemon second(dir, device, std::to_string(::getgid()), "second.sock");
-  EXPECT_EQ(testing::differing_registers(programmed, testing::file_bytes(regs)),
+  EXPECT_EQ(test_support::differing_registers(programmed, test_support::file_bytes(regs)),
             std::vector<std::size_t>{});
   EXPECT_TRUE(fs::exists(dir.path() / "state"));
   EXPECT_THAT(second.log(), HasSubstr("left alone: the OA unit is held by uid"));
-  DaemonClient other(second.socket());
+  session::DaemonClient other(second.socket());
   EXPECT_THROW((void)other.open(open_request()), std::runtime_error);  // busy
 
   c.close();
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs)),
             std::vector<std::size_t>{});
   EXPECT_FALSE(fs::exists(dir.path() / "state"));
 }
@@ -211,14 +211,14 @@ TEST(OaprofdProcessTest, ASecondDaemonLeavesALiveSessionsRegistersAlone) {
 TEST(OaprofdProcessTest, SigtermMidSessionRestoresAndExitsZero) {
   ScratchDir dir;
   const fs::path regs = dir.path() / "regs";
-  testing::create_sim_file(regs);
-  const auto before = testing::file_bytes(regs);
+  test_support::create_sim_file(regs);
+  const auto before = test_support::file_bytes(regs);
   Daemon d(dir, "sim:" + regs.string());
-  DaemonClient c(d.socket());
+  session::DaemonClient c(d.socket());
   (void)c.open(open_request());
   ASSERT_TRUE(std::holds_alternative<wire::Ok>(c.call(wire::Kernel{true})));
   EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs)),
             std::vector<std::size_t>{});
   EXPECT_FALSE(fs::exists(dir.path() / "state"));
   EXPECT_THAT(d.log(), HasSubstr("oaprofd is stopping"));
@@ -467,12 +467,12 @@ pid_t start_local_run(const fs::path& regs, const fs::path& state_dir, const fs:
 // file as it was before anything programmed it.
 struct SimRegisters {
   SimRegisters() {
-    testing::create_sim_file(regs);
-    before = testing::file_bytes(regs);
+    test_support::create_sim_file(regs);
+    before = test_support::file_bytes(regs);
   }
   // The offsets that differ from `before`: none once every register is back.
   std::vector<std::size_t> changed() const {
-    return testing::differing_registers(before, testing::file_bytes(regs));
+    return test_support::differing_registers(before, test_support::file_bytes(regs));
   }
   bool has_state_file() const { return fs::exists(dir.path() / "state"); }
   // `oaprof --device sim:REGS` on its own, journaling into the scratch directory.
@@ -591,7 +591,7 @@ TEST(OaprofdProcessTest, SocketActivationReadinessAndJournalLevels) {
   ASSERT_EQ(::recv(notify_fd, buf, sizeof buf - 1, 0), 7) << "no READY=1";
   EXPECT_STREQ(buf, "READY=1");
   {
-    DaemonClient c(sock);
+    session::DaemonClient c(sock);
     EXPECT_EQ(c.open(open_request()).label, "simulated");
     c.close();
   }

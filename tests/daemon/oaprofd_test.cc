@@ -25,20 +25,20 @@
 #include <fmt/format.h>
 
 #include "daemon/daemon_log.h"
-#include "daemon/remote_source.h"
-#include "launch/client.h"
-#include "oa/shm_channel.h"
+#include "session/remote_source.h"
+#include "ipc/client.h"
+#include "ipc/shm_channel.h"
 #include "oa/delta.h"
 #include "oa/report.h"
 #include "daemon/systemd.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "tests/common/daemon_test_util.h"
 
 namespace oaprof::daemon {
 namespace {
 
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using ::testing::HasSubstr;
-using testing::ScratchDir;
+using test_support::ScratchDir;
 
 // The "oaprof" group of these tests, no name needed. Without root the test's own group, so that
 // the test (its client) is a member and the daemon can hand the socket to it.
@@ -50,7 +50,7 @@ class OaprofdTest : public ::testing::Test {
  protected:
   void SetUp() override {
     regs_ = dir_.path() / "regs";
-    testing::create_sim_file(regs_);
+    test_support::create_sim_file(regs_);
     ServiceOptions so;
     so.device.spec = "sim:" + regs_.string();
     so.state_dir = dir_.path();
@@ -93,9 +93,9 @@ class OaprofdTest : public ::testing::Test {
   }
 
   // Opens a session, retrying while the daemon is still ending the previous one.
-  std::unique_ptr<DaemonClient> open_when_free() {
+  std::unique_ptr<session::DaemonClient> open_when_free() {
     for (int i = 0; i < 200; ++i) {
-      auto c = std::make_unique<DaemonClient>(socket());
+      auto c = std::make_unique<session::DaemonClient>(socket());
       try {
         (void)c->open(open_request());
         return c;
@@ -134,7 +134,7 @@ TEST_F(OaprofdTest, AUserOutsideTheGroupIsRefused) {
     o.group_name = "oaprof-test";
     daemon_ = std::make_unique<Oaprofd>(*service_, o);
     thread_ = std::thread([this] { daemon_->run(); });
-    const int fd = testing::connect_unix(socket());
+    const int fd = test_support::connect_unix(socket());
     ASSERT_GE(fd, 0);
     std::uint8_t buf[wire::kMaxMessageBytes];
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
@@ -149,7 +149,7 @@ TEST_F(OaprofdTest, AUserOutsideTheGroupIsRefused) {
   ::chmod(socket().c_str(), 0666);
   const int rc = as_nobody({}, [&] {
     // The daemon speaks first: one refusal (request id 0), then it hangs up.
-    const int fd = testing::connect_unix(socket());
+    const int fd = test_support::connect_unix(socket());
     if (fd < 0) return 3;
     std::uint8_t buf[wire::kMaxMessageBytes];
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
@@ -170,9 +170,9 @@ TEST_F(OaprofdTest, AUserOutsideTheGroupIsRefused) {
   ::chmod(socket().c_str(), 0660);
   const int no_access = as_nobody({}, [&] {
     try {
-      DaemonClient c(socket());
+      session::DaemonClient c(socket());
       return 1;
-    } catch (const DaemonUnavailable& e) {
+    } catch (const session::DaemonUnavailable& e) {
       return std::string(e.what()).find("does not let you in") != std::string::npos ? 0 : 2;
     }
   });
@@ -183,7 +183,7 @@ TEST_F(OaprofdTest, AGroupMemberWhoIsNotRootMayProfile) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another uid";
   const int rc = as_nobody({kTestGroup}, [&] {
     try {
-      DaemonClient c(socket());
+      session::DaemonClient c(socket());
       const wire::Opened o = c.open(open_request());
       const wire::Body s = c.call(wire::Sample{3, wire::kSampleReport});
       if (!std::holds_alternative<wire::Sampled>(s) || !o.simulated) return 1;
@@ -202,9 +202,9 @@ TEST_F(OaprofdTest, AGroupMemberWhoIsNotRootMayProfile) {
 // simulated busy counter (A0), which advances only while the daemon was told a kernel runs.
 TEST_F(OaprofdTest, TheKernelSignalReachesTheDaemonOnlyForASimulatedDevice) {
   for (const bool simulated : {true, false}) {
-    auto client = std::shared_ptr<DaemonClient>(open_when_free());
+    auto client = std::shared_ptr<session::DaemonClient>(open_when_free());
     ASSERT_TRUE(client);
-    auto source = make_remote_counter_source(client, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+    auto source = session::make_remote_counter_source(client, oa::ReportFormat::kA32u40_A4u32_B8_C8,
                                              simulated);
     const oa::Report before = oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8,
                                          source->snapshot(1).bytes);
@@ -224,9 +224,9 @@ TEST_F(OaprofdTest, TheKernelSignalReachesTheDaemonOnlyForASimulatedDevice) {
 }
 
 TEST_F(OaprofdTest, TwoClientsContendAndTheSecondGetsTheUnitAfterTheFirst) {
-  DaemonClient first(socket());
+  session::DaemonClient first(socket());
   (void)first.open(open_request());
-  DaemonClient second(socket());
+  session::DaemonClient second(socket());
   try {
     (void)second.open(open_request());
     ADD_FAILURE() << "the second open succeeded";
@@ -242,14 +242,14 @@ TEST_F(OaprofdTest, TwoClientsContendAndTheSecondGetsTheUnitAfterTheFirst) {
 }
 
 TEST_F(OaprofdTest, AClientKilledMidSessionLeavesEveryRegisterAsItWas) {
-  const auto before = testing::file_bytes(regs_);
+  const auto before = test_support::file_bytes(regs_);
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(ready[0]);
     try {
-      DaemonClient c(socket());
+      session::DaemonClient c(socket());
       (void)c.open(open_request());
       (void)c.call(wire::Kernel{true});
       (void)::write(ready[1], "x", 1);
@@ -263,7 +263,7 @@ TEST_F(OaprofdTest, AClientKilledMidSessionLeavesEveryRegisterAsItWas) {
   ASSERT_EQ(::read(ready[0], &x, 1), 1);
   ::close(ready[0]);
   // Mid-session: programmed, journaled.
-  EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+  EXPECT_FALSE(test_support::differing_registers(before, test_support::file_bytes(regs_)).empty());
   EXPECT_TRUE(std::filesystem::exists(service_->state_file()));
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
@@ -271,13 +271,13 @@ TEST_F(OaprofdTest, AClientKilledMidSessionLeavesEveryRegisterAsItWas) {
   auto next = open_when_free();  // proves the dead client's session ended
   ASSERT_NE(next, nullptr);
   next->close();
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{});
   EXPECT_FALSE(std::filesystem::exists(service_->state_file()));
 }
 
 TEST_F(OaprofdTest, MalformedDatagramsGetErrorsAndTheDaemonKeepsServing) {
-  const int fd = testing::connect_unix(socket());
+  const int fd = test_support::connect_unix(socket());
   ASSERT_GE(fd, 0);
   const auto exchange = [&](const std::vector<std::uint8_t>& bytes) {
     EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
@@ -305,7 +305,7 @@ TEST_F(OaprofdTest, MalformedDatagramsGetErrorsAndTheDaemonKeepsServing) {
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(ok.body));
   ::close(fd);
   // Another client is served too.
-  DaemonClient c(socket());
+  session::DaemonClient c(socket());
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(c.call(wire::Hello{})));
 }
 
@@ -443,19 +443,19 @@ namespace {
 // This process's mapping of a channel oaprofd handed it, mapped once more (the client does not
 // keep the descriptor, so it is found through /proc), as a hostile client writes it; null where
 // /proc does not give it back. The layout is at the start of the mapping (munmap it).
-oa::channel::ChannelLayout* map_own_channel() {
+ipc::channel::ChannelLayout* map_own_channel() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/map_files")) {
     std::error_code ec;
     const auto target = std::filesystem::read_symlink(entry.path(), ec);
     if (ec || target.string().find("oaprof-channel") == std::string::npos) continue;
     const int m_fd = ::open(entry.path().c_str(), O_RDWR);
     if (m_fd < 0) return nullptr;
-    void* m = ::mmap(nullptr, oa::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+    void* m = ::mmap(nullptr, ipc::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
                      m_fd, 0);
     ::close(m_fd);
     if (m == MAP_FAILED) return nullptr;
-    auto* layout = oa::channel::attach(m, oa::channel::kChannelBytes);
-    if (layout == nullptr) ::munmap(m, oa::channel::kChannelBytes);
+    auto* layout = ipc::channel::attach(m, ipc::channel::kChannelBytes);
+    if (layout == nullptr) ::munmap(m, ipc::channel::kChannelBytes);
     return layout;
   }
   return nullptr;
@@ -470,7 +470,7 @@ struct ChannelClient {
     std::strcpy(addr.sun_path, path.c_str());
     fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return;
-    client = launch::Client::adopt(::dup(fd), 5000);
+    client = ipc::Client::adopt(::dup(fd), 5000);
     std::string error;
     greeted = client->hello(1, true, error) && client->has_channel();
   }
@@ -486,14 +486,14 @@ struct ChannelClient {
     return false;
   }
   int fd = -1;
-  std::unique_ptr<launch::Client> client;
+  std::unique_ptr<ipc::Client> client;
   bool greeted = false;
 };
 
 // Issue 17: a client's requests go through the shared-memory channel after its hello, with the
 // same answers as on the socket; OAPROF_CHANNEL=off keeps it on the socket.
 TEST_F(OaprofdTest, AClientTalksThroughTheChannelAndCloseRestoresEveryRegister) {
-  const auto before = testing::file_bytes(regs_);
+  const auto before = test_support::file_bytes(regs_);
   for (const bool channel : {true, false}) {
     if (!channel) ::setenv("OAPROF_CHANNEL", "off", 1);
     auto c = open_when_free();
@@ -504,9 +504,9 @@ TEST_F(OaprofdTest, AClientTalksThroughTheChannelAndCloseRestoresEveryRegister) 
     const auto* s = std::get_if<wire::Sampled>(&sampled);
     ASSERT_NE(s, nullptr);
     EXPECT_TRUE(s->report.has_value());
-    EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+    EXPECT_FALSE(test_support::differing_registers(before, test_support::file_bytes(regs_)).empty());
     c->close();
-    EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+    EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
               std::vector<std::size_t>{});
   }
 }
@@ -515,26 +515,26 @@ TEST_F(OaprofdTest, AClientTalksThroughTheChannelAndCloseRestoresEveryRegister) 
 // of a session is cut off, its session ends with every register put back, and the daemon serves
 // the next client.
 TEST_F(OaprofdTest, AClientThatCorruptsItsChannelIsCutOffAndItsSessionRestored) {
-  const auto before = testing::file_bytes(regs_);
+  const auto before = test_support::file_bytes(regs_);
   auto hostile = std::make_unique<ChannelClient>(socket());
   ASSERT_TRUE(hostile->greeted);
   std::string error;
   wire::Body opened;
   ASSERT_TRUE(hostile->client->exchange(open_request(), opened, error)) << error;
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened));
-  EXPECT_FALSE(testing::differing_registers(before, testing::file_bytes(regs_)).empty());
+  EXPECT_FALSE(test_support::differing_registers(before, test_support::file_bytes(regs_)).empty());
   // A second mapping of the same memory, as a hostile client would write it.
-  oa::channel::ChannelLayout* layout = map_own_channel();
+  ipc::channel::ChannelLayout* layout = map_own_channel();
   if (layout == nullptr) GTEST_SKIP() << "/proc/self/map_files could not give the mapping back";
   layout->to_server.tail.store(1000);  // far more messages than there are slots
-  oa::channel::wake_consumer(layout->to_server);
-  ::munmap(layout, oa::channel::kChannelBytes);
+  ipc::channel::wake_consumer(layout->to_server);
+  ::munmap(layout, ipc::channel::kChannelBytes);
   EXPECT_TRUE(hostile->hung_up()) << "oaprofd kept a client that corrupted its channel";
   hostile.reset();
   auto next = open_when_free();  // the corrupting client's session has ended
   ASSERT_NE(next, nullptr);
   next->close();
-  EXPECT_EQ(testing::differing_registers(before, testing::file_bytes(regs_)),
+  EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{});
 }
 
@@ -543,19 +543,19 @@ TEST_F(OaprofdTest, AClientThatCorruptsItsChannelIsCutOffAndItsSessionRestored) 
 TEST_F(OaprofdTest, AChannelClientThatNeverReadsHoldsUpNoOtherClient) {
   ChannelClient hostile(socket());
   ASSERT_TRUE(hostile.greeted);
-  oa::channel::ChannelLayout* layout = map_own_channel();
+  ipc::channel::ChannelLayout* layout = map_own_channel();
   if (layout == nullptr) GTEST_SKIP() << "/proc/self/map_files could not give the mapping back";
-  oa::channel::Producer out(layout->to_server, layout->to_server_slots);
+  ipc::channel::Producer out(layout->to_server, layout->to_server_slots);
   // Twice the slots of each ring: the daemon answers until its replies fill the client's ring,
   // then waits for room that never comes, with requests still queued behind.
   int pushed = 0;
-  for (std::uint32_t id = 2; id < 2 + 2 * oa::channel::kRingSlots; ++id) {
+  for (std::uint32_t id = 2; id < 2 + 2 * ipc::channel::kRingSlots; ++id) {
     const auto bytes = wire::encode({id, wire::Sample{id, wire::kSampleReport}});
-    if (out.try_push(bytes) == oa::channel::RingStatus::kOk) ++pushed;
-    oa::channel::wake_consumer(layout->to_server);
+    if (out.try_push(bytes) == ipc::channel::RingStatus::kOk) ++pushed;
+    ipc::channel::wake_consumer(layout->to_server);
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  EXPECT_GT(pushed, static_cast<int>(oa::channel::kRingSlots));
+  EXPECT_GT(pushed, static_cast<int>(ipc::channel::kRingSlots));
   const auto started = std::chrono::steady_clock::now();
   auto other = open_when_free();
   ASSERT_NE(other, nullptr);
@@ -563,7 +563,7 @@ TEST_F(OaprofdTest, AChannelClientThatNeverReadsHoldsUpNoOtherClient) {
   EXPECT_TRUE(std::holds_alternative<wire::Sampled>(sampled));
   other->close();
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
-  ::munmap(layout, oa::channel::kChannelBytes);
+  ::munmap(layout, ipc::channel::kChannelBytes);
 }
 
 }  // namespace

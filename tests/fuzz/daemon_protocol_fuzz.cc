@@ -15,7 +15,7 @@
 #include <string>
 
 #include "daemon/daemon_service.h"
-#include "oa/wire.h"
+#include "ipc/wire.h"
 
 namespace {
 
@@ -39,7 +39,7 @@ daemon::DaemonService& service() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  namespace wire = oa::wire;
+  namespace wire = ipc::wire;
   daemon::DaemonService& s = service();
   const daemon::Peer peers[2] = {{1000, 1000, 11}, {1001, 1001, 22}};
   std::size_t pos = 0;

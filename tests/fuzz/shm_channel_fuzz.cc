@@ -1,4 +1,4 @@
-// Fuzzes the privileged side's reading of a shared-memory channel (oa/shm_channel.h). The input
+// Fuzzes the privileged side's reading of a shared-memory channel (ipc/shm_channel.h). The input
 // is what a hostile client leaves in its half of the mapping: the ring's counters and the slots'
 // lengths and bytes, at the offsets the layout gives them. Every pop must copy at most one
 // message's worth from inside the slots or say the ring is corrupt; what it copies goes through
@@ -12,8 +12,8 @@
 #include <variant>
 #include <vector>
 
-#include "oa/shm_channel.h"
-#include "oa/wire.h"
+#include "ipc/shm_channel.h"
+#include "ipc/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace oaprof::oa;

@@ -1,4 +1,4 @@
-// Fuzzes the reading of SUDO_UID/SUDO_GID (daemon/privilege_drop.h), which come from an
+// Fuzzes the reading of SUDO_UID/SUDO_GID (session/privilege_drop.h), which come from an
 // environment root did not write. The input is "<SUDO_UID>\n<SUDO_GID>" (no newline: SUDO_GID is
 // absent). Whatever the bytes, the result is a refusal (std::invalid_argument) or ids that are
 // exactly the decimal text given, never 0 beside a user, never (uid_t)-1.
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "daemon/privilege_drop.h"
+#include "session/privilege_drop.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace oaprof::daemon;

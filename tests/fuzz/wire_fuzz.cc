@@ -5,10 +5,10 @@
 #include <cstdlib>
 #include <variant>
 
-#include "oa/wire.h"
+#include "ipc/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace oaprof::oa::wire;
+  using namespace oaprof::ipc::wire;
   const auto decoded = decode({data, size});
   if (const auto* m = std::get_if<Message>(&decoded)) {
     const auto again = encode(*m);

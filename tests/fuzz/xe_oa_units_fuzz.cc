@@ -5,7 +5,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "gpu/xe_query.h"
+#include "gpu/xe/xe_query.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

@@ -5,7 +5,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "gpu/xe_query.h"
+#include "gpu/xe/xe_query.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   for (const std::uint16_t gt : {std::uint16_t{0}, std::uint16_t{1}}) {

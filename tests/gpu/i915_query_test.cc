@@ -1,7 +1,7 @@
 // The device's facts through the i915 queries: the simulated i915 answers DRM_I915_QUERY and
 // GETPARAM as i915_query.c and i915_getparam_ioctl do (a fused part included), the two-step
 // query reads it, and opening a device uses it on every path — or falls back, and says so.
-#include "gpu/i915_query.h"
+#include "gpu/i915/i915_query.h"
 
 #include <i915_drm.h>
 

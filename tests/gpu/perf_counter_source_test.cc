@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "gpu/counter_source.h"
-#include "gpu/i915_perf.h"
-#include "gpu/sim_i915_perf.h"
+#include "gpu/i915/i915_perf.h"
+#include "gpu/sim/sim_i915_perf.h"
 #include "mmio/registers.h"
 #include "oa/delta.h"
 #include "oa/metric_xml.h"

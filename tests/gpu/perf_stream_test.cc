@@ -1,4 +1,4 @@
-#include "gpu/perf_stream.h"
+#include "gpu/i915/perf_stream.h"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <i915_drm.h>
 
 #include "gpu/counter_source.h"
-#include "gpu/i915_perf.h"
+#include "gpu/i915/i915_perf.h"
 
 namespace oaprof::gpu {
 namespace {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/counter_source.h"
-#include "gpu/report_batch.h"
+#include "gpu/i915/report_batch.h"
 #include "mmio/commands.h"
 #include "mmio/registers.h"
 #include "mmio/sim_gpu.h"

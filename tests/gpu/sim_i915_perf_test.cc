@@ -1,6 +1,6 @@
 // The simulated i915 perf interface: it must refuse what i915 refuses, with i915's errno, and
 // yield records exactly as i915's read() lays them out.
-#include "gpu/sim_i915_perf.h"
+#include "gpu/sim/sim_i915_perf.h"
 
 #include <cerrno>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/device.h"
-#include "gpu/perf_stream.h"
+#include "gpu/i915/perf_stream.h"
 #include "mmio/registers.h"
 #include "mmio/sim_gpu.h"
 #include "oa/perf_record.h"

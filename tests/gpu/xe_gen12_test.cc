@@ -18,8 +18,8 @@
 
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
-#include "gpu/sim_xe_observation.h"
-#include "gpu/xe_observation.h"
+#include "gpu/sim/sim_xe_observation.h"
+#include "gpu/xe/xe_observation.h"
 #include "mmio/registers.h"
 #include "mmio/sim_gpu.h"
 #include "oa/delta.h"

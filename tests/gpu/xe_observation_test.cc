@@ -16,8 +16,8 @@
 
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
-#include "gpu/sim_xe_observation.h"
-#include "gpu/xe_observation.h"
+#include "gpu/sim/sim_xe_observation.h"
+#include "gpu/xe/xe_observation.h"
 #include "oa/delta.h"
 #include "oa/metric_xml.h"
 #include "oa/report.h"

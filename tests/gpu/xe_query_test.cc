@@ -1,9 +1,9 @@
 // xe's OA unit list and GT topology: parsed from the bytes the kernel lays out (xe_uapi.h),
 // refused when they are not a well-formed reply, queried in the uapi's two steps, the render OAG
 // chosen, and the device's facts taken from them.
-#include "gpu/xe_query.h"
+#include "gpu/xe/xe_query.h"
 
-#include "gpu/sim_xe_observation.h"
+#include "gpu/sim/sim_xe_observation.h"
 #include "mmio/sim_gpu.h"
 #include "oa/device_facts.h"
 

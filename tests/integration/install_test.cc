@@ -16,7 +16,7 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/daemon_paths.h"
+#include "session/daemon_paths.h"
 #include "tests/common/run_util.h"
 
 namespace {
@@ -155,8 +155,8 @@ TEST_F(InstallTest, ServiceStartsTheInstalledOaprofd) {
 TEST_F(InstallTest, SocketIsForGroupOaprofOnly) {
   const std::string socket = read_file(unit("oaprofd.socket"));
   // Where clients look by default, and the group oaprofd admits by default.
-  EXPECT_EQ(unit_value(socket, "ListenSequentialPacket"), oaprof::daemon::kDefaultDaemonSocket);
-  EXPECT_EQ(unit_value(socket, "SocketGroup"), oaprof::daemon::kDefaultDaemonGroup);
+  EXPECT_EQ(unit_value(socket, "ListenSequentialPacket"), oaprof::session::kDefaultDaemonSocket);
+  EXPECT_EQ(unit_value(socket, "SocketGroup"), oaprof::session::kDefaultDaemonGroup);
   EXPECT_EQ(unit_value(socket, "SocketMode"), "0660");
 }
 

@@ -211,7 +211,7 @@ TEST_F(PipelineTest, BadOptionsAndMissingProgramsHaveTheirOwnExitCodes) {
   EXPECT_EQ(unwritable.status, 4) << unwritable.output;
 }
 
-// Every option is checked before anything is opened (tools/oaprof/profile_plan.h): a bad one
+// Every option is checked before anything is opened (src/run/profile_plan.h): a bad one
 // leaves no register file, no output and no journal behind. --device sim:FILE creates FILE as it
 // opens, so it shows whether the device was opened before the refusal.
 TEST_F(PipelineTest, ABadOptionIsRefusedBeforeTheDeviceOrAnyFileIsOpened) {

@@ -62,7 +62,7 @@ oa::LaunchRecord record() {
   r.launch.profiled = true;
   r.launch.tid = 77;
   r.launch.queue = 0xabc;
-  r.launch.api = oa::wire::LaunchApi::kTask;
+  r.launch.api = oa::LaunchApi::kTask;
   r.launch.start_ns = 1000;
   r.launch.end_ns = 6000;
   r.deltas.timestamp = 120;  // 10 µs at 12 MHz

@@ -142,8 +142,8 @@ TEST(PerfettoTraceTest, ASampledLaunchIsSlicedAtItsHostWindow) {
   auto r = make_perfetto_trace_reporter(out, "/nonexistent");
   r->begin(info());
   oa::LaunchRecord sampled = launch(0, 1000, 0, 600, 900);
-  sampled.launch.sampled = oa::wire::SampledWindow{5000, 5300, 0,
-                                                   oa::wire::ClockCalibration::kMarker};
+  sampled.launch.sampled = oa::SampledWindow{5000, 5300, 0,
+                                                   oa::ClockCalibration::kMarker};
   r->add(sampled, no_energy());
   const auto s = slice_events(out.str());
   ASSERT_EQ(s.size(), 2u);

@@ -6,12 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "daemon/daemon_service.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "tests/common/daemon_test_util.h"
 
-namespace oaprof::daemon {
+namespace oaprof::session {
 namespace {
 
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using ::testing::HasSubstr;
 
 // Counts its reads; each reading is one µJ more and one ns later than the last.
@@ -28,7 +28,7 @@ class CountingSource final : public power::EnergySource {
 
 TEST(EnergyGateTest, NoTwoDistinctReadingsAreCloserThanTheInterval) {
   CountingSource source;
-  EnergyGate gate(1'000'000);
+  daemon::EnergyGate gate(1'000'000);
   const auto first = gate.reading(source, 5'000'000);
   // A flood within the millisecond learns nothing new.
   for (std::uint64_t t = 5'000'000; t < 6'000'000; t += 10'000) {
@@ -40,20 +40,20 @@ TEST(EnergyGateTest, NoTwoDistinctReadingsAreCloserThanTheInterval) {
   EXPECT_EQ(gate.reading(source, 6'000'000).time_ns, 2u) << "a millisecond later: fresh";
   EXPECT_EQ(gate.fresh_readings(), 2u);
   EXPECT_EQ(gate.repeated_readings(), 100u);
-  EXPECT_EQ(kEnergyMinIntervalNs, 1'000'000u) << "the documented policy";
+  EXPECT_EQ(daemon::kEnergyMinIntervalNs, 1'000'000u) << "the documented policy";
 }
 
 class EnergyPolicyTest : public ::testing::Test {
  protected:
-  EnergyPolicyTest() { testing::create_sim_file(regs_); }
+  EnergyPolicyTest() { test_support::create_sim_file(regs_); }
 
-  std::unique_ptr<DaemonService> service(bool lend, std::uint64_t interval_ns) {
-    ServiceOptions o;
+  std::unique_ptr<daemon::DaemonService> service(bool lend, std::uint64_t interval_ns) {
+    daemon::ServiceOptions o;
     o.device.spec = "sim:" + regs_.string();
     o.state_dir = dir_.path();
     o.lend_energy = lend;
     o.energy_min_interval_ns = interval_ns;
-    return std::make_unique<DaemonService>(o);
+    return std::make_unique<daemon::DaemonService>(o);
   }
   static wire::Open open_request() {
     wire::Open o;
@@ -61,17 +61,17 @@ class EnergyPolicyTest : public ::testing::Test {
     o.energy = "sim";
     return o;
   }
-  static wire::Body energy(DaemonService& s, std::uint64_t client) {
+  static wire::Body energy(daemon::DaemonService& s, std::uint64_t client) {
     return s.handle(client, alice_, wire::Sample{0, wire::kSampleEnergy});
   }
 
-  testing::ScratchDir dir_;
+  test_support::ScratchDir dir_;
   std::filesystem::path regs_ = dir_.path() / "regs";
-  static constexpr Peer alice_{1000, 1000, 4321};
+  static constexpr daemon::Peer alice_{1000, 1000, 4321};
 };
 
 TEST_F(EnergyPolicyTest, OnlyTheSessionsOwnClientGetsEnergy) {
-  auto s = service(true, kEnergyMinIntervalNs);
+  auto s = service(true, daemon::kEnergyMinIntervalNs);
   const wire::Body without = energy(*s, 1);
   ASSERT_TRUE(std::holds_alternative<wire::Error>(without));
   EXPECT_EQ(std::get<wire::Error>(without).code, wire::ErrorCode::kNoSession);
@@ -108,7 +108,7 @@ TEST_F(EnergyPolicyTest, ASessionsReadingsAreRateLimited) {
 }
 
 TEST_F(EnergyPolicyTest, EnergyOffLendsNone) {
-  auto s = service(false, kEnergyMinIntervalNs);
+  auto s = service(false, daemon::kEnergyMinIntervalNs);
   const wire::Body opened = s->handle(1, alice_, open_request());
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened));
   EXPECT_EQ(std::get<wire::Opened>(opened).energy_backend, "");
@@ -121,4 +121,4 @@ TEST_F(EnergyPolicyTest, EnergyOffLendsNone) {
 }
 
 }  // namespace
-}  // namespace oaprof::daemon
+}  // namespace oaprof::session

@@ -23,9 +23,9 @@
 
 #include <fmt/format.h>
 
-#include "oa/wire.h"
+#include "ipc/wire.h"
 #include "tests/common/run_util.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "tests/common/daemon_test_util.h"
 #include "tests/security/hostile.h"
 
 namespace oaprof::security {
@@ -179,7 +179,7 @@ TEST_F(HostileUserTest, UnderSudoTheStateDirectoryIsRootsNotTheUsers) {
 
 TEST_F(HostileUserTest, ALinkAtTheSessionLockIsNotFollowed) {
   const auto regs = tree_.root() / "regs";
-  daemon::testing::create_sim_file(regs);
+  test_support::create_sim_file(regs);
   const auto state = tree_.root() / "state";
   fs::create_directory(state);
   ::chmod(state.c_str(), 0755);
@@ -263,7 +263,7 @@ TEST_F(HostileUserTest, OptionsThatPointRootAtFilesKeepTheirDefaultsUnderSudo) {
 
 // oaprofd as a process: a flood of one user's connections past --max-clients' share.
 TEST(OaprofdProcessSecurityTest, AFloodOfConnectionsIsRefusedPastTheBound) {
-  daemon::testing::ScratchDir dir;
+  test_support::ScratchDir dir;
   const std::string socket = (dir.path() / "d.sock").string();
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -278,19 +278,19 @@ TEST(OaprofdProcessSecurityTest, AFloodOfConnectionsIsRefusedPastTheBound) {
   // refusal is read can lose it: the daemon hangs up with the hello unread, which the kernel
   // reports as ECONNRESET.)
   const auto connect_and_hello = [&]() -> std::pair<int, std::string> {
-    const int fd = daemon::testing::connect_unix(socket);
+    const int fd = test_support::connect_unix(socket);
     if (fd < 0) return {-1, "no connection"};
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 300) == 0) {
-      const auto hello = oa::wire::encode({1, oa::wire::Hello{}});
+      const auto hello = ipc::wire::encode({1, ipc::wire::Hello{}});
       (void)::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL);
     }
-    std::uint8_t buf[oa::wire::kMaxMessageBytes];
+    std::uint8_t buf[ipc::wire::kMaxMessageBytes];
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    auto decoded = oa::wire::decode({buf, n > 0 ? static_cast<std::size_t>(n) : 0});
-    const auto* m = std::get_if<oa::wire::Message>(&decoded);
+    auto decoded = ipc::wire::decode({buf, n > 0 ? static_cast<std::size_t>(n) : 0});
+    const auto* m = std::get_if<ipc::wire::Message>(&decoded);
     if (m == nullptr) return {fd, "garbled"};
-    if (const auto* e = std::get_if<oa::wire::Error>(&m->body)) return {fd, e->message};
+    if (const auto* e = std::get_if<ipc::wire::Error>(&m->body)) return {fd, e->message};
     return {fd, "ok"};
   };
   std::vector<int> held;

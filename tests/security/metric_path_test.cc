@@ -13,15 +13,15 @@
 #include <fstream>
 
 #include "daemon/daemon_service.h"
-#include "daemon/trusted_metrics.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "session/trusted_metrics.h"
+#include "tests/common/daemon_test_util.h"
 #include "tests/security/hostile.h"
 
-namespace oaprof::daemon {
+namespace oaprof::session {
 namespace {
 
 namespace fs = std::filesystem;
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -39,14 +39,14 @@ class MetricPathTest : public ::testing::Test {
     } catch (const std::exception& e) {
       GTEST_SKIP() << "no metric file can be trusted here: " << e.what();
     }
-    testing::create_sim_file(regs_);
-    ServiceOptions o;
+    test_support::create_sim_file(regs_);
+    daemon::ServiceOptions o;
     o.device.spec = "sim:" + regs_.string();
     o.state_dir = dir_.path();
     o.metrics_dirs = {metrics_};
     o.metrics_owner = ::geteuid();
     o.log = [this](int, const std::string& line) { log_ += line + "\n"; };
-    service_ = std::make_unique<DaemonService>(o);
+    service_ = std::make_unique<daemon::DaemonService>(o);
   }
 
   static void install(const fs::path& p, std::istream&& text) {
@@ -65,17 +65,17 @@ class MetricPathTest : public ::testing::Test {
     o.energy = "none";
     o.metric_set = "ComputeBasic";
     o.metrics_xml = xml;
-    const wire::Body reply = service_->handle(1, Peer{1000, 1000, 4321}, o);
+    const wire::Body reply = service_->handle(1, daemon::Peer{1000, 1000, 4321}, o);
     if (const auto* e = std::get_if<wire::Error>(&reply)) return e->message;
     EXPECT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, {}, wire::Close{})));
     return "";
   }
 
-  testing::ScratchDir dir_{fs::current_path()};
+  test_support::ScratchDir dir_{fs::current_path()};
   fs::path metrics_ = dir_.path() / "metrics";
   fs::path regs_ = dir_.path() / "regs";
   std::string log_;
-  std::unique_ptr<DaemonService> service_;
+  std::unique_ptr<daemon::DaemonService> service_;
 };
 
 TEST_F(MetricPathTest, AFileOutsideTheDaemonsDirectoriesIsNeitherReadNorQuoted) {
@@ -135,4 +135,4 @@ TEST_F(MetricPathTest, AnImportErrorNamesTheFileNotItsContent) {
 }
 
 }  // namespace
-}  // namespace oaprof::daemon
+}  // namespace oaprof::session

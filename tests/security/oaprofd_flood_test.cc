@@ -19,13 +19,13 @@
 
 #include <fmt/format.h>
 
-#include "daemon/remote_source.h"
-#include "tests/daemon/daemon_test_util.h"
+#include "session/remote_source.h"
+#include "tests/common/daemon_test_util.h"
 
-namespace oaprof::daemon {
+namespace oaprof::session {
 namespace {
 
-namespace wire = oa::wire;
+namespace wire = ipc::wire;
 using ::testing::HasSubstr;
 
 // The next datagram on `fd` decoded, or nullopt after `timeout_ms` without one.
@@ -48,19 +48,19 @@ bool send_hello(int fd, std::uint32_t id) {
 
 class OaprofdFloodTest : public ::testing::Test {
  protected:
-  void start(OaprofdOptions o) {
-    testing::create_sim_file(dir_.path() / "regs");
-    ServiceOptions so;
+  void start(daemon::OaprofdOptions o) {
+    test_support::create_sim_file(dir_.path() / "regs");
+    daemon::ServiceOptions so;
     so.device.spec = "sim:" + (dir_.path() / "regs").string();
     so.state_dir = dir_.path();
-    service_ = std::make_unique<DaemonService>(so);
+    service_ = std::make_unique<daemon::DaemonService>(so);
     o.socket_path = socket();
     o.group = ::getgid();
     o.log = [this](int, const std::string& line) {
       std::lock_guard lock(log_mu_);
       log_ += line + "\n";
     };
-    daemon_ = std::make_unique<Oaprofd>(*service_, o);
+    daemon_ = std::make_unique<daemon::Oaprofd>(*service_, o);
     thread_ = std::thread([this] { daemon_->run(); });
   }
   void TearDown() override {
@@ -77,7 +77,7 @@ class OaprofdFloodTest : public ::testing::Test {
   }
   // A connection the daemon has taken in: its hello is answered kOk.
   int served_client() {
-    const int fd = testing::connect_unix(socket());
+    const int fd = test_support::connect_unix(socket());
     EXPECT_GE(fd, 0);
     fds_.push_back(fd);
     EXPECT_TRUE(send_hello(fd, 1));
@@ -87,7 +87,7 @@ class OaprofdFloodTest : public ::testing::Test {
   }
   // The refusal a connection past the bound gets at once, unasked; "" when it got none.
   std::string refusal_of_new_connection() {
-    const int fd = testing::connect_unix(socket());
+    const int fd = test_support::connect_unix(socket());
     if (fd < 0) return "no connection";
     const auto m = next_message(fd, 2000);
     ::close(fd);
@@ -96,9 +96,9 @@ class OaprofdFloodTest : public ::testing::Test {
     return std::get<wire::Error>(m->body).message;
   }
 
-  testing::ScratchDir dir_;
-  std::unique_ptr<DaemonService> service_;
-  std::unique_ptr<Oaprofd> daemon_;
+  test_support::ScratchDir dir_;
+  std::unique_ptr<daemon::DaemonService> service_;
+  std::unique_ptr<daemon::Oaprofd> daemon_;
   std::thread thread_;
   std::vector<int> fds_;
   std::mutex log_mu_;
@@ -106,7 +106,7 @@ class OaprofdFloodTest : public ::testing::Test {
 };
 
 TEST_F(OaprofdFloodTest, ConnectionsPastTheBoundAreRefusedClearly) {
-  OaprofdOptions o;
+  daemon::OaprofdOptions o;
   o.max_clients = 8;
   o.max_clients_per_uid = 8;
   start(o);
@@ -120,7 +120,7 @@ TEST_F(OaprofdFloodTest, ConnectionsPastTheBoundAreRefusedClearly) {
   ::close(fds_.back());
   fds_.pop_back();
   for (int i = 0; i < 100; ++i) {
-    const int fd = testing::connect_unix(socket());
+    const int fd = test_support::connect_unix(socket());
     ASSERT_GE(fd, 0);
     ASSERT_TRUE(send_hello(fd, 1));
     const auto m = next_message(fd);
@@ -133,7 +133,7 @@ TEST_F(OaprofdFloodTest, ConnectionsPastTheBoundAreRefusedClearly) {
 }
 
 TEST_F(OaprofdFloodTest, OneUserCannotTakeEveryConnection) {
-  OaprofdOptions o;
+  daemon::OaprofdOptions o;
   o.max_clients = 8;
   o.max_clients_per_uid = 2;
   start(o);
@@ -145,7 +145,7 @@ TEST_F(OaprofdFloodTest, OneUserCannotTakeEveryConnection) {
 }
 
 TEST_F(OaprofdFloodTest, NoReplyIsDroppedWhenTheClientReadsLate) {
-  start(OaprofdOptions{});
+  start(daemon::OaprofdOptions{});
   const int fd = served_client();
   // Requests without reading until the daemon stops taking them (its replies have filled this
   // socket's queue, and it keeps the one that did not fit instead of dropping it).
@@ -165,7 +165,7 @@ TEST_F(OaprofdFloodTest, NoReplyIsDroppedWhenTheClientReadsLate) {
 }
 
 TEST_F(OaprofdFloodTest, AClientThatNeverReadsIsHungUpOnAndItsSessionEnds) {
-  OaprofdOptions o;
+  daemon::OaprofdOptions o;
   o.reply_timeout = std::chrono::milliseconds(300);
   start(o);
   const int fd = served_client();
@@ -195,4 +195,4 @@ TEST_F(OaprofdFloodTest, AClientThatNeverReadsIsHungUpOnAndItsSessionEnds) {
 }
 
 }  // namespace
-}  // namespace oaprof::daemon
+}  // namespace oaprof::session

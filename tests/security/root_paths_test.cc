@@ -1,10 +1,10 @@
-// Test hooks that point root at files (daemon/root_paths.h): fixed under sudo, free otherwise.
-#include "daemon/root_paths.h"
+// Test hooks that point root at files (session/root_paths.h): fixed under sudo, free otherwise.
+#include "session/root_paths.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace oaprof::daemon {
+namespace oaprof::session {
 namespace {
 
 using ::testing::HasSubstr;
@@ -51,4 +51,4 @@ TEST(RootPathsTest, UnderSudoTheSimulatorKeepsItsRegistersInMemory) {
 }
 
 }  // namespace
-}  // namespace oaprof::daemon
+}  // namespace oaprof::session

@@ -18,10 +18,10 @@
 #include <functional>
 #include <memory>
 
-#include "daemon/daemon_paths.h"
-#include "daemon/register_journal.h"
-#include "daemon/session_lock.h"
-#include "daemon/state_dir.h"
+#include "session/daemon_paths.h"
+#include "session/register_journal.h"
+#include "session/session_lock.h"
+#include "session/state_dir.h"
 #include "tests/security/hostile.h"
 
 namespace {
@@ -38,7 +38,7 @@ extern "C" int fsync(int fd) {
   return static_cast<int>(::syscall(SYS_fsync, fd));
 }
 
-namespace oaprof::daemon {
+namespace oaprof::session {
 namespace {
 
 namespace fs = std::filesystem;
@@ -161,4 +161,4 @@ TEST(StateDirSecurityTest, AFailedDirectorySyncStopsTheJournalAndSoTheWrite) {
 }
 
 }  // namespace
-}  // namespace oaprof::daemon
+}  // namespace oaprof::session

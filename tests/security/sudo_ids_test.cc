@@ -11,10 +11,10 @@
 #include <functional>
 #include <vector>
 
-#include "daemon/privilege_drop.h"
+#include "session/privilege_drop.h"
 #include "tests/security/hostile.h"
 
-namespace oaprof::daemon {
+namespace oaprof::session {
 namespace {
 
 using ::testing::HasSubstr;
@@ -157,4 +157,4 @@ TEST(DropCheckTest, ADropClearsCapabilitiesASecurebitOrTheInheritableSetWouldKee
 }
 
 }  // namespace
-}  // namespace oaprof::daemon
+}  // namespace oaprof::session

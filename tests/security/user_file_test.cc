@@ -1,6 +1,6 @@
-// The user's files opened from the root side (daemon/user_file.h): as root, with the user's
+// The user's files opened from the root side (session/user_file.h): as root, with the user's
 // credentials, against every place a hostile user could point an output or an input.
-#include "daemon/user_file.h"
+#include "session/user_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 
 #include "tests/security/hostile.h"
 
-namespace oaprof::daemon {
+namespace oaprof::session {
 namespace {
 
 namespace fs = std::filesystem;
@@ -130,4 +130,4 @@ TEST(UserFileWithoutSudoTest, LinksAreRefusedForWritesHereToo) {
 }
 
 }  // namespace
-}  // namespace oaprof::daemon
+}  // namespace oaprof::session

@@ -1,4 +1,4 @@
-// kernel_runner: the OpenCL micro-benchmarks of the catalogue, as an ordinary OpenCL program.
+// kernel_runner: the OpenCL micro-benchmarks of the bench::catalogue, as an ordinary OpenCL program.
 // Under oaprof every launch it makes is measured through the layer.
 #include <unistd.h>
 
@@ -11,17 +11,19 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "gpu/i915_query.h"
-#include "launch/catalogue.h"
-#include "launch/peaks.h"
-#include "launch/result_writer.h"
-#include "launch/runner.h"
-#include "launch/sweep.h"
+#include "gpu/i915/i915_query.h"
+#include "bench/catalogue.h"
+#include "bench/peaks.h"
+#include "bench/result_writer.h"
+#include "bench/runner.h"
+#include "bench/sweep.h"
 #include "mmio/pci_sysfs.h"
 
 namespace {
 
-using namespace oaprof::launch;
+using namespace oaprof::bench;
+namespace bench = oaprof::bench;
+namespace oa = oaprof::oa;
 
 constexpr int kExitWrongResult = 1;
 constexpr int kExitUsage = 2;
@@ -98,7 +100,7 @@ void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source
         "\"fp64\":{},\"add_sp_gflops\":{},\"mad_sp_gflops\":{},\"add_dp_gflops\":{},"
         "\"mad_dp_gflops\":{},\"add_int_gops\":{},\"mad_int_gops\":{},\"l3_gbytes_per_s\":{},"
         "\"hw_threads\":{}}}\n",
-        json_quote(source), in.eus, in.subslices, in.freq_mhz, in.threads_per_eu, p.has_fp64,
+        bench::json_quote(source), in.eus, in.subslices, in.freq_mhz, in.threads_per_eu, p.has_fp64,
         p.add_sp_flops / 1e9, p.mad_sp_flops / 1e9, dp(p.add_dp_flops), dp(p.mad_dp_flops),
         p.add_int_ops / 1e9, p.mad_int_ops / 1e9, p.l3_bytes_per_s / 1e9, p.hw_threads);
     return;
@@ -139,7 +141,7 @@ int main(int argc, char** argv) {
   bool quiet = false, no_warmup = false;
   std::string size_text, sweep_text, variant_text = "private";
   PeakOptions peak_opt;
-  RunnerOptions opt;
+  bench::RunnerOptions opt;
   opt.min_time_ms = default_min_time_ms();
   app.add_option("kernels", names, "kernels to run, in order");
   app.add_flag("--list", list, "print every kernel with a one-line description and exit");
@@ -198,20 +200,20 @@ int main(int argc, char** argv) {
   const OutputFormat format = csv ? OutputFormat::kCsv : json ? OutputFormat::kJson : OutputFormat::kTable;
 
   if (list) {
-    for (const auto& e : catalogue()) std::cout << fmt::format("{:<22} {}\n", e.name, e.description);
+    for (const auto& e : bench::catalogue()) std::cout << fmt::format("{:<22} {}\n", e.name, e.description);
     return 0;
   }
-  std::optional<Sweep> sweep;
+  std::optional<bench::Sweep> sweep;
   try {
     if (peaks) {
       std::string source;
       const PeakInputs in = resolve_peak_inputs(peak_opt, source);
-      print_peaks(in, compute_peaks(in), source, json);
+      print_peaks(in, bench::compute_peaks(in), source, json);
       return 0;
     }
-    if (!size_text.empty()) opt.size_bytes = parse_byte_size(size_text);
-    if (!sweep_text.empty()) sweep = parse_sweep(sweep_text);
-    const auto variant = parse_variant(variant_text);
+    if (!size_text.empty()) opt.size_bytes = bench::parse_byte_size(size_text);
+    if (!sweep_text.empty()) sweep = bench::parse_sweep(sweep_text);
+    const auto variant = bench::parse_variant(variant_text);
     if (!variant) {
       throw std::invalid_argument(fmt::format(
           "--variant '{}' is unknown; use private, loop, unrolled or single", variant_text));
@@ -223,7 +225,7 @@ int main(int argc, char** argv) {
   }
   if (list_devices_flag) {
     try {
-      for (const auto& d : list_devices()) {
+      for (const auto& d : bench::list_devices()) {
         std::cout << fmt::format("platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}\n",
                                  d.platform_index, d.platform_name, d.device_index, d.device_name,
                                  d.compute_units, d.max_clock_mhz, d.fp64 ? "yes" : "no");
@@ -238,12 +240,12 @@ int main(int argc, char** argv) {
     std::cerr << "kernel_runner: name at least one kernel (see --list), e.g. kernel_runner mad_vect4\n";
     return kExitUsage;
   }
-  std::vector<KernelSpec> specs;
+  std::vector<bench::KernelSpec> specs;
   for (const auto& n : names) {
-    auto spec = parse_kernel_name(n);
+    auto spec = bench::parse_kernel_name(n);
     if (!spec) {
       std::string hint;
-      for (const auto& s : nearest_names(n)) hint += (hint.empty() ? "" : ", ") + s;
+      for (const auto& s : bench::nearest_names(n)) hint += (hint.empty() ? "" : ", ") + s;
       std::cerr << fmt::format("kernel_runner: unknown kernel '{}'; did you mean {}? (--list shows all)\n",
                                n, hint);
       return kExitUsage;
@@ -251,7 +253,7 @@ int main(int argc, char** argv) {
     specs.push_back(*spec);
   }
 
-  // Sweep rows are marked where the launch fills every hardware thread; that needs the EU count.
+  // bench::Sweep rows are marked where the launch fills every hardware thread; that needs the EU count.
   int hw_threads = 0;
   if (sweep) {
     std::string source;
@@ -260,27 +262,27 @@ int main(int argc, char** argv) {
   }
 
   try {
-    Runner runner(opt);
-    ResultWriter writer(std::cout, format, runner.device_name());
+    bench::Runner runner(opt);
+    bench::ResultWriter writer(std::cout, format, runner.device_name());
     for (const auto& spec : specs) {
       try {
         if (!sweep) {
           writer.row(runner.run(spec));
           continue;
         }
-        ProgressBar bar(std::cerr, sweep->values.size(), !quiet && isatty(STDERR_FILENO));
+        bench::ProgressBar bar(std::cerr, sweep->values.size(), !quiet && isatty(STDERR_FILENO));
         for (std::size_t i = 0; i < sweep->values.size(); ++i) {
           const std::size_t v = sweep->values[i];
-          RunnerOptions& o = runner.options();
+          bench::RunnerOptions& o = runner.options();
           switch (sweep->param) {
             case SweepParam::kWorkGroups: o.work_groups = v; break;
             case SweepParam::kWorkItems: o.work_items = v; break;
             case SweepParam::kSize: o.size_bytes = v; break;
           }
-          bar.update(i, fmt::format("{} {}={}", spec.name, sweep_param_name(sweep->param), v));
+          bar.update(i, fmt::format("{} {}={}", spec.name, bench::sweep_param_name(sweep->param), v));
           const RunResult r = runner.run(spec);
           bar.finish();
-          writer.row(r, fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
+          writer.row(r, bench::fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
         }
       } catch (const Unsupported& e) {
         writer.skipped(spec.name, e.what());

@@ -12,23 +12,17 @@
 
 #include <CLI/CLI.hpp>
 
-#include "daemon/root_paths.h"
+#include "run/exit_codes.h"
+#include "session/root_paths.h"
 
 namespace oaprof::tools {
 
-// Exit status of oaprof's own failures. When a profiled program ran, oaprof exits with the
-// program's status instead (128 + N when it was killed by signal N), except that a program that
-// succeeded while the session broke (kExitSession) does not hide that.
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitSetup = 3;
-inline constexpr int kExitOutput = 4;
-// The GPU session broke during the run (oaprofd went away, a snapshot or the restore failed):
-// the rows written are complete, launches after the break were not measured.
-inline constexpr int kExitSession = 5;
-// Application replay: the runs launched different sequences, so no joined file was written (each
-// pass's own file is kept).
-inline constexpr int kExitPassesDiffer = 6;
-inline constexpr int kExitCannotRun = 127;
+using run::kExitCannotRun;
+using run::kExitOutput;
+using run::kExitPassesDiffer;
+using run::kExitSession;
+using run::kExitSetup;
+using run::kExitUsage;
 
 // Runs after parsing when its command was chosen; returns the exit status.
 using Action = std::function<int()>;
@@ -55,13 +49,13 @@ inline bool register_subcommand(SubcommandFactory factory) {
 int become_sudo_user(const char* command);
 
 // For subcommands that need root and take options pointing at files: under sudo each must keep its
-// default (daemon/root_paths.h). Returns 0, or kExitUsage after saying why on stderr.
-int require_root_paths(const char* command, std::span<const daemon::RootPathOption> paths);
+// default (session/root_paths.h). Returns 0, or kExitUsage after saying why on stderr.
+int require_root_paths(const char* command, std::span<const session::RootPathOption> paths);
 
 // Whether this process runs as root under sudo for another user (whose SUDO_UID is well formed).
 bool under_sudo();
 
-// The default action: profile a program. Adds its options to `app` itself.
+// The default action: profile a program. Adds its options to `app` itself (profile_command.cc).
 Action add_profile_options(CLI::App& app);
 
 }  // namespace oaprof::tools

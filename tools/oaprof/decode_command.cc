@@ -19,7 +19,7 @@
 #include "oa/topology.h"
 #include "report/json_text.h"
 #include "tools/oaprof/commands.h"
-#include "tools/oaprof/metric_files.h"
+#include "session/metric_source.h"
 
 namespace oaprof::tools {
 namespace {
@@ -210,7 +210,7 @@ int run_decode(const DecodeOptions& opt) {
       throw std::invalid_argument("--metrics-xml needs --metric-set SET (see oaprof metrics list)");
     }
     if (!symbol.empty()) {
-      set = std::make_unique<oa::MetricSet>(load_metric_set(platform, symbol, opt.metrics_xml));
+      set = std::make_unique<oa::MetricSet>(session::load_metric_set(platform, symbol, opt.metrics_xml));
     }
     format = decode_format(opt, platform, set.get());
     const std::vector<std::uint8_t> bytes = read_input(opt.file);

@@ -7,12 +7,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "daemon/daemon_paths.h"
+#include "session/daemon_paths.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "report/json_text.h"
 #include "tools/oaprof/commands.h"
-#include "tools/oaprof/doctor.h"
+#include "run/doctor.h"
 
 namespace oaprof::tools {
 namespace {
@@ -65,7 +65,7 @@ void print_json(const doctor::DoctorOptions& opt, const std::vector<doctor::Chec
 
 int run_doctor(DoctorCommandOptions& opt) {
   mmio::SignalThread::start();  // doctor may hold forcewake: signals restore it (profile.cc)
-  const daemon::RootPathOption paths[] = {
+  const session::RootPathOption paths[] = {
       {"--sysfs-root", opt.sysfs_root, "/sys"},
       {"--debugfs", opt.debugfs_root, "/sys/kernel/debug"},
       {"--proc-root", opt.proc_root, "/proc"},
@@ -131,8 +131,8 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
                   "where oaprofd.service's drop-ins are (the exporter's, docs/exporter.md)")
       ->capture_default_str();
   sub->add_option("--daemon-socket", c.daemon_socket,
-                  std::string("oaprofd's socket (default: $") + daemon::kDaemonSocketEnv +
-                      ", else " + daemon::kDefaultDaemonSocket + ")");
+                  std::string("oaprofd's socket (default: $") + session::kDaemonSocketEnv +
+                      ", else " + session::kDefaultDaemonSocket + ")");
   sub->add_option("--opencl-library", c.opencl_library, "the OpenCL loader to inspect")
       ->capture_default_str();
   sub->add_flag("!--no-opencl-devices", c.opencl_platforms,

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "daemon/privilege_drop.h"
+#include "session/privilege_drop.h"
 #include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
@@ -19,7 +19,7 @@ std::vector<SubcommandFactory>& subcommand_factories() {
 
 int become_sudo_user(const char* command) {
   try {
-    daemon::drop_to_sudo_user();
+    session::drop_to_sudo_user();
     return 0;
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof " << command << ": " << e.what() << "\n";
@@ -30,10 +30,10 @@ int become_sudo_user(const char* command) {
   }
 }
 
-int require_root_paths(const char* command, std::span<const daemon::RootPathOption> paths) {
+int require_root_paths(const char* command, std::span<const session::RootPathOption> paths) {
   try {
-    daemon::require_root_paths_under_sudo(
-        paths, daemon::credentials_from_sudo(daemon::process_environment(), ::geteuid()));
+    session::require_root_paths_under_sudo(
+        paths, session::credentials_from_sudo(session::process_environment(), ::geteuid()));
     return 0;
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof " << command << ": " << e.what() << "\n";
@@ -43,7 +43,7 @@ int require_root_paths(const char* command, std::span<const daemon::RootPathOpti
 
 bool under_sudo() {
   try {
-    return daemon::credentials_from_sudo(daemon::process_environment(), ::geteuid()).has_value();
+    return session::credentials_from_sudo(session::process_environment(), ::geteuid()).has_value();
   } catch (const std::invalid_argument&) {
     return true;  // a malformed SUDO_UID is still sudo's environment: the stricter answer
   }

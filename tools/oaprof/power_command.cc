@@ -70,7 +70,7 @@ void print_table(const std::string& source, const power::EnergyWindow& w) {
 }
 
 int run_power(const PowerOptions& opt) {
-  const daemon::RootPathOption paths[] = {{"--sysfs-root", opt.sysfs_root, "/sys"},
+  const session::RootPathOption paths[] = {{"--sysfs-root", opt.sysfs_root, "/sys"},
                                           {"--dev-root", opt.dev_root, "/dev"}};
   if (const int rc = require_root_paths("power", paths); rc != 0) return rc;
   std::uint64_t duration_ns = 0;

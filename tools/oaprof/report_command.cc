@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "launch/peaks.h"
+#include "bench/peaks.h"
 #include "oa/platform.h"
 #include "report/roofline_svg.h"
 #include "report/run_input.h"
@@ -41,11 +41,11 @@ std::vector<report::TheoreticalPeaks> peaks_of(const std::vector<report::RunInpu
     if (!run) continue;
     const auto platform = oa::platform_by_name(run->platform);
     if (!platform) continue;
-    launch::PeakInputs pi = launch::peak_inputs(*platform);
+    bench::PeakInputs pi = bench::peak_inputs(*platform);
     if (run->eus > 0) pi.eus = run->eus;
     if (run->subslices && *run->subslices > 0) pi.subslices = *run->subslices;
     if (run->max_freq_mhz > 0) pi.freq_mhz = run->max_freq_mhz;
-    const launch::Peaks p = launch::compute_peaks(pi);
+    const bench::Peaks p = bench::compute_peaks(pi);
     const std::string device = run->device_detail.empty() ? run->platform : run->device_detail;
     const bool seen = std::any_of(out.begin(), out.end(), [&](auto& q) { return q.device == device; });
     if (seen) continue;

@@ -23,12 +23,12 @@
 #include <fmt/format.h>
 
 #include "daemon/daemon_log.h"
-#include "daemon/daemon_paths.h"
+#include "session/daemon_paths.h"
 #include "daemon/daemon_service.h"
 #include "daemon/exporter.h"
 #include "daemon/oaprofd.h"
-#include "daemon/privilege_drop.h"
-#include "daemon/state_dir.h"
+#include "session/privilege_drop.h"
+#include "session/state_dir.h"
 #include "daemon/systemd.h"
 #include "mmio/sim_gpu.h"
 
@@ -61,9 +61,9 @@ std::string metrics_dir_default() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string socket_path = oaprof::daemon::kDefaultDaemonSocket;
-  std::string state_dir = oaprof::daemon::kDefaultStateDir;
-  std::string group_name = oaprof::daemon::kDefaultDaemonGroup;
+  std::string socket_path = oaprof::session::kDefaultDaemonSocket;
+  std::string state_dir = oaprof::session::kDefaultStateDir;
+  std::string group_name = oaprof::session::kDefaultDaemonGroup;
   std::string device = "auto";
   std::vector<std::string> metrics_dirs;
   std::string sysfs_root = "/sys";
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
     if (::gethostname(host, sizeof host - 1) == 0) eo.hostname = host;
   }
 
-  const auto env = oaprof::daemon::process_environment();
+  const auto env = oaprof::session::process_environment();
   oaprof::daemon::ServiceOptions so;
   so.device.spec = device;
   so.device.sim.platform = oaprof::mmio::sim_platform_by_name(sim_platform);
@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   so.log = [](int level, const std::string& line) { log_line(level, line); };
 
   try {
-    oaprof::daemon::prepare_state_dir(state_dir);
+    oaprof::session::prepare_state_dir(state_dir);
   } catch (const std::exception& e) {
     log_line(3, e.what());
     return 1;

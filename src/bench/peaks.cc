@@ -1,0 +1,89 @@
+#include "bench/peaks.h"
+
+#include <cstdint>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace oaprof::bench {
+namespace {
+
+// The formulas' constants are reference/method.md's ("Theoretical peaks", Gen9/Gen9.5): 2 FPUs
+// of 4 lanes per EU, double precision a quarter of single, 64 B/cycle of L3 per subslice. No
+// kernel, Mesa or IGT source holds them. Threads per EU and FP64 come from the platform table
+// (Mesa intel_device_info.c num_thread_per_eu and has_64bit_float, src/oa/platform.cc).
+constexpr int kFpusPerEu = 2;
+constexpr int kLanesPerFpu = 4;
+constexpr double kDpFractionOfSp = 0.25;
+constexpr double kL3BytesPerCyclePerSubslice = 64;
+
+std::optional<unsigned long> read_hex(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string text;
+  if (!(in >> text)) return std::nullopt;
+  try {
+    return std::stoul(text, nullptr, 16);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Peaks compute_peaks(const PeakInputs& in) {
+  if (in.eus <= 0 || in.subslices <= 0 || !(in.freq_mhz > 0) || in.threads_per_eu <= 0) {
+    throw std::invalid_argument(fmt::format(
+        "peaks need positive --eus, --subslices and --freq-mhz (got {}, {}, {}; {} threads per "
+        "EU); with no Intel GPU in the platform table, give all three",
+        in.eus, in.subslices, in.freq_mhz, in.threads_per_eu));
+  }
+  const double hz = in.freq_mhz * 1e6;
+  Peaks p;
+  p.add_sp_flops = in.eus * kFpusPerEu * kLanesPerFpu * hz;
+  p.mad_sp_flops = 2 * p.add_sp_flops;
+  p.has_fp64 = in.has_fp64;
+  p.add_dp_flops = in.has_fp64 ? p.add_sp_flops * kDpFractionOfSp : 0;
+  p.mad_dp_flops = in.has_fp64 ? p.mad_sp_flops * kDpFractionOfSp : 0;
+  p.add_int_ops = p.add_sp_flops;
+  p.mad_int_ops = p.mad_sp_flops;
+  p.l3_bytes_per_s = kL3BytesPerCyclePerSubslice * in.subslices * hz;
+  p.hw_threads = in.eus * in.threads_per_eu;
+  return p;
+}
+
+std::optional<oa::Platform> detect_intel_platform(const std::filesystem::path& sysfs_root) {
+  if (auto gpu = detect_intel_gpu(sysfs_root)) return gpu->platform;
+  return std::nullopt;
+}
+
+std::optional<DetectedGpu> detect_intel_gpu(const std::filesystem::path& sysfs_root) {
+  std::error_code ec;
+  const auto dir = sysfs_root / "bus" / "pci" / "devices";
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const auto vendor = read_hex(entry.path() / "vendor");
+    const auto klass = read_hex(entry.path() / "class");
+    const auto device = read_hex(entry.path() / "device");
+    if (!vendor || !klass || !device || *vendor != 0x8086 || (*klass >> 16) != 0x03) continue;
+    if (auto p = oa::platform_for_pci_id(static_cast<std::uint16_t>(*device))) {
+      return DetectedGpu{*p, entry.path()};
+    }
+  }
+  return std::nullopt;
+}
+
+bool fills_hw_threads(std::size_t work_groups, std::size_t work_items, int hw_threads, int simd) {
+  if (hw_threads <= 0 || simd <= 0 || work_groups == 0 || work_items == 0) return false;
+  const std::size_t per_group = (work_items + static_cast<std::size_t>(simd) - 1) /
+                                static_cast<std::size_t>(simd);
+  return (work_groups * per_group) % static_cast<std::size_t>(hw_threads) == 0;
+}
+
+PeakInputs peak_inputs(const oa::Platform& platform) {
+  return {platform.eus, platform.subslices, platform.max_freq_mhz, platform.threads_per_eu,
+          platform.has_fp64};
+}
+
+}  // namespace oaprof::bench

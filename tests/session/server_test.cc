@@ -1,0 +1,335 @@
+#include "session/server.h"
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <grp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
+
+#include "tests/common/sim_fixture.h"
+#include "ipc/client.h"
+
+namespace oaprof::session {
+namespace {
+namespace wire = ipc::wire;
+
+class ServerTest : public ::testing::Test {
+ protected:
+  ServerTest() {
+    dir_ = std::filesystem::temp_directory_path() / ("oaprof-server-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "s.sock").string();
+    session_.start();
+    server_ = std::make_unique<Server>(path_, session_, std::vector<uid_t>{::getuid()});
+    server_->start();
+  }
+  ~ServerTest() override {
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  int raw_connect() {
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, path_.c_str());
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    return fd;
+  }
+
+  wire::Message raw_call(int fd, const std::vector<std::uint8_t>& bytes) {
+    EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+    std::uint8_t buf[wire::kMaxMessageBytes];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    EXPECT_GT(n, 0);
+    auto d = wire::decode({buf, static_cast<std::size_t>(n > 0 ? n : 0)});
+    EXPECT_TRUE(std::holds_alternative<wire::Message>(d));
+    return std::get<wire::Message>(d);
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+  test_support::SimFixture sim_;
+  std::atomic<int> rows_{0};
+  Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                   [this](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) { rows_++; }};
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, AClientMeasuresALaunchOverTheRealSocket) {
+  std::string error;
+  auto client = ipc::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->call(wire::Hello{1, 0}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
+  wire::Launch l;
+  l.work_dim = 1;
+  l.kernel_name = "k";
+  ASSERT_TRUE(client->call(l, error)) << error;
+  EXPECT_EQ(rows_.load(), 1);
+  // An error reply reaches the client as a failed call with the reason.
+  EXPECT_FALSE(client->call(l, error));
+  EXPECT_NE(error.find("not snapshotted"), std::string::npos) << error;
+}
+
+TEST_F(ServerTest, MalformedMessagesGetErrorsAndTheServerKeepsServing) {
+  const int fd = raw_connect();
+  const auto garbage = raw_call(fd, {1, 2, 3});
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(garbage.body));
+  EXPECT_EQ(std::get<wire::Error>(garbage.body).code, wire::ErrorCode::kBadMessage);
+
+  auto wrong_version = wire::encode({42, wire::Hello{1, 0}});
+  wrong_version[4] = 7;
+  const auto v = raw_call(fd, wrong_version);
+  EXPECT_EQ(v.request_id, 42u);
+  EXPECT_EQ(std::get<wire::Error>(v.body).code, wire::ErrorCode::kUnsupportedVersion);
+
+  const auto oversized = raw_call(fd, std::vector<std::uint8_t>(wire::kMaxMessageBytes + 10, 0));
+  EXPECT_NE(std::get<wire::Error>(oversized.body).message.find("exceeds"), std::string::npos);
+
+  const auto ok = raw_call(fd, wire::encode({43, wire::Hello{1, 0}}));
+  EXPECT_EQ(ok.request_id, 43u);
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(ok.body));
+  EXPECT_EQ(server_->messages_rejected(), 3u);
+  ::close(fd);
+}
+
+TEST_F(ServerTest, AClientThatDiesMidLaunchIsCleanedUp) {
+  {
+    std::string error;
+    auto client = ipc::Client::connect(path_, error);
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error));
+  }  // closes the socket without finishing the launch
+  for (int i = 0; i < 200 && session_.launches_dropped() == 0; ++i) ::usleep(5000);
+  EXPECT_EQ(session_.launches_dropped(), 1u);
+  // A new client is served normally.
+  std::string error;
+  auto client = ipc::Client::connect(path_, error);
+  ASSERT_TRUE(client);
+  EXPECT_TRUE(client->call(wire::Hello{2, 0}, error)) << error;
+}
+
+wire::Launch finished_launch(std::uint64_t id) {
+  wire::Launch l;
+  l.launch_id = id;
+  l.work_dim = 1;
+  l.kernel_name = "k";
+  return l;
+}
+
+// The layer's fast path: the hello brings a shared-memory channel and every further message of
+// the launch goes through it, answered exactly as over the socket.
+TEST_F(ServerTest, AClientWithAChannelMeasuresLaunchesThroughIt) {
+  std::string error;
+  auto client = ipc::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(1, true, error)) << error;
+  ASSERT_TRUE(client->has_channel());
+  EXPECT_EQ(server_->channels_opened(), 1u);
+  for (std::uint64_t id = 0; id < 50; ++id) {
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) << error;
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) << error;
+    ASSERT_TRUE(client->post(finished_launch(id), error)) << error;
+  }
+  // The last record's reply comes with the next call; an error still reaches the caller.
+  EXPECT_FALSE(client->call(wire::Snapshot{99, wire::Phase::kAfter}, error));
+  EXPECT_NE(error.find("no 'before'"), std::string::npos) << error;
+  EXPECT_EQ(rows_.load(), 50);
+  EXPECT_EQ(server_->messages_rejected(), 0u);
+}
+
+TEST_F(ServerTest, AClientThatAsksForNoChannelStaysOnTheSocket) {
+  std::string error;
+  auto client = ipc::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(1, false, error)) << error;
+  EXPECT_FALSE(client->has_channel());
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
+  ASSERT_TRUE(client->call(finished_launch(0), error)) << error;
+  EXPECT_EQ(rows_.load(), 1);
+  EXPECT_EQ(server_->channels_opened(), 0u);
+}
+
+// A program that posts its last launch record and exits at once: the record is still in the
+// ring when the socket closes, and must become a row all the same.
+TEST_F(ServerTest, ARecordLeftInTheChannelByAnExitingClientIsKept) {
+  for (std::uint64_t id = 0; id < 20; ++id) {
+    std::string error;
+    auto client = ipc::Client::connect(path_, error);
+    ASSERT_TRUE(client) << error;
+    ASSERT_TRUE(client->hello(1, true, error)) << error;
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) << error;
+    ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) << error;
+    ASSERT_TRUE(client->post(finished_launch(id), error)) << error;
+  }  // each client goes right after its post
+  server_.reset();  // stopping drains whatever the channels still hold
+  EXPECT_EQ(rows_.load(), 20);
+  EXPECT_EQ(session_.launches_dropped(), 0u);
+}
+
+// The client owns half of the mapping: when it scribbles over the ring's counters the server
+// cuts it off (its socket is shut down) and goes on serving everyone else.
+TEST_F(ServerTest, AClientThatCorruptsItsChannelIsCutOffAndOthersAreServed) {
+  const int fd = raw_connect();
+  const auto hello = wire::encode({1, wire::Hello{1, ipc::channel::kHelloWantsChannel}});
+  ASSERT_EQ(::send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  int mapping_fd = -1;
+  ASSERT_GT(ipc::channel::receive_with_fd(fd, buf, &mapping_fd), 0);
+  ASSERT_GE(mapping_fd, 0);
+  // Sealed: the client cannot shrink the mapping under the server.
+  EXPECT_NE(::ftruncate(mapping_fd, 16), 0);
+  void* m = ::mmap(nullptr, ipc::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                   mapping_fd, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  auto* layout = ipc::channel::attach(m, ipc::channel::kChannelBytes);
+  ASSERT_NE(layout, nullptr);
+  layout->to_server.tail.store(1000);  // far more messages than there are slots
+  ipc::channel::wake_consumer(layout->to_server);
+  pollfd p{fd, POLLIN, 0};
+  bool hung_up = false;
+  for (int i = 0; i < 400 && !hung_up; ++i) {
+    hung_up = ::poll(&p, 1, 10) > 0 && (p.revents & POLLHUP) != 0;
+  }
+  EXPECT_TRUE(hung_up) << "the server kept a client that corrupted its channel";
+  ::munmap(m, ipc::channel::kChannelBytes);
+  ::close(mapping_fd);
+  ::close(fd);
+
+  std::string error;
+  auto client = ipc::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(2, true, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
+  ASSERT_TRUE(client->call(finished_launch(0), error)) << error;
+  EXPECT_EQ(rows_.load(), 1);
+}
+
+TEST(ServerRefusalTest, AUidNotAllowedIsToldItIsNotAuthorised) {
+  // The client is the test itself when it is not root (root is always let in), else a child
+  // that becomes nobody. Either way its uid is not the one allowed.
+  const uid_t client_uid = ::geteuid() == 0 ? 65534 : ::geteuid();
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("oaprof-refuse-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ::chmod(dir.c_str(), 0755);
+  const std::string path = (dir / "s.sock").string();
+  test_support::SimFixture sim;
+  Session session(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                  [](const oa::LaunchRecord&, const power::EnergyReading*,
+                     const power::EnergyReading*) {});
+  session.start();
+  auto server = std::make_unique<Server>(path, session, std::vector<uid_t>{client_uid + 1});
+  ::chmod(path.c_str(), 0777);  // the kernel lets nobody connect; the server must refuse
+  server->start();
+
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Only system calls between fork and _exit: the test process has threads.
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
+                             ::setuid(65534) != 0)) {
+      ::_exit(90);
+    }
+    const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) ::_exit(91);
+    std::uint8_t buf[wire::kMaxMessageBytes];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0 || ::write(pipe_fds[1], buf, static_cast<std::size_t>(n)) != n) ::_exit(92);
+    ::_exit(0);
+  }
+  ::close(pipe_fds[1]);
+  std::vector<std::uint8_t> reply(wire::kMaxMessageBytes);
+  const ssize_t n = ::read(pipe_fds[0], reply.data(), reply.size());
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "client status " << status;
+  ASSERT_GT(n, 0);
+  reply.resize(static_cast<std::size_t>(n));
+  const auto decoded = wire::decode(reply);
+  ASSERT_TRUE(std::holds_alternative<wire::Message>(decoded));
+  const auto& error = std::get<wire::Error>(std::get<wire::Message>(decoded).body);
+  EXPECT_EQ(error.code, wire::ErrorCode::kNotAuthorised);
+  EXPECT_NE(error.message.find("uid " + std::to_string(client_uid) + " may not use"),
+            std::string::npos)
+      << error.message;
+  EXPECT_EQ(server->clients_refused(), 1u);
+  server.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A run's socket is an abstract name (no file for a user to swap under root), and a run serves a
+// bounded number of connections, refusing the next one with a reply that says so.
+TEST(ServerSetupTest, ARunListensOnAnAbstractNameAndBoundsItsClients) {
+  test_support::SimFixture sim;
+  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+            [](const oa::LaunchRecord&, const power::EnergyReading*,
+               const power::EnergyReading*) {});
+  s.start();
+  const std::string address = private_socket_address();
+  EXPECT_EQ(address.rfind("@oaprof-", 0), 0u) << address;
+  EXPECT_EQ(address.size(), 8u + 32u);
+  EXPECT_NE(address, private_socket_address());
+  Server server(address, s, {::getuid()}, 2);
+  server.start();
+  std::string error;
+  auto a = ipc::Client::connect(address, error);
+  ASSERT_TRUE(a) << error;
+  EXPECT_TRUE(a->hello(1, false, error)) << error;
+  auto b = ipc::Client::connect(address, error);
+  ASSERT_TRUE(b) << error;
+  EXPECT_TRUE(b->hello(2, false, error)) << error;
+  // The third is told at once, before it asks anything.
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, address.data() + 1, address.size() - 1);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr),
+                      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + address.size())),
+            0);
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  ASSERT_GT(n, 0);
+  const auto decoded = wire::decode({buf, static_cast<std::size_t>(n)});
+  ASSERT_TRUE(std::holds_alternative<wire::Message>(decoded));
+  const auto& refused = std::get<wire::Error>(std::get<wire::Message>(decoded).body);
+  EXPECT_EQ(refused.code, wire::ErrorCode::kBusy);
+  EXPECT_NE(refused.message.find("serves at most 2 connections at once"), std::string::npos)
+      << refused.message;
+  EXPECT_EQ(server.clients_refused(), 1u);
+  server.stop();
+}
+
+TEST(ServerSetupTest, AnExistingPathIsAClearError) {
+  test_support::SimFixture sim;
+  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
+  try {
+    Server server("/proc/version", s, {});
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen on /proc/version"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace oaprof::session
