@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 namespace oaprof::ipc {
-namespace channel = ipc::channel;
 
 std::unique_ptr<ChannelServer> ChannelServer::create(Answer answer, std::function<void()> settle,
                                                      int client_socket,

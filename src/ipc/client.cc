@@ -18,8 +18,6 @@
 #include "ipc/unix_address.h"
 
 namespace oaprof::ipc {
-namespace wire = ipc::wire;
-namespace channel = ipc::channel;
 
 struct Client::Channel {
   void* mapping = nullptr;
