@@ -11,6 +11,7 @@
 
 #include "session/register_journal.h"
 #include "session/session_lock.h"
+#include "session/unit.h"
 #include "session/trusted_metrics.h"
 #include "gpu/counter_source.h"
 #include "oa/report_format.h"
@@ -41,9 +42,7 @@ struct DaemonService::Active {
   std::uint64_t client = 0;
   Peer peer;
   std::string holder;
-  std::optional<session::SessionLock> lock;
-  std::unique_ptr<session::SessionJournal> journal;  // its state file goes after the device, before the lock
-  gpu::Device device;
+  session::Unit unit;  // the lock, the journal and the device, released in that reverse order
   std::unique_ptr<power::EnergySource> energy;
   std::optional<EnergyGate> energy_gate;  // what of `energy` this client may see, and how often
   power::SimEnergySource* sim_energy = nullptr;
@@ -179,37 +178,26 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     active->holder += " (oaprofd's Prometheus exporter, which gives the unit to any session "
                       "through oaprofd: run oaprof without sudo, or with --daemon always)";
   }
-  std::string busy_holder;
-  active->lock = session::SessionLock::try_acquire(lock_file(), active->holder, &busy_holder);
-  if (!active->lock) return wire::Error{ErrorCode::kBusy, "busy: held by " + busy_holder};
   active_ = std::move(active);
   Active& a = *active_;
   try {
-    // A state file here under the lock is a dead holder's (a local oaprof killed, or a session
-    // of ours whose restore failed): put its registers back before a new journal replaces it.
-    if (auto done = session::restore_state_file(state_file(), options_.device)) log(5, *done);
     gpu::DeviceOptions dopt = options_.device;
     dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
-    a.journal = std::make_unique<session::SessionJournal>(
-        state_file(), session::StateContents{options_.device.spec, {}, a.holder, {}});
-    dopt.wrap_mmio = [&a](std::unique_ptr<mmio::Mmio> inner) {
-      return a.journal->wrap(std::move(inner));
-    };
-    a.device = gpu::open_device(dopt);
-    const oa::Platform& platform = a.device.platform;
+    a.unit = session::take_unit(session::UnitFiles{lock_file(), state_file()}, a.holder,
+                                std::move(dopt), [this](const std::string& done) { log(5, done); });
+    const oa::Platform& platform = a.unit.device.platform;
     const oa::ReportFormat format = oa::parse_format(request.format, platform.gen);
     session::MetricChoice metrics = session::choose_metric_set(platform, request.metric_set, request.metrics_xml,
                                              options_.metrics_dirs, options_.metrics_owner);
-    a.source = gpu::make_counter_source(request.access, a.device);
+    a.source = gpu::make_counter_source(request.access, a.unit.device);
 
     wire::Opened opened;
-    const std::string energy_name = !options_.lend_energy ? std::string("none")
-                                    : request.energy == "auto" && a.device.simulated()
-                                        ? std::string("sim")
-                                        : request.energy;
-    power::check_energy_backend_for_device(energy_name, a.device.simulated(), a.device.label());
+    const std::string energy_name =
+        options_.lend_energy ? session::energy_backend_for(request.energy, a.unit.device.simulated())
+                             : std::string("none");
+    power::check_energy_backend_for_device(energy_name, a.unit.device.simulated(), a.unit.device.label());
     power::EnergyRoots energy_roots = options_.energy_roots;
-    energy_roots.gpu_pci_address = a.device.pci_address;  // a discrete GPU's own sensors
+    energy_roots.gpu_pci_address = a.unit.device.pci_address;  // a discrete GPU's own sensors
     power::EnergyChoice choice = power::choose_energy_source(energy_name, energy_roots);
     opened.energy_reason = options_.lend_energy ? choice.reason : std::string(kNoEnergyLent);
     if (choice.source) {
@@ -221,26 +209,29 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
         opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
       }
     }
-    const mmio::OaConfig config = session::oa_config_for(metrics.set, platform, a.device.facts);
+    const mmio::OaConfig config = session::oa_config_for(metrics.set, platform, a.unit.device.facts);
     a.source->start(format, config);
     a.format = format;
     a.metrics_xml = request.metrics_xml;
     a.set_configs.emplace(metrics.set.symbol(), config);  // a replay switches back to it
 
-    opened.label = a.device.label();
-    opened.detail = a.device.mmio->describe();
-    opened.pci_id = a.device.pci_id;
-    opened.simulated = a.device.simulated();
-    opened.xe = a.device.platform.driver == oa::KernelDriver::kXe;
+    opened.label = a.unit.device.label();
+    opened.detail = a.unit.device.mmio->describe();
+    opened.pci_id = a.unit.device.pci_id;
+    opened.simulated = a.unit.device.simulated();
+    opened.xe = a.unit.device.platform.driver == oa::KernelDriver::kXe;
     opened.format = std::string(oa::layout_of(format).name);
     opened.metric_set = metrics.set.symbol();
     opened.metrics_file = metrics.file.string();
-    opened.facts = a.device.facts;
+    opened.facts = a.unit.device.facts;
     if (client != background_client_) ++client_sessions_;
     log(6, fmt::format("session opened for {}: {} on {}, format {}, metric set {}, energy {}",
                        a.holder, request.access, opened.detail, opened.format, opened.metric_set,
                        opened.energy_backend.empty() ? "none" : opened.energy_backend));
     return opened;
+  } catch (const session::UnitBusy& e) {
+    active_.reset();  // it took nothing: the lock is another process's
+    return wire::Error{ErrorCode::kBusy, e.what()};
   } catch (const std::exception& e) {
     if (const auto* import = dynamic_cast<const session::MetricImportError*>(&e)) {
       log(4, fmt::format("{} asked for a metric file that does not import: {}", a.holder,
@@ -266,11 +257,11 @@ wire::Body DaemonService::switch_set(const wire::SwitchSet& request) {
                                      kMaxSessionSets)};
     }
     const session::MetricChoice metrics =
-        session::choose_metric_set(a.device.platform, request.metric_set, a.metrics_xml,
+        session::choose_metric_set(a.unit.device.platform, request.metric_set, a.metrics_xml,
                           options_.metrics_dirs, options_.metrics_owner);
     it = a.set_configs
              .emplace(request.metric_set,
-                      session::oa_config_for(metrics.set, a.device.platform, a.device.facts))
+                      session::oa_config_for(metrics.set, a.unit.device.platform, a.unit.device.facts))
              .first;
     // Once per set, not per switch: a kernel replay switches twice a launch.
     log(6, fmt::format("session of {} switches among metric sets, now also {}", a.holder,
@@ -335,7 +326,7 @@ void DaemonService::end_session(const std::string& why, bool log_if_untouched) {
     log(3, fmt::format("restoring the OA unit after {} failed: {}; writing the journal back",
                        a.holder, e.what()));
     try {
-      if (a.journal) a.journal->write_back();
+      if (a.unit.journal) a.unit.journal->write_back();
     } catch (const std::exception& again) {
       restored = false;
       log(3, fmt::format("writing the journal back failed too: {}", again.what()));
@@ -344,17 +335,17 @@ void DaemonService::end_session(const std::string& why, bool log_if_untouched) {
   a.source.reset();
   a.energy.reset();
   try {
-    a.device = gpu::Device{};  // releases forcewake, restoring its request registers
+    a.unit.device = gpu::Device{};  // releases forcewake, restoring its request registers
   } catch (const std::exception& e) {
     restored = false;
     log(3, fmt::format("closing the device failed: {}", e.what()));
   }
-  const std::size_t registers = a.journal ? a.journal->registers() : 0;
-  if (a.journal && restored) {
-    a.journal->mark_restored();  // the state file goes with the journal, before the lock
-  } else if (a.journal && a.journal->has_state_file()) {
+  const std::size_t registers = a.unit.journal ? a.unit.journal->registers() : 0;
+  if (a.unit.journal && restored) {
+    a.unit.journal->mark_restored();  // the state file goes with the journal, before the lock
+  } else if (a.unit.journal && a.unit.journal->has_state_file()) {
     log(3, fmt::format("state file {} kept: the next oaprofd start restores it",
-                       a.journal->state_file().string()));
+                       a.unit.journal->state_file().string()));
   }
   if (registers > 0 || log_if_untouched) {
     log(6, fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));

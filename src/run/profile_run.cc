@@ -28,6 +28,7 @@
 
 #include "session/child.h"
 #include "session/daemon_paths.h"
+#include "session/gpu_access.h"
 #include "session/register_journal.h"
 #include "session/remote_source.h"
 #include "session/row_writer.h"
@@ -99,163 +100,54 @@ fs::path installed_library(const char* env, const char* file) {
 
 namespace {
 
-// What a run holds of the GPU, declared so that it goes in the right order: the lock outlives
-// the journal, which outlives the device (forcewake let go first, then the state file, then the
-// lock). Locally: the device, under oaprofd's lock and with its journal; through oaprofd: the
-// client and what the daemon opened.
-struct GpuHold {
-  std::optional<session::SessionLock> lock;
-  std::unique_ptr<session::SessionJournal> journal;
-  gpu::Device device;
-  std::shared_ptr<session::DaemonClient> client;
-  std::optional<ipc::wire::Opened> opened;
-  oa::Platform platform;  // with the device's own topology and timestamp frequency
-  oa::DeviceFacts facts;  // and where they came from
-  std::string label, detail;
-  bool simulated = false;
-  std::unique_ptr<gpu::CounterSource> source;
-  std::unique_ptr<oa::MetricSet> metrics;
-  // Kernel replay across sets: every set's, metrics the first of them.
-  std::vector<std::unique_ptr<oa::MetricSet>> pass_metrics;
-  oa::ReportFormat format{};
+// The run ends before its session started: `exit_code`, after the access let go of what it took.
+int untouched(session::GpuAccess& gpu, int exit_code) {
+  gpu.untouched();
+  return exit_code;
+}
 
-  // Before the session starts only the device has written registers (forcewake), and it puts
-  // them back as it closes: the journal's state file may go with it.
-  int untouched(int exit_code) {
-    if (journal) journal->mark_restored();
-    return exit_code;
-  }
-};
-
-void open_through_daemon(const ProfilePlan& plan, GpuHold& gpu) {
-  gpu.client = std::make_shared<session::DaemonClient>(session::daemon_socket_path());
-  ipc::wire::Open request;
-  request.pid = static_cast<std::uint32_t>(::getpid());
-  request.device = plan.device.spec;
+// What the run asks of the GPU, from the plan.
+session::GpuRequest gpu_request(const ProfilePlan& plan) {
+  session::GpuRequest request;
+  request.device = plan.device;
   request.access = plan.access;
   request.format = plan.format_text;
   request.metric_set = plan.metric_set;
-  // The daemon resolves paths from its own working directory, not ours.
-  request.metrics_xml =
-      plan.metrics_xml.empty() ? std::string() : fs::absolute(plan.metrics_xml).string();
+  request.metrics_xml = plan.metrics_xml;
+  if (kernel_replay_across_sets(plan)) request.pass_sets = plan.pass_sets;
   request.energy = plan.energy;
-  gpu.opened = gpu.client->open(request);
-  const ipc::wire::Opened& opened = *gpu.opened;
-  gpu.facts = opened.facts;
-  gpu.platform = oa::apply_facts(oa::require_platform_for_pci_id(opened.pci_id),
-                                 gpu.facts);
-  if (opened.xe) gpu.platform.driver = oa::KernelDriver::kXe;  // TGL to MTL may be xe's too
-  gpu.format = oa::parse_format(opened.format, gpu.platform.gen);
-  gpu.source = session::make_remote_counter_source(gpu.client, gpu.format, opened.simulated);
-  // The daemon programmed the set; the same file gives its equations here.
-  gpu.metrics = std::make_unique<oa::MetricSet>(
-      session::load_metric_set(gpu.platform, opened.metric_set, opened.metrics_file));
-  // Kernel replay across sets: the others from the same file, which oaprofd switches among.
-  if (kernel_replay_across_sets(plan)) {
-    for (const std::string& set : plan.pass_sets) {
-      gpu.pass_metrics.push_back(std::make_unique<oa::MetricSet>(
-          session::load_metric_set(gpu.platform, set, opened.metrics_file)));
-    }
-  }
-  gpu.label = opened.label;
-  gpu.detail = opened.detail + " via oaprofd";
-  gpu.simulated = opened.simulated;
+  request.creds = plan.creds;
+  request.state_dir = plan.state_dir;
+  request.holder_uid = plan.creds ? plan.creds->uid : ::getuid();
+  return request;
 }
 
-// Everything but the in-process simulator is shared with other runs and oaprofd: the unit is
-// taken as oaprofd takes it, under its lock and with its journal, so that two runs never program
-// it at once and a run killed with SIGKILL leaves what the next one restores.
-void take_shared_unit(const ProfilePlan& plan, gpu::DeviceOptions& dopt, GpuHold& gpu) {
-  session::prepare_state_dir(plan.state_dir);
-  const std::string holder =
-      session::holder_text(plan.creds ? plan.creds->uid : ::getuid(), ::getpid());
-  std::string busy;
-  gpu.lock = session::SessionLock::try_acquire(plan.state_dir / "session.lock", holder, &busy);
-  if (!gpu.lock) {
-    throw std::runtime_error(
-        fmt::format("busy: the OA unit is held by {}; wait for that run to end", busy));
-  }
-  if (auto done = session::restore_state_file(plan.state_dir / "state", dopt)) {
-    std::cerr << "oaprof: " << *done << "\n";
-  }
-  gpu.journal = std::make_unique<session::SessionJournal>(
-      plan.state_dir / "state", session::StateContents{dopt.spec, {}, holder, {}});
-  dopt.wrap_mmio = [journal = gpu.journal.get()](std::unique_ptr<mmio::Mmio> inner) {
-    return journal->wrap(std::move(inner));
-  };
-}
-
-void open_locally(const ProfilePlan& plan, GpuHold& gpu) {
-  gpu::DeviceOptions dopt = plan.device;
-  if (dopt.spec != "sim") take_shared_unit(plan, dopt, gpu);
-  gpu.device = gpu::open_device(dopt);
-  gpu.platform = gpu.device.platform;
-  gpu.facts = gpu.device.facts;
-  gpu.label = gpu.device.label();
-  gpu.detail = gpu.device.mmio->describe();
-  gpu.simulated = gpu.device.simulated();
-  gpu.format = oa::parse_format(plan.format_text, gpu.platform.gen);
-  gpu.source = gpu::make_counter_source(plan.access, gpu.device);
-  // A file the user names is read as the user (session/user_file.h).
-  gpu.metrics = std::make_unique<oa::MetricSet>(
-      session::load_metric_set(gpu.platform, plan.metric_set, plan.metrics_xml, plan.creds));
-  if (!kernel_replay_across_sets(plan)) return;
-  for (const std::string& set : plan.pass_sets) {
-    gpu.pass_metrics.push_back(std::make_unique<oa::MetricSet>(
-        session::load_metric_set(gpu.platform, set, plan.metrics_xml, plan.creds)));
-  }
-}
-
-// 0, or the exit status after saying why on stderr.
-int open_gpu(const ProfilePlan& plan, GpuHold& gpu) {
+// The GPU, taken here or through oaprofd (decided once, in the plan): 0, or the exit status
+// after saying why on stderr.
+int open_gpu(const ProfilePlan& plan, std::unique_ptr<session::GpuAccess>& gpu) {
   try {
-    if (plan.through_daemon) {
-      open_through_daemon(plan, gpu);
-    } else {
-      open_locally(plan, gpu);
-    }
+    gpu = session::open_gpu_access(gpu_request(plan), plan.through_daemon);
     return 0;
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return gpu.untouched(kExitUsage);
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return gpu.untouched(kExitSetup);
+    return kExitSetup;
   }
 }
 
-// The energy backend; a missing one is not fatal: rows then carry the reason instead of figures.
-struct EnergySetup {
-  std::unique_ptr<power::EnergySource> source;
-  std::string reason;
-  power::SimEnergySource* sim = nullptr;  // the simulated RAPL tree, driven by the GPU's activity
-};
-
 // 0, or the exit status after saying why on stderr.
-int open_energy(const ProfilePlan& plan, const GpuHold& gpu, EnergySetup& energy) {
-  if (gpu.client) {
-    energy.source = session::make_remote_energy_source(gpu.client, *gpu.opened);
-    energy.reason = gpu.opened->energy_reason;
-  } else {
-    try {
-      power::EnergyRoots roots;
-      roots.sysfs = plan.device.sysfs_root;
-      roots.gpu_pci_address = gpu.device.pci_address;  // a discrete GPU's own sensors (xe-hwmon)
-      const std::string name =
-          plan.energy == "auto" && gpu.simulated ? std::string("sim") : plan.energy;
-      power::EnergyChoice choice = power::choose_energy_source(name, roots);
-      energy.reason = choice.reason;
-      if (choice.source) {
-        energy.sim = dynamic_cast<power::SimEnergySource*>(choice.source.get());
-        // Read often enough in the background that no RAPL counter wraps twice unseen.
-        energy.source = std::make_unique<power::EnergySampler>(std::move(choice.source));
-      }
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "oaprof: " << e.what() << "\n";
-      return kExitUsage;
-    }
+int open_energy(const ProfilePlan& plan, session::GpuAccess& gpu, session::EnergySetup& energy) {
+  try {
+    energy = gpu.open_energy(gpu_request(plan));
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return kExitUsage;
   }
-  if (!energy.source && !plan.quiet) std::cerr << "oaprof: no energy figures: " << energy.reason << "\n";
+  if (!energy.source && !plan.quiet) {
+    std::cerr << "oaprof: no energy figures: " << energy.reason << "\n";
+  }
   return 0;
 }
 
@@ -310,7 +202,8 @@ int open_outputs(const ProfilePlan& plan, Outputs& out) {
 }
 
 // The run's metadata, as the outputs' headers carry it.
-report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const EnergySetup& energy) {
+report::RunInfo make_run_info(const ProfilePlan& plan, session::GpuAccess& gpu,
+                               const session::EnergySetup& energy) {
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
   info.mode = run_mode_name(plan.mode);
@@ -325,13 +218,7 @@ report::RunInfo make_run_info(const ProfilePlan& plan, GpuHold& gpu, const Energ
   info.facts = gpu.facts;
   info.max_freq_mhz = gpu.platform.max_freq_mhz;
   info.min_freq_mhz = gpu.platform.min_freq_mhz;
-  if (!gpu.client) {
-    try {
-      info.start_freq_mhz = gpu::read_gpu_freq_mhz(gpu.device);
-    } catch (const std::exception&) {
-      // Unknown, as the JSON then says; the counters do not depend on it.
-    }
-  }
+  if (const auto mhz = gpu.start_freq_mhz()) info.start_freq_mhz = *mhz;
   info.timestamp_hz = gpu.platform.timestamp_hz;
   info.command = plan.command;
   info.host = plan.who.host;
@@ -464,7 +351,7 @@ struct SetOutput {
 // several make a kernel replay across sets, whose records go to their set's outputs.
 class ProfileRun {
  public:
-  ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy,
+  ProfileRun(const ProfilePlan& plan, session::GpuAccess& gpu, session::EnergySetup& energy,
              std::vector<SetOutput> sets);
   // How long programming the OA unit took (session start, mux settle included).
   std::chrono::nanoseconds programming_time() const { return programming_time_; }
@@ -479,7 +366,6 @@ class ProfileRun {
  private:
   void write_row(const oa::LaunchRecord& r, const power::EnergyReading* begin,
                  const power::EnergyReading* end);
-  bool stop_session();
   std::optional<std::string> drain_rows();
   void send_summary();
   int finish(int exit_code);
@@ -496,8 +382,8 @@ class ProfileRun {
   std::mutex capture_mu_;
   std::chrono::nanoseconds programming_time_{0};
   const ProfilePlan& plan_;
-  GpuHold& gpu_;
-  EnergySetup& energy_;
+  session::GpuAccess& gpu_;
+  session::EnergySetup& energy_;
   std::string no_energy_reason_;
   // Rows are formatted and written on a thread of their own: the thread answering the program's
   // snapshots never waits for a file.
@@ -508,7 +394,7 @@ class ProfileRun {
   session::Session session_;
 };
 
-ProfileRun::ProfileRun(const ProfilePlan& plan, GpuHold& gpu, EnergySetup& energy,
+ProfileRun::ProfileRun(const ProfilePlan& plan, session::GpuAccess& gpu, session::EnergySetup& energy,
                        std::vector<SetOutput> sets)
     : sets_(std::move(sets)),
       plan_(plan),
@@ -537,7 +423,7 @@ void ProfileRun::write_row(const oa::LaunchRecord& r, const power::EnergyReading
   set.out->files->add(r, e);
   set.out->table->add(r, e);
   set.out->rows.fetch_add(1, std::memory_order_relaxed);
-  if (!gpu_.client || r.pass_set != 0) return;  // a launch counts once in the summary
+  if (!gpu_.rows_before_stop() || r.pass_set != 0) return;  // a launch counts once in the summary
   std::lock_guard lock(totals_mu_);
   ipc::wire::KernelSummary& k = kernel_totals_[r.launch.kernel_name];
   k.kernel = r.launch.kernel_name;
@@ -591,11 +477,7 @@ void ProfileRun::send_summary() {
     kernels.resize(ipc::wire::kMaxSummaryKernels - 1);
     kernels.push_back(other);
   }
-  try {
-    (void)gpu_.client->call(ipc::wire::Summary{std::move(kernels)});
-  } catch (const std::exception&) {
-    // The session's end says what broke; the rows are on disk either way.
-  }
+  gpu_.send_summary(std::move(kernels));
 }
 
 int ProfileRun::start() {
@@ -634,42 +516,8 @@ int ProfileRun::start() {
     std::cerr << "oaprof: cannot program the OA unit: " << e.what() << "\n";
     // Programming puts back what it wrote before it throws; the device does the rest as it
     // closes.
-    return gpu_.untouched(kExitSetup);
+    return untouched(gpu_, kExitSetup);
   }
-}
-
-// Ends the session, restoring every register it touched; the journal is the fallback locally.
-// False when the session could not be ended cleanly.
-bool ProfileRun::stop_session() {
-  try {
-    session_.stop();
-    if (gpu_.journal) gpu_.journal->mark_restored();
-    return true;
-  } catch (const std::exception& e) {
-    if (gpu_.client) {
-      std::cerr << fmt::format(
-          "oaprof: warning: the session with oaprofd could not be closed: {}; oaprofd puts the "
-          "registers back itself when a client disconnects, or when it starts again after a "
-          "crash\n",
-          e.what());
-      return false;
-    }
-    std::cerr << fmt::format(
-        "oaprof: warning: restoring the OA unit failed: {}; writing the journal back\n", e.what());
-  }
-  if (!gpu_.journal) return false;
-  try {
-    gpu_.journal->write_back();
-    gpu_.journal->mark_restored();
-  } catch (const std::exception& again) {
-    std::cerr << fmt::format("oaprof: writing the journal back failed too: {}\n", again.what());
-    if (gpu_.journal->has_state_file()) {
-      std::cerr << fmt::format("oaprof: {} is kept: the next oaprof or oaprofd start restores "
-                               "the registers it lists\n",
-                               gpu_.journal->state_file().string());
-    }
-  }
-  return false;
 }
 
 // A session that could not be ended cleanly (oaprofd gone, a failed restore) does not cost the
@@ -678,12 +526,12 @@ int ProfileRun::finish(int exit_code) {
   // Locally the registers go back first; through oaprofd the rows are written first, so that
   // the summary sent before the session closes counts them all.
   std::optional<std::string> drain_error;
-  if (gpu_.client) {
+  if (gpu_.rows_before_stop()) {
     drain_error = drain_rows();
     send_summary();
   }
-  if (!stop_session() && exit_code == 0) exit_code = kExitSession;
-  if (!gpu_.client) drain_error = drain_rows();
+  if (!gpu_.stop(session_) && exit_code == 0) exit_code = kExitSession;
+  if (!gpu_.rows_before_stop()) drain_error = drain_rows();
   if (drain_error) {
     std::cerr << "oaprof: " << *drain_error << "\n";
     if (exit_code == 0) exit_code = kExitOutput;
@@ -866,13 +714,14 @@ int open_run_outputs(const ProfilePlan& plan, std::vector<std::unique_ptr<Output
 int run_once(const ProfilePlan& plan, std::span<report::Pass> captures = {},
              PassCost* cost = nullptr) {
   const auto begin = std::chrono::steady_clock::now();
-  GpuHold gpu;
-  if (int rc = open_gpu(plan, gpu); rc != 0) return rc;
-  EnergySetup energy;
-  if (int rc = open_energy(plan, gpu, energy); rc != 0) return gpu.untouched(rc);
+  std::unique_ptr<session::GpuAccess> access;
+  if (int rc = open_gpu(plan, access); rc != 0) return rc;
+  session::GpuAccess& gpu = *access;
+  session::EnergySetup energy;
+  if (int rc = open_energy(plan, gpu, energy); rc != 0) return untouched(gpu, rc);
   std::vector<std::unique_ptr<Outputs>> outs;
   std::vector<OutputPlan> names;
-  if (int rc = open_run_outputs(plan, outs, names); rc != 0) return gpu.untouched(rc);
+  if (int rc = open_run_outputs(plan, outs, names); rc != 0) return untouched(gpu, rc);
   report::RunInfo info = make_run_info(plan, gpu, energy);
   if (energy.source) measure_idle(plan, *energy.source, info);
   std::vector<SetOutput> sets;
@@ -889,7 +738,7 @@ int run_once(const ProfilePlan& plan, std::span<report::Pass> captures = {},
   if (int rc = run.start(); rc != 0) return rc;
   if (cost != nullptr) {
     cost->setup = std::chrono::steady_clock::now() - begin;
-    if (!gpu.client) cost->programming = run.programming_time();
+    if (gpu.programs_here()) cost->programming = run.programming_time();
   }
   // From here to the last output written, a signal never ends oaprof (on_profile_signal).
   const mmio::ScopedSignalHandler signals(&on_profile_signal);

@@ -1,0 +1,42 @@
+#include "session/unit.h"
+
+#include <utility>
+
+namespace oaprof::session {
+
+Unit take_unit(const UnitFiles& files, const std::string& holder, gpu::DeviceOptions device,
+               const std::function<void(const std::string&)>& note) {
+  Unit unit;
+  std::string busy;
+  unit.lock = SessionLock::try_acquire(files.lock, holder, &busy);
+  if (!unit.lock) throw UnitBusy(busy);
+  // A state file found under the lock is a dead holder's (a run killed, or a session whose
+  // restore failed): its registers go back before a new journal replaces it.
+  if (auto done = restore_state_file(files.state, device)) note(*done);
+  unit.journal =
+      std::make_unique<SessionJournal>(files.state, StateContents{device.spec, {}, holder, {}});
+  device.wrap_mmio = [journal = unit.journal.get()](std::unique_ptr<mmio::Mmio> inner) {
+    return journal->wrap(std::move(inner));
+  };
+  try {
+    unit.device = gpu::open_device(device);
+  } catch (...) {
+    // Only the device wrote registers so far (forcewake), and it put them back as it failed.
+    unit.mark_restored();
+    throw;
+  }
+  return unit;
+}
+
+Unit open_private_unit(const gpu::DeviceOptions& device) {
+  Unit unit;
+  unit.device = gpu::open_device(device);
+  return unit;
+}
+
+std::string energy_backend_for(std::string_view requested, bool device_simulated) {
+  if (requested == "auto" && device_simulated) return "sim";
+  return std::string(requested);
+}
+
+}  // namespace oaprof::session
