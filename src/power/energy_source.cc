@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/duration.h"
 #include "base/monotonic_clock.h"
 
 namespace oaprof::power {
@@ -150,37 +151,5 @@ IgpuPower igpu_power(const EnergyReading& begin, const EnergyReading& end) {
   return igpu_power(power_w);
 }
 
-std::uint64_t parse_duration_ns(std::string_view text) {
-  const std::string s(text);
-  auto bad = [&] {
-    return std::invalid_argument(fmt::format(
-        "'{}' is not a duration: write a non-negative number with a unit, like 250ms, 1s, 1.5s "
-        "or 500us (a bare number is milliseconds)",
-        s));
-  };
-  std::size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    throw bad();
-  }
-  const std::string unit = s.substr(pos);
-  double to_ns = 0;
-  if (unit.empty() || unit == "ms") {
-    to_ns = 1e6;
-  } else if (unit == "s") {
-    to_ns = 1e9;
-  } else if (unit == "us") {
-    to_ns = 1e3;
-  } else if (unit == "ns") {
-    to_ns = 1;
-  } else {
-    throw bad();
-  }
-  // The upper bound keeps the product inside 64 bits (about 584 years).
-  if (!(v >= 0) || v * to_ns > 1.8e19) throw bad();
-  return static_cast<std::uint64_t>(v * to_ns);
-}
 
 }  // namespace oaprof::power

@@ -88,8 +88,5 @@ constexpr std::uint64_t counter_delta(std::uint64_t prev, std::uint64_t now, std
   return range >= prev ? now + (range - prev) : now;
 }
 
-// "250ms", "1s", "1.5s", "500us", "20ns", a bare number is milliseconds. Throws
-// std::invalid_argument naming the accepted forms.
-std::uint64_t parse_duration_ns(std::string_view text);
 
 }  // namespace oaprof::power

@@ -1,5 +1,7 @@
 #include "power/idle_baseline.h"
 
+#include "base/duration.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -45,7 +47,7 @@ IdleBaseline measure_idle_baseline(EnergySource& source, std::uint64_t duration_
 
 std::optional<std::uint64_t> parse_idle_baseline(std::string_view text) {
   if (text == "off") return std::nullopt;
-  const std::uint64_t ns = parse_duration_ns(text);
+  const auto ns = static_cast<std::uint64_t>(base::parse_duration(text).count());
   if (ns == 0) {
     throw std::invalid_argument(
         "--idle-baseline 0 measures nothing: give a duration such as 250ms, or 'off'");

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "base/duration.h"
+#include "base/errors.h"
 #include "session/root_paths.h"
 #include "session/state_dir.h"
 #include "gpu/counter_source.h"
@@ -22,13 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Durations as the energy options read them (power::parse_duration_ns), with the option named.
+// Durations in the one syntax (base/duration.h), with the option named; the plan keeps
+// milliseconds.
 std::chrono::milliseconds parse_duration(const std::string& option, const std::string& text) {
-  try {
-    return std::chrono::milliseconds(power::parse_duration_ns(text) / 1'000'000);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", option, e.what()));
-  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(base::parse_duration(option, text));
 }
 
 // --system-wide takes a duration and no program; a program run takes no duration.
@@ -38,29 +37,29 @@ void plan_mode(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.system_wide) {
     plan.mode = RunMode::kSystemWide;
     if (!o.command.empty()) {
-      throw std::invalid_argument("--system-wide samples the whole GPU: give no program");
+      throw base::UsageError("--system-wide samples the whole GPU: give no program");
     }
     if (o.duration.empty()) {
-      throw std::invalid_argument("--system-wide needs --duration, e.g. --duration 10s");
+      throw base::UsageError("--system-wide needs --duration, e.g. --duration 10s");
     }
     plan.duration = parse_duration("--duration", o.duration);
     if (!o.interval.empty()) plan.interval = parse_duration("--interval", o.interval);
     if (plan.interval && plan.interval->count() <= 0) {
-      throw std::invalid_argument("--interval must be > 0");
+      throw base::UsageError("--interval must be > 0");
     }
     return;
   }
   plan.mode = o.mode == "app" ? RunMode::kApp : RunMode::kKernel;
   if (o.mode != "app" && o.mode != "kernel") {
-    throw std::invalid_argument("--mode: give kernel or app, not '" + o.mode + "'");
+    throw base::UsageError("--mode: give kernel or app, not '" + o.mode + "'");
   }
   if (o.command.empty()) {
-    throw std::invalid_argument(
+    throw base::UsageError(
         "name the program to profile after --, e.g. oaprof -- kernel_runner mad_vect4 (or use "
         "--system-wide --duration 10s)");
   }
   if (!o.duration.empty() || !o.interval.empty()) {
-    throw std::invalid_argument("--duration and --interval go with --system-wide");
+    throw base::UsageError("--duration and --interval go with --system-wide");
   }
 }
 
@@ -68,14 +67,14 @@ void plan_launches(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.replay != "off") {
     std::string warning;
     (void)attach::parse_replay_config(o.replay.c_str(), nullptr, warning);
-    if (!warning.empty()) throw std::invalid_argument("--replay: " + warning);
+    if (!warning.empty()) throw base::UsageError("--replay: " + warning);
     if (plan.mode != RunMode::kKernel) {
-      throw std::invalid_argument("--replay goes with --mode kernel");
+      throw base::UsageError("--replay goes with --mode kernel");
     }
   }
   plan.replay = o.replay;
   if (o.inject != "auto" && o.inject != "layer" && o.inject != "preload") {
-    throw std::invalid_argument("--inject: give auto, layer or preload, not '" + o.inject + "'");
+    throw base::UsageError("--inject: give auto, layer or preload, not '" + o.inject + "'");
   }
   plan.inject = o.inject;
   plan.filter = attach::LaunchFilter(o.kernel_name, o.launch_skip, o.launch_count);
@@ -91,7 +90,7 @@ std::vector<std::string> split_list(std::string_view option, const std::string& 
     item.erase(0, item.find_first_not_of(" \t"));
     item.erase(item.find_last_not_of(" \t") + 1);
     if (item.empty()) {
-      throw std::invalid_argument(fmt::format("{}: an empty name in '{}'", option, text));
+      throw base::UsageError(fmt::format("{}: an empty name in '{}'", option, text));
     }
     if (std::find(items.begin(), items.end(), item) == items.end()) items.push_back(item);
     if (comma == std::string::npos) return items;
@@ -107,24 +106,24 @@ void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& 
     if (sets.size() > 1 &&
         (set.empty() || set.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx"
                                               "yz0123456789_") != std::string::npos)) {
-      throw std::invalid_argument(fmt::format(
+      throw base::UsageError(fmt::format(
           "--metric-set: '{}' is not a set's symbol name (letters, digits and _)", set));
     }
   }
   if (sets.size() < 2 || plan.application_replay) return;
   // Kernel replay across sets: the session reprograms the unit between a launch's passes.
   if (plan.mode != RunMode::kKernel) {
-    throw std::invalid_argument(
+    throw base::UsageError(
         "several metric sets are counted per launch (kernel replay, the default) or per run "
         "(--replay-mode application), both with --mode kernel and a program");
   }
   if (plan.replay == "auto") {
-    throw std::invalid_argument(
+    throw base::UsageError(
         "--replay auto repeats a launch until the window is covered, which cannot be split "
         "among metric sets: give --replay N (passes per set), or leave it off (one pass per set)");
   }
   if (passes_per_set(plan) * sets.size() > attach::kMaxReplayPasses) {
-    throw std::invalid_argument(fmt::format("--replay: {} passes for each of {} sets is more than "
+    throw base::UsageError(fmt::format("--replay: {} passes for each of {} sets is more than "
                                             "the {} passes a launch may have",
                                             passes_per_set(plan), sets.size(),
                                             attach::kMaxReplayPasses));
@@ -156,17 +155,17 @@ namespace {
 // replay. One OA configuration counts at a time, so two sets are two passes.
 void plan_metric_sets(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.replay_mode != "kernel" && o.replay_mode != "application") {
-    throw std::invalid_argument("--replay-mode: give kernel or application, not '" +
+    throw base::UsageError("--replay-mode: give kernel or application, not '" +
                                 o.replay_mode + "'");
   }
   plan.application_replay = o.replay_mode == "application";
   if (plan.application_replay && plan.mode != RunMode::kKernel) {
-    throw std::invalid_argument("--replay-mode application goes with --mode kernel and a program");
+    throw base::UsageError("--replay-mode application goes with --mode kernel and a program");
   }
   const std::vector<std::string> sets = split_list("--metric-set", o.metric_set);
   if (!o.metrics.empty()) {
     if (o.metric_set != oa::kBuiltinMetricSetSymbol) {
-      throw std::invalid_argument("--metrics chooses the sets itself: give it or --metric-set");
+      throw base::UsageError("--metrics chooses the sets itself: give it or --metric-set");
     }
     plan.metric_names = split_list("--metrics", o.metrics);
   }
@@ -180,27 +179,23 @@ void plan_metric_sets(const ProfileOptions& o, ProfilePlan& plan) {
 // interval must stay far under a 32-bit counter's wrap).
 void plan_attribution(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.attribution != "bracketed" && o.attribution != "sampled") {
-    throw std::invalid_argument("--attribution: give bracketed or sampled, not '" +
+    throw base::UsageError("--attribution: give bracketed or sampled, not '" +
                                 o.attribution + "'");
   }
   if (o.attribution == "bracketed") return;
   if (plan.mode != RunMode::kKernel) {
-    throw std::invalid_argument("--attribution sampled goes with --mode kernel and a program");
+    throw base::UsageError("--attribution sampled goes with --mode kernel and a program");
   }
   if (plan.replay != "off" || kernel_replay_across_sets(plan)) {
-    throw std::invalid_argument(
+    throw base::UsageError(
         "--attribution sampled never repeats a launch: it goes without --replay, and several "
         "metric sets need --replay-mode application with it");
   }
-  std::uint64_t ns = 0;
-  try {
-    ns = power::parse_duration_ns(o.sample_period);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("--sample-period: {}", e.what()));
-  }
+  const auto ns =
+      static_cast<std::uint64_t>(base::parse_duration("--sample-period", o.sample_period).count());
   constexpr std::uint64_t kShortest = 100'000, kLongest = 100'000'000;
   if (ns < kShortest || ns > kLongest) {
-    throw std::invalid_argument(
+    throw base::UsageError(
         fmt::format("--sample-period: give 100us to 100ms, not '{}'", o.sample_period));
   }
   plan.sample_period = std::chrono::microseconds(ns / 1000);
@@ -223,7 +218,7 @@ void check_format(const std::string& text, const ProfilePlan& plan) {
       if (first_error.empty()) first_error = e.what();
     }
   }
-  throw std::invalid_argument(
+  throw base::UsageError(
       fmt::format("--format {}: no supported GPU has this format ({})", text, first_error));
 }
 
@@ -233,14 +228,14 @@ void check_access(const std::string& access) {
     if (s.name == access) return;
     names += (names.empty() ? "" : ", ") + std::string(s.name);
   }
-  throw std::invalid_argument(fmt::format("--access {}: give one of {}", access, names));
+  throw base::UsageError(fmt::format("--access {}: give one of {}", access, names));
 }
 
 // A simulated part xe drives (--sim-platform lnl) is read as xe is on hardware: through its
 // observation stream. It has no i915 to ask.
 void plan_sim_xe(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.access != "perf") {
-    throw std::invalid_argument(fmt::format(
+    throw base::UsageError(fmt::format(
         "--sim-platform {}: xe drives this part and owns its OA unit, which oaprof reads only "
         "through xe's observation stream: use --access perf, not {}",
         o.sim_platform, o.access));
@@ -256,7 +251,7 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   plan.through_daemon = o.daemon == "always" || (o.daemon == "auto" && euid != 0 &&
                                                  d.spec != "sim");
   if (o.daemon != "auto" && o.daemon != "always" && o.daemon != "never") {
-    throw std::invalid_argument("--daemon: give auto, always or never, not '" + o.daemon + "'");
+    throw base::UsageError("--daemon: give auto, always or never, not '" + o.daemon + "'");
   }
   check_access(o.access);
   plan.access = o.access;
@@ -267,10 +262,10 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   d.render_node = o.render_node;
   d.drm_card_sysfs = o.drm_card;
   if (o.oa_exponent < -1 || o.oa_exponent > 31) {
-    throw std::invalid_argument("--oa-exponent: give 0 to 31");
+    throw base::UsageError("--oa-exponent: give 0 to 31");
   }
   d.perf_period_exponent = o.oa_exponent;
-  if (o.sim_eus < 0) throw std::invalid_argument("--sim-eus: give a positive number of EUs");
+  if (o.sim_eus < 0) throw base::UsageError("--sim-eus: give a positive number of EUs");
   d.sim.eus = o.sim_eus;
   d.sim.i915 = !o.sim_no_i915;
   d.sim.platform = mmio::sim_platform_by_name(o.sim_platform);
@@ -303,7 +298,7 @@ void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
   if (!known) {
     std::string names = "auto";
     for (const auto& b : backends) names += ", " + std::string(b.name);
-    throw std::invalid_argument(fmt::format("--energy {}: give one of {}", o.energy, names));
+    throw base::UsageError(fmt::format("--energy {}: give one of {}", o.energy, names));
   }
   // Refused before the device is touched (oaprofd asks the same of its own device).
   power::check_energy_backend_for_device(o.energy, plan.simulated_device,
@@ -327,12 +322,12 @@ void plan_outputs(const ProfileOptions& o, ProfilePlan& plan) {
     out.json = expand_output_name(o.json_path, plan.who);
     out.trace = expand_output_name(o.trace_path, plan.who);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("output name: {}", e.what()));
+    throw base::UsageError(fmt::format("output name: {}", e.what()));
   }
   const int on_stdout =
       int(names_stdout(out.csv)) + int(names_stdout(out.json)) + int(names_stdout(out.trace));
   if (on_stdout > 1) {
-    throw std::invalid_argument(
+    throw base::UsageError(
         "more than one of -o, --json and --trace names standard output, where they would mix; "
         "send all but one to files");
   }
@@ -374,7 +369,7 @@ RunIdentity run_identity(const std::map<std::string, std::string>& env) {
     const bool plain = !v.empty() && v.size() <= 9 &&
                        std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!plain) {
-      throw std::invalid_argument(
+      throw base::UsageError(
           fmt::format("{}={} is not a rank (a plain decimal); unset it or fix the launcher", name,
                       v.substr(0, 32)));
     }
@@ -398,7 +393,7 @@ std::string expand_output_name(const std::string& pattern, const RunIdentity& wh
       case '%': out += '%'; break;
       case 'r':
         if (!who.rank) {
-          throw std::invalid_argument(fmt::format(
+          throw base::UsageError(fmt::format(
               "{} has %r, but no rank is set (OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID): "
               "run it under mpirun or srun, or use %h-%p",
               pattern));
@@ -406,7 +401,7 @@ std::string expand_output_name(const std::string& pattern, const RunIdentity& wh
         out += *who.rank;
         break;
       default:
-        throw std::invalid_argument(fmt::format(
+        throw base::UsageError(fmt::format(
             "{}: unknown %{} (give %h for the host, %p for the pid, %r for the rank, %% for %)",
             pattern, c == '\0' ? std::string() : std::string(1, c)));
     }

@@ -189,17 +189,6 @@ TEST(IgpuFormulaTest, NamesAndLabelsRoundTrip) {
   }
 }
 
-TEST(DurationTest, ParsesUnitsAndRefusesGarbage) {
-  EXPECT_EQ(parse_duration_ns("250ms"), 250'000'000u);
-  EXPECT_EQ(parse_duration_ns("1.5s"), 1'500'000'000u);
-  EXPECT_EQ(parse_duration_ns("500us"), 500'000u);
-  EXPECT_EQ(parse_duration_ns("7"), 7'000'000u);
-  EXPECT_THROW(parse_duration_ns("fast"), std::invalid_argument);
-  EXPECT_THROW(parse_duration_ns("-1s"), std::invalid_argument);
-  EXPECT_THROW(parse_duration_ns("1h"), std::invalid_argument);
-  EXPECT_THROW(parse_duration_ns("1e30s"), std::invalid_argument);
-}
-
 TEST(PowercapTest, PermissionErrorTextNamesTheFixEvenWhenRunAsRoot) {
   const std::string text = detail::open_error_message("/sys/class/powercap/intel-rapl:0/energy_uj",
                                                       EACCES, "energy_uj is root-only");

@@ -12,17 +12,17 @@
 
 #include <CLI/CLI.hpp>
 
-#include "run/exit_codes.h"
+#include "base/errors.h"
 #include "session/root_paths.h"
 
 namespace oaprof::tools {
 
-using run::kExitCannotRun;
-using run::kExitOutput;
-using run::kExitPassesDiffer;
-using run::kExitSession;
-using run::kExitSetup;
-using run::kExitUsage;
+using base::kExitCannotRun;
+using base::kExitOutput;
+using base::kExitPassesDiffer;
+using base::kExitSession;
+using base::kExitSetup;
+using base::kExitUsage;
 
 // Runs after parsing when its command was chosen; returns the exit status.
 using Action = std::function<int()>;

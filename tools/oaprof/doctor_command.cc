@@ -94,19 +94,15 @@ int run_doctor(DoctorCommandOptions& opt) {
     sim.platform = mmio::sim_platform_by_name(opt.sim_platform);
     opt.checks.sim = sim;
   }
-  std::vector<doctor::Check> checks;
-  try {
-    checks = doctor::run_checks(opt.checks);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof doctor: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  if (opt.json) {
-    print_json(opt.checks, checks);
-  } else {
-    print_text(opt.checks, checks);
-  }
-  return doctor::any_failed(checks) ? 1 : 0;
+  return base::run_command("oaprof doctor", [&opt] {
+    const std::vector<doctor::Check> checks = doctor::run_checks(opt.checks);
+    if (opt.json) {
+      print_json(opt.checks, checks);
+    } else {
+      print_text(opt.checks, checks);
+    }
+    return doctor::any_failed(checks) ? 1 : 0;
+  });
 }
 
 std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {

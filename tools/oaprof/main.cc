@@ -18,27 +18,18 @@ std::vector<SubcommandFactory>& subcommand_factories() {
 }
 
 int become_sudo_user(const char* command) {
-  try {
+  return base::run_command(std::string("oaprof ") + command, [] {
     session::drop_to_sudo_user();
     return 0;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof " << command << ": " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "oaprof " << command << ": " << e.what() << "\n";
-    return kExitSetup;
-  }
+  });
 }
 
 int require_root_paths(const char* command, std::span<const session::RootPathOption> paths) {
-  try {
+  return base::run_command(std::string("oaprof ") + command, [paths] {
     session::require_root_paths_under_sudo(
         paths, session::credentials_from_sudo(session::process_environment(), ::geteuid()));
     return 0;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof " << command << ": " << e.what() << "\n";
-    return kExitUsage;
-  }
+  });
 }
 
 bool under_sudo() {
@@ -64,20 +55,28 @@ int main(int argc, char** argv) {
   // Set after the subcommands exist: CLI11 hands a parent's footer to subcommands created later,
   // and these exit codes and the example are the profiler's, not the subcommands'.
   app.footer(
-      "Exit status: the program's own status (128+N if killed by signal N); 2 bad options (or, "
-      "under sudo, a SUDO_UID/SUDO_GID that is not a plain id, or an OAPROF_STATE_DIR), 3 the GPU "
-      "or session could not be set up, 4 an output file cannot be written as the invoking user, 5 "
-      "the GPU session broke during the run (the rows written are kept; oaprofd gone), 127 the "
-      "program could not be started (or the drop to the invoking user did not take).\n"
-      "Example: oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
+      "Exit status:\n"
+      "  the program's own status (128+N if it was killed by signal N), else\n"
+      "  2    bad options (or, under sudo, a SUDO_UID/SUDO_GID that is not a plain id, or an\n"
+      "       OAPROF_STATE_DIR)\n"
+      "  3    the GPU or the session could not be set up\n"
+      "  4    an output file cannot be written as the invoking user\n"
+      "  5    the GPU session broke during the run (the rows written are kept; oaprofd gone)\n"
+      "  6    application replay: the runs launched different sequences (each pass's file is\n"
+      "       kept, no joined file)\n"
+      "  127  the program could not be started (or the drop to the invoking user did not take)\n"
+      "Example:\n"
+      "  oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
+  // Each command says what went wrong itself; this catches what escapes one, with the status its
+  // type means (base/errors.h), instead of std::terminate.
   for (const auto& [sub, action] : subcommands) {
-    if (sub->parsed()) return action();
+    if (sub->parsed()) return oaprof::base::run_command("oaprof " + sub->get_name(), action);
   }
-  return profile();
+  return oaprof::base::run_command("oaprof", profile);
 }

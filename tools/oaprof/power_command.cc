@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "base/duration.h"
 #include "mmio/pci_bar.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
@@ -69,55 +70,58 @@ void print_table(const std::string& source, const power::EnergyWindow& w) {
   if (!flags.empty()) std::cout << fmt::format("flags: {}\n", fmt::join(flags, ","));
 }
 
+// The power meter's options, checked: throws base::UsageError.
+struct PowerPlan {
+  std::uint64_t duration_ns = 0;
+  std::optional<power::IgpuFormula> formula;
+  power::EnergyRoots roots;
+};
+
+PowerPlan plan_power(const PowerOptions& opt) {
+  PowerPlan plan;
+  plan.duration_ns = static_cast<std::uint64_t>(base::parse_duration("--duration", opt.duration).count());
+  if (plan.duration_ns == 0) throw base::UsageError("--duration must be positive, e.g. 1s");
+  plan.formula = power::parse_igpu_formula_choice(opt.igpu_formula);
+  if (!(opt.sim_gpu_activity >= 0 && opt.sim_gpu_activity <= 1)) {
+    throw base::UsageError("--sim-gpu-activity is a fraction between 0 and 1");
+  }
+  plan.roots.sysfs = opt.sysfs_root;
+  plan.roots.dev = opt.dev_root;
+  if (!opt.pci.empty()) plan.roots.gpu_pci_address = mmio::parse_pci_address(opt.pci).str();
+  return plan;
+}
+
+std::unique_ptr<power::EnergySource> open_power_source(const PowerOptions& opt,
+                                                       const PowerPlan& plan) {
+  std::unique_ptr<power::EnergySource> source;
+  try {
+    source = power::make_energy_source(opt.energy, plan.roots);
+  } catch (const std::invalid_argument& e) {
+    throw base::UsageError(std::string("--energy: ") + e.what());
+  }
+  if (!source) {
+    throw base::UsageError("--energy none reads nothing; name a backend or leave out --energy");
+  }
+  if (auto* sim = dynamic_cast<power::SimEnergySource*>(source.get())) {
+    sim->simulator().set_gpu_activity(opt.sim_gpu_activity);
+  }
+  return source;
+}
+
 int run_power(const PowerOptions& opt) {
   const session::RootPathOption paths[] = {{"--sysfs-root", opt.sysfs_root, "/sys"},
                                           {"--dev-root", opt.dev_root, "/dev"}};
   if (const int rc = require_root_paths("power", paths); rc != 0) return rc;
-  std::uint64_t duration_ns = 0;
-  std::optional<power::IgpuFormula> formula;
-  std::string pci;
-  try {
-    duration_ns = power::parse_duration_ns(opt.duration);
-    formula = power::parse_igpu_formula_choice(opt.igpu_formula);
-    if (duration_ns == 0) throw std::invalid_argument("--duration must be positive, e.g. 1s");
-    if (!opt.pci.empty()) pci = mmio::parse_pci_address(opt.pci).str();
-    if (!(opt.sim_gpu_activity >= 0 && opt.sim_gpu_activity <= 1)) {
-      throw std::invalid_argument("--sim-gpu-activity is a fraction between 0 and 1");
-    }
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof power: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  power::EnergyRoots roots;
-  roots.sysfs = opt.sysfs_root;
-  roots.dev = opt.dev_root;
-  roots.gpu_pci_address = pci;
-  std::unique_ptr<power::EnergySource> source;
-  try {
-    source = power::make_energy_source(opt.energy, roots);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof power: --energy: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const std::runtime_error& e) {
-    std::cerr << "oaprof power: " << e.what() << "\n";
-    return kExitSetup;
-  }
-  if (!source) {
-    std::cerr << "oaprof power: --energy none reads nothing; name a backend or leave out "
-                 "--energy\n";
-    return kExitUsage;
-  }
-  try {
-    if (auto* sim = dynamic_cast<power::SimEnergySource*>(source.get())) {
-      sim->simulator().set_gpu_activity(opt.sim_gpu_activity);
-    }
+  return base::run_command("oaprof power", [&opt] {
+    const PowerPlan plan = plan_power(opt);
+    std::unique_ptr<power::EnergySource> source = open_power_source(opt, plan);
     const std::string name(source->name());
     power::WindowOptions wopt;
-    wopt.formula = formula.value_or(power::default_igpu_formula(source->domains()));
+    wopt.formula = plan.formula.value_or(power::default_igpu_formula(source->domains()));
     // Through the sampler: a counter may wrap several times within --duration.
     const power::EnergyWindow w =
-        power::measure_energy_window(std::move(source), duration_ns, wopt);
-    if (w.went_backwards) throw std::runtime_error(w.unavailable_reason);
+        power::measure_energy_window(std::move(source), plan.duration_ns, wopt);
+    if (w.went_backwards) throw base::SetupError(w.unavailable_reason);
     if (opt.json) {
       nlohmann::json j = power::to_json(w);
       j["source"] = name;
@@ -126,11 +130,8 @@ int run_power(const PowerOptions& opt) {
     } else {
       print_table(name, w);
     }
-  } catch (const std::runtime_error& e) {
-    std::cerr << "oaprof power: " << e.what() << "\n";
-    return kExitSetup;
-  }
-  return 0;
+    return 0;
+  });
 }
 
 std::pair<CLI::App*, Action> add_power_command(CLI::App& app) {
