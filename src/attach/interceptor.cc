@@ -285,7 +285,9 @@ class Profiler {
     // parent's sampled launches ours to report.
     if (client_) forget_parents_launches();
     std::string error;
-    client_ = ipc::Client::connect(socket_path_, error);
+    // Polls the channel for the user's OAPROF_SPIN_US, as oaprof's end does.
+    client_ = ipc::Client::connect(socket_path_, error, 10000,
+                                   ipc::channel::wait_policy(std::getenv("OAPROF_SPIN_US")));
     if (!client_) {
       disable(error + "; running unprofiled");
       return false;
