@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "ipc/client.h"
 #include "attach/device_clock.h"
 #include "attach/launch_filter.h"
+#include "attach/layer_config.h"
 #include "attach/mem_tracker.h"
 #include "attach/replay_config.h"
 #include "attach/sampled_launches.h"
@@ -37,6 +39,9 @@ thread_local bool t_in_launch = false;    // our own calls below must not be mea
 thread_local bool t_in_callback = false;  // inside a program's event callback: never block
 
 using base::monotonic_ns;
+
+// How long connecting to oaprof's socket may take (ipc::Client's own default).
+constexpr int kConnectTimeoutMs = 10000;
 
 std::uint64_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
@@ -80,14 +85,15 @@ std::string kernel_name(cl_kernel k) {
   return name;
 }
 
-// Replay is configured once per process, before the first call: the layer installs the buffer
-// tracking only when it is on, so programs profiled without replay pay nothing for it.
-const ReplayConfig& replay_config() {
-  static const ReplayConfig config = [] {
-    std::string warning;
-    ReplayConfig c = parse_replay_config(std::getenv("OAPROF_REPLAY"),
-                                         std::getenv("OAPROF_MIN_TIME_MS"), warning);
-    if (!warning.empty()) std::fprintf(stderr, "oaprof layer: %s\n", warning.c_str());
+// What oaprof told the layer, read once per process before the first call (the way in installs
+// the replay bookkeeping and the sync points by it) and never again: a program that changes its
+// environment later does not change the measurement. Each bad value is logged here, once.
+const LayerConfig& layer_config() {
+  static const LayerConfig config = [] {
+    LayerConfig c = LayerConfig::from_env(&process_env);
+    for (const std::string& error : c.errors) {
+      std::fprintf(stderr, "oaprof layer: %s\n", error.c_str());
+    }
     return c;
   }();
   return config;
@@ -96,13 +102,7 @@ const ReplayConfig& replay_config() {
 // Sampled attribution (OAPROF_ATTRIBUTION=sampled, set by `oaprof --attribution sampled`):
 // launches are neither drained nor snapshotted; their windows go to the privileged side once
 // their events are seen complete at the program's own sync points.
-bool sampled_mode() {
-  static const bool sampled = [] {
-    const char* v = std::getenv("OAPROF_ATTRIBUTION");
-    return v != nullptr && std::strcmp(v, "sampled") == 0;
-  }();
-  return sampled;
-}
+bool sampled_mode() { return layer_config().attribution == Attribution::kSampled; }
 
 MemTracker& tracker() {
   static MemTracker* t = new MemTracker();  // never destroyed: calls may arrive during exit
@@ -264,14 +264,18 @@ class Profiler {
 
  private:
   Profiler() {
-    const char* path = std::getenv("OAPROF_SOCKET");
-    if (path == nullptr || *path == '\0') {
+    const LayerConfig& config = layer_config();
+    if (!config.socket) {
       disable("OAPROF_SOCKET is not set (start the program under oaprof); running unprofiled");
       return;
     }
-    socket_path_ = path;
+    if (!config.measure) {
+      disabled_ = true;  // layer_config() has said why
+      return;
+    }
+    socket_path_ = *config.socket;
     try {
-      filter_ = LaunchFilter::from_env([](const char* n) -> const char* { return std::getenv(n); });
+      filter_ = LaunchFilter(config.kernel_name, config.launch_skip, config.launch_count);
     } catch (const std::exception& e) {
       disable(std::string(e.what()) + "; running unprofiled");
     }
@@ -285,7 +289,10 @@ class Profiler {
     // parent's sampled launches ours to report.
     if (client_) forget_parents_launches();
     std::string error;
-    client_ = ipc::Client::connect(socket_path_, error);
+    const LayerConfig& config = layer_config();
+    ipc::channel::WaitPolicy policy;
+    if (config.spin) policy.spin = *config.spin;
+    client_ = ipc::Client::connect(socket_path_, error, kConnectTimeoutMs, policy);
     if (!client_) {
       disable(error + "; running unprofiled");
       return false;
@@ -293,13 +300,11 @@ class Profiler {
     client_pid_ = pid;
     client_pid_seen_.store(pid, std::memory_order_relaxed);
     // The shared-memory channel unless OAPROF_CHANNEL=off asks for the socket alone.
-    const char* channel = std::getenv("OAPROF_CHANNEL");
-    const bool want_channel = channel == nullptr || std::strcmp(channel, "off") != 0;
-    if (!client_->hello(static_cast<std::uint32_t>(pid), want_channel, error)) {
+    if (!client_->hello(static_cast<std::uint32_t>(pid), config.channel, error)) {
       disable("the privileged side refused us: " + error + "; running unprofiled");
       return false;
     }
-    if (std::getenv("OAPROF_LAYER_QUIET") == nullptr) {
+    if (!config.quiet) {
       std::fprintf(stderr, "oaprof: measuring OpenCL launches of pid %d through the %s (%s)\n",
                    pid, g_way_in,
                    client_->has_channel() ? "shared-memory channel" : "socket");
@@ -432,7 +437,9 @@ cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, E
 
   // Replay: save what the kernel may write, so that every pass starts from the program's
   // inputs and the last one leaves exactly what a single run would have.
-  const ReplayConfig& replay = replay_config();
+  const ReplayConfig& replay = layer_config().replay;
+  const auto min_window_ns = static_cast<std::uint64_t>(
+      std::chrono::nanoseconds(layer_config().min_window).count());  // auto replay covers it
   BufferSnapshot saved;
   bool replaying = replay.enabled() && !g_tracking_broken.load();
   if (replaying) {
@@ -500,7 +507,7 @@ cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, E
     const bool more = replay.mode == ReplayConfig::Mode::kFixed
                           ? s.passes < replay.passes
                           : s.passes < kMaxReplayPasses &&
-                                window_end_ns - window_start_ns < replay.min_time_ns;
+                                window_end_ns - window_start_ns < min_window_ns;
     if (!more) break;
   }
   if (s.first == nullptr || !measured) {  // the program's own launch failed, or not measured
@@ -927,7 +934,7 @@ void track_mem(cl_mem m, MemKind kind, cl_mem_flags flags, size_t size, cl_conte
 }
 }  // namespace
 
-bool replay_enabled() { return replay_config().enabled(); }
+bool replay_enabled() { return layer_config().replay.enabled(); }
 
 cl_mem CL_API_CALL intercept_create_buffer(cl_context ctx, cl_mem_flags flags, size_t size,
                                            void* host, cl_int* err) {

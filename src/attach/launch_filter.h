@@ -1,10 +1,10 @@
 // Which launches oaprof measures, as Nsight Compute selects them: a kernel-name filter (exact name
 // or `regex:RE`), then `skip` matching launches, then at most `count` of them. Launches that are
-// not selected run untouched. The layer reads the selection from the environment oaprof sets.
+// not selected run untouched. The selection reaches the layer in its LayerConfig
+// (attach/layer_config.h).
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -21,10 +21,10 @@ class LaunchFilter {
   // Decides for the next launch of `kernel_name`; counts it when it matches the name.
   bool select(const std::string& kernel_name);
 
-  // Environment round trip: OAPROF_KERNEL_NAME, OAPROF_LAUNCH_SKIP, OAPROF_LAUNCH_COUNT.
-  std::map<std::string, std::string> to_env() const;
-  // Throws std::invalid_argument naming the variable when one is malformed.
-  static LaunchFilter from_env(const char* (*getenv_fn)(const char*));
+  // The selection as constructed, for oaprof to hand to the layer.
+  const std::string& name() const { return name_; }
+  std::uint64_t skip() const { return skip_; }
+  std::optional<std::uint64_t> count() const { return count_; }
 
  private:
   std::string name_;

@@ -14,21 +14,11 @@ bool parse_u64(const char* s, std::uint64_t& value) {
 
 }  // namespace
 
-ReplayConfig parse_replay_config(const char* replay, const char* min_time_ms,
-                                 std::string& warning) {
+ReplayConfig parse_replay_config(const char* replay, std::string& warning) {
   ReplayConfig config;
   const std::string r = replay ? replay : "";
   if (r.empty() || r == "0" || r == "1" || r == "off") return config;
   if (r == "auto") {
-    if (min_time_ms != nullptr && *min_time_ms != '\0') {
-      std::uint64_t ms = 0;
-      if (!parse_u64(min_time_ms, ms) || ms == 0 || ms > 3'600'000) {
-        warning = "OAPROF_MIN_TIME_MS='" + std::string(min_time_ms) +
-                  "' is not a window of 1 to 3600000 ms; kernels run once (no replay)";
-        return config;
-      }
-      config.min_time_ns = ms * 1'000'000;
-    }
     config.mode = ReplayConfig::Mode::kAuto;
     return config;
   }

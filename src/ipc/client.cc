@@ -26,17 +26,17 @@ struct Client::Channel {
   channel::Consumer in;
   channel::WaitPolicy policy;
 
-  Channel(void* m, channel::ChannelLayout* l)
+  Channel(void* m, channel::ChannelLayout* l, const channel::WaitPolicy& p)
       : mapping(m),
         layout(l),
         out(l->to_server, l->to_server_slots),
         in(l->to_client, l->to_client_slots),
-        policy(channel::wait_policy(std::getenv("OAPROF_SPIN_US"))) {}
+        policy(p) {}
   ~Channel() { ::munmap(mapping, channel::kChannelBytes); }
 };
 
 std::unique_ptr<Client> Client::connect(const std::string& address, std::string& error,
-                                        int timeout_ms) {
+                                        int timeout_ms, channel::WaitPolicy policy) {
   sockaddr_un addr{};
   const socklen_t addr_len = ipc::unix_address(address, addr);
   if (addr_len == 0) {
@@ -53,18 +53,18 @@ std::unique_ptr<Client> Client::connect(const std::string& address, std::string&
     ::close(fd);
     return nullptr;
   }
-  return adopt(fd, timeout_ms);
+  return adopt(fd, timeout_ms, policy);
 }
 
-std::unique_ptr<Client> Client::adopt(int fd, int timeout_ms) {
+std::unique_ptr<Client> Client::adopt(int fd, int timeout_ms, channel::WaitPolicy policy) {
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  return std::unique_ptr<Client>(new Client(fd, timeout_ms));
+  return std::unique_ptr<Client>(new Client(fd, timeout_ms, policy));
 }
 
-Client::Client(int fd, int timeout_ms)
-    : fd_(fd), timeout_ms_(timeout_ms), buf_(wire::kMaxMessageBytes) {}
+Client::Client(int fd, int timeout_ms, channel::WaitPolicy policy)
+    : fd_(fd), timeout_ms_(timeout_ms), policy_(policy), buf_(wire::kMaxMessageBytes) {}
 
 Client::~Client() {
   channel_.reset();
@@ -84,7 +84,7 @@ bool Client::attach_channel(int fd) {
     ::munmap(m, channel::kChannelBytes);
     return false;
   }
-  channel_ = std::make_unique<Channel>(m, layout);
+  channel_ = std::make_unique<Channel>(m, layout, policy_);
   return true;
 }
 

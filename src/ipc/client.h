@@ -19,11 +19,14 @@ namespace oaprof::ipc {
 class Client {
  public:
   // `address` is a path or "@name" (abstract, as oaprof's run socket is: ipc/unix_address.h).
-  // nullptr and `error` set when the socket cannot be reached.
+  // nullptr and `error` set when the socket cannot be reached. `policy`: how to wait on the
+  // shared-memory channel, given by the caller (who reads OAPROF_SPIN_US) rather than read here,
+  // so the layer's configuration is read in one place.
   static std::unique_ptr<Client> connect(const std::string& address, std::string& error,
-                                         int timeout_ms = 10000);
+                                         int timeout_ms = 10000,
+                                         channel::WaitPolicy policy = {});
   // The same for a socket already connected (`fd`, which the Client then owns).
-  static std::unique_ptr<Client> adopt(int fd, int timeout_ms);
+  static std::unique_ptr<Client> adopt(int fd, int timeout_ms, channel::WaitPolicy policy = {});
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -54,7 +57,7 @@ class Client {
   bool read_arrived_replies(std::string& error);
 
  private:
-  Client(int fd, int timeout_ms);
+  Client(int fd, int timeout_ms, channel::WaitPolicy policy);
   bool send(const ipc::wire::Body& request, std::uint32_t id, std::string& error);
   // The next reply, from the channel or the socket, decoded into `reply`.
   bool receive(std::vector<std::uint8_t>& buf, ipc::wire::Message& reply, std::string& error);
@@ -72,6 +75,7 @@ class Client {
 
   int fd_;
   int timeout_ms_;
+  channel::WaitPolicy policy_;
   std::uint32_t next_id_ = 1;
   std::string post_error_;
   std::vector<std::uint8_t> buf_;  // one reply at a time

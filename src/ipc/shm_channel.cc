@@ -78,7 +78,7 @@ WaitPolicy wait_policy(const char* spin_us) {
   char* end = nullptr;
   errno = 0;
   const long us = std::strtol(spin_us, &end, 10);
-  if (errno == 0 && *end == '\0' && us >= 0 && us <= 10000) {
+  if (errno == 0 && *end == '\0' && us >= 0 && us <= kMaxSpin.count()) {
     policy.spin = std::chrono::microseconds(us);
   }
   return policy;

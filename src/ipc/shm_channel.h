@@ -76,8 +76,12 @@ struct WaitPolicy {
   std::chrono::nanoseconds slice{100'000'000};
 };
 
-// The policy with OAPROF_SPIN_US's value (`spin_us`: microseconds, 0 to 10000) as its spin;
-// the default for null or anything else. Both ends read the same variable.
+// The longest spin OAPROF_SPIN_US may ask for: longer burns a core for nothing.
+inline constexpr std::chrono::microseconds kMaxSpin{10000};
+
+// The policy with OAPROF_SPIN_US's value (`spin_us`: microseconds, 0 to kMaxSpin) as its spin;
+// the default for null or anything else. Both ends read the same variable: the layer through
+// attach/layer_config.h, oaprof and oaprofd through this.
 WaitPolicy wait_policy(const char* spin_us);
 
 enum class RingStatus { kOk, kEmpty, kFull, kCorrupt };

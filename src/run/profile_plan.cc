@@ -66,7 +66,7 @@ void plan_mode(const ProfileOptions& o, ProfilePlan& plan) {
 void plan_launches(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.replay != "off") {
     std::string warning;
-    (void)attach::parse_replay_config(o.replay.c_str(), nullptr, warning);
+    (void)attach::parse_replay_config(o.replay.c_str(), warning);
     if (!warning.empty()) throw base::UsageError("--replay: " + warning);
     if (plan.mode != RunMode::kKernel) {
       throw base::UsageError("--replay goes with --mode kernel");
@@ -132,7 +132,7 @@ void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& 
 
 std::uint32_t passes_per_set(const ProfilePlan& plan) {
   std::string warning;
-  const attach::ReplayConfig c = attach::parse_replay_config(plan.replay.c_str(), nullptr, warning);
+  const attach::ReplayConfig c = attach::parse_replay_config(plan.replay.c_str(), warning);
   return c.mode == attach::ReplayConfig::Mode::kFixed ? c.passes : 1;
 }
 
@@ -145,8 +145,12 @@ std::string replay_variable(const ProfilePlan& plan) {
   return std::to_string(static_cast<std::size_t>(passes_per_set(plan)) * plan.pass_sets.size());
 }
 
+attach::Attribution layer_attribution(const ProfilePlan& plan) {
+  return plan.sample_period ? attach::Attribution::kSampled : attach::Attribution::kBracketed;
+}
+
 const char* attribution_name(const ProfilePlan& plan) {
-  return plan.sample_period ? "sampled" : "bracketed";
+  return attach::attribution_name(layer_attribution(plan));
 }
 
 namespace {

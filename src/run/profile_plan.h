@@ -19,6 +19,7 @@
 #include "session/privilege_drop.h"
 #include "gpu/device.h"
 #include "attach/launch_filter.h"
+#include "attach/layer_config.h"
 #include "oa/builtin_metric_set.h"
 #include "power/energy_source.h"
 
@@ -165,8 +166,9 @@ std::uint32_t passes_per_set(const ProfilePlan& plan);
 // OAPROF_REPLAY for the program: --replay as given, or the passes of every set of a kernel
 // replay across sets.
 std::string replay_variable(const ProfilePlan& plan);
-// The run's attribution, as the rows' metadata and OAPROF_ATTRIBUTION name it: "bracketed" or
-// "sampled".
+// The run's attribution, as the layer is told it, and as the rows' metadata and
+// OAPROF_ATTRIBUTION name it: "bracketed" or "sampled".
+attach::Attribution layer_attribution(const ProfilePlan& plan);
 const char* attribution_name(const ProfilePlan& plan);
 
 // Parses and checks every option. `env` is the process environment (SUDO_UID, SUDO_GID,

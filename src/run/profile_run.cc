@@ -41,6 +41,7 @@
 #include "session/user_file.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
+#include "attach/layer_config.h"
 #include "attach/loader.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
@@ -300,20 +301,31 @@ std::string output_names(const OutputPlan& o) {
   return text;
 }
 
-// The program's environment: the interceptor (layer or preload, ours first) and the session's
-// address and filters in kernel mode; the run's window and replay always. Throws
-// std::runtime_error when oaprof's own library is missing.
+// What oaprof tells its layer in the program: the run's window, replay and attribution always
+// (so values inherited from the user's environment cannot replay behind --replay), and the
+// session's address and launch selection in kernel mode. The one place the contract is written.
+attach::LayerConfig layer_config(const ProfilePlan& plan, const session::Server* server) {
+  attach::LayerConfig config;
+  config.min_window = plan.min_window;
+  std::string unused;  // the plan has checked --replay
+  config.replay = attach::parse_replay_config(replay_variable(plan).c_str(), unused);
+  config.attribution = layer_attribution(plan);
+  if (server == nullptr) return config;
+  config.socket = server->path();
+  config.kernel_name = plan.filter.name();
+  config.launch_skip = plan.filter.skip();
+  config.launch_count = plan.filter.count();
+  return config;
+}
+
+// The program's environment: the interceptor (layer or preload, ours first) and the layer's
+// configuration. Throws std::runtime_error when oaprof's own library is missing.
 session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* server) {
   session::ChildSpec child;
   child.argv = plan.command;
   child.credentials = plan.creds;
-  child.set_env["OAPROF_MIN_TIME_MS"] = std::to_string(plan.min_window.count());
-  // Always set, so a value inherited from the user's environment cannot replay behind --replay.
-  child.set_env["OAPROF_REPLAY"] = replay_variable(plan);
-  child.set_env["OAPROF_ATTRIBUTION"] = attribution_name(plan);
+  for (const auto& [k, v] : layer_config(plan, server).to_env()) child.set_env[k] = v;
   if (server == nullptr) return child;
-  child.set_env["OAPROF_SOCKET"] = server->path();
-  for (const auto& [k, v] : plan.filter.to_env()) child.set_env[k] = v;
   std::string inject = plan.inject;
   if (inject == "auto") {
     const attach::LoaderInfo loader = attach::detect_loader();

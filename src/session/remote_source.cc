@@ -155,7 +155,10 @@ DaemonClient::DaemonClient(std::string socket_path) : path_(std::move(socket_pat
         "`sudo oaprof ...`; see `oaprof doctor`",
         path_));
   }
-  client_ = ipc::Client::adopt(fd, kReplyTimeoutS * 1000);  // it owns the socket from here
+  // oaprof's own end to oaprofd polls the channel as the run's server does (session/server.cc):
+  // for the user's OAPROF_SPIN_US.
+  client_ = ipc::Client::adopt(fd, kReplyTimeoutS * 1000,  // it owns the socket from here
+                               ipc::channel::wait_policy(std::getenv("OAPROF_SPIN_US")));
 }
 
 DaemonClient::~DaemonClient() = default;

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
+#include <optional>
 #include <string>
 
 namespace oaprof::attach {
@@ -33,24 +33,12 @@ TEST(LaunchFilterTest, RegexMatchesTheWholeName) {
   EXPECT_THROW(LaunchFilter("regex:(", 0, std::nullopt), std::invalid_argument);
 }
 
-std::map<std::string, std::string> g_env;
-const char* fake_getenv(const char* name) {
-  auto it = g_env.find(name);
-  return it == g_env.end() ? nullptr : it->second.c_str();
-}
-
-TEST(LaunchFilterTest, EnvironmentRoundTrip) {
-  g_env = LaunchFilter("regex:k[0-9]", 1, 1).to_env();
-  EXPECT_EQ(g_env.at("OAPROF_KERNEL_NAME"), "regex:k[0-9]");
-  LaunchFilter f = LaunchFilter::from_env(&fake_getenv);
-  EXPECT_FALSE(f.select("k1"));  // skipped
-  EXPECT_TRUE(f.select("k2"));
-  EXPECT_FALSE(f.select("k3"));  // count reached
-  EXPECT_TRUE(LaunchFilter().to_env().empty());
-  g_env = {{"OAPROF_LAUNCH_SKIP", "-1"}};
-  EXPECT_THROW(LaunchFilter::from_env(&fake_getenv), std::invalid_argument);
-  g_env = {{"OAPROF_LAUNCH_COUNT", "3x"}};
-  EXPECT_THROW(LaunchFilter::from_env(&fake_getenv), std::invalid_argument);
+TEST(LaunchFilterTest, KeepsTheSelectionItWasGiven) {
+  const LaunchFilter f("regex:k[0-9]", 1, 2);
+  EXPECT_EQ(f.name(), "regex:k[0-9]");
+  EXPECT_EQ(f.skip(), 1u);
+  EXPECT_EQ(f.count(), std::optional<std::uint64_t>(2));
+  EXPECT_EQ(LaunchFilter().count(), std::nullopt);
 }
 
 }  // namespace

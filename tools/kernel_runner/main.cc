@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "attach/layer_config.h"
 #include "gpu/i915/i915_query.h"
 #include "bench/catalogue.h"
 #include "bench/peaks.h"
@@ -30,13 +31,10 @@ constexpr int kExitUsage = 2;
 constexpr int kExitOpenCl = 3;
 
 double default_min_time_ms() {
-  // oaprof passes its --min-window down so the runner's repeats cover the energy window.
-  if (const char* env = std::getenv("OAPROF_MIN_TIME_MS"); env && *env) {
-    char* end = nullptr;
-    const double v = std::strtod(env, &end);
-    if (*end == '\0' && v >= 0) return v;
-  }
-  return 50.0;
+  // oaprof passes its --min-window down so the runner's repeats cover the energy window. Read
+  // through the layer's contract, whose errors the layer itself logs once.
+  const auto config = oaprof::attach::LayerConfig::from_env(&oaprof::attach::process_env);
+  return static_cast<double>(config.min_window.count());
 }
 
 struct PeakOptions {
