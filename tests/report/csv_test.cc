@@ -5,9 +5,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "report/merge.h"
 #include "report/row.h"
 
 namespace oaprof::report {
@@ -99,6 +101,29 @@ TEST(CsvLineTest, NumbersStayNumbersAndTextIsNeutralised) {
                                {"none", {}},
                                {"flags", std::string("-")}};
   EXPECT_EQ(csv_line(row), "\"'=cmd\",-1.5,7,,\"'-\"");
+}
+
+// oaprof merge reads a run's CSV back: a neutralised kernel name is the original name again,
+// and writing the merged CSV neutralises it once more, never twice.
+TEST(CsvRoundTripTest, MergeReadsNeutralisedCellsBackAndWritesThemOnce) {
+  const std::vector<std::string> header{"launch", "kernel", "gpu_time_ns", "host", "rank",
+                                        "delta"};
+  const std::vector<Field> row{{"launch", std::uint64_t{0}},  {"kernel", std::string("=k,1")},
+                               {"gpu_time_ns", 100.0, 1},      {"host", std::string("-node")},
+                               {"rank", std::string("0")},     {"delta", -2.5, 1}};
+  const std::string written = csv_text_line(header) + "\n" + csv_line(row) + "\n";
+  const RunTable t = parse_run_csv(written, "run.csv");
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.columns, header);
+  EXPECT_EQ(t.rows[0][1], "=k,1");
+  EXPECT_EQ(t.rows[0][3], "-node");
+  EXPECT_EQ(t.rows[0][5], "-2.5");
+
+  std::ostringstream merged;
+  write_merged_csv(merged, merge_runs({t}));
+  EXPECT_EQ(merged.str(), written);
+  const RunTable again = parse_run_csv(merged.str(), "all.csv");
+  EXPECT_EQ(again.rows, t.rows);
 }
 
 }  // namespace
