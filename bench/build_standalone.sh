@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds kernel_runner with g++ alone, for machines where the CMake build's dependencies (libpciaccess,
-# libdrm, GoogleTest, ...) are missing: only an OpenCL ICD loader, fmt and CLI11 headers are needed
-# (fmt is used header-only). Used to run bench/clpeak_side_by_side.sh on a borrowed GPU machine.
+# libdrm, GoogleTest, ...) are missing: only an OpenCL ICD loader, fmt, CLI11 and nlohmann-json
+# headers are needed (fmt is used header-only). Used to run bench/clpeak_side_by_side.sh on a
+# borrowed GPU machine.
 #
 #   bench/build_standalone.sh OUT_DIR [EXTRA_INCLUDE_DIR]
 #
@@ -21,5 +22,6 @@ ${CXX:-g++} -std=c++20 -O2 -DNDEBUG -DFMT_HEADER_ONLY -DCL_TARGET_OPENCL_VERSION
   -DOAPROF_KERNEL_DIR_FROM_BIN='"../share/oaprof/kernels"' \
   -I"$src/src" ${extra:+-I"$extra"} \
   "$src"/src/bench/{catalogue,stats,runner,peaks,sweep,result_writer}.cc "$src/src/oa/platform.cc" \
+  "$src/src/report/csv.cc" \
   "$src/tools/kernel_runner/main.cc" "$opencl_lib" -o "$out/bin/kernel_runner"
 echo "built $out/bin/kernel_runner"

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/runner.h"
 
 namespace oaprof::bench {
@@ -27,15 +29,16 @@ class ResultWriter {
   void finish();
 
  private:
+  void table_row(const RunResult& r, bool fills_hw_threads);
+  void csv_row(const RunResult& r, bool fills_hw_threads);
+
   std::ostream& out_;
   OutputFormat format_;
   std::string device_name_;
   bool header_written_ = false;
-  std::vector<std::string> json_rows_;
-  std::vector<std::string> json_skipped_;
+  // JSON is one document, written by finish(); ordered, so fields keep the documented order.
+  nlohmann::ordered_json json_results_ = nlohmann::ordered_json::array();
+  nlohmann::ordered_json json_skipped_ = nlohmann::ordered_json::array();
 };
-
-// A JSON string literal with quotes and escapes.
-std::string json_quote(std::string_view s);
 
 }  // namespace oaprof::bench

@@ -1,25 +1,17 @@
 // CSV: one row per launch, written as each launch completes and flushed whenever no further row
-// waits, so a crash of the profiled program leaves every finished row on disk. Units are in the column names; fields that
-// need it are quoted as RFC 4180 says; an empty cell means "not measured".
+// waits, so a crash of the profiled program leaves every finished row on disk. Units are in the
+// column names; text cells are quoted and neutralised by report/csv.h; an empty cell means "not
+// measured".
 #include <ostream>
 
 #include <fmt/format.h>
 
+#include "report/csv.h"
 #include "report/reporter.h"
 #include "report/row.h"
 
 namespace oaprof::report {
 namespace {
-
-std::string quote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) {
-    if (ch == '"') q += '"';
-    q += ch;
-  }
-  return q + '"';
-}
 
 std::string cell(const Field& f) {
   struct Visitor {
@@ -27,7 +19,7 @@ std::string cell(const Field& f) {
     std::string operator()(std::monostate) const { return {}; }
     std::string operator()(std::uint64_t v) const { return std::to_string(v); }
     std::string operator()(double v) const { return fmt::format("{:.{}f}", v, decimals); }
-    std::string operator()(const std::string& v) const { return quote(v); }
+    std::string operator()(const std::string& v) const { return csv_text(v); }
   };
   return std::visit(Visitor{f.decimals}, f.value);
 }
@@ -51,9 +43,7 @@ class CsvReporter final : public Reporter {
 
   void begin(const RunInfo& info) override {
     info_ = info;
-    std::string header;
-    for (const auto& name : launch_field_names(info)) header += (header.empty() ? "" : ",") + name;
-    out_ << header << '\n';
+    out_ << csv_text_line(launch_field_names(info)) << '\n';
     out_.flush();
   }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/csv.h"
 #include "report/json_text.h"
 
 namespace oaprof::report {
@@ -20,7 +21,9 @@ RunInputError bad(const std::string& source, const std::string& why) {
   return RunInputError(fmt::format("{}: {}", source, why));
 }
 
-// Splits RFC 4180 text into records of cells, within the bounds of run_input.h.
+// Splits RFC 4180 text into records of cells, within the bounds of run_input.h; a quoted cell's
+// text is read back through csv_text_read, which removes the single quote oaprof's writers put
+// before a text a spreadsheet would take for a formula.
 std::vector<std::vector<std::string>> csv_records(std::string_view text, const std::string& source) {
   if (text.size() > kMaxRunInputBytes) {
     throw bad(source, fmt::format("larger than {} MiB", kMaxRunInputBytes >> 20));
@@ -29,15 +32,15 @@ std::vector<std::vector<std::string>> csv_records(std::string_view text, const s
   std::vector<std::vector<std::string>> records;
   std::vector<std::string> record;
   std::string cell;
-  bool quoted = false, cell_started = false;
+  bool quoted = false, cell_started = false, cell_quoted = false;
   std::size_t line = 1;
   const auto end_cell = [&] {
     if (cell.size() > kMaxRunText) {
       throw bad(source, fmt::format("line {}: a cell longer than {} bytes", line, kMaxRunText));
     }
-    record.push_back(std::move(cell));
+    record.push_back(csv_text_read(cell, cell_quoted));
     cell.clear();
-    cell_started = false;
+    cell_started = cell_quoted = false;
     if (record.size() > kMaxRunFields) {
       throw bad(source, fmt::format("line {}: more than {} cells", line, kMaxRunFields));
     }
@@ -68,7 +71,7 @@ std::vector<std::vector<std::string>> csv_records(std::string_view text, const s
       continue;
     }
     if (c == '"' && !cell_started) {
-      quoted = cell_started = true;
+      quoted = cell_started = cell_quoted = true;
     } else if (c == ',') {
       end_cell();
     } else if (c == '\n') {
@@ -96,6 +99,12 @@ void require_join_columns(const RunTable& t) {
 
 std::size_t column_index(const std::vector<std::string>& columns, std::string_view name) {
   return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+}
+
+// Columns whose cells are text even when they read as a number (a host "1", a rank "0"); the
+// others' cells that read as numbers are numbers.
+bool text_column(std::string_view column) {
+  return column == "rank" || column == "host" || column == "kernel";
 }
 
 std::string cell_text(const ordered_json& v) {
@@ -257,19 +266,17 @@ std::vector<KernelAcrossRuns> kernels_across_runs(const MergedRuns& m) {
   return out;
 }
 
+// The inputs' cells came back as text: a number is written as it was read (a negative figure
+// stays a number), anything else as text, neutralised as every oaprof CSV's text is.
 void write_merged_csv(std::ostream& out, const MergedRuns& m) {
-  const auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  const auto line = [&](const std::vector<std::string>& cells) {
-    for (std::size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << quote(cells[i]);
+  out << csv_text_line(m.columns) << "\n";
+  for (const auto& row : m.rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const bool number = !text_column(m.columns[i]) && csv_number_text(row[i]);
+      out << (i ? "," : "") << (number ? row[i] : csv_text(row[i]));
+    }
     out << "\n";
-  };
-  line(m.columns);
-  for (const auto& row : m.rows) line(row);
+  }
 }
 
 void write_merged_json(std::ostream& out, const MergedRuns& m,
@@ -283,8 +290,8 @@ void write_merged_json(std::ostream& out, const MergedRuns& m,
       const std::string& v = row[i];
       char* end = nullptr;
       const double d = std::strtod(v.c_str(), &end);
-      const bool number = !v.empty() && end == v.c_str() + v.size() && m.columns[i] != "rank" &&
-                          m.columns[i] != "host" && m.columns[i] != "kernel";
+      const bool number =
+          !v.empty() && end == v.c_str() + v.size() && !text_column(m.columns[i]);
       launch[m.columns[i]] = v.empty() ? ordered_json() : number ? ordered_json(d) : ordered_json(v);
     }
     doc["launches"].push_back(std::move(launch));

@@ -33,7 +33,8 @@ std::vector<std::string> launch_field_names(const RunInfo& info = {});
 // The names of the derived metrics' columns among them (the set's counters), in order.
 std::vector<std::string> metric_field_names(const RunInfo& info);
 
-// One CSV line of `fields` (no newline), quoted as RFC 4180 says; an empty cell is not measured.
+// One CSV line of `fields` (no newline): numbers as they are, text through csv_text
+// (report/csv.h); an empty cell is not measured.
 std::string csv_line(const std::vector<Field>& fields);
 
 // The energy of one row: the window between `begin` and `end` (when both were read), judged by

@@ -54,6 +54,7 @@
 #include "power/energy_sampler.h"
 #include "power/idle_baseline.h"
 #include "power/sim_power.h"
+#include "report/csv.h"
 #include "report/fd_ostream.h"
 #include "report/reporter.h"
 #include "report/pass_merge.h"
@@ -807,9 +808,7 @@ int choose_sets_for_metrics(ProfilePlan& plan) {
 int write_joined(const ProfilePlan& plan, const report::MergedPasses& joined) {
   const auto out = open_output(plan.outputs.csv, plan.creds);
   if (!out) return kExitOutput;
-  std::string header;
-  for (const auto& c : joined.columns) header += (header.empty() ? "" : ",") + c;
-  *out << header << '\n';
+  *out << report::csv_text_line(joined.columns) << '\n';
   for (const auto& row : joined.rows) *out << report::csv_line(row) << '\n';
   try {
     report::flush_or_throw(*out, "CSV");

@@ -52,8 +52,21 @@ TEST(ResultWriterTest, CsvHasEveryStatistic) {
   std::getline(in, row);
   EXPECT_THAT(header, HasSubstr("kernel,variant,device,global,local,iterations,outer,size_bytes,"
                                 "repeats,median_ns,mean_ns,stddev_ns,stderr_ns"));
-  EXPECT_EQ(row.rfind("mad_vect4,private,\"dev\",4096,64,512,1,0,3,2000,2000,1000,", 0), 0u) << row;
+  EXPECT_EQ(row.rfind("mad_vect4,private,dev,4096,64,512,1,0,3,2000,2000,1000,", 0), 0u) << row;
   EXPECT_THAT(row, HasSubstr(",GFLOP/s,16384,0"));
+}
+
+// The device's name is the OpenCL driver's text: quoted where it needs it, and never a formula
+// to a spreadsheet (report/csv.h).
+TEST(ResultWriterTest, CsvQuotesAndNeutralisesTheDeviceName) {
+  std::ostringstream out;
+  ResultWriter w(out, OutputFormat::kCsv, "=cmd|\"/C calc\"!A0, GPU");
+  w.row(mad_vect4());
+  std::istringstream in(out.str());
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_EQ(row.rfind("mad_vect4,private,\"'=cmd|\"\"/C calc\"\"!A0, GPU\",4096,", 0), 0u) << row;
 }
 
 TEST(ResultWriterTest, JsonHoldsRawSamplesAndSkips) {
@@ -74,8 +87,18 @@ TEST(ResultWriterTest, JsonHoldsRawSamplesAndSkips) {
   EXPECT_EQ(j["skipped"][0]["kernel"], "add_dp_scalar");
 }
 
-TEST(ResultWriterTest, JsonQuoteEscapes) {
-  EXPECT_EQ(json_quote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+// Names come from the driver and the command line: any bytes, even ones that are not UTF-8,
+// give a document that parses, with the text as it was where it was UTF-8.
+TEST(ResultWriterTest, JsonEscapesAnyText) {
+  std::ostringstream out;
+  ResultWriter w(out, OutputFormat::kJson, "a\"b\\c\n\x01 \xff");
+  w.row(mad_vect4());
+  w.skipped("k\t", "why \"not\"");
+  w.finish();
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["device"], "a\"b\\c\n\x01 \xef\xbf\xbd");  // 0xff: U+FFFD
+  EXPECT_EQ(j["skipped"][0]["kernel"], "k\t");
+  EXPECT_EQ(j["skipped"][0]["reason"], "why \"not\"");
 }
 
 TEST(ResultWriterTest, RatesInTheirUnits) {

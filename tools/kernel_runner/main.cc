@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "attach/layer_config.h"
 #include "gpu/i915/i915_query.h"
@@ -19,6 +20,7 @@
 #include "bench/runner.h"
 #include "bench/sweep.h"
 #include "mmio/pci_sysfs.h"
+#include "report/json_text.h"
 
 namespace {
 
@@ -91,16 +93,23 @@ void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source
   if (json) {
     // Without FP64 hardware the dp peaks are null, never 0 GFLOP/s read as a measurement.
     const auto dp = [&](double flops) {
-      return p.has_fp64 ? fmt::format("{}", flops / 1e9) : std::string("null");
+      return p.has_fp64 ? nlohmann::ordered_json(flops / 1e9) : nlohmann::ordered_json(nullptr);
     };
-    std::cout << fmt::format(
-        "{{\"source\":{},\"eus\":{},\"subslices\":{},\"freq_mhz\":{},\"threads_per_eu\":{},"
-        "\"fp64\":{},\"add_sp_gflops\":{},\"mad_sp_gflops\":{},\"add_dp_gflops\":{},"
-        "\"mad_dp_gflops\":{},\"add_int_gops\":{},\"mad_int_gops\":{},\"l3_gbytes_per_s\":{},"
-        "\"hw_threads\":{}}}\n",
-        bench::json_quote(source), in.eus, in.subslices, in.freq_mhz, in.threads_per_eu, p.has_fp64,
-        p.add_sp_flops / 1e9, p.mad_sp_flops / 1e9, dp(p.add_dp_flops), dp(p.mad_dp_flops),
-        p.add_int_ops / 1e9, p.mad_int_ops / 1e9, p.l3_bytes_per_s / 1e9, p.hw_threads);
+    const nlohmann::ordered_json doc{{"source", source},
+                                     {"eus", in.eus},
+                                     {"subslices", in.subslices},
+                                     {"freq_mhz", in.freq_mhz},
+                                     {"threads_per_eu", in.threads_per_eu},
+                                     {"fp64", p.has_fp64},
+                                     {"add_sp_gflops", p.add_sp_flops / 1e9},
+                                     {"mad_sp_gflops", p.mad_sp_flops / 1e9},
+                                     {"add_dp_gflops", dp(p.add_dp_flops)},
+                                     {"mad_dp_gflops", dp(p.mad_dp_flops)},
+                                     {"add_int_gops", p.add_int_ops / 1e9},
+                                     {"mad_int_gops", p.mad_int_ops / 1e9},
+                                     {"l3_gbytes_per_s", p.l3_bytes_per_s / 1e9},
+                                     {"hw_threads", p.hw_threads}};
+    std::cout << oaprof::report::json_text(doc) << '\n';
     return;
   }
   std::cout << fmt::format("theoretical peaks: {} EUs, {} subslices, {} MHz ({})\n", in.eus,

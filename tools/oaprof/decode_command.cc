@@ -17,6 +17,7 @@
 #include "oa/device_facts.h"
 #include "oa/report_stream.h"
 #include "oa/topology.h"
+#include "report/csv.h"
 #include "report/json_text.h"
 #include "tools/oaprof/commands.h"
 #include "session/metric_source.h"
@@ -60,28 +61,37 @@ std::string value_text(const oa::EquationValue& v) {
   return v.is_float ? fmt::format("{:.6g}", v.f) : fmt::format("{}", v.u);
 }
 
+// The header: its names, and the metric set's symbols (from a file the user chose), go through
+// report's CSV quoting like every cell of text.
+std::vector<std::string> csv_columns(const oa::FormatLayout& layout, const oa::MetricSet* set) {
+  std::vector<std::string> columns{"row",       "lost",      "begin_offset", "end_offset",
+                                   "reasons",   "ctx_valid", "ctx_id",       "timestamp",
+                                   "gpu_ticks", "wraps_corrected",           "interval_too_long"};
+  for (int i = layout.a_begin(); i < layout.a_end(); ++i) columns.push_back(fmt::format("A{}", i));
+  for (int i = 0; i < layout.b_count; ++i) columns.push_back(fmt::format("B{}", i));
+  for (int i = 0; i < layout.c_count; ++i) columns.push_back(fmt::format("C{}", i));
+  if (set != nullptr) {
+    for (const oa::MetricCounter& c : set->counters()) columns.push_back(c.symbol);
+  }
+  return columns;
+}
+
 void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
                const oa::FormatLayout& layout, const oa::MetricSet* set) {
   const int a_end = layout.a_end();
-  out << "row,lost,begin_offset,end_offset,reasons,ctx_valid,ctx_id,timestamp,gpu_ticks,"
-         "wraps_corrected,interval_too_long";
-  for (int i = layout.a_begin(); i < a_end; ++i) out << ",A" << i;
-  for (int i = 0; i < layout.b_count; ++i) out << ",B" << i;
-  for (int i = 0; i < layout.c_count; ++i) out << ",C" << i;
-  if (set != nullptr) {
-    for (const oa::MetricCounter& c : set->counters()) out << ',' << c.symbol;
-  }
-  out << '\n';
+  out << report::csv_text_line(csv_columns(layout, set)) << '\n';
   for (const oa::DecodedRow& r : rows) {
     if (r.lost) {
-      out << fmt::format("{},{},{},{}\n", r.index, oa::perf_record_type_name(r.lost_type),
-                         r.begin_offset, r.end_offset);
+      out << fmt::format("{},{},{},{}\n", r.index,
+                         report::csv_text(oa::perf_record_type_name(r.lost_type)), r.begin_offset,
+                         r.end_offset);
       continue;
     }
     std::string line = fmt::format(
         "{},,{},{},{},{},{},{},{},{},{}", r.index, r.begin_offset, r.end_offset,
-        oa::report_reason_names(r.end_reasons), r.context_valid ? 1 : 0, r.ctx_id,
-        r.deltas.timestamp, r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
+        report::csv_text(oa::report_reason_names(r.end_reasons)), r.context_valid ? 1 : 0,
+        r.ctx_id, r.deltas.timestamp,
+        r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
         r.deltas.wraps_corrected, r.deltas.interval_too_long ? 1 : 0);
     for (int i = layout.a_begin(); i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
     for (int i = 0; i < layout.b_count; ++i) line += fmt::format(",{}", r.deltas.b[i]);
