@@ -359,6 +359,34 @@ struct SetOutput {
   report::Pass* capture = nullptr;
 };
 
+// The session's whole configuration, from the plan and what the set-up opened.
+session::SessionOptions session_options(const ProfilePlan& plan, const session::GpuAccess& gpu,
+                                        const session::EnergySetup& energy,
+                                        const std::vector<SetOutput>& sets) {
+  session::SessionOptions o;
+  o.config = session::oa_config_for(*gpu.metrics, gpu.platform, gpu.facts);
+  if (sets.size() > 1) {
+    for (const SetOutput& s : sets) {
+      o.pass_sets.push_back(
+          {s.info.metric_set, session::oa_config_for(*s.info.metrics, gpu.platform, gpu.facts)});
+    }
+    o.passes_per_set = passes_per_set(plan);
+  }
+  o.energy = energy.source.get();
+  // Long launches stay exact: the session reads the counters while a pass is open.
+  const report::RunInfo& info = sets.front().info;
+  o.launch_reads = session::launch_read_options(info.timestamp_hz, info.max_freq_mhz, info.eus);
+  if (plan.sample_period) {
+    o.sampled.emplace();
+    o.sampled->period = *plan.sample_period;
+  }
+  if (power::SimEnergySource* sim = energy.sim) {
+    // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
+    o.busy_listener = [sim](bool busy) { sim->simulator().set_gpu_active(busy); };
+  }
+  return o;
+}
+
 // A run whose GPU, energy and outputs are open: the session on the counter source, the rows
 // written on a thread of their own, and the three ways it can run. One SetOutput per metric set:
 // several make a kernel replay across sets, whose records go to their set's outputs.
@@ -422,8 +450,7 @@ ProfileRun::ProfileRun(const ProfilePlan& plan, session::GpuAccess& gpu, session
             [this] {
               for (const SetOutput& s : sets_) s.out->files->flush();
             }),
-      session_(*gpu.source, gpu.format, rows_.sink(),
-               session::oa_config_for(*gpu.metrics, gpu.platform, gpu.facts)) {}
+      session_(*gpu.source, gpu.format, rows_.sink(), session_options(plan, gpu, energy, sets_)) {}
 
 void ProfileRun::write_row(const oa::LaunchRecord& r, const power::EnergyReading* begin,
                            const power::EnergyReading* end) {
@@ -499,28 +526,7 @@ int ProfileRun::start() {
     s.out->table->begin(s.info);
     if (s.capture != nullptr) s.capture->metric_columns = report::metric_field_names(s.info);
   }
-  session_.set_energy_source(energy_.source.get());
-  // Long launches stay exact: the session reads the counters while a pass is open.
-  session_.set_launch_reads(
-      session::launch_read_options(info().timestamp_hz, info().max_freq_mhz, info().eus));
-  if (plan_.sample_period) {
-    session::SampledOptions sampled;
-    sampled.period = *plan_.sample_period;
-    session_.set_sampled(sampled);
-  }
-  if (power::SimEnergySource* sim = energy_.sim) {
-    // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
-    session_.set_busy_listener([sim](bool busy) { sim->simulator().set_gpu_active(busy); });
-  }
   try {
-    if (sets_.size() > 1) {
-      std::vector<session::Session::PassSet> sets;
-      for (const SetOutput& s : sets_) {
-        sets.push_back({s.info.metric_set,
-                        session::oa_config_for(*s.info.metrics, gpu_.platform, gpu_.facts)});
-      }
-      session_.set_pass_configs(std::move(sets), passes_per_set(plan_));
-    }
     const auto begin = std::chrono::steady_clock::now();
     session_.start();
     programming_time_ = std::chrono::steady_clock::now() - begin;

@@ -39,6 +39,19 @@ Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
   sets_.push_back({std::string(), std::move(config)});
 }
 
+Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
+                 SessionOptions options)
+    : Session(source, format, std::move(sink), std::move(options.config)) {
+  if (!options.pass_sets.empty()) {
+    set_pass_configs(std::move(options.pass_sets), options.passes_per_set);
+  }
+  set_energy_source(options.energy);
+  set_energy_reuse(options.energy_reuse);
+  set_busy_listener(std::move(options.busy_listener));
+  if (options.launch_reads) set_launch_reads(*options.launch_reads);
+  if (options.sampled) set_sampled(*options.sampled);
+}
+
 void Session::set_pass_configs(std::vector<PassSet> sets, std::uint32_t passes_per_set) {
   std::lock_guard lock(mu_);
   if (started_) throw std::logic_error("set_pass_configs after start()");

@@ -65,6 +65,29 @@ struct SampledOptions {
 // (at most every 500 ms).
 LaunchReadOptions launch_read_options(double timestamp_hz, double max_freq_mhz, int eus);
 
+// A set of a kernel replay across metric sets: its symbol (what oaprofd is asked for) and its
+// programming.
+struct PassSet {
+  std::string symbol;
+  mmio::OaConfig config;
+};
+
+// RAPL's update interval, about 1 ms, within which two reads return the same counters.
+inline constexpr std::chrono::nanoseconds kRaplUpdateInterval{1'000'000};
+
+// Everything a session is told before it starts, in one place: the run builds it from its plan
+// and hands it to the constructor. Each field is what the setter of the same name below does.
+struct SessionOptions {
+  mmio::OaConfig config;  // the metric set's register programming; empty: the bare counters
+  std::vector<PassSet> pass_sets;  // kernel replay across sets (set_pass_configs); empty: none
+  std::uint32_t passes_per_set = 0;
+  power::EnergySource* energy = nullptr;  // must outlive the session
+  std::chrono::nanoseconds energy_reuse = kRaplUpdateInterval;
+  std::function<void(bool)> busy_listener;
+  std::optional<LaunchReadOptions> launch_reads;
+  std::optional<SampledOptions> sampled;
+};
+
 class Session {
  public:
   // The energy readings bracket the row's window when an energy source is set, else are null.
@@ -74,6 +97,9 @@ class Session {
   // `config`: the metric set's register programming; empty for the bare counters.
   Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
           mmio::OaConfig config = {});
+  // Configured in full before it can start; throws std::invalid_argument for options the
+  // setters below refuse.
+  Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink, SessionOptions options);
   ~Session();  // stops, never throws (a failure there is left to the fallbacks)
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -96,6 +122,7 @@ class Session {
   // then the session is stopped all the same).
   void stop();
 
+  // The setters below reconfigure a session before it starts; tests use them on one fixture.
   // Energy is read next to every snapshot when a source is set (it must outlive the session).
   void set_energy_source(power::EnergySource* energy);
   // A launch's first 'before' takes the reading of the last 'after' instead of a new one when
@@ -103,7 +130,7 @@ class Session {
   // two reads return the same counters). Back-to-back launches then read the energy once each,
   // and their windows tile the run. Zero: always read anew.
   void set_energy_reuse(std::chrono::nanoseconds window);
-  static constexpr std::chrono::nanoseconds kRaplUpdateInterval{1'000'000};
+  static constexpr std::chrono::nanoseconds kRaplUpdateInterval = session::kRaplUpdateInterval;
   // Told when the GPU starts and stops being busy with a measured kernel: the simulated RAPL
   // tree follows the simulated GPU through it.
   void set_busy_listener(std::function<void(bool)> listener);
@@ -130,11 +157,7 @@ class Session {
   // gives one record per set (LaunchRecord::pass_set), each with its own passes' deltas; a set
   // that got no pass is flagged pass_missing, and a launch whose pass was open while another
   // launch switched the set is flagged pass_disturbed.
-  // A set of such a replay: its symbol (what oaprofd is asked for) and its programming.
-  struct PassSet {
-    std::string symbol;
-    mmio::OaConfig config;
-  };
+  using PassSet = session::PassSet;
   void set_pass_configs(std::vector<PassSet> sets, std::uint32_t passes_per_set);
   // What switching sets has cost so far: how many switches and their total time.
   struct SwitchCost {
