@@ -59,7 +59,7 @@
 #include "report/reporter.h"
 #include "report/pass_merge.h"
 #include "report/row.h"
-#include "run/exit_codes.h"
+#include "base/errors.h"
 #include "session/metric_source.h"
 #include "run/profile_plan.h"
 #include "run/profile_run.h"
@@ -132,10 +132,10 @@ int open_gpu(const ProfilePlan& plan, std::unique_ptr<session::GpuAccess>& gpu) 
     return 0;
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitSetup;
+    return base::kExitSetup;
   }
 }
 
@@ -145,7 +145,7 @@ int open_energy(const ProfilePlan& plan, session::GpuAccess& gpu, session::Energ
     energy = gpu.open_energy(gpu_request(plan));
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   if (!energy.source && !plan.quiet) {
     std::cerr << "oaprof: no energy figures: " << energy.reason << "\n";
@@ -184,18 +184,18 @@ std::unique_ptr<report::FdOstream> open_output(const std::string& path,
   }
 }
 
-// 0, or kExitOutput after saying why.
+// 0, or base::kExitOutput after saying why.
 int open_outputs(const ProfilePlan& plan, Outputs& out) {
   const OutputPlan& o = plan.outputs;
   std::vector<std::unique_ptr<report::Reporter>> files;
-  if (!(out.csv = open_output(o.csv, plan.creds))) return kExitOutput;
+  if (!(out.csv = open_output(o.csv, plan.creds))) return base::kExitOutput;
   files.push_back(report::make_csv_reporter(*out.csv));
   if (!o.json.empty()) {
-    if (!(out.json = open_output(o.json, plan.creds))) return kExitOutput;
+    if (!(out.json = open_output(o.json, plan.creds))) return base::kExitOutput;
     files.push_back(report::make_json_reporter(*out.json));
   }
   if (!o.trace.empty()) {
-    if (!(out.trace = open_output(o.trace, plan.creds))) return kExitOutput;
+    if (!(out.trace = open_output(o.trace, plan.creds))) return base::kExitOutput;
     files.push_back(report::make_perfetto_trace_reporter(*out.trace));
   }
   out.files = report::make_tee_reporter(std::move(files));
@@ -535,7 +535,7 @@ int ProfileRun::start() {
     std::cerr << "oaprof: cannot program the OA unit: " << e.what() << "\n";
     // Programming puts back what it wrote before it throws; the device does the rest as it
     // closes.
-    return untouched(gpu_, kExitSetup);
+    return untouched(gpu_, base::kExitSetup);
   }
 }
 
@@ -549,11 +549,11 @@ int ProfileRun::finish(int exit_code) {
     drain_error = drain_rows();
     send_summary();
   }
-  if (!gpu_.stop(session_) && exit_code == 0) exit_code = kExitSession;
+  if (!gpu_.stop(session_) && exit_code == 0) exit_code = base::kExitSession;
   if (!gpu_.rows_before_stop()) drain_error = drain_rows();
   if (drain_error) {
     std::cerr << "oaprof: " << *drain_error << "\n";
-    if (exit_code == 0) exit_code = kExitOutput;
+    if (exit_code == 0) exit_code = base::kExitOutput;
   }
   if (const std::string lost = gpu::perf_stream_loss_warning(session_.perf_stream_counts());
       !lost.empty()) {
@@ -603,9 +603,9 @@ int ProfileRun::run_system_wide() {
     sampler.stop();
   } catch (const std::exception& e) {
     std::cerr << "oaprof: sampling failed: " << e.what() << "\n";
-    return finish(kExitSetup);
+    return finish(base::kExitSetup);
   }
-  return finish(sampling_failed(sampler) ? kExitSession : 0);
+  return finish(sampling_failed(sampler) ? base::kExitSession : 0);
 }
 
 int ProfileRun::run_program() {
@@ -630,7 +630,7 @@ int ProfileRun::run_program() {
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     server.reset();
-    return finish(kExitSetup);
+    return finish(base::kExitSetup);
   }
 
   // Without launches bracketed there is no kernel signal: the simulated GPU is busy for the
@@ -654,12 +654,12 @@ int ProfileRun::run_program() {
     exit_code = session::shell_status(status);
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    exit_code = kExitCannotRun;
+    exit_code = base::kExitCannotRun;
   }
   const int program_status = exit_code;
   if (app_sampler) {
     app_sampler->stop();
-    if (sampling_failed(*app_sampler) && exit_code == 0) exit_code = kExitSession;
+    if (sampling_failed(*app_sampler) && exit_code == 0) exit_code = base::kExitSession;
   }
   if (busy_throughout) {
     try {
@@ -671,7 +671,7 @@ int ProfileRun::run_program() {
   if (server) server->stop();
   server.reset();
   exit_code = finish(exit_code);
-  if (!plan_.quiet && program_status != 0 && program_status != kExitCannotRun) {
+  if (!plan_.quiet && program_status != 0 && program_status != base::kExitCannotRun) {
     std::cerr << fmt::format("oaprof: '{}' exited with status {}\n", plan_.command[0],
                              program_status);
   }
@@ -803,41 +803,41 @@ int choose_sets_for_metrics(ProfilePlan& plan) {
     return 0;
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "oaprof: --metrics: " << e.what() << "\n";
-    return kExitSetup;
+    return base::kExitSetup;
   }
 }
 
-// The joined rows to -o's file, opened as the invoking user. 0, or kExitOutput after saying why.
+// The joined rows to -o's file, opened as the invoking user. 0, or base::kExitOutput after saying why.
 int write_joined(const ProfilePlan& plan, const report::MergedPasses& joined) {
   const auto out = open_output(plan.outputs.csv, plan.creds);
-  if (!out) return kExitOutput;
+  if (!out) return base::kExitOutput;
   *out << report::csv_text_line(joined.columns) << '\n';
   for (const auto& row : joined.rows) *out << report::csv_line(row) << '\n';
   try {
     report::flush_or_throw(*out, "CSV");
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitOutput;
+    return base::kExitOutput;
   }
   return 0;
 }
 
-// The joined rows as a JSON document to --json's file, opened as -o's is. 0, or kExitOutput
+// The joined rows as a JSON document to --json's file, opened as -o's is. 0, or base::kExitOutput
 // after saying why.
 int write_joined_json(const ProfilePlan& plan, const report::MergedPasses& joined,
                       const std::vector<std::string>& sets) {
   const auto out = open_output(plan.outputs.json, plan.creds);
-  if (!out) return kExitOutput;
+  if (!out) return base::kExitOutput;
   try {
     report::write_joined_json(*out, joined, sets,
                               plan.application_replay ? "application" : "kernel");
     report::flush_or_throw(*out, "JSON");
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitOutput;
+    return base::kExitOutput;
   }
   return 0;
 }
@@ -850,7 +850,7 @@ int write_joined_passes(const ProfilePlan& plan, std::span<const report::Pass> p
     joined = report::merge_passes(passes);
   } catch (const report::PassMismatch& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitPassesDiffer;
+    return base::kExitPassesDiffer;
   }
   if (const int rc = write_joined(plan, joined); rc != 0) return rc;
   if (!plan.outputs.json.empty()) {
@@ -902,7 +902,7 @@ int run_application_replay(const ProfilePlan& plan) {
           "oaprof: application replay ends at pass {} of {}{}: no joined file; the passes' own "
           "files are kept\n",
           i + 1, n, g_interrupted ? " (interrupted)" : fmt::format(" (status {})", status));
-      return status != 0 ? status : kExitSession;
+      return status != 0 ? status : base::kExitSession;
     }
   }
   return write_joined_passes(plan, passes);
@@ -919,7 +919,7 @@ int run_kernel_replay(const ProfilePlan& plan) {
     std::cerr << fmt::format(
         "oaprof: no joined file ({}): each set's rows are in its own file\n",
         g_interrupted ? std::string("interrupted") : fmt::format("status {}", status));
-    return status != 0 ? status : kExitSession;
+    return status != 0 ? status : base::kExitSession;
   }
   return write_joined_passes(plan, passes);
 }
@@ -933,7 +933,7 @@ int run_profile(const ProfileOptions& options) {
     plan = make_profile_plan(options, env, ::geteuid(), run_identity(env));
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   // Before any thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by the signal thread, so
   // that what a signal does (forward it, finish the outputs, restore the GPU) is ordinary code.

@@ -6,7 +6,7 @@
 
 namespace oaprof::run {
 
-// Runs the profile the options describe and returns oaprof's exit status (run/exit_codes.h).
+// Runs the profile the options describe and returns oaprof's exit status (base/errors.h).
 int run_profile(const ProfileOptions& options);
 
 }  // namespace oaprof::run

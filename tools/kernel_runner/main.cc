@@ -14,6 +14,7 @@
 
 #include "attach/layer_config.h"
 #include "gpu/i915/i915_query.h"
+#include "base/errors.h"
 #include "bench/catalogue.h"
 #include "bench/peaks.h"
 #include "bench/result_writer.h"
@@ -27,9 +28,9 @@ namespace {
 using namespace oaprof::bench;
 namespace bench = oaprof::bench;
 namespace oa = oaprof::oa;
+namespace base = oaprof::base;
 
 constexpr int kExitWrongResult = 1;
-constexpr int kExitUsage = 2;
 constexpr int kExitOpenCl = 3;
 
 double default_min_time_ms() {
@@ -201,7 +202,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    return app.exit(e) == 0 ? 0 : base::kExitUsage;
   }
   opt.warmup = !no_warmup;
   const OutputFormat format = csv ? OutputFormat::kCsv : json ? OutputFormat::kJson : OutputFormat::kTable;
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
     opt.variant = *variant;
   } catch (const std::invalid_argument& e) {
     std::cerr << "kernel_runner: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   if (list_devices_flag) {
     try {
@@ -245,7 +246,7 @@ int main(int argc, char** argv) {
   }
   if (names.empty()) {
     std::cerr << "kernel_runner: name at least one kernel (see --list), e.g. kernel_runner mad_vect4\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   std::vector<bench::KernelSpec> specs;
   for (const auto& n : names) {
@@ -255,7 +256,7 @@ int main(int argc, char** argv) {
       for (const auto& s : bench::nearest_names(n)) hint += (hint.empty() ? "" : ", ") + s;
       std::cerr << fmt::format("kernel_runner: unknown kernel '{}'; did you mean {}? (--list shows all)\n",
                                n, hint);
-      return kExitUsage;
+      return base::kExitUsage;
     }
     specs.push_back(*spec);
   }
@@ -302,7 +303,7 @@ int main(int argc, char** argv) {
     return kExitWrongResult;
   } catch (const std::invalid_argument& e) {
     std::cerr << "kernel_runner: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "kernel_runner: " << e.what() << "\n";
     return kExitOpenCl;

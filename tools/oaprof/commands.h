@@ -17,12 +17,6 @@
 
 namespace oaprof::tools {
 
-using base::kExitCannotRun;
-using base::kExitOutput;
-using base::kExitPassesDiffer;
-using base::kExitSession;
-using base::kExitSetup;
-using base::kExitUsage;
 
 // Runs after parsing when its command was chosen; returns the exit status.
 using Action = std::function<int()>;
@@ -44,12 +38,12 @@ inline bool register_subcommand(SubcommandFactory factory) {
 
 // For subcommands that need no root (they read and write only the user's files): under sudo,
 // become the invoking user for good before touching any file. Returns 0, or the exit status after
-// saying why on stderr: kExitUsage for a bad SUDO_UID/SUDO_GID, kExitSetup when the drop did not
+// saying why on stderr: base::kExitUsage for a bad SUDO_UID/SUDO_GID, base::kExitSetup when the drop did not
 // take.
 int become_sudo_user(const char* command);
 
 // For subcommands that need root and take options pointing at files: under sudo each must keep its
-// default (session/root_paths.h). Returns 0, or kExitUsage after saying why on stderr.
+// default (session/root_paths.h). Returns 0, or base::kExitUsage after saying why on stderr.
 int require_root_paths(const char* command, std::span<const session::RootPathOption> paths);
 
 // Whether this process runs as root under sudo for another user (whose SUDO_UID is well formed).

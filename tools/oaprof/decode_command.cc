@@ -229,10 +229,10 @@ int run_decode(const DecodeOptions& opt) {
     entries = oa::read_report_stream(bytes, format, kind);
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof decode: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "oaprof decode: " << e.what() << "\n";
-    return kExitSetup;
+    return base::kExitSetup;
   }
   oa::DecodeOptions options;
   options.gen = platform.gen;
@@ -251,7 +251,7 @@ int run_decode(const DecodeOptions& opt) {
     file.open(opt.output);
     if (!file) {
       std::cerr << fmt::format("oaprof decode: cannot write {}\n", opt.output);
-      return kExitOutput;
+      return base::kExitOutput;
     }
     out = &file;
   }
@@ -263,7 +263,7 @@ int run_decode(const DecodeOptions& opt) {
   out->flush();
   if (!*out) {
     std::cerr << fmt::format("oaprof decode: writing {} failed\n", opt.output);
-    return kExitOutput;
+    return base::kExitOutput;
   }
   return 0;
 }

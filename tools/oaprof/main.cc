@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    return app.exit(e) == 0 ? 0 : oaprof::base::kExitUsage;
   }
   // Each command says what went wrong itself; this catches what escapes one, with the status its
   // type means (base/errors.h), instead of std::terminate.

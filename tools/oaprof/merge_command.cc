@@ -29,7 +29,7 @@ int run_merge(const MergeOptions& opt) {
   const bool json = opt.output.ends_with(".json");
   if (!json && !opt.output.ends_with(".csv")) {
     std::cerr << "oaprof merge: -o " << opt.output << " must end in .csv or .json\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   report::MergedRuns merged;
   try {
@@ -43,7 +43,7 @@ int run_merge(const MergeOptions& opt) {
     merged = report::merge_runs(tables);
   } catch (const report::RunInputError& e) {
     std::cerr << "oaprof merge: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   const auto kernels = report::kernels_across_runs(merged);
   std::ofstream out(opt.output, std::ios::binary | std::ios::trunc);
@@ -55,7 +55,7 @@ int run_merge(const MergeOptions& opt) {
   out.flush();
   if (!out) {
     std::cerr << "oaprof merge: cannot write " << opt.output << ": " << std::strerror(errno) << "\n";
-    return kExitOutput;
+    return base::kExitOutput;
   }
   const std::size_t runs = merged.runs();
   if (!opt.quiet) report::write_kernels_table(std::cerr, kernels, runs);

@@ -152,12 +152,12 @@ std::pair<CLI::App*, Action> add_metrics_command(CLI::App& app) {
               if (import->parsed()) return run_import(*opt);
             } catch (const std::invalid_argument& e) {
               std::cerr << "oaprof metrics: " << e.what() << "\n";
-              return kExitUsage;
+              return base::kExitUsage;
             } catch (const std::exception& e) {
               std::cerr << "oaprof metrics: " << e.what() << "\n";
-              return kExitOutput;
+              return base::kExitOutput;
             }
-            return kExitUsage;
+            return base::kExitUsage;
           }};
 }
 

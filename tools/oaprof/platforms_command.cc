@@ -130,7 +130,7 @@ int run_platforms(const PlatformsOptions& opt) {
         "oaprof platforms: '{}' is not a PCI device id; give it in hexadecimal, e.g. 0x3E92 or "
         "8086:3e92\n",
         opt.pci_id);
-    return kExitUsage;
+    return base::kExitUsage;
   }
   const oa::PciId* id = oa::find_pci_id(*device);
   if (id == nullptr) {
@@ -138,7 +138,7 @@ int run_platforms(const PlatformsOptions& opt) {
         "oaprof platforms: PCI id 8086:{:04x} is not in oaprof's platform table (Haswell through "
         "Alder Lake, DG1); `oaprof platforms` lists every id it knows\n",
         *device);
-    return kExitUsage;
+    return base::kExitUsage;
   }
   if (opt.json) {
     std::cout << report::json_text(to_json(*id), 1) << "\n";

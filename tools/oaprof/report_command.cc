@@ -62,7 +62,7 @@ int run_report(const ReportOptions& opt) {
   if (!svg && !opt.output.ends_with(".html") && !opt.output.ends_with(".htm")) {
     std::cerr << "oaprof report: -o " << opt.output
               << " must end in .html (the whole report) or .svg (the roofline alone)\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   std::unique_ptr<std::regex> kernels;
   if (!opt.kernels.empty()) {
@@ -71,7 +71,7 @@ int run_report(const ReportOptions& opt) {
     } catch (const std::regex_error& e) {
       std::cerr << "oaprof report: --kernels " << opt.kernels << " is not a regular expression ("
                 << e.what() << ")\n";
-      return kExitUsage;
+      return base::kExitUsage;
     }
   }
   std::vector<report::RunInput> inputs;
@@ -79,7 +79,7 @@ int run_report(const ReportOptions& opt) {
     for (const std::string& path : opt.inputs) inputs.push_back(report::parse_run_json(report::read_run_file(path), path));
   } catch (const report::RunInputError& e) {
     std::cerr << "oaprof report: " << e.what() << "\n";
-    return kExitUsage;
+    return base::kExitUsage;
   }
   const report::RooflineModel model = report::build_roofline_model(inputs, peaks_of(inputs), kernels.get());
   const std::string text = svg ? report::roofline_svg(model, opt.title) : report::html_report(model, opt.title);
@@ -88,7 +88,7 @@ int run_report(const ReportOptions& opt) {
   out.flush();
   if (!out) {
     std::cerr << "oaprof report: cannot write " << opt.output << ": " << std::strerror(errno) << "\n";
-    return kExitOutput;
+    return base::kExitOutput;
   }
   std::cerr << fmt::format("oaprof report: wrote {} ({} points, {} ceilings{})\n", opt.output,
                            model.points.size(), model.ceilings.size(),
