@@ -32,9 +32,8 @@ bool timer_pairs(const _cl_icd_dispatch& next, cl_device_id device, Pairs& dev_h
 
 }  // namespace
 
-std::optional<DeviceClock> calibrate_device_clock(const _cl_icd_dispatch& next,
-                                                  cl_device_id device, cl_command_queue q,
-                                                  std::string& why) {
+std::optional<DeviceClock> calibrate_device_clock(const _cl_icd_dispatch& next, cl_device_id device,
+                                                  cl_command_queue q, std::string& why) {
   DeviceClock clock;
   Pairs dev_host, host_mono;
   try {

@@ -13,8 +13,8 @@
 #include <optional>
 #include <string>
 
-#include "oa/sampled_attribution.h"
 #include "ipc/wire.h"
+#include "oa/sampled_attribution.h"
 
 namespace oaprof::attach {
 

@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "ipc/client.h"
 #include "attach/device_clock.h"
 #include "attach/launch_filter.h"
 #include "attach/layer_config.h"
@@ -27,6 +26,7 @@
 #include "attach/replay_config.h"
 #include "attach/sampled_launches.h"
 #include "base/monotonic_clock.h"
+#include "ipc/client.h"
 #include "ipc/wire.h"
 
 namespace oaprof::attach {
@@ -56,7 +56,9 @@ void forget_ids_in_child() {
 }
 
 pid_t current_pid() {
-  static const bool registered = [] { return ::pthread_atfork(nullptr, nullptr, forget_ids_in_child) == 0; }();
+  static const bool registered = [] {
+    return ::pthread_atfork(nullptr, nullptr, forget_ids_in_child) == 0;
+  }();
   pid_t pid = g_pid.load(std::memory_order_relaxed);
   if (pid == 0 || !registered) {
     pid = ::getpid();
@@ -135,8 +137,8 @@ class BufferSnapshot {
   // False (with `why`) when a shadow could not be made or filled; nothing was changed then.
   bool save(cl_command_queue q, const ReplayPlan& plan, std::string& why) {
     cl_context context = nullptr;
-    cl_int rc = g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof context, &context,
-                                             nullptr);
+    cl_int rc =
+        g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof context, &context, nullptr);
     if (rc != CL_SUCCESS) return failed("clGetCommandQueueInfo", rc, why);
     buffers_ = plan.restore;
     for (const ReplayBuffer& b : buffers_) {
@@ -224,9 +226,9 @@ struct LaunchState {
 
   std::uint64_t id = 0;
   std::uint64_t api_ns = 0;  // CLOCK_MONOTONIC at the program's call
-  std::string name;  // the kernel's
-  bool enqueued = false;  // the program's kernel went to the queue (the first pass)
-  cl_int rc = CL_SUCCESS;  // and what its enqueue returned
+  std::string name;          // the kernel's
+  bool enqueued = false;     // the program's kernel went to the queue (the first pass)
+  cl_int rc = CL_SUCCESS;    // and what its enqueue returned
   cl_event first = nullptr, last = nullptr;
   bool pass_open = false;  // a 'before' was answered, its 'after' not yet sent
   std::uint32_t passes = 0;
@@ -305,9 +307,8 @@ class Profiler {
       return false;
     }
     if (!config.quiet) {
-      std::fprintf(stderr, "oaprof: measuring OpenCL launches of pid %d through the %s (%s)\n",
-                   pid, g_way_in,
-                   client_->has_channel() ? "shared-memory channel" : "socket");
+      std::fprintf(stderr, "oaprof: measuring OpenCL launches of pid %d through the %s (%s)\n", pid,
+                   g_way_in, client_->has_channel() ? "shared-memory channel" : "socket");
     }
     return true;
   }
@@ -335,8 +336,7 @@ class Profiler {
   void harvest_locked(bool wait, SampledLaunches::Scope scope = SampledLaunches::Scope::kAll);
   SampledLaunches::Completion ask_event(cl_event ev, const wire::Launch& record);
   // The rest of a completed launch: its start, and both edges on the host's clock.
-  SampledLaunches::Completion ask_start(cl_event ev, std::uint64_t end,
-                                        const wire::Launch& record);
+  SampledLaunches::Completion ask_start(cl_event ev, std::uint64_t end, const wire::Launch& record);
 
  public:
   // One of the program's sync points (clFinish, clWaitForEvents returned), or its exit (`wait`):
@@ -397,8 +397,9 @@ cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue
   if (t_in_launch) return enqueue(args, event);
   if (t_in_callback) {
     if (!callback_warned_.exchange(true)) {
-      std::fprintf(stderr, "oaprof layer: launches from event callbacks run unmeasured (blocking "
-                           "there is undefined behaviour in OpenCL)\n");
+      std::fprintf(stderr,
+                   "oaprof layer: launches from event callbacks run unmeasured (blocking "
+                   "there is undefined behaviour in OpenCL)\n");
     }
     return enqueue(args, event);
   }
@@ -465,14 +466,17 @@ cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, E
       std::string why;
       if (!saved.restore(a.q, restore_bytes, restore_ns, why)) {
         // The buffers are partly back at their inputs: nothing restores them now.
-        warn_once(replay_warned_, "restoring the buffers of '" + name + "' for another pass "
-                                  "failed (" + why + "); its outputs may differ from an "
-                                  "unprofiled run");
+        warn_once(replay_warned_, "restoring the buffers of '" + name +
+                                      "' for another pass "
+                                      "failed (" +
+                                      why +
+                                      "); its outputs may differ from an "
+                                      "unprofiled run");
         break;
       }
     }
-    const bool energy_first = s.passes == 0 && replaying &&
-                              replay.mode == ReplayConfig::Mode::kAuto;
+    const bool energy_first =
+        s.passes == 0 && replaying && replay.mode == ReplayConfig::Mode::kAuto;
     if (!client_->call(wire::Snapshot{s.id, wire::Phase::kBefore, energy_first}, error)) {
       disable("snapshot failed: " + error + "; running unprofiled from here on");
       measured = false;
@@ -504,10 +508,10 @@ cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, E
     if (rc != CL_SUCCESS) break;
     ++s.passes;
     if (!measured || !replaying) break;
-    const bool more = replay.mode == ReplayConfig::Mode::kFixed
-                          ? s.passes < replay.passes
-                          : s.passes < kMaxReplayPasses &&
-                                window_end_ns - window_start_ns < min_window_ns;
+    const bool more =
+        replay.mode == ReplayConfig::Mode::kFixed
+            ? s.passes < replay.passes
+            : s.passes < kMaxReplayPasses && window_end_ns - window_start_ns < min_window_ns;
     if (!more) break;
   }
   if (s.first == nullptr || !measured) {  // the program's own launch failed, or not measured
@@ -547,8 +551,10 @@ const DeviceClock* Profiler::clock_for(cl_device_id device, cl_command_queue q) 
     std::string why;
     it = clocks_.emplace(device, calibrate_device_clock(g_next, device, q, why)).first;
     if (!it->second) {
-      warn_once(clock_warned_, "launches on a device whose clock cannot be put on the host's "
-                               "run unmeasured: " + why);
+      warn_once(clock_warned_,
+                "launches on a device whose clock cannot be put on the host's "
+                "run unmeasured: " +
+                    why);
     }
   }
   return it->second ? &*it->second : nullptr;
@@ -598,14 +604,13 @@ SampledLaunches::Completion Profiler::ask_event(cl_event ev, const wire::Launch&
   // not asked (the record's window is the host's; they stay 0, unknown).
   cl_ulong end = 0;
   auto ask_end = [&] {
-    return g_next.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end,
-                                          nullptr);
+    return g_next.clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
   };
   if (const cl_int got = ask_end(); got != CL_SUCCESS) {
     cl_int status = CL_QUEUED;
     const bool asked = got == CL_PROFILING_INFO_NOT_AVAILABLE &&
-                       g_next.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                             sizeof status, &status, nullptr) == CL_SUCCESS;
+                       g_next.clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                             &status, nullptr) == CL_SUCCESS;
     // It may have completed between the two questions: then its end is there now.
     if (asked && status == CL_COMPLETE && ask_end() == CL_SUCCESS) {
       return ask_start(ev, end, record);
@@ -696,13 +701,12 @@ Profiler::QueueInfo Profiler::queue_info(cl_command_queue q) {
   }
   QueueInfo info;
   cl_command_queue_properties props = 0;
-  const bool known =
-      g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof info.context, &info.context,
-                                   nullptr) == CL_SUCCESS &&
-      g_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof info.device, &info.device,
-                                   nullptr) == CL_SUCCESS &&
-      g_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) ==
-          CL_SUCCESS;
+  const bool known = g_next.clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof info.context,
+                                                  &info.context, nullptr) == CL_SUCCESS &&
+                     g_next.clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof info.device,
+                                                  &info.device, nullptr) == CL_SUCCESS &&
+                     g_next.clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props,
+                                                  nullptr) == CL_SUCCESS;
   info.in_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
   if (known) {
     std::lock_guard lock(queues_mu_);
@@ -770,8 +774,9 @@ cl_int Profiler::recover(LaunchState& s, const LaunchArgs& a, cl_event* event,
     // The row is lost then; the privileged side counts it among the dropped launches.
   }
   s.hand_out(event);
-  stop_profiling("internal error after the kernel was enqueued: the program got its launch's "
-                 "own status, and its row is flagged layer_error; running unprofiled from here on");
+  stop_profiling(
+      "internal error after the kernel was enqueued: the program got its launch's "
+      "own status, and its row is flagged layer_error; running unprofiled from here on");
   return s.rc;
 }
 
@@ -853,7 +858,8 @@ cl_int CL_API_CALL intercept_get_command_queue_info(cl_command_queue q, cl_comma
   const cl_int rc = g_next.clGetCommandQueueInfo(q, name, size, value, size_ret);
   if (rc != CL_SUCCESS || value == nullptr || !Profiler::get().profiling_was_added(q)) return rc;
   if (name == CL_QUEUE_PROPERTIES && size >= sizeof(cl_command_queue_properties)) {
-    *static_cast<cl_command_queue_properties*>(value) &= ~cl_command_queue_properties{CL_QUEUE_PROFILING_ENABLE};
+    *static_cast<cl_command_queue_properties*>(value) &=
+        ~cl_command_queue_properties{CL_QUEUE_PROFILING_ENABLE};
   }
 #ifdef CL_QUEUE_PROPERTIES_ARRAY
   if (name == CL_QUEUE_PROPERTIES_ARRAY) {
@@ -964,19 +970,16 @@ cl_mem CL_API_CALL intercept_create_sub_buffer(cl_mem parent, cl_mem_flags flags
 }
 
 cl_mem CL_API_CALL intercept_create_image(cl_context ctx, cl_mem_flags flags,
-                                          const cl_image_format* format,
-                                          const cl_image_desc* desc, void* host, cl_int* err) {
+                                          const cl_image_format* format, const cl_image_desc* desc,
+                                          void* host, cl_int* err) {
   cl_mem m = g_next.clCreateImage(ctx, flags, format, desc, host, err);
   track_mem(m, MemKind::kImage, flags, 0, ctx);
   return m;
 }
 
-cl_mem CL_API_CALL intercept_create_image_with_properties(cl_context ctx,
-                                                          const cl_mem_properties* props,
-                                                          cl_mem_flags flags,
-                                                          const cl_image_format* format,
-                                                          const cl_image_desc* desc, void* host,
-                                                          cl_int* err) {
+cl_mem CL_API_CALL intercept_create_image_with_properties(
+    cl_context ctx, const cl_mem_properties* props, cl_mem_flags flags,
+    const cl_image_format* format, const cl_image_desc* desc, void* host, cl_int* err) {
   cl_mem m = g_next.clCreateImageWithProperties(ctx, props, flags, format, desc, host, err);
   track_mem(m, MemKind::kImage, flags, 0, ctx);
   return m;
@@ -994,8 +997,7 @@ cl_mem CL_API_CALL intercept_create_image_3d(cl_context ctx, cl_mem_flags flags,
                                              const cl_image_format* format, size_t w, size_t h,
                                              size_t d, size_t row_pitch, size_t slice_pitch,
                                              void* host, cl_int* err) {
-  cl_mem m =
-      g_next.clCreateImage3D(ctx, flags, format, w, h, d, row_pitch, slice_pitch, host, err);
+  cl_mem m = g_next.clCreateImage3D(ctx, flags, format, w, h, d, row_pitch, slice_pitch, host, err);
   track_mem(m, MemKind::kImage, flags, 0, ctx);
   return m;
 }

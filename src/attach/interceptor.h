@@ -26,8 +26,7 @@ cl_int CL_API_CALL intercept_enqueue_nd_range(cl_command_queue q, cl_kernel k, c
 cl_int CL_API_CALL intercept_enqueue_task(cl_command_queue q, cl_kernel k, cl_uint nwait,
                                           const cl_event* wait, cl_event* event);
 cl_command_queue CL_API_CALL intercept_create_queue(cl_context ctx, cl_device_id dev,
-                                                    cl_command_queue_properties props,
-                                                    cl_int* err);
+                                                    cl_command_queue_properties props, cl_int* err);
 cl_command_queue CL_API_CALL intercept_create_queue_with_properties(
     cl_context ctx, cl_device_id dev, const cl_queue_properties* props, cl_int* err);
 cl_int CL_API_CALL intercept_get_event_profiling_info(cl_event event, cl_profiling_info name,
@@ -57,14 +56,11 @@ cl_mem CL_API_CALL intercept_create_sub_buffer(cl_mem parent, cl_mem_flags flags
                                                cl_buffer_create_type type, const void* info,
                                                cl_int* err);
 cl_mem CL_API_CALL intercept_create_image(cl_context ctx, cl_mem_flags flags,
-                                          const cl_image_format* format,
-                                          const cl_image_desc* desc, void* host, cl_int* err);
-cl_mem CL_API_CALL intercept_create_image_with_properties(cl_context ctx,
-                                                          const cl_mem_properties* props,
-                                                          cl_mem_flags flags,
-                                                          const cl_image_format* format,
-                                                          const cl_image_desc* desc, void* host,
-                                                          cl_int* err);
+                                          const cl_image_format* format, const cl_image_desc* desc,
+                                          void* host, cl_int* err);
+cl_mem CL_API_CALL intercept_create_image_with_properties(
+    cl_context ctx, const cl_mem_properties* props, cl_mem_flags flags,
+    const cl_image_format* format, const cl_image_desc* desc, void* host, cl_int* err);
 cl_mem CL_API_CALL intercept_create_image_2d(cl_context ctx, cl_mem_flags flags,
                                              const cl_image_format* format, size_t w, size_t h,
                                              size_t pitch, void* host, cl_int* err);

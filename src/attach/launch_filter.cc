@@ -23,8 +23,8 @@ LaunchFilter::LaunchFilter(const std::string& name, std::uint64_t skip,
 }
 
 bool LaunchFilter::select(const std::string& kernel_name) {
-  const bool match = name_.empty() || (regex_ ? std::regex_match(kernel_name, *regex_)
-                                              : kernel_name == name_);
+  const bool match =
+      name_.empty() || (regex_ ? std::regex_match(kernel_name, *regex_) : kernel_name == name_);
   if (!match) return false;
   const std::uint64_t ordinal = matched_++;
   if (ordinal < skip_) return false;

@@ -46,11 +46,12 @@ LoaderInfo detect_loader(const std::string& library) {
   // (ocl-icd from 2.3 on, the Khronos loader from its 2020 releases).
   info.supports_layers = bytes.find("OPENCL_LAYERS") != std::string::npos;
   info.name = bytes.find("OCL Icd free software") != std::string::npos ? "ocl-icd"
-              : bytes.find("Khronos") != std::string::npos            ? "Khronos ICD loader"
+              : bytes.find("Khronos") != std::string::npos             ? "Khronos ICD loader"
                                                                        : "unknown ICD loader";
-  info.note = info.name + " at " + path +
-              (info.supports_layers ? " loads OPENCL_LAYERS"
-                                    : " does not know OPENCL_LAYERS (ocl-icd < 2.3): using LD_PRELOAD");
+  info.note =
+      info.name + " at " + path +
+      (info.supports_layers ? " loads OPENCL_LAYERS"
+                            : " does not know OPENCL_LAYERS (ocl-icd < 2.3): using LD_PRELOAD");
   return info;
 }
 

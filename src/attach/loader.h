@@ -7,10 +7,10 @@
 namespace oaprof::attach {
 
 struct LoaderInfo {
-  bool found = false;         // libOpenCL.so.1 could be loaded
-  std::string name;           // "ocl-icd", "Khronos ICD loader", …
+  bool found = false;  // libOpenCL.so.1 could be loaded
+  std::string name;    // "ocl-icd", "Khronos ICD loader", …
   bool supports_layers = false;
-  std::string note;           // why layers are (not) assumed
+  std::string note;  // why layers are (not) assumed
 };
 
 // Finds `library` (default libOpenCL.so.1) as the dynamic linker would and reads its file; never

@@ -60,8 +60,9 @@ _cl_icd_dispatch& real() {
     resolve(d.clReleaseKernel, "clReleaseKernel");
     oaprof::attach::set_way_in("LD_PRELOAD fallback");
     if (d.clEnqueueNDRangeKernel == nullptr || d.clFinish == nullptr) {
-      std::fprintf(stderr, "oaprof preload: libOpenCL's entry points were not found; is the "
-                           "program linked with libOpenCL?\n");
+      std::fprintf(stderr,
+                   "oaprof preload: libOpenCL's entry points were not found; is the "
+                   "program linked with libOpenCL?\n");
     }
   });
   return next();
@@ -72,9 +73,8 @@ _cl_icd_dispatch& real() {
 #define OAPROF_EXPORT extern "C" __attribute__((visibility("default")))
 
 OAPROF_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim,
-                                            const size_t* off, const size_t* gws,
-                                            const size_t* lws, cl_uint nwait, const cl_event* wait,
-                                            cl_event* event) {
+                                            const size_t* off, const size_t* gws, const size_t* lws,
+                                            cl_uint nwait, const cl_event* wait, cl_event* event) {
   if (real().clEnqueueNDRangeKernel == nullptr) return CL_INVALID_OPERATION;
   return oaprof::attach::intercept_enqueue_nd_range(q, k, dim, off, gws, lws, nwait, wait, event);
 }
@@ -144,11 +144,11 @@ OAPROF_EXPORT cl_int clReleaseCommandQueue(cl_command_queue q) {
 
 // Kernel replay's bookkeeping: through the interceptor when OAPROF_REPLAY asks for replay, else
 // straight to libOpenCL. `fallback` is what a missing entry point returns, as the others above.
-#define OAPROF_TRACKED(ret, name, fallback, params, args)                 \
-  OAPROF_EXPORT ret cl##name params {                                     \
-    if (real().cl##name == nullptr) return fallback;                      \
-    if (!oaprof::attach::replay_enabled()) return real().cl##name args;   \
-    return oaprof::attach::intercept_##name args;                         \
+#define OAPROF_TRACKED(ret, name, fallback, params, args)               \
+  OAPROF_EXPORT ret cl##name params {                                   \
+    if (real().cl##name == nullptr) return fallback;                    \
+    if (!oaprof::attach::replay_enabled()) return real().cl##name args; \
+    return oaprof::attach::intercept_##name args;                       \
   }
 
 namespace oaprof::attach {
@@ -196,8 +196,7 @@ OAPROF_TRACKED(cl_mem, CreateImage, missing<cl_mem>(err),
                (ctx, flags, format, desc, host, err))
 OAPROF_TRACKED(cl_mem, CreateImageWithProperties, missing<cl_mem>(err),
                (cl_context ctx, const cl_mem_properties* props, cl_mem_flags flags,
-                const cl_image_format* format, const cl_image_desc* desc, void* host,
-                cl_int* err),
+                const cl_image_format* format, const cl_image_desc* desc, void* host, cl_int* err),
                (ctx, props, flags, format, desc, host, err))
 OAPROF_TRACKED(cl_mem, CreateImage2D, missing<cl_mem>(err),
                (cl_context ctx, cl_mem_flags flags, const cl_image_format* format, size_t w,
@@ -205,8 +204,7 @@ OAPROF_TRACKED(cl_mem, CreateImage2D, missing<cl_mem>(err),
                (ctx, flags, format, w, h, pitch, host, err))
 OAPROF_TRACKED(cl_mem, CreateImage3D, missing<cl_mem>(err),
                (cl_context ctx, cl_mem_flags flags, const cl_image_format* format, size_t w,
-                size_t h, size_t d, size_t row_pitch, size_t slice_pitch, void* host,
-                cl_int* err),
+                size_t h, size_t d, size_t row_pitch, size_t slice_pitch, void* host, cl_int* err),
                (ctx, flags, format, w, h, d, row_pitch, slice_pitch, host, err))
 OAPROF_TRACKED(cl_mem, CreatePipe, missing<cl_mem>(err),
                (cl_context ctx, cl_mem_flags flags, cl_uint packet_size, cl_uint packets,
@@ -221,5 +219,6 @@ OAPROF_TRACKED(cl_int, SetKernelArgSVMPointer, CL_INVALID_OPERATION,
 OAPROF_TRACKED(cl_int, SetKernelExecInfo, CL_INVALID_OPERATION,
                (cl_kernel k, cl_kernel_exec_info name, size_t size, const void* value),
                (k, name, size, value))
-OAPROF_TRACKED(cl_kernel, CloneKernel, missing<cl_kernel>(err), (cl_kernel k, cl_int* err), (k, err))
+OAPROF_TRACKED(cl_kernel, CloneKernel, missing<cl_kernel>(err), (cl_kernel k, cl_int* err),
+               (k, err))
 OAPROF_TRACKED(cl_int, ReleaseKernel, CL_INVALID_OPERATION, (cl_kernel k), (k))

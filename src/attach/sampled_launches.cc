@@ -53,8 +53,8 @@ std::uint32_t SampledLaunches::overlap_ppm(const Done& d) const {
 }
 
 std::vector<wire::Launch> SampledLaunches::harvest(const Ask& ask,
-                                                    const std::function<void(void*)>& release,
-                                                    Scope scope) {
+                                                   const std::function<void(void*)>& release,
+                                                   Scope scope) {
   for (auto it = running_.begin(); it != running_.end();) {
     const Completion c = ask(it->event, it->record);
     if (c.state == Completion::State::kRunning) {

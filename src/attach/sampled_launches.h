@@ -54,7 +54,7 @@ class SampledLaunches {
   // overlap shares; and counts the failed ones in failed().
   enum class Scope { kAll, kOldest };
   std::vector<oa::Launch> harvest(const Ask& ask, const std::function<void(void*)>& release,
-                                        Scope scope = Scope::kAll);
+                                  Scope scope = Scope::kAll);
   std::uint64_t failed() const { return failed_; }
   // Launches complete but not yet ready (waiting on an older one that still runs).
   std::size_t waiting() const { return done_.size(); }

@@ -42,7 +42,6 @@ std::chrono::nanoseconds parse_duration(std::string_view text) {
   return std::chrono::nanoseconds(static_cast<std::int64_t>(v * to_ns));
 }
 
-
 std::chrono::nanoseconds parse_duration(std::string_view option, std::string_view text) {
   try {
     return parse_duration(text);

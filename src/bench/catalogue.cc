@@ -38,32 +38,46 @@ std::string canonical_name(Op op, DataType type, int width) {
 
 std::string_view op_name(Op op) {
   switch (op) {
-    case Op::kAdd: return "add";
-    case Op::kSub: return "sub";
-    case Op::kMul: return "mul";
-    case Op::kDiv: return "div";
-    case Op::kMad: return "mad";
+    case Op::kAdd:
+      return "add";
+    case Op::kSub:
+      return "sub";
+    case Op::kMul:
+      return "mul";
+    case Op::kDiv:
+      return "div";
+    case Op::kMad:
+      return "mad";
   }
   return "?";
 }
 
 std::string_view type_name(DataType type) {
   switch (type) {
-    case DataType::kSp: return "sp";
-    case DataType::kDp: return "dp";
-    case DataType::kInt: return "int";
+    case DataType::kSp:
+      return "sp";
+    case DataType::kDp:
+      return "dp";
+    case DataType::kInt:
+      return "int";
   }
   return "?";
 }
 
 std::string_view width_name(int width) {
   switch (width) {
-    case 1: return "scalar";
-    case 2: return "vect2";
-    case 4: return "vect4";
-    case 8: return "vect8";
-    case 16: return "vect16";
-    default: return "?";
+    case 1:
+      return "scalar";
+    case 2:
+      return "vect2";
+    case 4:
+      return "vect4";
+    case 8:
+      return "vect8";
+    case 16:
+      return "vect16";
+    default:
+      return "?";
   }
 }
 
@@ -104,7 +118,7 @@ const std::vector<Entry>& entries() {
       for (int width : kWidths) {
         KernelSpec s;
         s.name = type == DataType::kSp ? fmt::format("load_store_{}", width_name(width))
-                                        : fmt::format("load_store_dp_{}", width_name(width));
+                                       : fmt::format("load_store_dp_{}", width_name(width));
         s.type = type;
         s.width = width;
         s.kind = Kind::kLoadStore;
@@ -117,13 +131,15 @@ const std::vector<Entry>& entries() {
     bw.name = "pchase_bw";
     bw.type = DataType::kInt;
     bw.kind = Kind::kPchaseBw;
-    out.push_back({bw, "strided pointer chase over --size bytes by every work-item (--stride "
-                       "elements, default 16 = one 64-byte line): bandwidth"});
+    out.push_back({bw,
+                   "strided pointer chase over --size bytes by every work-item (--stride "
+                   "elements, default 16 = one 64-byte line): bandwidth"});
     KernelSpec lat = bw;
     lat.name = "pchase_lat";
     lat.kind = Kind::kPchaseLat;
-    out.push_back({lat, "strided pointer chase by one work-item over --size bytes: latency per "
-                        "access"});
+    out.push_back({lat,
+                   "strided pointer chase by one work-item over --size bytes: latency per "
+                   "access"});
     KernelSpec empty;
     empty.name = "empty";
     empty.kind = Kind::kEmpty;

@@ -47,8 +47,8 @@ struct KernelSpec {
 };
 
 std::string_view op_name(Op op);
-std::string_view type_name(DataType type);       // "sp", "dp", "int"
-std::string_view width_name(int width);          // "scalar", "vect2", …
+std::string_view type_name(DataType type);          // "sp", "dp", "int"
+std::string_view width_name(int width);             // "scalar", "vect2", …
 std::string opencl_type(DataType type, int width);  // "float4", "double", "uint8"
 
 // nullopt when the name does not follow the grammar or names a kernel that does not exist

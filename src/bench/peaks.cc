@@ -76,8 +76,8 @@ std::optional<DetectedGpu> detect_intel_gpu(const std::filesystem::path& sysfs_r
 
 bool fills_hw_threads(std::size_t work_groups, std::size_t work_items, int hw_threads, int simd) {
   if (hw_threads <= 0 || simd <= 0 || work_groups == 0 || work_items == 0) return false;
-  const std::size_t per_group = (work_items + static_cast<std::size_t>(simd) - 1) /
-                                static_cast<std::size_t>(simd);
+  const std::size_t per_group =
+      (work_items + static_cast<std::size_t>(simd) - 1) / static_cast<std::size_t>(simd);
   return (work_groups * per_group) % static_cast<std::size_t>(hw_threads) == 0;
 }
 

@@ -25,8 +25,8 @@ struct Peaks {
   bool has_fp64 = true;     // false: the part has no FP64 hardware and the dp figures are 0
   double add_dp_flops = 0;  // one FPU with half the lanes: a quarter of single precision
   double mad_dp_flops = 0;
-  double add_int_ops = 0;   // integer add: as float add
-  double mad_int_ops = 0;   // integer mad as mul+add pairs, by the same ×2 as float mad
+  double add_int_ops = 0;     // integer add: as float add
+  double mad_int_ops = 0;     // integer mad as mul+add pairs, by the same ×2 as float mad
   double l3_bytes_per_s = 0;  // 64 B/cycle per subslice × subslices × f
   int hw_threads = 0;         // EUs × threads per EU
 };

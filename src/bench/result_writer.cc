@@ -45,9 +45,15 @@ ResultWriter::ResultWriter(std::ostream& out, OutputFormat format, std::string d
 
 void ResultWriter::row(const RunResult& r, bool fills_hw_threads) {
   switch (format_) {
-    case OutputFormat::kTable: table_row(r, fills_hw_threads); break;
-    case OutputFormat::kCsv: csv_row(r, fills_hw_threads); break;
-    case OutputFormat::kJson: json_results_.push_back(json_result(r, fills_hw_threads)); break;
+    case OutputFormat::kTable:
+      table_row(r, fills_hw_threads);
+      break;
+    case OutputFormat::kCsv:
+      csv_row(r, fills_hw_threads);
+      break;
+    case OutputFormat::kJson:
+      json_results_.push_back(json_result(r, fills_hw_threads));
+      break;
   }
   out_.flush();
 }
@@ -64,8 +70,8 @@ void ResultWriter::table_row(const RunResult& r, bool fills_hw_threads) {
   }
   out_ << fmt::format(
       "{:<22} {:>9} {:>6} {:>6} {:>8} {:>11.3f} {:>11.3f} {:>10.3f} {:>9.2f} {:>11.4g} {:<9} {}\n",
-      r.spec.name, r.global_size, r.local_size, r.iterations, s.count, s.median / 1e3,
-      s.mean / 1e3, s.stddev / 1e3, rel_stderr_percent(s), r.rate(), unit_name(r.unit),
+      r.spec.name, r.global_size, r.local_size, r.iterations, s.count, s.median / 1e3, s.mean / 1e3,
+      s.stddev / 1e3, rel_stderr_percent(s), r.rate(), unit_name(r.unit),
       fills_hw_threads ? "*" : "");
 }
 
@@ -91,8 +97,11 @@ void ResultWriter::csv_row(const RunResult& r, bool fills_hw_threads) {
 
 void ResultWriter::skipped(std::string_view kernel, std::string_view reason) {
   switch (format_) {
-    case OutputFormat::kTable: out_ << reason << "\n"; break;
-    case OutputFormat::kCsv: break;  // a CSV holds measured rows only; the reason goes to stderr
+    case OutputFormat::kTable:
+      out_ << reason << "\n";
+      break;
+    case OutputFormat::kCsv:
+      break;  // a CSV holds measured rows only; the reason goes to stderr
     case OutputFormat::kJson:
       json_skipped_.push_back({{"kernel", kernel}, {"reason", reason}});
       break;

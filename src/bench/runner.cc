@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -16,7 +16,9 @@
 namespace oaprof::bench {
 namespace {
 
-std::string cl_error(const char* what, cl_int err) { return fmt::format("{} failed (OpenCL error {})", what, err); }
+std::string cl_error(const char* what, cl_int err) {
+  return fmt::format("{} failed (OpenCL error {})", what, err);
+}
 
 void check(cl_int err, const char* what) {
   if (err != CL_SUCCESS) throw std::runtime_error(cl_error(what, err));
@@ -38,7 +40,8 @@ std::string device_name_of(cl_device_id d) {
 template <typename Handle>
 Handle pick(const std::vector<Handle>& all, const std::string& want, std::string (*name)(Handle),
             const char* what) {
-  if (all.empty()) throw std::runtime_error(fmt::format("no OpenCL {} found; see `clinfo -l`", what));
+  if (all.empty())
+    throw std::runtime_error(fmt::format("no OpenCL {} found; see `clinfo -l`", what));
   if (want.empty()) return all.front();
   char* end = nullptr;
   const unsigned long idx = std::strtoul(want.c_str(), &end, 10);
@@ -48,7 +51,8 @@ Handle pick(const std::vector<Handle>& all, const std::string& want, std::string
     if (name(all[i]).find(want) != std::string::npos) return all[i];
     names += fmt::format("{}{}: {}", i ? "; " : "", i, name(all[i]));
   }
-  throw std::runtime_error(fmt::format("no OpenCL {} matches '{}'; available: {}", what, want, names));
+  throw std::runtime_error(
+      fmt::format("no OpenCL {} matches '{}'; available: {}", what, want, names));
 }
 
 // Host-side values and reference arithmetic, per element type. Floating point is referenced in
@@ -69,22 +73,30 @@ double fp_input(std::size_t j) { return 1.0 + static_cast<double>(j % 7) * 0.125
 
 double fp_operand(Op op, std::size_t k) {
   switch (op) {
-    case Op::kMad: return 0.1 + 0.1 * static_cast<double>(k % 9);  // converges to m / (1 − m)
+    case Op::kMad:
+      return 0.1 + 0.1 * static_cast<double>(k % 9);  // converges to m / (1 − m)
     case Op::kAdd:
-    case Op::kSub: return 0.25 + 0.25 * static_cast<double>(k % 3);
+    case Op::kSub:
+      return 0.25 + 0.25 * static_cast<double>(k % 3);
     case Op::kMul:
-    case Op::kDiv: return 1.0 + (static_cast<double>(k % 5) - 2.0) * 0.0005;  // stays in range
+    case Op::kDiv:
+      return 1.0 + (static_cast<double>(k % 5) - 2.0) * 0.0005;  // stays in range
   }
   return 1.0;
 }
 
 double fp_step(Op op, double x, double m) {
   switch (op) {
-    case Op::kMad: return x * m + m;
-    case Op::kAdd: return x + m;
-    case Op::kSub: return x - m;
-    case Op::kMul: return x * m;
-    case Op::kDiv: return x / m;
+    case Op::kMad:
+      return x * m + m;
+    case Op::kAdd:
+      return x + m;
+    case Op::kSub:
+      return x - m;
+    case Op::kMul:
+      return x * m;
+    case Op::kDiv:
+      return x / m;
   }
   return x;
 }
@@ -94,21 +106,30 @@ std::uint32_t int_input(std::size_t j) { return 1000u + static_cast<std::uint32_
 std::uint32_t int_operand(Op op, std::size_t k) {
   switch (op) {
     case Op::kAdd:
-    case Op::kSub: return 1u + static_cast<std::uint32_t>(k % 3);
-    case Op::kMul: return 1u + 2u * static_cast<std::uint32_t>(k % 2);
-    case Op::kDiv: return 1u + static_cast<std::uint32_t>(k % 2);
-    case Op::kMad: break;
+    case Op::kSub:
+      return 1u + static_cast<std::uint32_t>(k % 3);
+    case Op::kMul:
+      return 1u + 2u * static_cast<std::uint32_t>(k % 2);
+    case Op::kDiv:
+      return 1u + static_cast<std::uint32_t>(k % 2);
+    case Op::kMad:
+      break;
   }
   return 1u;
 }
 
 std::uint32_t int_step(Op op, std::uint32_t x, std::uint32_t m) {
   switch (op) {
-    case Op::kAdd: return x + m;
-    case Op::kSub: return x - m;
-    case Op::kMul: return x * m;
-    case Op::kDiv: return x / m;
-    case Op::kMad: break;
+    case Op::kAdd:
+      return x + m;
+    case Op::kSub:
+      return x - m;
+    case Op::kMul:
+      return x * m;
+    case Op::kDiv:
+      return x / m;
+    case Op::kMad:
+      break;
   }
   return x;
 }
@@ -116,12 +137,16 @@ std::uint32_t int_step(Op op, std::uint32_t x, std::uint32_t m) {
 template <typename E>
 void fill(const KernelSpec& spec, std::vector<E>& in, std::vector<E>& operand) {
   for (std::size_t j = 0; j < in.size(); ++j) {
-    if constexpr (std::is_same_v<E, std::uint32_t>) in[j] = int_input(j);
-    else in[j] = static_cast<E>(fp_input(j));
+    if constexpr (std::is_same_v<E, std::uint32_t>)
+      in[j] = int_input(j);
+    else
+      in[j] = static_cast<E>(fp_input(j));
   }
   for (std::size_t k = 0; k < operand.size(); ++k) {
-    if constexpr (std::is_same_v<E, std::uint32_t>) operand[k] = int_operand(spec.op, k);
-    else operand[k] = static_cast<E>(fp_operand(spec.op, k));
+    if constexpr (std::is_same_v<E, std::uint32_t>)
+      operand[k] = int_operand(spec.op, k);
+    else
+      operand[k] = static_cast<E>(fp_operand(spec.op, k));
   }
 }
 
@@ -130,8 +155,8 @@ void fill(const KernelSpec& spec, std::vector<E>& in, std::vector<E>& operand) {
 constexpr double kVerifyStepBudget = 1 << 27;
 
 std::vector<std::size_t> elements_to_check(std::size_t n, double steps_per_element) {
-  const auto budget = static_cast<std::size_t>(
-      std::max(2.0, kVerifyStepBudget / std::max(1.0, steps_per_element)));
+  const auto budget =
+      static_cast<std::size_t>(std::max(2.0, kVerifyStepBudget / std::max(1.0, steps_per_element)));
   std::vector<std::size_t> idx;
   if (n <= budget) {
     for (std::size_t j = 0; j < n; ++j) idx.push_back(j);
@@ -173,8 +198,8 @@ std::size_t verify(const KernelSpec& spec, const std::vector<E>& in, const std::
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) {
-    throw std::runtime_error(fmt::format("cannot read kernel source {}; set OAPROF_KERNEL_DIR",
-                                         path.string()));
+    throw std::runtime_error(
+        fmt::format("cannot read kernel source {}; set OAPROF_KERNEL_DIR", path.string()));
   }
   std::stringstream ss;
   ss << in.rdbuf();
@@ -198,8 +223,8 @@ class ClHandles {
 template <typename T>
 cl_mem make_buffer(cl_context ctx, ClHandles& h, cl_mem_flags flags, std::vector<T>& data) {
   cl_int err = CL_SUCCESS;
-  cl_mem m = clCreateBuffer(ctx, flags | CL_MEM_COPY_HOST_PTR, data.size() * sizeof(T),
-                            data.data(), &err);
+  cl_mem m =
+      clCreateBuffer(ctx, flags | CL_MEM_COPY_HOST_PTR, data.size() * sizeof(T), data.data(), &err);
   check(err, "clCreateBuffer");
   h.mems.push_back(m);
   return m;
@@ -229,9 +254,8 @@ std::size_t checked_elements(std::size_t size_bytes, std::size_t element_bytes, 
                                             size_bytes, what, element_bytes));
   }
   if (n > UINT32_MAX) {
-    throw std::invalid_argument(
-        fmt::format("--size {} holds more than 2^32 {} elements; use a smaller --size",
-                    size_bytes, what));
+    throw std::invalid_argument(fmt::format(
+        "--size {} holds more than 2^32 {} elements; use a smaller --size", size_bytes, what));
   }
   return n;
 }
@@ -289,10 +313,14 @@ RunResult start_result(const KernelSpec& spec, const RunnerOptions& o, Unit unit
 
 std::string_view variant_name(Variant v) {
   switch (v) {
-    case Variant::kPrivate: return "private";
-    case Variant::kLoop: return "loop";
-    case Variant::kUnrolled: return "unrolled";
-    case Variant::kSingle: return "single";
+    case Variant::kPrivate:
+      return "private";
+    case Variant::kLoop:
+      return "loop";
+    case Variant::kUnrolled:
+      return "unrolled";
+    case Variant::kSingle:
+      return "single";
   }
   return "?";
 }
@@ -312,11 +340,16 @@ int outer_repeats_for(double power_ms, double one_chain_ns, int iterations) {
 
 std::string_view unit_name(Unit u) {
   switch (u) {
-    case Unit::kGflops: return "GFLOP/s";
-    case Unit::kGops: return "Gop/s";
-    case Unit::kGbytes: return "GB/s";
-    case Unit::kNsPerAccess: return "ns/access";
-    case Unit::kUsPerLaunch: return "us/launch";
+    case Unit::kGflops:
+      return "GFLOP/s";
+    case Unit::kGops:
+      return "Gop/s";
+    case Unit::kGbytes:
+      return "GB/s";
+    case Unit::kNsPerAccess:
+      return "ns/access";
+    case Unit::kUsPerLaunch:
+      return "us/launch";
   }
   return "?";
 }
@@ -326,9 +359,12 @@ double RunResult::rate() const {
   switch (unit) {
     case Unit::kGflops:
     case Unit::kGops:
-    case Unit::kGbytes: return work / stats.median;  // per ns = ×1e9 per second
-    case Unit::kNsPerAccess: return work > 0 ? stats.median / work : 0;
-    case Unit::kUsPerLaunch: return stats.median / 1e3;
+    case Unit::kGbytes:
+      return work / stats.median;  // per ns = ×1e9 per second
+    case Unit::kNsPerAccess:
+      return work > 0 ? stats.median / work : 0;
+    case Unit::kUsPerLaunch:
+      return stats.median / 1e3;
   }
   return 0;
 }
@@ -427,8 +463,8 @@ double Runner::launch(cl_kernel kernel, std::size_t global, std::size_t local) {
         "clEnqueueNDRangeKernel");
   const cl_int wait = clWaitForEvents(1, &ev);
   cl_ulong start = 0, end = 0;
-  const cl_int a = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start,
-                                           nullptr);
+  const cl_int a =
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
   const cl_int b = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
   clReleaseEvent(ev);
   check(wait, "clWaitForEvents");
@@ -449,14 +485,16 @@ void Runner::measure(cl_kernel kernel, RunResult& r) {
 
 template <typename E>
 RunResult Runner::run_compute(const KernelSpec& spec) {
-  RunResult r = start_result(spec, options_,
-                             spec.type == DataType::kInt ? Unit::kGops : Unit::kGflops);
+  RunResult r =
+      start_result(spec, options_, spec.type == DataType::kInt ? Unit::kGops : Unit::kGflops);
   r.variant = options_.variant;
   r.iterations = r.variant == Variant::kSingle ? 1
-                 : options_.iterations > 0   ? options_.iterations
-                                             : std::max(1, 2048 / spec.width);
+                 : options_.iterations > 0     ? options_.iterations
+                                               : std::max(1, 2048 / spec.width);
 
-  const char* elem = spec.type == DataType::kSp ? "-DELEM_SP" : spec.type == DataType::kDp ? "-DELEM_DP" : "-DELEM_INT";
+  const char* elem = spec.type == DataType::kSp   ? "-DELEM_SP"
+                     : spec.type == DataType::kDp ? "-DELEM_DP"
+                                                  : "-DELEM_INT";
   // -cl-mad-enable for the whole program: only the mad kernels contain a multiply-add.
   ClHandles h;
   h.kernel = kernel("compute.cl", fmt::format("{} -cl-mad-enable", elem),
@@ -503,7 +541,8 @@ RunResult Runner::run_load_store(const KernelSpec& spec) {
   h.kernel = kernel("memory.cl", memory_options(), spec.function_name());
   const std::size_t elements = n * static_cast<std::size_t>(spec.width);
   std::vector<E> in(elements), out(elements);
-  for (std::size_t j = 0; j < elements; ++j) in[j] = static_cast<E>(static_cast<double>(j % 4093) + 0.5);
+  for (std::size_t j = 0; j < elements; ++j)
+    in[j] = static_cast<E>(static_cast<double>(j % 4093) + 0.5);
   cl_mem in_buf = make_buffer(context_, h, CL_MEM_READ_ONLY, in);
   cl_mem out_buf = make_buffer(context_, h, CL_MEM_WRITE_ONLY, out);
   set_arg(h.kernel, 0, in_buf, "clSetKernelArg(in)");
@@ -593,17 +632,27 @@ RunResult Runner::run(const KernelSpec& spec) {
   switch (spec.kind) {
     case Kind::kCompute:
       switch (spec.type) {
-        case DataType::kSp: r = run_compute<float>(spec); break;
-        case DataType::kDp: r = run_compute<double>(spec); break;
-        case DataType::kInt: r = run_compute<std::uint32_t>(spec); break;
+        case DataType::kSp:
+          r = run_compute<float>(spec);
+          break;
+        case DataType::kDp:
+          r = run_compute<double>(spec);
+          break;
+        case DataType::kInt:
+          r = run_compute<std::uint32_t>(spec);
+          break;
       }
       break;
     case Kind::kLoadStore:
       r = spec.type == DataType::kDp ? run_load_store<double>(spec) : run_load_store<float>(spec);
       break;
     case Kind::kPchaseBw:
-    case Kind::kPchaseLat: r = run_pchase(spec); break;
-    case Kind::kEmpty: r = run_empty(spec); break;
+    case Kind::kPchaseLat:
+      r = run_pchase(spec);
+      break;
+    case Kind::kEmpty:
+      r = run_empty(spec);
+      break;
   }
   r.device_name = device_name_;
   return r;

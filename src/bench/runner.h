@@ -66,18 +66,18 @@ struct RunResult {
   std::string device_name;
   std::size_t global_size = 0;
   std::size_t local_size = 0;
-  int iterations = 0;  // compute: per work-item per outer repeat; pointer chase: hops
+  int iterations = 0;             // compute: per work-item per outer repeat; pointer chase: hops
   std::vector<double> kernel_ns;  // one sample per measured launch
   Stats stats;
-  double ops = 0;                 // arithmetic operations per launch (compute kernels)
+  double ops = 0;  // arithmetic operations per launch (compute kernels)
   double gops_median() const { return stats.median > 0 ? ops / stats.median : 0; }
 
   Variant variant = Variant::kPrivate;
-  int outer = 1;                // outer repeats of the compute chain (power variants)
-  std::size_t size_bytes = 0;   // data size of memory kernels, 0 for the others
-  double work = 0;              // per launch: operations, bytes or accesses (see unit)
+  int outer = 1;               // outer repeats of the compute chain (power variants)
+  std::size_t size_bytes = 0;  // data size of memory kernels, 0 for the others
+  double work = 0;             // per launch: operations, bytes or accesses (see unit)
   Unit unit = Unit::kGflops;
-  std::size_t verified = 0;     // output elements checked on the host
+  std::size_t verified = 0;  // output elements checked on the host
   // The figure of merit from the median launch time, in `unit`.
   double rate() const;
 };

@@ -16,9 +16,9 @@ struct Stats {
 Stats summarize(std::span<const double> samples);
 
 struct RepeatRule {
-  double min_total = 0;         // accumulated sample sum that must be reached (the RAPL window)
+  double min_total = 0;  // accumulated sample sum that must be reached (the RAPL window)
   std::size_t max_repeats = 1000;
-  double max_rel_stderr = 0.02; // standard error / mean below which the estimate is good enough
+  double max_rel_stderr = 0.02;  // standard error / mean below which the estimate is good enough
 
   // True while another launch is needed. O(n) per call: for a long run use RepeatTracker.
   bool more(std::span<const double> samples) const;

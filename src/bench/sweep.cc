@@ -23,9 +23,12 @@ std::size_t parse_count(std::string_view text, std::string_view what) {
 
 std::string_view sweep_param_name(SweepParam p) {
   switch (p) {
-    case SweepParam::kWorkGroups: return "wg";
-    case SweepParam::kWorkItems: return "wi";
-    case SweepParam::kSize: return "size";
+    case SweepParam::kWorkGroups:
+      return "wg";
+    case SweepParam::kWorkItems:
+      return "wi";
+    case SweepParam::kSize:
+      return "size";
   }
   return "?";
 }
@@ -34,10 +37,20 @@ std::size_t parse_byte_size(std::string_view text) {
   std::size_t mult = 1;
   if (!text.empty()) {
     switch (text.back()) {
-      case 'K': case 'k': mult = std::size_t{1} << 10; break;
-      case 'M': case 'm': mult = std::size_t{1} << 20; break;
-      case 'G': case 'g': mult = std::size_t{1} << 30; break;
-      default: break;
+      case 'K':
+      case 'k':
+        mult = std::size_t{1} << 10;
+        break;
+      case 'M':
+      case 'm':
+        mult = std::size_t{1} << 20;
+        break;
+      case 'G':
+      case 'g':
+        mult = std::size_t{1} << 30;
+        break;
+      default:
+        break;
     }
     if (mult != 1) text.remove_suffix(1);
   }
@@ -56,10 +69,14 @@ Sweep parse_sweep(std::string_view text) {
   }
   Sweep s;
   const std::string_view key = text.substr(0, eq);
-  if (key == "wg") s.param = SweepParam::kWorkGroups;
-  else if (key == "wi") s.param = SweepParam::kWorkItems;
-  else if (key == "size") s.param = SweepParam::kSize;
-  else throw std::invalid_argument(fmt::format("--sweep: unknown parameter '{}'; {}", key, usage));
+  if (key == "wg")
+    s.param = SweepParam::kWorkGroups;
+  else if (key == "wi")
+    s.param = SweepParam::kWorkItems;
+  else if (key == "size")
+    s.param = SweepParam::kSize;
+  else
+    throw std::invalid_argument(fmt::format("--sweep: unknown parameter '{}'; {}", key, usage));
 
   std::vector<std::string_view> parts;
   std::string_view rest = text.substr(eq + 1);
@@ -96,8 +113,8 @@ Sweep parse_sweep(std::string_view text) {
   for (std::size_t v = from; v <= to;) {
     s.values.push_back(v);
     if (s.values.size() > kMaxSweepSteps) {
-      throw std::invalid_argument(
-          fmt::format("--sweep '{}' has more than {} steps; use a larger step", text, kMaxSweepSteps));
+      throw std::invalid_argument(fmt::format(
+          "--sweep '{}' has more than {} steps; use a larger step", text, kMaxSweepSteps));
     }
     const std::size_t next = geometric ? v * step : v + step;
     if (next <= v) break;  // overflow

@@ -9,15 +9,15 @@
 
 #include <fmt/format.h>
 
-#include "session/register_journal.h"
-#include "session/session_lock.h"
-#include "session/unit.h"
-#include "session/trusted_metrics.h"
 #include "gpu/counter_source.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
 #include "power/sim_power.h"
+#include "session/register_journal.h"
+#include "session/session_lock.h"
+#include "session/trusted_metrics.h"
+#include "session/unit.h"
 
 namespace oaprof::daemon {
 namespace wire = ipc::wire;
@@ -77,12 +77,12 @@ std::vector<std::uint8_t> DaemonService::handle(std::uint64_t client, const Peer
     // An opened session whose reply cannot be sent would be held by a client that believes it
     // failed: end it.
     if (std::holds_alternative<wire::Opened>(reply)) end_session("its reply could not be sent");
-    return wire::encode({msg.request_id,
-                         wire::Error{ErrorCode::kDeviceError,
-                                     fmt::format("oaprofd cannot send its reply: {}; the "
-                                                 "administrator can shorten oaprofd's "
-                                                 "--metrics-dir",
-                                                 e.what())}});
+    return wire::encode(
+        {msg.request_id,
+         wire::Error{ErrorCode::kDeviceError, fmt::format("oaprofd cannot send its reply: {}; the "
+                                                          "administrator can shorten oaprofd's "
+                                                          "--metrics-dir",
+                                                          e.what())}});
   }
 }
 
@@ -175,8 +175,9 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
   if (background_client_ == client) {
     // What a local `sudo oaprof` is told when the lock is the exporter's: it cannot take the unit
     // from a lock, but a session through oaprofd can.
-    active->holder += " (oaprofd's Prometheus exporter, which gives the unit to any session "
-                      "through oaprofd: run oaprof without sudo, or with --daemon always)";
+    active->holder +=
+        " (oaprofd's Prometheus exporter, which gives the unit to any session "
+        "through oaprofd: run oaprof without sudo, or with --daemon always)";
   }
   active_ = std::move(active);
   Active& a = *active_;
@@ -187,15 +188,18 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
                                 std::move(dopt), [this](const std::string& done) { log(5, done); });
     const oa::Platform& platform = a.unit.device.platform;
     const oa::ReportFormat format = oa::parse_format(request.format, platform.gen);
-    session::MetricChoice metrics = session::choose_metric_set(platform, request.metric_set, request.metrics_xml,
-                                             options_.metrics_dirs, options_.metrics_owner);
+    session::MetricChoice metrics =
+        session::choose_metric_set(platform, request.metric_set, request.metrics_xml,
+                                   options_.metrics_dirs, options_.metrics_owner);
     a.source = gpu::make_counter_source(request.access, a.unit.device);
 
     wire::Opened opened;
     const std::string energy_name =
-        options_.lend_energy ? session::energy_backend_for(request.energy, a.unit.device.simulated())
-                             : std::string("none");
-    power::check_energy_backend_for_device(energy_name, a.unit.device.simulated(), a.unit.device.label());
+        options_.lend_energy
+            ? session::energy_backend_for(request.energy, a.unit.device.simulated())
+            : std::string("none");
+    power::check_energy_backend_for_device(energy_name, a.unit.device.simulated(),
+                                           a.unit.device.label());
     power::EnergyRoots energy_roots = options_.energy_roots;
     energy_roots.gpu_pci_address = a.unit.device.pci_address;  // a discrete GPU's own sensors
     power::EnergyChoice choice = power::choose_energy_source(energy_name, energy_roots);
@@ -209,7 +213,8 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
         opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
       }
     }
-    const mmio::OaConfig config = session::oa_config_for(metrics.set, platform, a.unit.device.facts);
+    const mmio::OaConfig config =
+        session::oa_config_for(metrics.set, platform, a.unit.device.facts);
     a.source->start(format, config);
     a.format = format;
     a.metrics_xml = request.metrics_xml;
@@ -252,16 +257,17 @@ wire::Body DaemonService::switch_set(const wire::SwitchSet& request) {
   auto it = a.set_configs.find(request.metric_set);
   if (it == a.set_configs.end()) {
     if (a.set_configs.size() >= kMaxSessionSets) {
-      return wire::Error{ErrorCode::kBadRequest,
-                         fmt::format("a session switches among at most {} metric sets",
-                                     kMaxSessionSets)};
+      return wire::Error{
+          ErrorCode::kBadRequest,
+          fmt::format("a session switches among at most {} metric sets", kMaxSessionSets)};
     }
     const session::MetricChoice metrics =
         session::choose_metric_set(a.unit.device.platform, request.metric_set, a.metrics_xml,
-                          options_.metrics_dirs, options_.metrics_owner);
+                                   options_.metrics_dirs, options_.metrics_owner);
     it = a.set_configs
-             .emplace(request.metric_set,
-                      session::oa_config_for(metrics.set, a.unit.device.platform, a.unit.device.facts))
+             .emplace(
+                 request.metric_set,
+                 session::oa_config_for(metrics.set, a.unit.device.platform, a.unit.device.facts))
              .first;
     // Once per set, not per switch: a kernel replay switches twice a launch.
     log(6, fmt::format("session of {} switches among metric sets, now also {}", a.holder,
@@ -348,7 +354,8 @@ void DaemonService::end_session(const std::string& why, bool log_if_untouched) {
                        a.unit.journal->state_file().string()));
   }
   if (registers > 0 || log_if_untouched) {
-    log(6, fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));
+    log(6,
+        fmt::format("session of {} ended ({}); {} registers restored", a.holder, why, registers));
   }
   active_.reset();
 }
@@ -362,9 +369,10 @@ std::optional<std::string> DaemonService::recover() {
   if (!lock) {
     std::error_code ec;
     if (!std::filesystem::exists(state_file(), ec)) return std::nullopt;
-    return fmt::format("{} left alone: the OA unit is held by {}, whose live session it "
-                       "journals; that session restores its own registers",
-                       state_file().string(), holder);
+    return fmt::format(
+        "{} left alone: the OA unit is held by {}, whose live session it "
+        "journals; that session restores its own registers",
+        state_file().string(), holder);
   }
   return session::restore_state_file(state_file(), options_.device);
 }

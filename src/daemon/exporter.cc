@@ -15,11 +15,11 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
-#include "session/trusted_metrics.h"
+#include "ipc/wire.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/device_facts.h"
 #include "oa/report_format.h"
-#include "ipc/wire.h"
+#include "session/trusted_metrics.h"
 
 namespace oaprof::daemon {
 namespace {
@@ -58,7 +58,8 @@ oa::MetricSet exporter_metric_set(const oa::Platform& platform, const wire::Open
   const oa::MetricFile file = session::read_metric_file(opened.metrics_file);
   const oa::MetricSet* set = file.find(opened.metric_set);
   if (set == nullptr) {
-    throw std::runtime_error(fmt::format("{} has no set {}", opened.metrics_file, opened.metric_set));
+    throw std::runtime_error(
+        fmt::format("{} has no set {}", opened.metrics_file, opened.metric_set));
   }
   return *set;
 }
@@ -102,11 +103,13 @@ struct Exporter::Metrics {
                            "holds it (the exporter's figures then stand still)")
                      .Register(r)
                      .Add({})),
-        sessions(prometheus::BuildCounter()
-                     .Name("oaprof_profiling_sessions_total")
-                     .Help("Profiling sessions clients opened (each takes the OA unit from the exporter)")
-                     .Register(r)
-                     .Add({})),
+        sessions(
+            prometheus::BuildCounter()
+                .Name("oaprof_profiling_sessions_total")
+                .Help(
+                    "Profiling sessions clients opened (each takes the OA unit from the exporter)")
+                .Register(r)
+                .Add({})),
         errors(prometheus::BuildCounter()
                    .Name("oaprof_scrape_errors_total")
                    .Help("Samples the exporter could not take (the device, the energy source)")
@@ -191,11 +194,11 @@ Exporter::Exporter(DaemonService& service, ExporterOptions options)
       metrics_(std::make_unique<Metrics>(*registry_)) {
   service_.set_background_client(kExporterClient);
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", options_.listen.civetweb(), "num_threads", "2"});
+    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", options_.listen.civetweb(), "num_threads", "2"});
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("cannot serve metrics on {}: {}",
-                                         options_.listen.civetweb(), e.what()));
+    throw std::runtime_error(
+        fmt::format("cannot serve metrics on {}: {}", options_.listen.civetweb(), e.what()));
   }
   exposer_->RegisterCollectable(registry_);
 }
@@ -265,8 +268,8 @@ bool Exporter::take_unit() {
   }
   const auto& opened = std::get<wire::Opened>(reply);
   try {
-    oa::Platform platform = oa::apply_facts(oa::require_platform_for_pci_id(opened.pci_id),
-                                            opened.facts);
+    oa::Platform platform =
+        oa::apply_facts(oa::require_platform_for_pci_id(opened.pci_id), opened.facts);
     const oa::ReportFormat format = oa::parse_format(opened.format, platform.gen);
     open_ = std::make_unique<OpenSession>(OpenSession{
         platform, format, exporter_metric_set(platform, opened),
@@ -280,7 +283,8 @@ bool Exporter::take_unit() {
   safe_period_ = std::chrono::milliseconds(
       std::max<std::int64_t>(1, static_cast<std::int64_t>(open_->max_interval_ns / 2e6)));
   if (!metrics_->info_set) {
-    const auto [card, driver] = card_and_driver(service_.sysfs_root(), opened.label, opened.simulated);
+    const auto [card, driver] =
+        card_and_driver(service_.sysfs_root(), opened.label, opened.simulated);
     metrics_->info
         .Add({{"version", OAPROF_VERSION},
               {"pci_bdf", opened.simulated ? std::string("sim") : opened.label},
@@ -343,7 +347,8 @@ void Exporter::publish_counters(const oa::CounterDeltas& d) {
   }
   for (std::size_t i = 0; i < d.a.size(); ++i) {
     if (!d.a_present[i]) continue;
-    metrics_->counters.Add({{"counter", fmt::format("A{}", i)}}).Increment(static_cast<double>(d.a[i]));
+    metrics_->counters.Add({{"counter", fmt::format("A{}", i)}})
+        .Increment(static_cast<double>(d.a[i]));
   }
   const oa::MetricSet& set = open_->metrics;
   const std::vector<oa::EquationValue> values = set.evaluate(d, open_->vars);
@@ -361,7 +366,8 @@ void Exporter::publish_counters(const oa::CounterDeltas& d) {
     metrics_->busy.Set(std::clamp(*busy / 100.0, 0.0, 1.0));
   }
   if (auto hz = value_of({"AvgGpuCoreFrequency"})) metrics_->frequency.Set(*hz);
-  const auto active = value_of({"EuActive", "XVE_ACTIVE"}), stall = value_of({"EuStall", "XVE_STALL"});
+  const auto active = value_of({"EuActive", "XVE_ACTIVE"}),
+             stall = value_of({"EuStall", "XVE_STALL"});
   if (active && stall) {
     metrics_->eu.Add({{"state", "active"}}).Set(*active / 100.0);
     metrics_->eu.Add({{"state", "stall"}}).Set(*stall / 100.0);

@@ -95,9 +95,9 @@ class Exporter {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::unique_ptr<OpenSession> open_;  // declared after the metrics it fills
   std::uint32_t report_id_ = 0;
-  std::uint64_t sessions_seen_ = 0;  // the service's client sessions already counted
+  std::uint64_t sessions_seen_ = 0;           // the service's client sessions already counted
   std::chrono::milliseconds safe_period_{0};  // 0 until a session says how fast counters wrap
-  std::set<std::string> kernel_labels_;        // kernel names with series of their own
+  std::set<std::string> kernel_labels_;       // kernel names with series of their own
   std::string last_error_;  // the last error logged; cleared once a period is sampled
 };
 

@@ -19,7 +19,8 @@ ListenAddress parse_listen_address(const std::string& text) {
   std::string host = text.substr(0, colon);
   const std::string port_text = text.substr(colon + 1);
   int port = -1;
-  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
     throw bad("the port is not a number from 0 to 65535");
   }

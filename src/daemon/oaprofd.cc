@@ -2,15 +2,15 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <sys/fsuid.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -53,8 +53,8 @@ std::vector<gid_t> peer_groups(int fd) {
 std::optional<std::string> refusal(const Peer& peer, std::span<const gid_t> groups,
                                    std::optional<gid_t> group, const std::string& group_name) {
   if (peer.uid == 0) return std::nullopt;
-  if (group && (peer.gid == *group || std::find(groups.begin(), groups.end(), *group) !=
-                                          groups.end())) {
+  if (group &&
+      (peer.gid == *group || std::find(groups.begin(), groups.end(), *group) != groups.end())) {
     return std::nullopt;
   }
   return fmt::format(
@@ -84,8 +84,10 @@ Oaprofd::Oaprofd(DaemonService& service, OaprofdOptions options)
             options_.socket_path));
       }
       if (!S_ISSOCK(st.st_mode)) {
-        throw std::runtime_error(fmt::format("{} exists and is not a socket; remove it or give "
-                                             "another --socket", options_.socket_path));
+        throw std::runtime_error(
+            fmt::format("{} exists and is not a socket; remove it or give "
+                        "another --socket",
+                        options_.socket_path));
       }
       ::unlink(options_.socket_path.c_str());
     }
@@ -136,13 +138,17 @@ void Oaprofd::bind_socket(const sockaddr_un& addr) {
   }
   bound_ = true;
   if (options_.group && !group_taken && options_.log) {
-    options_.log(4, fmt::format(
-        "cannot give the socket {} to the group '{}' (gid {}): the kernel refused that group as "
-        "oaprofd's filesystem gid; it stays mode 0600, so only root can connect and members of "
-        "'{}' are refused. Run oaprofd as root where that group exists (not in a user namespace "
-        "without it), or let systemd create the socket (oaprofd.socket, SocketGroup={})",
-        options_.socket_path, options_.group_name, *options_.group, options_.group_name,
-        options_.group_name));
+    options_.log(
+        4,
+        fmt::format(
+            "cannot give the socket {} to the group '{}' (gid {}): the kernel refused that group "
+            "as "
+            "oaprofd's filesystem gid; it stays mode 0600, so only root can connect and members of "
+            "'{}' are refused. Run oaprofd as root where that group exists (not in a user "
+            "namespace "
+            "without it), or let systemd create the socket (oaprofd.socket, SocketGroup={})",
+            options_.socket_path, options_.group_name, *options_.group, options_.group_name,
+            options_.group_name));
   }
 }
 
@@ -164,7 +170,8 @@ void Oaprofd::run() {
     if (tick_) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           next_tick - std::chrono::steady_clock::now());
-      const int until_tick = static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
+      const int until_tick =
+          static_cast<int>(std::clamp<std::int64_t>(left.count() + 1, 0, 60'000));
       timeout = timeout < 0 ? until_tick : std::min(timeout, until_tick);
     }
     if (::poll(fds.data(), fds.size(), timeout) < 0) {
@@ -257,9 +264,8 @@ std::optional<std::pair<wire::ErrorCode, std::string>> Oaprofd::admission(
                                  "when other oaprof runs have ended",
                                  options_.max_clients)};
   }
-  const auto same_uid = std::count_if(clients_.begin(), clients_.end(), [&](const auto& c) {
-    return c.second.peer.uid == peer.uid;
-  });
+  const auto same_uid = std::count_if(clients_.begin(), clients_.end(),
+                                      [&](const auto& c) { return c.second.peer.uid == peer.uid; });
   if (static_cast<std::size_t>(same_uid) >= options_.max_clients_per_uid) {
     return std::pair{wire::ErrorCode::kBusy,
                      fmt::format("busy: uid {} already has {} connections to oaprofd, the most "
@@ -289,9 +295,12 @@ void Oaprofd::accept_client() {
 
 bool Oaprofd::send_or_queue(int fd, Client& client, std::vector<std::uint8_t> reply) {
   switch (ipc::send_datagram(fd, reply)) {
-    case ipc::Sent::kSent: return true;
-    case ipc::Sent::kGone: return false;
-    case ipc::Sent::kWouldBlock: break;
+    case ipc::Sent::kSent:
+      return true;
+    case ipc::Sent::kGone:
+      return false;
+    case ipc::Sent::kWouldBlock:
+      break;
   }
   client.pending.push_back(std::move(reply));
   client.stuck_since = std::chrono::steady_clock::now();
@@ -301,9 +310,12 @@ bool Oaprofd::send_or_queue(int fd, Client& client, std::vector<std::uint8_t> re
 bool Oaprofd::send_pending(int fd, Client& client) {
   while (!client.pending.empty()) {
     switch (ipc::send_datagram(fd, client.pending.front())) {
-      case ipc::Sent::kGone: return false;
-      case ipc::Sent::kWouldBlock: return true;  // still stuck since the first try
-      case ipc::Sent::kSent: break;
+      case ipc::Sent::kGone:
+        return false;
+      case ipc::Sent::kWouldBlock:
+        return true;  // still stuck since the first try
+      case ipc::Sent::kSent:
+        break;
     }
     client.pending.pop_front();
     client.stuck_since = std::chrono::steady_clock::now();
@@ -312,7 +324,7 @@ bool Oaprofd::send_pending(int fd, Client& client) {
 }
 
 std::vector<std::uint8_t> Oaprofd::answer(std::uint64_t client_id, const Peer& peer,
-                                           std::span<const std::uint8_t> bytes) {
+                                          std::span<const std::uint8_t> bytes) {
   std::lock_guard lock(service_mu_);
   return service_.handle(client_id, peer, bytes);
 }
@@ -347,8 +359,8 @@ bool Oaprofd::offer_channel(int fd, Client& client, const std::vector<std::uint8
     return true;
   }
   if (!client.channel && options_.log) {
-    options_.log(4, fmt::format("uid {}, pid {} stays on the socket: {}", peer.uid, peer.pid,
-                                error));
+    options_.log(4,
+                 fmt::format("uid {}, pid {} stays on the socket: {}", peer.uid, peer.pid, error));
   }
   client.channel.reset();
   return send_or_queue(fd, client, reply);
@@ -358,9 +370,12 @@ bool Oaprofd::serve_one(int fd, Client& client) {
   std::uint8_t buf[wire::kMaxMessageBytes];
   std::size_t n = 0;
   switch (ipc::receive_datagram(fd, buf, &n)) {
-    case ipc::Receive::kGone: return false;
-    case ipc::Receive::kNothing: return true;
-    case ipc::Receive::kDatagram: break;
+    case ipc::Receive::kGone:
+      return false;
+    case ipc::Receive::kNothing:
+      return true;
+    case ipc::Receive::kDatagram:
+      break;
   }
   if (n > sizeof buf) return send_or_queue(fd, client, wire::encode(ipc::oversized_reply(n)));
   const std::span<const std::uint8_t> request(buf, n);

@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/daemon_service.h"
 #include "ipc/channel_server.h"
 #include "session/daemon_paths.h"
-#include "daemon/daemon_service.h"
 
 namespace oaprof::daemon {
 

@@ -37,9 +37,8 @@ bool notify_systemd(std::string_view notify_socket, std::string_view state) {
   if (notify_socket.size() >= sizeof addr.sun_path) return false;
   std::memcpy(addr.sun_path, notify_socket.data(), notify_socket.size());
   if (notify_socket.front() == '@') addr.sun_path[0] = '\0';
-  const auto len =
-      static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + notify_socket.size() +
-                             (notify_socket.front() == '@' ? 0 : 1));
+  const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + notify_socket.size() +
+                                          (notify_socket.front() == '@' ? 0 : 1));
   const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   const ssize_t n = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,

@@ -12,12 +12,16 @@ namespace {
 constexpr std::array kSources{
     CounterSourceEntry{"mmio", "read the OA counter registers over the BAR (or the simulator)",
                        &make_mmio_source},
-    CounterSourceEntry{"rpc", "MI_REPORT_PERF_COUNT batches through i915 (or the simulator's "
-                       "batch interpreter)", &make_rpc_source},
-    CounterSourceEntry{"perf", "the kernel's OA stream holds the metric set: i915 perf with "
+    CounterSourceEntry{"rpc",
+                       "MI_REPORT_PERF_COUNT batches through i915 (or the simulator's "
+                       "batch interpreter)",
+                       &make_rpc_source},
+    CounterSourceEntry{"perf",
+                       "the kernel's OA stream holds the metric set: i915 perf with "
                        "MI_REPORT_PERF_COUNT snapshots, or on Xe2 parts xe's observation stream "
                        "with periodic-report snapshots (simulated on --device sim); maps no BAR, "
-                       "so it works under kernel lockdown", &make_perf_source, false},
+                       "so it works under kernel lockdown",
+                       &make_perf_source, false},
     CounterSourceEntry{"sim", "the mmio read-out on the simulated GPU (--device sim)",
                        &make_sim_source},
 };
@@ -30,9 +34,11 @@ std::string perf_stream_loss_warning(const PerfStreamCounts& counts) {
   if (counts.reports_lost == 0 && counts.buffer_lost == 0) return {};
   return fmt::format(
       "the kernel's OA stream lost reports {} times (i915 OA_REPORT_LOST, xe REPORT_LOST) and "
-      "its OA buffer {} times (i915 OA_BUFFER_LOST, xe BUFFER_OVERFLOW); the rows whose window saw it are flagged reports_lost or "
+      "its OA buffer {} times (i915 OA_BUFFER_LOST, xe BUFFER_OVERFLOW); the rows whose window saw "
+      "it are flagged reports_lost or "
       "oa_buffer_lost: the OA unit was stalled or restarted in their window; raise --oa-exponent "
-      "for fewer periodic reports", counts.reports_lost, counts.buffer_lost);
+      "for fewer periodic reports",
+      counts.reports_lost, counts.buffer_lost);
 }
 
 std::string snapshot_placement_warning(const PerfStreamCounts& counts) {

@@ -76,15 +76,16 @@ class FileMirroredSim final : public mmio::Mmio {
       ::close(fd);
       throw std::runtime_error(fmt::format(
           "--device sim:{}: the file holds {} bytes, not a register file of {}; remove it or name "
-          "another file", path_, st.st_size, mmio::SimGpu::kRegisterFileBytes));
+          "another file",
+          path_, st.st_size, mmio::SimGpu::kRegisterFileBytes));
     }
     if (fresh && ::ftruncate(fd, mmio::SimGpu::kRegisterFileBytes) != 0) {
       const int err = errno;
       ::close(fd);
       throw std::runtime_error(fmt::format("--device sim:{}: {}", path_, std::strerror(err)));
     }
-    void* p = ::mmap(nullptr, mmio::SimGpu::kRegisterFileBytes, PROT_READ | PROT_WRITE,
-                     MAP_SHARED, fd, 0);
+    void* p = ::mmap(nullptr, mmio::SimGpu::kRegisterFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     fd, 0);
     const int err = errno;
     ::close(fd);
     if (p == MAP_FAILED) {
@@ -138,7 +139,8 @@ class UnmappedRegisters final : public mmio::Mmio {
   [[noreturn]] void refuse(const char* what, std::uint32_t offset) const {
     throw std::logic_error(fmt::format(
         "{}: {} of register 0x{:X}, but the device was opened for a read-out that maps no BAR "
-        "(--access perf); this is a bug in oaprof, please report it", description_, what, offset));
+        "(--access perf); this is a bug in oaprof, please report it",
+        description_, what, offset));
   }
   std::string description_;
 };
@@ -163,7 +165,8 @@ std::string device_spec_with_pci(const std::string& device, const std::string& p
   if (!same) {
     throw std::invalid_argument(fmt::format(
         "--pci {} and --device {} name different devices; give one of them: --pci BDF for an "
-        "Intel GPU, --device sim for the simulator", pci, device));
+        "Intel GPU, --device sim for the simulator",
+        pci, device));
   }
   return address;
 }
@@ -227,8 +230,8 @@ void read_facts(Device& d, bool registers_mapped) {
   } catch (const std::exception& e) {
     why = e.what();
   }
-  d.facts = read_device_facts(d.platform, i915.get(), why,
-                              registers_mapped ? d.mmio.get() : nullptr);
+  d.facts =
+      read_device_facts(d.platform, i915.get(), why, registers_mapped ? d.mmio.get() : nullptr);
   d.platform = oa::apply_facts(d.platform, d.facts);
 }
 
@@ -336,7 +339,8 @@ Device open_device(const DeviceOptions& options) {
   if (!platform) {
     throw std::runtime_error(fmt::format(
         "{} is an Intel GPU with PCI id 0x{:04x}, which oaprof does not know; please report it, "
-        "and use --device sim meanwhile", addr.str(), id.device));
+        "and use --device sim meanwhile",
+        addr.str(), id.device));
   }
   d.platform = *platform;
   // Tiger Lake to Meteor Lake may be bound to xe (xe.force_probe): read through xe then.
@@ -367,8 +371,9 @@ int drm_minor_of(const Device& device, std::optional<int> mmio::DrmNodes::*minor
   if (!found) {
     throw std::runtime_error(fmt::format(
         "{} has no DRM {} in {}: is i915 bound to it? (`oaprof doctor` checks), or name one with "
-        "{}", device.pci_address, what,
-        (mmio::pci_device_dir(device.sysfs_root, addr) / "drm").string(), option));
+        "{}",
+        device.pci_address, what, (mmio::pci_device_dir(device.sysfs_root, addr) / "drm").string(),
+        option));
   }
   return *found;
 }
@@ -377,16 +382,16 @@ int drm_minor_of(const Device& device, std::optional<int> mmio::DrmNodes::*minor
 
 std::string resolve_render_node(const Device& device) {
   if (device.render_node != "auto" || device.pci_address.empty()) return device.render_node;
-  return fmt::format("/dev/dri/renderD{}",
-                     drm_minor_of(device, &mmio::DrmNodes::render_minor, "render node",
-                                  "--render-node"));
+  return fmt::format("/dev/dri/renderD{}", drm_minor_of(device, &mmio::DrmNodes::render_minor,
+                                                        "render node", "--render-node"));
 }
 
 std::string resolve_card_sysfs(const Device& device) {
   if (device.drm_card_sysfs != "auto" || device.pci_address.empty()) return device.drm_card_sysfs;
   const int card = drm_minor_of(device, &mmio::DrmNodes::card_minor, "card", "--drm-card");
   return (mmio::pci_device_dir(device.sysfs_root, mmio::parse_pci_address(device.pci_address)) /
-          "drm" / fmt::format("card{}", card)).string();
+          "drm" / fmt::format("card{}", card))
+      .string();
 }
 
 }  // namespace oaprof::gpu

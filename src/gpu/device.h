@@ -29,7 +29,7 @@ struct Device {
 
   std::unique_ptr<mmio::Clock> clock;  // the simulator's clock; null for real hardware
   std::unique_ptr<mmio::Mmio> mmio;
-  mmio::SimGpu* sim = nullptr;         // set when the device is simulated
+  mmio::SimGpu* sim = nullptr;  // set when the device is simulated
   // A simulated part xe drives (--sim-platform lnl, tglgt2-xe, mtlgt2-xe): its OA unit answers
   // through xe's observation uapi. On Xe2 `sim` only keeps the clock and a register window
   // nobody programs; on Gen12 and Xe-LPG xe's simulated kernel side programs `sim`'s OA unit.
@@ -47,10 +47,10 @@ struct Device {
   // For --access rpc and perf on real hardware: a path, or "auto" for the device's own (see
   // resolve_render_node and resolve_card_sysfs below).
   std::string render_node = "auto";
-  std::string drm_card_sysfs = "auto";  // where i915 lists loaded metric sets
-  int perf_period_exponent = 16;        // --access perf: OA period = (2 << exponent) ticks
+  std::string drm_card_sysfs = "auto";          // where i915 lists loaded metric sets
+  int perf_period_exponent = 16;                // --access perf: OA period = (2 << exponent) ticks
   std::size_t sim_oa_buffer_bytes = 16u << 20;  // the simulated i915's OA buffer
-  std::string pci_address;              // "0000:00:02.0"; empty for the simulator
+  std::string pci_address;                      // "0000:00:02.0"; empty for the simulator
   std::filesystem::path sysfs_root = "/sys";
 
   bool simulated() const { return sim != nullptr; }
@@ -63,7 +63,7 @@ struct DeviceOptions {
   // into FILE (created when missing, adopted when present), so that another process can see what
   // was programmed and a restarted oaprofd finds the registers a crashed one left.
   std::string spec = "auto";
-  mmio::SimConfig sim;               // used when the device is simulated
+  mmio::SimConfig sim;  // used when the device is simulated
   // --forcewake auto|debugfs|registers|none, --debugfs ROOT. On a simulated device only the
   // register path (or none) is used, so a real GPU beside it is never woken. On real hardware
   // its dri_minor is the device's own DRM card minor, found under sysfs_root.

@@ -29,7 +29,8 @@ int open_i915_render_node(const std::string& render_node) {
     if (fd < 0) {
       throw std::runtime_error(fmt::format(
           "cannot open render node {}: {}; check that it exists and that you are in its group "
-          "(usually 'render')", render_node, std::strerror(errno)));
+          "(usually 'render')",
+          render_node, std::strerror(errno)));
     }
     if (!is_i915(fd)) {
       close(fd);

@@ -81,7 +81,8 @@ std::unique_ptr<CounterSource> make_sim_source(Device& device) {
   if (!device.simulated()) {
     throw std::invalid_argument(fmt::format(
         "--access sim reads the simulator, but the device is {}; use --device sim, or --access "
-        "mmio for this device", device.label()));
+        "mmio for this device",
+        device.label()));
   }
   return std::make_unique<MmioCounterSource>(device, "sim");
 }

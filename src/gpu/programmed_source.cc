@@ -15,8 +15,7 @@ void CounterSource::start(oa::ReportFormat format, const mmio::OaConfig& config)
   start(format);
 }
 
-ProgrammedSource::ProgrammedSource(Device& device)
-    : device_(device), programmer_(*device.mmio) {}
+ProgrammedSource::ProgrammedSource(Device& device) : device_(device), programmer_(*device.mmio) {}
 
 void ProgrammedSource::start(oa::ReportFormat format) { start(format, mmio::OaConfig{}); }
 

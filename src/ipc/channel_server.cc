@@ -14,8 +14,7 @@
 namespace oaprof::ipc {
 
 std::unique_ptr<ChannelServer> ChannelServer::create(Answer answer, std::function<void()> settle,
-                                                     int client_socket,
-                                                     channel::WaitPolicy policy,
+                                                     int client_socket, channel::WaitPolicy policy,
                                                      std::string& error) {
   std::unique_ptr<ChannelServer> s(new ChannelServer());
   s->answer_ = std::move(answer);

@@ -88,8 +88,7 @@ bool Client::attach_channel(int fd) {
   return true;
 }
 
-bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error,
-                   wire::Error* refusal) {
+bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error, wire::Error* refusal) {
   const std::uint32_t id = next_id_++;
   if (!send(wire::Hello{pid, want_channel ? channel::kHelloWantsChannel : 0}, id, error)) {
     return false;
@@ -105,7 +104,8 @@ bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error,
   }
   auto decoded = wire::decode({buf.data(), static_cast<std::size_t>(n)});
   const auto* reply = std::get_if<wire::Message>(&decoded);
-  if (reply == nullptr || reply->request_id != id || !std::holds_alternative<wire::Ok>(reply->body)) {
+  if (reply == nullptr || reply->request_id != id ||
+      !std::holds_alternative<wire::Ok>(reply->body)) {
     if (passed >= 0) ::close(passed);
     const auto* e = reply != nullptr ? std::get_if<wire::Error>(&reply->body) : nullptr;
     error = e != nullptr ? e->message : "unexpected reply to hello";

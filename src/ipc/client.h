@@ -23,8 +23,7 @@ class Client {
   // shared-memory channel, given by the caller (who reads OAPROF_SPIN_US) rather than read here,
   // so the layer's configuration is read in one place.
   static std::unique_ptr<Client> connect(const std::string& address, std::string& error,
-                                         int timeout_ms = 10000,
-                                         channel::WaitPolicy policy = {});
+                                         int timeout_ms = 10000, channel::WaitPolicy policy = {});
   // The same for a socket already connected (`fd`, which the Client then owns).
   static std::unique_ptr<Client> adopt(int fd, int timeout_ms, channel::WaitPolicy policy = {});
   ~Client();

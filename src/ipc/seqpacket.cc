@@ -30,8 +30,8 @@ Receive receive_datagram(int fd, std::span<std::uint8_t> buf, std::size_t* size)
 
 ipc::wire::Message oversized_reply(std::size_t size) {
   return {0, ipc::wire::Error{ipc::wire::ErrorCode::kBadMessage,
-                             fmt::format("message of {} bytes exceeds the {}-byte limit", size,
-                                         ipc::wire::kMaxMessageBytes)}};
+                              fmt::format("message of {} bytes exceeds the {}-byte limit", size,
+                                          ipc::wire::kMaxMessageBytes)}};
 }
 
 void refuse_and_close(int fd, std::span<const std::uint8_t> reply) {
@@ -56,9 +56,12 @@ bool send_datagram_within(int fd, std::span<const std::uint8_t> bytes,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     switch (send_datagram(fd, bytes)) {
-      case Sent::kSent: return true;
-      case Sent::kGone: return false;
-      case Sent::kWouldBlock: break;
+      case Sent::kSent:
+        return true;
+      case Sent::kGone:
+        return false;
+      case Sent::kWouldBlock:
+        break;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());

@@ -37,8 +37,8 @@ inline constexpr std::size_t kSlotBytes = 4 + wire::kMaxMessageBytes;
 inline constexpr std::uint32_t kHelloWantsChannel = 1;
 
 struct alignas(64) RingControl {
-  alignas(64) std::atomic<std::uint32_t> tail;  // messages the producer has published
-  alignas(64) std::atomic<std::uint32_t> head;  // messages the consumer has taken
+  alignas(64) std::atomic<std::uint32_t> tail;              // messages the producer has published
+  alignas(64) std::atomic<std::uint32_t> head;              // messages the consumer has taken
   alignas(64) std::atomic<std::uint32_t> consumer_waiting;  // 1: asleep on tail's futex
   alignas(64) std::atomic<std::uint32_t> producer_waiting;  // 1: asleep on head's futex
 };

@@ -134,8 +134,7 @@ void put_payload(Writer& w, const Launch& l) {
   // The kernel name only labels the row, and the layer must never fail the program it is in
   // over a label: a longer one is shortened, visibly.
   w.put_text16(l.kernel_name, kMaxNameBytes);
-  const std::uint32_t flags =
-      l.sampled ? l.flags | kLaunchSampled : l.flags & ~kLaunchSampled;
+  const std::uint32_t flags = l.sampled ? l.flags | kLaunchSampled : l.flags & ~kLaunchSampled;
   if (flags != 0) w.put(flags);  // absent means none, as from a layer that predates them
   if (l.sampled) {
     w.put(l.sampled->host_start_ns);
@@ -224,8 +223,7 @@ void put_payload(Writer& w, const Opened& o) {
   w.put_text16(o.label, kMaxTextBytes);
   w.put_text16(o.detail, kMaxTextBytes);
   w.put(o.pci_id);
-  w.put(static_cast<std::uint8_t>((o.simulated ? kOpenedSimulated : 0) |
-                                  (o.xe ? kOpenedXe : 0)));
+  w.put(static_cast<std::uint8_t>((o.simulated ? kOpenedSimulated : 0) | (o.xe ? kOpenedXe : 0)));
   w.put_string16(o.format, kMaxTextBytes, "format");
   w.put_string16(o.metric_set, kMaxTextBytes, "metric set");
   w.put_string16(o.metrics_file, kMaxTextBytes, "metrics file path");
@@ -241,8 +239,7 @@ void put_payload(Writer& w, const Sample& s) {
   w.put(s.what);
 }
 void put_payload(Writer& w, const Sampled& s) {
-  w.put(static_cast<std::uint8_t>((s.report ? kSampleReport : 0) |
-                                  (s.energy ? kSampleEnergy : 0) |
+  w.put(static_cast<std::uint8_t>((s.report ? kSampleReport : 0) | (s.energy ? kSampleEnergy : 0) |
                                   (s.config_lost ? kSampledConfigLost : 0) |
                                   (s.stream_losses ? kSampledStreamLosses : 0) |
                                   (s.readout_interrupted ? kSampledReadoutInterrupted : 0)));
@@ -298,8 +295,7 @@ bool get_payload(Reader& r, Snapshot& s) {
 bool get_sampled_window(Reader& r, Launch& l) {
   SampledWindow w;
   std::uint8_t clock = 0;
-  if (!r.get(w.host_start_ns) || !r.get(w.host_end_ns) || !r.get(w.overlap_ppm) ||
-      !r.get(clock)) {
+  if (!r.get(w.host_start_ns) || !r.get(w.host_end_ns) || !r.get(w.overlap_ppm) || !r.get(clock)) {
     return false;
   }
   if (w.host_end_ns < w.host_start_ns || w.overlap_ppm > 1'000'000 || clock > 1) return false;
@@ -314,9 +310,9 @@ bool get_payload(Reader& r, Launch& l) {
   for (auto& v : l.local) ok = ok && r.get(v);
   for (auto& v : l.offset) ok = ok && r.get(v);
   ok = ok && r.get(l.queued_ns) && r.get(l.submit_ns) && r.get(l.start_ns) && r.get(l.end_ns) &&
-       r.get(profiled) && profiled <= 1 && r.get(l.queue) && r.get(l.context) &&
-       r.get(l.device) && r.get(l.tid) && r.get(l.api_ns) && r.get(api) && api <= 1 &&
-       r.get(l.passes) && r.get(l.restore_bytes) && r.get(l.restore_ns) &&
+       r.get(profiled) && profiled <= 1 && r.get(l.queue) && r.get(l.context) && r.get(l.device) &&
+       r.get(l.tid) && r.get(l.api_ns) && r.get(api) && api <= 1 && r.get(l.passes) &&
+       r.get(l.restore_bytes) && r.get(l.restore_ns) &&
        r.get_string16(l.kernel_name, kMaxNameBytes);
   if (ok && !r.at_end()) ok = r.get(l.flags) && (l.flags & ~kLaunchKnownFlags) == 0;
   if (ok && (l.flags & kLaunchSampled) != 0) ok = get_sampled_window(r, l);
@@ -439,9 +435,7 @@ bool get_payload(Reader& r, Kernel& k) {
   return true;
 }
 bool get_payload(Reader&, Close&) { return true; }
-bool get_payload(Reader& r, SwitchSet& s) {
-  return r.get_string16(s.metric_set, kMaxTextBytes);
-}
+bool get_payload(Reader& r, SwitchSet& s) { return r.get_string16(s.metric_set, kMaxTextBytes); }
 bool get_payload(Reader& r, Summary& s) {
   std::uint8_t n = 0;
   if (!r.get(n) || n > kMaxSummaryKernels) return false;
@@ -491,16 +485,17 @@ std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes) {
   std::uint16_t version = 0, type = 0;
   if (!header.get(magic) || !header.get(version) || !header.get(type) || !header.get(id) ||
       !header.get(len)) {
-    return DecodeError{ErrorCode::kBadMessage, 0,
-                       fmt::format("truncated header ({} of {} bytes)", bytes.size(), kHeaderBytes)};
+    return DecodeError{
+        ErrorCode::kBadMessage, 0,
+        fmt::format("truncated header ({} of {} bytes)", bytes.size(), kHeaderBytes)};
   }
   if (magic != kMagic) {
     return DecodeError{ErrorCode::kBadMessage, 0, fmt::format("bad magic 0x{:08x}", magic)};
   }
   if (version != kVersion) {
-    return DecodeError{ErrorCode::kUnsupportedVersion, id,
-                       fmt::format("protocol version {} not supported (this side speaks {})",
-                                   version, kVersion)};
+    return DecodeError{
+        ErrorCode::kUnsupportedVersion, id,
+        fmt::format("protocol version {} not supported (this side speaks {})", version, kVersion)};
   }
   if (len != bytes.size() - kHeaderBytes) {
     return DecodeError{ErrorCode::kBadMessage, id,
@@ -509,19 +504,32 @@ std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes) {
   }
   Reader r(bytes.subspan(kHeaderBytes));
   switch (static_cast<Type>(type)) {
-    case Type::kHello: return decode_body<Hello>(r, id, "hello");
-    case Type::kSnapshot: return decode_body<Snapshot>(r, id, "snapshot");
-    case Type::kLaunch: return decode_body<Launch>(r, id, "launch");
-    case Type::kOk: return decode_body<Ok>(r, id, "ok");
-    case Type::kError: return decode_body<Error>(r, id, "error");
-    case Type::kOpen: return decode_body<Open>(r, id, "open");
-    case Type::kOpened: return decode_body<Opened>(r, id, "opened");
-    case Type::kSample: return decode_body<Sample>(r, id, "sample");
-    case Type::kSampled: return decode_body<Sampled>(r, id, "sampled");
-    case Type::kKernel: return decode_body<Kernel>(r, id, "kernel");
-    case Type::kClose: return decode_body<Close>(r, id, "close");
-    case Type::kSummary: return decode_body<Summary>(r, id, "summary");
-    case Type::kSwitchSet: return decode_body<SwitchSet>(r, id, "switch set");
+    case Type::kHello:
+      return decode_body<Hello>(r, id, "hello");
+    case Type::kSnapshot:
+      return decode_body<Snapshot>(r, id, "snapshot");
+    case Type::kLaunch:
+      return decode_body<Launch>(r, id, "launch");
+    case Type::kOk:
+      return decode_body<Ok>(r, id, "ok");
+    case Type::kError:
+      return decode_body<Error>(r, id, "error");
+    case Type::kOpen:
+      return decode_body<Open>(r, id, "open");
+    case Type::kOpened:
+      return decode_body<Opened>(r, id, "opened");
+    case Type::kSample:
+      return decode_body<Sample>(r, id, "sample");
+    case Type::kSampled:
+      return decode_body<Sampled>(r, id, "sampled");
+    case Type::kKernel:
+      return decode_body<Kernel>(r, id, "kernel");
+    case Type::kClose:
+      return decode_body<Close>(r, id, "close");
+    case Type::kSummary:
+      return decode_body<Summary>(r, id, "summary");
+    case Type::kSwitchSet:
+      return decode_body<SwitchSet>(r, id, "switch set");
   }
   return DecodeError{ErrorCode::kUnknownType, id, fmt::format("unknown message type {}", type)};
 }

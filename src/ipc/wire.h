@@ -41,12 +41,12 @@
 //   kSample    u32 report_id | u8 what (bit 0 report, bit 1 energy) -> kSampled
 //   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost, bit 3 stream losses,
 //              bit 4 readout_interrupted)
-//              | [u16 n | n report bytes (n <= 576, an Xe2 PEC report; 256 on i915 parts)] | [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)]
-//              | [u32 reports_lost | u32 buffer_lost]
-//              Bit 3 and its counts (the perf stream's OA_REPORT_LOST and OA_BUFFER_LOST records
-//              since open) came later within version 1: the daemon sets it only once a loss
-//              happened, so a client that predates it is refused only a reply it could not have
-//              shown correctly anyway.
+//              | [u16 n | n report bytes (n <= 576, an Xe2 PEC report; 256 on i915 parts)] | [u64
+//              time_ns | u8 n | n×(u8 domain | u64 energy_uj)] | [u32 reports_lost | u32
+//              buffer_lost] Bit 3 and its counts (the perf stream's OA_REPORT_LOST and
+//              OA_BUFFER_LOST records since open) came later within version 1: the daemon sets it
+//              only once a loss happened, so a client that predates it is refused only a reply it
+//              could not have shown correctly anyway.
 //   kKernel    u8 running (0 or 1)                             -> kOk
 //   kClose     (empty)                                         -> kOk, every register restored
 //   kSwitchSet str metric_set                                  -> kOk, the unit counting that set
@@ -129,7 +129,6 @@ using oa::Launch;
 using oa::LaunchApi;
 using oa::SampledWindow;
 
-
 // Strings in the daemon's messages are at most this long (paths, names, reasons).
 inline constexpr std::size_t kMaxTextBytes = 512;
 // Energy domains carried by kOpened and kSampled (power::Domain values, which oa cannot include).
@@ -191,7 +190,7 @@ struct Sampled {
   std::optional<std::vector<std::uint8_t>> report;
   std::optional<EnergyValues> energy;
   bool config_lost = false;
-  bool readout_interrupted = false;  // gpu::CounterSource::readout_interrupted()
+  bool readout_interrupted = false;           // gpu::CounterSource::readout_interrupted()
   std::optional<StreamLosses> stream_losses;  // absent: none so far
 };
 
@@ -231,8 +230,8 @@ struct Error {
   std::string message;
 };
 
-using Body = std::variant<Hello, Snapshot, Launch, Ok, Error, Open, Opened, Sample, Sampled,
-                          Kernel, Close, Summary, SwitchSet>;
+using Body = std::variant<Hello, Snapshot, Launch, Ok, Error, Open, Opened, Sample, Sampled, Kernel,
+                          Close, Summary, SwitchSet>;
 
 struct Message {
   std::uint32_t request_id = 0;

@@ -68,8 +68,8 @@ oa::Report read_counter_registers(const reg::OaRegisterBlock& block, oa::ReportF
 // The format an OACONTROL value's counter select names on Gen8+ (OAG_OACONTROL's select sits in
 // the same bits 4:2 on Gen12); null for a code with no format.
 inline const oa::FormatLayout* format_for_select(oa::Generation gen, std::uint32_t oacontrol) {
-  const int code = static_cast<int>((oacontrol & reg::kOaControlSelectMask) >>
-                                    reg::kOaControlSelectShift);
+  const int code =
+      static_cast<int>((oacontrol & reg::kOaControlSelectMask) >> reg::kOaControlSelectShift);
   for (const auto& l : oa::formats_for(gen)) {
     if (l.select_code == code) return &l;
   }

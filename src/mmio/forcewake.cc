@@ -20,15 +20,20 @@ bool is_chv(const oa::Platform& platform) { return platform.codename == "CHV"; }
 
 std::span<const reg::ForcewakeDomain> all_forcewake_domains(const oa::Platform& platform) {
   switch (platform.gen) {
-    case oa::Generation::kGen7_5: return reg::kForcewakeDomainsHswBdw;
+    case oa::Generation::kGen7_5:
+      return reg::kForcewakeDomainsHswBdw;
     case oa::Generation::kGen8:
       return is_chv(platform) ? std::span<const reg::ForcewakeDomain>(reg::kForcewakeDomainsChv)
                               : std::span<const reg::ForcewakeDomain>(reg::kForcewakeDomainsHswBdw);
-    case oa::Generation::kGen9: return reg::kForcewakeDomainsGen9;
+    case oa::Generation::kGen9:
+      return reg::kForcewakeDomainsGen9;
     case oa::Generation::kGen11:
-    case oa::Generation::kGen12: return reg::kForcewakeDomainsGen11;
-    case oa::Generation::kXeLpg: return reg::kForcewakeDomainsXeLpg;
-    case oa::Generation::kXe2: return {};  // xe owns the part: oaprof wakes no domain of it
+    case oa::Generation::kGen12:
+      return reg::kForcewakeDomainsGen11;
+    case oa::Generation::kXeLpg:
+      return reg::kForcewakeDomainsXeLpg;
+    case oa::Generation::kXe2:
+      return {};  // xe owns the part: oaprof wakes no domain of it
   }
   return {};
 }
@@ -102,7 +107,8 @@ std::unique_ptr<Forcewake> Forcewake::acquire(Mmio& mmio, const oa::Platform& pl
     throw std::runtime_error(fmt::format(
         "{}: cannot hold forcewake through debugfs: the device has no DRM card in sysfs (is i915 "
         "bound to it? see `oaprof doctor`), so no dri/N/i915_forcewake_user is its own; use "
-        "--forcewake registers", mmio.describe()));
+        "--forcewake registers",
+        mmio.describe()));
   }
   const std::string path =
       fmt::format("{}/dri/{}/i915_forcewake_user", options.debugfs_root, *options.dri_minor);

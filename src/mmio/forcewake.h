@@ -12,8 +12,8 @@
 #include <string>
 
 #include "mmio/mmio.h"
-#include "mmio/saved_registers.h"
 #include "mmio/registers.h"
+#include "mmio/saved_registers.h"
 #include "mmio/signal_restore.h"
 #include "oa/platform.h"
 
@@ -63,7 +63,7 @@ class Forcewake {
 
   std::string method_;
   int fd_ = -1;
-  Mmio* mmio_ = nullptr;                    // set when held through the registers
+  Mmio* mmio_ = nullptr;                   // set when held through the registers
   std::unique_ptr<SavedRegisters> saved_;  // oaprof's request bit, cleared on release
   // While held through the registers: part of the signal thread's restore plan (signal_restore.h).
   std::unique_ptr<SignalRestoreGuard> signal_guard_;

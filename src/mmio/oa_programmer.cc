@@ -48,7 +48,8 @@ void check_generation_and_format(const oa::Platform& platform, oa::ReportFormat 
   if (gen == oa::Generation::kGen7_5) {
     throw std::invalid_argument(fmt::format(
         "{} is {}: oaprof programs the OA unit over MMIO on Gen8 to Xe-LPG only; use --access "
-        "perf", platform.codename, oa::generation_name(gen)));
+        "perf",
+        platform.codename, oa::generation_name(gen)));
   }
   const oa::FormatLayout& layout = oa::layout_of(format);
   if (!oa::format_exists_on(format, gen)) {
@@ -133,11 +134,10 @@ std::vector<PlanStep> plan_gen12(const oa::Platform& platform, oa::ReportFormat 
   const reg::OaRegisterBlock& block = reg::oa_block(platform.gen);
   std::vector<PlanStep> plan;
   plan.push_back(write_watched(block.oa_control, 0, false));
-  plan.push_back({PlanStep::Kind::kMaskedWrite, block.oa_debug,
-                  reg::masked_enable(reg::kOaDebugDisableClockRatioReports |
-                                     reg::kOaDebugIncludeClockRatio |
-                                     reg::kOaDebugDisableCtxSwitchReports |
-                                     reg::kOaDebugDisableGoReports)});
+  plan.push_back(
+      {PlanStep::Kind::kMaskedWrite, block.oa_debug,
+       reg::masked_enable(reg::kOaDebugDisableClockRatioReports | reg::kOaDebugIncludeClockRatio |
+                          reg::kOaDebugDisableCtxSwitchReports | reg::kOaDebugDisableGoReports)});
   plan.push_back(write_watched(block.ctx_control, 0, false));
   std::uint32_t sqcnt1 = reg::kSqCnt1PmonEnable;
   if (platform.gen == oa::Generation::kXeLpg) sqcnt1 |= reg::kSqCnt1OaBpc;
@@ -191,17 +191,24 @@ void OaProgrammer::program(std::vector<PlanStep> plan) {
         "{}: the OA unit is already counting (OACONTROL 0x{:X}), so another profiler or an i915 "
         "perf stream is using it; close the other profiler (gputop, another oaprof, a program "
         "using GL_INTEL_performance_query) and try again, or use --access perf, which asks i915 "
-        "for the OA unit instead of taking it", mmio_.describe(), control));
+        "for the OA unit instead of taking it",
+        mmio_.describe(), control));
   }
   try {
     for (const PlanStep& s : plan) {
       switch (s.kind) {
-        case PlanStep::Kind::kWrite: saved_.write(s.address, s.value); break;
-        case PlanStep::Kind::kMaskedWrite: saved_.write_masked(s.address, s.value); break;
+        case PlanStep::Kind::kWrite:
+          saved_.write(s.address, s.value);
+          break;
+        case PlanStep::Kind::kMaskedWrite:
+          saved_.write_masked(s.address, s.value);
+          break;
         case PlanStep::Kind::kSetBits:
           saved_.write(s.address, mmio_.read32(s.address) | s.value);
           break;
-        case PlanStep::Kind::kSettle: sleep_(s.settle); break;
+        case PlanStep::Kind::kSettle:
+          sleep_(s.settle);
+          break;
       }
     }
   } catch (...) {
@@ -217,8 +224,8 @@ std::vector<oa::RegisterWrite> OaProgrammer::lost_watched_registers() {
   for (const PlanStep& s : plan_) {
     if (!s.watched) continue;
     const std::uint32_t now = mmio_.read32(s.address);
-    const bool intact = s.kind == PlanStep::Kind::kSetBits ? (now & s.value) == s.value
-                                                           : now == s.value;
+    const bool intact =
+        s.kind == PlanStep::Kind::kSetBits ? (now & s.value) == s.value : now == s.value;
     if (!intact) lost.push_back({s.address, s.value});
   }
   return lost;

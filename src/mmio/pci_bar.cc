@@ -48,15 +48,17 @@ void check_intel_display(const PciAddress& addr, const PciIdentity& id) {
 std::string bar_map_advice(const PciAddress& addr, int err, bool root,
                            const std::optional<std::string>& lockdown_mode) {
   if (err != EPERM && err != EACCES) {
-    return fmt::format("check that {} is the GPU and enabled (`lspci -v -s {}`) and run "
-                       "`oaprof doctor`, or use --access perf, which maps no BAR",
-                       addr.str(), addr.str());
+    return fmt::format(
+        "check that {} is the GPU and enabled (`lspci -v -s {}`) and run "
+        "`oaprof doctor`, or use --access perf, which maps no BAR",
+        addr.str(), addr.str());
   }
   if (lockdown_forbids_bar(lockdown_mode)) {
     return fmt::format(
         "kernel lockdown is '{}', which forbids mapping PCI BARs even for root: use --access "
         "perf (the i915 perf stream needs no BAR), or boot without lockdown (disable Secure Boot "
-        "or remove the lockdown= kernel parameter)", *lockdown_mode);
+        "or remove the lockdown= kernel parameter)",
+        *lockdown_mode);
   }
   if (!root) {
     return "mapping a BAR needs root: run `sudo oaprof …`, or join group 'oaprof' and let oaprofd "
@@ -71,14 +73,16 @@ PciBar::PciBar(const PciAddress& addr, const std::filesystem::path& sysfs_root) 
     throw std::runtime_error(fmt::format(
         "cannot look for {}: scanning PCI devices failed: {}; libpciaccess reads "
         "/sys/bus/pci/devices, so check that sysfs is mounted (`oaprof doctor`), or use "
-        "--device sim", addr.str(), std::strerror(err)));
+        "--device sim",
+        addr.str(), std::strerror(err)));
   }
   dev_ = pci_device_find_by_slot(addr.domain, addr.bus, addr.dev, addr.func);
   if (dev_ == nullptr) {
     pci_system_cleanup();
     throw std::runtime_error(fmt::format(
         "no PCI device at {}; find the GPU with `lspci -D -d 8086::0300` and pass --pci BDF, "
-        "or use --device sim", addr.str()));
+        "or use --device sim",
+        addr.str()));
   }
   if (int err = pci_device_probe(dev_); err != 0) {
     pci_system_cleanup();
@@ -104,7 +108,8 @@ PciBar::PciBar(const PciAddress& addr, const std::filesystem::path& sysfs_root) 
         addr.str(), addr.str()));
   }
   void* ptr = nullptr;
-  if (int err = pci_device_map_range(dev_, bar.base_addr, bar.size, PCI_DEV_MAP_FLAG_WRITABLE, &ptr);
+  if (int err =
+          pci_device_map_range(dev_, bar.base_addr, bar.size, PCI_DEV_MAP_FLAG_WRITABLE, &ptr);
       err != 0) {
     pci_system_cleanup();
     throw std::runtime_error(fmt::format(
@@ -128,7 +133,8 @@ void PciBar::check_offset(std::uint32_t offset) const {
   if (!register_in_bar(offset, size_)) {
     throw std::out_of_range(fmt::format(
         "register 0x{:X} is outside BAR0 of {} ({} bytes) or not 4-byte aligned; this is a bug "
-        "in oaprof, please report it", offset, addr_.str(), size_));
+        "in oaprof, please report it",
+        offset, addr_.str(), size_));
   }
 }
 

@@ -32,7 +32,8 @@ std::optional<std::uint32_t> read_hex(const fs::path& path) {
 
 // N of "<prefix>N", or nullopt when `leaf` is not that (card1-eDP-1 is a connector, not a card).
 std::optional<int> minor_of(const std::string& leaf, std::string_view prefix) {
-  const std::string_view digits = std::string_view(leaf).substr(std::min(leaf.size(), prefix.size()));
+  const std::string_view digits =
+      std::string_view(leaf).substr(std::min(leaf.size(), prefix.size()));
   if (!leaf.starts_with(prefix) || digits.empty() || digits.size() > 6 ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return std::nullopt;

@@ -107,7 +107,7 @@ inline constexpr std::uint32_t kSqCnt1 = 0x8718;  // GEN12_SQCNT1
 inline constexpr std::uint32_t kSqCnt1PmonEnable = 1u << 30;
 inline constexpr std::uint32_t kSqCnt1OaBpc = 1u << 29;  // where HAS_OA_BPC_REPORTING (Xe-LPG)
 inline constexpr std::uint32_t kRpmConfig1 = 0x0D04;
-inline constexpr std::uint32_t kGtNoaEnable = 1u << 9;  // GEN10_GT_NOA_ENABLE
+inline constexpr std::uint32_t kGtNoaEnable = 1u << 9;    // GEN10_GT_NOA_ENABLE
 inline constexpr std::uint32_t kMediaGsiBase = 0x380000;  // Xe-LPG's media GT (OAM, VISACTL)
 
 // One OA unit's register block: where the control, debug, status and timer registers and the
@@ -120,12 +120,12 @@ struct OaRegisterBlock {
   // Gen8–11 OACTXCONTROL (in every context image); Gen12 OAG_OAGLBCTXCTRL (global). Same fields.
   std::uint32_t ctx_control;
   bool ctx_control_context_saved;
-  std::uint32_t a_base;     // A0's low dword; A<i> low at a_base + 8i, high at + 4 (i < 32)
-  std::uint32_t a32_base;   // A32..A35 at a32_base + 4(i - 32)
+  std::uint32_t a_base;    // A0's low dword; A<i> low at a_base + 8i, high at + 4 (i < 32)
+  std::uint32_t a32_base;  // A32..A35 at a32_base + 4(i - 32)
   std::uint32_t gpu_ticks;
-  std::uint32_t b_base;     // B<i> at b_base + 4i
-  std::uint32_t c_base;     // C<i> at c_base + 4i
-  std::uint32_t a36 = 0;    // Xe-LPG's A36 and A37; 0 where the block has none
+  std::uint32_t b_base;   // B<i> at b_base + 4i
+  std::uint32_t c_base;   // C<i> at c_base + 4i
+  std::uint32_t a36 = 0;  // Xe-LPG's A36 and A37; 0 where the block has none
   std::uint32_t a37 = 0;
 
   constexpr std::uint32_t a_low(int i) const { return a_base + 8 * static_cast<std::uint32_t>(i); }
@@ -141,22 +141,26 @@ struct OaRegisterBlock {
   }
 };
 
-inline constexpr OaRegisterBlock kOaBlockGen8{
-    "OA (Gen8-11)", 0x2B00, 0x2B04, 0x2B08, 0x2360, true, 0x2800, 0x2900, 0x2910, 0x2920, 0x2940};
+inline constexpr OaRegisterBlock kOaBlockGen8{"OA (Gen8-11)", 0x2B00, 0x2B04, 0x2B08, 0x2360, true,
+                                              0x2800,         0x2900, 0x2910, 0x2920, 0x2940};
 inline constexpr OaRegisterBlock kOaBlockGen12{
-    "OAG (Gen12)", kOagOaControl, kOagOaDebug, kOagOaStatus, kOagGlobalCtxControl, false,
-    0xD980, 0xDA80, 0xDA90, 0xDA94, 0xDAB4};
+    "OAG (Gen12)", kOagOaControl, kOagOaDebug, kOagOaStatus, kOagGlobalCtxControl, false, 0xD980,
+    0xDA80,        0xDA90,        0xDA94,      0xDAB4};
 inline constexpr OaRegisterBlock kOaBlockXeLpg{
-    "OAG (Xe-LPG)", kOagOaControl, kOagOaDebug, kOagOaStatus, kOagGlobalCtxControl, false,
-    0xD980, 0xDA80, 0xDA90, 0xDA94, 0xDAB4, 0xDB20, 0xDB28};
+    "OAG (Xe-LPG)", kOagOaControl, kOagOaDebug, kOagOaStatus, kOagGlobalCtxControl,
+    false,          0xD980,        0xDA80,      0xDA90,       0xDA94,
+    0xDAB4,         0xDB20,        0xDB28};
 
 // The block of the generation's global OA unit (Gen7.5's is not modelled: it has Gen8's block for
 // the lookups that never program it).
 constexpr const OaRegisterBlock& oa_block(oa::Generation gen) {
   switch (gen) {
-    case oa::Generation::kGen12: return kOaBlockGen12;
-    case oa::Generation::kXeLpg: return kOaBlockXeLpg;
-    default: return kOaBlockGen8;
+    case oa::Generation::kGen12:
+      return kOaBlockGen12;
+    case oa::Generation::kXeLpg:
+      return kOaBlockXeLpg;
+    default:
+      return kOaBlockGen8;
   }
 }
 
@@ -177,10 +181,14 @@ inline constexpr FrequencyRegister kFreqXeLpg{0x0C60, 0, 0x1FF};     // MTL_MIRR
 constexpr const FrequencyRegister* frequency_register(oa::Generation gen) {
   switch (gen) {
     case oa::Generation::kGen9:
-    case oa::Generation::kGen11: return &kFreqGen9;
-    case oa::Generation::kGen12: return &kFreqGen12;
-    case oa::Generation::kXeLpg: return &kFreqXeLpg;
-    default: return nullptr;
+    case oa::Generation::kGen11:
+      return &kFreqGen9;
+    case oa::Generation::kGen12:
+      return &kFreqGen12;
+    case oa::Generation::kXeLpg:
+      return &kFreqXeLpg;
+    default:
+      return nullptr;
   }
 }
 
@@ -194,18 +202,18 @@ struct ForcewakeDomain {
   std::uint32_t request;
   std::uint32_t ack;
 };
-inline constexpr std::uint32_t kForcewakeMt = 0xA188;         // FORCEWAKE_MT (HSW, BDW)
-inline constexpr std::uint32_t kForcewakeAckHsw = 0x130044;   // FORCEWAKE_ACK_HSW
-inline constexpr std::uint32_t kForcewakeVlv = 0x1300B0;      // FORCEWAKE_VLV (CHV render)
+inline constexpr std::uint32_t kForcewakeMt = 0xA188;        // FORCEWAKE_MT (HSW, BDW)
+inline constexpr std::uint32_t kForcewakeAckHsw = 0x130044;  // FORCEWAKE_ACK_HSW
+inline constexpr std::uint32_t kForcewakeVlv = 0x1300B0;     // FORCEWAKE_VLV (CHV render)
 inline constexpr std::uint32_t kForcewakeAckVlv = 0x1300B4;
 inline constexpr std::uint32_t kForcewakeMediaVlv = 0x1300B8;  // FORCEWAKE_MEDIA_VLV
 inline constexpr std::uint32_t kForcewakeAckMediaVlv = 0x1300BC;
-inline constexpr std::uint32_t kForcewakeRender = 0xA278;     // FORCEWAKE_RENDER_GEN9 (Gen9+)
+inline constexpr std::uint32_t kForcewakeRender = 0xA278;  // FORCEWAKE_RENDER_GEN9 (Gen9+)
 inline constexpr std::uint32_t kForcewakeAckRender = 0x0D84;
-inline constexpr std::uint32_t kForcewakeGt = 0xA188;         // FORCEWAKE_GT_GEN9 ("blitter")
+inline constexpr std::uint32_t kForcewakeGt = 0xA188;  // FORCEWAKE_GT_GEN9 ("blitter")
 inline constexpr std::uint32_t kForcewakeAckGt = 0x130044;
-inline constexpr std::uint32_t kForcewakeAckGtMtl = 0x0DFC;   // FORCEWAKE_ACK_GT_MTL (Xe-LPG)
-inline constexpr std::uint32_t kForcewakeMedia = 0xA270;      // FORCEWAKE_MEDIA_GEN9 (Gen9 only)
+inline constexpr std::uint32_t kForcewakeAckGtMtl = 0x0DFC;  // FORCEWAKE_ACK_GT_MTL (Xe-LPG)
+inline constexpr std::uint32_t kForcewakeMedia = 0xA270;     // FORCEWAKE_MEDIA_GEN9 (Gen9 only)
 inline constexpr std::uint32_t kForcewakeAckMedia = 0x0D88;
 // Gen11+: one domain per video engine instead of one media domain.
 constexpr std::uint32_t forcewake_vdbox(int n) {
@@ -244,8 +252,7 @@ inline constexpr ForcewakeDomain kForcewakeDomainsGen11[] = {
 // (intel_uncore.c intel_uncore_fw_domains_init(): GRAPHICS_VER_FULL >= 12.70 takes
 // FORCEWAKE_ACK_GT_MTL @ torvalds/linux 002c6ca75289a4ac4f6738213dd2d258704886e4).
 inline constexpr ForcewakeDomain kForcewakeDomainsXeLpg[] = {
-    {"GT", kForcewakeGt, kForcewakeAckGtMtl},
-    {"render", kForcewakeRender, kForcewakeAckRender}};
+    {"GT", kForcewakeGt, kForcewakeAckGtMtl}, {"render", kForcewakeRender, kForcewakeAckRender}};
 
 // The domains oaprof holds: those of the OA registers, by i915's forcewake range tables
 // (intel_uncore.c __gen6_fw_ranges, __chv_fw_ranges, __gen9_fw_ranges, __gen11_fw_ranges,
@@ -258,8 +265,7 @@ inline constexpr ForcewakeDomain kForcewakeDomainsXeLpg[] = {
 // 0xD880-0xDBFF (OAG) GT, 0xDC00-0xDCFF (SCEC) and 0xDE80-0xE8FF (flex) render,
 // 0xC00-0xFFF (MTL_MIRROR_TARGET_WP1, RPM_CONFIG0/1) none: its GT and render domains.
 inline constexpr ForcewakeDomain kOaForcewakeGen9[] = {
-    {"render", kForcewakeRender, kForcewakeAckRender},
-    {"GT", kForcewakeGt, kForcewakeAckGt}};
+    {"render", kForcewakeRender, kForcewakeAckRender}, {"GT", kForcewakeGt, kForcewakeAckGt}};
 
 // The request bit oaprof owns. Bit 0 is i915's (FORCEWAKE_KERNEL), bit 15 its fallback toggle;
 // the hardware wakes a domain while any bit is set, so taking another bit never clears the
@@ -302,13 +308,13 @@ constexpr std::uint32_t strip_workaround_bits(std::uint32_t offset, std::uint32_
 // 0d6419e9c855dea476300e2bb81d29105fe76d38; TIMESTAMP_OVERRIDE's fields: xe regs/xe_regs.h @
 // 0d0534750f9d4575abf0da3b41a78e5643e6c8dd).
 inline constexpr std::uint32_t kRpmConfig0 = 0x0D00;
-inline constexpr int kRpmConfig0CrystalShift = 3;        // Gen9: 1 bit; Gen11+: 3 bits
+inline constexpr int kRpmConfig0CrystalShift = 3;                    // Gen9: 1 bit; Gen11+: 3 bits
 inline constexpr std::uint32_t kRpmConfig0CtcShiftMask = 0x3u << 1;  // Gen10+
 inline constexpr std::uint32_t kCtcMode = 0xA26C;
 inline constexpr std::uint32_t kCtcSourceDivideLogic = 1u << 0;
 inline constexpr std::uint32_t kCtcShiftMask = 0x3u << 1;
 inline constexpr std::uint32_t kTimestampOverride = 0x44074;
-inline constexpr std::uint32_t kTimestampOverrideDividerMask = 0x3FF;       // bits 9:0
-inline constexpr int kTimestampOverrideDenominatorShift = 12;               // bits 15:12
+inline constexpr std::uint32_t kTimestampOverrideDividerMask = 0x3FF;  // bits 9:0
+inline constexpr int kTimestampOverrideDenominatorShift = 12;          // bits 15:12
 
 }  // namespace oaprof::mmio::reg

@@ -8,9 +8,12 @@ namespace oaprof::mmio {
 
 std::string_view restore_kind_name(RestoreKind kind) {
   switch (kind) {
-    case RestoreKind::kPlain: return "plain";
-    case RestoreKind::kMasked: return "masked";
-    case RestoreKind::kOwnedBits: return "owned";
+    case RestoreKind::kPlain:
+      return "plain";
+    case RestoreKind::kMasked:
+      return "masked";
+    case RestoreKind::kOwnedBits:
+      return "owned";
   }
   return "plain";
 }
@@ -26,18 +29,23 @@ RestoreStep step_for_first_write(std::uint32_t offset, std::uint32_t value_befor
   if (reg::is_forcewake_request(offset)) {
     return {offset, reg::kForcewakeOaprofBit, RestoreKind::kOwnedBits};
   }
-  if (reg::is_masked_register(offset)) return {offset, value_before & 0xFFFFu, RestoreKind::kMasked};
+  if (reg::is_masked_register(offset))
+    return {offset, value_before & 0xFFFFu, RestoreKind::kMasked};
   return {offset, value_before, RestoreKind::kPlain};
 }
 
 void apply_restore_steps(Mmio& mmio, std::span<const RestoreStep> steps) {
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
     switch (it->kind) {
-      case RestoreKind::kPlain: mmio.write32(it->offset, it->prior); break;
+      case RestoreKind::kPlain:
+        mmio.write32(it->offset, it->prior);
+        break;
       case RestoreKind::kMasked:
         mmio.write32(it->offset, 0xFFFF0000u | (it->prior & 0xFFFFu));
         break;
-      case RestoreKind::kOwnedBits: mmio.write32(it->offset, reg::masked_disable(it->prior)); break;
+      case RestoreKind::kOwnedBits:
+        mmio.write32(it->offset, reg::masked_disable(it->prior));
+        break;
     }
   }
 }

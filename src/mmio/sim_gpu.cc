@@ -81,9 +81,9 @@ std::uint16_t sim_pci_id(const oa::Platform& platform) {
 int simulated_eus(const SimConfig& config) {
   if (config.eus == 0) return config.platform.eus;
   if (config.eus < 1 || config.eus > config.platform.eus) {
-    throw std::invalid_argument(fmt::format(
-        "--sim-eus {}: a simulated {} GT{} has 1 to {} EUs", config.eus,
-        config.platform.codename, config.platform.gt, config.platform.eus));
+    throw std::invalid_argument(fmt::format("--sim-eus {}: a simulated {} GT{} has 1 to {} EUs",
+                                            config.eus, config.platform.codename,
+                                            config.platform.gt, config.platform.eus));
   }
   return config.eus;
 }
@@ -231,7 +231,7 @@ void SimGpu::count_eu_events_locked(double eu_clocks) {
       add(37, w.shader_memory);
       return;
     default: {
-      const double flex_default[7] = {w.eu_active, w.eu_stall, w.fpu_both, w.fpu0,
+      const double flex_default[7] = {w.eu_active, w.eu_stall, w.fpu_both,        w.fpu0,
                                       w.fpu1,      w.send,     w.thread_occupancy};
       for (int i = 0; i < 7; ++i) {
         const std::uint32_t select = regs_[reg::kEuPerfCntl[i] / 4];
@@ -371,7 +371,8 @@ bool SimGpu::counter_register_locked(std::uint32_t offset, std::uint32_t& value)
 
 std::uint32_t SimGpu::read32(std::uint32_t offset) {
   if (offset % 4 != 0 || offset >= kRegisterFileBytes) {
-    throw std::out_of_range(fmt::format("SimGpu: read of 0x{:X} outside the register file", offset));
+    throw std::out_of_range(
+        fmt::format("SimGpu: read of 0x{:X} outside the register file", offset));
   }
   std::lock_guard lock(mu_);
   advance_locked();
@@ -391,7 +392,8 @@ std::uint32_t SimGpu::read_locked(std::uint32_t offset) {
 
 void SimGpu::write32(std::uint32_t offset, std::uint32_t value) {
   if (offset % 4 != 0 || offset >= kRegisterFileBytes) {
-    throw std::out_of_range(fmt::format("SimGpu: write of 0x{:X} outside the register file", offset));
+    throw std::out_of_range(
+        fmt::format("SimGpu: write of 0x{:X} outside the register file", offset));
   }
   std::lock_guard lock(mu_);
   advance_locked();  // events so far count under the old OACONTROL
@@ -423,7 +425,8 @@ void SimGpu::write_rpc_report_locked(std::size_t at, std::uint32_t rpt_id,
     if (layout == nullptr) {
       throw std::invalid_argument(fmt::format(
           "batch: MI_REPORT_PERF_COUNT at dword {} with OACONTROL 0x{:X}, whose counter select "
-          "names no report format", at, regs_[block_.oa_control / 4]));
+          "names no report format",
+          at, regs_[block_.oa_control / 4]));
     }
     write_oa_report_locked(*layout, rpt_id, target(static_cast<std::size_t>(layout->size_bytes)));
     return;
@@ -451,9 +454,9 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
   advance_locked();
   auto need = [&](std::size_t at, std::size_t dwords, const char* what) {
     if (at + dwords > batch.size()) {
-      throw std::invalid_argument(fmt::format(
-          "batch: {} at dword {} needs {} dwords but the batch ends after {}", what, at, dwords,
-          batch.size()));
+      throw std::invalid_argument(
+          fmt::format("batch: {} at dword {} needs {} dwords but the batch ends after {}", what, at,
+                      dwords, batch.size()));
     }
   };
   std::size_t i = 0;
@@ -467,16 +470,19 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
       throw std::invalid_argument(fmt::format(
           "batch: dword {} (0x{:08X}) is not an MI command; the simulator runs only MI_NOOP, "
           "MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_STORE_DWORD_IMM, "
-          "MI_REPORT_PERF_COUNT and MI_BATCH_BUFFER_END", i, dw0));
+          "MI_REPORT_PERF_COUNT and MI_BATCH_BUFFER_END",
+          i, dw0));
     }
     switch (cmd::opcode_of(dw0)) {
-      case cmd::kOpBatchBufferEnd: return;
+      case cmd::kOpBatchBufferEnd:
+        return;
       case cmd::kOpLoadRegisterImm: {
         const std::size_t len = (dw0 & 0xFF) + 2;
         if (len % 2 == 0) {
           throw std::invalid_argument(fmt::format(
               "batch: MI_LOAD_REGISTER_IMM at dword {} has length field {}, which is not an odd "
-              "number of (register, value) dwords", i, dw0 & 0xFF));
+              "number of (register, value) dwords",
+              i, dw0 & 0xFF));
         }
         need(i, len, "MI_LOAD_REGISTER_IMM");
         for (std::size_t k = i + 1; k + 1 < i + len; k += 2) {
@@ -484,7 +490,8 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
           if (offset >= kRegisterFileBytes) {
             throw std::invalid_argument(
                 fmt::format("batch: MI_LOAD_REGISTER_IMM at dword {} names register 0x{:X} "
-                            "outside the register file", i, offset));
+                            "outside the register file",
+                            i, offset));
           }
           write_locked(offset, batch[k + 1]);
         }
@@ -502,7 +509,8 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
         if (offset >= kRegisterFileBytes) {
           throw std::invalid_argument(fmt::format(
               "batch: MI_STORE_REGISTER_MEM at dword {} names register 0x{:X} outside the "
-              "register file", i, offset));
+              "register file",
+              i, offset));
         }
         const std::uint64_t address =
             (static_cast<std::uint64_t>(batch[i + 3]) << 32) | (batch[i + 2] & ~3u);
@@ -515,8 +523,8 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
         if ((dw0 & 0xFF) != 2) {
           throw std::invalid_argument(fmt::format(
               "batch: MI_REPORT_PERF_COUNT at dword {} has length field {}: that is the Gen6/7 "
-              "form, and this device is {}", i, dw0 & 0xFF,
-              oa::generation_name(config_.platform.gen)));
+              "form, and this device is {}",
+              i, dw0 & 0xFF, oa::generation_name(config_.platform.gen)));
         }
         need(i, 4, "MI_REPORT_PERF_COUNT");
         const std::uint64_t address =
@@ -524,7 +532,8 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
         if (address % cmd::kReportAlignment != 0) {
           throw std::invalid_argument(fmt::format(
               "batch: MI_REPORT_PERF_COUNT at dword {} targets 0x{:X}, which is not 64-byte "
-              "aligned", i, address));
+              "aligned",
+              i, address));
         }
         write_rpc_report_locked(i, batch[i + 3],
                                 [&](std::size_t n) { return memory.resolve(address, n); });
@@ -535,7 +544,8 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
         if ((dw0 & 0xFF) != 2) {
           throw std::invalid_argument(fmt::format(
               "batch: MI_STORE_DWORD_IMM at dword {} has length field {}; the simulator runs the "
-              "Gen4+ one-dword form (2)", i, dw0 & 0xFF));
+              "Gen4+ one-dword form (2)",
+              i, dw0 & 0xFF));
         }
         need(i, 4, "MI_STORE_DWORD_IMM");
         const std::uint64_t address =
@@ -548,7 +558,8 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
         throw std::invalid_argument(fmt::format(
             "batch: dword {} (0x{:08X}) is MI opcode 0x{:02X}, which the simulator does not run; "
             "it runs MI_NOOP, MI_LOAD_REGISTER_IMM, MI_STORE_REGISTER_MEM, MI_STORE_DWORD_IMM, "
-            "MI_REPORT_PERF_COUNT and MI_BATCH_BUFFER_END", i, dw0, cmd::opcode_of(dw0)));
+            "MI_REPORT_PERF_COUNT and MI_BATCH_BUFFER_END",
+            i, dw0, cmd::opcode_of(dw0)));
     }
   }
   throw std::invalid_argument(
@@ -557,9 +568,10 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
 
 void SimGpu::serve(std::span<std::uint32_t> bar) {
   if (bar.size() < kRegisterFileBytes / 4) {
-    throw std::invalid_argument(fmt::format("SimGpu::serve: the mapping holds {} bytes, fewer "
-                                            "than the register file's {}", bar.size() * 4,
-                                            kRegisterFileBytes));
+    throw std::invalid_argument(
+        fmt::format("SimGpu::serve: the mapping holds {} bytes, fewer "
+                    "than the register file's {}",
+                    bar.size() * 4, kRegisterFileBytes));
   }
   std::lock_guard lock(mu_);
   advance_locked();
@@ -567,7 +579,8 @@ void SimGpu::serve(std::span<std::uint32_t> bar) {
   if (published_.empty()) {
     // First call: whatever the mapping holds was never published; take ours as the truth.
     published_.assign(n, 0);
-    for (std::size_t i = 0; i < n; ++i) published_[i] = bar[i] = read_locked(static_cast<std::uint32_t>(i * 4));
+    for (std::size_t i = 0; i < n; ++i)
+      published_[i] = bar[i] = read_locked(static_cast<std::uint32_t>(i * 4));
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {

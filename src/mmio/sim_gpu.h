@@ -206,8 +206,12 @@ class SimGpu final : public Mmio {
  private:
   // A0..A37 (Xe-LPG's last), GPU_TICKS, B, C.
   static constexpr int kSimA = 38;
-  enum Counter : int { kTicks = kSimA, kB0 = kTicks + 1, kC0 = kB0 + oa::kNumB,
-                       kCounterCount = kC0 + oa::kNumC };
+  enum Counter : int {
+    kTicks = kSimA,
+    kB0 = kTicks + 1,
+    kC0 = kB0 + oa::kNumB,
+    kCounterCount = kC0 + oa::kNumC
+  };
 
   void advance_locked();
   void count_locked(double dt_ns);

@@ -25,11 +25,16 @@ int shift_of(std::uint32_t value, std::uint32_t mask) {
 
 std::optional<std::uint32_t> gen11_crystal_hz(std::uint32_t rpm_config0) {
   switch ((rpm_config0 >> reg::kRpmConfig0CrystalShift) & 0x7) {
-    case 0: return 24'000'000u;
-    case 1: return 19'200'000u;
-    case 2: return 38'400'000u;
-    case 3: return 25'000'000u;
-    default: return std::nullopt;
+    case 0:
+      return 24'000'000u;
+    case 1:
+      return 19'200'000u;
+    case 2:
+      return 38'400'000u;
+    case 3:
+      return 25'000'000u;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -39,17 +44,19 @@ std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& p
                                                            const TimestampRegisters& r) {
   switch (platform.gen) {
     case oa::Generation::kGen7_5:
-    case oa::Generation::kGen8: return std::nullopt;  // no clock register: a fixed 12.5 MHz
+    case oa::Generation::kGen8:
+      return std::nullopt;  // no clock register: a fixed 12.5 MHz
     // xe reports the OA unit's timestamp frequency in its OA-unit query; oaprof reads no Xe2
     // register.
-    case oa::Generation::kXe2: return std::nullopt;
+    case oa::Generation::kXe2:
+      return std::nullopt;
     case oa::Generation::kGen9: {
       if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) return divide_logic(r.timestamp_override);
       const std::uint32_t crystal = is_gen9_lp(platform) ? 19'200'000u : 24'000'000u;
       const int shift = shift_of(r.ctc_mode, reg::kCtcShiftMask);
-      return TimestampReading{static_cast<double>(crystal >> (3 - shift)),
-                              fmt::format("{} MHz crystal >> (3 - CTC_MODE shift {})",
-                                          crystal / 1e6, shift)};
+      return TimestampReading{
+          static_cast<double>(crystal >> (3 - shift)),
+          fmt::format("{} MHz crystal >> (3 - CTC_MODE shift {})", crystal / 1e6, shift)};
     }
     case oa::Generation::kGen11:
     case oa::Generation::kGen12:
@@ -66,8 +73,7 @@ std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& p
   return std::nullopt;
 }
 
-std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio,
-                                                         const oa::Platform& platform) {
+std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::Platform& platform) {
   if (platform.gen == oa::Generation::kGen7_5 || platform.gen == oa::Generation::kGen8) {
     return std::nullopt;
   }

@@ -65,8 +65,8 @@ constexpr Range kGen7Mux[] = {
     {0xE180, 0xE180},  // HALF_SLICE_CHICKEN2
 };
 constexpr Range kHswMux[] = {
-    {0x9E80, 0x9EA4},    // HSW_MBVID2_NOA0-9
-    {0x9EC0, 0x9EC0},    // HSW_MBVID2_MISR0
+    {0x9E80, 0x9EA4},  // HSW_MBVID2_NOA0-9
+    {0x9EC0, 0x9EC0},  // HSW_MBVID2_MISR0
     {0x25100, 0x2FF90},
 };
 constexpr Range kChvMux[] = {{0x182300, 0x1823A4}};
@@ -97,36 +97,58 @@ struct PlatformWhitelist {
   bool flex;  // EU_PERF_CNTL0-6; i915 refuses every flex register before Gen8
 };
 
-constexpr PlatformWhitelist kHsw{
-    "Haswell", "hsw_is_valid_mux_addr, gen7_is_valid_b_counter_addr, no flex",
-    {{kGen7Mux, kHswMux}}, {{kGen7Boolean}}, false};
+constexpr PlatformWhitelist kHsw{"Haswell",
+                                 "hsw_is_valid_mux_addr, gen7_is_valid_b_counter_addr, no flex",
+                                 {{kGen7Mux, kHswMux}},
+                                 {{kGen7Boolean}},
+                                 false};
 constexpr PlatformWhitelist kGen8{
-    "Gen8/Gen9", "gen8_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
-    {{kGen7Mux, kGen8Mux}}, {{kGen7Boolean}}, true};
+    "Gen8/Gen9",
+    "gen8_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen7Mux, kGen8Mux}},
+    {{kGen7Boolean}},
+    true};
 constexpr PlatformWhitelist kChv{
-    "Cherryview", "chv_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
-    {{kGen7Mux, kChvMux}}, {{kGen7Boolean}}, true};
+    "Cherryview",
+    "chv_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen7Mux, kChvMux}},
+    {{kGen7Boolean}},
+    true};
 constexpr PlatformWhitelist kGen11{
-    "Gen11", "gen11_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
-    {{kGen7Mux, kGen8Mux, kGen11Mux}}, {{kGen7Boolean}}, true};
+    "Gen11",
+    "gen11_is_valid_mux_addr, gen7_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen7Mux, kGen8Mux, kGen11Mux}},
+    {{kGen7Boolean}},
+    true};
 constexpr PlatformWhitelist kGen12{
-    "Gen12", "gen12_is_valid_mux_addr, gen12_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
-    {{kGen12Mux}}, {{kGen12Boolean}}, true};
+    "Gen12",
+    "gen12_is_valid_mux_addr, gen12_is_valid_b_counter_addr, gen8_is_valid_flex_addr",
+    {{kGen12Mux}},
+    {{kGen12Boolean}},
+    true};
 
 constexpr PlatformWhitelist kXeLpg{
     "Xe-LPG",
     "gen12_is_valid_mux_addr (mtl_oa_mux_regs), xehp_is_valid_b_counter_addr, "
     "gen8_is_valid_flex_addr",
-    {{kMtlMux}}, {{kXeHpBoolean, kGen12Boolean, kMtlOamBoolean}}, true};
+    {{kMtlMux}},
+    {{kXeHpBoolean, kGen12Boolean, kMtlOamBoolean}},
+    true};
 
 const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
   switch (gen) {
-    case oa::Generation::kGen7_5: return kHsw;
-    case oa::Generation::kGen8: return chv ? kChv : kGen8;
-    case oa::Generation::kGen9: return kGen8;
-    case oa::Generation::kGen11: return kGen11;
-    case oa::Generation::kGen12: return kGen12;
-    case oa::Generation::kXeLpg: return kXeLpg;
+    case oa::Generation::kGen7_5:
+      return kHsw;
+    case oa::Generation::kGen8:
+      return chv ? kChv : kGen8;
+    case oa::Generation::kGen9:
+      return kGen8;
+    case oa::Generation::kGen11:
+      return kGen11;
+    case oa::Generation::kGen12:
+      return kGen12;
+    case oa::Generation::kXeLpg:
+      return kXeLpg;
     case oa::Generation::kXe2:
       throw std::invalid_argument(
           "oaprof does not program an Xe2/Xe3 OA unit through MMIO: xe owns it and checks a "
@@ -166,17 +188,22 @@ bool whitelisted(oa::Generation gen, bool chv, ConfigRegisterKind kind, std::uin
   if (address % 4 != 0) return false;
   const PlatformWhitelist& list = whitelist_for(gen, chv);
   switch (kind) {
-    case ConfigRegisterKind::kBoolean: return in(list.boolean, address);
-    case ConfigRegisterKind::kMux: return in(list.mux, address);
-    case ConfigRegisterKind::kFlex: return list.flex && is_flex(address);
+    case ConfigRegisterKind::kBoolean:
+      return in(list.boolean, address);
+    case ConfigRegisterKind::kMux:
+      return in(list.mux, address);
+    case ConfigRegisterKind::kFlex:
+      return list.flex && is_flex(address);
   }
   return false;
 }
 
 std::string allowed_text(const PlatformWhitelist& list, ConfigRegisterKind kind) {
   switch (kind) {
-    case ConfigRegisterKind::kBoolean: return describe(list.boolean);
-    case ConfigRegisterKind::kMux: return describe(list.mux);
+    case ConfigRegisterKind::kBoolean:
+      return describe(list.boolean);
+    case ConfigRegisterKind::kMux:
+      return describe(list.mux);
     case ConfigRegisterKind::kFlex:
       return list.flex ? "EU_PERF_CNTL0–6 (0xE458, 0xE558, 0xE658, 0xE758, 0xE45C, 0xE55C, 0xE65C)"
                        : "nothing (no flex registers before Gen8)";
@@ -200,9 +227,12 @@ bool is_chv(const oa::Platform& platform) { return platform.codename == "CHV"; }
 
 std::string_view config_register_kind_name(ConfigRegisterKind kind) {
   switch (kind) {
-    case ConfigRegisterKind::kMux: return "mux (NOA)";
-    case ConfigRegisterKind::kBoolean: return "boolean (OA)";
-    case ConfigRegisterKind::kFlex: return "flex";
+    case ConfigRegisterKind::kMux:
+      return "mux (NOA)";
+    case ConfigRegisterKind::kBoolean:
+      return "boolean (OA)";
+    case ConfigRegisterKind::kFlex:
+      return "flex";
   }
   return "unknown";
 }

@@ -53,9 +53,9 @@ struct WrapCounts {
 // branch-free so it vectorises; the rare true case is counted exactly by count_wraps.
 bool may_wrap_a32u40(const std::uint8_t* p, const std::uint8_t* c) {
   std::uint32_t any = 0;
-  for (int i = 3; i < 40; ++i) any |= load32(c + 4 * i) < load32(p + 4 * i);  // ticks, A0..A35
+  for (int i = 3; i < 40; ++i) any |= load32(c + 4 * i) < load32(p + 4 * i);   // ticks, A0..A35
   for (int i = 48; i < 64; ++i) any |= load32(c + 4 * i) < load32(p + 4 * i);  // B, C
-  for (int i = 160; i < 192; ++i) any |= c[i] < p[i];  // A0..A31 bits 39:32
+  for (int i = 160; i < 192; ++i) any |= c[i] < p[i];                          // A0..A31 bits 39:32
   return any != 0;
 }
 
@@ -122,13 +122,12 @@ void Accumulator::add_raw(const FormatLayout& layout, std::span<const std::uint8
   add_raw_batch(layout, bytes.first(static_cast<std::size_t>(layout.size_bytes)));
 }
 
-void Accumulator::add_raw_batch(const FormatLayout& layout,
-                                std::span<const std::uint8_t> reports) {
+void Accumulator::add_raw_batch(const FormatLayout& layout, std::span<const std::uint8_t> reports) {
   const auto size = static_cast<std::size_t>(layout.size_bytes);
   if (reports.size() % size != 0) {
-    throw std::invalid_argument(fmt::format(
-        "Accumulator: {} bytes are not a whole number of {}-byte {} reports", reports.size(), size,
-        layout.name));
+    throw std::invalid_argument(
+        fmt::format("Accumulator: {} bytes are not a whole number of {}-byte {} reports",
+                    reports.size(), size, layout.name));
   }
   const std::size_t n = reports.size() / size;
   if (n == 0) return;
@@ -164,7 +163,8 @@ void Accumulator::add_raw_batch(const FormatLayout& layout,
   }
   total_.has_gpu_ticks = layout.gpu_ticks_offset >= 0;
   for (const CounterRun& run : layout.a_runs) {
-    for (int i = 0; i < run.count; ++i) total_.a_present[static_cast<std::size_t>(run.first + i)] = true;
+    for (int i = 0; i < run.count; ++i)
+      total_.a_present[static_cast<std::size_t>(run.first + i)] = true;
   }
   std::memcpy(anchor_.data(), prev, size);  // `prev` may be anchor_ itself only when n == 0
   has_anchor_ = true;

@@ -47,7 +47,7 @@ class Accumulator {
  private:
   double timestamp_hz_;
   double max_interval_ns_;
-  double max_interval_ticks_;  // the same in timestamp ticks, for the raw path
+  double max_interval_ticks_;           // the same in timestamp ticks, for the raw path
   std::uint32_t max_interval_ticks32_;  // and as an integer, capped at half the 32-bit range
   std::optional<Report> previous_;
   // The raw path keeps a copy of the last report of the previous block.

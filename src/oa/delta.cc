@@ -82,7 +82,8 @@ CounterDeltas compute_deltas_checked(const Report& begin, const Report& end, dou
   CounterDeltas d = compute_deltas(begin, end);
   // A timestamp delta in the upper half of its range is far more likely a reordered or stale
   // report than a 179-second gap between two reads of one stream.
-  const bool backwards = d.timestamp > timestamp_delta_max(end.header_bits, end.timestamp_shift) / 2;
+  const bool backwards =
+      d.timestamp > timestamp_delta_max(end.header_bits, end.timestamp_shift) / 2;
   d.interval_too_long = backwards || gpu_time_ns(d, timestamp_hz) > max_interval_ns;
   return d;
 }
@@ -178,8 +179,10 @@ int accumulate_generic(const FormatLayout& l, const std::uint8_t* b, const std::
       wraps += v1 < v0;
     }
   }
-  for (int i = 0; i < l.b_count; ++i) add32(l.b_offset + 4 * i, total.b[static_cast<std::size_t>(i)]);
-  for (int i = 0; i < l.c_count; ++i) add32(l.c_offset + 4 * i, total.c[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < l.b_count; ++i)
+    add32(l.b_offset + 4 * i, total.b[static_cast<std::size_t>(i)]);
+  for (int i = 0; i < l.c_count; ++i)
+    add32(l.c_offset + 4 * i, total.c[static_cast<std::size_t>(i)]);
   return wraps;
 }
 
@@ -189,8 +192,8 @@ std::uint64_t accumulate_raw(const FormatLayout& l, std::span<const std::uint8_t
                              std::span<const std::uint8_t> end, CounterDeltas& total) {
   const auto size = static_cast<std::size_t>(l.size_bytes);
   if (begin.size() < size || end.size() < size) {
-    throw std::invalid_argument(fmt::format("{} report needs {} bytes, got {} and {}", l.name,
-                                            size, begin.size(), end.size()));
+    throw std::invalid_argument(fmt::format("{} report needs {} bytes, got {} and {}", l.name, size,
+                                            begin.size(), end.size()));
   }
   const std::uint8_t* b = begin.data();
   const std::uint8_t* e = end.data();
@@ -202,7 +205,8 @@ std::uint64_t accumulate_raw(const FormatLayout& l, std::span<const std::uint8_t
                                                          : accumulate_generic(l, b, e, total);
   total.wraps_corrected += wraps;
   for (const CounterRun& run : l.a_runs) {
-    for (int i = 0; i < run.count; ++i) total.a_present[static_cast<std::size_t>(run.first + i)] = true;
+    for (int i = 0; i < run.count; ++i)
+      total.a_present[static_cast<std::size_t>(run.first + i)] = true;
   }
   total.has_gpu_ticks = l.gpu_ticks_offset >= 0;
   return interval;

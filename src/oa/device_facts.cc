@@ -32,20 +32,28 @@ Topology even_topology(int slices, int subslices, int eus) {
 
 std::string_view topology_source_name(TopologySource source) {
   switch (source) {
-    case TopologySource::kI915Query: return "i915 query";
-    case TopologySource::kPlatformTable: return "platform table";
-    case TopologySource::kOptions: return "options";
-    case TopologySource::kXeQuery: return "xe query";
+    case TopologySource::kI915Query:
+      return "i915 query";
+    case TopologySource::kPlatformTable:
+      return "platform table";
+    case TopologySource::kOptions:
+      return "options";
+    case TopologySource::kXeQuery:
+      return "xe query";
   }
   return "unknown";
 }
 
 std::string_view timestamp_source_name(TimestampSource source) {
   switch (source) {
-    case TimestampSource::kI915GetParam: return "i915 getparam";
-    case TimestampSource::kRegisters: return "registers";
-    case TimestampSource::kPlatformTable: return "platform table";
-    case TimestampSource::kXeOaUnit: return "xe OA unit";
+    case TimestampSource::kI915GetParam:
+      return "i915 getparam";
+    case TimestampSource::kRegisters:
+      return "registers";
+    case TimestampSource::kPlatformTable:
+      return "platform table";
+    case TimestampSource::kXeOaUnit:
+      return "xe OA unit";
   }
   return "unknown";
 }

@@ -64,17 +64,17 @@ struct OperatorName {
   Op code;
 };
 constexpr std::array kOperators{
-    OperatorName{"UADD", Op::kUAdd}, OperatorName{"USUB", Op::kUSub},
-    OperatorName{"UMUL", Op::kUMul}, OperatorName{"UDIV", Op::kUDiv},
-    OperatorName{"UMIN", Op::kUMin}, OperatorName{"UMAX", Op::kUMax},
-    OperatorName{"FADD", Op::kFAdd}, OperatorName{"FSUB", Op::kFSub},
-    OperatorName{"FMUL", Op::kFMul}, OperatorName{"FDIV", Op::kFDiv},
-    OperatorName{"FMIN", Op::kFMin}, OperatorName{"FMAX", Op::kFMax},
-    OperatorName{"AND", Op::kAnd},   OperatorName{"OR", Op::kOr},
-    OperatorName{"<<", Op::kShl},    OperatorName{">>", Op::kShr},
-    OperatorName{"UGT", Op::kUGt},   OperatorName{"UGTE", Op::kUGte},
-    OperatorName{"ULT", Op::kULt},   OperatorName{"ULTE", Op::kULte},
-    OperatorName{"EQ", Op::kEq},     OperatorName{"NEQ", Op::kNeq},
+    OperatorName{"UADD", Op::kUAdd},     OperatorName{"USUB", Op::kUSub},
+    OperatorName{"UMUL", Op::kUMul},     OperatorName{"UDIV", Op::kUDiv},
+    OperatorName{"UMIN", Op::kUMin},     OperatorName{"UMAX", Op::kUMax},
+    OperatorName{"FADD", Op::kFAdd},     OperatorName{"FSUB", Op::kFSub},
+    OperatorName{"FMUL", Op::kFMul},     OperatorName{"FDIV", Op::kFDiv},
+    OperatorName{"FMIN", Op::kFMin},     OperatorName{"FMAX", Op::kFMax},
+    OperatorName{"AND", Op::kAnd},       OperatorName{"OR", Op::kOr},
+    OperatorName{"<<", Op::kShl},        OperatorName{">>", Op::kShr},
+    OperatorName{"UGT", Op::kUGt},       OperatorName{"UGTE", Op::kUGte},
+    OperatorName{"ULT", Op::kULt},       OperatorName{"ULTE", Op::kULte},
+    OperatorName{"EQ", Op::kEq},         OperatorName{"NEQ", Op::kNeq},
     OperatorName{"&&", Op::kLogicalAnd}, OperatorName{"||", Op::kLogicalOr},
 };
 
@@ -85,9 +85,12 @@ struct FileName {
   std::uint64_t count;
 };
 constexpr std::array kFiles{
-    FileName{"A", Op::kReadA, kMaxNumA},          FileName{"B", Op::kReadB, kNumB},
-    FileName{"C", Op::kReadC, kNumC},             FileName{"GPU_TIME", Op::kReadGpuTime, 1},
-    FileName{"GPU_CLOCK", Op::kReadGpuClock, 1},  FileName{"PERFCNT", Op::kReadPerfCnt, 2},
+    FileName{"A", Op::kReadA, kMaxNumA},
+    FileName{"B", Op::kReadB, kNumB},
+    FileName{"C", Op::kReadC, kNumC},
+    FileName{"GPU_TIME", Op::kReadGpuTime, 1},
+    FileName{"GPU_CLOCK", Op::kReadGpuClock, 1},
+    FileName{"PERFCNT", Op::kReadPerfCnt, 2},
     // Xe2's PEC counters, which the PEC64u64 layout holds as A0..A63.
     FileName{"PEC", Op::kReadA, kMaxNumA},
 };
@@ -214,9 +217,11 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
     double f = 0;
     bool is_float = false;
     if (token == "READ") {
-      if (stack.size() < 2 || stack.back().file != nullptr || stack[stack.size() - 2].file == nullptr ||
-          eq.ops_.empty() || eq.ops_.back().code != Op::kConst) {
-        fail(start, token, "READ needs a register file and a constant index before it ('A 7 READ')");
+      if (stack.size() < 2 || stack.back().file != nullptr ||
+          stack[stack.size() - 2].file == nullptr || eq.ops_.empty() ||
+          eq.ops_.back().code != Op::kConst) {
+        fail(start, token,
+             "READ needs a register file and a constant index before it ('A 7 READ')");
       }
       const FileName* file = stack[stack.size() - 2].file;
       const std::uint64_t index = eq.ops_.back().u;
@@ -234,7 +239,8 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
       eq.ops_.push_back(Instruction{Op::kConst, 0, token == "true" ? 1u : 0u});
       stack.push_back({});
     } else if (parse_number(token, u, f, is_float)) {
-      eq.ops_.push_back(is_float ? Instruction{Op::kConstFloat, 0, 0, f} : Instruction{Op::kConst, 0, u});
+      eq.ops_.push_back(is_float ? Instruction{Op::kConstFloat, 0, 0, f}
+                                 : Instruction{Op::kConst, 0, u});
       stack.push_back({});
     } else if (token.size() > 1 && token[0] == '$') {
       const std::string_view name = token.substr(1);
@@ -254,12 +260,12 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
       const std::optional<SliceTest> slice_test = found ? std::nullopt : parse_slice_test(name);
       if (slice_test) {
         found = true;
-        eq.ops_.push_back(slice_test->subslice < 0
-                              ? Instruction{Op::kSliceAvailable,
-                                            static_cast<std::uint32_t>(slice_test->slice)}
-                              : Instruction{Op::kSubsliceAvailable,
-                                            static_cast<std::uint32_t>(8 * slice_test->slice +
-                                                                       slice_test->subslice)});
+        eq.ops_.push_back(
+            slice_test->subslice < 0
+                ? Instruction{Op::kSliceAvailable, static_cast<std::uint32_t>(slice_test->slice)}
+                : Instruction{
+                      Op::kSubsliceAvailable,
+                      static_cast<std::uint32_t>(8 * slice_test->slice + slice_test->subslice)});
       }
       if (!found) {
         const std::optional<int> index = resolve ? resolve(name) : std::nullopt;
@@ -322,22 +328,47 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
     if (op.code <= Op::kReadPerfCnt) {
       EquationValue v;
       switch (op.code) {
-        case Op::kConst: v = u(op.u); break;
-        case Op::kConstFloat: v = fl(op.f); break;
-        case Op::kVariable: v = u(in.vars.*(kVariables[op.index].member)); break;
+        case Op::kConst:
+          v = u(op.u);
+          break;
+        case Op::kConstFloat:
+          v = fl(op.f);
+          break;
+        case Op::kVariable:
+          v = u(in.vars.*(kVariables[op.index].member));
+          break;
         case Op::kCounter:
           v = op.index < in.counters.size() ? in.counters[op.index] : u(0);
           break;
-        case Op::kSliceAvailable: v = u((in.vars.slice_mask >> op.index) & 1u); break;
-        case Op::kSubsliceAvailable: v = u((in.vars.subslice_mask >> op.index) & 1u); break;
-        case Op::kXeCoreAvailable: v = u((in.vars.xe_core_mask >> op.index) & 1u); break;
-        case Op::kReadA: v = u(in.deltas.a[op.index]); break;
-        case Op::kReadB: v = u(in.deltas.b[op.index]); break;
-        case Op::kReadC: v = u(in.deltas.c[op.index]); break;
-        case Op::kReadGpuTime: v = u(in.deltas.timestamp); break;
-        case Op::kReadGpuClock: v = u(in.deltas.gpu_ticks); break;
-        case Op::kReadPerfCnt: v = u(in.deltas.perfcnt[op.index]); break;
-        default: break;
+        case Op::kSliceAvailable:
+          v = u((in.vars.slice_mask >> op.index) & 1u);
+          break;
+        case Op::kSubsliceAvailable:
+          v = u((in.vars.subslice_mask >> op.index) & 1u);
+          break;
+        case Op::kXeCoreAvailable:
+          v = u((in.vars.xe_core_mask >> op.index) & 1u);
+          break;
+        case Op::kReadA:
+          v = u(in.deltas.a[op.index]);
+          break;
+        case Op::kReadB:
+          v = u(in.deltas.b[op.index]);
+          break;
+        case Op::kReadC:
+          v = u(in.deltas.c[op.index]);
+          break;
+        case Op::kReadGpuTime:
+          v = u(in.deltas.timestamp);
+          break;
+        case Op::kReadGpuClock:
+          v = u(in.deltas.gpu_ticks);
+          break;
+        case Op::kReadPerfCnt:
+          v = u(in.deltas.perfcnt[op.index]);
+          break;
+        default:
+          break;
       }
       stack[top++] = v;
       continue;
@@ -362,31 +393,80 @@ EquationValue Equation::evaluate(const EquationInputs& in) const {
     };
     EquationValue r;
     switch (op.code) {
-      case Op::kUAdd: r = uint_of(af + bf, au + bu); break;
-      case Op::kUSub: r = uint_of(af - bf, au - bu); break;
-      case Op::kUMul: r = uint_of(af * bf, au * bu); break;
-      case Op::kUDiv: r = u(bu == 0 ? 0 : au / bu); break;
-      case Op::kUMin: r = uint_of(af < bf ? af : bf, au < bu ? au : bu); break;
-      case Op::kUMax: r = uint_of(af > bf ? af : bf, au > bu ? au : bu); break;
-      case Op::kFAdd: r = float_of(af + bf, au + bu); break;
-      case Op::kFSub: r = float_of(af - bf, au - bu); break;
-      case Op::kFMul: r = float_of(af * bf, au * bu); break;
-      case Op::kFDiv: r = fl(bf == 0.0 ? 0.0 : af / bf); break;
-      case Op::kFMin: r = fl(af < bf ? af : bf); break;
-      case Op::kFMax: r = fl(af > bf ? af : bf); break;
-      case Op::kAnd: r = u(au & bu); break;
-      case Op::kOr: r = u(au | bu); break;
-      case Op::kShl: r = u(bu >= 64 ? 0 : au << bu); break;
-      case Op::kShr: r = u(bu >= 64 ? 0 : au >> bu); break;
-      case Op::kUGt: r = u(in_double ? af > bf : au > bu); break;
-      case Op::kUGte: r = u(in_double ? af >= bf : au >= bu); break;
-      case Op::kULt: r = u(in_double ? af < bf : au < bu); break;
-      case Op::kULte: r = u(in_double ? af <= bf : au <= bu); break;
-      case Op::kEq: r = u(in_double ? af == bf : au == bu); break;
-      case Op::kNeq: r = u(in_double ? af != bf : au != bu); break;
-      case Op::kLogicalAnd: r = u(af != 0.0 && bf != 0.0); break;
-      case Op::kLogicalOr: r = u(af != 0.0 || bf != 0.0); break;
-      default: break;
+      case Op::kUAdd:
+        r = uint_of(af + bf, au + bu);
+        break;
+      case Op::kUSub:
+        r = uint_of(af - bf, au - bu);
+        break;
+      case Op::kUMul:
+        r = uint_of(af * bf, au * bu);
+        break;
+      case Op::kUDiv:
+        r = u(bu == 0 ? 0 : au / bu);
+        break;
+      case Op::kUMin:
+        r = uint_of(af < bf ? af : bf, au < bu ? au : bu);
+        break;
+      case Op::kUMax:
+        r = uint_of(af > bf ? af : bf, au > bu ? au : bu);
+        break;
+      case Op::kFAdd:
+        r = float_of(af + bf, au + bu);
+        break;
+      case Op::kFSub:
+        r = float_of(af - bf, au - bu);
+        break;
+      case Op::kFMul:
+        r = float_of(af * bf, au * bu);
+        break;
+      case Op::kFDiv:
+        r = fl(bf == 0.0 ? 0.0 : af / bf);
+        break;
+      case Op::kFMin:
+        r = fl(af < bf ? af : bf);
+        break;
+      case Op::kFMax:
+        r = fl(af > bf ? af : bf);
+        break;
+      case Op::kAnd:
+        r = u(au & bu);
+        break;
+      case Op::kOr:
+        r = u(au | bu);
+        break;
+      case Op::kShl:
+        r = u(bu >= 64 ? 0 : au << bu);
+        break;
+      case Op::kShr:
+        r = u(bu >= 64 ? 0 : au >> bu);
+        break;
+      case Op::kUGt:
+        r = u(in_double ? af > bf : au > bu);
+        break;
+      case Op::kUGte:
+        r = u(in_double ? af >= bf : au >= bu);
+        break;
+      case Op::kULt:
+        r = u(in_double ? af < bf : au < bu);
+        break;
+      case Op::kULte:
+        r = u(in_double ? af <= bf : au <= bu);
+        break;
+      case Op::kEq:
+        r = u(in_double ? af == bf : au == bu);
+        break;
+      case Op::kNeq:
+        r = u(in_double ? af != bf : au != bu);
+        break;
+      case Op::kLogicalAnd:
+        r = u(af != 0.0 && bf != 0.0);
+        break;
+      case Op::kLogicalOr:
+        r = u(af != 0.0 || bf != 0.0);
+        break;
+      default:
+        break;
     }
     // IGT's generated code gives x/0 as 0 (igt-gpu-tools lib/i915/perf-configs/codegen.py,
     // emit_udiv and emit_fdiv); the value stays that, and says so.

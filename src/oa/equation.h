@@ -25,31 +25,31 @@ namespace oaprof::oa {
 std::vector<std::string> device_query_variables();
 
 struct DeviceVariables {
-  std::uint64_t eu_cores_total = 0;      // $EuCoresTotalCount
-  std::uint64_t eu_slices_total = 0;     // $EuSlicesTotalCount
-  std::uint64_t eu_subslices_total = 0;  // $EuSubslicesTotalCount
+  std::uint64_t eu_cores_total = 0;           // $EuCoresTotalCount
+  std::uint64_t eu_slices_total = 0;          // $EuSlicesTotalCount
+  std::uint64_t eu_subslices_total = 0;       // $EuSubslicesTotalCount
   std::uint64_t eu_dual_subslices_total = 0;  // $EuDualSubslicesTotalCount (Gen12)
-  std::uint64_t eu_threads_count = 7;    // $EuThreadsCount: hardware threads per EU
-  std::uint64_t slice_mask = 0;          // $SliceMask
-  std::uint64_t subslice_mask = 0;       // $SubsliceMask: bit s*max_subslices+ss
-  std::uint64_t dual_subslice_mask = 0;  // $DualSubsliceMask (Gen12)
-  std::uint64_t timestamp_frequency_hz = 0;  // $GpuTimestampFrequency
-  std::uint64_t gpu_min_freq_hz = 0;     // $GpuMinFrequency
-  std::uint64_t gpu_max_freq_hz = 0;     // $GpuMaxFrequency
-  std::uint64_t sku_revision_id = 0;     // $SkuRevisionId
+  std::uint64_t eu_threads_count = 7;         // $EuThreadsCount: hardware threads per EU
+  std::uint64_t slice_mask = 0;               // $SliceMask
+  std::uint64_t subslice_mask = 0;            // $SubsliceMask: bit s*max_subslices+ss
+  std::uint64_t dual_subslice_mask = 0;       // $DualSubsliceMask (Gen12)
+  std::uint64_t timestamp_frequency_hz = 0;   // $GpuTimestampFrequency
+  std::uint64_t gpu_min_freq_hz = 0;          // $GpuMinFrequency
+  std::uint64_t gpu_max_freq_hz = 0;          // $GpuMaxFrequency
+  std::uint64_t sku_revision_id = 0;          // $SkuRevisionId
   // $QueryMode: 1 when deltas come from snapshots around a workload (MI_REPORT_PERF_COUNT or
   // MMIO), as in oaprof's per-kernel use; 0 for periodic sampling of the OA buffer.
   std::uint64_t query_mode = 1;
   // Xe2/Xe3 files (IGT lib/xe/oa-configs/oa-{lnl,bmg,ptl}.xml) also read these. 0 where the
   // device has not said: such a variable is in `unknown` and the counters that read it are
   // unavailable rather than computed from a made-up count.
-  std::uint64_t xe_core_mask = 0;         // $GtXeCore<N>: bit N = Xe-core N, numbered flat
-  std::uint64_t l3_bank_total = 0;        // $L3BankTotalCount
-  std::uint64_t l3_node_total = 0;        // $L3NodeTotalCount
-  std::uint64_t sqidi_total = 0;          // $SqidiTotalCount
-  std::uint64_t geometry_pipe_total = 0;  // $GeometryPipeTotalCount
-  std::uint64_t depth_pipe_total = 0;     // $DepthPipeTotalCount
-  std::uint64_t color_pipe_total = 0;     // $ColorPipeTotalCount
+  std::uint64_t xe_core_mask = 0;          // $GtXeCore<N>: bit N = Xe-core N, numbered flat
+  std::uint64_t l3_bank_total = 0;         // $L3BankTotalCount
+  std::uint64_t l3_node_total = 0;         // $L3NodeTotalCount
+  std::uint64_t sqidi_total = 0;           // $SqidiTotalCount
+  std::uint64_t geometry_pipe_total = 0;   // $GeometryPipeTotalCount
+  std::uint64_t depth_pipe_total = 0;      // $DepthPipeTotalCount
+  std::uint64_t color_pipe_total = 0;      // $ColorPipeTotalCount
   std::uint64_t compute_engine_total = 0;  // $ComputeEngineTotalCount (compute engines)
   std::uint64_t copy_engine_total = 0;     // $CopyEngineTotalCount (copy engines)
   // Names (without '$') of the variables above whose value the device did not give.
@@ -115,13 +115,43 @@ class Equation {
   std::string_view unknown_variable(const DeviceVariables& vars) const;
 
   enum class OpCode : std::uint8_t {
-    kConst, kConstFloat, kVariable, kCounter, kSliceAvailable, kSubsliceAvailable,
+    kConst,
+    kConstFloat,
+    kVariable,
+    kCounter,
+    kSliceAvailable,
+    kSubsliceAvailable,
     kXeCoreAvailable,
-    kReadA, kReadB, kReadC, kReadGpuTime, kReadGpuClock, kReadPerfCnt,
-    kUAdd, kUSub, kUMul, kUDiv, kUMin, kUMax,
-    kFAdd, kFSub, kFMul, kFDiv, kFMin, kFMax,
-    kAnd, kOr, kShl, kShr,
-    kUGt, kUGte, kULt, kULte, kEq, kNeq, kLogicalAnd, kLogicalOr,
+    kReadA,
+    kReadB,
+    kReadC,
+    kReadGpuTime,
+    kReadGpuClock,
+    kReadPerfCnt,
+    kUAdd,
+    kUSub,
+    kUMul,
+    kUDiv,
+    kUMin,
+    kUMax,
+    kFAdd,
+    kFSub,
+    kFMul,
+    kFDiv,
+    kFMin,
+    kFMax,
+    kAnd,
+    kOr,
+    kShl,
+    kShr,
+    kUGt,
+    kUGte,
+    kULt,
+    kULte,
+    kEq,
+    kNeq,
+    kLogicalAnd,
+    kLogicalOr,
   };
 
  private:

@@ -3,8 +3,8 @@
 // (LaunchRecord: the launch, the counter deltas between the snapshots around it, its validity).
 #pragma once
 
-#include <cstddef>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -9,20 +9,28 @@ namespace oaprof::oa {
 
 std::string_view register_config_kind_name(RegisterConfig::Kind kind) {
   switch (kind) {
-    case RegisterConfig::Kind::kNoa: return "NOA";
-    case RegisterConfig::Kind::kBoolean: return "OA";
-    case RegisterConfig::Kind::kFlex: return "FLEX";
+    case RegisterConfig::Kind::kNoa:
+      return "NOA";
+    case RegisterConfig::Kind::kBoolean:
+      return "OA";
+    case RegisterConfig::Kind::kFlex:
+      return "FLEX";
   }
   return "unknown";
 }
 
 std::string_view data_type_name(MetricCounter::DataType type) {
   switch (type) {
-    case MetricCounter::DataType::kUint64: return "uint64";
-    case MetricCounter::DataType::kUint32: return "uint32";
-    case MetricCounter::DataType::kFloat: return "float";
-    case MetricCounter::DataType::kDouble: return "double";
-    case MetricCounter::DataType::kBool: return "bool32";
+    case MetricCounter::DataType::kUint64:
+      return "uint64";
+    case MetricCounter::DataType::kUint32:
+      return "uint32";
+    case MetricCounter::DataType::kFloat:
+      return "float";
+    case MetricCounter::DataType::kDouble:
+      return "double";
+    case MetricCounter::DataType::kBool:
+      return "bool32";
   }
   return "unknown";
 }
@@ -43,9 +51,8 @@ MetricSet::MetricSet(std::string name, std::string symbol, std::string guid,
   for (std::size_t i = 0; i < counters_.size(); ++i) {
     const std::string& s = counters_[i].symbol;
     if (s.empty()) {
-      throw std::invalid_argument(
-          fmt::format("metric set {}: counter {} ('{}') has no symbol name", symbol_, i,
-                      counters_[i].name));
+      throw std::invalid_argument(fmt::format("metric set {}: counter {} ('{}') has no symbol name",
+                                              symbol_, i, counters_[i].name));
     }
     if (!seen.emplace(s, static_cast<int>(i)).second) {
       throw std::invalid_argument(
@@ -150,13 +157,19 @@ std::vector<EquationValue> MetricSet::evaluate(const CounterDeltas& deltas,
     EquationValue v = c.equation.evaluate({deltas, vars, values});
     const bool div_by_zero = v.div_by_zero;
     switch (c.data_type) {
-      case MetricCounter::DataType::kUint64: v = EquationValue::of_uint(v.as_uint()); break;
+      case MetricCounter::DataType::kUint64:
+        v = EquationValue::of_uint(v.as_uint());
+        break;
       case MetricCounter::DataType::kUint32:
         v = EquationValue::of_uint(static_cast<std::uint32_t>(v.as_uint()));
         break;
-      case MetricCounter::DataType::kBool: v = EquationValue::of_uint(v.as_double() != 0.0); break;
+      case MetricCounter::DataType::kBool:
+        v = EquationValue::of_uint(v.as_double() != 0.0);
+        break;
       case MetricCounter::DataType::kFloat:
-      case MetricCounter::DataType::kDouble: v = EquationValue::of_float(v.as_double()); break;
+      case MetricCounter::DataType::kDouble:
+        v = EquationValue::of_float(v.as_double());
+        break;
     }
     v.div_by_zero = div_by_zero;
     values[i] = v;

@@ -23,16 +23,16 @@ using Attributes = std::vector<std::pair<std::string, std::string>>;
 struct MetricCounter {
   enum class DataType { kUint64, kUint32, kFloat, kDouble, kBool };
 
-  std::string symbol;       // symbol_name, unique in its set: "EuActive"
-  std::string name;         // "EU Active"
+  std::string symbol;  // symbol_name, unique in its set: "EuActive"
+  std::string name;    // "EU Active"
   std::string description;
-  std::string units;        // "percent", "cycles", "bytes", "ns", …
+  std::string units;  // "percent", "cycles", "bytes", "ns", …
   DataType data_type = DataType::kUint64;
   std::string semantic_type;  // "duration", "event", "ratio", "throughput"
   Equation equation;
   std::optional<Equation> max_equation;
   std::optional<Equation> availability;  // evaluated on device variables; absent = always
-  Attributes attributes;    // every XML attribute as written, the ones above included
+  Attributes attributes;                 // every XML attribute as written, the ones above included
 };
 
 struct RegisterConfig {
@@ -73,7 +73,7 @@ class MetricSet {
   // false on `vars` are left out.
   std::vector<RegisterWrite> writes(RegisterConfig::Kind kind, const DeviceVariables& vars) const;
   std::size_t register_count(RegisterConfig::Kind kind) const;  // over all configs
-  bool needs_programming() const;  // any register write at all
+  bool needs_programming() const;                               // any register write at all
 
   // Every counter's value, by counter index, as its data type gives it; a value marked
   // div_by_zero had a division by zero in its equation or in a counter it references.

@@ -43,8 +43,7 @@ class Importer {
     std::sort(symbols.begin(), symbols.end());
     const auto dup = std::adjacent_find(symbols.begin(), symbols.end());
     if (dup != symbols.end()) {
-      throw std::invalid_argument(
-          fmt::format("{}: metric set {} appears twice", source_, *dup));
+      throw std::invalid_argument(fmt::format("{}: metric set {} appears twice", source_, *dup));
     }
     return file;
   }
@@ -52,7 +51,8 @@ class Importer {
  private:
   [[noreturn]] void fail(std::size_t offset, std::string_view why) const {
     const std::size_t end = std::min(offset, xml_.size());
-    const auto line = 1 + std::count(xml_.begin(), xml_.begin() + static_cast<std::ptrdiff_t>(end), '\n');
+    const auto line =
+        1 + std::count(xml_.begin(), xml_.begin() + static_cast<std::ptrdiff_t>(end), '\n');
     throw std::invalid_argument(fmt::format("{}:{}: {}", source_, line, why));
   }
   [[noreturn]] void fail(const pugi::xml_node& node, std::string_view why) const {
@@ -63,7 +63,8 @@ class Importer {
   std::string required(const pugi::xml_node& node, const char* attribute,
                        std::string_view context) const {
     const pugi::xml_attribute a = node.attribute(attribute);
-    if (!a) fail(node, fmt::format("{}: <{}> has no {} attribute", context, node.name(), attribute));
+    if (!a)
+      fail(node, fmt::format("{}: <{}> has no {} attribute", context, node.name(), attribute));
     return a.value();
   }
 
@@ -178,12 +179,13 @@ class Importer {
     } else if (type == "FLEX") {
       config.kind = RegisterConfig::Kind::kFlex;
     } else {
-      fail(node, fmt::format("{}: register_config type '{}' is none of NOA, OA, FLEX",
-                             set_context, type));
+      fail(node, fmt::format("{}: register_config type '{}' is none of NOA, OA, FLEX", set_context,
+                             type));
     }
     const std::string context = fmt::format("{} {} config", set_context, type);
     if (const auto avail = node.attribute("availability")) {
-      config.availability = compile(node, avail.value(), {}, fmt::format("{} availability", context));
+      config.availability =
+          compile(node, avail.value(), {}, fmt::format("{} availability", context));
     }
     if (const auto priority = node.attribute("priority")) {
       config.priority = static_cast<int>(parse_u32(node, "priority", context));
@@ -194,8 +196,8 @@ class Importer {
         fail(reg, fmt::format("{}: <{}> where <register> was expected", context, reg.name()));
       }
       if (const auto reg_type = reg.attribute("type"); reg_type && type != reg_type.value()) {
-        fail(reg, fmt::format("{}: a register of type {} in a {} config", context,
-                              reg_type.value(), type));
+        fail(reg, fmt::format("{}: a register of type {} in a {} config", context, reg_type.value(),
+                              type));
       }
       config.writes.push_back(
           {parse_u32(reg, "address", context), parse_u32(reg, "value", context)});

@@ -9,9 +9,12 @@ namespace oaprof::oa {
 
 std::string_view perf_record_type_name(PerfRecord::Type type) {
   switch (type) {
-    case PerfRecord::Type::kSample: return "sample";
-    case PerfRecord::Type::kReportLost: return "report_lost";
-    case PerfRecord::Type::kBufferLost: return "buffer_lost";
+    case PerfRecord::Type::kSample:
+      return "sample";
+    case PerfRecord::Type::kReportLost:
+      return "report_lost";
+    case PerfRecord::Type::kBufferLost:
+      return "buffer_lost";
   }
   return "unknown";
 }
@@ -19,9 +22,8 @@ std::string_view perf_record_type_name(PerfRecord::Type type) {
 std::vector<PerfRecord> parse_perf_records(std::span<const std::uint8_t> bytes,
                                            int report_size_bytes) {
   if (report_size_bytes <= 0 || report_size_bytes % 8 != 0) {
-    throw std::invalid_argument(
-        fmt::format("perf records: report size {} is not a positive multiple of 8",
-                    report_size_bytes));
+    throw std::invalid_argument(fmt::format(
+        "perf records: report size {} is not a positive multiple of 8", report_size_bytes));
   }
   std::vector<PerfRecord> records;
   std::size_t offset = 0;
@@ -43,8 +45,8 @@ std::vector<PerfRecord> parse_perf_records(std::span<const std::uint8_t> bytes,
           offset, size, bytes.size() - offset));
     }
     PerfRecord rec;
-    const auto payload = bytes.subspan(offset + kPerfRecordHeaderBytes,
-                                       size - kPerfRecordHeaderBytes);
+    const auto payload =
+        bytes.subspan(offset + kPerfRecordHeaderBytes, size - kPerfRecordHeaderBytes);
     switch (type) {
       case 1:
         if (payload.size() != static_cast<std::size_t>(report_size_bytes)) {
@@ -56,8 +58,12 @@ std::vector<PerfRecord> parse_perf_records(std::span<const std::uint8_t> bytes,
         rec.type = PerfRecord::Type::kSample;
         rec.report = payload;
         break;
-      case 2: rec.type = PerfRecord::Type::kReportLost; break;
-      case 3: rec.type = PerfRecord::Type::kBufferLost; break;
+      case 2:
+        rec.type = PerfRecord::Type::kReportLost;
+        break;
+      case 3:
+        rec.type = PerfRecord::Type::kBufferLost;
+        break;
       default:
         throw std::invalid_argument(fmt::format(
             "perf records: record at offset {} has unknown type {} (1 sample, 2 report lost, 3 "
@@ -74,8 +80,8 @@ void append_perf_record(std::vector<std::uint8_t>& out, PerfRecord::Type type,
                         std::span<const std::uint8_t> report) {
   const std::size_t size = kPerfRecordHeaderBytes + report.size();
   if (size > 0xFFFF || size % 8 != 0) {
-    throw std::invalid_argument(fmt::format("perf records: a {}-byte payload cannot be framed",
-                                            report.size()));
+    throw std::invalid_argument(
+        fmt::format("perf records: a {}-byte payload cannot be framed", report.size()));
   }
   const auto type_value = static_cast<std::uint32_t>(type);
   const std::uint16_t pad = 0;

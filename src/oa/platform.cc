@@ -98,19 +98,19 @@ constexpr Platform gen8(std::string_view codename, std::string_view file, int gt
 constexpr Platform gen9(std::string_view codename, std::string_view file, int gt, int slices,
                         int subslices, int eus, double max_mhz, double min_mhz,
                         std::string_view gt_name = {}) {
-  return {codename, file, G::kGen9, gt, slices, subslices, eus, 12e6, max_mhz, kFix, min_mhz,
-          gt_name};
+  return {codename, file, G::kGen9, gt,   slices,  subslices,
+          eus,      12e6, max_mhz,  kFix, min_mhz, gt_name};
 }
-constexpr Platform gen9_lp(std::string_view codename, std::string_view file, int subslices,
-                           int eus, double max_mhz) {
+constexpr Platform gen9_lp(std::string_view codename, std::string_view file, int subslices, int eus,
+                           double max_mhz) {
   Platform p{codename, file, G::kGen9, 1, 1, subslices, eus, 19.2e6, max_mhz, kFix, 200};
   p.threads_per_eu = 6;
   return p;
 }
 constexpr Platform gen11(std::string_view codename, std::string_view file, int gt, int subslices,
                          int eus, double max_mhz, double min_mhz, std::string_view gt_name = {}) {
-  Platform p{codename, file, G::kGen11, gt, 1, subslices, eus, 19.2e6, max_mhz, kCtc, min_mhz,
-             gt_name};
+  Platform p{codename, file,   G::kGen11, gt,   1,       subslices,
+             eus,      19.2e6, max_mhz,   kCtc, min_mhz, gt_name};
   p.has_fp64 = false;
   return p;
 }
@@ -118,8 +118,8 @@ constexpr Platform gen11(std::string_view codename, std::string_view file, int g
 constexpr Platform gen12(std::string_view codename, std::string_view file, int gt,
                          int dual_subslices, double max_mhz, double min_mhz,
                          std::string_view gt_name = {}) {
-  Platform p{codename, file, G::kGen12, gt, 1, dual_subslices, 16 * dual_subslices, 19.2e6,
-             max_mhz, kCtc, min_mhz, gt_name};
+  Platform p{codename, file,    G::kGen12, gt,      1,      dual_subslices, 16 * dual_subslices,
+             19.2e6,   max_mhz, kCtc,      min_mhz, gt_name};
   p.has_fp64 = false;
   return p;
 }
@@ -140,15 +140,15 @@ constexpr Platform kSklGt2 = gen9("SKL", "sklgt2", 2, 1, 3, 24, 1150, 300);  // 
 constexpr Platform kSklGt3 = gen9("SKL", "sklgt3", 3, 2, 6, 48, 1100, 300);  // skl_gt3: 2x3x8
 // 0x192A: GT3 to the kernel (INTEL_SKL_GT3_IDS "SRV GT3"), skl_gt4 to Mesa (3 x 3 x 8).
 constexpr Platform kSklGt3Srv = gen9("SKL", "sklgt3", 3, 3, 9, 72, 1100, 300);
-constexpr Platform kSklGt4 = gen9("SKL", "sklgt4", 4, 3, 9, 72, 1150, 300);  // skl_gt4: 3x3x8
-constexpr Platform kBxt = gen9_lp("BXT", "bxt", 3, 18, 750);     // bxt: 3 x 6
-constexpr Platform kBxt2x6 = gen9_lp("BXT", "bxt", 2, 12, 750);  // bxt_2x6: 2 x 6
-constexpr Platform kGlk = gen9_lp("GLK", "glk", 3, 18, 800);     // glk: 3 x 6
-constexpr Platform kGlk2x6 = gen9_lp("GLK", "glk", 2, 12, 750);  // glk_2x6: 2 x 6
-constexpr Platform kKblGt1 = gen9("KBL", "", 1, 1, 2, 12, 1100, 300);  // kbl_gt1: 2 x 6
+constexpr Platform kSklGt4 = gen9("SKL", "sklgt4", 4, 3, 9, 72, 1150, 300);      // skl_gt4: 3x3x8
+constexpr Platform kBxt = gen9_lp("BXT", "bxt", 3, 18, 750);                     // bxt: 3 x 6
+constexpr Platform kBxt2x6 = gen9_lp("BXT", "bxt", 2, 12, 750);                  // bxt_2x6: 2 x 6
+constexpr Platform kGlk = gen9_lp("GLK", "glk", 3, 18, 800);                     // glk: 3 x 6
+constexpr Platform kGlk2x6 = gen9_lp("GLK", "glk", 2, 12, 750);                  // glk_2x6: 2 x 6
+constexpr Platform kKblGt1 = gen9("KBL", "", 1, 1, 2, 12, 1100, 300);            // kbl_gt1: 2 x 6
 constexpr Platform kKblGt15 = gen9("KBL", "", 1, 1, 3, 18, 1100, 300, "GT1.5");  // kbl_gt1_5
-constexpr Platform kKblGt2 = gen9("KBL", "kblgt2", 2, 1, 3, 24, 1150, 300);  // kbl_gt2: 3 x 8
-constexpr Platform kKblGt3 = gen9("KBL", "kblgt3", 3, 2, 6, 48, 1100, 300);  // kbl_gt3: 2x3x8
+constexpr Platform kKblGt2 = gen9("KBL", "kblgt2", 2, 1, 3, 24, 1150, 300);      // kbl_gt2: 3 x 8
+constexpr Platform kKblGt3 = gen9("KBL", "kblgt3", 3, 2, 6, 48, 1100, 300);      // kbl_gt3: 2x3x8
 constexpr Platform kKblGt4 = gen9("KBL", "", 4, 3, 9, 72, 1150, 300);  // kbl_gt4: 3 x 3 x 8
 constexpr Platform kAmlKblGt2 = gen9("AML", "kblgt2", 2, 1, 3, 24, 1050, 300);  // kbl_gt2
 // 0x87CA: INTEL_AML_CFL_GT2_IDS, cfl_gt2_info to the kernel and IGT (cflgt2), cfl_gt2 to Mesa.
@@ -181,11 +181,11 @@ constexpr Platform kJsl4x5 = gen11("JSL", "ehl", 1, 4, 20, 850, 250);
 constexpr Platform kJsl4x6 = gen11("JSL", "ehl", 1, 4, 24, 850, 250);
 constexpr Platform kJsl4x8 = gen11("JSL", "ehl", 1, 4, 32, 850, 250);
 // Gen12 [MDEV]: GT1 2 dual subslices, GT2 6, GT0.5 1 (GFX12_GT_FEATURES, GFX12_GT05_FEATURES).
-constexpr Platform kTglGt1 = gen12("TGL", "tglgt1", 1, 2, 1450, 350);  // tgl_gt1
-constexpr Platform kTglGt2 = gen12("TGL", "tglgt2", 2, 6, 1350, 100);  // tgl_gt2
-constexpr Platform kRklGt1 = gen12("RKL", "rkl", 1, 2, 1300, 350);     // rkl_gt1
-constexpr Platform kRklGt05 = gen12("RKL", "rkl", 1, 1, 1300, 350, "GT0.5");  // rkl_gt05
-constexpr Platform kAdlSGt1 = gen12("ADL", "adl", 1, 2, 1450, 300);           // adl_gt1
+constexpr Platform kTglGt1 = gen12("TGL", "tglgt1", 1, 2, 1450, 350);          // tgl_gt1
+constexpr Platform kTglGt2 = gen12("TGL", "tglgt2", 2, 6, 1350, 100);          // tgl_gt2
+constexpr Platform kRklGt1 = gen12("RKL", "rkl", 1, 2, 1300, 350);             // rkl_gt1
+constexpr Platform kRklGt05 = gen12("RKL", "rkl", 1, 1, 1300, 350, "GT0.5");   // rkl_gt05
+constexpr Platform kAdlSGt1 = gen12("ADL", "adl", 1, 2, 1450, 300);            // adl_gt1
 constexpr Platform kAdlSGt05 = gen12("ADL", "adl", 1, 1, 1450, 300, "GT0.5");  // adl_gt05
 constexpr Platform kAdlPGt2 = gen12("ADL", "adl", 2, 6, 1400, 100);            // adl_gt2
 constexpr Platform kAdlNGt1 = gen12("ADL", "adl", 1, 2, 1250, 100);            // adl_gt1
@@ -201,10 +201,9 @@ constexpr Platform kDg1 = [] {
 constexpr Platform kRplS = gen12("RPL", "adl", 1, 2, 1550, 300);  // rpl
 constexpr Platform kRplP = gen12("RPL", "adl", 2, 6, 1500, 100);  // rpl_p
 // Xe-LPG [MDEV2, MPERF]: Xe-cores (dual subslices) of 16 EUs with 8 threads each, FP64.
-constexpr Platform xe_lpg(std::string_view codename, std::string_view file, int gt,
-                          int xe_cores, double max_mhz) {
-  Platform p{codename, file, G::kXeLpg, gt, 1, xe_cores, 16 * xe_cores, 19.2e6, max_mhz, kCtc,
-             100};
+constexpr Platform xe_lpg(std::string_view codename, std::string_view file, int gt, int xe_cores,
+                          double max_mhz) {
+  Platform p{codename, file, G::kXeLpg, gt, 1, xe_cores, 16 * xe_cores, 19.2e6, max_mhz, kCtc, 100};
   p.threads_per_eu = 8;
   return p;
 }
@@ -219,15 +218,15 @@ constexpr Platform kArlGt2 = xe_lpg("ARL", "mtlgt3", 2, 8, 2350);  // arl_h
 // Their GT label is the architecture: the kernel gives these parts no GT number.
 constexpr Platform xe2(std::string_view codename, std::string_view file, int xe_cores,
                        double max_mhz, std::string_view arch = "Xe2") {
-  Platform p{codename, file, G::kXe2, 0, 1, xe_cores, 8 * xe_cores, 19.2e6, max_mhz, kCtc, 400,
-             arch};
+  Platform p{codename,     file,   G::kXe2, 0,    1,   xe_cores,
+             8 * xe_cores, 19.2e6, max_mhz, kCtc, 400, arch};
   p.threads_per_eu = 8;
   p.driver = KernelDriver::kXe;
   return p;
 }
-constexpr Platform kLnl = xe2("LNL", "lnl", 8, 2050);       // lnl
-constexpr Platform kBmgG21 = xe2("BMG", "bmg", 20, 2850);   // bmg
-constexpr Platform kBmgG31 = xe2("BMG", "bmg", 32, 2850);   // bmg
+constexpr Platform kLnl = xe2("LNL", "lnl", 8, 2050);      // lnl
+constexpr Platform kBmgG21 = xe2("BMG", "bmg", 20, 2850);  // bmg
+constexpr Platform kBmgG31 = xe2("BMG", "bmg", 32, 2850);  // bmg
 // xe_pci.c's ptl_desc has require_force_probe @ torvalds/linux 03d85ab36bcb ([XPCI]).
 constexpr Platform kPtl = [] {
   Platform p = xe2("PTL", "ptl", 12, 2500, "Xe3");  // ptl
@@ -239,164 +238,359 @@ constexpr Platform kPtl = [] {
 // kernel's macro. A plain array: clang refuses deducing std::array of this many elements.
 constexpr PciId kPciIds[] = {
     // INTEL_HSW_GT1_IDS (ULT, ULX, desktop, SDV, CRW): hsw_gt1 in Mesa.
-    PciId{0x0A02, &kHswGt1}, PciId{0x0A06, &kHswGt1}, PciId{0x0A0A, &kHswGt1},
-    PciId{0x0A0B, &kHswGt1}, PciId{0x0A0E, &kHswGt1}, PciId{0x0402, &kHswGt1},
-    PciId{0x0406, &kHswGt1}, PciId{0x040A, &kHswGt1}, PciId{0x040B, &kHswGt1},
-    PciId{0x040E, &kHswGt1}, PciId{0x0C02, &kHswGt1}, PciId{0x0C06, &kHswGt1},
-    PciId{0x0C0A, &kHswGt1}, PciId{0x0C0B, &kHswGt1}, PciId{0x0C0E, &kHswGt1},
-    PciId{0x0D02, &kHswGt1}, PciId{0x0D06, &kHswGt1}, PciId{0x0D0A, &kHswGt1},
-    PciId{0x0D0B, &kHswGt1}, PciId{0x0D0E, &kHswGt1},
+    PciId{0x0A02, &kHswGt1},
+    PciId{0x0A06, &kHswGt1},
+    PciId{0x0A0A, &kHswGt1},
+    PciId{0x0A0B, &kHswGt1},
+    PciId{0x0A0E, &kHswGt1},
+    PciId{0x0402, &kHswGt1},
+    PciId{0x0406, &kHswGt1},
+    PciId{0x040A, &kHswGt1},
+    PciId{0x040B, &kHswGt1},
+    PciId{0x040E, &kHswGt1},
+    PciId{0x0C02, &kHswGt1},
+    PciId{0x0C06, &kHswGt1},
+    PciId{0x0C0A, &kHswGt1},
+    PciId{0x0C0B, &kHswGt1},
+    PciId{0x0C0E, &kHswGt1},
+    PciId{0x0D02, &kHswGt1},
+    PciId{0x0D06, &kHswGt1},
+    PciId{0x0D0A, &kHswGt1},
+    PciId{0x0D0B, &kHswGt1},
+    PciId{0x0D0E, &kHswGt1},
     // INTEL_HSW_GT2_IDS: hsw_gt2.
-    PciId{0x0A12, &kHswGt2}, PciId{0x0A16, &kHswGt2}, PciId{0x0A1A, &kHswGt2},
-    PciId{0x0A1B, &kHswGt2}, PciId{0x0A1E, &kHswGt2}, PciId{0x0412, &kHswGt2},
-    PciId{0x0416, &kHswGt2}, PciId{0x041A, &kHswGt2}, PciId{0x041B, &kHswGt2},
-    PciId{0x041E, &kHswGt2}, PciId{0x0C12, &kHswGt2}, PciId{0x0C16, &kHswGt2},
-    PciId{0x0C1A, &kHswGt2}, PciId{0x0C1B, &kHswGt2}, PciId{0x0C1E, &kHswGt2},
-    PciId{0x0D12, &kHswGt2}, PciId{0x0D16, &kHswGt2}, PciId{0x0D1A, &kHswGt2},
-    PciId{0x0D1B, &kHswGt2}, PciId{0x0D1E, &kHswGt2},
+    PciId{0x0A12, &kHswGt2},
+    PciId{0x0A16, &kHswGt2},
+    PciId{0x0A1A, &kHswGt2},
+    PciId{0x0A1B, &kHswGt2},
+    PciId{0x0A1E, &kHswGt2},
+    PciId{0x0412, &kHswGt2},
+    PciId{0x0416, &kHswGt2},
+    PciId{0x041A, &kHswGt2},
+    PciId{0x041B, &kHswGt2},
+    PciId{0x041E, &kHswGt2},
+    PciId{0x0C12, &kHswGt2},
+    PciId{0x0C16, &kHswGt2},
+    PciId{0x0C1A, &kHswGt2},
+    PciId{0x0C1B, &kHswGt2},
+    PciId{0x0C1E, &kHswGt2},
+    PciId{0x0D12, &kHswGt2},
+    PciId{0x0D16, &kHswGt2},
+    PciId{0x0D1A, &kHswGt2},
+    PciId{0x0D1B, &kHswGt2},
+    PciId{0x0D1E, &kHswGt2},
     // INTEL_HSW_GT3_IDS: hsw_gt3.
-    PciId{0x0A22, &kHswGt3}, PciId{0x0A26, &kHswGt3}, PciId{0x0A2A, &kHswGt3},
-    PciId{0x0A2B, &kHswGt3}, PciId{0x0A2E, &kHswGt3}, PciId{0x0422, &kHswGt3},
-    PciId{0x0426, &kHswGt3}, PciId{0x042A, &kHswGt3}, PciId{0x042B, &kHswGt3},
-    PciId{0x042E, &kHswGt3}, PciId{0x0C22, &kHswGt3}, PciId{0x0C26, &kHswGt3},
-    PciId{0x0C2A, &kHswGt3}, PciId{0x0C2B, &kHswGt3}, PciId{0x0C2E, &kHswGt3},
-    PciId{0x0D22, &kHswGt3}, PciId{0x0D26, &kHswGt3}, PciId{0x0D2A, &kHswGt3},
-    PciId{0x0D2B, &kHswGt3}, PciId{0x0D2E, &kHswGt3},
+    PciId{0x0A22, &kHswGt3},
+    PciId{0x0A26, &kHswGt3},
+    PciId{0x0A2A, &kHswGt3},
+    PciId{0x0A2B, &kHswGt3},
+    PciId{0x0A2E, &kHswGt3},
+    PciId{0x0422, &kHswGt3},
+    PciId{0x0426, &kHswGt3},
+    PciId{0x042A, &kHswGt3},
+    PciId{0x042B, &kHswGt3},
+    PciId{0x042E, &kHswGt3},
+    PciId{0x0C22, &kHswGt3},
+    PciId{0x0C26, &kHswGt3},
+    PciId{0x0C2A, &kHswGt3},
+    PciId{0x0C2B, &kHswGt3},
+    PciId{0x0C2E, &kHswGt3},
+    PciId{0x0D22, &kHswGt3},
+    PciId{0x0D26, &kHswGt3},
+    PciId{0x0D2A, &kHswGt3},
+    PciId{0x0D2B, &kHswGt3},
+    PciId{0x0D2E, &kHswGt3},
     // INTEL_BDW_GT1_IDS, INTEL_BDW_GT2_IDS, INTEL_BDW_GT3_IDS.
-    PciId{0x1606, &kBdwGt1}, PciId{0x160B, &kBdwGt1}, PciId{0x160E, &kBdwGt1},
-    PciId{0x1602, &kBdwGt1}, PciId{0x160A, &kBdwGt1}, PciId{0x160D, &kBdwGt1},
-    PciId{0x1616, &kBdwGt2}, PciId{0x161B, &kBdwGt2}, PciId{0x161E, &kBdwGt2},
-    PciId{0x1612, &kBdwGt2}, PciId{0x161A, &kBdwGt2}, PciId{0x161D, &kBdwGt2},
-    PciId{0x1626, &kBdwGt3}, PciId{0x162B, &kBdwGt3}, PciId{0x162E, &kBdwGt3},
-    PciId{0x1622, &kBdwGt3}, PciId{0x162A, &kBdwGt3}, PciId{0x162D, &kBdwGt3},
+    PciId{0x1606, &kBdwGt1},
+    PciId{0x160B, &kBdwGt1},
+    PciId{0x160E, &kBdwGt1},
+    PciId{0x1602, &kBdwGt1},
+    PciId{0x160A, &kBdwGt1},
+    PciId{0x160D, &kBdwGt1},
+    PciId{0x1616, &kBdwGt2},
+    PciId{0x161B, &kBdwGt2},
+    PciId{0x161E, &kBdwGt2},
+    PciId{0x1612, &kBdwGt2},
+    PciId{0x161A, &kBdwGt2},
+    PciId{0x161D, &kBdwGt2},
+    PciId{0x1626, &kBdwGt3},
+    PciId{0x162B, &kBdwGt3},
+    PciId{0x162E, &kBdwGt3},
+    PciId{0x1622, &kBdwGt3},
+    PciId{0x162A, &kBdwGt3},
+    PciId{0x162D, &kBdwGt3},
     // INTEL_BDW_RSVD_IDS: bdw_rsvd_info is GT3 [KPCI]; Mesa lists none of them, so the GT3
     // counts are assumed.
-    PciId{0x1636, &kBdwGt3, false}, PciId{0x163B, &kBdwGt3, false},
-    PciId{0x163E, &kBdwGt3, false}, PciId{0x1632, &kBdwGt3, false},
-    PciId{0x163A, &kBdwGt3, false}, PciId{0x163D, &kBdwGt3, false},
+    PciId{0x1636, &kBdwGt3, false},
+    PciId{0x163B, &kBdwGt3, false},
+    PciId{0x163E, &kBdwGt3, false},
+    PciId{0x1632, &kBdwGt3, false},
+    PciId{0x163A, &kBdwGt3, false},
+    PciId{0x163D, &kBdwGt3, false},
     // INTEL_CHV_IDS.
-    PciId{0x22B0, &kChv}, PciId{0x22B1, &kChv}, PciId{0x22B2, &kChv}, PciId{0x22B3, &kChv},
+    PciId{0x22B0, &kChv},
+    PciId{0x22B1, &kChv},
+    PciId{0x22B2, &kChv},
+    PciId{0x22B3, &kChv},
     // INTEL_SKL_GT1_IDS (with the GT1.5 ids 0x1913, 0x1915, 0x1917), GT2, GT3, GT4.
-    PciId{0x1906, &kSklGt1}, PciId{0x1913, &kSklGt15}, PciId{0x190E, &kSklGt1},
-    PciId{0x1915, &kSklGt15}, PciId{0x1902, &kSklGt1}, PciId{0x190A, &kSklGt1},
-    PciId{0x190B, &kSklGt1}, PciId{0x1917, &kSklGt15},
-    PciId{0x1916, &kSklGt2}, PciId{0x1921, &kSklGt2}, PciId{0x191E, &kSklGt2},
-    PciId{0x1912, &kSklGt2}, PciId{0x191A, &kSklGt2}, PciId{0x191B, &kSklGt2},
+    PciId{0x1906, &kSklGt1},
+    PciId{0x1913, &kSklGt15},
+    PciId{0x190E, &kSklGt1},
+    PciId{0x1915, &kSklGt15},
+    PciId{0x1902, &kSklGt1},
+    PciId{0x190A, &kSklGt1},
+    PciId{0x190B, &kSklGt1},
+    PciId{0x1917, &kSklGt15},
+    PciId{0x1916, &kSklGt2},
+    PciId{0x1921, &kSklGt2},
+    PciId{0x191E, &kSklGt2},
+    PciId{0x1912, &kSklGt2},
+    PciId{0x191A, &kSklGt2},
+    PciId{0x191B, &kSklGt2},
     PciId{0x191D, &kSklGt2},
-    PciId{0x1923, &kSklGt3}, PciId{0x1926, &kSklGt3}, PciId{0x1927, &kSklGt3},
-    PciId{0x192A, &kSklGt3Srv}, PciId{0x192B, &kSklGt3}, PciId{0x192D, &kSklGt3},
-    PciId{0x1932, &kSklGt4}, PciId{0x193A, &kSklGt4}, PciId{0x193B, &kSklGt4},
+    PciId{0x1923, &kSklGt3},
+    PciId{0x1926, &kSklGt3},
+    PciId{0x1927, &kSklGt3},
+    PciId{0x192A, &kSklGt3Srv},
+    PciId{0x192B, &kSklGt3},
+    PciId{0x192D, &kSklGt3},
+    PciId{0x1932, &kSklGt4},
+    PciId{0x193A, &kSklGt4},
+    PciId{0x193B, &kSklGt4},
     PciId{0x193D, &kSklGt4},
     // INTEL_BXT_IDS (0x1A85, 0x5A85: bxt_2x6), INTEL_GLK_IDS (0x3185: glk_2x6).
-    PciId{0x0A84, &kBxt}, PciId{0x1A84, &kBxt}, PciId{0x1A85, &kBxt2x6}, PciId{0x5A84, &kBxt},
-    PciId{0x5A85, &kBxt2x6}, PciId{0x3184, &kGlk}, PciId{0x3185, &kGlk2x6},
+    PciId{0x0A84, &kBxt},
+    PciId{0x1A84, &kBxt},
+    PciId{0x1A85, &kBxt2x6},
+    PciId{0x5A84, &kBxt},
+    PciId{0x5A85, &kBxt2x6},
+    PciId{0x3184, &kGlk},
+    PciId{0x3185, &kGlk2x6},
     // INTEL_KBL_GT1_IDS (0x5913, 0x5915: kbl_gt1_5), GT2, GT3, GT4; INTEL_AML_KBL_GT2_IDS.
-    PciId{0x5906, &kKblGt1}, PciId{0x5913, &kKblGt15}, PciId{0x590E, &kKblGt1},
-    PciId{0x5915, &kKblGt15}, PciId{0x5902, &kKblGt1}, PciId{0x5908, &kKblGt1},
-    PciId{0x590A, &kKblGt1}, PciId{0x590B, &kKblGt1},
-    PciId{0x5916, &kKblGt2}, PciId{0x5921, &kKblGt2}, PciId{0x591E, &kKblGt2},
-    PciId{0x5912, &kKblGt2}, PciId{0x5917, &kKblGt2}, PciId{0x591A, &kKblGt2},
-    PciId{0x591B, &kKblGt2}, PciId{0x591D, &kKblGt2},
-    PciId{0x5926, &kKblGt3}, PciId{0x5923, &kKblGt3}, PciId{0x5927, &kKblGt3},
+    PciId{0x5906, &kKblGt1},
+    PciId{0x5913, &kKblGt15},
+    PciId{0x590E, &kKblGt1},
+    PciId{0x5915, &kKblGt15},
+    PciId{0x5902, &kKblGt1},
+    PciId{0x5908, &kKblGt1},
+    PciId{0x590A, &kKblGt1},
+    PciId{0x590B, &kKblGt1},
+    PciId{0x5916, &kKblGt2},
+    PciId{0x5921, &kKblGt2},
+    PciId{0x591E, &kKblGt2},
+    PciId{0x5912, &kKblGt2},
+    PciId{0x5917, &kKblGt2},
+    PciId{0x591A, &kKblGt2},
+    PciId{0x591B, &kKblGt2},
+    PciId{0x591D, &kKblGt2},
+    PciId{0x5926, &kKblGt3},
+    PciId{0x5923, &kKblGt3},
+    PciId{0x5927, &kKblGt3},
     PciId{0x593B, &kKblGt4},
-    PciId{0x591C, &kAmlKblGt2}, PciId{0x87C0, &kAmlKblGt2},
+    PciId{0x591C, &kAmlKblGt2},
+    PciId{0x87C0, &kAmlKblGt2},
     // INTEL_AML_CFL_GT2_IDS (part of INTEL_CFL_IDS).
     PciId{0x87CA, &kAmlCflGt2},
     // INTEL_CML_GT1_IDS, INTEL_CML_U_GT1_IDS, INTEL_CML_GT2_IDS, INTEL_CML_U_GT2_IDS.
-    PciId{0x9BA2, &kCmlGt1}, PciId{0x9BA4, &kCmlGt1}, PciId{0x9BA5, &kCmlGt1},
-    PciId{0x9BA8, &kCmlGt1}, PciId{0x9B21, &kCmlGt1}, PciId{0x9BAA, &kCmlGt1},
+    PciId{0x9BA2, &kCmlGt1},
+    PciId{0x9BA4, &kCmlGt1},
+    PciId{0x9BA5, &kCmlGt1},
+    PciId{0x9BA8, &kCmlGt1},
+    PciId{0x9B21, &kCmlGt1},
+    PciId{0x9BAA, &kCmlGt1},
     PciId{0x9BAC, &kCmlGt1},
-    PciId{0x9BC2, &kCmlGt2}, PciId{0x9BC4, &kCmlGt2}, PciId{0x9BC5, &kCmlGt2},
-    PciId{0x9BC6, &kCmlGt2}, PciId{0x9BC8, &kCmlGt2}, PciId{0x9BE6, &kCmlGt2},
-    PciId{0x9BF6, &kCmlGt2}, PciId{0x9B41, &kCmlGt2}, PciId{0x9BCA, &kCmlGt2},
+    PciId{0x9BC2, &kCmlGt2},
+    PciId{0x9BC4, &kCmlGt2},
+    PciId{0x9BC5, &kCmlGt2},
+    PciId{0x9BC6, &kCmlGt2},
+    PciId{0x9BC8, &kCmlGt2},
+    PciId{0x9BE6, &kCmlGt2},
+    PciId{0x9BF6, &kCmlGt2},
+    PciId{0x9B41, &kCmlGt2},
+    PciId{0x9BCA, &kCmlGt2},
     PciId{0x9BCC, &kCmlGt2},
     // INTEL_CFL_S_GT1_IDS, INTEL_CFL_H_GT1_IDS, INTEL_CFL_S_GT2_IDS, INTEL_CFL_H_GT2_IDS,
     // INTEL_CFL_U_GT2_IDS, INTEL_CFL_U_GT3_IDS.
-    PciId{0x3E90, &kCflGt1}, PciId{0x3E93, &kCflGt1}, PciId{0x3E99, &kCflGt1},
+    PciId{0x3E90, &kCflGt1},
+    PciId{0x3E93, &kCflGt1},
+    PciId{0x3E99, &kCflGt1},
     PciId{0x3E9C, &kCflGt1},
-    PciId{0x3E91, &kCflGt2}, PciId{0x3E92, &kCflGt2}, PciId{0x3E96, &kCflGt2},
-    PciId{0x3E98, &kCflGt2}, PciId{0x3E9A, &kCflGt2}, PciId{0x3E94, &kCflGt2},
-    PciId{0x3E9B, &kCflGt2}, PciId{0x3EA9, &kCflGt2},
-    PciId{0x3EA5, &kCflGt3}, PciId{0x3EA6, &kCflGt3}, PciId{0x3EA7, &kCflGt3},
+    PciId{0x3E91, &kCflGt2},
+    PciId{0x3E92, &kCflGt2},
+    PciId{0x3E96, &kCflGt2},
+    PciId{0x3E98, &kCflGt2},
+    PciId{0x3E9A, &kCflGt2},
+    PciId{0x3E94, &kCflGt2},
+    PciId{0x3E9B, &kCflGt2},
+    PciId{0x3EA9, &kCflGt2},
+    PciId{0x3EA5, &kCflGt3},
+    PciId{0x3EA6, &kCflGt3},
+    PciId{0x3EA7, &kCflGt3},
     PciId{0x3EA8, &kCflGt3},
     // INTEL_WHL_U_GT1_IDS, INTEL_WHL_U_GT2_IDS, INTEL_WHL_U_GT3_IDS.
-    PciId{0x3EA1, &kWhlGt1}, PciId{0x3EA4, &kWhlGt1}, PciId{0x3EA0, &kWhlGt2},
-    PciId{0x3EA3, &kWhlGt2}, PciId{0x3EA2, &kWhlGt3},
+    PciId{0x3EA1, &kWhlGt1},
+    PciId{0x3EA4, &kWhlGt1},
+    PciId{0x3EA0, &kWhlGt2},
+    PciId{0x3EA3, &kWhlGt2},
+    PciId{0x3EA2, &kWhlGt3},
     // INTEL_ICL_IDS: Mesa's icl_gt2, icl_gt1_5, icl_gt1, icl_gt0_5 per id. Mesa has no 0x8A70;
     // the kernel lists it beside 0x8A71 (GT0.5), whose counts it takes (the smallest ICL, so
     // peaks are never overstated).
-    PciId{0x8A50, &kIclGt2}, PciId{0x8A51, &kIclGt2}, PciId{0x8A52, &kIclGt2},
-    PciId{0x8A53, &kIclGt2}, PciId{0x8A54, &kIclGt15}, PciId{0x8A56, &kIclGt1},
-    PciId{0x8A57, &kIclGt15}, PciId{0x8A58, &kIclGt1}, PciId{0x8A59, &kIclGt15},
-    PciId{0x8A5A, &kIclGt15}, PciId{0x8A5B, &kIclGt1}, PciId{0x8A5C, &kIclGt15},
-    PciId{0x8A5D, &kIclGt1}, PciId{0x8A70, &kIclGt05, false}, PciId{0x8A71, &kIclGt05},
+    PciId{0x8A50, &kIclGt2},
+    PciId{0x8A51, &kIclGt2},
+    PciId{0x8A52, &kIclGt2},
+    PciId{0x8A53, &kIclGt2},
+    PciId{0x8A54, &kIclGt15},
+    PciId{0x8A56, &kIclGt1},
+    PciId{0x8A57, &kIclGt15},
+    PciId{0x8A58, &kIclGt1},
+    PciId{0x8A59, &kIclGt15},
+    PciId{0x8A5A, &kIclGt15},
+    PciId{0x8A5B, &kIclGt1},
+    PciId{0x8A5C, &kIclGt15},
+    PciId{0x8A5D, &kIclGt1},
+    PciId{0x8A70, &kIclGt05, false},
+    PciId{0x8A71, &kIclGt05},
     // INTEL_EHL_IDS, INTEL_JSL_IDS: Mesa's ehl_<subslices>x<EUs> per id.
-    PciId{0x4541, &kEhl2x4}, PciId{0x4551, &kEhl4x4}, PciId{0x4555, &kEhl2x8},
-    PciId{0x4557, &kEhl4x5}, PciId{0x4570, &kEhl4x8}, PciId{0x4571, &kEhl4x8},
-    PciId{0x4E51, &kJsl4x4}, PciId{0x4E55, &kJsl2x8}, PciId{0x4E57, &kJsl4x5},
-    PciId{0x4E61, &kJsl4x6}, PciId{0x4E71, &kJsl4x8},
+    PciId{0x4541, &kEhl2x4},
+    PciId{0x4551, &kEhl4x4},
+    PciId{0x4555, &kEhl2x8},
+    PciId{0x4557, &kEhl4x5},
+    PciId{0x4570, &kEhl4x8},
+    PciId{0x4571, &kEhl4x8},
+    PciId{0x4E51, &kJsl4x4},
+    PciId{0x4E55, &kJsl2x8},
+    PciId{0x4E57, &kJsl4x5},
+    PciId{0x4E61, &kJsl4x6},
+    PciId{0x4E71, &kJsl4x8},
     // INTEL_TGL_GT1_IDS, INTEL_TGL_GT2_IDS.
-    PciId{0x9A60, &kTglGt1}, PciId{0x9A68, &kTglGt1}, PciId{0x9A70, &kTglGt1},
-    PciId{0x9A40, &kTglGt2}, PciId{0x9A49, &kTglGt2}, PciId{0x9A59, &kTglGt2},
-    PciId{0x9A78, &kTglGt2}, PciId{0x9AC0, &kTglGt2}, PciId{0x9AC9, &kTglGt2},
-    PciId{0x9AD9, &kTglGt2}, PciId{0x9AF8, &kTglGt2},
+    PciId{0x9A60, &kTglGt1},
+    PciId{0x9A68, &kTglGt1},
+    PciId{0x9A70, &kTglGt1},
+    PciId{0x9A40, &kTglGt2},
+    PciId{0x9A49, &kTglGt2},
+    PciId{0x9A59, &kTglGt2},
+    PciId{0x9A78, &kTglGt2},
+    PciId{0x9AC0, &kTglGt2},
+    PciId{0x9AC9, &kTglGt2},
+    PciId{0x9AD9, &kTglGt2},
+    PciId{0x9AF8, &kTglGt2},
     // INTEL_RKL_IDS: 0x4C8C is rkl_gt05 in Mesa; Mesa has no 0x4C80, which takes RKL GT1's
     // counts as the rest of the kernel's list does.
-    PciId{0x4C80, &kRklGt1, false}, PciId{0x4C8A, &kRklGt1}, PciId{0x4C8B, &kRklGt1},
-    PciId{0x4C8C, &kRklGt05}, PciId{0x4C90, &kRklGt1}, PciId{0x4C9A, &kRklGt1},
+    PciId{0x4C80, &kRklGt1, false},
+    PciId{0x4C8A, &kRklGt1},
+    PciId{0x4C8B, &kRklGt1},
+    PciId{0x4C8C, &kRklGt05},
+    PciId{0x4C90, &kRklGt1},
+    PciId{0x4C9A, &kRklGt1},
     // INTEL_DG1_IDS.
-    PciId{0x4905, &kDg1}, PciId{0x4906, &kDg1}, PciId{0x4907, &kDg1}, PciId{0x4908, &kDg1},
+    PciId{0x4905, &kDg1},
+    PciId{0x4906, &kDg1},
+    PciId{0x4907, &kDg1},
+    PciId{0x4908, &kDg1},
     PciId{0x4909, &kDg1},
     // INTEL_ADLS_IDS: 0x468B is adl_gt05 in Mesa.
-    PciId{0x4680, &kAdlSGt1}, PciId{0x4682, &kAdlSGt1}, PciId{0x4688, &kAdlSGt1},
-    PciId{0x468A, &kAdlSGt1}, PciId{0x468B, &kAdlSGt05}, PciId{0x4690, &kAdlSGt1},
-    PciId{0x4692, &kAdlSGt1}, PciId{0x4693, &kAdlSGt1},
+    PciId{0x4680, &kAdlSGt1},
+    PciId{0x4682, &kAdlSGt1},
+    PciId{0x4688, &kAdlSGt1},
+    PciId{0x468A, &kAdlSGt1},
+    PciId{0x468B, &kAdlSGt05},
+    PciId{0x4690, &kAdlSGt1},
+    PciId{0x4692, &kAdlSGt1},
+    PciId{0x4693, &kAdlSGt1},
     // INTEL_ADLP_IDS.
-    PciId{0x46A0, &kAdlPGt2}, PciId{0x46A1, &kAdlPGt2}, PciId{0x46A2, &kAdlPGt2},
-    PciId{0x46A3, &kAdlPGt2}, PciId{0x46A6, &kAdlPGt2}, PciId{0x46A8, &kAdlPGt2},
-    PciId{0x46AA, &kAdlPGt2}, PciId{0x462A, &kAdlPGt2}, PciId{0x4626, &kAdlPGt2},
-    PciId{0x4628, &kAdlPGt2}, PciId{0x46B0, &kAdlPGt2}, PciId{0x46B1, &kAdlPGt2},
-    PciId{0x46B2, &kAdlPGt2}, PciId{0x46B3, &kAdlPGt2}, PciId{0x46C0, &kAdlPGt2},
-    PciId{0x46C1, &kAdlPGt2}, PciId{0x46C2, &kAdlPGt2}, PciId{0x46C3, &kAdlPGt2},
+    PciId{0x46A0, &kAdlPGt2},
+    PciId{0x46A1, &kAdlPGt2},
+    PciId{0x46A2, &kAdlPGt2},
+    PciId{0x46A3, &kAdlPGt2},
+    PciId{0x46A6, &kAdlPGt2},
+    PciId{0x46A8, &kAdlPGt2},
+    PciId{0x46AA, &kAdlPGt2},
+    PciId{0x462A, &kAdlPGt2},
+    PciId{0x4626, &kAdlPGt2},
+    PciId{0x4628, &kAdlPGt2},
+    PciId{0x46B0, &kAdlPGt2},
+    PciId{0x46B1, &kAdlPGt2},
+    PciId{0x46B2, &kAdlPGt2},
+    PciId{0x46B3, &kAdlPGt2},
+    PciId{0x46C0, &kAdlPGt2},
+    PciId{0x46C1, &kAdlPGt2},
+    PciId{0x46C2, &kAdlPGt2},
+    PciId{0x46C3, &kAdlPGt2},
     // INTEL_ADLN_IDS: adl_gt1 (2 dual subslices) in Mesa, 0x46D2 adl_gt05.
-    PciId{0x46D0, &kAdlNGt1}, PciId{0x46D1, &kAdlNGt1}, PciId{0x46D2, &kAdlNGt05},
-    PciId{0x46D3, &kAdlNGt1}, PciId{0x46D4, &kAdlNGt1},
+    PciId{0x46D0, &kAdlNGt1},
+    PciId{0x46D1, &kAdlNGt1},
+    PciId{0x46D2, &kAdlNGt05},
+    PciId{0x46D3, &kAdlNGt1},
+    PciId{0x46D4, &kAdlNGt1},
     // INTEL_RPLS_IDS (rpl), INTEL_RPLU_IDS and INTEL_RPLP_IDS (rpl_p).
-    PciId{0xA780, &kRplS}, PciId{0xA781, &kRplS}, PciId{0xA782, &kRplS}, PciId{0xA783, &kRplS},
-    PciId{0xA788, &kRplS}, PciId{0xA789, &kRplS}, PciId{0xA78A, &kRplS}, PciId{0xA78B, &kRplS},
-    PciId{0xA721, &kRplP}, PciId{0xA7A1, &kRplP}, PciId{0xA7A9, &kRplP}, PciId{0xA7AC, &kRplP},
+    PciId{0xA780, &kRplS},
+    PciId{0xA781, &kRplS},
+    PciId{0xA782, &kRplS},
+    PciId{0xA783, &kRplS},
+    PciId{0xA788, &kRplS},
+    PciId{0xA789, &kRplS},
+    PciId{0xA78A, &kRplS},
+    PciId{0xA78B, &kRplS},
+    PciId{0xA721, &kRplP},
+    PciId{0xA7A1, &kRplP},
+    PciId{0xA7A9, &kRplP},
+    PciId{0xA7AC, &kRplP},
     PciId{0xA7AD, &kRplP},
-    PciId{0xA720, &kRplP}, PciId{0xA7A0, &kRplP}, PciId{0xA7A8, &kRplP}, PciId{0xA7AA, &kRplP},
+    PciId{0xA720, &kRplP},
+    PciId{0xA7A0, &kRplP},
+    PciId{0xA7A8, &kRplP},
+    PciId{0xA7AA, &kRplP},
     PciId{0xA7AB, &kRplP},
     // INTEL_ARL_H_IDS (arl_h), INTEL_ARL_U_IDS and INTEL_ARL_S_IDS (arl_u); counts assumed.
-    PciId{0x7D51, &kArlGt2, false}, PciId{0x7DD1, &kArlGt2, false},
+    PciId{0x7D51, &kArlGt2, false},
+    PciId{0x7DD1, &kArlGt2, false},
     PciId{0x7D41, &kArlGt1, false},
-    PciId{0x7D67, &kArlGt1, false}, PciId{0xB640, &kArlSNoIgt, false},
+    PciId{0x7D67, &kArlGt1, false},
+    PciId{0xB640, &kArlSNoIgt, false},
     // INTEL_MTL_IDS: mtl_u 0x7D40, 0x7D45, 0x7D60; mtl_h 0x7D55, 0x7DD5; counts assumed.
-    PciId{0x7D40, &kMtlGt2, false}, PciId{0x7D45, &kMtlGt2, false},
-    PciId{0x7D55, &kMtlGt3, false}, PciId{0x7D60, &kMtlGt2, false},
+    PciId{0x7D40, &kMtlGt2, false},
+    PciId{0x7D45, &kMtlGt2, false},
+    PciId{0x7D55, &kMtlGt3, false},
+    PciId{0x7D60, &kMtlGt2, false},
     PciId{0x7DD5, &kMtlGt3, false},
     // INTEL_LNL_IDS, INTEL_BMG_G21_IDS, the rest of INTEL_BMG_IDS (G31), INTEL_PTL_IDS [KIDS2];
     // counts assumed.
-    PciId{0x6420, &kLnl, false}, PciId{0x64A0, &kLnl, false}, PciId{0x64B0, &kLnl, false},
-    PciId{0xE202, &kBmgG21, false}, PciId{0xE209, &kBmgG21, false},
-    PciId{0xE20B, &kBmgG21, false}, PciId{0xE20C, &kBmgG21, false},
-    PciId{0xE20D, &kBmgG21, false}, PciId{0xE210, &kBmgG21, false},
-    PciId{0xE211, &kBmgG21, false}, PciId{0xE212, &kBmgG21, false},
+    PciId{0x6420, &kLnl, false},
+    PciId{0x64A0, &kLnl, false},
+    PciId{0x64B0, &kLnl, false},
+    PciId{0xE202, &kBmgG21, false},
+    PciId{0xE209, &kBmgG21, false},
+    PciId{0xE20B, &kBmgG21, false},
+    PciId{0xE20C, &kBmgG21, false},
+    PciId{0xE20D, &kBmgG21, false},
+    PciId{0xE210, &kBmgG21, false},
+    PciId{0xE211, &kBmgG21, false},
+    PciId{0xE212, &kBmgG21, false},
     PciId{0xE216, &kBmgG21, false},
-    PciId{0xE220, &kBmgG31, false}, PciId{0xE221, &kBmgG31, false},
-    PciId{0xE222, &kBmgG31, false}, PciId{0xE223, &kBmgG31, false},
-    PciId{0xB080, &kPtl, false}, PciId{0xB081, &kPtl, false}, PciId{0xB082, &kPtl, false},
-    PciId{0xB083, &kPtl, false}, PciId{0xB084, &kPtl, false}, PciId{0xB085, &kPtl, false},
-    PciId{0xB086, &kPtl, false}, PciId{0xB087, &kPtl, false}, PciId{0xB08F, &kPtl, false},
-    PciId{0xB090, &kPtl, false}, PciId{0xB0A0, &kPtl, false}, PciId{0xB0B0, &kPtl, false},
+    PciId{0xE220, &kBmgG31, false},
+    PciId{0xE221, &kBmgG31, false},
+    PciId{0xE222, &kBmgG31, false},
+    PciId{0xE223, &kBmgG31, false},
+    PciId{0xB080, &kPtl, false},
+    PciId{0xB081, &kPtl, false},
+    PciId{0xB082, &kPtl, false},
+    PciId{0xB083, &kPtl, false},
+    PciId{0xB084, &kPtl, false},
+    PciId{0xB085, &kPtl, false},
+    PciId{0xB086, &kPtl, false},
+    PciId{0xB087, &kPtl, false},
+    PciId{0xB08F, &kPtl, false},
+    PciId{0xB090, &kPtl, false},
+    PciId{0xB0A0, &kPtl, false},
+    PciId{0xB0B0, &kPtl, false},
 };
 
 // Look-up order by name: the first platform with a file is its representative.
-constexpr std::array kPlatforms{
-    &kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4, &kBxt,    &kGlk,
-    &kKblGt2, &kKblGt3, &kCflGt2, &kCflGt3, &kIclGt2, &kEhl4x8, &kTglGt1, &kTglGt2,
-    &kRklGt1, &kAdlPGt2, &kDg1,    &kMtlGt2, &kMtlGt3, &kLnl,    &kBmgG21, &kPtl};
+constexpr std::array kPlatforms{&kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4,
+                                &kBxt,    &kGlk,    &kKblGt2, &kKblGt3, &kCflGt2, &kCflGt3,
+                                &kIclGt2, &kEhl4x8, &kTglGt1, &kTglGt2, &kRklGt1, &kAdlPGt2,
+                                &kDg1,    &kMtlGt2, &kMtlGt3, &kLnl,    &kBmgG21, &kPtl};
 
 constexpr std::array<std::string_view, kPlatforms.size()> kPlatformNames = [] {
   std::array<std::string_view, kPlatforms.size()> names{};
@@ -408,13 +602,20 @@ constexpr std::array<std::string_view, kPlatforms.size()> kPlatformNames = [] {
 
 std::string_view generation_name(Generation gen) {
   switch (gen) {
-    case Generation::kGen7_5: return "Gen7.5";
-    case Generation::kGen8: return "Gen8";
-    case Generation::kGen9: return "Gen9";
-    case Generation::kGen11: return "Gen11";
-    case Generation::kGen12: return "Gen12";
-    case Generation::kXeLpg: return "Xe-LPG";
-    case Generation::kXe2: return "Xe2";
+    case Generation::kGen7_5:
+      return "Gen7.5";
+    case Generation::kGen8:
+      return "Gen8";
+    case Generation::kGen9:
+      return "Gen9";
+    case Generation::kGen11:
+      return "Gen11";
+    case Generation::kGen12:
+      return "Gen12";
+    case Generation::kXeLpg:
+      return "Xe-LPG";
+    case Generation::kXe2:
+      return "Xe2";
   }
   return "unknown";
 }
@@ -427,16 +628,20 @@ bool counts_xe_cores(Generation gen) { return is_gen12_family(gen) || gen == Gen
 
 std::string_view timestamp_rule_name(TimestampRule rule) {
   switch (rule) {
-    case TimestampRule::kFixed: return "fixed";
-    case TimestampRule::kCrystalCtc: return "crystal/CTC";
+    case TimestampRule::kFixed:
+      return "fixed";
+    case TimestampRule::kCrystalCtc:
+      return "crystal/CTC";
   }
   return "unknown";
 }
 
 std::string_view kernel_driver_name(KernelDriver driver) {
   switch (driver) {
-    case KernelDriver::kI915: return "i915";
-    case KernelDriver::kXe: return "xe";
+    case KernelDriver::kI915:
+      return "i915";
+    case KernelDriver::kXe:
+      return "xe";
   }
   return "unknown";
 }

@@ -49,14 +49,14 @@ struct Platform {
   int slices;
   int subslices;  // total; dual subslices on Gen12, as Mesa and i915's topology query count them
   int eus;        // total, as shipped (fused-off EUs not counted)
-  double timestamp_hz;     // command-streamer timestamp frequency
-  double max_freq_mhz;     // nominal maximum GPU frequency, for models and peaks
+  double timestamp_hz;  // command-streamer timestamp frequency
+  double max_freq_mhz;  // nominal maximum GPU frequency, for models and peaks
   TimestampRule timestamp_rule = TimestampRule::kFixed;
   double min_freq_mhz = 300;  // nominal minimum GPU frequency ($GpuMinFrequency)
   // Where it differs from "GT<gt>": "GT1.5", "GT0.5" (`gt` is then the kernel's whole number).
   std::string_view gt_name = {};
-  int threads_per_eu = 7;  // hardware threads per EU (Mesa num_thread_per_eu)
-  bool has_fp64 = true;    // double-precision hardware (Mesa has_64bit_float)
+  int threads_per_eu = 7;                     // hardware threads per EU (Mesa num_thread_per_eu)
+  bool has_fp64 = true;                       // double-precision hardware (Mesa has_64bit_float)
   KernelDriver driver = KernelDriver::kI915;  // the driver that binds to it by default
   bool force_probe = false;  // that driver binds only when its force_probe parameter names the id
 };

@@ -22,7 +22,9 @@ void store32(std::uint8_t* bytes, int offset, std::uint32_t v) {
 }  // namespace
 
 std::uint32_t RawReport::dword(int index) const { return load32(bytes, index * 4); }
-void RawReport::set_dword(int index, std::uint32_t value) { store32(bytes.data(), index * 4, value); }
+void RawReport::set_dword(int index, std::uint32_t value) {
+  store32(bytes.data(), index * 4, value);
+}
 
 Report decode(ReportFormat format, std::span<const std::uint8_t> bytes) {
   Report r;
@@ -85,8 +87,8 @@ std::uint64_t read_gpu_ticks_field(const FormatLayout& l, const std::uint8_t* re
 
 void decode_into(const FormatLayout& l, std::span<const std::uint8_t> bytes, Report& r) {
   if (bytes.size() < static_cast<std::size_t>(l.size_bytes)) {
-    throw std::invalid_argument(fmt::format("{} report needs {} bytes, got {}", l.name,
-                                            l.size_bytes, bytes.size()));
+    throw std::invalid_argument(
+        fmt::format("{} report needs {} bytes, got {}", l.name, l.size_bytes, bytes.size()));
   }
   r.rpt_id = load32(bytes, 0);
   r.header_bits = static_cast<std::uint8_t>(l.header_bits());
@@ -111,13 +113,17 @@ void decode_into(const FormatLayout& l, std::span<const std::uint8_t> bytes, Rep
 
 std::uint32_t report_reasons(std::uint32_t rpt_id, Generation gen) {
   switch (gen) {
-    case Generation::kGen7_5: return 0;
+    case Generation::kGen7_5:
+      return 0;
     case Generation::kGen12:
-    case Generation::kXeLpg: return (rpt_id >> 19) & 0x7F;  // OAREPORT_REASON_MASK_EXTENDED
+    case Generation::kXeLpg:
+      return (rpt_id >> 19) & 0x7F;  // OAREPORT_REASON_MASK_EXTENDED
     // IGT's intel_xe_perf_read_report_reason (lib/xe/xe_oa.c @ b3d809d537fe) decodes reasons up
     // to graphics version 12 only and calls Xe2's "unknown": oaprof decodes none either.
-    case Generation::kXe2: return 0;
-    default: return (rpt_id >> 19) & 0x3F;
+    case Generation::kXe2:
+      return 0;
+    default:
+      return (rpt_id >> 19) & 0x3F;
   }
 }
 
@@ -144,9 +150,12 @@ std::string report_reason_names(std::uint32_t reasons) {
 
 bool context_id_valid(std::uint32_t rpt_id, Generation gen) {
   switch (gen) {
-    case Generation::kGen7_5: return false;
-    case Generation::kGen8: return (rpt_id & (1u << 25)) != 0;
-    default: return (rpt_id & (1u << 16)) != 0;
+    case Generation::kGen7_5:
+      return false;
+    case Generation::kGen8:
+      return (rpt_id & (1u << 25)) != 0;
+    default:
+      return (rpt_id & (1u << 16)) != 0;
   }
 }
 

@@ -22,12 +22,12 @@ struct RawReport {
 };
 
 struct Report {
-  std::uint32_t rpt_id = 0;  // RPT_ID, or bits 31:0 of a 64-bit header's report id
+  std::uint32_t rpt_id = 0;     // RPT_ID, or bits 31:0 of a 64-bit header's report id
   std::uint64_t timestamp = 0;  // the raw field: 32 bits, or 64 in a 64-bit header
   std::uint32_t ctx_id = 0;
   std::uint64_t gpu_ticks = 0;  // 32 bits, or 64 in a 64-bit header
   bool has_gpu_ticks = false;
-  std::uint8_t header_bits = 32;    // width of the timestamp and GPU_TICKS fields
+  std::uint8_t header_bits = 32;     // width of the timestamp and GPU_TICKS fields
   std::uint8_t timestamp_shift = 0;  // FormatLayout::timestamp_shift of the format
   // Counter values as the format holds them: up to 40 bits (64 for MPEC), else 32 bits.
   std::array<std::uint64_t, kMaxNumA> a{};

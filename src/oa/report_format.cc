@@ -126,8 +126,8 @@ constexpr std::array kAllFormats{
 // 192 bytes do not divide the buffer) and oaprof's MMIO read-out can also lay out A29_B8_C8.
 // Xe-LPG streams its four [KPERF2], the OAG format first so that select code 5 ("101") means it.
 constexpr std::array kGen8Formats{kAllFormats[0], kAllFormats[1], kAllFormats[2], kAllFormats[3]};
-constexpr std::array kGen7_5Formats{kAllFormats[4], kAllFormats[5], kAllFormats[6],
-                                    kAllFormats[7], kAllFormats[8], kAllFormats[9],
+constexpr std::array kGen7_5Formats{kAllFormats[4],  kAllFormats[5], kAllFormats[6],
+                                    kAllFormats[7],  kAllFormats[8], kAllFormats[9],
                                     kAllFormats[10], kAllFormats[11]};
 constexpr std::array kXeLpgFormats{kAllFormats[12], kAllFormats[13], kAllFormats[14],
                                    kAllFormats[15]};
@@ -213,10 +213,14 @@ ReportFormat parse_format(std::string_view text, Generation gen) {
 
 ReportFormat default_format(Generation gen) {
   switch (gen) {
-    case Generation::kGen7_5: return ReportFormat::kA45_B8_C8;
-    case Generation::kXeLpg: return ReportFormat::kA24u40_A14u32_B8_C8;
-    case Generation::kXe2: return ReportFormat::kPec64u64;
-    default: return ReportFormat::kA32u40_A4u32_B8_C8;
+    case Generation::kGen7_5:
+      return ReportFormat::kA45_B8_C8;
+    case Generation::kXeLpg:
+      return ReportFormat::kA24u40_A14u32_B8_C8;
+    case Generation::kXe2:
+      return ReportFormat::kPec64u64;
+    default:
+      return ReportFormat::kA32u40_A4u32_B8_C8;
   }
 }
 

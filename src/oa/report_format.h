@@ -59,8 +59,8 @@ struct CounterRun {
 struct FormatLayout {
   ReportFormat format;
   std::string_view name;
-  int select_code;    // OACONTROL bits 4:2 on Gen8+ (the counter-select field on Gen7.5)
-  int uapi_value;     // enum drm_i915_oa_format; -1 when i915 has none
+  int select_code;  // OACONTROL bits 4:2 on Gen8+ (the counter-select field on Gen7.5)
+  int uapi_value;   // enum drm_i915_oa_format; -1 when i915 has none
   int size_bytes;
   int gpu_ticks_offset;
   std::span<const CounterRun> a_runs;  // every A counter the format holds, in index order
@@ -106,8 +106,8 @@ std::span<const FormatLayout> all_formats();
 
 // Parses --format: "auto" (default_format: the OAG format, select code 5 on every generation but
 // Xe2, whose OAG streams PEC64u64), the select code in binary ("101") or decimal ("5"), or a
-// format name ("A32u40_A4u32_B8_C8"), interpreted for `gen`. Throws std::invalid_argument with a message
-// listing the valid choices when the generation has no such format.
+// format name ("A32u40_A4u32_B8_C8"), interpreted for `gen`. Throws std::invalid_argument with a
+// message listing the valid choices when the generation has no such format.
 ReportFormat parse_format(std::string_view text, Generation gen);
 
 // The generation's 256-byte OA (OAG) format: what select code 5 ("101") means there.

@@ -30,7 +30,7 @@ struct StreamEntry {
   std::size_t offset = 0;  // byte offset in the input
   bool lost = false;       // a kReportLost / kBufferLost record
   PerfRecord::Type lost_type = PerfRecord::Type::kReportLost;
-  Report report;           // when !lost
+  Report report;  // when !lost
 };
 
 // Throws std::invalid_argument when raw input is not a whole number of reports or a perf record
@@ -39,7 +39,7 @@ std::vector<StreamEntry> read_report_stream(std::span<const std::uint8_t> bytes,
                                             ReportFormat format, StreamKind kind);
 
 struct DecodedRow {
-  std::size_t index = 0;        // row number
+  std::size_t index = 0;  // row number
   std::size_t begin_offset = 0;
   std::size_t end_offset = 0;
   bool lost = false;
@@ -54,7 +54,7 @@ struct DecodedRow {
 struct DecodeOptions {
   Generation gen = Generation::kGen9;
   double timestamp_hz = 12e6;
-  double max_interval_ns = 0;          // 0: no interval check
+  double max_interval_ns = 0;  // 0: no interval check
   const MetricSet* metric_set = nullptr;
   DeviceVariables vars;
 };

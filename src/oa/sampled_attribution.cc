@@ -35,25 +35,25 @@ void each_counter(CounterDeltas& out, const CounterDeltas& a, const CounterDelta
 void CounterTimeline::add(std::uint64_t time_ns, const CounterDeltas& total,
                           std::uint64_t untrusted_intervals) {
   if (!points_.empty() && time_ns <= points_.back().time_ns) {
-    throw std::invalid_argument(fmt::format(
-        "a periodic read at {} ns does not come after the last one at {} ns", time_ns,
-        points_.back().time_ns));
+    throw std::invalid_argument(
+        fmt::format("a periodic read at {} ns does not come after the last one at {} ns", time_ns,
+                    points_.back().time_ns));
   }
   points_.push_back({time_ns, total, untrusted_intervals});
 }
 
 void CounterTimeline::forget_before(std::uint64_t time_ns) {
-  const auto first_after = std::upper_bound(
-      points_.begin(), points_.end(), time_ns,
-      [](std::uint64_t t, const Point& p) { return t < p.time_ns; });
+  const auto first_after =
+      std::upper_bound(points_.begin(), points_.end(), time_ns,
+                       [](std::uint64_t t, const Point& p) { return t < p.time_ns; });
   if (first_after - points_.begin() <= 1) return;
   points_.erase(points_.begin(), first_after - 1);  // keeps the last read at or before time_ns
 }
 
 CounterTimeline::At CounterTimeline::at(std::uint64_t time_ns) const {
-  const auto after = std::lower_bound(
-      points_.begin(), points_.end(), time_ns,
-      [](const Point& p, std::uint64_t t) { return p.time_ns < t; });
+  const auto after =
+      std::lower_bound(points_.begin(), points_.end(), time_ns,
+                       [](const Point& p, std::uint64_t t) { return p.time_ns < t; });
   const auto k = static_cast<std::size_t>(after - points_.begin());
   if (points_[k].time_ns == time_ns) return {points_[k].total, 0, k, k};
   const Point& p0 = points_[k - 1];
@@ -111,15 +111,15 @@ std::vector<double> overlap_shares(std::span<const Window> windows) {
   for (std::size_t k = 0; k < edges.size(); ++k) {
     const int open_before = k > 0 ? open_after[k - 1] : 0;
     if (k > 0) {
-      shared_before[k] = shared_before[k - 1] +
-                         (open_before >= 2 ? edges[k].first - edges[k - 1].first : 0);
+      shared_before[k] =
+          shared_before[k - 1] + (open_before >= 2 ? edges[k].first - edges[k - 1].first : 0);
     }
     open_after[k] = open_before + edges[k].second;
   }
   // The shared time up to `t`: edges at t count as passed (the time between them is zero).
   const auto shared_until = [&](std::uint64_t t) -> std::uint64_t {
-    const auto next = std::upper_bound(edges.begin(), edges.end(),
-                                       std::pair<std::uint64_t, int>{t, +1});
+    const auto next =
+        std::upper_bound(edges.begin(), edges.end(), std::pair<std::uint64_t, int>{t, +1});
     const auto k = static_cast<std::size_t>(next - edges.begin());
     if (k == 0) return 0;
     return shared_before[k - 1] + (open_after[k - 1] >= 2 ? t - edges[k - 1].first : 0);

@@ -81,9 +81,9 @@ std::vector<std::uint8_t> encode_topology(int max_slices, int max_subslices,
       static_cast<std::size_t>(max_slices) * static_cast<std::size_t>(max_subslices);
   if (max_slices < 1 || max_slices > 8 || max_subslices < 1 || max_eus_per_subslice < 1 ||
       max_eus_per_subslice > 32 || eu_masks.size() != subslice_count) {
-    throw std::invalid_argument(fmt::format(
-        "encode_topology: {} EU masks for {} slices of {} subslices of up to {} EUs",
-        eu_masks.size(), max_slices, max_subslices, max_eus_per_subslice));
+    throw std::invalid_argument(
+        fmt::format("encode_topology: {} EU masks for {} slices of {} subslices of up to {} EUs",
+                    eu_masks.size(), max_slices, max_subslices, max_eus_per_subslice));
   }
   const auto ss_stride = static_cast<std::uint16_t>((max_subslices + 7) / 8);
   const auto eu_stride = static_cast<std::uint16_t>((max_eus_per_subslice + 7) / 8);
@@ -104,9 +104,9 @@ std::vector<std::uint8_t> encode_topology(int max_slices, int max_subslices,
   for (int s = 0; s < max_slices; ++s) {
     for (int ss = 0; ss < max_subslices; ++ss) {
       const std::size_t i = static_cast<std::size_t>(s * max_subslices + ss);
-      const std::uint32_t eus = eu_masks[i] & (max_eus_per_subslice == 32
-                                                   ? 0xFFFFFFFFu
-                                                   : (1u << max_eus_per_subslice) - 1);
+      const std::uint32_t eus =
+          eu_masks[i] &
+          (max_eus_per_subslice == 32 ? 0xFFFFFFFFu : (1u << max_eus_per_subslice) - 1);
       if (eus == 0) continue;
       data[0] |= static_cast<std::uint8_t>(1u << s);
       const std::size_t ss_at = slice_length + static_cast<std::size_t>(s) * ss_stride;
@@ -136,8 +136,7 @@ namespace {
 // max_subslices 4 on Gen9 big cores (linux gt/intel_sseu.c gen9_sseu_info_init @
 // torvalds/linux 01fabda8e3d6), so the two differ on multi-slice Gen9 parts.
 int subslice_bits_per_slice(Generation gen) {
-  return gen == Generation::kGen7_5 || gen == Generation::kGen8 || gen == Generation::kGen9 ? 3
-                                                                                            : 8;
+  return gen == Generation::kGen7_5 || gen == Generation::kGen8 || gen == Generation::kGen9 ? 3 : 8;
 }
 
 // The enabled (slice, subslice) pairs: from the query when there is one, else the platform's

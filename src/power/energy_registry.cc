@@ -20,8 +20,8 @@ constexpr EnergyBackendInfo kBackends[] = {
      "a discrete xe GPU's own energy sensors (hwmon energy*_input, card and GPU package; "
      "readable by every user; integrated GPUs have none)",
      true, false},
-    {"powercap", "RAPL through /sys/class/powercap (energy_uj is root-only since Linux 5.10)",
-     true, false},
+    {"powercap", "RAPL through /sys/class/powercap (energy_uj is root-only since Linux 5.10)", true,
+     false},
     {"perf", "the perf power PMU (needs root, CAP_PERFMON or perf_event_paranoid <= 0)", true,
      false},
     {"msr", "RAPL MSRs through /dev/cpu/N/msr (needs root and the msr module)", true, false},

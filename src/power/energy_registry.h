@@ -58,9 +58,10 @@ bool is_simulated_energy_backend(std::string_view name);
 void check_energy_backend_for_device(std::string_view name, bool device_simulated,
                                      std::string_view device_label);
 
-// `name`: auto | xe-hwmon | powercap | perf | msr | papi | sim | none. Returns nullptr for "none". Throws
-// std::invalid_argument for an unknown name (listing the valid ones), std::runtime_error when the
-// named backend — for "auto", every automatic one — cannot be used, with each one's reason.
+// `name`: auto | xe-hwmon | powercap | perf | msr | papi | sim | none. Returns nullptr for "none".
+// Throws std::invalid_argument for an unknown name (listing the valid ones), std::runtime_error
+// when the named backend — for "auto", every automatic one — cannot be used, with each one's
+// reason.
 std::unique_ptr<EnergySource> make_energy_source(std::string_view name,
                                                  const EnergyRoots& roots = {});
 

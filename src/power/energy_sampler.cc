@@ -67,9 +67,8 @@ std::uint64_t EnergySampler::background_reads() const {
   return background_reads_;
 }
 
-EnergyWindow measure_energy_window(std::unique_ptr<EnergySource> source,
-                                   std::uint64_t duration_ns, const WindowOptions& options,
-                                   const Sleeper& wait) {
+EnergyWindow measure_energy_window(std::unique_ptr<EnergySource> source, std::uint64_t duration_ns,
+                                   const WindowOptions& options, const Sleeper& wait) {
   EnergySampler sampler(std::move(source));
   const EnergyReading begin = sampler.read();
   wait(duration_ns);

@@ -62,8 +62,8 @@ class EnergySampler final : public EnergySource {
 // A power meter's window (`oaprof power`): reads `source` through an EnergySampler, waits
 // `duration_ns` and reads again, so that a counter that wraps several times within the duration
 // still counts in full (two reads alone would see at most one of its wraps).
-EnergyWindow measure_energy_window(std::unique_ptr<EnergySource> source,
-                                   std::uint64_t duration_ns, const WindowOptions& options = {},
+EnergyWindow measure_energy_window(std::unique_ptr<EnergySource> source, std::uint64_t duration_ns,
+                                   const WindowOptions& options = {},
                                    const Sleeper& wait = sleep_ns);
 
 }  // namespace oaprof::power

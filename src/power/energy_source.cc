@@ -151,5 +151,4 @@ IgpuPower igpu_power(const EnergyReading& begin, const EnergyReading& end) {
   return igpu_power(power_w);
 }
 
-
 }  // namespace oaprof::power

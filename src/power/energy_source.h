@@ -17,8 +17,8 @@ namespace oaprof::power {
 // board, and the GPU package; xe_hwmon.h).
 enum class Domain { kPackage, kCores, kUncore, kDram, kPsys, kGpuCard, kGpuPackage };
 
-inline constexpr Domain kAllDomains[] = {Domain::kPackage, Domain::kCores,   Domain::kUncore,
-                                         Domain::kDram,    Domain::kPsys,    Domain::kGpuCard,
+inline constexpr Domain kAllDomains[] = {Domain::kPackage,   Domain::kCores, Domain::kUncore,
+                                         Domain::kDram,      Domain::kPsys,  Domain::kGpuCard,
                                          Domain::kGpuPackage};
 
 // "package", "core", "uncore", "dram", "psys", "gpu_card", "gpu_pkg"
@@ -87,6 +87,5 @@ constexpr std::uint64_t counter_delta(std::uint64_t prev, std::uint64_t now, std
   if (now >= prev) return now - prev;
   return range >= prev ? now + (range - prev) : now;
 }
-
 
 }  // namespace oaprof::power

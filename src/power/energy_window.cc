@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 namespace oaprof::power {
 
 std::optional<double> EnergyWindow::igpu_dynamic_w() const {

@@ -68,10 +68,10 @@ class SimPowercap {
   mutable std::mutex mu_;
   std::uint64_t last_ns_ = 0;
   double activity_ = 0;
-  std::map<Domain, std::uint64_t> energy_nj_;  // nJ, so whole-µJ steps add up exactly
+  std::map<Domain, std::uint64_t> energy_nj_;     // nJ, so whole-µJ steps add up exactly
   std::map<Domain, std::uint64_t> published_nj_;  // at the latest update instant: the files
   bool files_stale_ = true;
-  std::vector<int> energy_fds_;                // one per zone, in kSimZones order
+  std::vector<int> energy_fds_;  // one per zone, in kSimZones order
 };
 
 // The "sim" backend: a SimPowercap read through the ordinary powercap reader, so the simulated

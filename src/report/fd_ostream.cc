@@ -43,8 +43,9 @@ int FdStreambuf::sync() { return write_out() ? 0 : -1; }
 FdStreambuf::pos_type FdStreambuf::seekoff(off_type off, std::ios_base::seekdir dir,
                                            std::ios_base::openmode which) {
   if ((which & std::ios_base::out) == 0 || !write_out()) return pos_type(off_type(-1));
-  const int whence = dir == std::ios_base::beg ? SEEK_SET : dir == std::ios_base::cur ? SEEK_CUR
-                                                                                      : SEEK_END;
+  const int whence = dir == std::ios_base::beg   ? SEEK_SET
+                     : dir == std::ios_base::cur ? SEEK_CUR
+                                                 : SEEK_END;
   const off_t at = ::lseek(fd_, static_cast<off_t>(off), whence);
   return pos_type(off_type(at));  // -1 on a pipe: unseekable, as for any stream
 }

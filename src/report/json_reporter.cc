@@ -25,12 +25,9 @@ constexpr const char* kTail = "\n]}\n";
 void add_facts(json& meta, const oa::DeviceFacts& f) {
   const oa::Topology& t = f.topology;
   meta["topology_source"] = std::string(oa::topology_source_name(f.topology_source));
-  meta["topology"] = {{"slices", t.slices},
-                      {"subslices", t.subslices},
-                      {"eus", t.eus},
-                      {"slice_mask", t.slice_mask},
-                      {"subslice_mask", t.subslice_mask},
-                      {"note", f.topology_note}};
+  meta["topology"] = {
+      {"slices", t.slices},         {"subslices", t.subslices},         {"eus", t.eus},
+      {"slice_mask", t.slice_mask}, {"subslice_mask", t.subslice_mask}, {"note", f.topology_note}};
   meta["timestamp_source"] = std::string(oa::timestamp_source_name(f.timestamp_source));
   meta["timestamp_note"] = f.timestamp_note;
 }
@@ -41,26 +38,27 @@ class JsonReporter final : public Reporter {
 
   void begin(const RunInfo& info) override {
     info_ = info;
-    json meta{{"schema_version", kJsonSchemaVersion},
-              {"oaprof_version", info.oaprof_version},
-              {"device", info.device},
-              {"device_detail", info.device_detail},
-              {"platform", info.platform},
-              {"format", info.format},
-              {"access", info.access},
-              {"driver", info.driver.empty() ? json(nullptr) : json(info.driver)},
-              {"metric_set", info.metric_set.empty() ? json(nullptr) : json(info.metric_set)},
-              {"energy_backend", info.energy_backend.empty() ? json(nullptr) : json(info.energy_backend)},
-              {"energy_simulated", info.energy_simulated},
-              {"mode", info.mode},
-              {"eus", info.eus},
-              {"max_freq_mhz", info.max_freq_mhz},
-              {"min_freq_mhz", info.min_freq_mhz},
-              {"start_freq_mhz", info.start_freq_mhz ? json(*info.start_freq_mhz) : json(nullptr)},
-              {"timestamp_hz", info.timestamp_hz},
-              {"command", info.command},
-              {"host", info.host},
-              {"rank", info.rank.empty() ? json(nullptr) : json(info.rank)}};
+    json meta{
+        {"schema_version", kJsonSchemaVersion},
+        {"oaprof_version", info.oaprof_version},
+        {"device", info.device},
+        {"device_detail", info.device_detail},
+        {"platform", info.platform},
+        {"format", info.format},
+        {"access", info.access},
+        {"driver", info.driver.empty() ? json(nullptr) : json(info.driver)},
+        {"metric_set", info.metric_set.empty() ? json(nullptr) : json(info.metric_set)},
+        {"energy_backend", info.energy_backend.empty() ? json(nullptr) : json(info.energy_backend)},
+        {"energy_simulated", info.energy_simulated},
+        {"mode", info.mode},
+        {"eus", info.eus},
+        {"max_freq_mhz", info.max_freq_mhz},
+        {"min_freq_mhz", info.min_freq_mhz},
+        {"start_freq_mhz", info.start_freq_mhz ? json(*info.start_freq_mhz) : json(nullptr)},
+        {"timestamp_hz", info.timestamp_hz},
+        {"command", info.command},
+        {"host", info.host},
+        {"rank", info.rank.empty() ? json(nullptr) : json(info.rank)}};
     if (info.facts) add_facts(meta, *info.facts);
     std::string head = json_text(meta, 1);
     head.pop_back();  // reopen the object to append the launches array

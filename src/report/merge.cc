@@ -24,7 +24,8 @@ RunInputError bad(const std::string& source, const std::string& why) {
 // Splits RFC 4180 text into records of cells, within the bounds of run_input.h; a quoted cell's
 // text is read back through csv_text_read, which removes the single quote oaprof's writers put
 // before a text a spreadsheet would take for a formula.
-std::vector<std::vector<std::string>> csv_records(std::string_view text, const std::string& source) {
+std::vector<std::vector<std::string>> csv_records(std::string_view text,
+                                                  const std::string& source) {
   if (text.size() > kMaxRunInputBytes) {
     throw bad(source, fmt::format("larger than {} MiB", kMaxRunInputBytes >> 20));
   }
@@ -98,7 +99,8 @@ void require_join_columns(const RunTable& t) {
 }
 
 std::size_t column_index(const std::vector<std::string>& columns, std::string_view name) {
-  return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  return static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) -
+                                  columns.begin());
 }
 
 // Columns whose cells are text even when they read as a number (a host "1", a rank "0"); the
@@ -176,7 +178,8 @@ RunTable parse_run_table_json(std::string_view text, const std::string& source) 
 
 RunTable parse_run_table(std::string_view text, const std::string& source) {
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && text[first] == '{') return parse_run_table_json(text, source);
+  if (first != std::string_view::npos && text[first] == '{')
+    return parse_run_table_json(text, source);
   return parse_run_csv(text, source);
 }
 
@@ -190,9 +193,11 @@ MergedRuns merge_runs(const std::vector<RunTable>& tables) {
   for (const RunTable& t : tables) {
     if (t.columns != first.columns) {
       std::size_t i = 0;
-      while (i < t.columns.size() && i < first.columns.size() && t.columns[i] == first.columns[i]) ++i;
+      while (i < t.columns.size() && i < first.columns.size() && t.columns[i] == first.columns[i])
+        ++i;
       throw RunInputError(fmt::format(
-          "{} and {} have other columns (from column {}: '{}' against '{}'): runs with other metric "
+          "{} and {} have other columns (from column {}: '{}' against '{}'): runs with other "
+          "metric "
           "sets or oaprof versions cannot be merged",
           first.source, t.source, i + 1, i < first.columns.size() ? first.columns[i] : "",
           i < t.columns.size() ? t.columns[i] : ""));
@@ -211,9 +216,9 @@ MergedRuns merge_runs(const std::vector<RunTable>& tables) {
       }
       const auto [it, fresh] = run_of.emplace(std::pair{row[host], row[rank]}, t.source);
       if (!fresh && it->second != t.source) {
-        throw RunInputError(fmt::format(
-            "{} and {} both hold rows of host '{}' rank '{}': the same run twice?", it->second,
-            t.source, row[host], row[rank]));
+        throw RunInputError(
+            fmt::format("{} and {} both hold rows of host '{}' rank '{}': the same run twice?",
+                        it->second, t.source, row[host], row[rank]));
       }
       m.run_of_row.push_back(row[host] + "\n" + row[rank]);
     }
@@ -261,7 +266,8 @@ std::vector<KernelAcrossRuns> kernels_across_runs(const MergedRuns& m) {
     out.push_back(std::move(k));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.gpu_ns_median * static_cast<double>(a.runs) > b.gpu_ns_median * static_cast<double>(b.runs);
+    return a.gpu_ns_median * static_cast<double>(a.runs) >
+           b.gpu_ns_median * static_cast<double>(b.runs);
   });
   return out;
 }
@@ -290,9 +296,10 @@ void write_merged_json(std::ostream& out, const MergedRuns& m,
       const std::string& v = row[i];
       char* end = nullptr;
       const double d = std::strtod(v.c_str(), &end);
-      const bool number =
-          !v.empty() && end == v.c_str() + v.size() && !text_column(m.columns[i]);
-      launch[m.columns[i]] = v.empty() ? ordered_json() : number ? ordered_json(d) : ordered_json(v);
+      const bool number = !v.empty() && end == v.c_str() + v.size() && !text_column(m.columns[i]);
+      launch[m.columns[i]] = v.empty() ? ordered_json()
+                             : number  ? ordered_json(d)
+                                       : ordered_json(v);
     }
     doc["launches"].push_back(std::move(launch));
   }

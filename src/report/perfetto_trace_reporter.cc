@@ -31,11 +31,13 @@ constexpr std::uint32_t kSequenceId = 1;
 std::uint64_t clock_ns(clockid_t id) {
   timespec ts{};
   ::clock_gettime(id, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ULL +
+         static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
 // The name /proc gives a thread or process (at most 15 characters); empty when it is gone.
-std::string proc_comm(const std::string& proc_root, std::uint32_t pid, std::optional<std::uint32_t> tid) {
+std::string proc_comm(const std::string& proc_root, std::uint32_t pid,
+                      std::optional<std::uint32_t> tid) {
   const std::string path = tid ? fmt::format("{}/{}/task/{}/comm", proc_root, pid, *tid)
                                : fmt::format("{}/{}/comm", proc_root, pid);
   std::ifstream in(path);
@@ -70,7 +72,9 @@ class PerfettoTraceReporter final : public Reporter {
     info_ = info;
     write_clock_snapshot();
     gpu_track_ = next_uuid_++;
-    write_track(gpu_track_, 0, fmt::format("GPU {}", info.device_detail.empty() ? info.device : info.device_detail));
+    write_track(
+        gpu_track_, 0,
+        fmt::format("GPU {}", info.device_detail.empty() ? info.device : info.device_detail));
     out_.flush();
   }
 
@@ -200,13 +204,16 @@ class PerfettoTraceReporter final : public Reporter {
     if (l.sampled) return {l.sampled->host_start_ns, l.sampled->host_end_ns};
     if (l.profiled && l.queued_ns != 0 && l.api_ns != 0 && l.end_ns >= l.start_ns) {
       auto [it, fresh] = offsets_.try_emplace({r.pid, l.device}, 0);
-      if (fresh) it->second = static_cast<std::int64_t>(l.api_ns) - static_cast<std::int64_t>(l.queued_ns);
-      const auto start = static_cast<std::uint64_t>(static_cast<std::int64_t>(l.start_ns) + it->second);
+      if (fresh)
+        it->second = static_cast<std::int64_t>(l.api_ns) - static_cast<std::int64_t>(l.queued_ns);
+      const auto start =
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(l.start_ns) + it->second);
       return {start, start + (l.end_ns - l.start_ns)};
     }
     const double gpu_ns = oa::gpu_time_ns(r.deltas, info_.timestamp_hz);
     const std::uint64_t start = l.api_ns != 0 ? l.api_ns : last_end_;
-    const std::uint64_t end = start + (std::isfinite(gpu_ns) && gpu_ns > 0 ? static_cast<std::uint64_t>(gpu_ns) : 0);
+    const std::uint64_t end =
+        start + (std::isfinite(gpu_ns) && gpu_ns > 0 ? static_cast<std::uint64_t>(gpu_ns) : 0);
     last_end_ = end;
     return {start, end};
   }
@@ -235,8 +242,8 @@ class PerfettoTraceReporter final : public Reporter {
     e.add_uint(pf::kEventType, pf::kTypeInstant);
     e.add_uint(pf::kEventTrackUuid, track);
     e.add_string(pf::kEventCategories, "opencl");
-    e.add_string(pf::kEventName, r.launch.api == oa::LaunchApi::kTask ? "clEnqueueTask"
-                                                                            : "clEnqueueNDRangeKernel");
+    e.add_string(pf::kEventName,
+                 r.launch.api == oa::LaunchApi::kTask ? "clEnqueueTask" : "clEnqueueNDRangeKernel");
     add_annotation(e, Field{"kernel", r.launch.kernel_name});
     add_annotation(e, Field{"launch", r.index});
     write_event(r.launch.api_ns, e);

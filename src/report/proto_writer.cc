@@ -29,7 +29,8 @@ void ProtoWriter::add_int(std::uint32_t field, std::int64_t value) {
 void ProtoWriter::add_double(std::uint32_t field, double value) {
   tag(field, kFixed64);
   const auto bits = std::bit_cast<std::uint64_t>(value);
-  for (int i = 0; i < 8; ++i) bytes_ += static_cast<char>((bits >> (8 * i)) & 0xff);  // little endian
+  for (int i = 0; i < 8; ++i)
+    bytes_ += static_cast<char>((bits >> (8 * i)) & 0xff);  // little endian
 }
 
 void ProtoWriter::add_string(std::uint32_t field, std::string_view value) {

@@ -27,18 +27,18 @@ struct RunInfo {
   // kernel mode: bracketed (snapshots around each launch) or sampled (the growth of periodic
   // reads over each launch's window); a sampled run's rows have two more columns.
   std::string attribution = "bracketed";
-  std::string metric_set;       // empty: raw counters only
-  std::string energy_backend;   // empty: none
+  std::string metric_set;      // empty: raw counters only
+  std::string energy_backend;  // empty: none
   // The energy backend is the simulated RAPL tree: its figures are a model, and every row that
   // carries them is flagged energy_simulated.
   bool energy_simulated = false;
-  std::string device;        // "simulated" or the PCI address
-  std::string device_detail; // "simulated KBL GT2 (24 EUs, 1150 MHz)"
-  std::string platform;      // "kblgt2"
-  std::string format;        // "A32u40_A4u32_B8_C8"
-  std::string access;        // "mmio"
-  std::string driver;        // "i915" or "xe": the kernel driver of the device; empty: offline
-  int eus = 0;               // the device's (its topology), not necessarily the table's
+  std::string device;         // "simulated" or the PCI address
+  std::string device_detail;  // "simulated KBL GT2 (24 EUs, 1150 MHz)"
+  std::string platform;       // "kblgt2"
+  std::string format;         // "A32u40_A4u32_B8_C8"
+  std::string access;         // "mmio"
+  std::string driver;         // "i915" or "xe": the kernel driver of the device; empty: offline
+  int eus = 0;                // the device's (its topology), not necessarily the table's
   // The device's topology and timestamp frequency and where they came from; every row of a run
   // whose topology is the platform table's is flagged topology_from_table. Absent: no device
   // (offline work), no flag.

@@ -41,12 +41,13 @@ void add_runner_kernel(const RunnerRun& run, const std::vector<const RunnerResul
                                              [](auto* a, auto* b) { return a->rate < b->rate; });
   if (r.unit == "GFLOP/s" && r.rate > 0) {
     const double bytes = compute_kernel_bytes(r);
-    m.points.push_back({r.kernel, r.work / bytes, r.rate, false, false,
-                        fmt::format("{}: {:.4g} GFLOP/s, {:.4g} FLOP over {:.4g} bytes (kernel_runner, "
-                                    "known work), global {:g} local {:g}{}", r.kernel, r.rate, r.work,
-                                    bytes, r.global, r.local,
-                                    rows.size() > 1 ? ", the best of its sweep" : ""),
-                        ""});
+    m.points.push_back(
+        {r.kernel, r.work / bytes, r.rate, false, false,
+         fmt::format("{}: {:.4g} GFLOP/s, {:.4g} FLOP over {:.4g} bytes (kernel_runner, "
+                     "known work), global {:g} local {:g}{}",
+                     r.kernel, r.rate, r.work, bytes, r.global, r.local,
+                     rows.size() > 1 ? ", the best of its sweep" : ""),
+         ""});
   }
   KernelRow row;
   row.kernel = r.kernel;
@@ -60,8 +61,8 @@ void add_runner_kernel(const RunnerRun& run, const std::vector<const RunnerResul
     m.ceilings.push_back({"measured " + r.kernel, run.device, r.rate, r.unit == "GFLOP/s", true});
   }
   if (rows.size() < 2) return;
-  const bool same_local = std::all_of(rows.begin(), rows.end(),
-                                      [&](auto* x) { return x->local == rows[0]->local; });
+  const bool same_local =
+      std::all_of(rows.begin(), rows.end(), [&](auto* x) { return x->local == rows[0]->local; });
   Sweep sw{r.kernel, same_local ? "work-groups" : "work-items", r.unit, {}};
   for (const RunnerResult* x : rows) {
     const double v = same_local ? (x->local > 0 ? x->global / x->local : 0) : x->local;
@@ -133,21 +134,25 @@ std::string join(const std::set<std::string>& s) {
 }
 
 void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
-  RunMeta meta{run.source, "oaprof", run.device_detail.empty() ? run.device : run.device_detail,
-               run.simulated(), {}};
-  meta.fields = {{"device", run.device},
-                 {"device detail", run.device_detail},
-                 {"simulated", run.simulated() ? "yes: the figures are a model, not measurements" : "no"},
-                 {"platform", run.platform},
-                 {"access (driver path)", run.access},
-                 {"EUs", std::to_string(run.eus)},
-                 {"clocks", fmt::format("{:g}–{:g} MHz (start {})", run.min_freq_mhz, run.max_freq_mhz,
-                                        run.start_freq_mhz ? fmt::format("{:g} MHz", *run.start_freq_mhz)
-                                                           : "unknown")},
-                 {"energy source", run.energy_backend.empty() ? "none" : run.energy_backend},
-                 {"metric set", run.metric_set.empty() ? "none (raw counters)" : run.metric_set},
-                 {"mode", run.mode},
-                 {"oaprof", run.oaprof_version}};
+  RunMeta meta{run.source,
+               "oaprof",
+               run.device_detail.empty() ? run.device : run.device_detail,
+               run.simulated(),
+               {}};
+  meta.fields = {
+      {"device", run.device},
+      {"device detail", run.device_detail},
+      {"simulated", run.simulated() ? "yes: the figures are a model, not measurements" : "no"},
+      {"platform", run.platform},
+      {"access (driver path)", run.access},
+      {"EUs", std::to_string(run.eus)},
+      {"clocks",
+       fmt::format("{:g}–{:g} MHz (start {})", run.min_freq_mhz, run.max_freq_mhz,
+                   run.start_freq_mhz ? fmt::format("{:g} MHz", *run.start_freq_mhz) : "unknown")},
+      {"energy source", run.energy_backend.empty() ? "none" : run.energy_backend},
+      {"metric set", run.metric_set.empty() ? "none (raw counters)" : run.metric_set},
+      {"mode", run.mode},
+      {"oaprof", run.oaprof_version}};
   m.runs.push_back(std::move(meta));
   m.any_simulated = m.any_simulated || run.simulated();
 
@@ -198,7 +203,11 @@ void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
       m.any_energy = true;
     }
     if (row.gflops && row.gbps && *row.gflops > 0 && *row.gbps > 0) {
-      RooflinePoint p{kernel, a.flops / a.bytes, *row.gflops, true, run.simulated(),
+      RooflinePoint p{kernel,
+                      a.flops / a.bytes,
+                      *row.gflops,
+                      true,
+                      run.simulated(),
                       fmt::format("{} (estimate{}): {:.4g} GFLOP/s from Fpu0Active_percent, "
                                   "Fpu1Active_percent, GpuCoreClocks_cycles and {} EUs (every "
                                   "active FPU cycle counted as a 4-lane MAD: an upper bound); "
@@ -219,14 +228,17 @@ void add_power_roofline(RooflineModel& m) {
   auto gbps_per_w = [](const KernelRow& k) { return *k.gbps / *k.power_w; };
   for (const KernelRow& k : m.kernels) {
     if (!k.power_w || *k.power_w <= 0) continue;
-    if (k.gflops_per_w && (!best_flops || *k.gflops_per_w > *best_flops->gflops_per_w)) best_flops = &k;
-    if (k.gbps && *k.gbps > 0 && (!best_bytes || gbps_per_w(k) > gbps_per_w(*best_bytes))) best_bytes = &k;
+    if (k.gflops_per_w && (!best_flops || *k.gflops_per_w > *best_flops->gflops_per_w))
+      best_flops = &k;
+    if (k.gbps && *k.gbps > 0 && (!best_bytes || gbps_per_w(k) > gbps_per_w(*best_bytes)))
+      best_bytes = &k;
     if (!k.gflops_per_w || !k.gbps || *k.gbps <= 0 || *k.gflops_per_w <= 0) continue;
-    m.power_points.push_back(
-        {k.kernel, *k.gflops / *k.gbps, *k.gflops_per_w, k.estimate, k.simulated,
-         fmt::format("{}: {:.4g} GFLOP/s per W ({:.4g} GFLOP/s at {:.4g} W){}", k.kernel,
-                     *k.gflops_per_w, *k.gflops, *k.power_w, k.estimate ? ", an estimate from counters" : ""),
-         k.flags});
+    m.power_points.push_back({k.kernel, *k.gflops / *k.gbps, *k.gflops_per_w, k.estimate,
+                              k.simulated,
+                              fmt::format("{}: {:.4g} GFLOP/s per W ({:.4g} GFLOP/s at {:.4g} W){}",
+                                          k.kernel, *k.gflops_per_w, *k.gflops, *k.power_w,
+                                          k.estimate ? ", an estimate from counters" : ""),
+                              k.flags});
   }
   if (best_flops) {
     m.power_ceilings.push_back({"best GFLOP/s per W: " + best_flops->kernel, "these inputs",

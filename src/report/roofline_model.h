@@ -28,18 +28,18 @@ struct TheoreticalPeaks {
 struct Ceiling {
   std::string label;   // "peak MAD SP", "measured mad_vect4"
   std::string device;  // whose
-  double value = 0;       // GFLOP/s for a compute ceiling, GB/s for a memory one
+  double value = 0;    // GFLOP/s for a compute ceiling, GB/s for a memory one
   bool compute = true;
   bool measured = false;  // from a kernel_runner run, not a formula
 };
 
 struct RooflinePoint {
   std::string kernel;
-  double intensity = 0;  // FLOP per byte
-  double gflops = 0;     // GFLOP/s
-  bool estimate = false; // from counters (hollow marker)
+  double intensity = 0;   // FLOP per byte
+  double gflops = 0;      // GFLOP/s
+  bool estimate = false;  // from counters (hollow marker)
   bool simulated = false;
-  std::string detail;    // the tooltip: how the figures were obtained, counters named
+  std::string detail;  // the tooltip: how the figures were obtained, counters named
   std::string flags;
 };
 
@@ -64,7 +64,7 @@ struct KernelRow {
   std::optional<double> gflops;
   std::optional<double> gbps;
   bool estimate = false;
-  std::optional<double> power_w;           // mean iGPU power over the launches that have one
+  std::optional<double> power_w;  // mean iGPU power over the launches that have one
   std::optional<double> energy_per_launch_j;
   std::optional<double> gflops_per_w;
   std::string flags;  // the union of the rows' flags; empty: clean

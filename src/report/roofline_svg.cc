@@ -26,8 +26,8 @@ struct ChartText {
   const char* axes_class;
 };
 constexpr ChartText kPerformance{"roofline", "GFLOP/s", "GFLOP/s", "GB/s", "point", "axes"};
-constexpr ChartText kPower{"power-roofline", "GFLOP/s per W", "GFLOP/s/W", "GB/s/W",
-                           "power-point", "power-axes"};
+constexpr ChartText kPower{"power-roofline", "GFLOP/s per W", "GFLOP/s/W",
+                           "GB/s/W",         "power-point",   "power-axes"};
 
 double decade_floor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 double decade_ceil(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
@@ -38,49 +38,59 @@ std::string si(double v) { return fmt::format("{:g}", v); }
 
 double top_ceiling(const std::vector<Ceiling>& ceilings, bool compute) {
   double c = 0;
-  for (const auto& ce : ceilings) if (ce.compute == compute) c = std::max(c, ce.value);
+  for (const auto& ce : ceilings)
+    if (ce.compute == compute) c = std::max(c, ce.value);
   return c;
 }
 
-RooflineLayout layout_of(const std::vector<Ceiling>& ceilings, const std::vector<RooflinePoint>& points);
+RooflineLayout layout_of(const std::vector<Ceiling>& ceilings,
+                         const std::vector<RooflinePoint>& points);
 
 std::string axis_ticks(const LogScale& s, bool x_axis) {
   std::string out;
   for (double v = s.d0; v <= s.d1 * 1.0001; v *= 10) {
     const double p = s.map(v);
     if (x_axis) {
-      out += fmt::format("<line class=\"grid\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>"
-                         "<text class=\"tick\" x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                         num(p), kPlotTop, kPlotBottom, kPlotBottom + 16, si(v));
+      out += fmt::format(
+          "<line class=\"grid\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/>"
+          "<text class=\"tick\" x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+          num(p), kPlotTop, kPlotBottom, kPlotBottom + 16, si(v));
     } else {
-      out += fmt::format("<line class=\"grid\" x1=\"{1}\" x2=\"{2}\" y1=\"{0}\" y2=\"{0}\"/>"
-                         "<text class=\"tick\" x=\"{3}\" y=\"{0}\" text-anchor=\"end\" "
-                         "dominant-baseline=\"middle\">{4}</text>\n",
-                         num(p), kPlotLeft, kPlotRight, kPlotLeft - 6, si(v));
+      out += fmt::format(
+          "<line class=\"grid\" x1=\"{1}\" x2=\"{2}\" y1=\"{0}\" y2=\"{0}\"/>"
+          "<text class=\"tick\" x=\"{3}\" y=\"{0}\" text-anchor=\"end\" "
+          "dominant-baseline=\"middle\">{4}</text>\n",
+          num(p), kPlotLeft, kPlotRight, kPlotLeft - 6, si(v));
     }
   }
   return out;
 }
 
 // The roofline's body (no <svg> wrapper): axes, ceilings, points, legend.
-std::string chart_body(const std::vector<Ceiling>& ceilings, const std::vector<RooflinePoint>& points,
-                       bool simulated, const std::string& title, const ChartText& text) {
+std::string chart_body(const std::vector<Ceiling>& ceilings,
+                       const std::vector<RooflinePoint>& points, bool simulated,
+                       const std::string& title, const ChartText& text) {
   const RooflineLayout L = layout_of(ceilings, points);
   std::string s;
-  s += fmt::format("<text class=\"title\" x=\"{}\" y=\"24\">{}</text>\n", kPlotLeft, xml_escape(title));
-  s += fmt::format("<g class=\"{}\" data-x-min=\"{}\" data-x-max=\"{}\" data-y-min=\"{}\" "
-                   "data-y-max=\"{}\" data-left=\"{}\" data-right=\"{}\" data-top=\"{}\" "
-                   "data-bottom=\"{}\">\n",
-                   text.axes_class, si(L.x.d0), si(L.x.d1), si(L.y.d0), si(L.y.d1), kPlotLeft, kPlotRight, kPlotTop,
-                   kPlotBottom);
-  s += fmt::format("<rect class=\"plot\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", kPlotLeft,
-                   kPlotTop, kPlotRight - kPlotLeft, kPlotBottom - kPlotTop);
+  s += fmt::format("<text class=\"title\" x=\"{}\" y=\"24\">{}</text>\n", kPlotLeft,
+                   xml_escape(title));
+  s += fmt::format(
+      "<g class=\"{}\" data-x-min=\"{}\" data-x-max=\"{}\" data-y-min=\"{}\" "
+      "data-y-max=\"{}\" data-left=\"{}\" data-right=\"{}\" data-top=\"{}\" "
+      "data-bottom=\"{}\">\n",
+      text.axes_class, si(L.x.d0), si(L.x.d1), si(L.y.d0), si(L.y.d1), kPlotLeft, kPlotRight,
+      kPlotTop, kPlotBottom);
+  s += fmt::format("<rect class=\"plot\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
+                   kPlotLeft, kPlotTop, kPlotRight - kPlotLeft, kPlotBottom - kPlotTop);
   s += axis_ticks(L.x, true) + axis_ticks(L.y, false);
-  s += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic "
-                   "intensity (FLOP/byte)</text>\n", (kPlotLeft + kPlotRight) / 2, kPlotBottom + 38);
-  s += fmt::format("<text class=\"label\" transform=\"translate(20 {}) rotate(-90)\" "
-                   "text-anchor=\"middle\">{}</text>\n</g>\n", (kPlotTop + kPlotBottom) / 2,
-                   text.y_label);
+  s += fmt::format(
+      "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">arithmetic "
+      "intensity (FLOP/byte)</text>\n",
+      (kPlotLeft + kPlotRight) / 2, kPlotBottom + 38);
+  s += fmt::format(
+      "<text class=\"label\" transform=\"translate(20 {}) rotate(-90)\" "
+      "text-anchor=\"middle\">{}</text>\n</g>\n",
+      (kPlotTop + kPlotBottom) / 2, text.y_label);
 
   const double cmax = top_ceiling(ceilings, true), bmax = top_ceiling(ceilings, false);
   std::string legend;
@@ -100,42 +110,45 @@ std::string chart_body(const std::vector<Ceiling>& ceilings, const std::vector<R
       y0 = c.value * x0;
       y1 = c.value * x1;
     }
-    s += fmt::format("<line class=\"ceiling {}\" data-label=\"{}\" data-value=\"{}\" x1=\"{}\" "
-                     "y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\"{}><title>{} ({}): {:.4g} {}</title></line>\n",
-                     c.measured ? "measured" : "theoretical", xml_escape(c.label), si(c.value),
-                     num(L.x.map(x0)), num(L.y.map(y0)), num(L.x.map(x1)), num(L.y.map(y1)), colour,
-                     dash, xml_escape(c.label), xml_escape(c.device), c.value,
-                     c.compute ? text.compute_unit : text.memory_unit);
-    legend += fmt::format("<g class=\"legend-entry\"><line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" "
-                          "stroke=\"{3}\"{4}/><text x=\"{5}\" y=\"{2}\" dominant-baseline=\"middle\">"
-                          "{6} {7:.4g} {8}<title>{9}</title></text></g>\n",
-                          kLegendX, kLegendX + 24, num(ly), colour, dash, kLegendX + 30,
-                          xml_escape(c.label), c.value,
-                          c.compute ? text.compute_unit : text.memory_unit, xml_escape(c.device));
+    s += fmt::format(
+        "<line class=\"ceiling {}\" data-label=\"{}\" data-value=\"{}\" x1=\"{}\" "
+        "y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\"{}><title>{} ({}): {:.4g} {}</title></line>\n",
+        c.measured ? "measured" : "theoretical", xml_escape(c.label), si(c.value), num(L.x.map(x0)),
+        num(L.y.map(y0)), num(L.x.map(x1)), num(L.y.map(y1)), colour, dash, xml_escape(c.label),
+        xml_escape(c.device), c.value, c.compute ? text.compute_unit : text.memory_unit);
+    legend += fmt::format(
+        "<g class=\"legend-entry\"><line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" "
+        "stroke=\"{3}\"{4}/><text x=\"{5}\" y=\"{2}\" dominant-baseline=\"middle\">"
+        "{6} {7:.4g} {8}<title>{9}</title></text></g>\n",
+        kLegendX, kLegendX + 24, num(ly), colour, dash, kLegendX + 30, xml_escape(c.label), c.value,
+        c.compute ? text.compute_unit : text.memory_unit, xml_escape(c.device));
     ly += 18;
   }
   for (const RooflinePoint& p : points) {
     const double cx = L.x.map(p.intensity), cy = L.y.map(p.gflops);
-    s += fmt::format("<g class=\"point-group\"><circle class=\"{}{}\" data-kernel=\"{}\" "
-                     "data-intensity=\"{}\" data-gflops=\"{}\" cx=\"{}\" cy=\"{}\" r=\"5\" {}>"
-                     "<title>{}{}</title></circle>",
-                     text.point_class, p.estimate ? " estimate" : " exact", xml_escape(p.kernel),
-                     si(p.intensity),
-                     si(p.gflops), num(cx), num(cy),
-                     p.estimate ? "fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"" : "fill=\"#000\"",
-                     xml_escape(p.detail), p.flags.empty() ? "" : xml_escape(" [flags: " + p.flags + "]"));
+    s += fmt::format(
+        "<g class=\"point-group\"><circle class=\"{}{}\" data-kernel=\"{}\" "
+        "data-intensity=\"{}\" data-gflops=\"{}\" cx=\"{}\" cy=\"{}\" r=\"5\" {}>"
+        "<title>{}{}</title></circle>",
+        text.point_class, p.estimate ? " estimate" : " exact", xml_escape(p.kernel),
+        si(p.intensity), si(p.gflops), num(cx), num(cy),
+        p.estimate ? "fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"" : "fill=\"#000\"",
+        xml_escape(p.detail), p.flags.empty() ? "" : xml_escape(" [flags: " + p.flags + "]"));
     s += fmt::format("<text class=\"point-label\" x=\"{}\" y=\"{}\">{}{}</text></g>\n", num(cx + 7),
                      num(cy - 7), xml_escape(p.kernel), p.estimate ? " (estimate)" : "");
   }
   ly += 8;
-  legend += fmt::format("<g class=\"legend-entry\"><circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#000\"/>"
-                        "<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">kernel, known work "
-                        "(kernel_runner)</text></g>\n", kLegendX + 12, num(ly), kLegendX + 30, num(ly));
+  legend += fmt::format(
+      "<g class=\"legend-entry\"><circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#000\"/>"
+      "<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">kernel, known work "
+      "(kernel_runner)</text></g>\n",
+      kLegendX + 12, num(ly), kLegendX + 30, num(ly));
   ly += 18;
-  legend += fmt::format("<g class=\"legend-entry\"><circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"none\" "
-                        "stroke=\"#000\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" "
-                        "dominant-baseline=\"middle\">kernel, estimate from counters</text></g>\n",
-                        kLegendX + 12, num(ly), kLegendX + 30, num(ly));
+  legend += fmt::format(
+      "<g class=\"legend-entry\"><circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"none\" "
+      "stroke=\"#000\" stroke-width=\"1.5\"/><text x=\"{}\" y=\"{}\" "
+      "dominant-baseline=\"middle\">kernel, estimate from counters</text></g>\n",
+      kLegendX + 12, num(ly), kLegendX + 30, num(ly));
   ly += 18;
   std::vector<std::string> sources;  // "dashed: peaks of DEVICE", "solid: measured on DEVICE"
   for (const Ceiling& c : ceilings) {
@@ -144,13 +157,17 @@ std::string chart_body(const std::vector<Ceiling>& ceilings, const std::vector<R
     if (std::find(sources.begin(), sources.end(), line) == sources.end()) sources.push_back(line);
   }
   for (const std::string& line : sources) {
-    legend += fmt::format("<text class=\"legend-source\" x=\"{}\" y=\"{}\" "
-                          "dominant-baseline=\"middle\">{}</text>\n", kLegendX, num(ly), xml_escape(line));
+    legend += fmt::format(
+        "<text class=\"legend-source\" x=\"{}\" y=\"{}\" "
+        "dominant-baseline=\"middle\">{}</text>\n",
+        kLegendX, num(ly), xml_escape(line));
     ly += 16;
   }
   if (simulated) {
-    legend += fmt::format("<text class=\"simulated\" x=\"{}\" y=\"{}\">simulated device: the "
-                          "counter figures are a model</text>\n", kLegendX, num(ly + 10));
+    legend += fmt::format(
+        "<text class=\"simulated\" x=\"{}\" y=\"{}\">simulated device: the "
+        "counter figures are a model</text>\n",
+        kLegendX, num(ly + 10));
   }
   s += "<g class=\"legend\">\n" + legend + "</g>\n";
   return s;
@@ -173,28 +190,34 @@ std::string sweep_svg(const Sweep& sw, std::size_t index) {
   if (ymax <= 0) ymax = 1;
   auto X = [&](double v) { return l + v / xmax * (r - l); };
   auto Y = [&](double v) { return b - v / (ymax * 1.1) * (b - t); };
-  std::string s = fmt::format("<svg class=\"sweep\" id=\"sweep-{}\" xmlns=\"http://www.w3.org/2000/svg\" "
-                              "width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n", index, w, h, w, h);
-  s += fmt::format("<rect class=\"plot\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", l, t, r - l, b - t);
+  std::string s = fmt::format(
+      "<svg class=\"sweep\" id=\"sweep-{}\" xmlns=\"http://www.w3.org/2000/svg\" "
+      "width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+      index, w, h, w, h);
+  s += fmt::format("<rect class=\"plot\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", l, t,
+                   r - l, b - t);
   for (int i = 0; i <= 4; ++i) {
-    s += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.3g}</text>"
-                     "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.3g}</text>\n",
-                     l - 4, num(Y(ymax * 1.1 * i / 4)), ymax * 1.1 * i / 4, num(X(xmax * i / 4)),
-                     b + 14, xmax * i / 4);
+    s += fmt::format(
+        "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{:.3g}</text>"
+        "<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.3g}</text>\n",
+        l - 4, num(Y(ymax * 1.1 * i / 4)), ymax * 1.1 * i / 4, num(X(xmax * i / 4)), b + 14,
+        xmax * i / 4);
   }
   std::string line;
   for (const auto& p : sw.points) line += fmt::format("{},{} ", num(X(p.x)), num(Y(p.rate)));
   s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"#1f77b4\"/>\n", line);
   for (const auto& p : sw.points) {
     if (!p.fills_hw_threads) continue;
-    s += fmt::format("<circle class=\"fill-mark\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#d62728\">"
-                     "<title>all hardware threads filled: {} = {:g}, {:.4g} {}</title></circle>\n",
-                     num(X(p.x)), num(Y(p.rate)), sw.axis, p.x, p.rate, xml_escape(sw.unit));
+    s += fmt::format(
+        "<circle class=\"fill-mark\" cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"#d62728\">"
+        "<title>all hardware threads filled: {} = {:g}, {:.4g} {}</title></circle>\n",
+        num(X(p.x)), num(Y(p.rate)), sw.axis, p.x, p.rate, xml_escape(sw.unit));
   }
-  s += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>"
-                   "<text class=\"label\" x=\"{}\" y=\"14\">{} ({}; red: all hardware threads "
-                   "filled)</text>\n</svg>\n",
-                   (l + r) / 2, b + 32, sw.axis, l, xml_escape(sw.kernel), xml_escape(sw.unit));
+  s += fmt::format(
+      "<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>"
+      "<text class=\"label\" x=\"{}\" y=\"14\">{} ({}; red: all hardware threads "
+      "filled)</text>\n</svg>\n",
+      (l + r) / 2, b + 32, sw.axis, l, xml_escape(sw.kernel), xml_escape(sw.unit));
   return s;
 }
 
@@ -208,17 +231,19 @@ std::string flags_cell(const std::string& flags) {
 }
 
 std::string kernel_table(const RooflineModel& m) {
-  std::string s = "<table id=\"kernels\"><thead><tr><th>kernel</th><th>source</th><th>launches</th>"
-                  "<th>time (ms)</th><th>GFLOP/s</th><th>GB/s</th><th>figures</th><th>flags</th>"
-                  "</tr></thead><tbody>\n";
+  std::string s =
+      "<table id=\"kernels\"><thead><tr><th>kernel</th><th>source</th><th>launches</th>"
+      "<th>time (ms)</th><th>GFLOP/s</th><th>GB/s</th><th>figures</th><th>flags</th>"
+      "</tr></thead><tbody>\n";
   for (const KernelRow& k : m.kernels) {
-    s += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{:.4g}</td><td>{}</td>"
-                     "<td>{}</td><td>{}</td>{}</tr>\n",
-                     k.flags.empty() ? "clean" : "flagged", xml_escape(k.kernel), xml_escape(k.source),
-                     k.launches, k.time_ns / 1e6, opt(k.gflops), opt(k.gbps),
-                     k.estimate ? (k.simulated ? "estimate, simulated device" : "estimate from counters")
-                                : "known work (kernel_runner)",
-                     flags_cell(k.flags));
+    s += fmt::format(
+        "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{:.4g}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td>{}</tr>\n",
+        k.flags.empty() ? "clean" : "flagged", xml_escape(k.kernel), xml_escape(k.source),
+        k.launches, k.time_ns / 1e6, opt(k.gflops), opt(k.gbps),
+        k.estimate ? (k.simulated ? "estimate, simulated device" : "estimate from counters")
+                   : "known work (kernel_runner)",
+        flags_cell(k.flags));
   }
   return s + "</tbody></table>\n";
 }
@@ -226,31 +251,38 @@ std::string kernel_table(const RooflineModel& m) {
 std::string energy_section(const RooflineModel& m) {
   std::string s = "<h2>Energy</h2>\n";
   if (!m.any_energy) {
-    return s + "<p class=\"none\">No input has iGPU energy (run oaprof with --energy and --json).</p>\n";
+    return s +
+           "<p class=\"none\">No input has iGPU energy (run oaprof with --energy and "
+           "--json).</p>\n";
   }
   s += "<table id=\"energy\"><thead><tr><th>kernel</th><th>iGPU power (W)</th><th>energy per "
        "launch (mJ)</th><th>GFLOP/s per W</th><th>flags</th></tr></thead><tbody>\n";
   for (const KernelRow& k : m.kernels) {
     if (!k.power_w) continue;
-    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>\n", xml_escape(k.kernel),
-                     opt(k.power_w), k.energy_per_launch_j ? fmt::format("{:.4g}", *k.energy_per_launch_j * 1e3) : "–",
-                     opt(k.gflops_per_w), flags_cell(k.flags));
+    s += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>\n", xml_escape(k.kernel),
+        opt(k.power_w),
+        k.energy_per_launch_j ? fmt::format("{:.4g}", *k.energy_per_launch_j * 1e3) : "–",
+        opt(k.gflops_per_w), flags_cell(k.flags));
   }
   s += "</tbody></table>\n";
   if (m.power_ceilings.empty()) return s;
-  s += fmt::format("<svg id=\"{0}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{1}\" "
-                   "height=\"{2}\" viewBox=\"0 0 {1} {2}\">\n{3}</svg>\n",
-                   kPower.id, kWidth, kHeight,
-                   chart_body(m.power_ceilings, m.power_points, m.any_simulated,
-                              "Power roofline: GFLOP/s per watt", kPower));
-  return s + "<p>The power roofline's ceilings are the best efficiencies these inputs show "
-             "(GFLOP/s per W and GB/s per W of their kernels), not theoretical figures.</p>\n";
+  s += fmt::format(
+      "<svg id=\"{0}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{1}\" "
+      "height=\"{2}\" viewBox=\"0 0 {1} {2}\">\n{3}</svg>\n",
+      kPower.id, kWidth, kHeight,
+      chart_body(m.power_ceilings, m.power_points, m.any_simulated,
+                 "Power roofline: GFLOP/s per watt", kPower));
+  return s +
+         "<p>The power roofline's ceilings are the best efficiencies these inputs show "
+         "(GFLOP/s per W and GB/s per W of their kernels), not theoretical figures.</p>\n";
 }
 
 std::string metadata(const RooflineModel& m) {
   std::string s = "<h2>Runs</h2>\n";
   for (const RunMeta& r : m.runs) {
-    s += fmt::format("<table class=\"run\"><caption>{} ({})</caption><tbody>\n", xml_escape(r.source), r.kind);
+    s += fmt::format("<table class=\"run\"><caption>{} ({})</caption><tbody>\n",
+                     xml_escape(r.source), r.kind);
     for (const auto& [k, v] : r.fields) {
       s += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", xml_escape(k), xml_escape(v));
     }
@@ -275,7 +307,8 @@ constexpr const char* kPageScript =
     "'click',function(){var k=tr.cells[0].textContent;document.querySelectorAll('circle.point')."
     "forEach(function(c){c.classList.toggle('highlight',c.getAttribute('data-kernel')===k);});"
     "tr.classList.toggle('highlight');});});"
-    "document.body.setAttribute('data-points',String(document.querySelectorAll('circle.point').length));"
+    "document.body.setAttribute('data-points',String(document.querySelectorAll('circle.point')."
+    "length));"
     "document.body.setAttribute('data-ready','1');";
 
 }  // namespace
@@ -288,10 +321,21 @@ RooflineLayout roofline_layout(const RooflineModel& m) { return layout_of(m.ceil
 
 namespace {
 
-RooflineLayout layout_of(const std::vector<Ceiling>& ceilings, const std::vector<RooflinePoint>& points) {
+RooflineLayout layout_of(const std::vector<Ceiling>& ceilings,
+                         const std::vector<RooflinePoint>& points) {
   double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
-  auto x_in = [&](double v) { if (v > 0 && std::isfinite(v)) { xmin = std::min(xmin, v); xmax = std::max(xmax, v); } };
-  auto y_in = [&](double v) { if (v > 0 && std::isfinite(v)) { ymin = std::min(ymin, v); ymax = std::max(ymax, v); } };
+  auto x_in = [&](double v) {
+    if (v > 0 && std::isfinite(v)) {
+      xmin = std::min(xmin, v);
+      xmax = std::max(xmax, v);
+    }
+  };
+  auto y_in = [&](double v) {
+    if (v > 0 && std::isfinite(v)) {
+      ymin = std::min(ymin, v);
+      ymax = std::max(ymax, v);
+    }
+  };
   for (const auto& p : points) {
     x_in(p.intensity);
     y_in(p.gflops);
@@ -299,7 +343,8 @@ RooflineLayout layout_of(const std::vector<Ceiling>& ceilings, const std::vector
   for (const auto& c : ceilings) {
     if (c.compute) {
       y_in(c.value);
-      for (const auto& b : ceilings) if (!b.compute) x_in(c.value / b.value);  // ridge points
+      for (const auto& b : ceilings)
+        if (!b.compute) x_in(c.value / b.value);  // ridge points
     }
   }
   if (xmax == 0) xmin = 0.1, xmax = 10;
@@ -307,7 +352,8 @@ RooflineLayout layout_of(const std::vector<Ceiling>& ceilings, const std::vector
   RooflineLayout L;
   L.x = {decade_floor(xmin / 2), decade_ceil(xmax * 2), kPlotLeft, kPlotRight};
   // The memory ceilings start at the left edge; their lowest value there sets the floor.
-  for (const auto& c : ceilings) if (!c.compute) y_in(c.value * L.x.d0);
+  for (const auto& c : ceilings)
+    if (!c.compute) y_in(c.value * L.x.d0);
   L.y = {decade_floor(ymin), decade_ceil(ymax * 1.5), kPlotBottom, kPlotTop};
   if (L.y.d1 / L.y.d0 > 1e6) L.y.d0 = L.y.d1 / 1e6;  // six decades at most
   return L;
@@ -320,37 +366,52 @@ std::string xml_escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
 std::string roofline_svg(const RooflineModel& m, const std::string& title) {
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg id=\"roofline\" "
-                     "xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 "
-                     "0 {0} {1}\">\n<style>{2}</style>\n<rect width=\"100%\" height=\"100%\" "
-                     "fill=\"#fff\"/>\n{3}</svg>\n",
-                     kWidth, kHeight, kSvgStyle, chart_body(m.ceilings, m.points, m.any_simulated, title, kPerformance));
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg id=\"roofline\" "
+      "xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 "
+      "0 {0} {1}\">\n<style>{2}</style>\n<rect width=\"100%\" height=\"100%\" "
+      "fill=\"#fff\"/>\n{3}</svg>\n",
+      kWidth, kHeight, kSvgStyle,
+      chart_body(m.ceilings, m.points, m.any_simulated, title, kPerformance));
 }
 
 std::string html_report(const RooflineModel& m, const std::string& title) {
-  std::string s = fmt::format("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                              "<title>{}</title><style>{}{}</style></head>\n<body>\n<h1>{}</h1>\n",
-                              xml_escape(title), kPageStyle, kSvgStyle, xml_escape(title));
+  std::string s = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<title>{}</title><style>{}{}</style></head>\n<body>\n<h1>{}</h1>\n",
+      xml_escape(title), kPageStyle, kSvgStyle, xml_escape(title));
   if (m.any_simulated) {
     s += "<p class=\"banner\" id=\"simulated\">device: simulated — counter figures from a run on "
          "oaprof's simulated GPU are a model of the hardware, not measurements.</p>\n";
   }
   s += "<h2>Roofline</h2>\n";
-  s += fmt::format("<svg id=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
-                   "height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n{2}</svg>\n",
-                   kWidth, kHeight, chart_body(m.ceilings, m.points, m.any_simulated, title, kPerformance));
+  s += fmt::format(
+      "<svg id=\"roofline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
+      "height=\"{1}\" viewBox=\"0 0 {0} {1}\">\n{2}</svg>\n",
+      kWidth, kHeight, chart_body(m.ceilings, m.points, m.any_simulated, title, kPerformance));
   s += "<p>Hollow markers are estimates from hardware counters (hover for the counters used); "
        "filled markers have known work. Dashed ceilings are theoretical peaks, solid ones measured "
        "by kernel_runner.</p>\n";

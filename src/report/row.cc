@@ -38,9 +38,10 @@ void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vect
     const bool available = info.metrics->available(static_cast<int>(i), info.device_variables);
     const oa::EquationValue& v = values[i];
     if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + c.symbol);
-    f.push_back({name, !available || v.div_by_zero ? FieldValue{}
-                       : v.is_float                ? FieldValue{v.f}
-                                                   : FieldValue{v.u},
+    f.push_back({name,
+                 !available || v.div_by_zero ? FieldValue{}
+                 : v.is_float                ? FieldValue{v.f}
+                                             : FieldValue{v.u},
                  3});
   }
 }
@@ -80,10 +81,12 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"api", std::string(l.api == oa::LaunchApi::kTask ? "task" : "ndrange")});
   f.push_back({"work_dim", std::uint64_t{l.work_dim}});
   f.push_back({"global_size", dims(l.global, l.work_dim)});
-  f.push_back({"local_size", l.local[0] == 0 ? FieldValue{} : FieldValue{dims(l.local, l.work_dim)}});
+  f.push_back(
+      {"local_size", l.local[0] == 0 ? FieldValue{} : FieldValue{dims(l.local, l.work_dim)}});
   f.push_back({"global_offset", dims(l.offset, l.work_dim)});
   f.push_back({"queue", l.queue ? FieldValue{fmt::format("0x{:x}", l.queue)} : FieldValue{}});
-  f.push_back({"device_handle", l.device ? FieldValue{fmt::format("0x{:x}", l.device)} : FieldValue{}});
+  f.push_back(
+      {"device_handle", l.device ? FieldValue{fmt::format("0x{:x}", l.device)} : FieldValue{}});
   f.push_back({"api_ns", l.api_ns ? FieldValue{l.api_ns} : FieldValue{}});
   f.push_back({"kernel_ns", std::isnan(kns) ? FieldValue{} : FieldValue{kns}});
   // Kernel replay: kernel_ns above is the first pass alone; the counters below sum every pass;
@@ -99,13 +102,16 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
     f.push_back({"overlap_share", s ? FieldValue{s->overlap_share} : FieldValue{}, 4});
   }
   f.push_back({"gpu_time_ns", oa::gpu_time_ns(r.deltas, info.timestamp_hz)});
-  f.push_back({"gpu_ticks", r.deltas.has_gpu_ticks ? FieldValue{r.deltas.gpu_ticks} : FieldValue{}});
+  f.push_back(
+      {"gpu_ticks", r.deltas.has_gpu_ticks ? FieldValue{r.deltas.gpu_ticks} : FieldValue{}});
   const double freq = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
-  f.push_back({"avg_freq_mhz", r.deltas.has_gpu_ticks && r.deltas.timestamp ? FieldValue{freq} : FieldValue{}, 1});
+  f.push_back({"avg_freq_mhz",
+               r.deltas.has_gpu_ticks && r.deltas.timestamp ? FieldValue{freq} : FieldValue{}, 1});
   // Counters that went down between two reads and were counted as one wrap each.
   f.push_back({"wraps_corrected", static_cast<std::uint64_t>(r.deltas.wraps_corrected)});
   for (int i = 0; i < a_columns(info); ++i) {
-    f.push_back({fmt::format("A{}", i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
+    f.push_back(
+        {fmt::format("A{}", i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
   }
   for (int i = 0; i < oa::kNumB; ++i) f.push_back({fmt::format("B{}", i), r.deltas.b[i]});
   for (int i = 0; i < oa::kNumC; ++i) f.push_back({fmt::format("C{}", i), r.deltas.c[i]});

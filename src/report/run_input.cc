@@ -28,14 +28,17 @@ void check_nesting(std::string_view text, const std::string& source) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxRunNesting) {
         fail(source, fmt::format("nested deeper than {} levels; not an oaprof or kernel_runner "
-                                 "JSON document", kMaxRunNesting));
+                                 "JSON document",
+                                 kMaxRunNesting));
       }
     } else if (c == ']' || c == '}') {
       --depth;
@@ -112,7 +115,8 @@ int small_int(const Reader& r, const char* key, int max) {
 OaprofLaunch parse_launch(const json& row, const std::string& source, std::size_t i) {
   const std::string where = fmt::format("launch {}", i);
   if (!row.is_object()) fail(source, where + " is not an object");
-  if (row.size() > kMaxRunFields) fail(source, fmt::format("{} has more than {} fields", where, kMaxRunFields));
+  if (row.size() > kMaxRunFields)
+    fail(source, fmt::format("{} has more than {} fields", where, kMaxRunFields));
   const Reader r(row, source, where);
   OaprofLaunch l;
   l.kernel = r.text("kernel", true);
@@ -136,7 +140,8 @@ OaprofRun parse_oaprof(const json& doc, const std::string& source) {
   const auto version = r.number("schema_version", true);
   if (*version != 1) {
     fail(source, fmt::format("schema_version {} is not one this oaprof reads (1); write it again "
-                             "with this oaprof's --json", *version));
+                             "with this oaprof's --json",
+                             *version));
   }
   OaprofRun run;
   run.source = source;
@@ -160,7 +165,8 @@ OaprofRun parse_oaprof(const json& doc, const std::string& source) {
   }
   const json& launches = array_of(doc, "launches", source);
   run.launches.reserve(launches.size());
-  for (std::size_t i = 0; i < launches.size(); ++i) run.launches.push_back(parse_launch(launches[i], source, i));
+  for (std::size_t i = 0; i < launches.size(); ++i)
+    run.launches.push_back(parse_launch(launches[i], source, i));
   return run;
 }
 
@@ -194,25 +200,28 @@ RunnerRun parse_runner(const json& doc, const std::string& source) {
 
 RunInput parse_run_json(std::string_view text, const std::string& source) {
   if (text.size() > kMaxRunInputBytes) {
-    fail(source, fmt::format("larger than {} MiB; give the report fewer rows", kMaxRunInputBytes >> 20));
+    fail(source,
+         fmt::format("larger than {} MiB; give the report fewer rows", kMaxRunInputBytes >> 20));
   }
   check_nesting(text, source);
   const json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded()) {
-    fail(source, "is not valid JSON (a run still being written, or not a JSON file?); give the "
-                 "file oaprof --json or kernel_runner --json wrote");
+    fail(source,
+         "is not valid JSON (a run still being written, or not a JSON file?); give the "
+         "file oaprof --json or kernel_runner --json wrote");
   }
   if (!doc.is_object()) fail(source, "is not a JSON object");
   if (doc.contains("launches")) return parse_oaprof(doc, source);
   if (doc.contains("results")) return parse_runner(doc, source);
-  fail(source, "is neither oaprof's JSON (--json: \"launches\") nor kernel_runner's (--json: "
-               "\"results\")");
+  fail(source,
+       "is neither oaprof's JSON (--json: \"launches\") nor kernel_runner's (--json: "
+       "\"results\")");
 }
 
 std::string read_run_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) throw RunInputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  struct stat st{};
+  struct stat st {};
   std::string text;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);

@@ -66,7 +66,8 @@ class TableReporter final : public Reporter {
       a.busy_ns += static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info_.timestamp_hz));
     } else {
       a.energy_missing = true;
-      if (!energy.window.unavailable_reason.empty()) energy_reason_ = energy.window.unavailable_reason;
+      if (!energy.window.unavailable_reason.empty())
+        energy_reason_ = energy.window.unavailable_reason;
     }
   }
 
@@ -80,16 +81,17 @@ class TableReporter final : public Reporter {
       out_ << "oaprof: no kernel launches were recorded\n";
       return;
     }
-    std::string header = fmt::format("{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", "kernel",
-                                     "launches", "kernel_us", "gpu_us", "freq_MHz", "busy_%");
+    std::string header = fmt::format("{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", "kernel", "launches",
+                                     "kernel_us", "gpu_us", "freq_MHz", "busy_%");
     for (const Share& share : shares_) header += fmt::format(" {:>10}", share.header);
-    out_ << header << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", "window_ms", "iGPU_W", "dyn_W",
-                                  "flagged");
+    out_ << header
+         << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", "window_ms", "iGPU_W", "dyn_W", "flagged");
     for (const auto& name : order_) {
       const Aggregate& a = kernels_.at(name);
       const double ticks = static_cast<double>(a.ticks);
-      const double freq = a.timestamp ? ticks * info_.timestamp_hz / static_cast<double>(a.timestamp) / 1e6
-                                      : std::nan("");
+      const double freq = a.timestamp
+                              ? ticks * info_.timestamp_hz / static_cast<double>(a.timestamp) / 1e6
+                              : std::nan("");
       std::string window_ms = "-", igpu = "-", dyn = "-";
       if (a.energy_begin && a.energy_end && !a.energy_missing) {
         power::WindowOptions wo = info_.energy_options;
@@ -111,8 +113,7 @@ class TableReporter final : public Reporter {
         const auto& [weighted, clocks] = a.shares[i];
         line += fmt::format(" {:>10}", fixed(clocks > 0 ? weighted / clocks : std::nan(""), 1));
       }
-      out_ << line
-           << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", window_ms, igpu, dyn, a.flagged);
+      out_ << line << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", window_ms, igpu, dyn, a.flagged);
     }
     out_ << "(kernel_us and gpu_us are medians over launches; busy is a share of GPU clocks across "
             "all launches";
@@ -122,10 +123,11 @@ class TableReporter final : public Reporter {
                           share.header, counter.symbol);
     }
     out_ << ")\n";
-    out_ << fmt::format("(iGPU_W: {} over each kernel's window, first launch to last; dyn_W: above "
-                        "the idle baseline; * window shorter than {} ms)\n",
-                        power::formula_label(info_.energy_options.formula),
-                        info_.energy_options.min_window_ns / 1'000'000);
+    out_ << fmt::format(
+        "(iGPU_W: {} over each kernel's window, first launch to last; dyn_W: above "
+        "the idle baseline; * window shorter than {} ms)\n",
+        power::formula_label(info_.energy_options.formula),
+        info_.energy_options.min_window_ns / 1'000'000);
     if (!energy_reason_.empty()) out_ << "energy: " << energy_reason_ << "\n";
     if (!energy_flags_.empty()) {
       std::string flags;

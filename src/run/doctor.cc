@@ -1,12 +1,12 @@
 #include "run/doctor.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <grp.h>
-#include <pwd.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -27,18 +27,18 @@
 #endif
 #include <CL/cl.h>
 
-#include "session/daemon_paths.h"
+#include "attach/loader.h"
 #include "daemon/listen_address.h"
-#include "session/remote_source.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
 #include "gpu/i915/i915_query.h"
 #include "gpu/xe/xe_query.h"
-#include "attach/loader.h"
 #include "mmio/pci_bar.h"
 #include "mmio/pci_sysfs.h"
 #include "power/energy_registry.h"
 #include "report/row.h"
+#include "session/daemon_paths.h"
+#include "session/remote_source.h"
 
 namespace oaprof::tools::doctor {
 namespace fs = std::filesystem;
@@ -235,9 +235,8 @@ std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions&
     const gpu::Device d = gpu::make_sim_device(std::make_unique<mmio::ManualClock>(), *options.sim);
     ProbedFacts probed{options.sim->platform, d.facts, d.mmio->describe(), std::nullopt};
     if (d.sim_xe) {
-      probed.engine_clock =
-          check_engine_clock(options.sim->platform, gpu::make_sim_xe_query(*d.sim_xe).get(),
-                             probed.device, "");
+      probed.engine_clock = check_engine_clock(
+          options.sim->platform, gpu::make_sim_xe_query(*d.sim_xe).get(), probed.device, "");
     }
     return probed;
   }
@@ -262,8 +261,8 @@ std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions&
     }
   }
   if (xe) {
-    return ProbedFacts{*pci.platform,
-                       gpu::read_xe_device_facts(*pci.platform, xe_query.get(), why), pci.address,
+    return ProbedFacts{*pci.platform, gpu::read_xe_device_facts(*pci.platform, xe_query.get(), why),
+                       pci.address,
                        check_engine_clock(*pci.platform, xe_query.get(), pci.address, why)};
   }
   // No register is read here: doctor maps nothing and takes no forcewake.
@@ -296,17 +295,17 @@ Check check_engine_clock(const oa::Platform& platform, gpu::XeQuery* xe, const s
     const gpu::XeOaUnit* oag = gpu::render_oag(units);
     if (oag == nullptr) {
       return make(kName, Verdict::kWarn,
-                  fmt::format("{}: xe lists no OA unit with a render or compute engine; {}",
-                              device, waits));
+                  fmt::format("{}: xe lists no OA unit with a render or compute engine; {}", device,
+                              waits));
     }
     const gpu::xe::EngineClassInstance engine = *gpu::render_engine(*oag);
     const gpu::XeEngineCycles c = gpu::query_xe_engine_cycles(*xe, engine);
-    return make(kName, Verdict::kOk,
-                fmt::format("{}: ENGINE_CYCLES reads engine class {} instance {}'s {}-bit "
-                            "timestamp beside CLOCK_MONOTONIC (read in {} ns); oaprof places each "
-                            "xe snapshot at the first OA report at or after it",
-                            device, engine.engine_class, engine.engine_instance, c.width,
-                            c.cpu_delta_ns));
+    return make(
+        kName, Verdict::kOk,
+        fmt::format("{}: ENGINE_CYCLES reads engine class {} instance {}'s {}-bit "
+                    "timestamp beside CLOCK_MONOTONIC (read in {} ns); oaprof places each "
+                    "xe snapshot at the first OA report at or after it",
+                    device, engine.engine_class, engine.engine_instance, c.width, c.cpu_delta_ns));
   } catch (const std::runtime_error& e) {
     return make(kName, Verdict::kWarn, fmt::format("{}: {}; {}", device, e.what(), waits));
   }
@@ -334,13 +333,13 @@ Check check_topology(const std::optional<ProbedFacts>& probed) {
     }
     return make("topology", Verdict::kOk, detail);
   }
-  return make("topology", Verdict::kWarn,
-              fmt::format("{}: {} could not be asked ({}); oaprof falls back to the platform "
-                          "table's {} and flags every row {}",
-                          probed->device, oa::kernel_driver_name(probed->table.driver),
-                          f.topology_note, oa::describe_topology(f.topology),
-                          report::kTopologyFromTableFlag),
-              kAskI915Fix);
+  return make(
+      "topology", Verdict::kWarn,
+      fmt::format("{}: {} could not be asked ({}); oaprof falls back to the platform "
+                  "table's {} and flags every row {}",
+                  probed->device, oa::kernel_driver_name(probed->table.driver), f.topology_note,
+                  oa::describe_topology(f.topology), report::kTopologyFromTableFlag),
+      kAskI915Fix);
 }
 
 Check check_timestamp(const std::optional<ProbedFacts>& probed) {
@@ -349,9 +348,9 @@ Check check_timestamp(const std::optional<ProbedFacts>& probed) {
   const double mhz = f.timestamp_hz / 1e6;
   switch (f.timestamp_source) {
     case oa::TimestampSource::kI915GetParam:
-      return make("timestamp", Verdict::kOk,
-                  fmt::format("{}: {:g} MHz, read from i915 ({})", probed->device, mhz,
-                              f.timestamp_note));
+      return make(
+          "timestamp", Verdict::kOk,
+          fmt::format("{}: {:g} MHz, read from i915 ({})", probed->device, mhz, f.timestamp_note));
     case oa::TimestampSource::kRegisters:
       return make("timestamp", Verdict::kOk,
                   fmt::format("{}: {:g} MHz, read from the clock registers ({})", probed->device,
@@ -360,7 +359,8 @@ Check check_timestamp(const std::optional<ProbedFacts>& probed) {
       return make("timestamp", Verdict::kOk,
                   fmt::format("{}: {:g} MHz, read from xe's OA unit ({})", probed->device, mhz,
                               f.timestamp_note));
-    case oa::TimestampSource::kPlatformTable: break;
+    case oa::TimestampSource::kPlatformTable:
+      break;
   }
   const oa::Generation gen = probed->table.gen;
   if (gen == oa::Generation::kGen7_5 || gen == oa::Generation::kGen8) {
@@ -425,10 +425,11 @@ Check check_xe_observation(const DoctorOptions& options) {
     return make("xe-observation", Verdict::kSkip,
                 fmt::format("{} is absent: xe is not loaded", file.string()));
   }
-  const std::string value = *line == "0"
-      ? "0: any user may open xe's observation (OA) streams"
-      : *line + ": xe's observation (OA) streams need CAP_PERFMON (or perf_event_paranoid "
-                "allowing it)";
+  const std::string value =
+      *line == "0" ? "0: any user may open xe's observation (OA) streams"
+                   : *line +
+                         ": xe's observation (OA) streams need CAP_PERFMON (or perf_event_paranoid "
+                         "allowing it)";
   return make("xe-observation", Verdict::kInfo,
               fmt::format("dev.xe.observation_paranoid is {}; oaprof reads Lunar Lake and later "
                           "through these streams (--access perf), older parts under xe not yet "
@@ -816,15 +817,17 @@ std::vector<Check> check_readouts(const std::optional<oa::Platform>& platform,
     if (gen == oa::Generation::kGen7_5) {
       out.push_back(make(name, Verdict::kWarn,
                          fmt::format("{} is Haswell: oaprof programs the OA unit over MMIO on "
-                                     "Gen8 to Xe-LPG only", platform->codename),
+                                     "Gen8 to Xe-LPG only",
+                                     platform->codename),
                          "use --access perf"));
       continue;
     }
     std::string what = fmt::format("programs and reads {}", unit);
     if (rpc && gen12) {
-      what += "; snapshots are MI_STORE_REGISTER_MEM of its counter registers in a batch "
-              "(MI_REPORT_PERF_COUNT reports the per-context OAR unit, which only i915 enables), "
-              "so A, B and C counters are all reported";
+      what +=
+          "; snapshots are MI_STORE_REGISTER_MEM of its counter registers in a batch "
+          "(MI_REPORT_PERF_COUNT reports the per-context OAR unit, which only i915 enables), "
+          "so A, B and C counters are all reported";
     }
     if (!bar.empty()) {
       out.push_back(make(name, Verdict::kWarn, fmt::format("not here: {}; it {}", bar, what),
@@ -842,8 +845,9 @@ std::vector<Check> check_readouts(const std::optional<oa::Platform>& platform,
           : "i915 streams the OA unit";
   if (gen12) {
     if (const auto guc = guc_submission(options); guc && *guc) {
-      perf_detail += "; GuC submission is on (enable_guc): OAG is global, so mmio and rpc see "
-                     "every context's work, and the per-context OAR state is i915's either way";
+      perf_detail +=
+          "; GuC submission is on (enable_guc): OAG is global, so mmio and rpc see "
+          "every context's work, and the per-context OAR state is i915's either way";
     }
   }
   if (!paranoid) {
@@ -928,11 +932,12 @@ Check check_exporter(const DoctorOptions& options) {
     }
   }
   if (!listen) {
-    return make("exporter", Verdict::kInfo,
-                fmt::format("oaprofd exports no Prometheus metrics (no drop-in in {} passes "
-                            "--metrics-listen)",
-                            options.systemd_dropins.string()),
-                "to watch the GPU from Prometheus, install the exporter drop-in (docs/exporter.md)");
+    return make(
+        "exporter", Verdict::kInfo,
+        fmt::format("oaprofd exports no Prometheus metrics (no drop-in in {} passes "
+                    "--metrics-listen)",
+                    options.systemd_dropins.string()),
+        "to watch the GPU from Prometheus, install the exporter drop-in (docs/exporter.md)");
   }
   daemon::ListenAddress address;
   try {

@@ -80,7 +80,7 @@ Check check_debugfs(const PciFacts& pci, const DoctorOptions& options);
 struct ProbedFacts {
   oa::Platform table;  // the PCI id's platform, as the table has it
   oa::DeviceFacts facts;
-  std::string device;  // "0000:00:02.0" or "simulated KBL GT2 (23 EUs, 1150 MHz)"
+  std::string device;                 // "0000:00:02.0" or "simulated KBL GT2 (23 EUs, 1150 MHz)"
   std::optional<Check> engine_clock;  // xe only: check_engine_clock
 };
 std::optional<ProbedFacts> probe_facts(const PciFacts& pci, const DoctorOptions& options);

@@ -7,17 +7,17 @@
 
 #include <fmt/format.h>
 
+#include "attach/replay_config.h"
 #include "base/duration.h"
 #include "base/errors.h"
-#include "session/root_paths.h"
-#include "session/state_dir.h"
 #include "gpu/counter_source.h"
-#include "attach/replay_config.h"
 #include "mmio/forcewake.h"
 #include "mmio/sim_gpu.h"
 #include "oa/report_format.h"
 #include "power/energy_registry.h"
 #include "power/idle_baseline.h"
+#include "session/root_paths.h"
+#include "session/state_dir.h"
 
 namespace oaprof::run {
 namespace {
@@ -123,10 +123,10 @@ void require_pass_sets(const ProfilePlan& plan, const std::vector<std::string>& 
         "among metric sets: give --replay N (passes per set), or leave it off (one pass per set)");
   }
   if (passes_per_set(plan) * sets.size() > attach::kMaxReplayPasses) {
-    throw base::UsageError(fmt::format("--replay: {} passes for each of {} sets is more than "
-                                            "the {} passes a launch may have",
-                                            passes_per_set(plan), sets.size(),
-                                            attach::kMaxReplayPasses));
+    throw base::UsageError(
+        fmt::format("--replay: {} passes for each of {} sets is more than "
+                    "the {} passes a launch may have",
+                    passes_per_set(plan), sets.size(), attach::kMaxReplayPasses));
   }
 }
 
@@ -159,8 +159,8 @@ namespace {
 // replay. One OA configuration counts at a time, so two sets are two passes.
 void plan_metric_sets(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.replay_mode != "kernel" && o.replay_mode != "application") {
-    throw base::UsageError("--replay-mode: give kernel or application, not '" +
-                                o.replay_mode + "'");
+    throw base::UsageError("--replay-mode: give kernel or application, not '" + o.replay_mode +
+                           "'");
   }
   plan.application_replay = o.replay_mode == "application";
   if (plan.application_replay && plan.mode != RunMode::kKernel) {
@@ -183,8 +183,7 @@ void plan_metric_sets(const ProfileOptions& o, ProfilePlan& plan) {
 // interval must stay far under a 32-bit counter's wrap).
 void plan_attribution(const ProfileOptions& o, ProfilePlan& plan) {
   if (o.attribution != "bracketed" && o.attribution != "sampled") {
-    throw base::UsageError("--attribution: give bracketed or sampled, not '" +
-                                o.attribution + "'");
+    throw base::UsageError("--attribution: give bracketed or sampled, not '" + o.attribution + "'");
   }
   if (o.attribution == "bracketed") return;
   if (plan.mode != RunMode::kKernel) {
@@ -247,13 +246,13 @@ void plan_sim_xe(const ProfileOptions& o, ProfilePlan& plan) {
   plan.device.sim.i915 = false;
 }
 
-void plan_device(const ProfileOptions& o, const std::map<std::string, std::string>& env,
-                 uid_t euid, ProfilePlan& plan) {
+void plan_device(const ProfileOptions& o, const std::map<std::string, std::string>& env, uid_t euid,
+                 ProfilePlan& plan) {
   gpu::DeviceOptions& d = plan.device;
   d.spec = gpu::device_spec_with_pci(o.device_spec, o.pci);
   plan.simulated_device = gpu::spec_is_simulated(d.spec);
-  plan.through_daemon = o.daemon == "always" || (o.daemon == "auto" && euid != 0 &&
-                                                 d.spec != "sim");
+  plan.through_daemon =
+      o.daemon == "always" || (o.daemon == "auto" && euid != 0 && d.spec != "sim");
   if (o.daemon != "auto" && o.daemon != "always" && o.daemon != "never") {
     throw base::UsageError("--daemon: give auto, always or never, not '" + o.daemon + "'");
   }
@@ -296,9 +295,9 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
 
 void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
   const auto backends = power::energy_backends();
-  const bool known = o.energy == "auto" ||
-                     std::any_of(backends.begin(), backends.end(),
-                                 [&](const auto& b) { return b.name == o.energy; });
+  const bool known =
+      o.energy == "auto" || std::any_of(backends.begin(), backends.end(),
+                                        [&](const auto& b) { return b.name == o.energy; });
   if (!known) {
     std::string names = "auto";
     for (const auto& b : backends) names += ", " + std::string(b.name);
@@ -343,9 +342,12 @@ void plan_outputs(const ProfileOptions& o, ProfilePlan& plan) {
 
 std::string run_mode_name(RunMode mode) {
   switch (mode) {
-    case RunMode::kKernel: return "kernel";
-    case RunMode::kApp: return "app";
-    case RunMode::kSystemWide: return "system-wide";
+    case RunMode::kKernel:
+      return "kernel";
+    case RunMode::kApp:
+      return "app";
+    case RunMode::kSystemWide:
+      return "system-wide";
   }
   return "kernel";
 }
@@ -355,8 +357,7 @@ std::string run_mode_name(RunMode mode) {
 bool names_stdout(const std::string& path) { return path == "-" || path == "/dev/stdout"; }
 
 std::span<const std::string_view> rank_variables() {
-  static constexpr std::string_view kNames[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                                "SLURM_PROCID"};
+  static constexpr std::string_view kNames[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"};
   return kNames;
 }
 
@@ -392,9 +393,15 @@ std::string expand_output_name(const std::string& pattern, const RunIdentity& wh
     }
     const char c = i + 1 < pattern.size() ? pattern[++i] : '\0';
     switch (c) {
-      case 'h': out += who.host.empty() ? std::string("unknown-host") : who.host; break;
-      case 'p': out += std::to_string(who.pid); break;
-      case '%': out += '%'; break;
+      case 'h':
+        out += who.host.empty() ? std::string("unknown-host") : who.host;
+        break;
+      case 'p':
+        out += std::to_string(who.pid);
+        break;
+      case '%':
+        out += '%';
+        break;
       case 'r':
         if (!who.rank) {
           throw base::UsageError(fmt::format(

@@ -12,16 +12,16 @@
 #include <map>
 #include <optional>
 #include <span>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "session/privilege_drop.h"
-#include "gpu/device.h"
 #include "attach/launch_filter.h"
 #include "attach/layer_config.h"
+#include "gpu/device.h"
 #include "oa/builtin_metric_set.h"
 #include "power/energy_source.h"
+#include "session/privilege_drop.h"
 
 namespace oaprof::run {
 
@@ -40,7 +40,7 @@ struct ProfileOptions {
   std::string debugfs_root = "/sys/kernel/debug";
   std::string render_node = "auto";
   std::string drm_card = "auto";
-  int oa_exponent = -1;  // --oa-exponent; -1: the driver's default (16 on i915, 10 on xe)
+  int oa_exponent = -1;      // --oa-exponent; -1: the driver's default (16 on i915, 10 on xe)
   int sim_eus = 0;           // --sim-eus: the simulated part's EUs, some fused off
   bool sim_no_i915 = false;  // --sim-no-i915: the simulated device has no i915 to ask
   std::string sim_platform = "kblgt2";  // --sim-platform: which part --device sim simulates
@@ -114,7 +114,7 @@ struct ProfilePlan {
   bool through_daemon = false;
   std::string access;
   std::string format_text;  // checked where the generation is known (the simulator), else at open
-  std::string metric_set;  // the set of a single run, or of the first pass
+  std::string metric_set;   // the set of a single run, or of the first pass
   std::string metrics_xml;
   // Two and more sets: by kernel replay (each measured launch runs once per set, the unit
   // reprogrammed between passes), or by application replay (--replay-mode application: the
@@ -129,11 +129,11 @@ struct ProfilePlan {
   RunMode mode = RunMode::kKernel;
   std::vector<std::string> command;  // empty only for kSystemWide
   std::chrono::milliseconds min_window{};
-  std::chrono::milliseconds duration{};                // kSystemWide
-  std::optional<std::chrono::milliseconds> interval;   // kSystemWide: a row per interval
-  std::string replay = "off";                          // kKernel: OAPROF_REPLAY as given
+  std::chrono::milliseconds duration{};               // kSystemWide
+  std::optional<std::chrono::milliseconds> interval;  // kSystemWide: a row per interval
+  std::string replay = "off";                         // kKernel: OAPROF_REPLAY as given
   attach::LaunchFilter filter;
-  std::string inject = "auto";                         // kKernel: auto | layer | preload
+  std::string inject = "auto";  // kKernel: auto | layer | preload
   // kKernel: sampled attribution (--attribution sampled) reads the counters every
   // `sample_period` and gives each launch their growth over its OpenCL window, never draining
   // the program; nullopt: bracketed snapshots around each launch.

@@ -26,9 +26,33 @@
 
 #include <fmt/format.h>
 
+#include "attach/layer_config.h"
+#include "attach/loader.h"
+#include "base/errors.h"
+#include "gpu/counter_source.h"
+#include "gpu/device.h"
+#include "ipc/wire.h"
+#include "mmio/signal_restore.h"
+#include "mmio/sim_gpu.h"
+#include "oa/accumulator.h"
+#include "oa/delta.h"
+#include "oa/metric_cover.h"
+#include "oa/report_format.h"
+#include "power/energy_registry.h"
+#include "power/energy_sampler.h"
+#include "power/idle_baseline.h"
+#include "power/sim_power.h"
+#include "report/csv.h"
+#include "report/fd_ostream.h"
+#include "report/pass_merge.h"
+#include "report/reporter.h"
+#include "report/row.h"
+#include "run/profile_plan.h"
+#include "run/profile_run.h"
 #include "session/child.h"
 #include "session/daemon_paths.h"
 #include "session/gpu_access.h"
+#include "session/metric_source.h"
 #include "session/register_journal.h"
 #include "session/remote_source.h"
 #include "session/row_writer.h"
@@ -39,30 +63,6 @@
 #include "session/state_dir.h"
 #include "session/trusted_metrics.h"
 #include "session/user_file.h"
-#include "gpu/counter_source.h"
-#include "gpu/device.h"
-#include "attach/layer_config.h"
-#include "attach/loader.h"
-#include "mmio/signal_restore.h"
-#include "mmio/sim_gpu.h"
-#include "oa/accumulator.h"
-#include "oa/delta.h"
-#include "oa/metric_cover.h"
-#include "ipc/wire.h"
-#include "oa/report_format.h"
-#include "power/energy_registry.h"
-#include "power/energy_sampler.h"
-#include "power/idle_baseline.h"
-#include "power/sim_power.h"
-#include "report/csv.h"
-#include "report/fd_ostream.h"
-#include "report/reporter.h"
-#include "report/pass_merge.h"
-#include "report/row.h"
-#include "base/errors.h"
-#include "session/metric_source.h"
-#include "run/profile_plan.h"
-#include "run/profile_run.h"
 
 namespace oaprof::run {
 namespace {
@@ -98,7 +98,6 @@ fs::path installed_library(const char* env, const char* file) {
 }
 
 }  // namespace
-
 
 namespace {
 
@@ -205,7 +204,7 @@ int open_outputs(const ProfilePlan& plan, Outputs& out) {
 
 // The run's metadata, as the outputs' headers carry it.
 report::RunInfo make_run_info(const ProfilePlan& plan, session::GpuAccess& gpu,
-                               const session::EnergySetup& energy) {
+                              const session::EnergySetup& energy) {
   report::RunInfo info;
   info.oaprof_version = OAPROF_VERSION;
   info.mode = run_mode_name(plan.mode);
@@ -231,10 +230,10 @@ report::RunInfo make_run_info(const ProfilePlan& plan, session::GpuAccess& gpu,
   info.metric_set = gpu.metrics->symbol();
   info.metrics = gpu.metrics.get();
   info.device_variables = oa::device_variables(gpu.platform, gpu.facts);
-  info.energy_options.min_window_ns = static_cast<std::uint64_t>(plan.min_window.count()) * 1'000'000;
-  info.energy_options.formula = plan.igpu_formula.value_or(
-      power::default_igpu_formula(energy.source ? energy.source->domains()
-                                                : std::vector<power::Domain>{}));
+  info.energy_options.min_window_ns =
+      static_cast<std::uint64_t>(plan.min_window.count()) * 1'000'000;
+  info.energy_options.formula = plan.igpu_formula.value_or(power::default_igpu_formula(
+      energy.source ? energy.source->domains() : std::vector<power::Domain>{}));
   return info;
 }
 
@@ -255,18 +254,21 @@ void measure_idle(const ProfilePlan& plan, power::EnergySource& energy, report::
 session::SamplerOptions sampler_options(const report::RunInfo& info) {
   session::SamplerOptions so;
   so.timestamp_hz = info.timestamp_hz;
-  so.max_interval_ns = oa::max_safe_read_interval_ns(info.max_freq_mhz, info.eus, info.timestamp_hz);
-  so.read_period = std::min(
-      so.read_period, std::chrono::milliseconds(static_cast<std::int64_t>(so.max_interval_ns / 2e6)));
+  so.max_interval_ns =
+      oa::max_safe_read_interval_ns(info.max_freq_mhz, info.eus, info.timestamp_hz);
+  so.read_period =
+      std::min(so.read_period,
+               std::chrono::milliseconds(static_cast<std::int64_t>(so.max_interval_ns / 2e6)));
   return so;
 }
 
 // Says why a stopped sampler ended early; false when it did not.
 bool sampling_failed(const session::Sampler& sampler) {
   if (sampler.failure().empty()) return false;
-  std::cerr << fmt::format("oaprof: sampling ended early: {}; the last row covers what was read "
-                           "until then and is flagged sampling_failed\n",
-                           sampler.failure());
+  std::cerr << fmt::format(
+      "oaprof: sampling ended early: {}; the last row covers what was read "
+      "until then and is flagged sampling_failed\n",
+      sampler.failure());
   return true;
 }
 
@@ -345,8 +347,8 @@ session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* 
   const auto env = session::process_environment();
   auto existing = env.find(var);
   child.set_env[var] =
-      lib.string() + (existing != env.end() && !existing->second.empty() ? ":" + existing->second
-                                                                         : "");
+      lib.string() +
+      (existing != env.end() && !existing->second.empty() ? ":" + existing->second : "");
   return child;
 }
 
@@ -435,8 +437,8 @@ class ProfileRun {
   session::Session session_;
 };
 
-ProfileRun::ProfileRun(const ProfilePlan& plan, session::GpuAccess& gpu, session::EnergySetup& energy,
-                       std::vector<SetOutput> sets)
+ProfileRun::ProfileRun(const ProfilePlan& plan, session::GpuAccess& gpu,
+                       session::EnergySetup& energy, std::vector<SetOutput> sets)
     : sets_(std::move(sets)),
       plan_(plan),
       gpu_(gpu),
@@ -619,7 +621,8 @@ int ProfileRun::run_program() {
   session::ChildSpec child;
   try {
     if (kernel_mode) {
-      server = std::make_unique<session::Server>(session::private_socket_address(), session_, allowed);
+      server =
+          std::make_unique<session::Server>(session::private_socket_address(), session_, allowed);
       server->start();
     } else {
       session::SamplerOptions so = sampler_options(info());
@@ -647,9 +650,8 @@ int ProfileRun::run_program() {
                                plan_.command[0], info().mode, info().device, info().device_detail,
                                csv_names());
     }
-    const int status =
-        wait_for_child(pid, !plan_.quiet && ::isatty(STDERR_FILENO) && kernel_mode,
-                       sets_.front().out->rows);
+    const int status = wait_for_child(pid, !plan_.quiet && ::isatty(STDERR_FILENO) && kernel_mode,
+                                      sets_.front().out->rows);
     g_child = 0;
     exit_code = session::shell_status(status);
   } catch (const std::exception& e) {
@@ -761,8 +763,7 @@ int run_once(const ProfilePlan& plan, std::span<report::Pass> captures = {},
   }
   // From here to the last output written, a signal never ends oaprof (on_profile_signal).
   const mmio::ScopedSignalHandler signals(&on_profile_signal);
-  const int status =
-      plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
+  const int status = plan.mode == RunMode::kSystemWide ? run.run_system_wide() : run.run_program();
   if (outs.size() > 1 && !plan.quiet) std::cerr << run.switch_summary();
   return status;
 }
@@ -810,7 +811,8 @@ int choose_sets_for_metrics(ProfilePlan& plan) {
   }
 }
 
-// The joined rows to -o's file, opened as the invoking user. 0, or base::kExitOutput after saying why.
+// The joined rows to -o's file, opened as the invoking user. 0, or base::kExitOutput after saying
+// why.
 int write_joined(const ProfilePlan& plan, const report::MergedPasses& joined) {
   const auto out = open_output(plan.outputs.csv, plan.creds);
   if (!out) return base::kExitOutput;
@@ -859,11 +861,10 @@ int write_joined_passes(const ProfilePlan& plan, std::span<const report::Pass> p
     if (const int rc = write_joined_json(plan, joined, sets); rc != 0) return rc;
   }
   if (!plan.quiet) {
-    std::cerr << fmt::format("oaprof: {} launches joined from {} sets into {}\n",
-                             joined.rows.size(), passes.size(),
-                             plan.outputs.csv + (plan.outputs.json.empty()
-                                                     ? std::string()
-                                                     : " and " + plan.outputs.json));
+    std::cerr << fmt::format(
+        "oaprof: {} launches joined from {} sets into {}\n", joined.rows.size(), passes.size(),
+        plan.outputs.csv +
+            (plan.outputs.json.empty() ? std::string() : " and " + plan.outputs.json));
   }
   return 0;
 }
@@ -892,9 +893,9 @@ int run_application_replay(const ProfilePlan& plan) {
           "oaprof: pass {}/{} ({}): {} rows; set-up before the program ran {:.1f} ms ({}); the "
           "pass took {:.2f} s\n",
           i + 1, n, rows.set, rows.rows.size(), ms(cost.setup),
-          cost.programming ? fmt::format("programming the OA unit {:.3f} ms of it",
-                                         ms(*cost.programming))
-                           : std::string("oaprofd programmed the OA unit within it"),
+          cost.programming
+              ? fmt::format("programming the OA unit {:.3f} ms of it", ms(*cost.programming))
+              : std::string("oaprofd programmed the OA unit within it"),
           took.count());
     }
     if (status != 0 || g_interrupted) {

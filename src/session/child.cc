@@ -149,11 +149,12 @@ pid_t spawn_child(const ChildSpec& spec) {
     int status = 0;
     ::waitpid(pid, &status, 0);
     if (f.drop == DropStage::kDone) {
-      throw std::runtime_error(fmt::format("cannot run '{}': {}", spec.argv[0], std::strerror(f.err)));
+      throw std::runtime_error(
+          fmt::format("cannot run '{}': {}", spec.argv[0], std::strerror(f.err)));
     }
-    throw std::runtime_error(fmt::format(
-        "refusing to run '{}': {} (uid {}); nothing of it ran", spec.argv[0],
-        describe(DropFailure{f.drop, f.err}), spec.credentials->uid));
+    throw std::runtime_error(fmt::format("refusing to run '{}': {} (uid {}); nothing of it ran",
+                                         spec.argv[0], describe(DropFailure{f.drop, f.err}),
+                                         spec.credentials->uid));
   }
   return pid;
 }

@@ -85,8 +85,8 @@ class LocalAccess final : public GpuAccess {
                        holder_text(request.holder_uid, ::getpid()), request.device,
                        [](const std::string& done) { std::cerr << "oaprof: " << done << "\n"; });
     } catch (const UnitBusy& busy) {
-      throw std::runtime_error(fmt::format(
-          "busy: the OA unit is held by {}; wait for that run to end", busy.holder()));
+      throw std::runtime_error(
+          fmt::format("busy: the OA unit is held by {}; wait for that run to end", busy.holder()));
     }
   }
 
@@ -123,9 +123,10 @@ bool LocalAccess::stop(Session& session) {
   } catch (const std::exception& again) {
     std::cerr << fmt::format("oaprof: writing the journal back failed too: {}\n", again.what());
     if (unit_.journal->has_state_file()) {
-      std::cerr << fmt::format("oaprof: {} is kept: the next oaprof or oaprofd start restores "
-                               "the registers it lists\n",
-                               unit_.journal->state_file().string());
+      std::cerr << fmt::format(
+          "oaprof: {} is kept: the next oaprof or oaprofd start restores "
+          "the registers it lists\n",
+          unit_.journal->state_file().string());
     }
   }
   return false;

@@ -35,7 +35,7 @@ struct GpuRequest {
   std::string access;
   std::string format;
   std::string metric_set;
-  std::string metrics_xml;  // empty: the search path (locally) or oaprofd's directories
+  std::string metrics_xml;             // empty: the search path (locally) or oaprofd's directories
   std::vector<std::string> pass_sets;  // kernel replay across sets: every set's equations
   std::string energy;                  // a backend name or auto
   std::optional<Credentials> creds;    // the user who ran sudo: files they name are read as them

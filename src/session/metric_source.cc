@@ -39,8 +39,7 @@ oa::MetricSearchEnv metric_search_env() {
 }
 
 // One reader for metric files, shared with oaprofd (same size limit, same messages).
-oa::MetricFile load_metric_file(const fs::path& path,
-                                const std::optional<Credentials>& as) {
+oa::MetricFile load_metric_file(const fs::path& path, const std::optional<Credentials>& as) {
   const int fd = open_user_file(path.string(), UserFileAccess::kRead, as);
   try {
     oa::MetricFile file = read_metric_fd(fd, path.string());
@@ -77,11 +76,11 @@ oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view sym
       dirs += (dirs.empty() ? "" : ", ") + d.string();
     }
     if (platform.metrics_file.empty() && explicit_xml.empty()) {
-      throw std::invalid_argument(fmt::format(
-          "no metric set '{}' for {} {}: {}; use --metric-set {} or give a file with "
-          "--metrics-xml",
-          symbol, platform.codename, oa::gt_label(platform), oa::no_igt_metrics_reason(platform),
-          oa::kBuiltinMetricSetSymbol));
+      throw std::invalid_argument(
+          fmt::format("no metric set '{}' for {} {}: {}; use --metric-set {} or give a file with "
+                      "--metrics-xml",
+                      symbol, platform.codename, oa::gt_label(platform),
+                      oa::no_igt_metrics_reason(platform), oa::kBuiltinMetricSetSymbol));
     }
     const std::string wanted = oa::metric_file_name(platform.metrics_file);
     throw std::invalid_argument(fmt::format(
@@ -96,8 +95,8 @@ oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view sym
   }
   std::string names;
   for (const oa::MetricSet& set : file.sets) names += (names.empty() ? "" : ", ") + set.symbol();
-  throw std::invalid_argument(fmt::format("metric set '{}' is not in {}; it has: {}", symbol,
-                                          path->string(), names));
+  throw std::invalid_argument(
+      fmt::format("metric set '{}' is not in {}; it has: {}", symbol, path->string(), names));
 }
 
 }  // namespace oaprof::session

@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
-#include "session/privilege_drop.h"
 #include "oa/metric_paths.h"
 #include "oa/metric_set.h"
 #include "oa/metric_xml.h"
 #include "oa/platform.h"
+#include "session/privilege_drop.h"
 
 namespace oaprof::session {
 

@@ -155,8 +155,8 @@ DropStage check_drop(const DropPlan& plan, const ObservedCredentials& seen) noex
   for (const gid_t g : seen.gids) {
     if (g != plan.gid) return DropStage::kCheckGids;
   }
-  if (!seen.groups_read || !std::equal(seen.groups.begin(), seen.groups.end(),
-                                       plan.groups.begin(), plan.groups.end())) {
+  if (!seen.groups_read ||
+      !std::equal(seen.groups.begin(), seen.groups.end(), plan.groups.begin(), plan.groups.end())) {
     return DropStage::kCheckGroups;
   }
   if (!seen.capabilities_read || seen.effective != 0 || seen.permitted != 0 ||
@@ -185,11 +185,16 @@ DropFailure apply_drop(const DropPlan& plan) noexcept {
 std::string describe(const DropFailure& f) {
   const std::string why = f.err != 0 ? std::string(": ") + std::strerror(f.err) : "";
   switch (f.stage) {
-    case DropStage::kDone: return "the drop took";
-    case DropStage::kSetGroups: return "cannot set the user's supplementary groups" + why;
-    case DropStage::kSetGid: return "cannot set the user's gid" + why;
-    case DropStage::kSetUid: return "cannot set the user's uid" + why;
-    case DropStage::kClearCapabilities: return "cannot clear the capability sets" + why;
+    case DropStage::kDone:
+      return "the drop took";
+    case DropStage::kSetGroups:
+      return "cannot set the user's supplementary groups" + why;
+    case DropStage::kSetGid:
+      return "cannot set the user's gid" + why;
+    case DropStage::kSetUid:
+      return "cannot set the user's uid" + why;
+    case DropStage::kClearCapabilities:
+      return "cannot clear the capability sets" + why;
     case DropStage::kCheckUids:
       return "after the drop the real, effective and saved uids are not all the user's";
     case DropStage::kCheckGids:
@@ -207,9 +212,10 @@ void drop_privileges_for_good(const Credentials& c) {
   const DropPlan plan = make_drop_plan(c);
   const DropFailure f = apply_drop(plan);
   if (f.failed()) {
-    throw std::runtime_error(fmt::format("cannot become uid {} (the user who ran sudo): {}; "
-                                         "refusing to go on as root",
-                                         c.uid, describe(f)));
+    throw std::runtime_error(
+        fmt::format("cannot become uid {} (the user who ran sudo): {}; "
+                    "refusing to go on as root",
+                    c.uid, describe(f)));
   }
 }
 

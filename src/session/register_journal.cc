@@ -56,18 +56,20 @@ StateFile::StateFile(std::filesystem::path path, const StateContents& header)
   // planted where the state file goes must not redirect root's write.
   const int dir = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dir < 0) {
-    throw std::runtime_error(fmt::format("cannot open the state directory {}: {}; check that it "
-                                         "exists and is oaprofd's",
-                                         parent.string(), std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot open the state directory {}: {}; check that it "
+                    "exists and is oaprofd's",
+                    parent.string(), std::strerror(errno)));
   }
   fd_ = ::openat(dir, path_.filename().c_str(),
                  O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
   if (fd_ < 0) {
     const int err = errno;
     ::close(dir);
-    throw std::runtime_error(fmt::format("cannot create the state file {}: {}; check that the "
-                                         "state directory exists and is oaprofd's",
-                                         path_.string(), std::strerror(err)));
+    throw std::runtime_error(
+        fmt::format("cannot create the state file {}: {}; check that the "
+                    "state directory exists and is oaprofd's",
+                    path_.string(), std::strerror(err)));
   }
   try {
     write_line(fmt::format("{}\ndevice {}\nidentity {}\nholder {}\n", kMagicLine,
@@ -98,8 +100,8 @@ void StateFile::write_line(const std::string& line) {
     const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      throw std::runtime_error(fmt::format("cannot write the state file {}: {}", path_.string(),
-                                           std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("cannot write the state file {}: {}", path_.string(), std::strerror(errno)));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -130,11 +132,12 @@ SessionJournal::~SessionJournal() {
 
 std::unique_ptr<mmio::Mmio> SessionJournal::wrap(std::unique_ptr<mmio::Mmio> inner) {
   header_.identity = inner->describe();
-  auto window = std::make_unique<JournalingMmio>(std::move(inner), [this](const mmio::RestoreStep& step) {
-    if (!state_) state_ = std::make_unique<StateFile>(path_, header_);
-    state_->append(step);
-    ++registers_;
-  });
+  auto window =
+      std::make_unique<JournalingMmio>(std::move(inner), [this](const mmio::RestoreStep& step) {
+        if (!state_) state_ = std::make_unique<StateFile>(path_, header_);
+        state_->append(step);
+        ++registers_;
+      });
   window_ = window.get();
   return window;
 }
@@ -174,9 +177,9 @@ std::optional<StateContents> read_state_file(const std::filesystem::path& path) 
   }
   ::close(fd);
   const auto bad = [&](const std::string& why) {
-    return std::runtime_error(fmt::format(
-        "{} is not an oaprofd state file ({}); move it away after checking the GPU", path.string(),
-        why));
+    return std::runtime_error(
+        fmt::format("{} is not an oaprofd state file ({}); move it away after checking the GPU",
+                    path.string(), why));
   };
   StateContents c;
   std::istringstream lines(text);

@@ -41,9 +41,9 @@ class JournalingMmio final : public mmio::Mmio {
 
 // What a state file says: the device it is about and the registers to put back.
 struct StateContents {
-  std::string device_spec;  // the --device spec that opens it again
-  std::string identity;     // its Mmio::describe() when the session began
-  std::string holder;       // "uid U, pid P since T", for the log
+  std::string device_spec;                 // the --device spec that opens it again
+  std::string identity;                    // its Mmio::describe() when the session began
+  std::string holder;                      // "uid U, pid P since T", for the log
   std::vector<mmio::RestoreStep> entries;  // in first-write order
 };
 

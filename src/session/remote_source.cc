@@ -23,8 +23,7 @@ constexpr int kReplyTimeoutS = 20;
 
 class RemoteCounterSource final : public gpu::CounterSource {
  public:
-  RemoteCounterSource(std::shared_ptr<DaemonClient> client, oa::ReportFormat format,
-                      bool simulated)
+  RemoteCounterSource(std::shared_ptr<DaemonClient> client, oa::ReportFormat format, bool simulated)
       : client_(std::move(client)), format_(format), simulated_(simulated) {}
   ~RemoteCounterSource() override {
     try {
@@ -75,9 +74,9 @@ class RemoteCounterSource final : public gpu::CounterSource {
  private:
   void check(oa::ReportFormat format) const {
     if (format != format_) {
-      throw std::invalid_argument(
-          fmt::format("the session was opened for format {}, not {}",
-                      oa::layout_of(format_).name, oa::layout_of(format).name));
+      throw std::invalid_argument(fmt::format("the session was opened for format {}, not {}",
+                                              oa::layout_of(format_).name,
+                                              oa::layout_of(format).name));
     }
   }
   std::shared_ptr<DaemonClient> client_;
@@ -166,10 +165,10 @@ DaemonClient::~DaemonClient() = default;
 namespace {
 std::runtime_error daemon_failed(const std::string& path, const std::string& error) {
   const bool hung_up = error.find("closed the connection") != std::string::npos;
-  return std::runtime_error(fmt::format(
-      "oaprofd at {} {}", path,
-      hung_up ? std::string("hung up; its log (journalctl -u oaprofd) says why")
-              : fmt::format("did not answer: {}", error)));
+  return std::runtime_error(
+      fmt::format("oaprofd at {} {}", path,
+                  hung_up ? std::string("hung up; its log (journalctl -u oaprofd) says why")
+                          : fmt::format("did not answer: {}", error)));
 }
 }  // namespace
 
@@ -228,13 +227,14 @@ void DaemonClient::close() {
   throw_if_error(call(wire::Close{}), "close");
 }
 
-std::unique_ptr<gpu::CounterSource> make_remote_counter_source(
-    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format, bool simulated) {
+std::unique_ptr<gpu::CounterSource> make_remote_counter_source(std::shared_ptr<DaemonClient> client,
+                                                               oa::ReportFormat opened_format,
+                                                               bool simulated) {
   return std::make_unique<RemoteCounterSource>(std::move(client), opened_format, simulated);
 }
 
-std::unique_ptr<power::EnergySource> make_remote_energy_source(
-    std::shared_ptr<DaemonClient> client, const wire::Opened& opened) {
+std::unique_ptr<power::EnergySource> make_remote_energy_source(std::shared_ptr<DaemonClient> client,
+                                                               const wire::Opened& opened) {
   if (opened.energy_backend.empty()) return nullptr;
   return std::make_unique<RemoteEnergySource>(std::move(client), opened);
 }

@@ -70,11 +70,12 @@ void throw_if_error(const ipc::wire::Body& reply, const char* what);
 // kernel signal, which only the simulator's workload model uses, goes to the daemon only when
 // its device is `simulated`: on a real GPU it would be a round trip per kernel boundary for
 // nothing.
-std::unique_ptr<gpu::CounterSource> make_remote_counter_source(
-    std::shared_ptr<DaemonClient> client, oa::ReportFormat opened_format, bool simulated);
+std::unique_ptr<gpu::CounterSource> make_remote_counter_source(std::shared_ptr<DaemonClient> client,
+                                                               oa::ReportFormat opened_format,
+                                                               bool simulated);
 
 // The daemon's energy source, read through the session; null when it opened none.
-std::unique_ptr<power::EnergySource> make_remote_energy_source(
-    std::shared_ptr<DaemonClient> client, const ipc::wire::Opened& opened);
+std::unique_ptr<power::EnergySource> make_remote_energy_source(std::shared_ptr<DaemonClient> client,
+                                                               const ipc::wire::Opened& opened);
 
 }  // namespace oaprof::session

@@ -18,7 +18,8 @@ struct RootPathOption {
   std::string_view option;  // "--sysfs-root"
   std::string_view value;   // what was given
   std::string_view fixed;   // the default, the only value allowed under sudo
-  // Also allowed under sudo: a value starting with this (no "..", no "//"), e.g. "/dev/dri/renderD" for /dev/dri/renderDN.
+  // Also allowed under sudo: a value starting with this (no "..", no "//"), e.g. "/dev/dri/renderD"
+  // for /dev/dri/renderDN.
   std::string_view system_prefix = {};
 };
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <thread>
 
-#include "session/session.h"
 #include "oa/accumulator.h"
+#include "session/session.h"
 
 namespace oaprof::session {
 
@@ -21,7 +21,7 @@ struct SamplerOptions {
   // Must stay well under the shortest wrap time; 500 ms leaves a factor of 3 at 2.4 GHz.
   std::chrono::milliseconds read_period{500};
   std::optional<std::chrono::milliseconds> row_interval;  // none: one row at stop()
-  std::string label = "(interval)";                      // the row's kernel column
+  std::string label = "(interval)";                       // the row's kernel column
   std::uint32_t pid = 0;
   // For the accumulator: the timestamp clock, and the longest read gap whose deltas are exact
   // (oa::max_safe_read_interval_ns); a longer gap flags the row interval_too_long.
@@ -59,7 +59,7 @@ class Sampler {
   std::condition_variable cv_;
   bool stopping_ = false;
   bool running_ = false;
-  oa::Accumulator accumulator_;  // this row's reads, folded wrap-safe
+  oa::Accumulator accumulator_;                     // this row's reads, folded wrap-safe
   std::optional<power::EnergyReading> row_energy_;  // at the start of the current row
   gpu::PerfStreamCounts row_stream_;                // the perf stream's counts then
   // A context switch reloaded the context-saved registers (Gen8–11 flex) during this row.

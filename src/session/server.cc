@@ -87,7 +87,9 @@ Server::~Server() {
   if (!is_abstract(path_)) ::unlink(path_.c_str());
 }
 
-void Server::start() { thread_ = std::thread([this] { loop(); }); }
+void Server::start() {
+  thread_ = std::thread([this] { loop(); });
+}
 
 void Server::stop() {
   if (!thread_.joinable()) return;
@@ -135,11 +137,12 @@ void Server::accept_client() {
   const ucred cred = *peer;
   if (clients_.size() >= max_clients_) {
     ++refused_;
-    ipc::refuse_and_close(fd, wire::encode({0, wire::Error{wire::ErrorCode::kBusy,
-                                                   fmt::format("this oaprof run serves at most "
-                                                               "{} connections at once; the "
-                                                               "process runs unprofiled",
-                                                               max_clients_)}}));
+    ipc::refuse_and_close(fd,
+                          wire::encode({0, wire::Error{wire::ErrorCode::kBusy,
+                                                       fmt::format("this oaprof run serves at most "
+                                                                   "{} connections at once; the "
+                                                                   "process runs unprofiled",
+                                                                   max_clients_)}}));
     return;
   }
   const bool allowed =
@@ -147,11 +150,12 @@ void Server::accept_client() {
   if (!allowed) {
     ++refused_;
     // kNotAuthorised, as oaprofd says it: the client can tell a refusal from its own bad bytes.
-    ipc::refuse_and_close(fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised,
-                                     fmt::format("uid {} may not use this oaprof session: only "
-                                                 "root and the user oaprof runs the program as "
-                                                 "may; run the program under that oaprof",
-                                                 cred.uid)}}));
+    ipc::refuse_and_close(
+        fd, wire::encode({0, wire::Error{wire::ErrorCode::kNotAuthorised,
+                                         fmt::format("uid {} may not use this oaprof session: only "
+                                                     "root and the user oaprof runs the program as "
+                                                     "may; run the program under that oaprof",
+                                                     cred.uid)}}));
     return;
   }
   clients_[fd] = Client{next_client_++, cred.pid, cred.uid, nullptr};
@@ -208,9 +212,12 @@ Server::Served Server::serve_one(int fd, Client& client) {
   std::uint8_t buf[wire::kMaxMessageBytes];
   std::size_t n = 0;
   switch (ipc::receive_datagram(fd, buf, &n)) {
-    case ipc::Receive::kGone: return Served::kGone;
-    case ipc::Receive::kNothing: return Served::kNothing;
-    case ipc::Receive::kDatagram: break;
+    case ipc::Receive::kGone:
+      return Served::kGone;
+    case ipc::Receive::kNothing:
+      return Served::kNothing;
+    case ipc::Receive::kDatagram:
+      break;
   }
   bool sent = false;
   if (n > sizeof buf) {

@@ -3,8 +3,8 @@
 // user could swap under root. Each peer's credentials come from SO_PEERCRED and are checked
 // against the uids the run allows (root always); the number of clients is bounded, and a client
 // that does not read its replies is hung up on. Clients are untrusted: a malformed message gets an
-// error reply and the server goes on serving. A client whose hello asks for it gets a shared-memory channel for
-// its further messages (channel_server.h), served on a thread of its own.
+// error reply and the server goes on serving. A client whose hello asks for it gets a shared-memory
+// channel for its further messages (channel_server.h), served on a thread of its own.
 #pragma once
 
 #include <sys/types.h>

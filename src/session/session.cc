@@ -136,8 +136,8 @@ void Session::start() {
     read_timeline_locked();  // the timeline starts before any launch can
     reader_ = std::thread([this] { reader_loop(sampled_->period, &Session::read_timeline); });
   } else if (reads_.read_period.count() > 0) {
-    reader_ = std::thread(
-        [this] { reader_loop(reads_.read_period, &Session::read_open_launches); });
+    reader_ =
+        std::thread([this] { reader_loop(reads_.read_period, &Session::read_open_launches); });
   }
 }
 
@@ -471,8 +471,6 @@ void Session::client_gone(std::uint64_t client_id) {
   }
 }
 
-
-
 void Session::set_sampled(const SampledOptions& options) {
   std::lock_guard lock(mu_);
   if (started_) throw std::logic_error("set_sampled after start()");
@@ -520,12 +518,10 @@ void Session::read_timeline_locked() {
   host_to_timeline_ = oa::ClockMap::fit(pairs);
   // Keep what a launch arriving late can need: `history` back, and at most kMaxTimelineReads
   // reads (a short period keeps less time).
-  const std::uint64_t history_ns =
-      std::min<std::uint64_t>(static_cast<std::uint64_t>(
-                                  std::chrono::nanoseconds(sampled_->history).count()),
-                              static_cast<std::uint64_t>(
-                                  std::chrono::nanoseconds(sampled_->period).count()) *
-                                  kMaxTimelineReads);
+  const std::uint64_t history_ns = std::min<std::uint64_t>(
+      static_cast<std::uint64_t>(std::chrono::nanoseconds(sampled_->history).count()),
+      static_cast<std::uint64_t>(std::chrono::nanoseconds(sampled_->period).count()) *
+          kMaxTimelineReads);
   timeline_.forget_before(at - std::min(at, history_ns));
 }
 

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "gpu/counter_source.h"
+#include "ipc/wire.h"
 #include "mmio/oa_programmer.h"
 #include "oa/accumulator.h"
 #include "oa/launch_record.h"
 #include "oa/report.h"
 #include "oa/sampled_attribution.h"
-#include "ipc/wire.h"
 #include "power/energy_source.h"
 
 namespace oaprof::session {
@@ -112,7 +112,8 @@ class Session {
   // listener). The energy reading beside the snapshot is left for settle(), which the server
   // calls as soon as the reply is on its way; a client's next request settles its earlier ones
   // first in any case.
-  ipc::wire::Body handle(std::uint64_t client_id, std::uint32_t pid, const ipc::wire::Body& request);
+  ipc::wire::Body handle(std::uint64_t client_id, std::uint32_t pid,
+                         const ipc::wire::Body& request);
   // Does what the answers to `client_id` left for after the reply.
   void settle(std::uint64_t client_id);
   // The client's connection closed: launches it left half-measured are dropped, and a kernel it
@@ -201,9 +202,9 @@ class Session {
     // The latest read of the pass in progress: its 'before', or its latest periodic read.
     std::optional<oa::Report> before;
     std::chrono::steady_clock::time_point before_at;
-    oa::CounterDeltas pass;             // of the pass in progress, up to `before`
-    oa::CounterDeltas deltas;           // summed over the finished passes
-    std::uint32_t pairs = 0;            // finished passes
+    oa::CounterDeltas pass;    // of the pass in progress, up to `before`
+    oa::CounterDeltas deltas;  // summed over the finished passes
+    std::uint32_t pairs = 0;   // finished passes
     // The GPU frequency at the launch's first read, and whether a later read differed.
     std::optional<double> freq_mhz;
     bool freq_changed = false;
@@ -294,7 +295,7 @@ class Session {
   LaunchReadOptions reads_;
   std::optional<SampledOptions> sampled_;
   std::optional<oa::Accumulator> timeline_totals_;
-  oa::CounterTimeline timeline_;  // on the GPU's time, from timeline_origin_ns_
+  oa::CounterTimeline timeline_;          // on the GPU's time, from timeline_origin_ns_
   std::uint64_t timeline_origin_ns_ = 0;  // the first read's host time
   std::uint64_t last_read_ns_ = 0;        // the latest read's host time
   std::uint64_t last_timeline_ns_ = 0;    // and on the timeline

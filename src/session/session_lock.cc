@@ -26,9 +26,9 @@ std::optional<SessionLock> SessionLock::try_acquire(const std::filesystem::path&
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
   if (fd < 0) {
     const int err = errno;
-    throw std::runtime_error(fmt::format("cannot open the session lock {}: {}", path.string(),
-                                         err == ELOOP ? "it is a symbolic link; remove it"
-                                                      : std::strerror(err)));
+    throw std::runtime_error(
+        fmt::format("cannot open the session lock {}: {}", path.string(),
+                    err == ELOOP ? "it is a symbolic link; remove it" : std::strerror(err)));
   }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||

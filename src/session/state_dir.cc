@@ -49,9 +49,10 @@ void require_safe_state_path(const fs::path& dir) {
   for (std::size_t i = 0; i < chain.size(); ++i) {
     struct stat st {};
     if (::lstat(chain[i].c_str(), &st) != 0) {
-      throw std::runtime_error(fmt::format("cannot examine {} (on the way to the state directory "
-                                           "{}): {}",
-                                           chain[i].string(), full.string(), std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("cannot examine {} (on the way to the state directory "
+                      "{}): {}",
+                      chain[i].string(), full.string(), std::strerror(errno)));
     }
     const bool last = i + 1 == chain.size();
     if (const std::string why = unsafe_because(st, last); !why.empty()) {

@@ -52,10 +52,10 @@ void check_component(int fd, const fs::path& path, const fs::path& p, bool last,
   if (S_ISLNK(st.st_mode)) refuse(path, p, "a symbolic link", origin);
   if (last && !S_ISREG(st.st_mode)) {
     // The kernel said nothing wrong: name what the path is instead of an errno.
-    throw std::invalid_argument(fmt::format(
-        "{} {}: not a regular file ({}); name an IGT metric file such as oa-kblgt2.xml",
-        origin_name(origin), path.string(),
-        S_ISDIR(st.st_mode) ? "a directory" : "a device, socket or pipe"));
+    throw std::invalid_argument(
+        fmt::format("{} {}: not a regular file ({}); name an IGT metric file such as oa-kblgt2.xml",
+                    origin_name(origin), path.string(),
+                    S_ISDIR(st.st_mode) ? "a directory" : "a device, socket or pipe"));
   }
   if (!last && !S_ISDIR(st.st_mode)) refuse(path, p, "not a directory", origin);
   if (st.st_uid != owner) refuse(path, p, fmt::format("owned by uid {}", st.st_uid), origin);
@@ -74,8 +74,10 @@ struct Fd {
 // The regular file at the end of `at` (a directory's descriptor) named `name`, opened for
 // reading, as long as it is still the file `checked` (an O_PATH descriptor) that was judged.
 int reopen_for_reading(int at, const fs::path& name, int checked, const fs::path& path) {
-  const int fd = ::openat(at, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-  struct stat a {}, b {};
+  const int fd =
+      ::openat(at, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  struct stat a {
+  }, b{};
   if (fd < 0 || ::fstat(fd, &a) != 0 || ::fstat(checked, &b) != 0 || a.st_dev != b.st_dev ||
       a.st_ino != b.st_ino) {
     const int err = fd < 0 ? errno : ESTALE;
@@ -113,9 +115,10 @@ int open_trusted_file(const fs::path& path, uid_t owner, MetricOrigin origin) {
     if (last) return reopen_for_reading(dir.fd, parts[i], next.fd, path);
     std::swap(dir.fd, next.fd);
   }
-  throw std::invalid_argument(fmt::format("{} {}: not a regular file (a directory); name an IGT "
-                                          "metric file such as oa-kblgt2.xml",
-                                          origin_name(origin), path.string()));
+  throw std::invalid_argument(
+      fmt::format("{} {}: not a regular file (a directory); name an IGT "
+                  "metric file such as oa-kblgt2.xml",
+                  origin_name(origin), path.string()));
 }
 
 void require_trusted_file(const fs::path& path, uid_t owner, MetricOrigin origin) {
@@ -216,12 +219,11 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
   } else {
     origin = MetricOrigin::kDaemonDirectory;
     if (platform.metrics_file.empty()) {
-      throw std::invalid_argument(fmt::format(
-          "no metric set '{}' for {} {}: {}; use --metric-set {} or name a file with "
-          "--metrics-xml",
-          symbol, platform.codename,
-          oa::gt_label(platform), oa::no_igt_metrics_reason(platform),
-          oa::kBuiltinMetricSetSymbol));
+      throw std::invalid_argument(
+          fmt::format("no metric set '{}' for {} {}: {}; use --metric-set {} or name a file with "
+                      "--metrics-xml",
+                      symbol, platform.codename, oa::gt_label(platform),
+                      oa::no_igt_metrics_reason(platform), oa::kBuiltinMetricSetSymbol));
     }
     const std::string name = oa::metric_file_name(platform.metrics_file);
     std::string looked;

@@ -34,12 +34,12 @@ std::string refusal(const std::string& path, UserFileAccess access, int err,
   const std::string who =
       as ? fmt::format(" (opened as uid {}, the user who ran sudo)", as->uid) : std::string();
   if (write && err == ELOOP) {
-    return fmt::format("cannot write {}: it is a symbolic link, and oaprof does not follow a link "
-                       "where it writes; name the file itself{}",
-                       path, who);
+    return fmt::format(
+        "cannot write {}: it is a symbolic link, and oaprof does not follow a link "
+        "where it writes; name the file itself{}",
+        path, who);
   }
-  return fmt::format("cannot {} {}: {}{}", write ? "write" : "read", path, std::strerror(err),
-                     who);
+  return fmt::format("cannot {} {}: {}{}", write ? "write" : "read", path, std::strerror(err), who);
 }
 
 std::span<std::uint8_t> bytes_of(HelperReply& r) {
@@ -83,7 +83,8 @@ int open_as(const std::string& path, UserFileAccess access, const Credentials& a
   ::close(sv[1]);
   int fd = -1;
   HelperReply reply;
-  if (ipc::channel::receive_with_fd(sv[0], bytes_of(reply), &fd) != static_cast<long>(sizeof reply)) {
+  if (ipc::channel::receive_with_fd(sv[0], bytes_of(reply), &fd) !=
+      static_cast<long>(sizeof reply)) {
     reply = {DropStage::kDone, EPROTO};  // the helper died before it answered
   }
   ::close(sv[0]);
@@ -95,8 +96,8 @@ int open_as(const std::string& path, UserFileAccess access, const Credentials& a
                                     path, as.uid, describe(DropFailure{reply.drop, reply.err})),
                         0);
   }
-  if (fd < 0) throw UserFileError(refusal(path, access, reply.err ? reply.err : EPROTO, as),
-                                  reply.err);
+  if (fd < 0)
+    throw UserFileError(refusal(path, access, reply.err ? reply.err : EPROTO, as), reply.err);
   return fd;
 }
 

@@ -73,7 +73,8 @@ struct Cl {
   cl_command_queue queue(cl_command_queue_properties props) {
     cl_int err = CL_SUCCESS;
     const cl_queue_properties list[] = {CL_QUEUE_PROPERTIES, props, 0};
-    cl_command_queue q = clCreateCommandQueueWithProperties(context, device, props ? list : nullptr, &err);
+    cl_command_queue q =
+        clCreateCommandQueueWithProperties(context, device, props ? list : nullptr, &err);
     check(err, "clCreateCommandQueueWithProperties");
     return q;
   }
@@ -121,7 +122,8 @@ int queues() {
   // The event returned to the program stays valid and carries the profiling it asked for.
   cl_ulong start = 0, end = 0;
   check(clWaitForEvents(1, &e), "clWaitForEvents");
-  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr), "start");
+  check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
+        "start");
   check(clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr), "end");
   if (end < start) return 1;
   set_args(scale, m, 3.0f);
@@ -153,7 +155,9 @@ int threads() {
       set_args(k, m, static_cast<float>(t + 1));
       const size_t n = kN;
       for (int i = 0; i < kPerThread; ++i) {
-        if (clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) != CL_SUCCESS) failures++;
+        if (clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) !=
+            CL_SUCCESS)
+          failures++;
       }
       if (read_first(q, m) != static_cast<float>((t + 1) * kPerThread)) failures++;
     });
@@ -181,7 +185,8 @@ int profiling() {
   const cl_int rc = clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t, &t, nullptr);
   std::printf("launches 1\nprofiling_info %d queue_properties %llu\n", rc,
               static_cast<unsigned long long>(props));
-  const bool unchanged = rc == CL_PROFILING_INFO_NOT_AVAILABLE && (props & CL_QUEUE_PROFILING_ENABLE) == 0;
+  const bool unchanged =
+      rc == CL_PROFILING_INFO_NOT_AVAILABLE && (props & CL_QUEUE_PROFILING_ENABLE) == 0;
   return unchanged && read_first(q, m) == 2.0f ? 0 : 1;
 }
 
@@ -216,7 +221,8 @@ int dlopen_app() {
   auto get_platforms = sym<decltype(&clGetPlatformIDs)>(lib, "clGetPlatformIDs");
   auto get_devices = sym<decltype(&clGetDeviceIDs)>(lib, "clGetDeviceIDs");
   auto create_context = sym<decltype(&clCreateContext)>(lib, "clCreateContext");
-  auto create_queue = sym<decltype(&clCreateCommandQueueWithProperties)>(lib, "clCreateCommandQueueWithProperties");
+  auto create_queue =
+      sym<decltype(&clCreateCommandQueueWithProperties)>(lib, "clCreateCommandQueueWithProperties");
   auto create_program = sym<decltype(&clCreateProgramWithSource)>(lib, "clCreateProgramWithSource");
   auto build = sym<decltype(&clBuildProgram)>(lib, "clBuildProgram");
   auto create_kernel = sym<decltype(&clCreateKernel)>(lib, "clCreateKernel");
@@ -237,13 +243,15 @@ int dlopen_app() {
   check(build(p, 1, &device, "", nullptr, nullptr), "build");
   cl_kernel k = create_kernel(p, "scale", &err);
   std::vector<float> host(kN, 1.0f);
-  cl_mem m = create_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, kN * sizeof(float), host.data(), &err);
+  cl_mem m = create_buffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, kN * sizeof(float),
+                           host.data(), &err);
   check(err, "buffer");
   const float f = 1.0f;
   check(set_arg(k, 0, sizeof m, &m), "arg");
   check(set_arg(k, 1, sizeof f, &f), "arg");
   const size_t n = kN;
-  for (int i = 0; i < 3; ++i) check(enqueue(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "nd");
+  for (int i = 0; i < 3; ++i)
+    check(enqueue(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "nd");
   check(finish(q), "finish");
   std::printf("launches 3\n");
   return 0;
@@ -257,7 +265,8 @@ int crash() {
   cl_command_queue q = cl.queue(0);
   set_args(k, m, 1.0f);
   const size_t n = kN;
-  for (int i = 0; i < 3; ++i) check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "nd");
+  for (int i = 0; i < 3; ++i)
+    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "nd");
   check(clFinish(q), "finish");
   std::printf("launches 3\n");
   std::fflush(stdout);
@@ -275,7 +284,8 @@ void CL_CALLBACK on_complete(cl_event, cl_int, void* user) {
   auto* s = static_cast<CallbackState*>(user);
   const size_t n = kN;
   // Launching from a callback must not deadlock under the interceptor.
-  if (clEnqueueNDRangeKernel(s->q, s->k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) == CL_SUCCESS) {
+  if (clEnqueueNDRangeKernel(s->q, s->k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr) ==
+      CL_SUCCESS) {
     clFlush(s->q);
     s->launched++;
   }
@@ -293,7 +303,8 @@ int callback() {
   check(clEnqueueNDRangeKernel(s.q, k, 1, nullptr, &n, nullptr, 0, nullptr, &e), "nd");
   check(clSetEventCallback(e, CL_COMPLETE, &on_complete, &s), "callback");
   check(clWaitForEvents(1, &e), "wait");
-  for (int i = 0; i < 500 && s.launched == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && s.launched == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   check(clFinish(s.q), "finish");
   std::printf("launches %d\n", 1 + s.launched.load());
   return s.launched == 1 && read_first(s.q, m) == 2.0f ? 0 : 1;
@@ -309,7 +320,8 @@ int child_app() {
   cl_command_queue q = cl.queue(0);
   set_args(k, m, 2.0f);
   const size_t n = kN;
-  for (int i = 0; i < 2; ++i) check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "child");
+  for (int i = 0; i < 2; ++i)
+    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &n, nullptr, 0, nullptr, nullptr), "child");
   return read_first(q, m) == 4.0f ? 0 : 1;
 }
 
@@ -391,7 +403,8 @@ __kernel void spin(__global float* a, int iters) {
   cl_kernel k[2] = {cl.kernel(p, "spin"), cl.kernel(p, "spin")};
   std::vector<float> host(1, 1.0f);
   cl_mem m[2] = {cl.buffer(host), cl.buffer(host)};
-  cl_command_queue q[2] = {cl.queue(CL_QUEUE_PROFILING_ENABLE), cl.queue(CL_QUEUE_PROFILING_ENABLE)};
+  cl_command_queue q[2] = {cl.queue(CL_QUEUE_PROFILING_ENABLE),
+                           cl.queue(CL_QUEUE_PROFILING_ENABLE)};
   const cl_int iters = 3'000'000;
   for (int i = 0; i < 2; ++i) {
     check(clSetKernelArg(k[i], 0, sizeof m[i], &m[i]), "clSetKernelArg");
@@ -410,9 +423,11 @@ __kernel void spin(__global float* a, int iters) {
     cl_ulong t[2][2] = {};
     for (int i = 0; i < 2; ++i) {
       check(clGetEventProfilingInfo(e[i], CL_PROFILING_COMMAND_START, sizeof t[i][0], &t[i][0],
-                                    nullptr), "start");
+                                    nullptr),
+            "start");
       check(clGetEventProfilingInfo(e[i], CL_PROFILING_COMMAND_END, sizeof t[i][1], &t[i][1],
-                                    nullptr), "end");
+                                    nullptr),
+            "end");
       std::printf("kernel %d %d %llu %llu\n", r, i, static_cast<unsigned long long>(t[i][0]),
                   static_cast<unsigned long long>(t[i][1]));
       clReleaseEvent(e[i]);
@@ -438,6 +453,8 @@ int main(int argc, char** argv) {
   if (what == "child") return child_app();
   if (what == "overlap") return overlap_app();
   if (what == "replay") return replay_app(argc > 2 ? std::atoi(argv[2]) : 2000);
-  std::fprintf(stderr, "usage: attach_app queues|threads|profiling|same-name|dlopen|crash|callback|fork|overlap|replay\n");
+  std::fprintf(stderr,
+               "usage: attach_app "
+               "queues|threads|profiling|same-name|dlopen|crash|callback|fork|overlap|replay\n");
   return 2;
 }

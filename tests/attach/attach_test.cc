@@ -20,11 +20,11 @@
 
 namespace {
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using oaprof::testing::CsvRow;
 using oaprof::testing::read_csv;
 using oaprof::testing::run;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 class AttachTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -35,7 +35,8 @@ class AttachTest : public ::testing::TestWithParam<std::string> {
   ~AttachTest() override { fs::remove_all(dir_); }
 
   // Runs `attach_app scenario` under oaprof with this test's way in.
-  oaprof::testing::CommandResult profile(const std::string& scenario, const std::string& extra = "") {
+  oaprof::testing::CommandResult profile(const std::string& scenario,
+                                         const std::string& extra = "") {
     return run(fmt::format("{} --device sim -q --inject {} -o {} --json {} {} -- {} {}", OAPROF_BIN,
                            GetParam(), csv().string(), json().string(), extra, ATTACH_APP_BIN,
                            scenario));
@@ -105,8 +106,9 @@ TEST_P(AttachTest, TheChannelAndTheSocketAloneGiveTheSameRows) {
   ASSERT_EQ(fast.status, 0) << fast.output;
   EXPECT_THAT(fast.output, HasSubstr("(shared-memory channel)"));
   const auto fast_rows = read_csv(csv());
-  const auto slow = run(fmt::format("OAPROF_CHANNEL=off {} --device sim -q --inject {} -o {} -- {} threads",
-                                    OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  const auto slow =
+      run(fmt::format("OAPROF_CHANNEL=off {} --device sim -q --inject {} -o {} -- {} threads",
+                      OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   ASSERT_EQ(slow.status, 0) << slow.output;
   EXPECT_THAT(slow.output, HasSubstr("(socket)"));
   const auto slow_rows = read_csv(csv());
@@ -201,8 +203,9 @@ TEST_P(AttachTest, ReplayLeavesTheProgramsBuffersAsASingleRunWould) {
   const auto single = read_csv(csv());
   ASSERT_EQ(single.size(), 2u);
 
-  const auto r = run(fmt::format("{} --device sim -q --replay 5 --inject {} -o {} -- {} replay 3000",
-                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  const auto r =
+      run(fmt::format("{} --device sim -q --replay 5 --inject {} -o {} -- {} replay 3000",
+                      OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(checksum(r.output), checksum(alone.output)) << "replay changed the program's result";
   EXPECT_EQ(checksum(once.output), checksum(alone.output));
@@ -270,9 +273,10 @@ TEST_P(AttachTest, KernelReplayAcrossSetsGivesEveryPassTheSameInputs) {
 
 TEST_P(AttachTest, AutoReplayCoversTheMinimumWindow) {
   const auto alone = run(fmt::format("{} replay 10", ATTACH_APP_BIN));
-  const auto r = run(fmt::format("{} --device sim -q --replay auto --inject {} --min-window 40ms "
-                                 "-o {} -- {} replay 10",
-                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  const auto r =
+      run(fmt::format("{} --device sim -q --replay auto --inject {} --min-window 40ms "
+                      "-o {} -- {} replay 10",
+                      OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(checksum(r.output), checksum(alone.output));
   const auto rows = read_csv(csv());
@@ -284,8 +288,9 @@ TEST_P(AttachTest, AutoReplayCoversTheMinimumWindow) {
 }
 
 TEST_P(AttachTest, ABadReplayValueIsRefusedBeforeAnythingRuns) {
-  const auto r = run(fmt::format("{} --device sim -q --replay often --inject {} -o {} -- {} replay 10",
-                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  const auto r =
+      run(fmt::format("{} --device sim -q --replay often --inject {} -o {} -- {} replay 10",
+                      OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("--replay"));
   EXPECT_FALSE(fs::exists(csv()));
@@ -294,8 +299,9 @@ TEST_P(AttachTest, ABadReplayValueIsRefusedBeforeAnythingRuns) {
 // Only --replay turns replay on: a variable left in the user's environment (by an earlier
 // session, or a bad value) neither replays nor warns.
 TEST_P(AttachTest, AnInheritedReplayVariableIsOverriddenByTheOption) {
-  const auto r = run(fmt::format("OAPROF_REPLAY=often {} --device sim -q --inject {} -o {} -- {} replay 10",
-                                 OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  const auto r =
+      run(fmt::format("OAPROF_REPLAY=often {} --device sim -q --inject {} -o {} -- {} replay 10",
+                      OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, Not(HasSubstr("OAPROF_REPLAY")));
   const auto rows = read_csv(csv());
@@ -399,8 +405,9 @@ TEST_P(ModesTest, AppModeGivesOneRowForTheWholeRun) {
 }
 
 TEST_P(ModesTest, SystemWideTimeline) {
-  const auto r = run(fmt::format("{} --device sim -q --system-wide --duration 400ms --interval 100ms -o {}",
-                                 OAPROF_BIN, csv().string()));
+  const auto r =
+      run(fmt::format("{} --device sim -q --system-wide --duration 400ms --interval 100ms -o {}",
+                      OAPROF_BIN, csv().string()));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = read_csv(csv());
   // Wake-ups of the sampling thread can be late on a loaded machine: bound, don't pin.
@@ -431,8 +438,9 @@ TEST_P(ModesTest, SystemWideTimeline) {
 TEST_P(ModesTest, AWindowLongerThanTheClockCounterWrapStaysExact) {
   // 4 s at the simulator's 1150 MHz is 4.6e9 GPU clocks: past 2^32, so GPU_TICKS wraps at least
   // once inside the row, and only the periodic reads folded by the accumulator can count it.
-  const auto r = run(fmt::format("{} --device sim -q --system-wide --duration 4s --idle-baseline off -o {}",
-                                 OAPROF_BIN, csv().string()));
+  const auto r =
+      run(fmt::format("{} --device sim -q --system-wide --duration 4s --idle-baseline off -o {}",
+                      OAPROF_BIN, csv().string()));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = read_csv(csv());
   ASSERT_EQ(rows.size(), 1u);
@@ -443,7 +451,9 @@ TEST_P(ModesTest, AWindowLongerThanTheClockCounterWrapStaysExact) {
 
 TEST_P(ModesTest, ModeMistakesAreUsageErrors) {
   EXPECT_EQ(run(fmt::format("{} --device sim --system-wide", OAPROF_BIN)).status, 2);
-  EXPECT_EQ(run(fmt::format("{} --device sim --system-wide --duration 1s -- true", OAPROF_BIN)).status, 2);
+  EXPECT_EQ(
+      run(fmt::format("{} --device sim --system-wide --duration 1s -- true", OAPROF_BIN)).status,
+      2);
   EXPECT_EQ(run(fmt::format("{} --device sim --interval 1s -- true", OAPROF_BIN)).status, 2);
   EXPECT_EQ(run(fmt::format("{} --device sim --mode bogus -- true", OAPROF_BIN)).status, 2);
   EXPECT_EQ(run(fmt::format("{} --device sim -k 'regex:(' -- true", OAPROF_BIN)).status, 2);
@@ -457,9 +467,10 @@ TEST(ClpeakTest, EveryLaunchOfAProgramNobodyHereWroteIsRecorded) {
   fs::create_directories(dir);
   const fs::path csv = dir / "clpeak.csv", counts = dir / "counts";
   // The counting layer goes after oaprof's, so it sees exactly the program's own launches.
-  const auto r = run(fmt::format("OPENCL_LAYERS={} COUNTING_LAYER_OUT={} {} --device sim -q -o {} -- "
-                                 "clpeak --kernel-latency",
-                                 COUNTING_LAYER_SO, counts.string(), OAPROF_BIN, csv.string()));
+  const auto r =
+      run(fmt::format("OPENCL_LAYERS={} COUNTING_LAYER_OUT={} {} --device sim -q -o {} -- "
+                      "clpeak --kernel-latency",
+                      COUNTING_LAYER_SO, counts.string(), OAPROF_BIN, csv.string()));
   ASSERT_EQ(r.status, 0) << r.output;
   std::map<std::string, int> counted, recorded;
   std::ifstream in(counts);

@@ -198,12 +198,12 @@ class PrivilegedSide {
   test_support::SimFixture sim_;
   std::mutex mu_;
   std::vector<oa::LaunchRecord> rows_;
-  session::Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                           [this](const oa::LaunchRecord& r, const power::EnergyReading*,
-                                  const power::EnergyReading*) {
-                             std::lock_guard lock(mu_);
-                             rows_.push_back(r);
-                           }};
+  session::Session session_{
+      *sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [this](const oa::LaunchRecord& r, const power::EnergyReading*, const power::EnergyReading*) {
+        std::lock_guard lock(mu_);
+        rows_.push_back(r);
+      }};
   std::unique_ptr<session::Server> server_;
 };
 
@@ -314,8 +314,8 @@ TEST(InterceptorTest, AnInternalErrorAfterAFailedEnqueueReturnsThatFailure) {
     FakeCl::enqueue_rc = CL_INVALID_KERNEL_ARGS;
     cl_event ev = nullptr;
     const cl_int rc = launch_one(&ev);
-    p.check(rc == CL_INVALID_KERNEL_ARGS, fmt::format("the program got {}, not its own {}", rc,
-                                                      CL_INVALID_KERNEL_ARGS));
+    p.check(rc == CL_INVALID_KERNEL_ARGS,
+            fmt::format("the program got {}, not its own {}", rc, CL_INVALID_KERNEL_ARGS));
     p.check(ev == nullptr && live_events() == 0, "an event appeared for a failed launch");
   });
 }

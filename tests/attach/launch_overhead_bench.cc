@@ -115,8 +115,8 @@ int app(int n, AppMode mode, const char* out) {
   cl_kernel k = clCreateKernel(p, "tick", &err);
   check(err, "clCreateKernel");
   std::vector<int> host(kItems, 0);
-  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                            kItems * sizeof(int), host.data(), &err);
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, kItems * sizeof(int),
+                            host.data(), &err);
   check(err, "clCreateBuffer");
   check(clSetKernelArg(k, 0, sizeof m, &m), "clSetKernelArg");
   const size_t global = kItems;
@@ -147,9 +147,9 @@ int app(int n, AppMode mode, const char* out) {
   check(clFinish(q), "clFinish");
   read_times();
   const std::uint64_t loop_ns = monotonic_ns() - t0;
-  check(clEnqueueReadBuffer(q, m, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0, nullptr,
-                            nullptr),
-        "clEnqueueReadBuffer");
+  check(
+      clEnqueueReadBuffer(q, m, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0, nullptr, nullptr),
+      "clEnqueueReadBuffer");
   std::ofstream(out) << loop_ns << "\n";
   const bool right = std::all_of(host.begin(), host.end(), [&](int v) { return v == n + kWarmup; });
   if (!right) std::fprintf(stderr, "launch_overhead_bench: wrong result %d\n", host[0]);
@@ -228,30 +228,31 @@ void print(const Timings& t, int launches, int repeat) {
   line("(d) oaprof, sampled, no drain", t.d);
   std::printf("bracketed: added per launch over the drained app (c-a)/n: %.2f us (goal <= 10)\n",
               (t.c.loop_ns - t.a.loop_ns) / n / 1e3);
-  std::printf("sampled: added per launch over the undrained app (d-b)/n: %.2f us (goal <= 2); "
-              "over the app reading its own times (d-g)/n: %.2f us\n",
-              (t.d.loop_ns - t.b.loop_ns) / n / 1e3, (t.d.loop_ns - t.g.loop_ns) / n / 1e3);
+  std::printf(
+      "sampled: added per launch over the undrained app (d-b)/n: %.2f us (goal <= 2); "
+      "over the app reading its own times (d-g)/n: %.2f us\n",
+      (t.d.loop_ns - t.b.loop_ns) / n / 1e3, (t.d.loop_ns - t.g.loop_ns) / n / 1e3);
   std::printf("wall-time ratios c/a %.2f, d/b %.2f, c/d %.2f (timed loops)\n",
               t.c.loop_ns / t.a.loop_ns, t.d.loop_ns / t.b.loop_ns, t.c.loop_ns / t.d.loop_ns);
   if (t.daemon) {
     line("(e) through oaprofd, bracketed", t.e);
     line("(f) through oaprofd, sampled", t.f);
-    std::printf("through oaprofd: (e-a)/n %.2f us, (f-b)/n %.2f us; against locally e/c %.2f, "
-                "f/d %.2f\n",
-                (t.e.loop_ns - t.a.loop_ns) / n / 1e3, (t.f.loop_ns - t.b.loop_ns) / n / 1e3,
-                t.e.loop_ns / t.c.loop_ns, t.f.loop_ns / t.d.loop_ns);
+    std::printf(
+        "through oaprofd: (e-a)/n %.2f us, (f-b)/n %.2f us; against locally e/c %.2f, "
+        "f/d %.2f\n",
+        (t.e.loop_ns - t.a.loop_ns) / n / 1e3, (t.f.loop_ns - t.b.loop_ns) / n / 1e3,
+        t.e.loop_ns / t.c.loop_ns, t.f.loop_ns / t.d.loop_ns);
   } else {
     std::printf("through oaprofd: not measured (no oaprofd binary, or it did not start)\n");
   }
-  std::printf("whole processes: a %.0f ms, b %.0f ms, c %.0f ms, d %.0f ms (start-up, build, "
-              "oaprof set-up)\n",
-              t.a.process_ns / 1e6, t.b.process_ns / 1e6, t.c.process_ns / 1e6,
-              t.d.process_ns / 1e6);
+  std::printf(
+      "whole processes: a %.0f ms, b %.0f ms, c %.0f ms, d %.0f ms (start-up, build, "
+      "oaprof set-up)\n",
+      t.a.process_ns / 1e6, t.b.process_ns / 1e6, t.c.process_ns / 1e6, t.d.process_ns / 1e6);
 }
 
 int compare(int launches, int repeat, const char* self) {
-  const fs::path dir =
-      fs::temp_directory_path() / fmt::format("oaprof-overhead-{}", ::getpid());
+  const fs::path dir = fs::temp_directory_path() / fmt::format("oaprof-overhead-{}", ::getpid());
   fs::create_directories(dir);
   const fs::path out = dir / "loop_ns", csv = dir / "rows.csv";
   const std::string app_cmd = fmt::format("{} --app {}", self, launches);
@@ -264,11 +265,11 @@ int compare(int launches, int repeat, const char* self) {
   bool rows_right = true;
   // One run under oaprof; its rows must be one per launch.
   auto profiled = [&](const std::string& prefix, const std::string& options, const char* drain) {
-    const Run r = timed(fmt::format("{}{} --device sim -q --energy none --mode kernel {} -o {} -- "
-                                    "{} {} {}",
-                                    prefix, OAPROF_BIN, options, csv.string(), app_cmd, drain,
-                                    out.string()),
-                        out);
+    const Run r =
+        timed(fmt::format("{}{} --device sim -q --energy none --mode kernel {} -o {} -- "
+                          "{} {} {}",
+                          prefix, OAPROF_BIN, options, csv.string(), app_cmd, drain, out.string()),
+              out);
     const std::size_t rows = oaprof::testing::read_csv(csv).size();
     if (rows != expected) {
       std::fprintf(stderr, "launch_overhead_bench: oaprof %s recorded %zu rows, expected %zu\n",

@@ -77,7 +77,7 @@ TEST_F(SampledLaunchesTest, AnOverlappedLaunchWaitsForItsNeighbourAndBothSaySo) 
   complete(b, 50, 250);
   const auto ready = harvest();
   ASSERT_EQ(ready.size(), 2u);
-  EXPECT_EQ(ready[0].launch_id, 1u);  // in launch order
+  EXPECT_EQ(ready[0].launch_id, 1u);                   // in launch order
   EXPECT_EQ(ready[0].sampled->overlap_ppm, 500'000u);  // 50 of its 100 ns
   EXPECT_EQ(ready[1].sampled->overlap_ppm, 250'000u);  // 50 of its 200 ns
   EXPECT_EQ(books_.waiting(), 0u);

@@ -49,7 +49,8 @@ TEST(ErrorsTest, EachTypeMapsToItsExitStatus) {
 TEST(ErrorsTest, RunCommandReturnsTheBodysStatusOrTheErrorsAndSaysWhy) {
   EXPECT_EQ(run_command("tool", [] { return 7; }), 7);
   ::testing::internal::CaptureStderr();
-  const int status = run_command("tool", []() -> int { throw OutputError("cannot write out.csv"); });
+  const int status =
+      run_command("tool", []() -> int { throw OutputError("cannot write out.csv"); });
   const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(status, kExitOutput);
   EXPECT_EQ(said, "tool: cannot write out.csv\n");

@@ -20,7 +20,8 @@ TEST(CatalogueTest, ParsesTheGrammar) {
   EXPECT_EQ(add->type, DataType::kDp);
   EXPECT_EQ(add->width, 1);
   EXPECT_EQ(parse_kernel_name("mul_int_vect8")->type, DataType::kInt);
-  EXPECT_EQ(parse_kernel_name("mad_sp_vect16")->name, "mad_vect16");  // explicit sp is canonicalised
+  EXPECT_EQ(parse_kernel_name("mad_sp_vect16")->name,
+            "mad_vect16");  // explicit sp is canonicalised
 }
 
 TEST(CatalogueTest, ParsesMemoryPowerAndLaunchKernels) {
@@ -68,9 +69,9 @@ TEST(CatalogueTest, EveryCatalogueNameParsesBackToItselfAndIsUnique) {
   // in sp and dp at 5 widths; pchase_bw, pchase_lat, empty.
   constexpr std::size_t kCompute = 5 * 3 * 5 - 5;
   EXPECT_EQ(seen.size(), 2 * kCompute + 2 * 5 + 3);
-  for (const char* name : {"mad_vect4", "add_dp_scalar", "mul_int_vect8", "load_store_vect16",
-                           "load_store_dp_scalar", "pchase_bw", "pchase_lat", "empty",
-                           "power_div_dp_vect4"}) {
+  for (const char* name :
+       {"mad_vect4", "add_dp_scalar", "mul_int_vect8", "load_store_vect16", "load_store_dp_scalar",
+        "pchase_bw", "pchase_lat", "empty", "power_div_dp_vect4"}) {
     EXPECT_TRUE(seen.count(name)) << name;
   }
 }

@@ -41,9 +41,7 @@ Result run(const std::string& args, bool want_stderr = false) {
   return r;
 }
 
-std::string stderr_of(const std::string& args) {
-  return run(args, true).out;
-}
+std::string stderr_of(const std::string& args) { return run(args, true).out; }
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -67,7 +65,8 @@ TEST(KernelRunnerTest, ListsTheWholeCatalogue) {
 TEST(KernelRunnerTest, UnknownNamesSuggestTheNearest) {
   const Result r = run("mad_vec4");
   EXPECT_EQ(r.status, 2);
-  EXPECT_THAT(stderr_of("mad_vec4"), HasSubstr("unknown kernel 'mad_vec4'; did you mean mad_vect4"));
+  EXPECT_THAT(stderr_of("mad_vec4"),
+              HasSubstr("unknown kernel 'mad_vec4'; did you mean mad_vect4"));
 }
 
 TEST(KernelRunnerTest, BadOptionsAreUsageErrors) {
@@ -90,8 +89,9 @@ TEST(KernelRunnerTest, AWorkGroupSweepHasOneRowPerStep) {
 
 TEST(KernelRunnerTest, SweepsMarkWhereTheHardwareThreadsAreFilled) {
   // 2 EUs × 7 = 14 threads; 32 work-items a thread: 14 and 28 groups fill them.
-  const Result r = run(fmt::format("empty --wi 32 --min-time 0 --max-repeats 1 --quiet "
-                                   "--sweep wg=13:15 --eus 2 --sysfs-root /nonexistent"));
+  const Result r =
+      run(fmt::format("empty --wi 32 --min-time 0 --max-repeats 1 --quiet "
+                      "--sweep wg=13:15 --eus 2 --sysfs-root /nonexistent"));
   ASSERT_EQ(r.status, 0) << r.out;
   const auto l = lines(r.out);
   ASSERT_EQ(l.size(), 5u) << r.out;  // device line, header, 3 rows
@@ -107,15 +107,17 @@ TEST(KernelRunnerTest, SizeAndWorkItemSweeps) {
   ASSERT_EQ(j["results"].size(), 4u);
   EXPECT_EQ(j["results"][3]["size_bytes"], 8192);
   EXPECT_EQ(j["results"][0]["unit"], "GB/s");
-  const Result wi = run("add_int_scalar --iterations 4 --min-time 0 --max-repeats 1 --quiet "
-                        "--wg 2 --sweep wi=1:7 --csv");
+  const Result wi =
+      run("add_int_scalar --iterations 4 --min-time 0 --max-repeats 1 --quiet "
+          "--wg 2 --sweep wi=1:7 --csv");
   ASSERT_EQ(wi.status, 0) << wi.out;
   EXPECT_EQ(lines(wi.out).size(), 8u);
 }
 
 TEST(KernelRunnerTest, PeaksFromOptions) {
-  const Result r = run("--peaks --eus 24 --subslices 3 --freq-mhz 1150 --json "
-                       "--sysfs-root /nonexistent");
+  const Result r =
+      run("--peaks --eus 24 --subslices 3 --freq-mhz 1150 --json "
+          "--sysfs-root /nonexistent");
   ASSERT_EQ(r.status, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["add_sp_gflops"].get<double>(), 220.8, 1e-6);
@@ -143,8 +145,8 @@ TEST(KernelRunnerTest, PeaksFromThePlatformTable) {
   fs::create_directories(root / "bus/pci/devices/0000:00:02.0/drm/renderD130");
   fs::create_directories(root / "dev/dri");
   std::ofstream(root / "dev/dri/renderD130") << "";
-  const Result other = run(fmt::format("--peaks --sysfs-root {} --dev-root {}", root.string(),
-                                       (root / "dev").string()));
+  const Result other = run(
+      fmt::format("--peaks --sysfs-root {} --dev-root {}", root.string(), (root / "dev").string()));
   fs::remove_all(root);
   EXPECT_THAT(other.out, HasSubstr("renderD130 is not driven by i915"));
   ASSERT_EQ(r.status, 0) << r.out;

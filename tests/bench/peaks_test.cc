@@ -75,9 +75,9 @@ TEST(PeaksTest, FillsHardwareThreads) {
   EXPECT_TRUE(fills_hw_threads(336, 32, 168));
   EXPECT_FALSE(fills_hw_threads(167, 32, 168));
   EXPECT_FALSE(fills_hw_threads(169, 32, 168));
-  EXPECT_TRUE(fills_hw_threads(84, 64, 168));   // two threads a group
-  EXPECT_TRUE(fills_hw_threads(84, 33, 168));   // 33 work-items still take two threads
-  EXPECT_FALSE(fills_hw_threads(168, 32, 0));   // unknown thread count: never marked
+  EXPECT_TRUE(fills_hw_threads(84, 64, 168));  // two threads a group
+  EXPECT_TRUE(fills_hw_threads(84, 33, 168));  // 33 work-items still take two threads
+  EXPECT_FALSE(fills_hw_threads(168, 32, 0));  // unknown thread count: never marked
 }
 
 class FakeSysfs : public ::testing::Test {
@@ -113,7 +113,7 @@ TEST_F(FakeSysfs, FindsTheIntelGpuInThePlatformTable) {
 }
 
 TEST_F(FakeSysfs, NothingWhenNoKnownIntelGpu) {
-  EXPECT_FALSE(detect_intel_platform(root_));  // no directory at all
+  EXPECT_FALSE(detect_intel_platform(root_));              // no directory at all
   device("0000:00:02.0", "0x8086", "0x030000", "0xffff");  // Intel display, unknown id
   EXPECT_FALSE(detect_intel_platform(root_));
 }

@@ -98,10 +98,10 @@ TEST_F(RunnerTest, PowerVariantsSizeTheirOuterLoop) {
 }
 
 TEST(OuterRepeatsTest, AimAtThePowerWindowFromOneChainsTime) {
-  EXPECT_EQ(outer_repeats_for(2, 100'000, 16), 20);     // 2 ms of 0.1 ms chains
+  EXPECT_EQ(outer_repeats_for(2, 100'000, 16), 20);  // 2 ms of 0.1 ms chains
   EXPECT_EQ(outer_repeats_for(100, 1'000'000, 16), 100);
-  EXPECT_EQ(outer_repeats_for(2, 3'000'000, 16), 1);    // one chain already longer
-  EXPECT_EQ(outer_repeats_for(2, 0, 16), 2'000'000);    // an unmeasurable chain counts as 1 ns
+  EXPECT_EQ(outer_repeats_for(2, 3'000'000, 16), 1);       // one chain already longer
+  EXPECT_EQ(outer_repeats_for(2, 0, 16), 2'000'000);       // an unmeasurable chain counts as 1 ns
   EXPECT_EQ(outer_repeats_for(1e9, 1, 16), INT_MAX / 16);  // iterations × outer stays an int
   EXPECT_EQ(outer_repeats_for(1e9, 1, 0), INT_MAX);
 }

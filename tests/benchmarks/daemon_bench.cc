@@ -13,9 +13,9 @@
 
 #include "daemon/daemon_service.h"
 #include "daemon/oaprofd.h"
-#include "session/remote_source.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
+#include "session/remote_source.h"
 
 namespace {
 
@@ -52,7 +52,7 @@ void BM_SnapshotThroughOaprofd(benchmark::State& state) {
     open.energy = "none";
     (void)client->open(open);
     auto src = session::make_remote_counter_source(client, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                                                  /*simulated=*/true);
+                                                   /*simulated=*/true);
     std::uint32_t id = 0;
     for (auto _ : state) benchmark::DoNotOptimize(src->snapshot(++id));
     src->stop();

@@ -60,8 +60,8 @@ class TrustedMetricsDir : public ScratchDir {
 // A service on a simulated Lunar Lake (driven by xe, so without i915), with its state in
 // `state_dir` and its metric sets from `metrics_dir`, owned by whoever runs the test.
 inline daemon::ServiceOptions sim_xe_service_options(const std::filesystem::path& state_dir,
-                                             const std::filesystem::path& metrics_dir,
-                                             const std::string& sim_platform = "lnl") {
+                                                     const std::filesystem::path& metrics_dir,
+                                                     const std::string& sim_platform = "lnl") {
   daemon::ServiceOptions o;
   o.device.spec = "sim";
   o.device.sim.platform = mmio::sim_platform_by_name(sim_platform);

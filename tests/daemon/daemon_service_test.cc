@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -15,23 +15,23 @@
 
 #include <fmt/format.h>
 
+#include "mmio/registers.h"
+#include "mmio/saved_registers.h"
+#include "oa/builtin_metric_set.h"
+#include "oa/platform.h"
 #include "session/daemon_paths.h"
 #include "session/register_journal.h"
 #include "session/session_lock.h"
 #include "session/state_dir.h"
 #include "session/trusted_metrics.h"
-#include "mmio/registers.h"
-#include "mmio/saved_registers.h"
-#include "oa/builtin_metric_set.h"
-#include "oa/platform.h"
 #include "tests/common/daemon_test_util.h"
 
 namespace oaprof::daemon {
 namespace {
 
 namespace wire = ipc::wire;
-using ::testing::HasSubstr;
 using test_support::ScratchDir;
+using ::testing::HasSubstr;
 
 class DaemonServiceTest : public ::testing::Test {
  protected:
@@ -75,10 +75,12 @@ class DaemonServiceTest : public ::testing::Test {
     session::StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
     o.wrap_mmio = [&, header](std::unique_ptr<mmio::Mmio> inner) mutable {
       header.identity = inner->describe();
-      return std::make_unique<session::JournalingMmio>(std::move(inner), [&, header](const mmio::RestoreStep& e) {
-        if (!s.state) s.state = std::make_unique<session::StateFile>(service_->state_file(), header);
-        s.state->append(e);
-      });
+      return std::make_unique<session::JournalingMmio>(
+          std::move(inner), [&, header](const mmio::RestoreStep& e) {
+            if (!s.state)
+              s.state = std::make_unique<session::StateFile>(service_->state_file(), header);
+            s.state->append(e);
+          });
     };
     s.device = gpu::open_device(o);
   }
@@ -134,9 +136,8 @@ TEST_F(DaemonServiceTest, ASecondClientIsToldWhoHoldsTheUnit) {
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, open_request())));
   const auto busy = std::get<wire::Error>(service_->handle(2, bob_, open_request()));
   EXPECT_EQ(busy.code, wire::ErrorCode::kBusy);
-  EXPECT_THAT(busy.message, ::testing::MatchesRegex(
-                                "busy: held by uid 1000, pid 4321 since "
-                                "20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z"));
+  EXPECT_THAT(busy.message, ::testing::MatchesRegex("busy: held by uid 1000, pid 4321 since "
+                                                    "20[0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9:]+Z"));
   // Bob may not drive Alice's session.
   EXPECT_EQ(std::get<wire::Error>(service_->handle(2, bob_, wire::Sample{1, 1})).code,
             wire::ErrorCode::kNoSession);
@@ -266,7 +267,8 @@ TEST_F(DaemonServiceTest, OpeningASessionRestoresWhatADeadHolderLeft) {
   }
   ASSERT_TRUE(std::filesystem::exists(service_->state_file()));
   const wire::Body opened = service_->handle(1, alice_, open_request());
-  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened)) << std::get<wire::Error>(opened).message;
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened))
+      << std::get<wire::Error>(opened).message;
   EXPECT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Close{})));
   EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
             std::vector<std::size_t>{});
@@ -299,7 +301,8 @@ TEST_F(DaemonServiceTest, RecoverDropsOnlyTheCrashedSessionsForcewakeBit) {
 
 TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
   {
-    session::StateFile f(service_->state_file(), {"sim:" + regs_.string(), "some other GPU", "x", {}});
+    session::StateFile f(service_->state_file(),
+                         {"sim:" + regs_.string(), "some other GPU", "x", {}});
     f.append({0x9840, 1, mmio::RestoreKind::kPlain});
   }
   EXPECT_THROW(
@@ -317,7 +320,8 @@ TEST_F(DaemonServiceTest, RecoverRefusesAnotherDevice) {
 
 TEST_F(DaemonServiceTest, ALocalSudoOaprofHoldingTheLockMakesTheDaemonBusy) {
   std::string holder;
-  auto local = session::SessionLock::try_acquire(service_->lock_file(), session::holder_text(0, 777), &holder);
+  auto local = session::SessionLock::try_acquire(service_->lock_file(),
+                                                 session::holder_text(0, 777), &holder);
   ASSERT_TRUE(local.has_value());
   const auto busy = std::get<wire::Error>(service_->handle(1, alice_, open_request()));
   EXPECT_EQ(busy.code, wire::ErrorCode::kBusy);
@@ -356,26 +360,27 @@ TEST(StateFileTest, StepsRoundTripAndAnOldMaskedForcewakeLineIsOaprofsBit) {
   {
     session::StateFile file(path, session::StateContents{"sim", "x", "h", {}});
     file.append({mmio::reg::kOaDebug, 0x42, mmio::RestoreKind::kMasked});
-    file.append({mmio::reg::kForcewakeGt, mmio::reg::kForcewakeOaprofBit,
-                 mmio::RestoreKind::kOwnedBits});
+    file.append(
+        {mmio::reg::kForcewakeGt, mmio::reg::kForcewakeOaprofBit, mmio::RestoreKind::kOwnedBits});
     file.append({0x9888, 0xDEADBEEF, mmio::RestoreKind::kPlain});
   }
   const auto c = session::read_state_file(path);
   ASSERT_TRUE(c.has_value());
   ASSERT_EQ(c->entries.size(), 3u);
-  EXPECT_EQ(c->entries[1], (mmio::RestoreStep{mmio::reg::kForcewakeGt,
-                                              mmio::reg::kForcewakeOaprofBit,
-                                              mmio::RestoreKind::kOwnedBits}));
+  EXPECT_EQ(c->entries[1],
+            (mmio::RestoreStep{mmio::reg::kForcewakeGt, mmio::reg::kForcewakeOaprofBit,
+                               mmio::RestoreKind::kOwnedBits}));
   EXPECT_EQ(c->entries[2], (mmio::RestoreStep{0x9888, 0xDEADBEEF, mmio::RestoreKind::kPlain}));
-  std::ofstream(path) << fmt::format("oaprofd-state 1\ndevice sim\nidentity x\nholder h\n"
-                                     "write 0x{:08x} 0x00000001 masked\n",
-                                     mmio::reg::kForcewakeRender);
+  std::ofstream(path) << fmt::format(
+      "oaprofd-state 1\ndevice sim\nidentity x\nholder h\n"
+      "write 0x{:08x} 0x00000001 masked\n",
+      mmio::reg::kForcewakeRender);
   const auto old = session::read_state_file(path);
   ASSERT_TRUE(old.has_value());
   ASSERT_EQ(old->entries.size(), 1u);
-  EXPECT_EQ(old->entries[0], (mmio::RestoreStep{mmio::reg::kForcewakeRender,
-                                                mmio::reg::kForcewakeOaprofBit,
-                                                mmio::RestoreKind::kOwnedBits}));
+  EXPECT_EQ(old->entries[0],
+            (mmio::RestoreStep{mmio::reg::kForcewakeRender, mmio::reg::kForcewakeOaprofBit,
+                               mmio::RestoreKind::kOwnedBits}));
 }
 
 // The journal sees only register writes; SavedRegisters is told what each write means. For the
@@ -473,7 +478,8 @@ TEST(SessionJournalTest, TheStateFileStaysUnlessEveryRegisterIsBack) {
   for (const bool restored : {false, true}) {
     SCOPED_TRACE(restored ? "marked restored" : "not marked");
     {
-      session::SessionJournal journal(state, {"sim:" + regs.string(), {}, "uid 1, pid 2 since then", {}});
+      session::SessionJournal journal(state,
+                                      {"sim:" + regs.string(), {}, "uid 1, pid 2 since then", {}});
       gpu::DeviceOptions o;
       o.spec = "sim:" + regs.string();
       o.forcewake.mode = mmio::ForcewakeMode::kNone;
@@ -522,7 +528,8 @@ TEST_F(DaemonServiceTest, ANamedSetFromTheDaemonsDirectoriesIsProgrammed) {
   DaemonService with_sets(o);
   auto request = open_request();
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(with_sets.handle(1, alice_, request)));
-  const std::size_t builtin_registers = session::read_state_file(with_sets.state_file())->entries.size();
+  const std::size_t builtin_registers =
+      session::read_state_file(with_sets.state_file())->entries.size();
   ASSERT_TRUE(std::holds_alternative<wire::Ok>(with_sets.handle(1, alice_, wire::Close{})));
   request.metric_set = "ComputeBasic";
   const wire::Body reply = with_sets.handle(1, alice_, request);
@@ -558,7 +565,8 @@ TEST_F(DaemonServiceTest, TheHolderSwitchesAmongSetsOfItsFileAndCloseRestoresEve
   for (int i = 0; i < 2; ++i) {
     const wire::Body to_l3 = with_sets.handle(1, alice_, wire::SwitchSet{"L3_1"});
     ASSERT_TRUE(std::holds_alternative<wire::Ok>(to_l3)) << std::get<wire::Error>(to_l3).message;
-    EXPECT_FALSE(test_support::differing_registers(compute, test_support::file_bytes(regs_)).empty());
+    EXPECT_FALSE(
+        test_support::differing_registers(compute, test_support::file_bytes(regs_)).empty());
     ASSERT_TRUE(std::holds_alternative<wire::Ok>(
         with_sets.handle(1, alice_, wire::SwitchSet{"ComputeBasic"})));
   }
@@ -584,7 +592,7 @@ TEST_F(DaemonServiceTest, TheHolderSwitchesAmongSetsOfItsFileAndCloseRestoresEve
 // swapped for a symbolic link, it is refused, and the unit keeps the set it had.
 TEST_F(DaemonServiceTest, ASwitchChecksTheClientsFileAgain) {
   const test_support::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_METRICS_DIR) /
-                                           "oa-kblgt2.xml");
+                                                "oa-kblgt2.xml");
   const std::filesystem::path file = metrics.path() / "oa-kblgt2.xml";
   ServiceOptions o = options_with_metrics({metrics.path()});
   DaemonService with_sets(o);
@@ -681,7 +689,8 @@ TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
   request.access = "perf";
   request.metric_set = "ComputeBasic";
   const wire::Body opened = perf.handle(1, alice_, request);
-  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened)) << std::get<wire::Error>(opened).message;
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(opened))
+      << std::get<wire::Error>(opened).message;
   const auto sample = [&] {
     const wire::Body reply = perf.handle(1, alice_, wire::Sample{1, wire::kSampleReport});
     EXPECT_TRUE(std::holds_alternative<wire::Sampled>(reply));
@@ -701,7 +710,7 @@ TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
 // are refused with the reason, as real hardware refuses them.
 TEST_F(DaemonServiceTest, AnXe2PartIsServedThroughXesObservationStream) {
   const test_support::TrustedMetricsDir metrics(std::filesystem::path(OAPROF_IGT_XE_METRICS_DIR) /
-                                           "oa-lnl.xml");
+                                                "oa-lnl.xml");
   DaemonService service(test_support::sim_xe_service_options(dir_.path(), metrics.path()));
   auto request = open_request();
   request.access = "perf";
@@ -722,8 +731,8 @@ TEST_F(DaemonServiceTest, AnXe2PartIsServedThroughXesObservationStream) {
   EXPECT_EQ(opened.facts.timestamp_source, oa::TimestampSource::kXeOaUnit);
   EXPECT_TRUE(opened.facts.compute_engines.has_value());
   // What the client reads back is what the daemon read.
-  const auto crossed = std::get<wire::Opened>(
-      std::get<wire::Message>(wire::decode(wire::encode({1, opened}))).body);
+  const auto crossed =
+      std::get<wire::Opened>(std::get<wire::Message>(wire::decode(wire::encode({1, opened}))).body);
   EXPECT_EQ(crossed.facts.compute_engines, opened.facts.compute_engines);
   EXPECT_EQ(crossed.facts.topology.eus, opened.facts.topology.eus);
 
@@ -754,8 +763,7 @@ TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableBy
   ScratchDir metrics(std::filesystem::current_path());
   ::chmod(metrics.path().c_str(), 0755);
   const auto file = metrics.path() / "oa-kblgt2.xml";
-  std::filesystem::copy_file(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml",
-                             file);
+  std::filesystem::copy_file(std::filesystem::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml", file);
   ::chmod(file.c_str(), 0644);
   ServiceOptions o = options_with_metrics({metrics.path()});
   o.metrics_owner = ::geteuid();  // root here; the owner the test can be without root
@@ -773,7 +781,7 @@ TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableBy
   };
   // The place itself must be trusted for the first case to mean anything.
   struct stat st {};
-  for (auto p = metrics.path().parent_path(); ; p = p.parent_path()) {
+  for (auto p = metrics.path().parent_path();; p = p.parent_path()) {
     ASSERT_EQ(::lstat(p.c_str(), &st), 0);
     if (S_ISLNK(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
       GTEST_SKIP() << p << " is not the test's own and unwritable by others, so no metric file "
@@ -784,8 +792,7 @@ TEST_F(DaemonServiceTest, FilesInTheDaemonsDirectoriesMustBeRootsAndUnwritableBy
   EXPECT_EQ(open_error(), "");
 
   ::chmod(metrics.path().c_str(), 0777);
-  EXPECT_THAT(open_error(), HasSubstr(metrics.path().string() +
-                                      " is writable by group or others"));
+  EXPECT_THAT(open_error(), HasSubstr(metrics.path().string() + " is writable by group or others"));
   ::chmod(metrics.path().c_str(), 0755);
 
   ::chmod(file.c_str(), 0666);
@@ -819,7 +826,7 @@ TEST(StateDirTest, OneItCreatesIsOpenedToClientsAnExistingOneMustBeClosedAndOurs
   session::prepare_state_dir(run);
   struct stat st {};
   ASSERT_EQ(::stat(run.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0755u);  // clients reach oaprofd's socket in it
+  EXPECT_EQ(st.st_mode & 07777, 0755u);              // clients reach oaprofd's socket in it
   EXPECT_NO_THROW(session::prepare_state_dir(run));  // ours and closed: taken as it is
   const auto refused = [](const std::filesystem::path& p) -> std::string {
     try {
@@ -841,7 +848,8 @@ TEST(StateDirTest, OneItCreatesIsOpenedToClientsAnExistingOneMustBeClosedAndOurs
   std::ofstream(dir.path() / "file") << "x";
   EXPECT_THAT(refused(dir.path() / "file"), HasSubstr("is not a directory"));
   EXPECT_EQ(session::state_dir_from({}), std::filesystem::path(session::kDefaultStateDir));
-  EXPECT_EQ(session::state_dir_from({{session::kStateDirEnv, "/elsewhere"}}), std::filesystem::path("/elsewhere"));
+  EXPECT_EQ(session::state_dir_from({{session::kStateDirEnv, "/elsewhere"}}),
+            std::filesystem::path("/elsewhere"));
 }
 
 TEST(TrustedMetricsTest, SkylakeGt15HasNoIgtSetButTheBuiltinOneWorks) {
@@ -849,8 +857,9 @@ TEST(TrustedMetricsTest, SkylakeGt15HasNoIgtSetButTheBuiltinOneWorks) {
   // GT, loads no metric set for it (Mesa calls it GT2): an IGT set is refused by name.
   const oa::Platform skl = *oa::platform_for_pci_id(0x1913);
   ScratchDir dir;
-  EXPECT_EQ(session::choose_metric_set(skl, oa::kBuiltinMetricSetSymbol, "", {dir.path()}).set.symbol(),
-            oa::kBuiltinMetricSetSymbol);
+  EXPECT_EQ(
+      session::choose_metric_set(skl, oa::kBuiltinMetricSetSymbol, "", {dir.path()}).set.symbol(),
+      oa::kBuiltinMetricSetSymbol);
   try {
     session::choose_metric_set(skl, "ComputeBasic", "", {dir.path()});
     FAIL() << "SKL GT1.5 has no IGT metric set";

@@ -14,10 +14,10 @@
 
 #include <fmt/format.h>
 
-#include "session/session_lock.h"
 #include "ipc/wire.h"
-#include "tests/common/http_get.h"
+#include "session/session_lock.h"
 #include "tests/common/daemon_test_util.h"
+#include "tests/common/http_get.h"
 
 namespace oaprof::daemon {
 namespace {
@@ -47,8 +47,8 @@ TEST(ListenAddressTest, TakesIpv4AndBracketedIpv6AndSaysWhetherItIsLoopback) {
   EXPECT_TRUE(parse_listen_address("[::1]:9464").loopback);
   EXPECT_FALSE(parse_listen_address("[::]:9464").loopback);
   EXPECT_EQ(parse_listen_address("127.0.0.1:0").port, 0);
-  for (const char* bad : {"9464", "localhost:9464", "127.0.0.1:", "127.0.0.1:65536",
-                          "127.0.0.1:-1", "127.0.0.1:94x", "[::1:9464", "[nope]:1", ":9464"}) {
+  for (const char* bad : {"9464", "localhost:9464", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+                          "127.0.0.1:94x", "[::1:9464", "[nope]:1", ":9464"}) {
     EXPECT_THROW((void)parse_listen_address(bad), std::invalid_argument) << bad;
   }
 }
@@ -281,7 +281,8 @@ TEST_F(ExporterTest, SessionSummariesBecomePerKernelSeriesOfBoundedCardinality) 
   const Peer peer{1000, 1000, 42};
   wire::Summary summary;
   summary.kernels.push_back({"mad_vect4", 28, 1'500'000'000, 2'000'000});
-  EXPECT_TRUE(std::holds_alternative<wire::Error>(service_->handle(1, peer, summary)));  // no session
+  EXPECT_TRUE(
+      std::holds_alternative<wire::Error>(service_->handle(1, peer, summary)));  // no session
   wire::Open open;
   open.energy = "none";
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, peer, open)));
@@ -304,7 +305,8 @@ TEST_F(ExporterTest, SessionSummariesBecomePerKernelSeriesOfBoundedCardinality) 
   std::size_t series = 0;
   for (const auto& [name, value] : m) series += name.starts_with("oaprof_kernel_launches_total{");
   EXPECT_EQ(series, Exporter::kMaxKernelSeries + 1);  // and "other"
-  EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"other\"}"), 31 - Exporter::kMaxKernelSeries);
+  EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"other\"}"),
+            31 - Exporter::kMaxKernelSeries);
 }
 
 TEST_F(ExporterTest, AnAddressInUseIsAClearError) {

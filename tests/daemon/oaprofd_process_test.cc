@@ -25,16 +25,16 @@
 
 #include "session/register_journal.h"
 #include "session/remote_source.h"
-#include "tests/common/run_util.h"
 #include "tests/common/daemon_test_util.h"
+#include "tests/common/run_util.h"
 
 namespace oaprof::daemon {
 namespace {
 
 namespace fs = std::filesystem;
 namespace wire = ipc::wire;
-using ::testing::HasSubstr;
 using test_support::ScratchDir;
+using ::testing::HasSubstr;
 
 constexpr gid_t kTestGroup = 4242;
 constexpr uid_t kNobody = 65534;
@@ -45,9 +45,9 @@ constexpr uid_t kNobody = 65534;
 pid_t start_oaprofd(const ScratchDir& dir, const std::string& device, const std::string& group,
                     const std::string& socket, const fs::path& log,
                     const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args = {OAPROFD_BIN, "--socket", socket, "--state-dir",
-                                   dir.path().string(), "--device", device, "--group", group,
-                                   "--foreground"};
+  std::vector<std::string> args = {
+      OAPROFD_BIN, "--socket", socket,    "--state-dir", dir.path().string(),
+      "--device",  device,     "--group", group,         "--foreground"};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -75,8 +75,7 @@ class Daemon {
   Daemon(const ScratchDir& dir, const std::string& device,
          const std::string& group = std::to_string(::getgid()),
          const std::string& socket_name = "d.sock", const std::vector<std::string>& extra = {})
-      : socket_((dir.path() / socket_name).string()),
-        log_(dir.path() / (socket_name + ".log")) {
+      : socket_((dir.path() / socket_name).string()), log_(dir.path() / (socket_name + ".log")) {
     pid_ = start_oaprofd(dir, device, group, socket_, log_, extra);
     // Ready once it answers a hello: a connect alone may land in the backlog while it is still
     // recovering, which it does after binding the socket and before serving.
@@ -284,9 +283,10 @@ TEST(OaprofdProcessTest, AnXe2PartProfilesThroughTheDaemon) {
   const Daemon& d = sim.daemon;
   const fs::path csv = sim.dir.path() / "lnl.csv";
   const auto profile = [&](const std::string& access) {
-    return sim.profile(fmt::format("--access {} --format auto --metric-set ComputeBasic -o {} -- "
-                                   "{} mad_vect4 --min-time 0",
-                                   access, csv.string(), KERNEL_RUNNER_BIN));
+    return sim.profile(
+        fmt::format("--access {} --format auto --metric-set ComputeBasic -o {} -- "
+                    "{} mad_vect4 --min-time 0",
+                    access, csv.string(), KERNEL_RUNNER_BIN));
   };
   const auto r = profile("perf");
   if (SimDaemon::untrusted(r)) {
@@ -405,13 +405,14 @@ TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
       d.socket(), OAPROF_BIN, csv.string(), program));
   EXPECT_EQ(r.status, 5) << r.output;  // kExitSession: the program succeeded, the session broke
   EXPECT_THAT(r.output, HasSubstr("oaprof: warning: the session with oaprofd could not be "
-                                  "closed: oaprofd at " + d.socket()));
+                                  "closed: oaprofd at " +
+                                  d.socket()));
   const auto rows = oaprof::testing::read_csv(csv);
   ASSERT_FALSE(rows.empty()) << r.output;
   for (const auto& row : rows) EXPECT_EQ(row.at("kernel"), "mad_vect4");
   // Every row written before the break is whole, and the summary counts them.
-  EXPECT_THAT(r.output, HasSubstr(fmt::format("oaprof: {} rows written to {}", rows.size(),
-                                              csv.string())));
+  EXPECT_THAT(r.output,
+              HasSubstr(fmt::format("oaprof: {} rows written to {}", rows.size(), csv.string())));
   const std::string text = read_text(csv);
   EXPECT_TRUE(text.ends_with("\n"));
   EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);  // already dead: reaped
@@ -532,10 +533,10 @@ TEST(LocalRunTest, OaprofdStartingAfterASigkilledLocalRunRestoresIt) {
 
 TEST(OaprofdProcessTest, OaprofSaysHowToStartAnAbsentDaemon) {
   ScratchDir dir;
-  const std::string cmd =
-      fmt::format("OAPROF_DAEMON_SOCKET={}/none.sock {} --daemon always --device sim -q -o "
-                  "{}/x.csv -- /bin/true 2>&1",
-                  dir.path().string(), OAPROF_BIN, dir.path().string());
+  const std::string cmd = fmt::format(
+      "OAPROF_DAEMON_SOCKET={}/none.sock {} --daemon always --device sim -q -o "
+      "{}/x.csv -- /bin/true 2>&1",
+      dir.path().string(), OAPROF_BIN, dir.path().string());
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string text;
@@ -582,8 +583,7 @@ TEST(OaprofdProcessTest, SocketActivationReadinessAndJournalLevels) {
     // --socket names a path nobody binds: the passed socket is used instead.
     ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", (dir.path() / "unused.sock").c_str(),
             "--state-dir", dir.path().c_str(), "--device", "sim", "--group",
-            std::to_string(::getgid()).c_str(),
-            static_cast<char*>(nullptr));
+            std::to_string(::getgid()).c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(listen_fd);

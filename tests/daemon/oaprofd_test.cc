@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,20 +25,20 @@
 #include <fmt/format.h>
 
 #include "daemon/daemon_log.h"
-#include "session/remote_source.h"
+#include "daemon/systemd.h"
 #include "ipc/client.h"
 #include "ipc/shm_channel.h"
 #include "oa/delta.h"
 #include "oa/report.h"
-#include "daemon/systemd.h"
+#include "session/remote_source.h"
 #include "tests/common/daemon_test_util.h"
 
 namespace oaprof::daemon {
 namespace {
 
 namespace wire = ipc::wire;
-using ::testing::HasSubstr;
 using test_support::ScratchDir;
+using ::testing::HasSubstr;
 
 // The "oaprof" group of these tests, no name needed. Without root the test's own group, so that
 // the test (its client) is a member and the daemon can hand the socket to it.
@@ -205,14 +205,14 @@ TEST_F(OaprofdTest, TheKernelSignalReachesTheDaemonOnlyForASimulatedDevice) {
     auto client = std::shared_ptr<session::DaemonClient>(open_when_free());
     ASSERT_TRUE(client);
     auto source = session::make_remote_counter_source(client, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                                             simulated);
-    const oa::Report before = oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                                         source->snapshot(1).bytes);
+                                                      simulated);
+    const oa::Report before =
+        oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8, source->snapshot(1).bytes);
     source->kernel_running(true);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     source->kernel_running(false);
-    const oa::Report after = oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                                        source->snapshot(2).bytes);
+    const oa::Report after =
+        oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8, source->snapshot(2).bytes);
     const oa::CounterDeltas d = oa::compute_deltas(before, after);
     if (simulated) {
       EXPECT_GT(d.a[0], 0u) << "the simulated GPU never heard of the kernel";
@@ -407,8 +407,8 @@ TEST(SystemdTest, ActivationNeedsOurPidAndAtLeastOneFd) {
 
 TEST(SystemdTest, NotifySendsADatagramToAPathOrAnAbstractSocket) {
   ScratchDir dir;
-  for (const std::string& name : {(dir.path() / "notify").string(),
-                                 fmt::format("@oaprofd-test-{}", ::getpid())}) {
+  for (const std::string& name :
+       {(dir.path() / "notify").string(), fmt::format("@oaprofd-test-{}", ::getpid())}) {
     const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -450,8 +450,8 @@ ipc::channel::ChannelLayout* map_own_channel() {
     if (ec || target.string().find("oaprof-channel") == std::string::npos) continue;
     const int m_fd = ::open(entry.path().c_str(), O_RDWR);
     if (m_fd < 0) return nullptr;
-    void* m = ::mmap(nullptr, ipc::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                     m_fd, 0);
+    void* m =
+        ::mmap(nullptr, ipc::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, m_fd, 0);
     ::close(m_fd);
     if (m == MAP_FAILED) return nullptr;
     auto* layout = ipc::channel::attach(m, ipc::channel::kChannelBytes);
@@ -504,7 +504,8 @@ TEST_F(OaprofdTest, AClientTalksThroughTheChannelAndCloseRestoresEveryRegister) 
     const auto* s = std::get_if<wire::Sampled>(&sampled);
     ASSERT_NE(s, nullptr);
     EXPECT_TRUE(s->report.has_value());
-    EXPECT_FALSE(test_support::differing_registers(before, test_support::file_bytes(regs_)).empty());
+    EXPECT_FALSE(
+        test_support::differing_registers(before, test_support::file_bytes(regs_)).empty());
     c->close();
     EXPECT_EQ(test_support::differing_registers(before, test_support::file_bytes(regs_)),
               std::vector<std::size_t>{});

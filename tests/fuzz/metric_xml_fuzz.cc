@@ -14,8 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace oaprof::oa;
   MetricFile file;
   try {
-    file = import_metrics_xml(std::string_view(reinterpret_cast<const char*>(data), size),
-                              "fuzz.xml");
+    file =
+        import_metrics_xml(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.xml");
   } catch (const std::invalid_argument&) {
     return 0;
   }

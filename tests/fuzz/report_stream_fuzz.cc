@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const auto formats = all_formats();
   const FormatLayout& layout = formats[(data[0] & 0x7Fu) % formats.size()];
-  const StreamKind kind = (data[0] & 0x80) != 0 ? StreamKind::kPerfRecords : StreamKind::kRawReports;
+  const StreamKind kind =
+      (data[0] & 0x80) != 0 ? StreamKind::kPerfRecords : StreamKind::kRawReports;
   const std::span<const std::uint8_t> bytes(data + 1, size - 1);
   static const Platform platform = simulated_platform();
   static const MetricSet set = builtin_metric_set(platform);
@@ -32,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // The raw accumulation path over whatever whole reports the bytes hold.
   Accumulator acc(12e6, 1e9);
   const auto n = static_cast<std::size_t>(layout.size_bytes);
-  for (std::size_t off = 0; off + n <= bytes.size(); off += n) acc.add_raw(layout, bytes.subspan(off, n));
+  for (std::size_t off = 0; off + n <= bytes.size(); off += n)
+    acc.add_raw(layout, bytes.subspan(off, n));
   return 0;
 }

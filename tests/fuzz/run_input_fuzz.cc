@@ -11,7 +11,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace oaprof::report;
   try {
-    const RunInput in = parse_run_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
+    const RunInput in =
+        parse_run_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz");
     const RooflineModel m = build_roofline_model({in}, {{"dev", 100, 200, 25, 50, 300}}, nullptr);
     (void)html_report(m, "fuzz");
     (void)roofline_svg(m, "fuzz");

@@ -17,7 +17,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace oaprof::oa;
-  static void* memory = ::operator new(channel::kChannelBytes, std::align_val_t{64});
+  static void* memory = ::operator new (channel::kChannelBytes, std::align_val_t{64});
   channel::ChannelLayout* layout = channel::initialise(memory);
   // The client's writable part: to_server's control block, then (after to_client's) its slots.
   auto* control = reinterpret_cast<std::uint8_t*>(&layout->to_server);

@@ -141,8 +141,8 @@ TEST_F(SimI915QueryTest, OpeningADeviceReadsItsFacts) {
 // A Gen12 part without i915: its timestamp frequency is its crystal's, not the table's 19.2 MHz.
 TEST_F(SimI915QueryTest, AGen12ClockComesFromRpmConfig0WithoutI915AndFromGetparamWithIt) {
   mmio::SimConfig c;
-  c.platform = platform_of(0x9A49);                       // Tiger Lake GT2
-  c.platform.timestamp_hz = 19.2e6;                        // 38.4 MHz >> 1
+  c.platform = platform_of(0x9A49);  // Tiger Lake GT2
+  c.platform.timestamp_hz = 19.2e6;  // 38.4 MHz >> 1
   c.timestamp_registers = mmio::TimestampRegisters{0, (2u << 3) | (2u << 1), 0};
   c.i915 = false;
   Device d = make_sim_device(std::make_unique<mmio::ManualClock>(), c);

@@ -92,9 +92,7 @@ class PreemptedMmio final : public mmio::Mmio {
     }
     return sim_->read32(offset);
   }
-  void write32(std::uint32_t offset, std::uint32_t value) override {
-    sim_->write32(offset, value);
-  }
+  void write32(std::uint32_t offset, std::uint32_t value) override { sim_->write32(offset, value); }
   std::string describe() const override { return sim_->describe(); }
   std::uint64_t preempt_ns = 0;
   int preempt_times = 0;

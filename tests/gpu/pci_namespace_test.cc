@@ -104,8 +104,7 @@ std::string in_namespace(const fs::path& tree, const std::function<std::string()
     }
     if (mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
         mount(tree.c_str(), "/sys/bus/pci/devices", nullptr, MS_BIND, nullptr) != 0) {
-      finish(fmt::format("bind mount over /sys/bus/pci/devices: {}", std::strerror(errno)),
-             kSkip);
+      finish(fmt::format("bind mount over /sys/bus/pci/devices: {}", std::strerror(errno)), kSkip);
     }
     std::string failure;
     try {
@@ -118,7 +117,8 @@ std::string in_namespace(const fs::path& tree, const std::function<std::string()
   close(out[1]);
   std::string text;
   char buf[512];
-  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<std::size_t>(n));
   close(out[0]);
   int status = 0;
   waitpid(child, &status, 0);
@@ -142,77 +142,85 @@ class PciNamespaceTest : public ::testing::Test {
 };
 
 #define CHECK_OR_RETURN(cond, ...) \
-  if (!(cond)) return fmt::format("{}:{}: {} ", __FILE__, __LINE__, #cond) + fmt::format(__VA_ARGS__)
+  if (!(cond))                     \
+  return fmt::format("{}:{}: {} ", __FILE__, __LINE__, #cond) + fmt::format(__VA_ARGS__)
 
 TEST_F(PciNamespaceTest, ProgramsSnapshotsAndRestoresAnIntelGpuThroughLibpciaccess) {
   const fs::path tree = root_ / "sys/bus/pci/devices";
   make_device(tree / "0000:00:02.0", {0x8086, 0x5916, 0x030000});
-  fs::create_directories(tree / "0000:00:02.0/drm/card0");  // i915's card: debugfs dri/0
+  fs::create_directories(tree / "0000:00:02.0/drm/card0");         // i915's card: debugfs dri/0
   make_device(tree / "0000:00:00.0", {0x8086, 0x591F, 0x060000});  // the host bridge
   const fs::path resource0 = tree / "0000:00:02.0/resource0";
   std::string skip;
-  const std::string failure = in_namespace(tree, [&]() -> std::string {
-    // The namespace path is really in use: the fake tree is what libpciaccess will see.
-    CHECK_OR_RETURN(fs::exists("/sys/bus/pci/devices/0000:00:02.0/resource0"), "not mounted");
-    std::ifstream uid_map("/proc/self/uid_map");
-    std::string line;
-    std::getline(uid_map, line);
-    CHECK_OR_RETURN(line.find("4294967295") == std::string::npos, "initial user ns: {}", line);
+  const std::string failure = in_namespace(
+      tree,
+      [&]() -> std::string {
+        // The namespace path is really in use: the fake tree is what libpciaccess will see.
+        CHECK_OR_RETURN(fs::exists("/sys/bus/pci/devices/0000:00:02.0/resource0"), "not mounted");
+        std::ifstream uid_map("/proc/self/uid_map");
+        std::string line;
+        std::getline(uid_map, line);
+        CHECK_OR_RETURN(line.find("4294967295") == std::string::npos, "initial user ns: {}", line);
 
-    const int fd = open(resource0.c_str(), O_RDWR);
-    CHECK_OR_RETURN(fd >= 0, "open resource0");
-    void* p = mmap(nullptr, mmio::SimGpu::kRegisterFileBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                   fd, 0);
-    CHECK_OR_RETURN(p != MAP_FAILED, "mmap resource0");
-    std::span<std::uint32_t> bar(static_cast<std::uint32_t*>(p),
-                                 mmio::SimGpu::kRegisterFileBytes / 4);
-    mmio::ManualClock clock;
-    mmio::SimGpu sim(mmio::SimConfig{}, clock);
-    sim.write32(mmio::reg::kOaControl, 0x1E);  // what another user left there, not counting
-    sim.write32(0xE458, 0x1234);
-    sim.serve(bar);
-    const std::vector<std::uint32_t> before(bar.begin(), bar.end());
+        const int fd = open(resource0.c_str(), O_RDWR);
+        CHECK_OR_RETURN(fd >= 0, "open resource0");
+        void* p = mmap(nullptr, mmio::SimGpu::kRegisterFileBytes, PROT_READ | PROT_WRITE,
+                       MAP_SHARED, fd, 0);
+        CHECK_OR_RETURN(p != MAP_FAILED, "mmap resource0");
+        std::span<std::uint32_t> bar(static_cast<std::uint32_t*>(p),
+                                     mmio::SimGpu::kRegisterFileBytes / 4);
+        mmio::ManualClock clock;
+        mmio::SimGpu sim(mmio::SimConfig{}, clock);
+        sim.write32(mmio::reg::kOaControl, 0x1E);  // what another user left there, not counting
+        sim.write32(0xE458, 0x1234);
+        sim.serve(bar);
+        const std::vector<std::uint32_t> before(bar.begin(), bar.end());
 
-    DeviceOptions opt;
-    opt.spec = "00:02.0";
-    opt.sysfs_root = root_ / "sys";
-    opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
-    opt.forcewake.debugfs_root = (root_ / "debugfs").string();
-    Device dev = open_device(opt);
-    CHECK_OR_RETURN(!dev.simulated() && dev.label() == "0000:00:02.0 [8086:5916]", "{}",
-                    dev.label());
-    CHECK_OR_RETURN(dev.platform.codename == "KBL", "{}", dev.platform.codename);
-    CHECK_OR_RETURN(dev.forcewake->method().find("debugfs") == 0, "{}", dev.forcewake->method());
+        DeviceOptions opt;
+        opt.spec = "00:02.0";
+        opt.sysfs_root = root_ / "sys";
+        opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
+        opt.forcewake.debugfs_root = (root_ / "debugfs").string();
+        Device dev = open_device(opt);
+        CHECK_OR_RETURN(!dev.simulated() && dev.label() == "0000:00:02.0 [8086:5916]", "{}",
+                        dev.label());
+        CHECK_OR_RETURN(dev.platform.codename == "KBL", "{}", dev.platform.codename);
+        CHECK_OR_RETURN(dev.forcewake->method().find("debugfs") == 0, "{}",
+                        dev.forcewake->method());
 
-    auto src = make_counter_source("mmio", dev);
-    mmio::OaConfig config;
-    config.mux = {{0x9840, 0x80}, {0x9888, 0x166C01E0}};
-    config.boolean = {{0x2710, 0x1}};
-    config.flex = {{0xE458, 0x5}};
-    src->start(oa::ReportFormat::kA32u40_A4u32_B8_C8, config);
-    CHECK_OR_RETURN(bar[mmio::reg::kOaControl / 4] == ((5u << 2) | 1u), "OACONTROL over the BAR");
-    sim.serve(bar);  // the device takes the writes
-    const auto r0 = src->snapshot(1);
-    sim.set_kernel_running(true);
-    clock.advance_ns(1'000'000);
-    sim.set_kernel_running(false);
-    sim.serve(bar);
-    const auto r1 = src->snapshot(2);
-    const auto fmtv = oa::ReportFormat::kA32u40_A4u32_B8_C8;
-    const auto d = oa::compute_deltas(oa::decode(fmtv, r0.bytes), oa::decode(fmtv, r1.bytes));
-    CHECK_OR_RETURN(d.gpu_ticks == 1'150'000u && d.a[0] == 1'150'000u && d.timestamp == 12'000u,
-                    "deltas {} {} {}", d.gpu_ticks, d.a[0], d.timestamp);
-    src->stop();
-    dev = Device{};  // unmap the BAR, release forcewake
-    sim.serve(bar);
-    for (std::uint32_t off = 0; off < mmio::SimGpu::kRegisterFileBytes; off += 4) {
-      const bool counter = (off >= mmio::reg::kCounterFirst && off <= mmio::reg::kCounterLast) ||
-                           off == mmio::reg::kRingTimestamp;
-      CHECK_OR_RETURN(counter || bar[off / 4] == before[off / 4],
-                      "register 0x{:X} is 0x{:X}, was 0x{:X}", off, bar[off / 4], before[off / 4]);
-    }
-    return "";
-  }, skip);
+        auto src = make_counter_source("mmio", dev);
+        mmio::OaConfig config;
+        config.mux = {{0x9840, 0x80}, {0x9888, 0x166C01E0}};
+        config.boolean = {{0x2710, 0x1}};
+        config.flex = {{0xE458, 0x5}};
+        src->start(oa::ReportFormat::kA32u40_A4u32_B8_C8, config);
+        CHECK_OR_RETURN(bar[mmio::reg::kOaControl / 4] == ((5u << 2) | 1u),
+                        "OACONTROL over the BAR");
+        sim.serve(bar);  // the device takes the writes
+        const auto r0 = src->snapshot(1);
+        sim.set_kernel_running(true);
+        clock.advance_ns(1'000'000);
+        sim.set_kernel_running(false);
+        sim.serve(bar);
+        const auto r1 = src->snapshot(2);
+        const auto fmtv = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+        const auto d = oa::compute_deltas(oa::decode(fmtv, r0.bytes), oa::decode(fmtv, r1.bytes));
+        CHECK_OR_RETURN(d.gpu_ticks == 1'150'000u && d.a[0] == 1'150'000u && d.timestamp == 12'000u,
+                        "deltas {} {} {}", d.gpu_ticks, d.a[0], d.timestamp);
+        src->stop();
+        dev = Device{};  // unmap the BAR, release forcewake
+        sim.serve(bar);
+        for (std::uint32_t off = 0; off < mmio::SimGpu::kRegisterFileBytes; off += 4) {
+          const bool counter =
+              (off >= mmio::reg::kCounterFirst && off <= mmio::reg::kCounterLast) ||
+              off == mmio::reg::kRingTimestamp;
+          CHECK_OR_RETURN(counter || bar[off / 4] == before[off / 4],
+                          "register 0x{:X} is 0x{:X}, was 0x{:X}", off, bar[off / 4],
+                          before[off / 4]);
+        }
+        return "";
+      },
+      skip);
   if (!skip.empty()) GTEST_SKIP() << "the kernel forbids user namespaces here: " << skip;
   EXPECT_EQ(failure, "");
 }
@@ -226,17 +234,21 @@ TEST_F(PciNamespaceTest, ForcewakeTakesTheDebugfsFileOfTheChosenDevicesDrmMinor)
   fs::create_directories(root_ / "debugfs/dri/1");
   std::ofstream(root_ / "debugfs/dri/1/i915_forcewake_user").put('\n');
   std::string skip;
-  const std::string failure = in_namespace(tree, [&]() -> std::string {
-    DeviceOptions opt;
-    opt.spec = "0000:00:02.0";
-    opt.sysfs_root = sysfs;
-    opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
-    opt.forcewake.debugfs_root = (root_ / "debugfs").string();
-    const Device dev = open_device(opt);
-    CHECK_OR_RETURN(dev.forcewake->method().find("dri/1/i915_forcewake_user") !=
-                        std::string::npos, "{}", dev.forcewake->method());
-    return "";
-  }, skip);
+  const std::string failure = in_namespace(
+      tree,
+      [&]() -> std::string {
+        DeviceOptions opt;
+        opt.spec = "0000:00:02.0";
+        opt.sysfs_root = sysfs;
+        opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
+        opt.forcewake.debugfs_root = (root_ / "debugfs").string();
+        const Device dev = open_device(opt);
+        CHECK_OR_RETURN(
+            dev.forcewake->method().find("dri/1/i915_forcewake_user") != std::string::npos, "{}",
+            dev.forcewake->method());
+        return "";
+      },
+      skip);
   if (!skip.empty()) GTEST_SKIP() << "the kernel forbids user namespaces here: " << skip;
   EXPECT_EQ(failure, "");
 }
@@ -246,30 +258,35 @@ TEST_F(PciNamespaceTest, RefusesAVirtioDeviceAtTheGpusAddress) {
   make_device(tree / "0000:00:02.0", {0x1AF4, 0x1001, 0x010000});
   const fs::path resource0 = tree / "0000:00:02.0/resource0";
   std::string skip;
-  const std::string failure = in_namespace(tree, [&]() -> std::string {
-    DeviceOptions opt;
-    opt.spec = "auto";
-    opt.forcewake.mode = mmio::ForcewakeMode::kNone;
-    try {
-      open_device(opt);
-      return "a virtio disk was opened as a GPU";
-    } catch (const std::runtime_error& e) {
-      CHECK_OR_RETURN(std::string(e.what()).find("not an Intel display device") !=
-                          std::string::npos, "{}", e.what());
-    }
-    CHECK_OR_RETURN(fs::file_size(resource0) == mmio::SimGpu::kRegisterFileBytes, "resized");
-    std::ifstream f(resource0, std::ios::binary);
-    for (char c; f.get(c);) CHECK_OR_RETURN(c == 0, "resource0 of the disk was written");
-    opt.spec = "00:03.0";
-    try {
-      open_device(opt);
-      return "an absent device was opened";
-    } catch (const std::runtime_error& e) {
-      CHECK_OR_RETURN(std::string(e.what()).find("no PCI device at 0000:00:03.0") !=
-                          std::string::npos, "{}", e.what());
-    }
-    return "";
-  }, skip);
+  const std::string failure = in_namespace(
+      tree,
+      [&]() -> std::string {
+        DeviceOptions opt;
+        opt.spec = "auto";
+        opt.forcewake.mode = mmio::ForcewakeMode::kNone;
+        try {
+          open_device(opt);
+          return "a virtio disk was opened as a GPU";
+        } catch (const std::runtime_error& e) {
+          CHECK_OR_RETURN(
+              std::string(e.what()).find("not an Intel display device") != std::string::npos, "{}",
+              e.what());
+        }
+        CHECK_OR_RETURN(fs::file_size(resource0) == mmio::SimGpu::kRegisterFileBytes, "resized");
+        std::ifstream f(resource0, std::ios::binary);
+        for (char c; f.get(c);) CHECK_OR_RETURN(c == 0, "resource0 of the disk was written");
+        opt.spec = "00:03.0";
+        try {
+          open_device(opt);
+          return "an absent device was opened";
+        } catch (const std::runtime_error& e) {
+          CHECK_OR_RETURN(
+              std::string(e.what()).find("no PCI device at 0000:00:03.0") != std::string::npos,
+              "{}", e.what());
+        }
+        return "";
+      },
+      skip);
   if (!skip.empty()) GTEST_SKIP() << "the kernel forbids user namespaces here: " << skip;
   EXPECT_EQ(failure, "");
 }

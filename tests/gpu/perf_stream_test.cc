@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fmt/format.h>
 #include <i915_drm.h>
 
 #include "gpu/counter_source.h"
@@ -34,12 +34,12 @@ TEST(PerfStreamTest, OpenPropertiesUseTheUapiFormatNumbering) {
 // Gen12 leaves the engine to i915's default (render 0: kernels before perf revision 6 know no
 // engine property); Xe-LPG names the render engine's OA unit, class 0 (9) instance 0 (10).
 TEST(PerfStreamTest, XeLpgNamesTheRenderEnginesOaUnit) {
-  EXPECT_THAT(perf_open_properties(7, oa::ReportFormat::kA32u40_A4u32_B8_C8, 16,
-                                   oa::Generation::kGen12),
-              ElementsAre(2u, 1u, 3u, 7u, 4u, 10u, 5u, 16u));
-  EXPECT_THAT(perf_open_properties(7, oa::ReportFormat::kA24u40_A14u32_B8_C8, 16,
-                                   oa::Generation::kXeLpg),
-              ElementsAre(2u, 1u, 3u, 7u, 4u, 12u, 5u, 16u, 9u, 0u, 10u, 0u));
+  EXPECT_THAT(
+      perf_open_properties(7, oa::ReportFormat::kA32u40_A4u32_B8_C8, 16, oa::Generation::kGen12),
+      ElementsAre(2u, 1u, 3u, 7u, 4u, 10u, 5u, 16u));
+  EXPECT_THAT(
+      perf_open_properties(7, oa::ReportFormat::kA24u40_A14u32_B8_C8, 16, oa::Generation::kXeLpg),
+      ElementsAre(2u, 1u, 3u, 7u, 4u, 12u, 5u, 16u, 9u, 0u, 10u, 0u));
 }
 
 TEST(PerfStreamTest, FindsALoadedMetricSetsConfigIdInSysfs) {

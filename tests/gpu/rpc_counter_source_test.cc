@@ -141,7 +141,7 @@ TEST(ReadOutAgreementTest, AContextSwitchDuringAKernelIsFlaggedAndRepaired) {
     clock->advance_ns(4'000'000);  // a kernel that ends before the switch
     src->snapshot(2);
     EXPECT_FALSE(src->config_lost());
-    clock->advance_ns(8'000'000);  // one that spans it
+    clock->advance_ns(8'000'000);           // one that spans it
     EXPECT_EQ(d.mmio->read32(0xE458), 0u);  // the switch loaded another context's flex value
     src->snapshot(3);
     EXPECT_TRUE(src->config_lost());
@@ -154,8 +154,9 @@ TEST(ReadOutAgreementTest, AContextSwitchDuringAKernelIsFlaggedAndRepaired) {
 TEST(RpcCounterSourceTest, StopRestoresEveryRegisterTheSessionTouched) {
   mmio::ManualClock* clock = nullptr;
   Device d = sim_device(clock);
-  const std::uint32_t offsets[] = {mmio::reg::kOaControl, mmio::reg::kOaDebug, 0x9840, 0x9888,
-                                   0x2710, 0xE458, 0xE558, mmio::reg::kOaCtxControl};
+  const std::uint32_t offsets[] = {
+      mmio::reg::kOaControl,   mmio::reg::kOaDebug, 0x9840, 0x9888, 0x2710, 0xE458, 0xE558,
+      mmio::reg::kOaCtxControl};
   std::vector<std::uint32_t> before;
   for (std::uint32_t o : offsets) {
     d.mmio->write32(o, o == mmio::reg::kOaDebug ? 0xFFFF0011u : o * 3);

@@ -85,8 +85,8 @@ TEST_F(SampledAgainstBracketedTest, KernelsOfFiftyPeriodsAgreeWithinOnePercent) 
   }
   run_to(at + kPeriodNs);
   for (const Kernel& k : kernels) {
-    SCOPED_TRACE(::testing::Message() << "kernel of " << (k.end_ns - k.start_ns) << " ns from "
-                                      << k.start_ns);
+    SCOPED_TRACE(::testing::Message()
+                 << "kernel of " << (k.end_ns - k.start_ns) << " ns from " << k.start_ns);
     const auto s = timeline_.attribute(k.window());
     ASSERT_TRUE(s.has_value());
     // The clocks that run whether or not a kernel does: exact up to rounding.

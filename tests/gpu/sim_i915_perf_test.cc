@@ -88,8 +88,7 @@ TEST_F(SimI915PerfTest, AddConfigChecksLikeI915AndIdsStartAtTwo) {
             -EINVAL);
   Regs bad_mux;
   bad_mux.mux = {0x1234, 0};
-  EXPECT_EQ(perf_->add_config(oa_config(bad_mux, "00000000-0000-0000-0000-000000000001")),
-            -EINVAL);
+  EXPECT_EQ(perf_->add_config(oa_config(bad_mux, "00000000-0000-0000-0000-000000000001")), -EINVAL);
   EXPECT_EQ(perf_->add_config(oa_config(r, "not-a-uuid-at-all-but-36-characters!")), -EINVAL);
   Regs none;
   none.mux.clear();
@@ -115,21 +114,21 @@ TEST_F(SimI915PerfTest, OpenRefusesBadPropertiesAsI915Does) {
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf_->add_config(oa_config(r)));
   const auto fmt = static_cast<std::uint64_t>(oa::to_uapi(kFmt));
-  EXPECT_EQ(open({}), -EINVAL);                                      // no properties
-  EXPECT_EQ(open({3, id, 4, fmt, 5, 16}), -EINVAL);                  // no SAMPLE_OA
-  EXPECT_EQ(open({2, 1, 3, 0, 4, fmt}), -EINVAL);                    // metrics set 0
-  EXPECT_EQ(open({2, 1, 3, 99, 4, fmt}), -EINVAL);                   // unknown config id
-  EXPECT_EQ(open({2, 1, 3, id, 4, 0}), -EINVAL);                     // format 0
-  EXPECT_EQ(open({2, 1, 3, id, 4, 999}), -EINVAL);                   // out of range
+  EXPECT_EQ(open({}), -EINVAL);                      // no properties
+  EXPECT_EQ(open({3, id, 4, fmt, 5, 16}), -EINVAL);  // no SAMPLE_OA
+  EXPECT_EQ(open({2, 1, 3, 0, 4, fmt}), -EINVAL);    // metrics set 0
+  EXPECT_EQ(open({2, 1, 3, 99, 4, fmt}), -EINVAL);   // unknown config id
+  EXPECT_EQ(open({2, 1, 3, id, 4, 0}), -EINVAL);     // format 0
+  EXPECT_EQ(open({2, 1, 3, id, 4, 999}), -EINVAL);   // out of range
   const auto hsw = static_cast<std::uint64_t>(oa::to_uapi(oa::ReportFormat::kA45_B8_C8));
-  EXPECT_EQ(open({2, 1, 3, id, 4, hsw}), -EINVAL);                   // not a Gen9 format
-  EXPECT_EQ(open({2, 1, 3, id}), -EINVAL);                           // no format
-  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 5, 32}), -EINVAL);            // exponent > 31
-  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 0, 0}), -EINVAL);             // property id 0
-  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 99, 0}), -EINVAL);            // unknown property
-  EXPECT_EQ(open({1, 7, 2, 1, 3, id, 4, fmt}), -ENOENT);             // no such context
-  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 6, 1}), -EINVAL);             // hold preemption, no ctx
-  EXPECT_EQ(open({2, 1, 3, id, 4, fmt}, 1u << 7), -EINVAL);          // unknown flag
+  EXPECT_EQ(open({2, 1, 3, id, 4, hsw}), -EINVAL);           // not a Gen9 format
+  EXPECT_EQ(open({2, 1, 3, id}), -EINVAL);                   // no format
+  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 5, 32}), -EINVAL);    // exponent > 31
+  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 0, 0}), -EINVAL);     // property id 0
+  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 99, 0}), -EINVAL);    // unknown property
+  EXPECT_EQ(open({1, 7, 2, 1, 3, id, 4, fmt}), -ENOENT);     // no such context
+  EXPECT_EQ(open({2, 1, 3, id, 4, fmt, 6, 1}), -EINVAL);     // hold preemption, no ctx
+  EXPECT_EQ(open({2, 1, 3, id, 4, fmt}, 1u << 7), -EINVAL);  // unknown flag
 
   // Unprivileged: every system-wide stream needs CAP_PERFMON unless paranoid is 0, and then the
   // period may not beat oa_max_sample_rate (exponent 5: 12 MHz / 64 = 187.5 kHz > 100 kHz).
@@ -212,7 +211,7 @@ TEST_F(SimI915PerfTest, PeriodicRecordsAreI915SamplesAtTheExponentsPeriod) {
     ASSERT_EQ(rec.type, oa::PerfRecord::Type::kSample);
     const oa::Report rep = oa::decode(kFmt, rec.report);
     EXPECT_EQ((rep.rpt_id >> 19) & 0x3F, 1u);  // reason: timer
-    EXPECT_EQ(rep.timestamp % 2048, 0u);      // on the period's tick
+    EXPECT_EQ(rep.timestamp % 2048, 0u);       // on the period's tick
     if (previous_ts != 0) {
       EXPECT_EQ(rep.timestamp - previous_ts, 2048u);
     }
@@ -323,8 +322,9 @@ TEST(SimI915PerfGen12Test, StreamsOagPeriodicallyAndChecksTheEngineProperties) {
     ASSERT_GE(s, 0);
     EXPECT_NE(d.mmio->read32(mmio::reg::kOagOaControl) & 1u, 0u);
     EXPECT_EQ(d.mmio->read32(mmio::reg::kOaControl), 0u);  // the Gen8 unit's register: untouched
-    EXPECT_NE(d.mmio->read32(mmio::reg::kOagGlobalCtxControl) &
-                  mmio::SimGpu::kOaCtxControlTimerEnable, 0u);
+    EXPECT_NE(
+        d.mmio->read32(mmio::reg::kOagGlobalCtxControl) & mmio::SimGpu::kOaCtxControlTimerEnable,
+        0u);
     d.sim->set_kernel_running(true);
     clock->advance_ns(1'000'000);
     std::vector<std::uint8_t> buf(1 << 16);

@@ -116,7 +116,7 @@ TEST(XeGen12Test, TigerLakesOagCountsRcs0AloneAndItsEngineClockHas36Bits) {
 
   SimulatedXePart mtl("mtlgt2-xe");
   const std::vector<XeOaUnit> mtl_units = mtl.device_.oa_units();
-  ASSERT_EQ(mtl_units.size(), 2u);  // the OAG on GT 0, an OAM on the media GT
+  ASSERT_EQ(mtl_units.size(), 2u);             // the OAG on GT 0, an OAM on the media GT
   EXPECT_EQ(mtl_units[0].engines.size(), 2u);  // rcs0 and ccs0
   EXPECT_EQ(mtl_units[1].type, xe::kOaUnitTypeOam);
 }
@@ -155,12 +155,12 @@ TEST(XeGen12Test, AddConfigTakesIgtsSetsAndChecksEachPartsOwnMuxList) {
 TEST(XeGen12Test, StreamOpenTakesOnlyThePartsOwnOagFormats) {
   SimulatedXePart tgl("tglgt2-xe");
   tgl.add_render_basic("tglgt2");
-  EXPECT_EQ(tgl.open(0x700), -EINVAL);      // C4_B8: xe's format 0
-  EXPECT_EQ(tgl.open(0x10105), -EINVAL);    // PEC64u64: Xe2's
-  EXPECT_EQ(tgl.open(0x501), -EINVAL);      // OAR: not a Gen12 format
-  EXPECT_EQ(tgl.open(0x500, 1), -EINVAL);   // no second unit
-  const int stream = tgl.open(oa::to_xe_oa_format(oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                                                  oa::Generation::kGen12));
+  EXPECT_EQ(tgl.open(0x700), -EINVAL);     // C4_B8: xe's format 0
+  EXPECT_EQ(tgl.open(0x10105), -EINVAL);   // PEC64u64: Xe2's
+  EXPECT_EQ(tgl.open(0x501), -EINVAL);     // OAR: not a Gen12 format
+  EXPECT_EQ(tgl.open(0x500, 1), -EINVAL);  // no second unit
+  const int stream =
+      tgl.open(oa::to_xe_oa_format(oa::ReportFormat::kA32u40_A4u32_B8_C8, oa::Generation::kGen12));
   ASSERT_GT(stream, 0) << std::strerror(-stream);
   EXPECT_EQ(tgl.open(0x200), -EBUSY);  // A12_B8_C8 would do, but the unit is held
   tgl.xe_->close_stream(stream);
@@ -172,8 +172,8 @@ TEST(XeGen12Test, StreamOpenTakesOnlyThePartsOwnOagFormats) {
   mtl.add_render_basic("mtlgt2");
   EXPECT_EQ(mtl.open(0x000), -EINVAL);     // A12 is not among Xe-LPG's formats
   EXPECT_EQ(mtl.open(0x102, 0), -EINVAL);  // an OAM format on the OAG
-  const int a24 = mtl.open(oa::to_xe_oa_format(oa::ReportFormat::kA24u40_A14u32_B8_C8,
-                                               oa::Generation::kXeLpg));
+  const int a24 =
+      mtl.open(oa::to_xe_oa_format(oa::ReportFormat::kA24u40_A14u32_B8_C8, oa::Generation::kXeLpg));
   EXPECT_GT(a24, 0) << std::strerror(-a24);
   mtl.xe_->close_stream(a24);
 }
@@ -307,9 +307,9 @@ TEST(XeGen12Test, MeteorLakeSnapshotsWaitAndSaySo) {
   const std::string warning = snapshot_placement_warning(source->perf_stream_counts());
   EXPECT_NE(warning.find("2 snapshots were taken after waiting"), std::string::npos) << warning;
   EXPECT_NE(warning.find("Xe-LPG"), std::string::npos) << warning;
-  EXPECT_THROW(source->start(oa::ReportFormat::kOar_A32u40_A4u32_B8_C8,
-                             render_basic_config("mtlgt2")),
-               std::invalid_argument);
+  EXPECT_THROW(
+      source->start(oa::ReportFormat::kOar_A32u40_A4u32_B8_C8, render_basic_config("mtlgt2")),
+      std::invalid_argument);
 }
 
 }  // namespace

@@ -126,11 +126,12 @@ TEST(XePropertyChainTest, TheWalkRefusesWhatXeRefuses) {
     links[i].base.next_extension = reinterpret_cast<std::uintptr_t>(&links[i + 1]);
   }
   XeParsedOpen out;
-  EXPECT_EQ(parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(links.data()), read_memory, out),
-            -E2BIG);
+  EXPECT_EQ(
+      parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(links.data()), read_memory, out),
+      -E2BIG);
   links[15].base.next_extension = 0;
-  EXPECT_EQ(parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(links.data()), read_memory, out),
-            0);
+  EXPECT_EQ(
+      parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(links.data()), read_memory, out), 0);
   auto unreadable = [](std::uint64_t, void*, std::size_t) { return false; };
   EXPECT_EQ(parse_xe_oa_properties(0x1000, unreadable, out), -EFAULT);
 }
@@ -165,8 +166,7 @@ TEST_F(XeObservationTest, AddConfigTakesEveryRegisterOfIgtsXe2SetsAndChecksTheRe
   EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-000000000002", {})), -EINVAL);
   EXPECT_EQ(xe_->remove_config(999), -ENOENT);
   device_.options().perfmon_capable = false;
-  EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-000000000003", regs_)),
-            -EACCES);
+  EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-000000000003", regs_)), -EACCES);
   device_.options().observation_paranoid = 0;
   EXPECT_GT(xe_->add_config(config_param("00000000-0000-0000-0000-000000000003", regs_)), 0);
 }
@@ -214,12 +214,12 @@ TEST_F(XeObservationTest, PeriodicPecReportsCountTheBusyTimeBetweenThem) {
   clock_.advance_ns(1'000'000);
   std::vector<std::vector<std::uint8_t>> reports;
   XeStreamCounts counts;
-  drain_xe_stream(*xe_, stream, 576, counts, 16u << 20,
-                  [](std::span<const std::uint8_t> r, void* ctx) {
-                    static_cast<std::vector<std::vector<std::uint8_t>>*>(ctx)->emplace_back(
-                        r.begin(), r.end());
-                  },
-                  &reports);
+  drain_xe_stream(
+      *xe_, stream, 576, counts, 16u << 20,
+      [](std::span<const std::uint8_t> r, void* ctx) {
+        static_cast<std::vector<std::vector<std::uint8_t>>*>(ctx)->emplace_back(r.begin(), r.end());
+      },
+      &reports);
   EXPECT_EQ(counts.reports, reports.size());
   EXPECT_EQ(reports.size(), 37u);  // 4 ms / 106.67 us
   EXPECT_FALSE(counts.lost_anything());
@@ -331,8 +331,8 @@ class XeSnapshotPlacementTest : public ::testing::Test {
     mmio::SimConfig config;
     config.platform = oa::require_platform_by_name("lnl");
     config.i915 = false;
-    device_ = std::make_unique<Device>(
-        make_sim_device(std::make_unique<mmio::SteadyClock>(), config));
+    device_ =
+        std::make_unique<Device>(make_sim_device(std::make_unique<mmio::SteadyClock>(), config));
     device_->perf_period_exponent = 10;  // 2048 ticks, 107 us
     device_->sim_xe->options().poll_ns = 5'000'000;
   }

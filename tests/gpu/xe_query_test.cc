@@ -52,7 +52,9 @@ std::vector<std::uint8_t> reply(const std::vector<UnitSpec>& units) {
 }
 
 const std::vector<UnitSpec> kLunarLakeLike = {
-    {0, xe::kOaUnitTypeOag, {xe::kEngineClassRender, xe::kEngineClassCompute, xe::kEngineClassCopy}},
+    {0,
+     xe::kOaUnitTypeOag,
+     {xe::kEngineClassRender, xe::kEngineClassCompute, xe::kEngineClassCopy}},
     {1, xe::kOaUnitTypeOam, {xe::kEngineClassVideoDecode, xe::kEngineClassVideoEnhance}}};
 
 TEST(XeQueryTest, ParsesEveryUnitAndChoosesTheRenderOag) {
@@ -252,8 +254,8 @@ TEST(XeTopologyTest, TheSimulatedXeGivesTheFactsXesQueriesWould) {
   const auto q2 = make_sim_xe_query(no_l3);
   const oa::DeviceVariables none =
       oa::device_variables(lnl, read_xe_device_facts(lnl, q2.get(), ""));
-  for (const char* name : {"L3BankTotalCount", "L3NodeTotalCount", "CopyEngineTotalCount",
-                           "SqidiTotalCount"}) {
+  for (const char* name :
+       {"L3BankTotalCount", "L3NodeTotalCount", "CopyEngineTotalCount", "SqidiTotalCount"}) {
     EXPECT_FALSE(none.known(name)) << name;
   }
   // xe not asked: the table's facts, with the reason.
@@ -300,8 +302,8 @@ TEST(XeEngineCyclesTest, TheEnginesTimestampIsTheOaUnitsClockBesideTheCpus) {
             static_cast<std::uint64_t>(lnl.timestamp_hz));
   xe::EngineClassInstance absent{xe::kEngineClassRender, 7, 0, 0};
   EXPECT_THAT([&] { query_xe_engine_cycles(*query, absent); },
-              ::testing::ThrowsMessage<std::runtime_error>(
-                  HasSubstr("ENGINE_CYCLES for engine class 0 instance 7 on GT 0 failed: Invalid")));
+              ::testing::ThrowsMessage<std::runtime_error>(HasSubstr(
+                  "ENGINE_CYCLES for engine class 0 instance 7 on GT 0 failed: Invalid")));
   xe::QueryEngineCycles raw;
   raw.eci = oag.engines.front();
   raw.clockid = CLOCK_MONOTONIC;
@@ -322,9 +324,9 @@ TEST(XeEngineCyclesTest, AtOrAfterHoldsAcrossTheCountersWrap) {
   EXPECT_EQ(ticks_at_or_after(11, 10, 64), 1u);
   EXPECT_FALSE(ticks_at_or_after(9, 10, 64));
   const std::uint64_t top36 = (1ull << 36) - 1;
-  EXPECT_EQ(ticks_at_or_after(3, top36 - 2, 36), 6u);    // wrapped past 2^36
-  EXPECT_FALSE(ticks_at_or_after(top36 - 2, 3, 36));      // before the wrap
-  EXPECT_EQ(ticks_at_or_after(5, 0, 0), 5u);              // no width given: 64 bits
+  EXPECT_EQ(ticks_at_or_after(3, top36 - 2, 36), 6u);  // wrapped past 2^36
+  EXPECT_FALSE(ticks_at_or_after(top36 - 2, 3, 36));   // before the wrap
+  EXPECT_EQ(ticks_at_or_after(5, 0, 0), 5u);           // no width given: 64 bits
   EXPECT_FALSE(ticks_at_or_after(0, 5, 0));
 }
 

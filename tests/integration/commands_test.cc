@@ -20,9 +20,9 @@
 
 namespace {
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using oaprof::testing::read_csv;
 using oaprof::testing::run;
+using ::testing::HasSubstr;
 
 const std::string kKblXml = std::string(OAPROF_IGT_METRICS_DIR) + "/oa-kblgt2.xml";
 
@@ -38,34 +38,39 @@ class CommandsTest : public ::testing::Test {
 };
 
 TEST_F(CommandsTest, MetricsListAndShowReadIgtFiles) {
-  const auto list = run(fmt::format("{} metrics list --platform kblgt2 --metrics-xml {}", OAPROF_BIN, kKblXml));
+  const auto list =
+      run(fmt::format("{} metrics list --platform kblgt2 --metrics-xml {}", OAPROF_BIN, kKblXml));
   ASSERT_EQ(list.status, 0) << list.output;
   EXPECT_THAT(list.output, HasSubstr("ComputeBasic"));
-  const auto show = run(fmt::format("{} metrics show ComputeBasic --platform kblgt2 --metrics-xml {}",
-                                    OAPROF_BIN, kKblXml));
+  const auto show = run(fmt::format(
+      "{} metrics show ComputeBasic --platform kblgt2 --metrics-xml {}", OAPROF_BIN, kKblXml));
   ASSERT_EQ(show.status, 0) << show.output;
   EXPECT_THAT(show.output, HasSubstr("EuActive"));
   EXPECT_THAT(show.output, HasSubstr("A 7 READ"));
-  const auto missing = run(fmt::format("{} metrics show NoSuchSet --platform kblgt2 --metrics-xml {}",
-                                       OAPROF_BIN, kKblXml));
+  const auto missing = run(fmt::format(
+      "{} metrics show NoSuchSet --platform kblgt2 --metrics-xml {}", OAPROF_BIN, kKblXml));
   EXPECT_EQ(missing.status, 2) << missing.output;
   EXPECT_THAT(missing.output, HasSubstr("NoSuchSet"));
 }
 
 TEST_F(CommandsTest, ImportedFilesAreFoundWithoutNamingThem) {
   const std::string env = fmt::format("XDG_DATA_HOME={} OAPROF_METRICS_PATH=", dir_.string());
-  const auto before = run(fmt::format("{} {} metrics show ComputeBasic --platform kblgt2", env, OAPROF_BIN));
+  const auto before =
+      run(fmt::format("{} {} metrics show ComputeBasic --platform kblgt2", env, OAPROF_BIN));
   EXPECT_NE(before.status, 0) << before.output;
   const auto import = run(fmt::format("{} {} metrics import {}", env, OAPROF_BIN, kKblXml));
   ASSERT_EQ(import.status, 0) << import.output;
   EXPECT_TRUE(fs::exists(dir_ / "oaprof/metrics/oa-kblgt2.xml"));
-  const auto after = run(fmt::format("{} {} metrics show ComputeBasic --platform kblgt2", env, OAPROF_BIN));
+  const auto after =
+      run(fmt::format("{} {} metrics show ComputeBasic --platform kblgt2", env, OAPROF_BIN));
   EXPECT_EQ(after.status, 0) << after.output;
   const auto bad = run(fmt::format("{} {} metrics import /proc/version", env, OAPROF_BIN));
   EXPECT_NE(bad.status, 0);
 }
 
-void put32(std::vector<std::uint8_t>& r, int offset, std::uint32_t v) { std::memcpy(&r[offset], &v, 4); }
+void put32(std::vector<std::uint8_t>& r, int offset, std::uint32_t v) {
+  std::memcpy(&r[offset], &v, 4);
+}
 
 // Two 256-byte reports back to back, as a raw capture.
 void write_capture(const fs::path& path, const std::vector<std::uint8_t>& a,
@@ -107,14 +112,16 @@ TEST_F(CommandsTest, DecodeTurnsRawReportsIntoDeltasAndMetrics) {
 
   const fs::path torn = dir_ / "torn.bin";
   std::ofstream(torn, std::ios::binary).write(reinterpret_cast<const char*>(a.data()), 100);
-  const auto bad = run(fmt::format("{} decode --platform kblgt2 --input raw {}", OAPROF_BIN, torn.string()));
+  const auto bad =
+      run(fmt::format("{} decode --platform kblgt2 --input raw {}", OAPROF_BIN, torn.string()));
   EXPECT_NE(bad.status, 0);
   EXPECT_THAT(bad.output, HasSubstr("256"));
 }
 
 void write_bytes(const fs::path& path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 // The value in column `name`; empty when there is none.
@@ -140,10 +147,11 @@ TEST_F(CommandsTest, DecodeEvaluatesIgtSetsOfEveryGen12AndXeLpgPart) {
     const char* gpu_time;
   };
   const std::string igt = OAPROF_IGT_METRICS_DIR, mtl = OAPROF_IGT_MTL_METRICS_DIR;
-  for (const Part& part : {Part{"tglgt1", igt.c_str(), "12000"}, Part{"tglgt2", igt.c_str(), "12000"},
-                           Part{"rkl", igt.c_str(), "12000"}, Part{"adl", igt.c_str(), "12000"},
-                           Part{"dg1", igt.c_str(), "12000"}, Part{"mtlgt2", mtl.c_str(), "6000"},
-                           Part{"mtlgt3", mtl.c_str(), "6000"}}) {
+  for (const Part& part :
+       {Part{"tglgt1", igt.c_str(), "12000"}, Part{"tglgt2", igt.c_str(), "12000"},
+        Part{"rkl", igt.c_str(), "12000"}, Part{"adl", igt.c_str(), "12000"},
+        Part{"dg1", igt.c_str(), "12000"}, Part{"mtlgt2", mtl.c_str(), "6000"},
+        Part{"mtlgt3", mtl.c_str(), "6000"}}) {
     SCOPED_TRACE(part.name);
     const fs::path csv = dir_ / fmt::format("{}.csv", part.name);
     const auto r = run(fmt::format(
@@ -199,8 +207,9 @@ TEST_F(CommandsTest, DecodeLeavesAMetricThatDividesByZeroEmpty) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].at("timestamp"), "12000");
   EXPECT_EQ(rows[0].at("GpuBusy"), "");
-  const auto json = run(fmt::format("{} decode --platform kblgt2 --format 101 --input raw --json {}",
-                                    OAPROF_BIN, capture.string()));
+  const auto json =
+      run(fmt::format("{} decode --platform kblgt2 --format 101 --input raw --json {}", OAPROF_BIN,
+                      capture.string()));
   ASSERT_EQ(json.status, 0) << json.output;
   EXPECT_THAT(json.output, HasSubstr("\"GpuBusy\": null"));
 }
@@ -210,9 +219,9 @@ TEST_F(CommandsTest, DecodeLeavesAMetricThatDividesByZeroEmpty) {
 // 95.8 % the table's 24 would make of it).
 TEST_F(CommandsTest, DecodeTakesTheCapturingPartsEusFromOptions) {
   std::vector<std::uint8_t> a(256, 0), b(256, 0);
-  put32(b, 4, 12000);                // 1 ms at 12 MHz
-  put32(b, 12, 1'150'000);           // GPU clocks
-  put32(b, 16, 1'150'000);           // A0: busy throughout
+  put32(b, 4, 12000);                    // 1 ms at 12 MHz
+  put32(b, 12, 1'150'000);               // GPU clocks
+  put32(b, 16, 1'150'000);               // A0: busy throughout
   put32(b, 16 + 7 * 4, 1'150'000 * 23);  // A7: 23 EUs active every clock
   const fs::path capture = dir_ / "fused.bin";
   {
@@ -233,7 +242,9 @@ TEST_F(CommandsTest, DecodeTakesTheCapturingPartsEusFromOptions) {
   EXPECT_NEAR(eu_active(""), 100.0 * 23 / 24, 0.01);
   const fs::path json = dir_ / "fused.json";
   ASSERT_EQ(run(fmt::format("{} decode --platform kblgt2 --input raw --eus 23 --json -o {} {}",
-                            OAPROF_BIN, json.string(), capture.string())).status, 0);
+                            OAPROF_BIN, json.string(), capture.string()))
+                .status,
+            0);
   std::ifstream in(json);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("\"topology_source\": \"options\""));
@@ -245,18 +256,19 @@ TEST_F(CommandsTest, DecodeTakesTheCapturingPartsEusFromOptions) {
 
 TEST_F(CommandsTest, PciChoosesTheDeviceAndIsRefusedBesideAnotherDevice) {
   const fs::path csv = dir_ / "pci.csv";
-  const auto conflict = run(fmt::format("{} --pci 0000:00:02.0 --device sim -q -o {} -- true",
-                                        OAPROF_BIN, csv.string()));
+  const auto conflict = run(
+      fmt::format("{} --pci 0000:00:02.0 --device sim -q -o {} -- true", OAPROF_BIN, csv.string()));
   EXPECT_EQ(conflict.status, 2) << conflict.output;
   EXPECT_THAT(conflict.output,
               HasSubstr("--pci 0000:00:02.0 and --device sim name different devices"));
   EXPECT_FALSE(fs::exists(csv));  // refused before anything was opened
-  const auto bad = run(fmt::format("{} --pci 0000:00:02 -q -o {} -- true", OAPROF_BIN, csv.string()));
+  const auto bad =
+      run(fmt::format("{} --pci 0000:00:02 -q -o {} -- true", OAPROF_BIN, csv.string()));
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_THAT(bad.output, HasSubstr("--pci: '0000:00:02' is not a PCI address"));
   // The address --pci names is the device oaprof opens: one no machine has is what setup fails on.
-  const auto absent = run(fmt::format("{} --pci 7f:1f.7 --daemon never -q -o {} -- true",
-                                      OAPROF_BIN, csv.string()));
+  const auto absent = run(
+      fmt::format("{} --pci 7f:1f.7 --daemon never -q -o {} -- true", OAPROF_BIN, csv.string()));
   EXPECT_EQ(absent.status, 3) << absent.output;
   EXPECT_THAT(absent.output, HasSubstr("0000:7f:1f.7"));
 }
@@ -313,7 +325,8 @@ TEST_F(CommandsTest, PlatformsShowsOneIdAndRefusesUnknownOnes) {
   EXPECT_THAT(text.output, HasSubstr("8086:3e92"));
   EXPECT_THAT(text.output, HasSubstr("CFL GT2"));
   EXPECT_THAT(text.output, HasSubstr("oa-cflgt2.xml"));
-  const auto json = run(fmt::format("{} platforms --pci-id 8086:46d2 --json 2>/dev/null", OAPROF_BIN));
+  const auto json =
+      run(fmt::format("{} platforms --pci-id 8086:46d2 --json 2>/dev/null", OAPROF_BIN));
   ASSERT_EQ(json.status, 0) << json.output;
   const auto adln = nlohmann::json::parse(json.output);
   EXPECT_EQ(adln["eus"], 16);  // ADL-N 0x46D2: Mesa adl_gt05, one dual subslice

@@ -45,10 +45,10 @@ class DemoOutputTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new fs::path(fs::temp_directory_path() / fmt::format("oaprof-demo-{}", ::getpid()));
     fs::create_directories(*dir_);
-    result_ = new CommandResult(run(fmt::format(
-        "cd {} && {} --device sim --format 101 -o oaprof-mad_vect4.csv --json "
-        "oaprof-mad_vect4.json --trace oaprof-mad_vect4.pftrace -- {} mad_vect4",
-        dir_->string(), OAPROF_BIN, KERNEL_RUNNER_BIN)));
+    result_ = new CommandResult(
+        run(fmt::format("cd {} && {} --device sim --format 101 -o oaprof-mad_vect4.csv --json "
+                        "oaprof-mad_vect4.json --trace oaprof-mad_vect4.pftrace -- {} mad_vect4",
+                        dir_->string(), OAPROF_BIN, KERNEL_RUNNER_BIN)));
   }
   static void TearDownTestSuite() {
     fs::remove_all(*dir_);

@@ -1,18 +1,18 @@
 // `oaprof doctor` against fake sysfs, procfs and debugfs trees: each machine state gives the
 // verdict line and the fix a user needs, and the exit status says whether a check failed.
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>

@@ -228,11 +228,11 @@ TEST_F(InstallTest, TheExportersDropInIsInstalledAndKeepsTheServiceConfined) {
        at = text.find(installed, at + program.string().size())) {
     text.replace(at, installed.size(), program.string());
   }
-  const fs::path dir = verifiable_units(*destdir_, unit("oaprofd.service"), unit("oaprofd.socket"),
-                                        program, text);
-  const auto verified = run("systemd-analyze verify --man=no " +
-                            shell_quote((dir / "oaprofd.service").string()) + " " +
-                            shell_quote((dir / "oaprofd.socket").string()));
+  const fs::path dir =
+      verifiable_units(*destdir_, unit("oaprofd.service"), unit("oaprofd.socket"), program, text);
+  const auto verified =
+      run("systemd-analyze verify --man=no " + shell_quote((dir / "oaprofd.service").string()) +
+          " " + shell_quote((dir / "oaprofd.socket").string()));
   EXPECT_EQ(verified.status, 0) << verified.output;
   const auto exposure = exposure_level(dir);
   ASSERT_TRUE(exposure);

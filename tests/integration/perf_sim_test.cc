@@ -8,19 +8,19 @@
 #include <iterator>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/common/run_util.h"
 
 namespace {
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using oaprof::testing::CommandResult;
 using oaprof::testing::read_csv;
 using oaprof::testing::run;
+using ::testing::HasSubstr;
 
 class PerfSimTest : public ::testing::Test {
  protected:
@@ -120,9 +120,9 @@ TEST_F(PerfSimTest, AnXe2PartProfilesThroughTheSimulatedXeStream) {
     EXPECT_GE(std::stod(row.at("gpu_time_ns")), std::stod(row.at("kernel_ns")));
   }
   for (const char* access : {"mmio", "rpc"}) {
-    const CommandResult refused = run(fmt::format(
-        "{} --device sim --sim-platform lnl --access {} -q -o {} -- true", OAPROF_BIN, access,
-        (dir_ / "refused.csv").string()));
+    const CommandResult refused =
+        run(fmt::format("{} --device sim --sim-platform lnl --access {} -q -o {} -- true",
+                        OAPROF_BIN, access, (dir_ / "refused.csv").string()));
     EXPECT_EQ(refused.status, 2) << refused.output;
     EXPECT_THAT(refused.output, HasSubstr("use --access perf"));
   }
@@ -137,10 +137,10 @@ TEST_F(PerfSimTest, Gen12AndXeLpgPartsBoundToXeProfileThroughTheSimulatedXeStrea
     SCOPED_TRACE(part);
     const fs::path csv = dir_ / fmt::format("{}-xe.csv", part);
     const std::string xml = fmt::format("{}/oa-{}.xml", OAPROF_IGT_XE_METRICS_DIR, part);
-    const CommandResult r = run(fmt::format(
-        "{} --device sim --sim-platform {}-xe --access perf --metric-set RenderBasic "
-        "--metrics-xml {} --idle-baseline off -o {} -- {} mad_vect4 --min-time 0",
-        OAPROF_BIN, part, xml, csv.string(), KERNEL_RUNNER_BIN));
+    const CommandResult r = run(
+        fmt::format("{} --device sim --sim-platform {}-xe --access perf --metric-set RenderBasic "
+                    "--metrics-xml {} --idle-baseline off -o {} -- {} mad_vect4 --min-time 0",
+                    OAPROF_BIN, part, xml, csv.string(), KERNEL_RUNNER_BIN));
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_THAT(r.output, HasSubstr(std::string(part) == "tglgt2" ? "A32u40_A4u32_B8_C8"
                                                                   : "A24u40_A14u32_B8_C8"));
@@ -161,9 +161,9 @@ TEST_F(PerfSimTest, Gen12AndXeLpgPartsBoundToXeProfileThroughTheSimulatedXeStrea
       EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("topology_from_table")));
       EXPECT_GE(std::stod(row.at("gpu_time_ns")), std::stod(row.at("kernel_ns")));
     }
-    const CommandResult refused = run(fmt::format(
-        "{} --device sim --sim-platform {}-xe --access mmio -q -o {} -- true", OAPROF_BIN, part,
-        (dir_ / "refused.csv").string()));
+    const CommandResult refused =
+        run(fmt::format("{} --device sim --sim-platform {}-xe --access mmio -q -o {} -- true",
+                        OAPROF_BIN, part, (dir_ / "refused.csv").string()));
     EXPECT_EQ(refused.status, 2) << refused.output;
     EXPECT_THAT(refused.output, HasSubstr("use --access perf"));
   }
@@ -286,8 +286,7 @@ TEST_F(PerfSimTest, KernelReplayAcrossSetsSaysWhenItCannotRun) {
     return run(fmt::format(
         "{} --device sim --metric-set ComputeBasic,L3_1 --metrics-xml {}/oa-tglgt2.xml "
         "--sim-platform tglgt2 {} -o {} -- {} mad_vect4",
-        OAPROF_BIN, OAPROF_IGT_METRICS_DIR, option, (dir_ / "x.csv").string(),
-        KERNEL_RUNNER_BIN));
+        OAPROF_BIN, OAPROF_IGT_METRICS_DIR, option, (dir_ / "x.csv").string(), KERNEL_RUNNER_BIN));
   };
   const CommandResult automatic = with("--replay auto");
   EXPECT_EQ(automatic.status, 2) << automatic.output;
@@ -313,8 +312,8 @@ TEST_F(PerfSimTest, MetricsChoosesTheFewestSetsThatHoldThem) {
   ASSERT_EQ(kernel.status, 0) << kernel.output;
   EXPECT_THAT(kernel.output, HasSubstr("kernel replay across 2 sets"));
   EXPECT_TRUE(read_csv(csv).front().contains("Sampler_1.Sampler00InputAvailable_percent"));
-  const CommandResult r = run(fmt::format("{} {} --replay-mode application -o {} {}", base, both,
-                                          csv.string(), program));
+  const CommandResult r = run(
+      fmt::format("{} {} --replay-mode application -o {} {}", base, both, csv.string(), program));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("L30Bank0InputAvailable from L3_1"));
   EXPECT_THAT(r.output, HasSubstr("Sampler00InputAvailable from Sampler_1"));

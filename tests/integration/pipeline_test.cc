@@ -47,8 +47,9 @@ class PipelineTest : public ::testing::Test {
 
 TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
   const fs::path csv = dir_ / "oaprof-mad_vect4.csv";
-  const CommandResult r = run(fmt::format("{} --device sim --format 101 -o {} -- {} mad_vect4 --min-time 20",
-                                OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
+  const CommandResult r =
+      run(fmt::format("{} --device sim --format 101 -o {} -- {} mad_vect4 --min-time 20",
+                      OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("device: simulated"));
   std::smatch m;
@@ -95,8 +96,8 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
 
 TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {
   const fs::path csv = dir_ / "fail.csv";
-  const CommandResult bad = run(fmt::format("{} --device sim -q -o {} -- {} no_such_kernel", OAPROF_BIN,
-                                  csv.string(), KERNEL_RUNNER_BIN));
+  const CommandResult bad = run(fmt::format("{} --device sim -q -o {} -- {} no_such_kernel",
+                                            OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN));
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_THAT(bad.output, HasSubstr("unknown kernel 'no_such_kernel'"));
   EXPECT_TRUE(read_csv(csv).empty());
@@ -105,8 +106,8 @@ TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {
   std::getline(in, header);
   EXPECT_THAT(header, HasSubstr("launch,pid,tid,kernel,"));
 
-  const CommandResult killed = run(fmt::format("{} --device sim -q -o {} -- /bin/sh -c 'kill -9 $$'",
-                                     OAPROF_BIN, csv.string()));
+  const CommandResult killed = run(
+      fmt::format("{} --device sim -q -o {} -- /bin/sh -c 'kill -9 $$'", OAPROF_BIN, csv.string()));
   EXPECT_EQ(killed.status, 128 + 9) << killed.output;
 }
 
@@ -203,11 +204,12 @@ TEST_F(PipelineTest, UnderSudoTheProgramRunsAsTheUserWithoutCapabilities) {
 TEST_F(PipelineTest, BadOptionsAndMissingProgramsHaveTheirOwnExitCodes) {
   EXPECT_EQ(run(fmt::format("{} --device sim --format 110 -- true", OAPROF_BIN)).status, 2);
   EXPECT_EQ(run(fmt::format("{} --device sim", OAPROF_BIN)).status, 2);
-  const CommandResult missing = run(fmt::format("{} --device sim -q -o {} -- /no/such/program", OAPROF_BIN,
-                                      (dir_ / "m.csv").string()));
+  const CommandResult missing = run(fmt::format("{} --device sim -q -o {} -- /no/such/program",
+                                                OAPROF_BIN, (dir_ / "m.csv").string()));
   EXPECT_EQ(missing.status, 127);
   EXPECT_THAT(missing.output, HasSubstr("cannot run '/no/such/program'"));
-  const CommandResult unwritable = run(fmt::format("{} --device sim -o /proc/nope.csv -- true", OAPROF_BIN));
+  const CommandResult unwritable =
+      run(fmt::format("{} --device sim -o /proc/nope.csv -- true", OAPROF_BIN));
   EXPECT_EQ(unwritable.status, 4) << unwritable.output;
 }
 
@@ -230,10 +232,10 @@ TEST_F(PipelineTest, ABadOptionIsRefusedBeforeTheDeviceOrAnyFileIsOpened) {
 // oaprof merge makes one table of them with each kernel across both runs.
 TEST_F(PipelineTest, RanksWriteTheirOwnFilesAndMergeJoinsThem) {
   for (int rank : {0, 1}) {
-    const CommandResult r = run(fmt::format(
-        "cd {} && PMI_RANK={} {} --device sim -q --energy none --idle-baseline off -o "
-        "out-%h-%r.csv -- {} mad_vect4 --min-time 1",
-        dir_.string(), rank, OAPROF_BIN, KERNEL_RUNNER_BIN));
+    const CommandResult r = run(
+        fmt::format("cd {} && PMI_RANK={} {} --device sim -q --energy none --idle-baseline off -o "
+                    "out-%h-%r.csv -- {} mad_vect4 --min-time 1",
+                    dir_.string(), rank, OAPROF_BIN, KERNEL_RUNNER_BIN));
     ASSERT_EQ(r.status, 0) << r.output;
   }
   std::vector<fs::path> files;
@@ -244,13 +246,14 @@ TEST_F(PipelineTest, RanksWriteTheirOwnFilesAndMergeJoinsThem) {
     const auto csv = read_csv(e.path().string());
     rows += csv.size();
     ASSERT_FALSE(csv.empty());
-    EXPECT_EQ(csv[0].at("rank"), e.path().stem().string().substr(e.path().stem().string().rfind('-') + 1));
+    EXPECT_EQ(csv[0].at("rank"),
+              e.path().stem().string().substr(e.path().stem().string().rfind('-') + 1));
     EXPECT_FALSE(csv[0].at("host").empty());
   }
   ASSERT_EQ(files.size(), 2u);
   const fs::path all = dir_ / "all.json";
-  const CommandResult merged = run(fmt::format("{} merge {} {} -o {}", OAPROF_BIN, files[0].string(),
-                                               files[1].string(), all.string()));
+  const CommandResult merged = run(fmt::format("{} merge {} {} -o {}", OAPROF_BIN,
+                                               files[0].string(), files[1].string(), all.string()));
   ASSERT_EQ(merged.status, 0) << merged.output;
   EXPECT_THAT(merged.output, HasSubstr(fmt::format("({} rows of 2 runs from 2 files)", rows)));
   std::ifstream in(all);
@@ -263,16 +266,17 @@ TEST_F(PipelineTest, RanksWriteTheirOwnFilesAndMergeJoinsThem) {
                                               files[0].string(), (dir_ / "x.csv").string()));
   EXPECT_EQ(twice.status, 2) << twice.output;
   // %r outside a job is a usage error before anything runs.
-  const CommandResult no_rank = run(fmt::format(
-      "cd {} && {} --device sim -q -o out-%r.csv -- true", dir_.string(), OAPROF_BIN));
+  const CommandResult no_rank = run(
+      fmt::format("cd {} && {} --device sim -q -o out-%r.csv -- true", dir_.string(), OAPROF_BIN));
   EXPECT_EQ(no_rank.status, 2);
   EXPECT_THAT(no_rank.output, HasSubstr("no rank is set"));
 }
 
 TEST_F(PipelineTest, TheLayerWithoutOaprofWarnsOnceAndRunsTheProgramUnchanged) {
-  const CommandResult r = run(fmt::format("env -u OAPROF_SOCKET OPENCL_LAYERS={} {} mad_scalar --min-time 0 "
-                                "--max-repeats 3 --wg 2 --wi 8",
-                                OAPROF_LAYER_SO, KERNEL_RUNNER_BIN));
+  const CommandResult r =
+      run(fmt::format("env -u OAPROF_SOCKET OPENCL_LAYERS={} {} mad_scalar --min-time 0 "
+                      "--max-repeats 3 --wg 2 --wi 8",
+                      OAPROF_LAYER_SO, KERNEL_RUNNER_BIN));
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("oaprof layer: OAPROF_SOCKET is not set"));
   EXPECT_EQ(r.output.find("oaprof layer:"), r.output.rfind("oaprof layer:")) << "warned once";
@@ -346,16 +350,17 @@ TEST_F(PipelineTest, SimulatedEnergyBesideARealGpuIsAUsageError) {
 TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
   const fs::path piped = dir_ / "piped.json", dev_stdout = dir_ / "dev-stdout.json",
                  fifo = dir_ / "fifo", from_fifo = dir_ / "from-fifo.json";
-  const std::string program = fmt::format("sh -c '{} mad_vect4 --min-time 1 > /dev/null'",
-                                          KERNEL_RUNNER_BIN);
+  const std::string program =
+      fmt::format("sh -c '{} mad_vect4 --min-time 1 > /dev/null'", KERNEL_RUNNER_BIN);
   // oaprof's stdout through a pipe into `out`; its status and stderr come back.
   const auto through_a_pipe = [&](const std::string& options, const fs::path& out) {
     const fs::path status = out.string() + ".status";
-    return run(fmt::format(
-        "{{ {{ {} --device sim --energy none --idle-baseline off -o {} {} -- {}; echo $? > {}; }} | "
-        "cat > {}; exit $(cat {}); }}",
-        OAPROF_BIN, out.string() + ".csv", options, program, status.string(), out.string(),
-        status.string()));
+    return run(
+        fmt::format("{{ {{ {} --device sim --energy none --idle-baseline off -o {} {} -- {}; echo "
+                    "$? > {}; }} | "
+                    "cat > {}; exit $(cat {}); }}",
+                    OAPROF_BIN, out.string() + ".csv", options, program, status.string(),
+                    out.string(), status.string()));
   };
   const CommandResult to_pipe = through_a_pipe("--json -", piped);
   ASSERT_EQ(to_pipe.status, 0) << to_pipe.output;
@@ -383,8 +388,8 @@ TEST_F(PipelineTest, JsonToAPipeOrAFifoIsOneValidDocument) {
 
 // Two outputs cannot share standard output: the CSV, JSON and trace would mix into none of them.
 TEST_F(PipelineTest, TwoOutputsOnStandardOutputAreRefused) {
-  for (const char* outputs : {"-o - --json /dev/stdout", "--json - --trace /dev/stdout",
-                              "-o /dev/stdout --trace -"}) {
+  for (const char* outputs :
+       {"-o - --json /dev/stdout", "--json - --trace /dev/stdout", "-o /dev/stdout --trace -"}) {
     const CommandResult r = run(fmt::format(
         "{} --device sim -q --energy none --idle-baseline off {} -- {} mad_vect4 --min-time 1",
         OAPROF_BIN, outputs, KERNEL_RUNNER_BIN));
@@ -406,9 +411,9 @@ TEST_F(PipelineTest, ASecondSignalEndsAProgramThatIgnoresTheFirstAndTheOutputsAr
   const fs::path json = dir_ / "signalled.json";
   const fs::path log = dir_ / "oaprof.log";
   const fs::path ran = dir_ / "ran";  // kernel_runner is done; the program sleeps
-  const std::string program =
-      fmt::format("trap '' INT TERM; {} mad_vect4 --min-time 1 > /dev/null; touch {}; exec sleep 120",
-                  KERNEL_RUNNER_BIN, ran.string());
+  const std::string program = fmt::format(
+      "trap '' INT TERM; {} mad_vect4 --min-time 1 > /dev/null; touch {}; exec sleep 120",
+      KERNEL_RUNNER_BIN, ran.string());
   const std::string command = fmt::format(
       "exec {} --device sim --energy none --idle-baseline off -o {} --json {} -- /bin/sh -c \"{}\" "
       "> {} 2>&1",

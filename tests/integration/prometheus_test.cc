@@ -122,13 +122,13 @@ class PrometheusTest : public ::testing::Test {
 };
 
 TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
-  if (!fs::exists(kPrometheus)) GTEST_SKIP() << kPrometheus << " is missing (apt-get install prometheus)";
+  if (!fs::exists(kPrometheus))
+    GTEST_SKIP() << kPrometheus << " is missing (apt-get install prometheus)";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   const fs::path oaprofd_log = dir_ / "oaprofd.log";
   oaprofd_ = spawn({OAPROFD_BIN, "--device", "sim", "--socket", (dir_ / "d.sock").string(),
-                    "--state-dir", (dir_ / "state").string(), "--group",
-                    std::to_string(::getgid()), "--metrics-listen", "127.0.0.1:0",
-                    "--metrics-period", "250", "--sim-busy"},
+                    "--state-dir", (dir_ / "state").string(), "--group", std::to_string(::getgid()),
+                    "--metrics-listen", "127.0.0.1:0", "--metrics-period", "250", "--sim-busy"},
                    oaprofd_log);
   int exporter_port = -1;
   const std::regex serving(R"(metrics on http://127\.0\.0\.1:(\d+)/metrics)");

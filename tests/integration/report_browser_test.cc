@@ -18,9 +18,9 @@
 
 namespace {
 namespace fs = std::filesystem;
+using oaprof::testing::run;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using oaprof::testing::run;
 
 std::string find_browser() {
   for (const char* name : {"chromium", "chromium-browser"}) {
@@ -76,10 +76,10 @@ class ReportBrowserTest : public ::testing::Test {
   }
   // The browser with a profile of its own (never the user's, never shared with a parallel test).
   oaprof::testing::CommandResult browse(const std::string& action) {
-    return run(fmt::format("timeout 60 {} --headless --no-sandbox --disable-gpu --hide-scrollbars "
-                           "--user-data-dir={} --window-size=1000,900 {} file://{}",
-                           browser_, (dir_ / "profile").string(), action,
-                           (dir_ / "report.html").string()));
+    return run(fmt::format(
+        "timeout 60 {} --headless --no-sandbox --disable-gpu --hide-scrollbars "
+        "--user-data-dir={} --window-size=1000,900 {} file://{}",
+        browser_, (dir_ / "profile").string(), action, (dir_ / "report.html").string()));
   }
   std::string browser_;
   fs::path dir_;
@@ -116,12 +116,17 @@ TEST_F(ReportBrowserTest, PointsSitWhereTheLogScalesPutThem) {
   EXPECT_EQ(x1, 1000);
   EXPECT_LT(x0, 1);
   EXPECT_EQ(y1, 1000);
-  auto px = [&](double v) { return left + std::log10(v / x0) / std::log10(x1 / x0) * (right - left); };
-  auto py = [&](double v) { return bottom - std::log10(v / y0) / std::log10(y1 / y0) * (bottom - top); };
+  auto px = [&](double v) {
+    return left + std::log10(v / x0) / std::log10(x1 / x0) * (right - left);
+  };
+  auto py = [&](double v) {
+    return bottom - std::log10(v / y0) / std::log10(y1 / y0) * (bottom - top);
+  };
 
   std::map<std::string, std::string> circles;
   const std::regex circle("<circle class=\"point ([a-z]+)\" data-kernel=\"([^\"]+)\"[^>]*>");
-  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), circle); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), circle); it != std::sregex_iterator();
+       ++it) {
     circles[(*it)[2]] = (*it)[0];
     EXPECT_EQ((*it)[1], (*it)[2] == "saxpy" ? "estimate" : "exact");
   }
@@ -140,7 +145,8 @@ TEST_F(ReportBrowserTest, PointsSitWhereTheLogScalesPutThem) {
   const std::string roofline = dom.substr(begin, dom.find("</svg>", begin) - begin);
   int legend = 0;
   for (auto pos = roofline.find("class=\"legend-entry\""); pos != std::string::npos;
-       pos = roofline.find("class=\"legend-entry\"", pos + 1)) ++legend;
+       pos = roofline.find("class=\"legend-entry\"", pos + 1))
+    ++legend;
   EXPECT_EQ(legend, 9);
   EXPECT_THAT(dom, HasSubstr("peak MAD SP 441.6 GFLOP/s"));  // 24 EUs × 16 × 1.15 GHz
   EXPECT_THAT(dom, HasSubstr("measured load_store_vect4 5.2 GB/s"));
@@ -175,9 +181,12 @@ namespace {
 TEST(ReportCommandTest, RefusesBadInputsAndOutputs) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("oaprof-report-cmd-{}", ::getpid());
   fs::create_directories(dir);
-  std::ofstream(dir / "bad.json") << R"({"schema_version":1,"device":"d","launches":[{"kernel":3}]})";
+  std::ofstream(dir / "bad.json")
+      << R"({"schema_version":1,"device":"d","launches":[{"kernel":3}]})";
   std::ofstream(dir / "kr.json") << kRunnerRun;
-  auto report = [&](const std::string& args) { return run(fmt::format("{} report {}", OAPROF_BIN, args)); };
+  auto report = [&](const std::string& args) {
+    return run(fmt::format("{} report {}", OAPROF_BIN, args));
+  };
   auto r = report((dir / "bad.json").string() + " -o " + (dir / "o.html").string());
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.output, HasSubstr("bad.json: launch 0: \"kernel\" must be a string"));

@@ -30,12 +30,14 @@ struct Node {
   std::vector<Node> children;
   bool braced = false;  // printed as `N {`: a message or a group
   const Node* child(int n) const {
-    for (const auto& c : children) if (c.number == n) return &c;
+    for (const auto& c : children)
+      if (c.number == n) return &c;
     return nullptr;
   }
   std::vector<const Node*> all(int n) const {
     std::vector<const Node*> out;
-    for (const auto& c : children) if (c.number == n) out.push_back(&c);
+    for (const auto& c : children)
+      if (c.number == n) out.push_back(&c);
     return out;
   }
   std::uint64_t u() const { return std::stoull(value, nullptr, 0); }
@@ -126,10 +128,10 @@ TEST(TraceProtocTest, PacketsMatchTheCsvFieldByField) {
   }
   const fs::path dir = fs::temp_directory_path() / fmt::format("oaprof-trace-{}", ::getpid());
   fs::create_directories(dir);
-  const auto r = run(fmt::format("{} --device sim --format 101 -q -o {} --trace {} -- {} mad_scalar "
-                                 "add_vect4 --min-time 0 --max-repeats 3 --wg 2 --wi 8",
-                                 OAPROF_BIN, (dir / "run.csv").string(), (dir / "run.pftrace").string(),
-                                 KERNEL_RUNNER_BIN));
+  const auto r = run(fmt::format(
+      "{} --device sim --format 101 -q -o {} --trace {} -- {} mad_scalar "
+      "add_vect4 --min-time 0 --max-repeats 3 --wg 2 --wi 8",
+      OAPROF_BIN, (dir / "run.csv").string(), (dir / "run.pftrace").string(), KERNEL_RUNNER_BIN));
   ASSERT_EQ(r.status, 0) << r.output;
   const auto csv = read_csv(dir / "run.csv");
   const auto decoded = run(fmt::format("protoc --decode_raw < {}", (dir / "run.pftrace").string()));

@@ -20,8 +20,7 @@ using ::testing::HasSubstr;
 
 Message roundtrip(const Message& m) {
   auto decoded = decode(encode(m));
-  EXPECT_TRUE(std::holds_alternative<Message>(decoded))
-      << std::get<DecodeError>(decoded).reason;
+  EXPECT_TRUE(std::holds_alternative<Message>(decoded)) << std::get<DecodeError>(decoded).reason;
   return std::get<Message>(decoded);
 }
 
@@ -92,8 +91,8 @@ TEST(WireTest, ASampledLaunchCarriesItsWindowAndABadWindowIsRefused) {
   Launch l;
   l.work_dim = 1;
   l.kernel_name = "k";
-  l.sampled = SampledWindow{1'000'000'000'123u, 1'000'000'900'456u, 250'000,
-                            ClockCalibration::kMarker};
+  l.sampled =
+      SampledWindow{1'000'000'000'123u, 1'000'000'900'456u, 250'000, ClockCalibration::kMarker};
   const Launch out = std::get<Launch>(roundtrip({1, l}).body);
   ASSERT_TRUE(out.sampled.has_value());
   EXPECT_EQ(*out.sampled, *l.sampled);
@@ -142,7 +141,8 @@ TEST(WireTest, ALaunchThatRanZeroTimesIsMalformed) {
 }
 
 TEST(WireTest, OtherMessagesRoundTrip) {
-  EXPECT_EQ(std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kAfter}}).body).phase, Phase::kAfter);
+  EXPECT_EQ(std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kAfter}}).body).phase,
+            Phase::kAfter);
   EXPECT_EQ(std::get<Hello>(roundtrip({2, Hello{1234, 0}}).body).pid, 1234u);
   EXPECT_TRUE(std::holds_alternative<Ok>(roundtrip({3, Ok{}}).body));
   const auto e = std::get<Error>(roundtrip({4, Error{ErrorCode::kDeviceError, "boom"}}).body);
@@ -534,9 +534,9 @@ TEST(WireTest, DaemonMessagesRefuseTruncationAndBadFields) {
 TEST(WireTest, ExistingEncodingsAreUnchanged) {
   // A layer in a running program may be older than oaprof: the first messages keep their bytes.
   const auto hello = encode({0x01020304, Hello{0x11223344, 0}});
-  const std::vector<std::uint8_t> want = {0x4F, 0x41, 0x50, 0x46, 1,    0,    1,    0,
-                                          4,    3,    2,    1,    8,    0,    0,    0,
-                                          0x44, 0x33, 0x22, 0x11, 0,    0,    0,    0};
+  const std::vector<std::uint8_t> want = {0x4F, 0x41, 0x50, 0x46, 1, 0, 1, 0,
+                                          4,    3,    2,    1,    8, 0, 0, 0,
+                                          0x44, 0x33, 0x22, 0x11, 0, 0, 0, 0};
   EXPECT_EQ(hello, want);
   EXPECT_EQ(encode({1, Ok{}}).size(), kHeaderBytes);
 }

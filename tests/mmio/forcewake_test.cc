@@ -116,7 +116,7 @@ TEST_F(ForcewakeTest, ReleaseKeepsARequestTheDriverMadeDuringTheSession) {
   EXPECT_EQ(sim_.read32(reg::kForcewakeMedia), 1u);
   EXPECT_EQ(sim_.read32(reg::kForcewakeGt), 0u);
   EXPECT_EQ(sim_.read32(reg::kForcewakeAckRender), 1u);  // and the domain stays awake for it
-  fw->release();  // idempotent: nothing more is written
+  fw->release();                                         // idempotent: nothing more is written
   EXPECT_EQ(sim_.read32(reg::kForcewakeRender), 1u);
 }
 
@@ -137,10 +137,14 @@ class SharedForcewakeRegisters final : public Mmio {
  private:
   static std::uint32_t request_of_ack(std::uint32_t ack) {
     switch (ack) {
-      case reg::kForcewakeAckRender: return reg::kForcewakeRender;
-      case reg::kForcewakeAckGt: return reg::kForcewakeGt;
-      case reg::kForcewakeAckMedia: return reg::kForcewakeMedia;
-      default: return 0;
+      case reg::kForcewakeAckRender:
+        return reg::kForcewakeRender;
+      case reg::kForcewakeAckGt:
+        return reg::kForcewakeGt;
+      case reg::kForcewakeAckMedia:
+        return reg::kForcewakeMedia;
+      default:
+        return 0;
     }
   }
   std::uint32_t* words_;
@@ -203,12 +207,18 @@ struct GenerationCase {
 std::vector<GenerationCase> generation_cases() {
   return {{"HSW", 0x0412, {reg::kForcewakeMt}, {reg::kForcewakeRender, reg::kForcewakeVlv}},
           {"BDW", 0x1616, {reg::kForcewakeMt}, {reg::kForcewakeRender, reg::kForcewakeMedia}},
-          {"CHV", 0x22B0, {reg::kForcewakeVlv, reg::kForcewakeMediaVlv},
+          {"CHV",
+           0x22B0,
+           {reg::kForcewakeVlv, reg::kForcewakeMediaVlv},
            {reg::kForcewakeMt, reg::kForcewakeRender}},
           {"SKL", 0x1916, {reg::kForcewakeRender, reg::kForcewakeGt}, {reg::kForcewakeVlv}},
-          {"ICL", 0x8A52, {reg::kForcewakeRender, reg::kForcewakeGt},
+          {"ICL",
+           0x8A52,
+           {reg::kForcewakeRender, reg::kForcewakeGt},
            {reg::kForcewakeMedia, reg::kForcewakeVlv}},
-          {"TGL", 0x9A49, {reg::kForcewakeRender, reg::kForcewakeGt},
+          {"TGL",
+           0x9A49,
+           {reg::kForcewakeRender, reg::kForcewakeGt},
            {reg::kForcewakeMedia, reg::kForcewakeVlv}}};
 }
 
@@ -232,8 +242,7 @@ TEST(ForcewakeGenerationTest, TakesTheDomainsOfEachGeneration) {
         EXPECT_EQ(sim.read32(request), reg::kForcewakeOaprofBit) << std::hex << request;
       }
       for (const auto& d : oa_forcewake_domains(config.platform)) {
-        EXPECT_EQ(sim.read32(d.ack) & reg::kForcewakeOaprofBit, reg::kForcewakeOaprofBit)
-            << d.name;
+        EXPECT_EQ(sim.read32(d.ack) & reg::kForcewakeOaprofBit, reg::kForcewakeOaprofBit) << d.name;
       }
       for (std::uint32_t other : c.foreign) EXPECT_EQ(sim.read32(other), 0u) << std::hex << other;
     }
@@ -270,18 +279,15 @@ TEST(ForcewakeGenerationTest, TheHeldDomainsCoverEveryOaRegister) {
       {0x20CC, {"render"}}, {0x9888, {"GT"}},     {0x9840, {"GT"}},     {0x91B8, {"GT"}},
       {0xE180, {"render"}}, {0xE458, {"render"}}, {0xE65C, {"render"}}, {0xE758, {"render"}},
       {0xA01C, {"GT"}},     {0xA26C, {"GT"}}};
-  const std::vector<Need> gen12 = {
-      {0xDAF4, {"GT"}},     {0xD980, {"GT"}},     {0xDA90, {"GT"}},     {0xD900, {"GT"}},
-      {0x2360, {"render"}}, {0x2358, {"render"}}, {0x20CC, {"render"}}, {0x9888, {"GT"}},
-      {0xE458, {"render"}}, {0xE758, {"render"}}, {0xA26C, {"GT"}}};
-  const std::vector<Need> chv = {{0x2B00, {"render"}},
-                                 {0x2800, {"render"}},
-                                 {0x9888, {"render", "media"}},
-                                 {0x9840, {"render", "media"}},
-                                 {0xE180, {"render"}},
-                                 {0xE458, {"render"}}};
-  const std::vector<Need> hsw_bdw = {{0x2B00, {"render"}}, {0x9888, {"render"}},
-                                     {0xE458, {"render"}}, {0x2360, {"render"}}};
+  const std::vector<Need> gen12 = {{0xDAF4, {"GT"}},     {0xD980, {"GT"}},     {0xDA90, {"GT"}},
+                                   {0xD900, {"GT"}},     {0x2360, {"render"}}, {0x2358, {"render"}},
+                                   {0x20CC, {"render"}}, {0x9888, {"GT"}},     {0xE458, {"render"}},
+                                   {0xE758, {"render"}}, {0xA26C, {"GT"}}};
+  const std::vector<Need> chv = {{0x2B00, {"render"}},          {0x2800, {"render"}},
+                                 {0x9888, {"render", "media"}}, {0x9840, {"render", "media"}},
+                                 {0xE180, {"render"}},          {0xE458, {"render"}}};
+  const std::vector<Need> hsw_bdw = {
+      {0x2B00, {"render"}}, {0x9888, {"render"}}, {0xE458, {"render"}}, {0x2360, {"render"}}};
   const std::vector<std::pair<std::uint16_t, const std::vector<Need>*>> parts = {
       {0x0412, &hsw_bdw}, {0x1616, &hsw_bdw}, {0x22B0, &chv},  {0x1916, &gen9_11},
       {0x5916, &gen9_11}, {0x8A52, &gen9_11}, {0x9A49, &gen12}};

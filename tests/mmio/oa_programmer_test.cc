@@ -28,8 +28,8 @@ class MemoryMmio final : public Mmio {
       throw std::runtime_error("device vanished");
     }
     // OA_DEBUG is masked, as on the hardware.
-    words_[offset / 4] = offset == reg::kOaDebug ? reg::apply_masked(words_[offset / 4], value)
-                                                  : value;
+    words_[offset / 4] =
+        offset == reg::kOaDebug ? reg::apply_masked(words_[offset / 4], value) : value;
   }
   std::string describe() const override { return "memory"; }
   int fail_at_write_ = -1;
@@ -61,17 +61,17 @@ TEST(OaPlanTest, OrdersStopDebugMuxSettleBooleanFlexContextAndEnable) {
                                         oa::ReportFormat::kA32u40_A4u32_B8_C8, sample_config());
   std::vector<std::pair<Kind, std::uint32_t>> order;
   for (const auto& s : plan) order.emplace_back(s.kind, s.address);
-  EXPECT_THAT(order, ElementsAre(std::pair{Kind::kWrite, 0x2B00u},
-                                 std::pair{Kind::kMaskedWrite, 0x2B04u},
-                                 std::pair{Kind::kWrite, 0x9840u}, std::pair{Kind::kWrite, 0x9888u},
-                                 std::pair{Kind::kWrite, 0x9888u}, std::pair{Kind::kSettle, 0u},
-                                 std::pair{Kind::kWrite, 0x2740u}, std::pair{Kind::kWrite, 0x2710u},
-                                 std::pair{Kind::kWrite, 0xE458u}, std::pair{Kind::kWrite, 0xE65Cu},
-                                 std::pair{Kind::kWrite, 0x2360u}, std::pair{Kind::kWrite, 0x2B00u}));
-  EXPECT_EQ(plan[0].value, 0u);                      // stop before configuring
-  EXPECT_EQ(plan[1].value, (0x60u << 16) | 0x60u);   // clock-ratio bits 5 and 6, masked
+  EXPECT_THAT(order,
+              ElementsAre(std::pair{Kind::kWrite, 0x2B00u}, std::pair{Kind::kMaskedWrite, 0x2B04u},
+                          std::pair{Kind::kWrite, 0x9840u}, std::pair{Kind::kWrite, 0x9888u},
+                          std::pair{Kind::kWrite, 0x9888u}, std::pair{Kind::kSettle, 0u},
+                          std::pair{Kind::kWrite, 0x2740u}, std::pair{Kind::kWrite, 0x2710u},
+                          std::pair{Kind::kWrite, 0xE458u}, std::pair{Kind::kWrite, 0xE65Cu},
+                          std::pair{Kind::kWrite, 0x2360u}, std::pair{Kind::kWrite, 0x2B00u}));
+  EXPECT_EQ(plan[0].value, 0u);                     // stop before configuring
+  EXPECT_EQ(plan[1].value, (0x60u << 16) | 0x60u);  // clock-ratio bits 5 and 6, masked
   EXPECT_EQ(plan[5].settle, std::chrono::microseconds(500));
-  EXPECT_EQ(plan.back().value, (5u << 2) | 1u);      // A32u40_A4u32_B8_C8, enabled
+  EXPECT_EQ(plan.back().value, (5u << 2) | 1u);  // A32u40_A4u32_B8_C8, enabled
   EXPECT_TRUE(plan[8].context_saved);
   EXPECT_TRUE(plan[10].context_saved);
   EXPECT_FALSE(plan[6].context_saved);
@@ -89,9 +89,9 @@ TEST(OaPlanTest, Gen8HasNoClockRatioAndNoMuxMeansNoSettle) {
 TEST(OaPlanTest, RefusesWritesOutsideTheWhitelistAndGenerationsOutOfScope) {
   OaConfig bad = sample_config();
   bad.boolean.push_back({0x2B00, 0xFFFFFFFF});  // OACONTROL smuggled in as a boolean register
-  EXPECT_THROW(plan_oa_programming(oa::simulated_platform(),
-                                   oa::ReportFormat::kA32u40_A4u32_B8_C8, bad),
-               std::invalid_argument);
+  EXPECT_THROW(
+      plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA32u40_A4u32_B8_C8, bad),
+      std::invalid_argument);
   oa::Platform hsw = oa::simulated_platform();
   hsw.gen = oa::Generation::kGen7_5;
   try {
@@ -118,14 +118,12 @@ TEST(OaPlanTest, Gen12AndXeLpgProgramOagAsI915Does) {
     const auto plan = plan_oa_programming(p, f, c);
     std::vector<std::pair<Kind, std::uint32_t>> order;
     for (const auto& s : plan) order.emplace_back(s.kind, s.address);
-    EXPECT_THAT(order, ElementsAre(std::pair{Kind::kWrite, 0xDAF4u},
-                                   std::pair{Kind::kMaskedWrite, 0xDAF8u},
-                                   std::pair{Kind::kWrite, 0x2B28u},
-                                   std::pair{Kind::kSetBits, 0x8718u},
-                                   std::pair{Kind::kWrite, 0x9888u}, std::pair{Kind::kSettle, 0u},
-                                   std::pair{Kind::kWrite, 0xD920u},
-                                   std::pair{Kind::kWrite, 0xE458u},
-                                   std::pair{Kind::kWrite, 0xDAF4u}))
+    EXPECT_THAT(
+        order, ElementsAre(std::pair{Kind::kWrite, 0xDAF4u}, std::pair{Kind::kMaskedWrite, 0xDAF8u},
+                           std::pair{Kind::kWrite, 0x2B28u}, std::pair{Kind::kSetBits, 0x8718u},
+                           std::pair{Kind::kWrite, 0x9888u}, std::pair{Kind::kSettle, 0u},
+                           std::pair{Kind::kWrite, 0xD920u}, std::pair{Kind::kWrite, 0xE458u},
+                           std::pair{Kind::kWrite, 0xDAF4u}))
         << p.codename;
     EXPECT_EQ(plan[3].value, mtl ? (3u << 29) : (1u << 30)) << p.codename;
     EXPECT_EQ(plan.back().value,
@@ -182,8 +180,8 @@ TEST(OaProgrammerTest, ProgramsSettlesAndRestoresEveryBitAfterANormalEnd) {
   std::vector<std::chrono::microseconds> slept;
   {
     OaProgrammer p(m, [&](std::chrono::microseconds d) { slept.push_back(d); });
-    p.program(plan_oa_programming(oa::simulated_platform(),
-                                  oa::ReportFormat::kA32u40_A4u32_B8_C8, sample_config()));
+    p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                  sample_config()));
     EXPECT_EQ(regs[reg::kOaControl / 4], (5u << 2) | 1u);
     EXPECT_EQ(regs[0x9888 / 4], 0x12170280u);
     EXPECT_EQ(regs[reg::kOaDebug / 4], 0x63u);
@@ -202,10 +200,10 @@ TEST(OaProgrammerTest, AnErrorHalfWayRestoresWhatWasWritten) {
   MemoryMmio m(regs.data());
   m.fail_at_write_ = 6;  // inside the boolean list
   OaProgrammer p(m, [](std::chrono::microseconds) {});
-  EXPECT_THROW(p.program(plan_oa_programming(oa::simulated_platform(),
-                                             oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                                             sample_config())),
-               std::runtime_error);
+  EXPECT_THROW(
+      p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA32u40_A4u32_B8_C8,
+                                    sample_config())),
+      std::runtime_error);
   EXPECT_EQ(regs, before);
   EXPECT_FALSE(p.programmed());
 }
@@ -218,8 +216,8 @@ TEST(OaProgrammerTest, RefusesAnOaUnitThatIsAlreadyCountingAndWritesNothing) {
   sim.write32(0x9888, 0x11111111);
   OaProgrammer p(sim, [](std::chrono::microseconds) {});
   try {
-    p.program(plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA12,
-                                  sample_config()));
+    p.program(
+        plan_oa_programming(oa::simulated_platform(), oa::ReportFormat::kA12, sample_config()));
     FAIL() << "programmed over a counting OA unit";
   } catch (const std::runtime_error& e) {
     EXPECT_THAT(e.what(), HasSubstr("already counting (OACONTROL 0x15)"));

@@ -35,7 +35,8 @@ TEST(PciIdentityTest, OnlyIntelDisplayDevicesPass) {
     EXPECT_THAT(e.what(), HasSubstr("vendor 0x1af4"));
     EXPECT_THAT(e.what(), HasSubstr("--device sim"));
   }
-  EXPECT_THROW(check_intel_display(addr, {0x8086, 0x1237, 0x060000}), std::runtime_error);  // host bridge
+  EXPECT_THROW(check_intel_display(addr, {0x8086, 0x1237, 0x060000}),
+               std::runtime_error);  // host bridge
 }
 
 TEST(PciBarBoundsTest, TheLastRegisterFitsAndNothingPastItWrapsIn) {

@@ -37,8 +37,9 @@ TEST(RestorePlanTest, TheFirstWriteOfARegisterDecidesItsStep) {
   EXPECT_EQ(step_for_first_write(reg::kOaDebug, 0xABCD1234),
             (RestoreStep{reg::kOaDebug, 0x1234, RestoreKind::kMasked}));
   // A forcewake request is the driver's too: only oaprof's bit is ever put back.
-  EXPECT_EQ(step_for_first_write(reg::kForcewakeRender, 0x1),
-            (RestoreStep{reg::kForcewakeRender, reg::kForcewakeOaprofBit, RestoreKind::kOwnedBits}));
+  EXPECT_EQ(
+      step_for_first_write(reg::kForcewakeRender, 0x1),
+      (RestoreStep{reg::kForcewakeRender, reg::kForcewakeOaprofBit, RestoreKind::kOwnedBits}));
 }
 
 TEST(RestorePlanTest, StepsAreUndoneNewestFirstEachAsItsKindNeeds) {

@@ -49,8 +49,8 @@ TEST_F(SimBatchTest, ReportPerfCountWritesTheSelectedFormatWithTheReportId) {
   clock_.advance_ns(1'000'000);
   run({cmd::kMiNoop, cmd::kMiReportPerfCountGen8, Memory::kBase + 64, 0, 0xABC,
        cmd::kMiBatchBufferEnd});
-  const auto r = oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                            std::span(mem_.bytes).subspan(64, 256));
+  const auto r =
+      oa::decode(oa::ReportFormat::kA32u40_A4u32_B8_C8, std::span(mem_.bytes).subspan(64, 256));
   EXPECT_EQ(r.rpt_id, 0xABCu);
   EXPECT_EQ(r.gpu_ticks, 1'150'000u);
   EXPECT_EQ(r.a[0], 1'150'000u);
@@ -92,7 +92,7 @@ TEST_F(SimBatchTest, RejectsWhatTheHardwareWouldNotRunAsMeant) {
   expect_rejected({cmd::kMiReportPerfCountGen8, Memory::kBase}, "needs 4 dwords");
   expect_rejected({cmd::kMiNoop, cmd::kMiNoop}, "without MI_BATCH_BUFFER_END");
   EXPECT_THROW(run({cmd::kMiReportPerfCountGen8, 0x900000, 0, 1, cmd::kMiBatchBufferEnd}),
-               std::invalid_argument);  // unmapped target
+               std::invalid_argument);                                     // unmapped target
   sim_.write32(reg::kOaControl, (1u << reg::kOaControlSelectShift) | 1u);  // no format 1
   expect_rejected({cmd::kMiReportPerfCountGen8, Memory::kBase, 0, 1, cmd::kMiBatchBufferEnd},
                   "names no report format");
@@ -122,7 +122,7 @@ TEST(SimModelTest, AContextSwitchReloadsOnlyTheContextSavedRegisters) {
   clock.advance_ns(1);
   EXPECT_EQ(sim.read32(reg::kEuPerfCntl[6]), 0u);
   EXPECT_EQ(sim.read32(reg::kOaCtxControl), 0u);
-  EXPECT_EQ(sim.read32(0x2710), 0x99u);              // boolean: global
+  EXPECT_EQ(sim.read32(0x2710), 0x99u);                // boolean: global
   EXPECT_EQ(sim.read32(reg::kOaControl), kEnableA36);  // OACONTROL: global
   EXPECT_EQ(sim.context_switches(), 1u);
 }
@@ -133,8 +133,8 @@ TEST(SimModelTest, ServePublishesCountersAndTakesWritesFromTheMapping) {
   std::vector<std::uint32_t> bar(SimGpu::kRegisterFileBytes / 4, 0xFFFFFFFF);
   sim.serve(bar);
   EXPECT_EQ(bar[reg::kOaControl / 4], 0u);  // the model's state, not the mapping's garbage
-  bar[reg::kOaControl / 4] = kEnableA36;     // the other side enables OA
-  bar[reg::kGpuTicks / 4] = 42;              // and scribbles on a read-only counter
+  bar[reg::kOaControl / 4] = kEnableA36;    // the other side enables OA
+  bar[reg::kGpuTicks / 4] = 42;             // and scribbles on a read-only counter
   sim.serve(bar);
   sim.set_kernel_running(true);
   clock.advance_ns(1000);

@@ -12,7 +12,8 @@ constexpr std::uint32_t kEnableA36 = (5u << reg::kOaControlSelectShift) | reg::k
 class SimGpuTest : public ::testing::Test {
  protected:
   std::uint64_t a40(int i) {
-    return (static_cast<std::uint64_t>(sim_.read32(reg::a_high(i))) << 32) | sim_.read32(reg::a_low(i));
+    return (static_cast<std::uint64_t>(sim_.read32(reg::a_high(i))) << 32) |
+           sim_.read32(reg::a_low(i));
   }
   ManualClock clock_;
   SimGpu sim_{SimConfig{}, clock_};
@@ -67,9 +68,9 @@ TEST(SimGpuWrapTest, CountersWrapAtTheirWidths) {
   SimGpu sim(cfg, clock);
   sim.write32(reg::kOaControl, kEnableA36);
   sim.set_kernel_running(true);
-  clock.advance_ns(1000);  // 1150 clocks
-  EXPECT_EQ(sim.read32(reg::kGpuTicks), 1150u - 101u);                     // wrapped at 2^32
-  EXPECT_EQ(sim.read32(reg::a_high(0)), 1u);                               // 40-bit: carried
+  clock.advance_ns(1000);                               // 1150 clocks
+  EXPECT_EQ(sim.read32(reg::kGpuTicks), 1150u - 101u);  // wrapped at 2^32
+  EXPECT_EQ(sim.read32(reg::a_high(0)), 1u);            // 40-bit: carried
   EXPECT_EQ(sim.read32(reg::a_low(0)), 1150u - 101u);
 
   SimConfig cfg40;
@@ -144,8 +145,8 @@ TEST_F(SimGpuTest, TheOaTimerWritesReportsOnlyWhileCountingWithTheTimerOnAndABuf
     EXPECT_EQ(reports[i].dword(1), 24576u + 2048u * i);  // the timestamp of its tick
   }
   // GPU_TICKS advance by one period's worth of clocks between reports.
-  EXPECT_NEAR(static_cast<double>(reports[1].dword(3) - reports[0].dword(3)),
-              2048 / 12e6 * 1.15e9, 1.0);
+  EXPECT_NEAR(static_cast<double>(reports[1].dword(3) - reports[0].dword(3)), 2048 / 12e6 * 1.15e9,
+              1.0);
   sim_.write32(reg::kOaCtxControl, reg::kOaCtxControlCounterResume);  // timer off
   clock_.advance_ns(1'000'000);
   EXPECT_EQ(sim_.oa_reports_pending(), 0u);
@@ -210,8 +211,8 @@ TEST(SimGpuContextImageTest, ALongGapCountsEverySwitchAndTheSameEventsAsOneStep)
     // then the default one (85 %).
     const double before = flex ? 5.0 / 256 : 0.85;
     const double expected = 1'150'000.0 * 24 * before + 2'299'425'000.0 * 24 * 0.85;
-    const std::uint64_t a7 = (static_cast<std::uint64_t>(sim.read32(reg::a_high(7))) << 32) |
-                             sim.read32(reg::a_low(7));
+    const std::uint64_t a7 =
+        (static_cast<std::uint64_t>(sim.read32(reg::a_high(7))) << 32) | sim.read32(reg::a_low(7));
     EXPECT_NEAR(static_cast<double>(a7), expected, 2.0);
   }
 }

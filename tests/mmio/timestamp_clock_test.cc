@@ -35,18 +35,17 @@ TEST(TimestampClockTest, EveryGen11CrystalAndShift) {
     double hz;
   };
   const Case cases[] = {
-      {0, 3, 24e6},   {0, 2, 12e6},    {0, 1, 6e6},    {0, 0, 3e6},
-      {1, 3, 19.2e6}, {1, 2, 9.6e6},   {1, 1, 4.8e6},  {1, 0, 2.4e6},
-      {2, 3, 38.4e6}, {2, 2, 19.2e6},  {2, 1, 9.6e6},  {2, 0, 4.8e6},
-      {3, 3, 25e6},   {3, 2, 12.5e6},  {3, 1, 6.25e6}, {3, 0, 3.125e6},
+      {0, 3, 24e6},  {0, 2, 12e6},   {0, 1, 6e6},    {0, 0, 3e6},     {1, 3, 19.2e6}, {1, 2, 9.6e6},
+      {1, 1, 4.8e6}, {1, 0, 2.4e6},  {2, 3, 38.4e6}, {2, 2, 19.2e6},  {2, 1, 9.6e6},  {2, 0, 4.8e6},
+      {3, 3, 25e6},  {3, 2, 12.5e6}, {3, 1, 6.25e6}, {3, 0, 3.125e6},
   };
   for (const std::uint16_t id : {std::uint16_t{0x8A52}, std::uint16_t{0x9A49}}) {  // ICL, TGL
     const oa::Platform p = platform_of(id);
     for (const Case& c : cases) {
       TimestampRegisters r;
       r.rpm_config0 = rpm_config0(c.crystal, c.shift);
-      EXPECT_EQ(hz_of(p, r), c.hz) << p.codename << " crystal " << c.crystal << " shift "
-                                   << c.shift;
+      EXPECT_EQ(hz_of(p, r), c.hz)
+          << p.codename << " crystal " << c.crystal << " shift " << c.shift;
       // The CTC_MODE shift field is Gen9's; on Gen11+ only RPM_CONFIG0's counts.
       r.ctc_mode = 0x6;
       EXPECT_EQ(hz_of(p, r), c.hz);

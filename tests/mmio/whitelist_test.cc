@@ -22,15 +22,24 @@ struct IgtFile {
 
 // Every IGT metrics file of Haswell to Xe-LPG (cnl is Gen10, which oaprof does not know).
 constexpr IgtFile kFiles[] = {
-    {"hsw", oa::Generation::kGen7_5},   {"bdw", oa::Generation::kGen8},
-    {"chv", oa::Generation::kGen8},     {"sklgt2", oa::Generation::kGen9},
-    {"sklgt3", oa::Generation::kGen9},  {"sklgt4", oa::Generation::kGen9},
-    {"bxt", oa::Generation::kGen9},     {"kblgt2", oa::Generation::kGen9},
-    {"kblgt3", oa::Generation::kGen9},  {"glk", oa::Generation::kGen9},
-    {"cflgt2", oa::Generation::kGen9},  {"cflgt3", oa::Generation::kGen9},
-    {"icl", oa::Generation::kGen11},    {"ehl", oa::Generation::kGen11},
-    {"tglgt1", oa::Generation::kGen12}, {"tglgt2", oa::Generation::kGen12},
-    {"rkl", oa::Generation::kGen12},    {"adl", oa::Generation::kGen12},
+    {"hsw", oa::Generation::kGen7_5},
+    {"bdw", oa::Generation::kGen8},
+    {"chv", oa::Generation::kGen8},
+    {"sklgt2", oa::Generation::kGen9},
+    {"sklgt3", oa::Generation::kGen9},
+    {"sklgt4", oa::Generation::kGen9},
+    {"bxt", oa::Generation::kGen9},
+    {"kblgt2", oa::Generation::kGen9},
+    {"kblgt3", oa::Generation::kGen9},
+    {"glk", oa::Generation::kGen9},
+    {"cflgt2", oa::Generation::kGen9},
+    {"cflgt3", oa::Generation::kGen9},
+    {"icl", oa::Generation::kGen11},
+    {"ehl", oa::Generation::kGen11},
+    {"tglgt1", oa::Generation::kGen12},
+    {"tglgt2", oa::Generation::kGen12},
+    {"rkl", oa::Generation::kGen12},
+    {"adl", oa::Generation::kGen12},
     {"dg1", oa::Generation::kGen12},
     {"mtlgt2", oa::Generation::kXeLpg, OAPROF_IGT_MTL_METRICS_DIR},
     {"mtlgt3", oa::Generation::kXeLpg, OAPROF_IGT_MTL_METRICS_DIR},
@@ -64,9 +73,10 @@ TEST(WhitelistTest, EveryWriteOfEveryIgtMetricSetPasses) {
       for (const auto& rc : set.children("register_config")) {
         const ConfigRegisterKind kind = kind_of(rc.attribute("type").as_string());
         for (const auto& r : rc.children("register")) {
-          const oa::RegisterWrite w{
-              static_cast<std::uint32_t>(std::stoul(r.attribute("address").as_string(), nullptr, 16)),
-              static_cast<std::uint32_t>(std::stoul(r.attribute("value").as_string(), nullptr, 16))};
+          const oa::RegisterWrite w{static_cast<std::uint32_t>(std::stoul(
+                                        r.attribute("address").as_string(), nullptr, 16)),
+                                    static_cast<std::uint32_t>(
+                                        std::stoul(r.attribute("value").as_string(), nullptr, 16))};
           EXPECT_TRUE(is_whitelisted(platform, kind, w.address))
               << f.name << " / " << set.attribute("symbol_name").as_string() << ": "
               << config_register_kind_name(kind) << " 0x" << std::hex << w.address;

@@ -114,7 +114,8 @@ TEST(AccumulatorTest, RawPathMatchesTheDecodedPathForEveryFormat) {
       for (auto& c : r.c) c += static_cast<std::uint32_t>(rng() % 1'000'000);
     }
     for (const RawReport& rep : reports) {
-      const std::span<const std::uint8_t> bytes(rep.bytes.data(), static_cast<std::size_t>(rep.size));
+      const std::span<const std::uint8_t> bytes(rep.bytes.data(),
+                                                static_cast<std::size_t>(rep.size));
       decoded.add(decode(l.format, bytes));
       raw.add_raw(l, bytes);
       if (!all.empty()) {
@@ -195,7 +196,7 @@ TEST(AccumulatorTest, RawPathFlagsAGapTooLong) {
   const FormatLayout& l = layout_of(ReportFormat::kA32u40_A4u32_B8_C8);
   Accumulator acc(12e6, max_safe_read_interval_ns(1150, 24, 12e6));
   const RawReport r0 = encode(l.format, report_of(0, 0, 0, 0, 0));
-  const RawReport r1 = encode(l.format, report_of(12'000, 1'150'000, 0, 0, 0));        // 1 ms
+  const RawReport r1 = encode(l.format, report_of(12'000, 1'150'000, 0, 0, 0));             // 1 ms
   const RawReport r2 = encode(l.format, report_of(60'012'000, 5'751'150'000ull, 0, 0, 0));  // 5 s
   std::vector<std::uint8_t> block;
   for (const RawReport* r : {&r0, &r1}) {

@@ -17,9 +17,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr std::string_view kGen8To11Files[] = {"bdw",    "chv",    "sklgt2", "sklgt3", "sklgt4",
-                                               "bxt",    "glk",    "kblgt2", "kblgt3", "cflgt2",
-                                               "cflgt3", "icl",    "ehl"};
+constexpr std::string_view kGen8To11Files[] = {"bdw",    "chv", "sklgt2", "sklgt3", "sklgt4",
+                                               "bxt",    "glk", "kblgt2", "kblgt3", "cflgt2",
+                                               "cflgt3", "icl", "ehl"};
 
 std::string normalized(const std::string& equation) {
   std::istringstream in(equation);
@@ -52,7 +52,7 @@ TEST(BuiltinMetricSetTest, FixedCountersAreThoseWithOneMeaningInEveryIgtSet) {
     const auto path = testing::igt_dir() / ("oa-" + std::string(name) + ".xml");
     const MetricFile file = import_metrics_xml(testing::read_text(path), path.string());
     const Platform platform = platform_by_name(name).value();
-    std::map<int, std::set<std::string>> meanings;  // A index -> counter symbols
+    std::map<int, std::set<std::string>> meanings;           // A index -> counter symbols
     std::map<std::string, std::set<std::string>> equations;  // symbol -> equations
     for (const MetricSet& set : file.sets) {
       for (const MetricCounter& c : set.counters()) {
@@ -64,10 +64,10 @@ TEST(BuiltinMetricSetTest, FixedCountersAreThoseWithOneMeaningInEveryIgtSet) {
     const MetricSet builtin = builtin_metric_set(platform);
     for (const MetricCounter& c : builtin.counters()) {
       const int a = single_a_counter(c.equation);
-      const bool claimed_fixed = std::find(c.attributes.begin(), c.attributes.end(),
-                                           std::pair<std::string, std::string>(
-                                               std::string(kFixedAttribute), "true")) !=
-                                 c.attributes.end();
+      const bool claimed_fixed =
+          std::find(c.attributes.begin(), c.attributes.end(),
+                    std::pair<std::string, std::string>(std::string(kFixedAttribute), "true")) !=
+          c.attributes.end();
       if (a >= 0) {
         ASSERT_TRUE(meanings.count(a)) << "A" << a << " is never read alone in " << name;
         const bool evidence_fixed = meanings[a].size() == 1;
@@ -88,9 +88,9 @@ TEST(BuiltinMetricSetTest, FixedCountersAreThoseWithOneMeaningInEveryIgtSet) {
       ASSERT_NE(compute_basic, nullptr);
       const auto idx = compute_basic->counter_index(c.symbol);
       if (idx) {
-        EXPECT_EQ(normalized(compute_basic->counters()[static_cast<std::size_t>(*idx)]
-                                 .equation.text()),
-                  normalized(c.equation.text()))
+        EXPECT_EQ(
+            normalized(compute_basic->counters()[static_cast<std::size_t>(*idx)].equation.text()),
+            normalized(c.equation.text()))
             << c.symbol;
       }
     }
@@ -104,9 +104,8 @@ TEST(BuiltinMetricSetTest, NeedsNoProgrammingAndComputesTheListedCounters) {
   EXPECT_EQ(set.symbol(), kBuiltinMetricSetSymbol);
   for (const char* symbol :
        {"GpuTime", "GpuCoreClocks", "AvgGpuCoreFrequency", "GpuBusy", "EuActive", "EuStall",
-        "EuFpuBothActive", "Fpu0Active", "Fpu1Active", "EuSendActive", "CsThreads",
-        "SlmBytesRead", "SlmBytesWritten", "ShaderMemoryAccesses", "ShaderAtomics",
-        "ShaderBarriers"}) {
+        "EuFpuBothActive", "Fpu0Active", "Fpu1Active", "EuSendActive", "CsThreads", "SlmBytesRead",
+        "SlmBytesWritten", "ShaderMemoryAccesses", "ShaderAtomics", "ShaderBarriers"}) {
     EXPECT_TRUE(set.counter_index(symbol).has_value()) << symbol;
   }
   CounterDeltas d;
@@ -146,7 +145,8 @@ std::set<int> a_group(const Equation& eq) {
 // are reports of the media unit (OAM, oa_format="128B_MPEC8_NOA16"), whose A0-A7 are MPEC
 // counters, not OAG's.
 TEST(BuiltinMetricSetTest, Gen12AndXeLpgFixedCountersAreThoseWithOneMeaningInEverySet) {
-  for (const std::string_view name : {"tglgt1", "tglgt2", "rkl", "adl", "dg1", "mtlgt2", "mtlgt3"}) {
+  for (const std::string_view name :
+       {"tglgt1", "tglgt2", "rkl", "adl", "dg1", "mtlgt2", "mtlgt3"}) {
     SCOPED_TRACE(std::string(name));
     const auto path = testing::igt_file_for(name);
     if (path.empty()) GTEST_SKIP() << "no IGT metric file for " << name;
@@ -156,9 +156,9 @@ TEST(BuiltinMetricSetTest, Gen12AndXeLpgFixedCountersAreThoseWithOneMeaningInEve
     std::map<std::string, std::set<std::string>> equations;
     int sets = 0;
     for (const MetricSet& set : file.sets) {
-      const auto format = std::find(set.attributes().begin(), set.attributes().end(),
-                                    std::pair<std::string, std::string>("oa_format",
-                                                                        "128B_MPEC8_NOA16"));
+      const auto format =
+          std::find(set.attributes().begin(), set.attributes().end(),
+                    std::pair<std::string, std::string>("oa_format", "128B_MPEC8_NOA16"));
       if (format != set.attributes().end()) continue;
       ++sets;
       for (const MetricCounter& c : set.counters()) {
@@ -178,7 +178,8 @@ TEST(BuiltinMetricSetTest, Gen12AndXeLpgFixedCountersAreThoseWithOneMeaningInEve
     for (const MetricCounter& c : builtin.counters()) {
       SCOPED_TRACE(c.symbol);
       bool evidence_fixed = true;
-      for (const int a : a_group(c.equation)) evidence_fixed = evidence_fixed && meanings[a].size() == 1;
+      for (const int a : a_group(c.equation))
+        evidence_fixed = evidence_fixed && meanings[a].size() == 1;
       const bool claimed_fixed =
           std::find(c.attributes.begin(), c.attributes.end(),
                     std::pair<std::string, std::string>(std::string(kFixedAttribute), "true")) !=

@@ -48,7 +48,7 @@ TEST(DeltaTest, ComputeDeltasUsesEachCountersWidth) {
   }
   a.a[0] = (std::uint64_t{1} << 40) - 1;  // 40-bit: wraps at 2^40
   b.a[0] = 4;
-  a.a[33] = 0xFFFFFFFEu;                  // 32-bit: wraps at 2^32
+  a.a[33] = 0xFFFFFFFEu;  // 32-bit: wraps at 2^32
   b.a[33] = 1;
   a.b[2] = 0xFFFFFFFFu;
   b.b[2] = 0;
@@ -108,11 +108,11 @@ TEST(DeltaTest, A24u40PairWrapsEachCounterAtItsOwnWidth) {
   r1.timestamp = 0x200u;
   r0.gpu_ticks = 0xFFFFFFF0u;
   r1.gpu_ticks = 0x10u;
-  r0.a[3] = 0xFFFFFFFFu;                  // 32-bit A3 wraps
+  r0.a[3] = 0xFFFFFFFFu;  // 32-bit A3 wraps
   r1.a[3] = 4;
   r0.a[5] = (std::uint64_t{1} << 40) - 2;  // 40-bit A5 wraps at 2^40, not 2^32
   r1.a[5] = 0x1'0000'0001ull;
-  r0.a[37] = 0xFFFFFFF0u;                 // A37, 32-bit at dword 46
+  r0.a[37] = 0xFFFFFFF0u;  // A37, 32-bit at dword 46
   r1.a[37] = 0x0Fu;
   r0.b[4] = 0xFFFFFFFFu;
   r1.b[4] = 0;
@@ -132,7 +132,7 @@ TEST(DeltaTest, OamPairUsesSixtyFourBitHeaderAndCounters) {
   r1.timestamp = 0x2'0000'0030ull;  // 0x40 raw, 0x20 shifted
   r0.gpu_ticks = 0xFFFF'FFFFull;
   r1.gpu_ticks = 0x1'0000'0009ull;  // no 32-bit wrap: 10 clocks
-  r0.a[2] = 0xFFFF'FFFF'FFFFull;   // 64-bit MPEC2 runs past 2^40
+  r0.a[2] = 0xFFFF'FFFF'FFFFull;    // 64-bit MPEC2 runs past 2^40
   r1.a[2] = 0x1'0000'0000'0005ull;
   r0.c[7] = 0xFFFFFFFEu;
   r1.c[7] = 1;

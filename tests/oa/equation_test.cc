@@ -49,9 +49,9 @@ TEST(EquationTest, FloatOperatorsAndMixedOperands) {
   EXPECT_EQ(eval("7 2 FDIV 2 UDIV").u, 1u);  // UDIV converts its operands first: 3 / 2
   // Out of uint64's range: 2^64 + 5 converts to 0, as on x86-64; negative gives 0 too.
   EXPECT_EQ(eval("1 2 FSUB 5 UADD").u, 0u);
-  EXPECT_EQ(eval("1.0 2 FSUB 5 UADD").u, 4u);   // -1.0 + 5 = 4.0 in double
-  EXPECT_EQ(eval("1.0 2 FSUB 1 UMUL").u, 0u);   // -1.0 converts to 0
-  EXPECT_EQ(eval("2.5 2 UGT").u, 1u);           // comparisons in double when either is
+  EXPECT_EQ(eval("1.0 2 FSUB 5 UADD").u, 4u);  // -1.0 + 5 = 4.0 in double
+  EXPECT_EQ(eval("1.0 2 FSUB 1 UMUL").u, 0u);  // -1.0 converts to 0
+  EXPECT_EQ(eval("2.5 2 UGT").u, 1u);          // comparisons in double when either is
   EXPECT_EQ(eval("2 2.5 UMIN").u, 2u);
 }
 

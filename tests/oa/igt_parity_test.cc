@@ -81,7 +81,7 @@ struct Changed {
   const char* counter;
 };
 constexpr Changed kChangedAfter127[] = {
-{"mtlgt2", "Ext17", "LOAD_STORE_CACHE_OUTPUT_READY_XECORE0"},
+    {"mtlgt2", "Ext17", "LOAD_STORE_CACHE_OUTPUT_READY_XECORE0"},
     {"mtlgt2", "Ext17", "LOAD_STORE_CACHE_OUTPUT_READY_XECORE1"},
     {"mtlgt2", "Ext17", "LOAD_STORE_CACHE_OUTPUT_READY_XECORE2"},
     {"mtlgt2", "Ext17", "LOAD_STORE_CACHE_OUTPUT_READY_XECORE3"},
@@ -184,9 +184,10 @@ class IgtLibrary {
   IgtLibrary() {
     handle_ = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
     if (handle_ == nullptr) {
-      error_ = fmt::format("{} cannot be loaded ({}); install Debian's intel-gpu-tools 1.27.1 "
-                           "(scripts/setup does)",
-                           kLibrary, dlerror());
+      error_ = fmt::format(
+          "{} cannot be loaded ({}); install Debian's intel-gpu-tools 1.27.1 "
+          "(scripts/setup does)",
+          kLibrary, dlerror());
       return;
     }
     for_devinfo = symbol<igt::ForDevinfo>("intel_perf_for_devinfo");
@@ -236,9 +237,15 @@ std::pair<std::uint64_t, std::uint64_t> counter_pair(Random& rng, int bits) {
   const std::uint64_t start = rng.below(4) == 0 ? mask - rng.below(1u << 16) : rng.next() & mask;
   std::uint64_t delta = 0;
   switch (rng.below(4)) {
-    case 0: delta = 0; break;
-    case 1: delta = rng.below(1u << 16); break;
-    default: delta = rng.next() & (mask >> 2); break;
+    case 0:
+      delta = 0;
+      break;
+    case 1:
+      delta = rng.below(1u << 16);
+      break;
+    default:
+      delta = rng.next() & (mask >> 2);
+      break;
   }
   return {start, (start + delta) & mask};
 }
@@ -293,17 +300,35 @@ std::vector<std::uint8_t> record_of(const RawReport& raw) {
 std::vector<std::uint8_t> topology_for(const Platform& p, bool fuse_last) {
   int max_slices = p.slices, max_subslices = p.subslices / p.slices;
   switch (p.gen) {
-    case Generation::kGen7_5: break;
-    case Generation::kGen8: max_slices = p.codename == "CHV" ? 1 : 3; max_subslices = p.codename == "CHV" ? 2 : 3; break;
-    case Generation::kGen9: max_slices = p.threads_per_eu == 6 ? 1 : 3; max_subslices = p.threads_per_eu == 6 ? 3 : 4; break;
-    case Generation::kGen11: max_slices = 1; max_subslices = p.metrics_file == "ehl" ? 4 : 8; break;
-    case Generation::kGen12: max_slices = 1; max_subslices = 6; break;
-    case Generation::kXeLpg: max_slices = 1; max_subslices = 8; break;
-    case Generation::kXe2: break;  // IGT 1.27.1 knows no Xe2 part: never compared here
+    case Generation::kGen7_5:
+      break;
+    case Generation::kGen8:
+      max_slices = p.codename == "CHV" ? 1 : 3;
+      max_subslices = p.codename == "CHV" ? 2 : 3;
+      break;
+    case Generation::kGen9:
+      max_slices = p.threads_per_eu == 6 ? 1 : 3;
+      max_subslices = p.threads_per_eu == 6 ? 3 : 4;
+      break;
+    case Generation::kGen11:
+      max_slices = 1;
+      max_subslices = p.metrics_file == "ehl" ? 4 : 8;
+      break;
+    case Generation::kGen12:
+      max_slices = 1;
+      max_subslices = 6;
+      break;
+    case Generation::kXeLpg:
+      max_slices = 1;
+      max_subslices = 8;
+      break;
+    case Generation::kXe2:
+      break;  // IGT 1.27.1 knows no Xe2 part: never compared here
   }
   const int per_slice = p.subslices / p.slices;
   const int eus_per_subslice = p.eus / p.subslices;
-  const int max_eus = p.gen == Generation::kGen7_5 ? eus_per_subslice : (is_gen12_family(p.gen) ? 16 : 8);
+  const int max_eus =
+      p.gen == Generation::kGen7_5 ? eus_per_subslice : (is_gen12_family(p.gen) ? 16 : 8);
   std::vector<std::vector<std::uint32_t>> eus(static_cast<std::size_t>(max_slices));
   for (int s = 0; s < max_slices; ++s) {
     eus[s].assign(static_cast<std::size_t>(max_subslices), 0);
@@ -330,15 +355,15 @@ std::string igt_reason_name(std::uint32_t reasons, Generation gen) {
 
 // What one platform's comparison covered (the figures docs/metrics.md quotes).
 struct Figures {
-  int sets = 0;               // IGT sets compared
-  int sets_added_after = 0;   // XML sets IGT 1.27.1 lacks (kAddedAfter127)
-  std::set<std::string> equal_counters;   // "set/counter" required equal, and equal
-  std::set<std::string> listed_counters;  // kChangedAfter127 or computed from one
-  std::set<std::string> listed_differing;  // of those, seen differing at least once
+  int sets = 0;                                // IGT sets compared
+  int sets_added_after = 0;                    // XML sets IGT 1.27.1 lacks (kAddedAfter127)
+  std::set<std::string> equal_counters;        // "set/counter" required equal, and equal
+  std::set<std::string> listed_counters;       // kChangedAfter127 or computed from one
+  std::set<std::string> listed_differing;      // of those, seen differing at least once
   std::set<std::string> availability_differs;  // on one side only ($GtSlice, $XeCoreMask)
-  long comparisons = 0;       // counter values compared (× report pairs × 2 topologies)
+  long comparisons = 0;         // counter values compared (× report pairs × 2 topologies)
   long fixed_by_mtl_patch = 0;  // IGT values the MTL fix (20ff42269100) changes
-  long wraps = 0;             // counter wraps oaprof corrected in the report pairs
+  long wraps = 0;               // counter wraps oaprof corrected in the report pairs
 };
 
 class IgtParityTest : public ::testing::TestWithParam<std::string> {
@@ -360,8 +385,8 @@ class IgtParityTest : public ::testing::TestWithParam<std::string> {
 bool counter_layout_is_127(const igt::Perf& perf) {
   const igt::ListHead* first = perf.metric_sets.next;
   if (first == &perf.metric_sets) return false;
-  const auto* set = reinterpret_cast<const igt::MetricSet*>(
-      reinterpret_cast<const char*>(first) - offsetof(igt::MetricSet, link));
+  const auto* set = reinterpret_cast<const igt::MetricSet*>(reinterpret_cast<const char*>(first) -
+                                                            offsetof(igt::MetricSet, link));
   for (int i = 0; i < set->n_counters; ++i) {
     const igt::LogicalCounter& c = set->counters[i];
     const int storage = static_cast<int>(c.storage);
@@ -374,11 +399,12 @@ bool counter_layout_is_127(const igt::Perf& perf) {
 
 constexpr std::uint32_t kRevision = 3;
 
-igt::Perf* igt_perf(const Platform& p, std::uint16_t device, const std::vector<std::uint8_t>& topo) {
-  return IgtLibrary::get().for_devinfo(device, kRevision,
-                                       static_cast<std::uint64_t>(p.timestamp_hz),
-                                       static_cast<std::uint64_t>(p.min_freq_mhz * 1e6),
-                                       static_cast<std::uint64_t>(p.max_freq_mhz * 1e6), topo.data());
+igt::Perf* igt_perf(const Platform& p, std::uint16_t device,
+                    const std::vector<std::uint8_t>& topo) {
+  return IgtLibrary::get().for_devinfo(
+      device, kRevision, static_cast<std::uint64_t>(p.timestamp_hz),
+      static_cast<std::uint64_t>(p.min_freq_mhz * 1e6),
+      static_cast<std::uint64_t>(p.max_freq_mhz * 1e6), topo.data());
 }
 
 // Meteor Lake as IGT fixed it after 1.27.1 (20ff42269100): 8 threads per EU, timestamps
@@ -410,8 +436,7 @@ void expect_same_variables(const igt::DevInfo& d, const DeviceVariables& v, cons
   if (p.gen == Generation::kXeLpg) {
     // IGT keeps i915's one slice; oaprof groups Xe-cores by 4 as Mesa does (see the header).
     EXPECT_EQ(d.slice_mask, 1u);
-    EXPECT_EQ(static_cast<std::uint64_t>(std::popcount(d.subslice_mask)),
-              v.eu_subslices_total);
+    EXPECT_EQ(static_cast<std::uint64_t>(std::popcount(d.subslice_mask)), v.eu_subslices_total);
     EXPECT_EQ(d.eu_threads_count, 7u) << "IGT 1.27.1 leaves MTL at 7 threads";
     EXPECT_EQ(v.eu_threads_count, 8u);
   } else {
@@ -425,7 +450,8 @@ void expect_same_variables(const igt::DevInfo& d, const DeviceVariables& v, cons
 bool availability_reads_slices(const MetricCounter& c) {
   if (!c.availability) return false;
   const std::string& text = c.availability->text();
-  return text.find("$GtSlice") != std::string::npos || text.find("$XeCoreMask") != std::string::npos;
+  return text.find("$GtSlice") != std::string::npos ||
+         text.find("$XeCoreMask") != std::string::npos;
 }
 
 // Listed, or computed from a listed counter ($OTHER in the equation): its value follows the
@@ -502,8 +528,8 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
               igt_reason_name(report_reasons(r1.rpt_id, p.gen), p.gen));
     for (const auto& [symbol, counter] : igt_counters) {
       const std::optional<int> index = set.counter_index(symbol);
-      ASSERT_TRUE(index.has_value()) << symbol << " is in IGT's " << igt_set.symbol_name
-                                     << " but not in the XML's";
+      ASSERT_TRUE(index.has_value())
+          << symbol << " is in IGT's " << igt_set.symbol_name << " but not in the XML's";
       const EquationValue mine = values[static_cast<std::size_t>(*index)];
       const bool listed = follows_a_changed_counter(platform, set, *index);
       bool equal = false;
@@ -511,8 +537,10 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
       if (counter->storage == igt::Storage::kUint64) {
         const std::uint64_t v = counter->read_uint64(&perf, &igt_set, acc.deltas);
         equal = !mine.is_float && mine.u == v;
-        description = fmt::format("IGT {} oaprof {}", v, mine.is_float ? mine.f : static_cast<double>(mine.u));
-        if (unfixed != nullptr && counter->read_uint64(unfixed, &igt_set, acc_unfixed.deltas) != v) {
+        description = fmt::format("IGT {} oaprof {}", v,
+                                  mine.is_float ? mine.f : static_cast<double>(mine.u));
+        if (unfixed != nullptr &&
+            counter->read_uint64(unfixed, &igt_set, acc_unfixed.deltas) != v) {
           ++fig.fixed_by_mtl_patch;
         }
       } else {
@@ -520,7 +548,8 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
         const double v = counter->read_float(&perf, &igt_set, acc.deltas);
         const double ulps = ulps_apart(v, mine.f);
         equal = mine.is_float && v == mine.f;
-        description = fmt::format("IGT {:.17g} oaprof {:.17g} ({:.3g} ulps)", v, mine.as_double(), ulps);
+        description =
+            fmt::format("IGT {:.17g} oaprof {:.17g} ({:.3g} ulps)", v, mine.as_double(), ulps);
         if (unfixed != nullptr && counter->read_float(unfixed, &igt_set, acc_unfixed.deltas) != v) {
           ++fig.fixed_by_mtl_patch;
         }
@@ -534,7 +563,8 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
       }
       if (equal) fig.equal_counters.insert(key);
       EXPECT_TRUE(equal) << platform << " " << set.symbol() << " " << symbol << " pair " << pair
-                         << ": " << description << "; equation " << set.counters()[static_cast<std::size_t>(*index)].equation.text();
+                         << ": " << description << "; equation "
+                         << set.counters()[static_cast<std::size_t>(*index)].equation.text();
     }
   }
 }
@@ -586,8 +616,8 @@ TEST_P(IgtParityTest, MetricValuesEqualIgtsOwnLibrary) {
          link = link->next, ++index) {
       const auto* igt_set = reinterpret_cast<const igt::MetricSet*>(
           reinterpret_cast<const char*>(link) - offsetof(igt::MetricSet, link));
-      SCOPED_TRACE(fmt::format("{} {} ({} topology)", name, igt_set->symbol_name,
-                               fuse ? "fused" : "full"));
+      SCOPED_TRACE(
+          fmt::format("{} {} ({} topology)", name, igt_set->symbol_name, fuse ? "fused" : "full"));
       igt_sets.insert(igt_set->symbol_name);
       const MetricSet* set = file.find(igt_set->symbol_name);
       ASSERT_NE(set, nullptr) << "IGT set " << igt_set->symbol_name << " is not in " << path;
@@ -595,10 +625,10 @@ TEST_P(IgtParityTest, MetricValuesEqualIgtsOwnLibrary) {
       EXPECT_EQ(set->name(), igt_set->name);
       EXPECT_LE(igt_set->n_counters, static_cast<int>(set->counters().size()));
       if (!fuse) ++fig.sets;
-      compare_set(*perf, unfixed, *igt_set, *set, p, vars,
-                  std::hash<std::string>{}(name) * 31 + static_cast<std::uint64_t>(index) +
-                      (fuse ? 1000 : 0),
-                  fig);
+      compare_set(
+          *perf, unfixed, *igt_set, *set, p, vars,
+          std::hash<std::string>{}(name)*31 + static_cast<std::uint64_t>(index) + (fuse ? 1000 : 0),
+          fig);
     }
     for (const MetricSet& set : file.sets) {
       if (igt_sets.count(set.symbol()) != 0) continue;

@@ -21,10 +21,11 @@ MetricCounter counter(const std::string& symbol, const std::string& equation,
 
 TEST(MetricSetTest, EvaluationFollowsReferencesWhateverTheOrder) {
   const std::vector<std::string> s{"Per", "Total", "Clocks"};
-  MetricSet set("n", "S", "g",
-                {counter("Per", "$Total $Clocks FDIV", s, MetricCounter::DataType::kFloat),
-                 counter("Total", "A 1 READ A 2 READ UADD", s), counter("Clocks", "GPU_CLOCK 0 READ", s)},
-                {});
+  MetricSet set(
+      "n", "S", "g",
+      {counter("Per", "$Total $Clocks FDIV", s, MetricCounter::DataType::kFloat),
+       counter("Total", "A 1 READ A 2 READ UADD", s), counter("Clocks", "GPU_CLOCK 0 READ", s)},
+      {});
   const auto& order = set.evaluation_order();
   auto pos = [&](int i) { return std::find(order.begin(), order.end(), i) - order.begin(); };
   EXPECT_LT(pos(1), pos(0));
@@ -63,11 +64,12 @@ TEST(MetricSetTest, DivisionByZeroIsMarkedThroughReferencesAndDataTypes) {
 
 TEST(MetricSetTest, DataTypeShapesTheResult) {
   const std::vector<std::string> s{"U", "F", "U32", "B"};
-  MetricSet set("n", "S", "g",
-                {counter("U", "7 2 FDIV", s), counter("F", "7 2 FDIV", s, MetricCounter::DataType::kFloat),
-                 counter("U32", "1 40 <<", s, MetricCounter::DataType::kUint32),
-                 counter("B", "5", s, MetricCounter::DataType::kBool)},
-                {});
+  MetricSet set(
+      "n", "S", "g",
+      {counter("U", "7 2 FDIV", s), counter("F", "7 2 FDIV", s, MetricCounter::DataType::kFloat),
+       counter("U32", "1 40 <<", s, MetricCounter::DataType::kUint32),
+       counter("B", "5", s, MetricCounter::DataType::kBool)},
+      {});
   const auto v = set.evaluate({}, {});
   EXPECT_EQ(v[0].u, 3u);
   EXPECT_FALSE(v[0].is_float);
@@ -107,8 +109,8 @@ TEST(MetricSetTest, InvalidSetsAreRefused) {
 
 TEST(MetricSetTest, RegisterConfigsByKindAndAvailability) {
   RegisterConfig always{RegisterConfig::Kind::kNoa, std::nullopt, 0, {{0x9888, 1}, {0x9888, 2}}};
-  RegisterConfig slice1{RegisterConfig::Kind::kNoa, Equation::compile("$SliceMask 2 AND"), 1,
-                        {{0x9888, 3}}};
+  RegisterConfig slice1{
+      RegisterConfig::Kind::kNoa, Equation::compile("$SliceMask 2 AND"), 1, {{0x9888, 3}}};
   RegisterConfig flex{RegisterConfig::Kind::kFlex, std::nullopt, 0, {{0xE458, 5}}};
   MetricSet set("n", "S", "g", {}, {always, slice1, flex});
   DeviceVariables v;

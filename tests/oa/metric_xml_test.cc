@@ -114,7 +114,8 @@ TEST_F(IgtFilesTest, SpotChecksOnOtherPlatformsAndReferenceChains) {
     const auto file = import_igt("hsw");
     const MetricSet* set = file.find("RenderBasic");
     ASSERT_NE(set, nullptr);
-    const auto& clocks = set->counters()[static_cast<std::size_t>(*set->counter_index("GpuCoreClocks"))];
+    const auto& clocks =
+        set->counters()[static_cast<std::size_t>(*set->counter_index("GpuCoreClocks"))];
     EXPECT_EQ(clocks.equation.text(), "C 2 READ");
   }
   {
@@ -176,7 +177,8 @@ TEST(MetricXmlTest, MinimalSetWithEveryAttribute) {
   const MetricSet& set = file.sets[0];
   EXPECT_EQ(set.name(), "Test set");
   EXPECT_EQ(set.guid(), "g-1");
-  EXPECT_THAT(set.attributes(), ::testing::Contains(std::pair<std::string, std::string>("extra", "x")));
+  EXPECT_THAT(set.attributes(),
+              ::testing::Contains(std::pair<std::string, std::string>("extra", "x")));
   // The reference to a later counter is evaluated after it.
   EXPECT_EQ(set.evaluation_order(), (std::vector<int>{1, 0}));
   ASSERT_EQ(set.counters().size(), 2u);
@@ -227,31 +229,37 @@ TEST(MetricXmlTest, MalformedFilesAreClearErrors) {
   EXPECT_THAT(import_error(head + counter("equation='$Missing'") + tail),
               HasSubstr("neither a device variable nor a counter"));
   EXPECT_THAT(import_error(head + counter("") + tail), HasSubstr("no equation attribute"));
-  EXPECT_THAT(import_error(head + "<counter name='c' symbol_name='C' data_type='int7' "
-                                  "equation='1'/>" + tail),
+  EXPECT_THAT(import_error(head +
+                           "<counter name='c' symbol_name='C' data_type='int7' "
+                           "equation='1'/>" +
+                           tail),
               HasSubstr("data_type 'int7'"));
   EXPECT_THAT(import_error(head + counter("equation='1'") + counter("equation='2'") + tail),
               HasSubstr("appears twice"));
+  EXPECT_THAT(
+      import_error(head +
+                   "<counter name='a' symbol_name='A1' data_type='uint64' equation='$B1'/>"
+                   "<counter name='b' symbol_name='B1' data_type='uint64' equation='$A1'/>" +
+                   tail),
+      HasSubstr("cycle"));
+  EXPECT_THAT(import_error(head + "<register_config type='MUX'/>" + tail), HasSubstr("type 'MUX'"));
   EXPECT_THAT(import_error(head +
-                           "<counter name='a' symbol_name='A1' data_type='uint64' equation='$B1'/>"
-                           "<counter name='b' symbol_name='B1' data_type='uint64' equation='$A1'/>" +
+                           "<register_config type='OA'><register address='0x1' "
+                           "value='0x1ffffffff'/></register_config>" +
                            tail),
-              HasSubstr("cycle"));
-  EXPECT_THAT(import_error(head + "<register_config type='MUX'/>" + tail),
-              HasSubstr("type 'MUX'"));
-  EXPECT_THAT(import_error(head + "<register_config type='OA'><register address='0x1' "
-                                  "value='0x1ffffffff'/></register_config>" + tail),
               HasSubstr("not a 32-bit number"));
-  EXPECT_THAT(import_error(head + "<register_config type='OA'><register type='FLEX' "
-                                  "address='1' value='1'/></register_config>" + tail),
+  EXPECT_THAT(import_error(head +
+                           "<register_config type='OA'><register type='FLEX' "
+                           "address='1' value='1'/></register_config>" +
+                           tail),
               HasSubstr("type FLEX in a OA config"));
   EXPECT_THAT(import_error(head + "<register_config type='OA'><foo/></register_config>" + tail),
               HasSubstr("<foo>"));
   EXPECT_THAT(import_error(head + counter("equation='1' availability='$GpuBusy'") + tail),
               HasSubstr("availability"));
-  EXPECT_THAT(import_error("<metrics>" + head.substr(9) + tail.substr(0, 6) + head.substr(9) +
-                           tail),
-              HasSubstr("metric set S appears twice"));
+  EXPECT_THAT(
+      import_error("<metrics>" + head.substr(9) + tail.substr(0, 6) + head.substr(9) + tail),
+      HasSubstr("metric set S appears twice"));
   // Errors carry the line number.
   EXPECT_THAT(import_error("<metrics>\n\n<set name='n'/></metrics>"), HasSubstr("bad.xml:3"));
 }

@@ -65,14 +65,10 @@ std::string family_of(const std::string& macro) {
 }
 
 Generation generation_of(const std::string& gen) {
-  static const std::map<std::string, Generation> kGens = {{"7.5", Generation::kGen7_5},
-                                                         {"8", Generation::kGen8},
-                                                         {"9", Generation::kGen9},
-                                                         {"11", Generation::kGen11},
-                                                         {"12", Generation::kGen12},
-                                                         {"12.70", Generation::kXeLpg},
-                                                         {"20", Generation::kXe2},
-                                                         {"30", Generation::kXe2}};
+  static const std::map<std::string, Generation> kGens = {
+      {"7.5", Generation::kGen7_5}, {"8", Generation::kGen8},   {"9", Generation::kGen9},
+      {"11", Generation::kGen11},   {"12", Generation::kGen12}, {"12.70", Generation::kXeLpg},
+      {"20", Generation::kXe2},     {"30", Generation::kXe2}};
   return kGens.at(gen);
 }
 

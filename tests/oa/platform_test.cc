@@ -112,10 +112,10 @@ TEST(PlatformTest, EuCountsFollowMesaPerId) {
   for (const Expect& e : {
            Expect{0x1A85, 12, 2}, Expect{0x5A85, 12, 2}, Expect{0x5A84, 18, 3},  // bxt_2x6, bxt
            Expect{0x8A56, 32, 4}, Expect{0x8A58, 32, 4}, Expect{0x8A5B, 32, 4},  // icl_gt1
-           Expect{0x8A5D, 32, 4},
-           Expect{0x8A54, 48, 6}, Expect{0x8A57, 48, 6}, Expect{0x8A59, 48, 6},  // icl_gt1_5
+           Expect{0x8A5D, 32, 4}, Expect{0x8A54, 48, 6}, Expect{0x8A57, 48, 6},
+           Expect{0x8A59, 48, 6},  // icl_gt1_5
            Expect{0x8A5A, 48, 6}, Expect{0x8A5C, 48, 6}, Expect{0x8A52, 64, 8},
-           Expect{0x4541, 8, 2}, Expect{0x4551, 16, 4}, Expect{0x4555, 16, 2},  // ehl_NxM
+           Expect{0x4541, 8, 2},  Expect{0x4551, 16, 4}, Expect{0x4555, 16, 2},  // ehl_NxM
            Expect{0x4557, 20, 4}, Expect{0x4E61, 24, 4}, Expect{0x4E71, 32, 4},
            Expect{0x4C8C, 16, 1}, Expect{0x468B, 16, 1}, Expect{0x46D2, 16, 1},  // GT0.5
            Expect{0x46D0, 32, 2},  // ADL-N: 2 dual subslices
@@ -161,8 +161,8 @@ TEST(PlatformTest, PerPlatformFactsFromMesa) {
   EXPECT_EQ(platform_for_pci_id(0x0A84)->threads_per_eu, 6);  // BXT
   EXPECT_EQ(platform_for_pci_id(0x5916)->threads_per_eu, 7);
   EXPECT_TRUE(platform_for_pci_id(0x5916)->has_fp64);
-  EXPECT_FALSE(platform_for_pci_id(0x8A52)->has_fp64);  // ICL
-  EXPECT_FALSE(platform_for_pci_id(0x46A6)->has_fp64);  // ADL
+  EXPECT_FALSE(platform_for_pci_id(0x8A52)->has_fp64);    // ICL
+  EXPECT_FALSE(platform_for_pci_id(0x46A6)->has_fp64);    // ADL
   EXPECT_TRUE(platform_for_pci_id(0x4905)->force_probe);  // DG1: i915.force_probe
   EXPECT_EQ(kernel_driver_name(platform_for_pci_id(0x46A6)->driver), "i915");
 }

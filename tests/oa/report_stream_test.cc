@@ -12,7 +12,8 @@ namespace {
 using ::testing::HasSubstr;
 constexpr auto kFormat = ReportFormat::kA32u40_A4u32_B8_C8;
 
-RawReport raw_report(std::uint32_t ts, std::uint32_t ticks, std::uint64_t a0, std::uint32_t rpt_id = 0) {
+RawReport raw_report(std::uint32_t ts, std::uint32_t ticks, std::uint64_t a0,
+                     std::uint32_t rpt_id = 0) {
   Report r = decode(kFormat, std::vector<std::uint8_t>(256, 0));
   r.rpt_id = rpt_id;
   r.timestamp = ts;
@@ -83,8 +84,7 @@ TEST(ReportStreamTest, TruncatedInputIsAClearError) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("44 bytes left over"));
   }
-  EXPECT_THROW(read_report_stream(bytes, kFormat, StreamKind::kPerfRecords),
-               std::invalid_argument);
+  EXPECT_THROW(read_report_stream(bytes, kFormat, StreamKind::kPerfRecords), std::invalid_argument);
   EXPECT_EQ(parse_stream_kind("perf"), StreamKind::kPerfRecords);
   EXPECT_THROW(parse_stream_kind("xml"), std::invalid_argument);
 }

@@ -12,10 +12,10 @@ TEST(ReportTest, DecodesA36B8C8FromTheReferenceOffsets) {
   auto put = [&](int off, std::uint32_t v) {
     for (int i = 0; i < 4; ++i) bytes[off + i] = static_cast<std::uint8_t>(v >> (8 * i));
   };
-  put(0, 0x1234);       // RPT_ID
-  put(4, 0xAABBCCDD);   // timestamp
-  put(8, 7);            // ctx id
-  put(12, 1000);        // GPU ticks
+  put(0, 0x1234);               // RPT_ID
+  put(4, 0xAABBCCDD);           // timestamp
+  put(8, 7);                    // ctx id
+  put(12, 1000);                // GPU ticks
   put(16 + 4 * 7, 0xFFFFFFF0);  // A7 low
   bytes[160 + 7] = 0x12;        // A7 bits 39:32
   put(144 + 4 * 2, 99);         // A34
@@ -140,16 +140,16 @@ TEST(ReportTest, DecodesA24u40FromLiteralBytes) {
   // Offsets per igt lib/i915/perf.c intel_perf_accumulate_reports (b3d809d537fe).
   std::vector<std::uint8_t> bytes(256, 0);
   put32(bytes, 0, (1u << 19) | (1u << 16));  // timer, context valid
-  put32(bytes, 4, 0x1000);                    // timestamp (shifted on Xe-LPG)
-  put32(bytes, 12, 777);                      // GPU ticks
-  put32(bytes, 16 + 4 * 3, 0xA3);             // A3, 32-bit
-  put32(bytes, 16 + 4 * 4, 0x44);             // A4 low dword ...
-  bytes[160 + 4] = 0x04;                      // ... and bits 39:32
-  put32(bytes, 112, 0x24);                    // A24, 32-bit
-  put32(bytes, 128 + 4 * 3, 0x31);            // A31 low ...
-  bytes[188 + 3] = 0xFF;                      // ... bits 39:32
-  put32(bytes, 160, 0x36);                    // A36 at dword 40
-  put32(bytes, 184, 0x37);                    // A37 at dword 46
+  put32(bytes, 4, 0x1000);                   // timestamp (shifted on Xe-LPG)
+  put32(bytes, 12, 777);                     // GPU ticks
+  put32(bytes, 16 + 4 * 3, 0xA3);            // A3, 32-bit
+  put32(bytes, 16 + 4 * 4, 0x44);            // A4 low dword ...
+  bytes[160 + 4] = 0x04;                     // ... and bits 39:32
+  put32(bytes, 112, 0x24);                   // A24, 32-bit
+  put32(bytes, 128 + 4 * 3, 0x31);           // A31 low ...
+  bytes[188 + 3] = 0xFF;                     // ... bits 39:32
+  put32(bytes, 160, 0x36);                   // A36 at dword 40
+  put32(bytes, 184, 0x37);                   // A37 at dword 46
   put32(bytes, 192, 0xB0);
   put32(bytes, 252, 0xC7);
   const Report r = decode(ReportFormat::kA24u40_A14u32_B8_C8, bytes);

@@ -112,8 +112,8 @@ TEST(CounterTimelineTest, AnUntrustedIntervalFlagsOnlyTheWindowsAroundIt) {
 
 TEST(OverlapSharesTest, EachWindowSaysHowMuchOfItAnotherShared) {
   // a alone; b and c overlap by 10; d inside e; f and g identical; h zero length inside e.
-  const std::vector<Window> w = {{0, 100},    {200, 260}, {250, 300}, {420, 440},
-                                 {400, 500},  {600, 650}, {600, 650}, {450, 450}};
+  const std::vector<Window> w = {{0, 100},   {200, 260}, {250, 300}, {420, 440},
+                                 {400, 500}, {600, 650}, {600, 650}, {450, 450}};
   const std::vector<double> s = overlap_shares(w);
   ASSERT_EQ(s.size(), w.size());
   EXPECT_DOUBLE_EQ(s[0], 0.0);
@@ -140,8 +140,9 @@ TEST(ClockMapTest, TheLineThroughTheCalibrationPairsMapsDeviceTimesToTheHosts) {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> pairs;
   for (std::uint64_t i = 0; i < 5; ++i) {
     const std::uint64_t host = base + i * 100'000'000;
-    const auto device = static_cast<std::uint64_t>(
-        static_cast<long double>(host - base) * 1.00005L) + base - 1'500'000'000;
+    const auto device =
+        static_cast<std::uint64_t>(static_cast<long double>(host - base) * 1.00005L) + base -
+        1'500'000'000;
     pairs.emplace_back(device, host);
   }
   const ClockMap m = ClockMap::fit(pairs);

@@ -9,8 +9,9 @@
 namespace oaprof::oa::testing {
 
 // Builds a drm_i915_query_topology_info buffer the way i915 lays it out.
-inline std::vector<std::uint8_t> topology_buffer(int max_slices, int max_subslices, int max_eus,
-                                          const std::vector<std::vector<std::uint32_t>>& eus) {
+inline std::vector<std::uint8_t> topology_buffer(
+    int max_slices, int max_subslices, int max_eus,
+    const std::vector<std::vector<std::uint32_t>>& eus) {
   const int ss_stride = (max_subslices + 7) / 8;
   const int eu_stride = (max_eus + 7) / 8;
   const int slice_bytes = (max_slices + 7) / 8;

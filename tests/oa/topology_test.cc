@@ -91,15 +91,14 @@ TEST(TopologyTest, Gen9SubsliceMaskHasThreeBitsPerSlice) {
   EXPECT_EQ(v.eu_slices_total, 2u);
   // Gen11+ keeps 8 bits per slice.
   const auto icl = topology_buffer(1, 8, 8, {{0xFF, 0xFF, 0, 0xFF, 0, 0, 0, 0}});
-  EXPECT_EQ(device_variables(*platform_by_name("icl"), parse_topology(icl)).subslice_mask,
-            0b1011u);
+  EXPECT_EQ(device_variables(*platform_by_name("icl"), parse_topology(icl)).subslice_mask, 0b1011u);
 }
 
 TEST(TopologyTest, XeLpgRegroupsXeCoresIntoSlicesOfFour) {
   // i915 reports one slice of Xe-cores; Mesa's update_from_single_slice_topology rebuilds
   // slices of 4, which $SliceMask and $GtSlice<N>XeCore<M> follow.
-  const auto buf = topology_buffer(1, 8, 16,
-                                   {{0xFFFF, 0xFFFF, 0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF}});
+  const auto buf =
+      topology_buffer(1, 8, 16, {{0xFFFF, 0xFFFF, 0, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF}});
   const Platform mtl = *platform_by_name("mtlgt3");
   const DeviceVariables v = device_variables(mtl, parse_topology(buf));
   EXPECT_EQ(v.slice_mask, 0b11u);

@@ -261,7 +261,7 @@ TEST(Xe2MetricsTest, MediaSetsReadMpecCountersAsA) {
   put64(b, 3, 0);
   put64(e, 3, 40'000);
   for (int i = 0; i < 8; ++i) {
-    put32(b, 8 + i, 0xFFFFFF00u);                                // MPEC i, dword 8 + i
+    put32(b, 8 + i, 0xFFFFFF00u);                                 // MPEC i, dword 8 + i
     put32(e, 8 + i, 0x100u * static_cast<std::uint32_t>(i + 1));  // wraps 2^32
   }
   const CounterDeltas d = deltas_of(ReportFormat::kXe2Mpec8u32_B8_C8, b, e);

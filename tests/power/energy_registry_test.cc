@@ -35,7 +35,8 @@ TEST(EnergyRegistryTest, TableListsTheAutomaticOrder) {
 // Simulated energy beside a real GPU would read as that GPU's measured power.
 TEST(EnergyRegistryTest, SimulatedEnergyIsRefusedBesideARealDevice) {
   EXPECT_TRUE(is_simulated_energy_backend("sim"));
-  for (const char* real : {"xe-hwmon", "powercap", "perf", "msr", "papi", "none", "auto", "bogus"}) {
+  for (const char* real :
+       {"xe-hwmon", "powercap", "perf", "msr", "papi", "none", "auto", "bogus"}) {
     EXPECT_FALSE(is_simulated_energy_backend(real)) << real;
     EXPECT_NO_THROW(check_energy_backend_for_device(real, false, "0000:00:02.0")) << real;
   }

@@ -55,8 +55,7 @@ TEST(XeHwmonTest, ReadsTheCardAndPackageChannelsByLabel) {
   now += 500'000'000;
   const EnergyReading b = src.read();
   EXPECT_EQ(b.energy_uj.at(Domain::kGpuCard) - a.energy_uj.at(Domain::kGpuCard), 30'000'000u);
-  EXPECT_EQ(b.energy_uj.at(Domain::kGpuPackage) - a.energy_uj.at(Domain::kGpuPackage),
-            24'000'000u);
+  EXPECT_EQ(b.energy_uj.at(Domain::kGpuPackage) - a.energy_uj.at(Domain::kGpuPackage), 24'000'000u);
   // 24 J in 0.5 s is the package's 48 W: the gpu-pkg formula, the default for such a source.
   const IgpuPower p = igpu_power(a, b);
   ASSERT_TRUE(p.gpu_pkg_w.has_value());
@@ -136,8 +135,8 @@ TEST(XeHwmonTest, AutoTakesTheDiscreteGpusSensorsAndRaplForTheIntegratedOne) {
 TEST(XeHwmonTest, AnAddressThatIsNotOneIsRefused) {
   test_support::FakeTree tree;
   battlemage(tree, 1, 1);
-  for (const char* hostile : {"../devices/0000:03:00.0", "0000:03:00.0/../0000:03:00.0", "..",
-                              "0000:03:00.0/"}) {
+  for (const char* hostile :
+       {"../devices/0000:03:00.0", "0000:03:00.0/../0000:03:00.0", "..", "0000:03:00.0/"}) {
     try {
       (void)make_energy_source("xe-hwmon", roots_for(tree, hostile));
       ADD_FAILURE() << hostile << " was used as a path";

@@ -83,9 +83,26 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
   auto rep = make_csv_reporter(out);
   rep->begin(info());
   const auto cols = split_csv(out.str().substr(0, out.str().find('\n')));
-  for (const char* c : {"launch", "kernel", "global_size", "local_size", "kernel_ns", "gpu_time_ns",
-                        "gpu_ticks", "wraps_corrected", "A0", "A35", "B0", "B7", "C0", "C7",
-                        "energy_source", "gpu_pkg_energy_uj", "device", "host", "rank", "flags"}) {
+  for (const char* c : {"launch",
+                        "kernel",
+                        "global_size",
+                        "local_size",
+                        "kernel_ns",
+                        "gpu_time_ns",
+                        "gpu_ticks",
+                        "wraps_corrected",
+                        "A0",
+                        "A35",
+                        "B0",
+                        "B7",
+                        "C0",
+                        "C7",
+                        "energy_source",
+                        "gpu_pkg_energy_uj",
+                        "device",
+                        "host",
+                        "rank",
+                        "flags"}) {
     EXPECT_THAT(cols, ::testing::Contains(c));
   }
   EXPECT_EQ(cols.size(), launch_field_names().size());
@@ -177,8 +194,10 @@ TEST(CsvReporterTest, EnergyColumnsCarryTheWindowsFigures) {
   power::EnergyReading b, e;
   b.time_ns = 0;
   e.time_ns = 100'000'000;  // 100 ms
-  b.energy_uj = {{power::Domain::kPackage, 0}, {power::Domain::kCores, 0}, {power::Domain::kUncore, 0}};
-  e.energy_uj = {{power::Domain::kPackage, 1'000'000}, {power::Domain::kCores, 300'000},
+  b.energy_uj = {
+      {power::Domain::kPackage, 0}, {power::Domain::kCores, 0}, {power::Domain::kUncore, 0}};
+  e.energy_uj = {{power::Domain::kPackage, 1'000'000},
+                 {power::Domain::kCores, 300'000},
                  {power::Domain::kUncore, 500'000}};
   RowEnergy energy;
   energy.window = power::make_energy_window(b, e, i.energy_options);
@@ -237,7 +256,8 @@ TEST(CsvReporterTest, AMetricThatDividesByZeroIsEmptyAndNamedInTheFlags) {
   json->end();
   const auto doc = nlohmann::json::parse(json_out.str());
   EXPECT_TRUE(doc["launches"][0]["PerClock_percent"].is_null());
-  EXPECT_THAT(doc["launches"][0]["flags"].get<std::string>(), HasSubstr("metric_div_zero:PerClock"));
+  EXPECT_THAT(doc["launches"][0]["flags"].get<std::string>(),
+              HasSubstr("metric_div_zero:PerClock"));
 
   std::ostringstream fine;
   auto rep2 = make_csv_reporter(fine);
@@ -358,7 +378,10 @@ TEST(JsonReporterTest, DocumentIsValidAfterEveryRowAndCarriesTheRunMetadata) {
     EXPECT_EQ(row["kernel"], "k,\"odd\"");
     EXPECT_EQ(row["A35"], 135);
     EXPECT_DOUBLE_EQ(row["gpu_time_ns"].get<double>(), 10000.0);
-    if (n == 2) EXPECT_TRUE(row["kernel_ns"].is_null()); else EXPECT_EQ(row["kernel_ns"], 5000.0);
+    if (n == 2)
+      EXPECT_TRUE(row["kernel_ns"].is_null());
+    else
+      EXPECT_EQ(row["kernel_ns"], 5000.0);
   }
 }
 

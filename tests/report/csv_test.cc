@@ -58,9 +58,9 @@ TEST(CsvTextTest, EveryFormulaStartIsNeutralisedAndQuoted) {
 }
 
 TEST(CsvTextTest, EveryTextReadsBackAsItWasWritten) {
-  const std::vector<std::string> texts{"",    "k",   "=x",  "+x",   "-x",     "@x",  "\tx",
-                                       "\rx", "'",   "''",  "'=x", "''-x",   "'x",  "a,b",
-                                       "=",   "-",   "x=y", "'\"'", "\"=x\"", "-1.5", "=a\nb"};
+  const std::vector<std::string> texts{"",    "k", "=x",  "+x",   "-x",     "@x",   "\tx",
+                                       "\rx", "'", "''",  "'=x",  "''-x",   "'x",   "a,b",
+                                       "=",   "-", "x=y", "'\"'", "\"=x\"", "-1.5", "=a\nb"};
   for (const std::string& text : texts) {
     SCOPED_TRACE(text);
     EXPECT_EQ(read_back(csv_text(text)), text);
@@ -106,11 +106,10 @@ TEST(CsvLineTest, NumbersStayNumbersAndTextIsNeutralised) {
 // oaprof merge reads a run's CSV back: a neutralised kernel name is the original name again,
 // and writing the merged CSV neutralises it once more, never twice.
 TEST(CsvRoundTripTest, MergeReadsNeutralisedCellsBackAndWritesThemOnce) {
-  const std::vector<std::string> header{"launch", "kernel", "gpu_time_ns", "host", "rank",
-                                        "delta"};
-  const std::vector<Field> row{{"launch", std::uint64_t{0}},  {"kernel", std::string("=k,1")},
-                               {"gpu_time_ns", 100.0, 1},      {"host", std::string("-node")},
-                               {"rank", std::string("0")},     {"delta", -2.5, 1}};
+  const std::vector<std::string> header{"launch", "kernel", "gpu_time_ns", "host", "rank", "delta"};
+  const std::vector<Field> row{{"launch", std::uint64_t{0}}, {"kernel", std::string("=k,1")},
+                               {"gpu_time_ns", 100.0, 1},    {"host", std::string("-node")},
+                               {"rank", std::string("0")},   {"delta", -2.5, 1}};
   const std::string written = csv_text_line(header) + "\n" + csv_line(row) + "\n";
   const RunTable t = parse_run_csv(written, "run.csv");
   ASSERT_EQ(t.rows.size(), 1u);

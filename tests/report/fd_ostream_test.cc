@@ -16,8 +16,8 @@ namespace oaprof::report {
 namespace {
 
 TEST(FdOstreamTest, WritesSeeksAndClosesItsDescriptor) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("oaprof-fdostream-" + std::to_string(::getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("oaprof-fdostream-" + std::to_string(::getpid()));
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
   {

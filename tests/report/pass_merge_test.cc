@@ -16,8 +16,8 @@ using ::testing::HasSubstr;
 
 std::vector<Field> row(std::uint64_t launch, const std::string& kernel, const std::string& global,
                        std::uint64_t gpu_ns, const std::string& metric, double value) {
-  return {{"launch", launch},        {"kernel", kernel},     {"global_size", global},
-          {"local_size", "64"},      {"gpu_time_ns", gpu_ns}, {metric, value, 2},
+  return {{"launch", launch},      {"kernel", kernel},      {"global_size", global},
+          {"local_size", "64"},    {"gpu_time_ns", gpu_ns}, {metric, value, 2},
           {"flags", std::string()}};
 }
 
@@ -36,11 +36,11 @@ TEST(PassMergeTest, EachLaunchGetsEveryPassesMetricsWhateverTheirOrder) {
                     row(1, "a", "4096", 110, "EuActive_percent", 81.0),
                     row(2, "b", "1024", 50, "EuActive_percent", 40.0)},
                    {"EuActive_percent"}};
-  const Pass second{"L3_1",
-                    {row(0, "a", "4096", 101, "L3Misses", 7.0),
-                     row(1, "b", "1024", 52, "L3Misses", 3.0),
-                     row(2, "a", "4096", 112, "L3Misses", 9.0)},
-                    {"L3Misses"}};
+  const Pass second{
+      "L3_1",
+      {row(0, "a", "4096", 101, "L3Misses", 7.0), row(1, "b", "1024", 52, "L3Misses", 3.0),
+       row(2, "a", "4096", 112, "L3Misses", 9.0)},
+      {"L3Misses"}};
   const Pass passes[] = {first, second};
   const MergedPasses m = merge_passes(passes);
   ASSERT_EQ(m.rows.size(), 3u);
@@ -59,8 +59,8 @@ TEST(PassMergeTest, EachLaunchGetsEveryPassesMetricsWhateverTheirOrder) {
 // --json beside the joined CSV: one document, the sets it came from, numbers as numbers and a
 // cell a pass did not fill as null.
 TEST(PassMergeTest, TheJoinedJsonKeepsNumbersAndLeavesMissingCellsNull) {
-  const Pass first{"ComputeBasic", {row(0, "a", "4096", 100, "EuActive_percent", 80.5)},
-                   {"EuActive_percent"}};
+  const Pass first{
+      "ComputeBasic", {row(0, "a", "4096", 100, "EuActive_percent", 80.5)}, {"EuActive_percent"}};
   Pass second{"L3_1", {row(0, "a", "4096", 101, "L3Misses", 7.0)}, {"L3Misses", "Absent"}};
   const Pass passes[] = {first, second};
   const MergedPasses m = merge_passes(passes);
@@ -83,9 +83,8 @@ TEST(PassMergeTest, RunsThatLaunchedDifferentSequencesAreRefusedWithTheDifferenc
                    {row(0, "a", "4096", 100, "X", 1.0), row(1, "a", "4096", 100, "X", 1.0)},
                    {"X"}};
   const Pass fewer{"L3_1", {row(0, "a", "4096", 100, "Y", 1.0)}, {"Y"}};
-  const Pass other_size{"L3_1",
-                        {row(0, "a", "4096", 100, "Y", 1.0), row(1, "a", "8192", 100, "Y", 1.0)},
-                        {"Y"}};
+  const Pass other_size{
+      "L3_1", {row(0, "a", "4096", 100, "Y", 1.0), row(1, "a", "8192", 100, "Y", 1.0)}, {"Y"}};
   for (const Pass& second : {fewer, other_size}) {
     const Pass passes[] = {first, second};
     try {

@@ -88,8 +88,10 @@ std::vector<Slice> slice_events(const std::string& trace) {
       if (f.number != pf::kEventDebugAnnotations) continue;
       const auto a = decode_proto(f.bytes).value();
       const std::string name = find_field(a, pf::kAnnotationName)->bytes;
-      if (const auto* u = find_field(a, pf::kAnnotationUintValue)) s.annotations[name] = std::to_string(u->value);
-      if (const auto* st = find_field(a, pf::kAnnotationStringValue)) s.annotations[name] = st->bytes;
+      if (const auto* u = find_field(a, pf::kAnnotationUintValue))
+        s.annotations[name] = std::to_string(u->value);
+      if (const auto* st = find_field(a, pf::kAnnotationStringValue))
+        s.annotations[name] = st->bytes;
     }
     out.push_back(std::move(s));
   }
@@ -142,8 +144,7 @@ TEST(PerfettoTraceTest, ASampledLaunchIsSlicedAtItsHostWindow) {
   auto r = make_perfetto_trace_reporter(out, "/nonexistent");
   r->begin(info());
   oa::LaunchRecord sampled = launch(0, 1000, 0, 600, 900);
-  sampled.launch.sampled = oa::SampledWindow{5000, 5300, 0,
-                                                   oa::ClockCalibration::kMarker};
+  sampled.launch.sampled = oa::SampledWindow{5000, 5300, 0, oa::ClockCalibration::kMarker};
   r->add(sampled, no_energy());
   const auto s = slice_events(out.str());
   ASSERT_EQ(s.size(), 2u);
@@ -184,7 +185,7 @@ TEST(PerfettoTraceTest, SampledRowsGoOnTheGpuTrackFromTheirStart) {
   r->begin(info());
   oa::LaunchRecord row;
   row.launch.kernel_name = "(system)";
-  row.launch.api_ns = 5000;  // the sampled row's start, CLOCK_MONOTONIC
+  row.launch.api_ns = 5000;    // the sampled row's start, CLOCK_MONOTONIC
   row.deltas.timestamp = 120;  // 120 ticks at 12 MHz: 10 µs
   r->add(row, no_energy());
   const auto s = slice_events(out.str());

@@ -41,7 +41,8 @@ inline std::optional<std::vector<ProtoField>> decode_proto(std::string_view data
       if (!varint(f.value)) return std::nullopt;
     } else if (f.wire_type == 1) {
       if (i + 8 > data.size()) return std::nullopt;
-      for (int b = 0; b < 8; ++b) f.value |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[i + b])) << (8 * b);
+      for (int b = 0; b < 8; ++b)
+        f.value |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[i + b])) << (8 * b);
       i += 8;
     } else if (f.wire_type == 2) {
       std::uint64_t n = 0;

@@ -17,7 +17,8 @@ RunnerRun runner() {
   r.source = "kr.json";
   r.device = "cpu";
   r.results.push_back({"mad_vect4", "private", 4096, 64, 0, 1e6, 16777216, 4.5, "GFLOP/s", false});
-  r.results.push_back({"load_store_vect4", "private", 4096, 64, 1 << 20, 1e6, 2 << 20, 5.5, "GB/s", false});
+  r.results.push_back(
+      {"load_store_vect4", "private", 4096, 64, 1 << 20, 1e6, 2 << 20, 5.5, "GB/s", false});
   return r;
 }
 
@@ -32,8 +33,10 @@ OaprofRun oaprof_run() {
   l.gpu_time_ns = 1e6;
   l.igpu_power_w = 2;
   l.flags = "energy-window-short";
-  l.numbers = {{"Fpu0Active_percent", 50}, {"Fpu1Active_percent", 25},
-               {"GpuCoreClocks_cycles", 1e6}, {"ShaderMemoryAccesses_messages", 1e5}};
+  l.numbers = {{"Fpu0Active_percent", 50},
+               {"Fpu1Active_percent", 25},
+               {"GpuCoreClocks_cycles", 1e6},
+               {"ShaderMemoryAccesses_messages", 1e5}};
   r.launches = {l, l};
   return r;
 }

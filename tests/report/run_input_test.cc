@@ -10,7 +10,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kOaprof = R"({"schema_version":1,"oaprof_version":"0.1.0","device":"simulated",
+constexpr const char* kOaprof =
+    R"({"schema_version":1,"oaprof_version":"0.1.0","device":"simulated",
  "device_detail":"simulated KBL GT2","platform":"kblgt2","mode":"kernel","eus":24,"max_freq_mhz":1150,
  "min_freq_mhz":300,"start_freq_mhz":null,"timestamp_hz":12000000,"energy_backend":"sim",
  "topology":{"subslices":3},
@@ -54,13 +55,15 @@ TEST(RunInputTest, RefusesWhatIsNotARun) {
   EXPECT_THAT(error_of("{\"launches\": ["), HasSubstr("in.json: is not valid JSON"));
   EXPECT_THAT(error_of("[1]"), HasSubstr("not a JSON object"));
   EXPECT_THAT(error_of("{\"x\":1}"), HasSubstr("neither oaprof's JSON"));
-  EXPECT_THAT(error_of(std::string(100, '[') + std::string(100, ']')), HasSubstr("nested deeper than 32"));
+  EXPECT_THAT(error_of(std::string(100, '[') + std::string(100, ']')),
+              HasSubstr("nested deeper than 32"));
 }
 
 TEST(RunInputTest, NamesTheBadField) {
   std::string bad = kOaprof;
   bad.replace(bad.find("\"kernel_ns\":1000"), 16, "\"kernel_ns\":-1");
-  EXPECT_THAT(error_of(bad), HasSubstr("launch 0: \"kernel_ns\" must be a finite number, not negative"));
+  EXPECT_THAT(error_of(bad),
+              HasSubstr("launch 0: \"kernel_ns\" must be a finite number, not negative"));
   bad = kOaprof;
   bad.replace(bad.find("\"kernel\":\"k\""), 12, "\"kernel\":7");
   EXPECT_THAT(error_of(bad), HasSubstr("launch 0: \"kernel\" must be a string"));

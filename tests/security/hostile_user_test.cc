@@ -24,25 +24,26 @@
 #include <fmt/format.h>
 
 #include "ipc/wire.h"
-#include "tests/common/run_util.h"
 #include "tests/common/daemon_test_util.h"
+#include "tests/common/run_util.h"
 #include "tests/security/hostile.h"
 
 namespace oaprof::security {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CommandResult;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::CommandResult;
 
 constexpr const char* kSudo = "SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody";
 
 // `oaprof --device sim` as root with `env` (assignments, quoted as needed) and `args`.
 CommandResult oaprof(const std::string& env, const std::string& args) {
-  return testing::run(fmt::format("cd /tmp && env {} {} --device sim --energy none "
-                                  "--idle-baseline off -q {}",
-                                  env, OAPROF_BIN, args));
+  return testing::run(
+      fmt::format("cd /tmp && env {} {} --device sim --energy none "
+                  "--idle-baseline off -q {}",
+                  env, OAPROF_BIN, args));
 }
 
 class HostileUserTest : public ::testing::Test {
@@ -89,8 +90,8 @@ TEST_F(HostileUserTest, LinksPlantedAtTheOutputsAreNotFollowed) {
 TEST_F(HostileUserTest, TheUsersOutputsAreTheUsersFromTheStart) {
   const auto csv = tree_.work() / "out.csv";
   const auto json = tree_.work() / "out.json";
-  const auto r = oaprof(kSudo, fmt::format("-o {} --json {} -- /bin/true", csv.string(),
-                                           json.string()));
+  const auto r =
+      oaprof(kSudo, fmt::format("-o {} --json {} -- /bin/true", csv.string(), json.string()));
   ASSERT_EQ(r.status, 0) << r.output;
   for (const auto& p : {csv, json}) {
     struct stat st {};
@@ -104,8 +105,8 @@ TEST_F(HostileUserTest, TheUsersOutputsAreTheUsersFromTheStart) {
 TEST_F(HostileUserTest, ForgedSudoIdsAreRefusedAndNothingRuns) {
   const auto ran = tree_.work() / "ran";
   const auto csv = tree_.work() / "x.csv";
-  const std::string program = fmt::format("-o {} -- /bin/sh -c 'touch {}'", csv.string(),
-                                          ran.string());
+  const std::string program =
+      fmt::format("-o {} -- /bin/sh -c 'touch {}'", csv.string(), ran.string());
   for (const char* uid : {"4294967296", "4294967295", "-1", "65534x", "", " 1000", "0x10"}) {
     SCOPED_TRACE(std::string("SUDO_UID='") + uid + "'");
     const auto r = oaprof(fmt::format("'SUDO_UID={}' SUDO_GID=65534", uid), program);
@@ -184,14 +185,13 @@ TEST_F(HostileUserTest, ALinkAtTheSessionLockIsNotFollowed) {
   fs::create_directory(state);
   ::chmod(state.c_str(), 0755);
   fs::create_symlink(tree_.target(), state / "session.lock");
-  const auto r = testing::run(fmt::format(
-      "env OAPROF_STATE_DIR={} {} --device sim:{} --daemon never --energy none "
-      "--idle-baseline off -q -o {}/s.csv -- /bin/true",
-      state.string(), OAPROF_BIN, regs.string(), tree_.work().string()));
+  const auto r = testing::run(
+      fmt::format("env OAPROF_STATE_DIR={} {} --device sim:{} --daemon never --energy none "
+                  "--idle-baseline off -q -o {}/s.csv -- /bin/true",
+                  state.string(), OAPROF_BIN, regs.string(), tree_.work().string()));
   EXPECT_EQ(r.status, 3) << r.output;
   EXPECT_THAT(r.output, HasSubstr("cannot open the session lock " +
-                                  (state / "session.lock").string() +
-                                  ": it is a symbolic link"));
+                                  (state / "session.lock").string() + ": it is a symbolic link"));
 }
 
 TEST_F(HostileUserTest, AMetricFileTheUserNamesIsReadAsTheUser) {
@@ -213,9 +213,9 @@ TEST_F(HostileUserTest, SubcommandsThatNeedNoRootRunAsTheUser) {
   const auto link = tree_.work() / "xdg" / "oaprof";
   fs::create_directory_symlink(tree_.rootonly(), link);
   ASSERT_EQ(::lchown(link.c_str(), kUser, kUserGroup), 0);
-  const auto r = testing::run(fmt::format(
-      "env {} XDG_DATA_HOME={}/xdg {} metrics import {}/oa-kblgt2.xml", kSudo,
-      tree_.work().string(), OAPROF_BIN, OAPROF_IGT_METRICS_DIR));
+  const auto r =
+      testing::run(fmt::format("env {} XDG_DATA_HOME={}/xdg {} metrics import {}/oa-kblgt2.xml",
+                               kSudo, tree_.work().string(), OAPROF_BIN, OAPROF_IGT_METRICS_DIR));
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("Permission denied"));
   EXPECT_FALSE(fs::exists(tree_.rootonly() / "metrics"));
@@ -243,16 +243,18 @@ TEST_F(HostileUserTest, OptionsThatPointRootAtFilesKeepTheirDefaultsUnderSudo) {
         fmt::format("--debugfs {}", tree_.work().string()),
         fmt::format("--render-node {}/node", tree_.work().string())}) {
     SCOPED_TRACE(args);
-    const auto p = testing::run(fmt::format("env {} {} --device sim {} --idle-baseline off -q "
-                                            "-o {}/r.csv -- /bin/true",
-                                            kSudo, OAPROF_BIN, args, tree_.work().string()));
+    const auto p =
+        testing::run(fmt::format("env {} {} --device sim {} --idle-baseline off -q "
+                                 "-o {}/r.csv -- /bin/true",
+                                 kSudo, OAPROF_BIN, args, tree_.work().string()));
     EXPECT_EQ(p.status, 2) << p.output;
     EXPECT_THAT(p.output, HasSubstr("under sudo this option keeps its default"));
     EXPECT_THAT(p.output, Not(HasSubstr("secret")));
   }
-  const auto power = testing::run(fmt::format("env {} {} power --energy powercap --sysfs-root "
-                                              "{}/sys --duration 10ms",
-                                              kSudo, OAPROF_BIN, tree_.work().string()));
+  const auto power =
+      testing::run(fmt::format("env {} {} power --energy powercap --sysfs-root "
+                               "{}/sys --duration 10ms",
+                               kSudo, OAPROF_BIN, tree_.work().string()));
   EXPECT_EQ(power.status, 2) << power.output;
   EXPECT_THAT(power.output, Not(HasSubstr("secret")));
   const auto doctor = testing::run(fmt::format("env {} {} doctor --opencl-library {}/evil.so",
@@ -269,9 +271,9 @@ TEST(OaprofdProcessSecurityTest, AFloodOfConnectionsIsRefusedPastTheBound) {
   if (pid == 0) {
     const int fd = ::open((dir.path() / "log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     ::dup2(fd, STDERR_FILENO);
-    ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket.c_str(), "--state-dir",
-            dir.path().c_str(), "--device", "sim", "--group", std::to_string(::getgid()).c_str(),
-            "--max-clients", "8", static_cast<char*>(nullptr));
+    ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket.c_str(), "--state-dir", dir.path().c_str(),
+            "--device", "sim", "--group", std::to_string(::getgid()).c_str(), "--max-clients", "8",
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   // A refusal comes unasked, at once; a connection let in answers a hello. (Asking before the
@@ -296,8 +298,10 @@ TEST(OaprofdProcessSecurityTest, AFloodOfConnectionsIsRefusedPastTheBound) {
   std::vector<int> held;
   for (int i = 0; i < 300 && held.empty(); ++i) {  // until the daemon is up
     auto [fd, what] = connect_and_hello();
-    if (what == "ok") held.push_back(fd);
-    else if (fd >= 0) ::close(fd);
+    if (what == "ok")
+      held.push_back(fd);
+    else if (fd >= 0)
+      ::close(fd);
     if (held.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_EQ(held.size(), 1u) << "oaprofd did not come up";

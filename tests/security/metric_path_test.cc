@@ -126,8 +126,9 @@ TEST_F(MetricPathTest, LinksFifosAndOthersFilesInTheDirectoryAreRefused) {
 TEST_F(MetricPathTest, AnImportErrorNamesTheFileNotItsContent) {
   install(metrics_ / "bad.xml", "<secret-token-9876/>\n");
   const std::string e = open_error((metrics_ / "bad.xml").string());
-  EXPECT_THAT(e, HasSubstr("oaprofd cannot import the metric file " +
-                           (metrics_ / "bad.xml").string() + ": it is not a valid IGT metric file"));
+  EXPECT_THAT(e,
+              HasSubstr("oaprofd cannot import the metric file " + (metrics_ / "bad.xml").string() +
+                        ": it is not a valid IGT metric file"));
   EXPECT_THAT(e, Not(HasSubstr("secret-token")));
   // The administrator still learns where it broke, in the daemon's own log.
   EXPECT_THAT(log_, HasSubstr("secret-token-9876"));

@@ -42,8 +42,7 @@ std::optional<wire::Message> next_message(int fd, int timeout_ms = 5000) {
 
 bool send_hello(int fd, std::uint32_t id) {
   const auto bytes = wire::encode({id, wire::Hello{}});
-  return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-         static_cast<ssize_t>(bytes.size());
+  return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
 }
 
 class OaprofdFloodTest : public ::testing::Test {
@@ -139,9 +138,9 @@ TEST_F(OaprofdFloodTest, OneUserCannotTakeEveryConnection) {
   start(o);
   (void)served_client();
   (void)served_client();
-  EXPECT_THAT(refusal_of_new_connection(),
-              HasSubstr(fmt::format("busy: uid {} already has 2 connections to oaprofd",
-                                    ::getuid())));
+  EXPECT_THAT(
+      refusal_of_new_connection(),
+      HasSubstr(fmt::format("busy: uid {} already has 2 connections to oaprofd", ::getuid())));
 }
 
 TEST_F(OaprofdFloodTest, NoReplyIsDroppedWhenTheClientReadsLate) {

@@ -42,8 +42,8 @@ namespace oaprof::session {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using security::HostileTree;
+using ::testing::HasSubstr;
 
 std::string refusal(const std::function<void()>& f) {
   try {
@@ -82,7 +82,9 @@ TEST(StateDirSecurityTest, EveryComponentIsCheckedNotJustTheLast) {
 
 TEST(StateDirSecurityTest, UnderSudoTheUserCannotMoveTheStateDirectory) {
   const Credentials user{security::kUser, security::kUserGroup, ""};
-  EXPECT_THAT(refusal([&] { (void)state_dir_from({{kStateDirEnv, "/etc"}}, user); }),
+  EXPECT_THAT(refusal([&] {
+                (void)state_dir_from({{kStateDirEnv, "/etc"}}, user);
+              }),
               HasSubstr("OAPROF_STATE_DIR=/etc comes from the environment of the user who ran "
                         "sudo (uid 65534)"));
   EXPECT_EQ(state_dir_from({{kStateDirEnv, kDefaultStateDir}}, user), fs::path(kDefaultStateDir));
@@ -125,7 +127,9 @@ TEST(StateDirSecurityTest, TheStateFileIsNeverALink) {
   prepare_state_dir(dir);
   const auto before = security::file_state(tree.target());
   fs::create_symlink(tree.target(), dir / "state");
-  EXPECT_THAT(refusal([&] { StateFile f(dir / "state", {"sim", "x", "uid 1", {}}); }),
+  EXPECT_THAT(refusal([&] {
+                StateFile f(dir / "state", {"sim", "x", "uid 1", {}});
+              }),
               HasSubstr("cannot create the state file"));
   EXPECT_THAT(refusal([&] { (void)read_state_file(dir / "state"); }),
               HasSubstr("it is a symbolic link"));
@@ -137,12 +141,11 @@ TEST(StateDirSecurityTest, AFailedDirectorySyncStopsTheJournalAndSoTheWrite) {
   const auto dir = tree.root() / "state";
   prepare_state_dir(dir);
   g_fail_directory_fsync = true;
-  const std::string e =
-      refusal([&] { StateFile f(dir / "state", {"sim", "x", "uid 1", {}}); });
+  const std::string e = refusal([&] { StateFile f(dir / "state", {"sim", "x", "uid 1", {}}); });
   g_fail_directory_fsync = false;
-  EXPECT_THAT(e, HasSubstr("cannot make the state file " + (dir / "state").string() +
-                           " durable: fsync of " + dir.string() + " failed: " +
-                           std::strerror(EIO)));
+  EXPECT_THAT(e,
+              HasSubstr("cannot make the state file " + (dir / "state").string() +
+                        " durable: fsync of " + dir.string() + " failed: " + std::strerror(EIO)));
   // A journal whose file cannot be made durable lets no register write through.
   struct Window final : mmio::Mmio {
     std::uint32_t read32(std::uint32_t) override { return 0; }

@@ -1,6 +1,6 @@
 // SUDO_UID/SUDO_GID as a hostile environment writes them, and the check that a drop took.
-#include <pwd.h>
 #include <linux/capability.h>
+#include <pwd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -112,12 +112,10 @@ TEST(DropCheckTest, EveryLeftoverOfRootIsARefusal) {
       {"a group missing", [&](auto& s) { s.groups = fewer; }, DropStage::kCheckGroups},
       {"groups unread", [](auto& s) { s.groups_read = false; }, DropStage::kCheckGroups},
       {"effective caps", [](auto& s) { s.effective = 1; }, DropStage::kCheckCapabilities},
-      {"permitted caps", [](auto& s) { s.permitted = 1ull << 40; },
-       DropStage::kCheckCapabilities},
+      {"permitted caps", [](auto& s) { s.permitted = 1ull << 40; }, DropStage::kCheckCapabilities},
       {"inheritable caps", [](auto& s) { s.inheritable = 4; }, DropStage::kCheckCapabilities},
       {"ambient caps", [](auto& s) { s.ambient_empty = false; }, DropStage::kCheckCapabilities},
-      {"caps unread", [](auto& s) { s.capabilities_read = false; },
-       DropStage::kCheckCapabilities},
+      {"caps unread", [](auto& s) { s.capabilities_read = false; }, DropStage::kCheckCapabilities},
   };
   for (const Case& c : cases) {
     ObservedCredentials seen = as_planned(plan);

@@ -18,8 +18,8 @@ namespace oaprof::session {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using security::HostileTree;
+using ::testing::HasSubstr;
 
 const Credentials kNobody{security::kUser, security::kUserGroup, ""};
 

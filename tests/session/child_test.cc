@@ -32,7 +32,8 @@ TEST(CredentialsTest, FromSudoOnlyWhenRoot) {
 }
 
 TEST(SpawnChildTest, RunsWithTheEnvironmentAndReportsItsStatus) {
-  const auto out = std::filesystem::temp_directory_path() / ("oaprof-child-" + std::to_string(::getpid()));
+  const auto out =
+      std::filesystem::temp_directory_path() / ("oaprof-child-" + std::to_string(::getpid()));
   ChildSpec spec;
   spec.argv = {"/bin/sh", "-c", "echo \"$OAPROF_TEST_VAR\" > " + out.string() + "; exit 7"};
   spec.set_env["OAPROF_TEST_VAR"] = "hello";
@@ -57,8 +58,8 @@ std::string blocked_signals_line(const std::filesystem::path& status) {
 // oaprof blocks its signals for the signal thread; the program must not inherit that, or Ctrl-C
 // would never reach it.
 TEST(SpawnChildTest, TheProgramGetsTheSignalMaskFromBeforeTheSignalThread) {
-  const auto out = std::filesystem::temp_directory_path() /
-                   ("oaprof-child-mask-" + std::to_string(::getpid()));
+  const auto out =
+      std::filesystem::temp_directory_path() / ("oaprof-child-mask-" + std::to_string(::getpid()));
   const std::string ours = blocked_signals_line("/proc/self/status");
   ASSERT_FALSE(ours.empty());
   const pid_t oaprof = ::fork();
@@ -94,12 +95,14 @@ TEST(SpawnChildTest, AMissingProgramIsAClearError) {
 
 TEST(SpawnChildTest, DropsToTheGivenUserWhenRoot) {
   if (::geteuid() != 0) GTEST_SKIP() << "changing uid needs root";
-  const auto out = std::filesystem::temp_directory_path() / ("oaprof-uid-" + std::to_string(::getpid()));
+  const auto out =
+      std::filesystem::temp_directory_path() / ("oaprof-uid-" + std::to_string(::getpid()));
   std::filesystem::create_directories(out);
   std::filesystem::permissions(out, std::filesystem::perms::all);
   ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", "id -u > " + (out / "uid").string() + "; id -G > " + (out / "groups").string() +
-                                    "; grep CapEff /proc/self/status > " + (out / "caps").string()};
+  spec.argv = {"/bin/sh", "-c",
+               "id -u > " + (out / "uid").string() + "; id -G > " + (out / "groups").string() +
+                   "; grep CapEff /proc/self/status > " + (out / "caps").string()};
   spec.credentials = Credentials{65534, 65534, ""};
   const pid_t pid = spawn_child(spec);
   int status = 0;
@@ -129,12 +132,15 @@ TEST(SpawnChildTest, TheChildGetsTheUsersHomeNotRoots) {
   const std::string saved = old_home != nullptr ? old_home : "";
   ::setenv("HOME", "/root", 1);
   ChildSpec spec;
-  spec.argv = {"sh", "-c",  // found along PATH, as execvp would
-               "printf '%s\\n%s\\n%s\\n' \"$HOME\" \"$USER\" \"$LOGNAME\" > " +
-                   (out / "env").string()};
+  spec.argv = {
+      "sh", "-c",  // found along PATH, as execvp would
+      "printf '%s\\n%s\\n%s\\n' \"$HOME\" \"$USER\" \"$LOGNAME\" > " + (out / "env").string()};
   spec.credentials = Credentials{65534, 65534, name};
   const pid_t pid = spawn_child(spec);
-  if (old_home != nullptr) ::setenv("HOME", saved.c_str(), 1); else ::unsetenv("HOME");
+  if (old_home != nullptr)
+    ::setenv("HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("HOME");
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_EQ(shell_status(status), 0);

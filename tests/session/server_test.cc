@@ -1,8 +1,8 @@
 #include "session/server.h"
 
+#include <grp.h>
 #include <poll.h>
 #include <sys/mman.h>
-#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -16,8 +16,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "tests/common/sim_fixture.h"
 #include "ipc/client.h"
+#include "tests/common/sim_fixture.h"
 
 namespace oaprof::session {
 namespace {
@@ -62,7 +62,8 @@ class ServerTest : public ::testing::Test {
   test_support::SimFixture sim_;
   std::atomic<int> rows_{0};
   Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                   [this](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) { rows_++; }};
+                   [this](const oa::LaunchRecord&, const power::EnergyReading*,
+                          const power::EnergyReading*) { rows_++; }};
   std::unique_ptr<Server> server_;
 };
 
@@ -174,7 +175,7 @@ TEST_F(ServerTest, ARecordLeftInTheChannelByAnExitingClientIsKept) {
     ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kBefore}, error)) << error;
     ASSERT_TRUE(client->call(wire::Snapshot{id, wire::Phase::kAfter}, error)) << error;
     ASSERT_TRUE(client->post(finished_launch(id), error)) << error;
-  }  // each client goes right after its post
+  }                 // each client goes right after its post
   server_.reset();  // stopping drains whatever the channels still hold
   EXPECT_EQ(rows_.load(), 20);
   EXPECT_EQ(session_.launches_dropped(), 0u);
@@ -223,15 +224,15 @@ TEST(ServerRefusalTest, AUidNotAllowedIsToldItIsNotAuthorised) {
   // The client is the test itself when it is not root (root is always let in), else a child
   // that becomes nobody. Either way its uid is not the one allowed.
   const uid_t client_uid = ::geteuid() == 0 ? 65534 : ::geteuid();
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("oaprof-refuse-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("oaprof-refuse-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   ::chmod(dir.c_str(), 0755);
   const std::string path = (dir / "s.sock").string();
   test_support::SimFixture sim;
-  Session session(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                  [](const oa::LaunchRecord&, const power::EnergyReading*,
-                     const power::EnergyReading*) {});
+  Session session(
+      *sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
   session.start();
   auto server = std::make_unique<Server>(path, session, std::vector<uid_t>{client_uid + 1});
   ::chmod(path.c_str(), 0777);  // the kernel lets nobody connect; the server must refuse
@@ -242,8 +243,8 @@ TEST(ServerRefusalTest, AUidNotAllowedIsToldItIsNotAuthorised) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     // Only system calls between fork and _exit: the test process has threads.
-    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 ||
-                             ::setuid(65534) != 0)) {
+    if (::geteuid() == 0 &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) {
       ::_exit(90);
     }
     const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -281,9 +282,9 @@ TEST(ServerRefusalTest, AUidNotAllowedIsToldItIsNotAuthorised) {
 // bounded number of connections, refusing the next one with a reply that says so.
 TEST(ServerSetupTest, ARunListensOnAnAbstractNameAndBoundsItsClients) {
   test_support::SimFixture sim;
-  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-            [](const oa::LaunchRecord&, const power::EnergyReading*,
-               const power::EnergyReading*) {});
+  Session s(
+      *sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
   s.start();
   const std::string address = private_socket_address();
   EXPECT_EQ(address.rfind("@oaprof-", 0), 0u) << address;
@@ -322,7 +323,9 @@ TEST(ServerSetupTest, ARunListensOnAnAbstractNameAndBoundsItsClients) {
 
 TEST(ServerSetupTest, AnExistingPathIsAClearError) {
   test_support::SimFixture sim;
-  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
+  Session s(
+      *sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
   try {
     Server server("/proc/version", s, {});
     FAIL();

@@ -183,8 +183,8 @@ TEST_F(SessionSampledTest, AFloodOfFutureWindowsIsBounded) {
   session_.start();
   const std::uint64_t far = std::numeric_limits<std::uint64_t>::max() / 2;
   for (std::uint64_t id = 0; id < Session::kMaxSampledWaiting; ++id) {
-    ASSERT_TRUE(std::holds_alternative<wire::Ok>(
-        session_.handle(1, 7, sampled_launch(id, far, far + 1))));
+    ASSERT_TRUE(
+        std::holds_alternative<wire::Ok>(session_.handle(1, 7, sampled_launch(id, far, far + 1))));
   }
   const wire::Body refused = session_.handle(1, 7, sampled_launch(0, far, far + 1));
   ASSERT_TRUE(std::holds_alternative<wire::Error>(refused));

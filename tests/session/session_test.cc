@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "session/sampler.h"
 #include "mmio/registers.h"
+#include "session/sampler.h"
 #include "tests/common/sim_fixture.h"
 
 namespace oaprof::session {
@@ -73,9 +73,11 @@ class SessionTest : public ::testing::Test {
 
 TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
   session_.start();
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, wire::Snapshot{0, wire::Phase::kBefore})));
+  ASSERT_TRUE(
+      std::holds_alternative<wire::Ok>(answer(1, 99, wire::Snapshot{0, wire::Phase::kBefore})));
   sim_.clock->advance_ns(2'000'000);
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, wire::Snapshot{0, wire::Phase::kAfter})));
+  ASSERT_TRUE(
+      std::holds_alternative<wire::Ok>(answer(1, 99, wire::Snapshot{0, wire::Phase::kAfter})));
   sim_.clock->advance_ns(5'000'000);  // idle time after the launch does not count as busy
   ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, launch_record(0))));
   ASSERT_EQ(rows_.size(), 1u);
@@ -286,9 +288,11 @@ TEST_F(SessionTest, ReplayedPassesSumTheirPairsAndTheEnergyWindowSpansThemAll) {
   const std::uint64_t t0 = sim_.clock->now_ns();
   for (int pass = 0; pass < 3; ++pass) {
     if (pass > 0) sim_.clock->advance_ns(4'000'000);
-    ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{1, wire::Phase::kBefore})));
+    ASSERT_TRUE(
+        std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{1, wire::Phase::kBefore})));
     sim_.clock->advance_ns(1'000'000);
-    ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{1, wire::Phase::kAfter})));
+    ASSERT_TRUE(
+        std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{1, wire::Phase::kAfter})));
   }
   wire::Launch replayed = launch_record(1);
   replayed.passes = 3;
@@ -468,9 +472,9 @@ TEST_F(SessionPassSetsTest, ASetWithoutAPassAndAPassCutBySwitchingAreFlagged) {
 
 TEST(SessionPassSetsOptionsTest, SetsAreGivenBeforeStartWithAPassEach) {
   test_support::SimFixture sim;
-  Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-            [](const oa::LaunchRecord&, const power::EnergyReading*,
-               const power::EnergyReading*) {});
+  Session s(
+      *sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
   EXPECT_THROW(s.set_pass_configs({}, 1), std::invalid_argument);
   EXPECT_THROW(s.set_pass_configs({{"A", {}}}, 0), std::invalid_argument);
   s.start();
@@ -590,14 +594,17 @@ TEST_F(SessionTest, StopRestoresTheRegistersAndSnapshotsThenFail) {
   EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), (5u << 2) | 1u);
   session_.stop();
   EXPECT_EQ(sim_.device.mmio->read32(mmio::reg::kOaControl), 0x1Eu);
-  EXPECT_TRUE(std::holds_alternative<wire::Error>(answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
+  EXPECT_TRUE(
+      std::holds_alternative<wire::Error>(answer(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
 }
 
 TEST(SessionLifetimeTest, DestructorRestoresWhenStopWasNeverCalled) {
   test_support::SimFixture sim;
   sim.device.mmio->write32(mmio::reg::kOaControl, 0);
   {
-    Session s(*sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8, [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
+    Session s(
+        *sim.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+        [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
     s.start();
   }
   EXPECT_EQ(sim.device.mmio->read32(mmio::reg::kOaControl), 0u);
@@ -636,10 +643,12 @@ class VanishingSource final : public gpu::CounterSource {
 TEST(SessionLifetimeTest, AFailedKernelSignalStillStopsTheSource) {
   test_support::SimFixture sim;
   VanishingSource source(*sim.source);
-  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-            [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
+  Session s(
+      source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
   s.start();
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
+  ASSERT_TRUE(
+      std::holds_alternative<wire::Ok>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
   source.gone = true;  // the kernel is marked running: stop() must end it first
   EXPECT_THROW(s.stop(), std::runtime_error);
   EXPECT_EQ(source.stops, 1);
@@ -650,12 +659,15 @@ TEST(SessionLifetimeTest, AFailedKernelSignalStillStopsTheSource) {
 TEST(SessionLifetimeTest, AClientGoneAfterAFailedAfterDoesNotThrow) {
   test_support::SimFixture sim;
   VanishingSource source(*sim.source);
-  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-            [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
+  Session s(
+      source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
   s.start();
-  ASSERT_TRUE(std::holds_alternative<wire::Ok>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
+  ASSERT_TRUE(
+      std::holds_alternative<wire::Ok>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kBefore})));
   source.gone = true;
-  EXPECT_TRUE(std::holds_alternative<wire::Error>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter})));
+  EXPECT_TRUE(
+      std::holds_alternative<wire::Error>(s.handle(1, 1, wire::Snapshot{0, wire::Phase::kAfter})));
   EXPECT_NO_THROW(s.client_gone(1));
   EXPECT_EQ(s.launches_dropped(), 1u);
 }
@@ -664,9 +676,9 @@ TEST(SessionLifetimeTest, ADestructorWhoseStopFailsDoesNotThrow) {
   test_support::SimFixture sim;
   VanishingSource source(*sim.source);
   {
-    Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-              [](const oa::LaunchRecord&, const power::EnergyReading*,
-                 const power::EnergyReading*) {});
+    Session s(
+        source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+        [](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {});
     s.start();
     source.gone = true;
   }  // an exception out of here would end the test program
@@ -738,12 +750,12 @@ TEST(SessionReadoutTest, ASamplersRowsOnBothSidesOfAnInterruptedReadAreFlagged) 
   InterruptedSource source(*sim.source, {1});
   std::mutex mu;
   std::vector<oa::LaunchRecord> rows;
-  Session s(source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-            [&](const oa::LaunchRecord& r, const power::EnergyReading*,
-                const power::EnergyReading*) {
-              std::lock_guard lock(mu);
-              rows.push_back(r);
-            });
+  Session s(
+      source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [&](const oa::LaunchRecord& r, const power::EnergyReading*, const power::EnergyReading*) {
+        std::lock_guard lock(mu);
+        rows.push_back(r);
+      });
   s.start();
   SamplerOptions so;
   so.read_period = std::chrono::hours(1);

@@ -1,5 +1,5 @@
-// kernel_runner: the OpenCL micro-benchmarks of the bench::catalogue, as an ordinary OpenCL program.
-// Under oaprof every launch it makes is measured through the layer.
+// kernel_runner: the OpenCL micro-benchmarks of the bench::catalogue, as an ordinary OpenCL
+// program. Under oaprof every launch it makes is measured through the layer.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "attach/layer_config.h"
-#include "gpu/i915/i915_query.h"
 #include "base/errors.h"
 #include "bench/catalogue.h"
 #include "bench/peaks.h"
 #include "bench/result_writer.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
+#include "gpu/i915/i915_query.h"
 #include "mmio/pci_sysfs.h"
 #include "report/json_text.h"
 
@@ -53,8 +53,8 @@ oaprof::oa::Topology device_topology(const DetectedGpu& gpu, const PeakOptions& 
   const auto addr = oaprof::mmio::parse_pci_address(gpu.dir.filename().string());
   const auto minor = oaprof::mmio::find_drm_nodes(o.sysfs_root, addr).render_minor;
   if (!minor) {
-    throw std::runtime_error(fmt::format("{} has no DRM render node (is i915 bound to it?)",
-                                         addr.str()));
+    throw std::runtime_error(
+        fmt::format("{} has no DRM render node (is i915 bound to it?)", addr.str()));
   }
   const std::string node = fmt::format("{}/dri/renderD{}", o.dev_root, *minor);
   return oaprof::gpu::query_topology(*oaprof::gpu::open_i915_query(node));
@@ -76,9 +76,10 @@ PeakInputs resolve_peak_inputs(const PeakOptions& o, std::string& source) {
       source = fmt::format("i915 topology query: {} {} ({}) with {} EUs", platform.codename,
                            oaprof::oa::gt_label(platform), platform.metrics_file, t.eus);
     } catch (const std::exception& e) {
-      source += fmt::format("; its own topology could not be read ({}), so fused-off EUs are "
-                            "counted",
-                            e.what());
+      source += fmt::format(
+          "; its own topology could not be read ({}), so fused-off EUs are "
+          "counted",
+          e.what());
     }
   } else {
     source = "options (no Intel GPU from the platform table found)";
@@ -130,20 +131,21 @@ void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source
   line("add int", p.add_int_ops / 1e9, "Gop/s    (as float add)");
   line("mad int", p.mad_int_ops / 1e9, "Gop/s    (mul+add pairs, as float mad)");
   line("L3", p.l3_bytes_per_s / 1e9, "GB/s     (64 B/cycle x subslices x f)");
-  std::cout << fmt::format("  {:<10} {:>12} threads  (EUs x {} per EU)\n", "hardware",
-                           p.hw_threads, in.threads_per_eu);
+  std::cout << fmt::format("  {:<10} {:>12} threads  (EUs x {} per EU)\n", "hardware", p.hw_threads,
+                           in.threads_per_eu);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"kernel_runner: OpenCL micro-benchmarks for characterising a GPU's compute, memory "
-               "and power roofs.\n"
-               "Kernels: <op>[_<type>]_<width> (op add|sub|mul|div|mad, type sp (default)|dp|int, "
-               "width scalar|vect2|vect4|vect8|vect16, e.g. mad_vect4), load_store[_dp]_<width>, "
-               "pchase_bw, pchase_lat, empty, power_<compute kernel>. --list shows them all.\n"
-               "Profile it with: oaprof -- kernel_runner mad_vect4",
-               "kernel_runner"};
+  CLI::App app{
+      "kernel_runner: OpenCL micro-benchmarks for characterising a GPU's compute, memory "
+      "and power roofs.\n"
+      "Kernels: <op>[_<type>]_<width> (op add|sub|mul|div|mad, type sp (default)|dp|int, "
+      "width scalar|vect2|vect4|vect8|vect16, e.g. mad_vect4), load_store[_dp]_<width>, "
+      "pchase_bw, pchase_lat, empty, power_<compute kernel>. --list shows them all.\n"
+      "Profile it with: oaprof -- kernel_runner mad_vect4",
+      "kernel_runner"};
   std::vector<std::string> names;
   bool list = false, list_devices_flag = false, peaks = false, csv = false, json = false;
   bool quiet = false, no_warmup = false;
@@ -154,10 +156,15 @@ int main(int argc, char** argv) {
   app.add_option("kernels", names, "kernels to run, in order");
   app.add_flag("--list", list, "print every kernel with a one-line description and exit");
   app.add_flag("--devices", list_devices_flag, "list OpenCL platforms and devices and exit");
-  app.add_option("--platform", opt.platform, "OpenCL platform: index or name substring (default: first)");
+  app.add_option("--platform", opt.platform,
+                 "OpenCL platform: index or name substring (default: first)");
   app.add_option("--device", opt.device, "OpenCL device: index or name substring (default: first)");
-  app.add_option("--wg", opt.work_groups, "number of work-groups")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--wi", opt.work_items, "work-items per work-group")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--wg", opt.work_groups, "number of work-groups")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--wi", opt.work_items, "work-items per work-group")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--iterations", opt.iterations,
                  "compute: loop iterations per work-item (default 2048 / width); pointer chase: "
                  "hops per work-item (default: walk the data once)")
@@ -166,7 +173,8 @@ int main(int argc, char** argv) {
                  "memory kernels: bytes per buffer, K/M/G suffixes (default 16M)");
   app.add_option("--stride", opt.stride,
                  "pointer chase stride in 4-byte elements (16 = one 64-byte line)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--sweep", sweep_text,
                  "run each kernel over wg=FROM:TO[:STEP], wi=… or size=… (step 1 by default; "
                  "xN for geometric), one row per step");
@@ -174,14 +182,16 @@ int main(int argc, char** argv) {
                  "compute kernel form: private (default), loop (result in __global), unrolled "
                  "(x64), single (one operation)");
   app.add_option("--power-ms", opt.power_ms, "power_* kernels: target duration of one launch")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--min-time", opt.min_time_ms,
                  "repeat until the summed kernel time reaches this many ms (default 50, or "
                  "$OAPROF_MIN_TIME_MS as oaprof sets it), and until the standard error is below "
                  "2% of the mean")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--max-repeats", opt.max_repeats, "upper bound on measured launches")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_flag("--no-warmup", no_warmup, "skip the unmeasured warm-up launch");
   auto* csv_flag = app.add_flag("--csv", csv, "write CSV instead of a table");
   app.add_flag("--json", json, "write JSON (every raw sample included) instead of a table")
@@ -191,24 +201,30 @@ int main(int argc, char** argv) {
                "print theoretical peaks (method.md formulas) and exit; the EUs and subslices "
                "of the Intel GPU as i915 reports them (its render node), else the platform "
                "table's");
-  app.add_option("--eus", peak_opt.eus, "peaks and sweep marks: usable EUs")->check(CLI::PositiveNumber);
+  app.add_option("--eus", peak_opt.eus, "peaks and sweep marks: usable EUs")
+      ->check(CLI::PositiveNumber);
   app.add_option("--subslices", peak_opt.subslices, "peaks: subslices")->check(CLI::PositiveNumber);
-  app.add_option("--freq-mhz", peak_opt.freq_mhz, "peaks: GPU frequency in MHz")->check(CLI::PositiveNumber);
+  app.add_option("--freq-mhz", peak_opt.freq_mhz, "peaks: GPU frequency in MHz")
+      ->check(CLI::PositiveNumber);
   app.add_option("--sysfs-root", peak_opt.sysfs_root, "where to look for the Intel GPU (tests)")
       ->group("");
   app.add_option("--dev-root", peak_opt.dev_root, "where its render node is (tests)")->group("");
-  app.footer("Exit status: 0 success (skipped kernels included), 1 wrong result, 2 usage error, "
-             "3 OpenCL set-up failure.");
+  app.footer(
+      "Exit status: 0 success (skipped kernels included), 1 wrong result, 2 usage error, "
+      "3 OpenCL set-up failure.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : base::kExitUsage;
   }
   opt.warmup = !no_warmup;
-  const OutputFormat format = csv ? OutputFormat::kCsv : json ? OutputFormat::kJson : OutputFormat::kTable;
+  const OutputFormat format = csv    ? OutputFormat::kCsv
+                              : json ? OutputFormat::kJson
+                                     : OutputFormat::kTable;
 
   if (list) {
-    for (const auto& e : bench::catalogue()) std::cout << fmt::format("{:<22} {}\n", e.name, e.description);
+    for (const auto& e : bench::catalogue())
+      std::cout << fmt::format("{:<22} {}\n", e.name, e.description);
     return 0;
   }
   std::optional<bench::Sweep> sweep;
@@ -234,9 +250,10 @@ int main(int argc, char** argv) {
   if (list_devices_flag) {
     try {
       for (const auto& d : bench::list_devices()) {
-        std::cout << fmt::format("platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}\n",
-                                 d.platform_index, d.platform_name, d.device_index, d.device_name,
-                                 d.compute_units, d.max_clock_mhz, d.fp64 ? "yes" : "no");
+        std::cout << fmt::format(
+            "platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}\n", d.platform_index,
+            d.platform_name, d.device_index, d.device_name, d.compute_units, d.max_clock_mhz,
+            d.fp64 ? "yes" : "no");
       }
     } catch (const std::exception& e) {
       std::cerr << "kernel_runner: " << e.what() << "\n";
@@ -245,7 +262,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (names.empty()) {
-    std::cerr << "kernel_runner: name at least one kernel (see --list), e.g. kernel_runner mad_vect4\n";
+    std::cerr
+        << "kernel_runner: name at least one kernel (see --list), e.g. kernel_runner mad_vect4\n";
     return base::kExitUsage;
   }
   std::vector<bench::KernelSpec> specs;
@@ -254,14 +272,15 @@ int main(int argc, char** argv) {
     if (!spec) {
       std::string hint;
       for (const auto& s : bench::nearest_names(n)) hint += (hint.empty() ? "" : ", ") + s;
-      std::cerr << fmt::format("kernel_runner: unknown kernel '{}'; did you mean {}? (--list shows all)\n",
-                               n, hint);
+      std::cerr << fmt::format(
+          "kernel_runner: unknown kernel '{}'; did you mean {}? (--list shows all)\n", n, hint);
       return base::kExitUsage;
     }
     specs.push_back(*spec);
   }
 
-  // bench::Sweep rows are marked where the launch fills every hardware thread; that needs the EU count.
+  // bench::Sweep rows are marked where the launch fills every hardware thread; that needs the EU
+  // count.
   int hw_threads = 0;
   if (sweep) {
     std::string source;
@@ -283,14 +302,22 @@ int main(int argc, char** argv) {
           const std::size_t v = sweep->values[i];
           bench::RunnerOptions& o = runner.options();
           switch (sweep->param) {
-            case SweepParam::kWorkGroups: o.work_groups = v; break;
-            case SweepParam::kWorkItems: o.work_items = v; break;
-            case SweepParam::kSize: o.size_bytes = v; break;
+            case SweepParam::kWorkGroups:
+              o.work_groups = v;
+              break;
+            case SweepParam::kWorkItems:
+              o.work_items = v;
+              break;
+            case SweepParam::kSize:
+              o.size_bytes = v;
+              break;
           }
-          bar.update(i, fmt::format("{} {}={}", spec.name, bench::sweep_param_name(sweep->param), v));
+          bar.update(i,
+                     fmt::format("{} {}={}", spec.name, bench::sweep_param_name(sweep->param), v));
           const RunResult r = runner.run(spec);
           bar.finish();
-          writer.row(r, bench::fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
+          writer.row(
+              r, bench::fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
         }
       } catch (const Unsupported& e) {
         writer.skipped(spec.name, e.what());

@@ -17,7 +17,6 @@
 
 namespace oaprof::tools {
 
-
 // Runs after parsing when its command was chosen; returns the exit status.
 using Action = std::function<int()>;
 
@@ -32,14 +31,14 @@ inline bool register_subcommand(SubcommandFactory factory) {
   return true;
 }
 
-#define OAPROF_REGISTER_SUBCOMMAND(ident, factory) \
+#define OAPROF_REGISTER_SUBCOMMAND(ident, factory)               \
   [[maybe_unused]] static const bool oaprof_registered_##ident = \
       ::oaprof::tools::register_subcommand(factory)
 
 // For subcommands that need no root (they read and write only the user's files): under sudo,
 // become the invoking user for good before touching any file. Returns 0, or the exit status after
-// saying why on stderr: base::kExitUsage for a bad SUDO_UID/SUDO_GID, base::kExitSetup when the drop did not
-// take.
+// saying why on stderr: base::kExitUsage for a bad SUDO_UID/SUDO_GID, base::kExitSetup when the
+// drop did not take.
 int become_sudo_user(const char* command);
 
 // For subcommands that need root and take options pointing at files: under sudo each must keep its

@@ -19,8 +19,8 @@
 #include "oa/topology.h"
 #include "report/csv.h"
 #include "report/json_text.h"
-#include "tools/oaprof/commands.h"
 #include "session/metric_source.h"
+#include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
 namespace {
@@ -31,7 +31,7 @@ constexpr std::uintmax_t kMaxInputBytes = 1u << 30;
 
 struct DecodeOptions {
   std::string platform;
-  std::string format;  // empty: the metric set's format, else the platform's 256-byte one
+  std::string format;       // empty: the metric set's format, else the platform's 256-byte one
   double timestamp_hz = 0;  // 0: the platform's
   std::string metric_set;
   std::string metrics_xml;
@@ -64,9 +64,9 @@ std::string value_text(const oa::EquationValue& v) {
 // The header: its names, and the metric set's symbols (from a file the user chose), go through
 // report's CSV quoting like every cell of text.
 std::vector<std::string> csv_columns(const oa::FormatLayout& layout, const oa::MetricSet* set) {
-  std::vector<std::string> columns{"row",       "lost",      "begin_offset", "end_offset",
-                                   "reasons",   "ctx_valid", "ctx_id",       "timestamp",
-                                   "gpu_ticks", "wraps_corrected",           "interval_too_long"};
+  std::vector<std::string> columns{
+      "row",    "lost",      "begin_offset", "end_offset",      "reasons",          "ctx_valid",
+      "ctx_id", "timestamp", "gpu_ticks",    "wraps_corrected", "interval_too_long"};
   for (int i = layout.a_begin(); i < layout.a_end(); ++i) columns.push_back(fmt::format("A{}", i));
   for (int i = 0; i < layout.b_count; ++i) columns.push_back(fmt::format("B{}", i));
   for (int i = 0; i < layout.c_count; ++i) columns.push_back(fmt::format("C{}", i));
@@ -89,9 +89,8 @@ void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
     }
     std::string line = fmt::format(
         "{},,{},{},{},{},{},{},{},{},{}", r.index, r.begin_offset, r.end_offset,
-        report::csv_text(oa::report_reason_names(r.end_reasons)), r.context_valid ? 1 : 0,
-        r.ctx_id, r.deltas.timestamp,
-        r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
+        report::csv_text(oa::report_reason_names(r.end_reasons)), r.context_valid ? 1 : 0, r.ctx_id,
+        r.deltas.timestamp, r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
         r.deltas.wraps_corrected, r.deltas.interval_too_long ? 1 : 0);
     for (int i = layout.a_begin(); i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
     for (int i = 0; i < layout.b_count; ++i) line += fmt::format(",{}", r.deltas.b[i]);
@@ -122,8 +121,8 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
   const int a_end = layout.a_end();
   nlohmann::json out_rows = nlohmann::json::array();
   for (const oa::DecodedRow& r : rows) {
-    nlohmann::json row{{"row", r.index}, {"begin_offset", r.begin_offset},
-                       {"end_offset", r.end_offset}};
+    nlohmann::json row{
+        {"row", r.index}, {"begin_offset", r.begin_offset}, {"end_offset", r.end_offset}};
     if (r.lost) {
       row["lost"] = oa::perf_record_type_name(r.lost_type);
       out_rows.push_back(row);
@@ -220,7 +219,8 @@ int run_decode(const DecodeOptions& opt) {
       throw std::invalid_argument("--metrics-xml needs --metric-set SET (see oaprof metrics list)");
     }
     if (!symbol.empty()) {
-      set = std::make_unique<oa::MetricSet>(session::load_metric_set(platform, symbol, opt.metrics_xml));
+      set = std::make_unique<oa::MetricSet>(
+          session::load_metric_set(platform, symbol, opt.metrics_xml));
     }
     format = decode_format(opt, platform, set.get());
     const std::vector<std::uint8_t> bytes = read_input(opt.file);
@@ -238,9 +238,9 @@ int run_decode(const DecodeOptions& opt) {
   options.gen = platform.gen;
   options.timestamp_hz = platform.timestamp_hz;
   const oa::FormatLayout& format_layout = oa::layout_of(format);
-  options.max_interval_ns = oa::max_safe_read_interval_ns(
-      platform.max_freq_mhz, platform.eus, platform.timestamp_hz,
-      format_layout.header_bits() - format_layout.timestamp_shift);
+  options.max_interval_ns =
+      oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz,
+                                    format_layout.header_bits() - format_layout.timestamp_shift);
   options.metric_set = set.get();
   options.vars = oa::device_variables(platform, facts);
   const auto rows = oa::decode_rows(entries, options);
@@ -271,19 +271,22 @@ int run_decode(const DecodeOptions& opt) {
 std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
   auto opt = std::make_shared<DecodeOptions>();
   CLI::App* sub = app.add_subcommand(
-      "decode", "decode a file of raw OA reports or i915 perf records into CSV or JSON rows of "
-                "deltas and metrics (docs/metrics.md)");
+      "decode",
+      "decode a file of raw OA reports or i915 perf records into CSV or JSON rows of "
+      "deltas and metrics (docs/metrics.md)");
   sub->add_option("FILE", opt->file, "the capture")->required();
   sub->add_option("--platform", opt->platform,
                   "the platform that wrote it, e.g. kblgt2 (default: the simulated kblgt2)");
   sub->add_option("--format", opt->format,
                   "report format: select code in binary (101) or decimal (5), or a name "
                   "(default: the metric set's, else the platform's 256-byte format)");
-  sub->add_option("--timestamp-frequency", opt->timestamp_hz,
-                  "the reports' timestamp frequency in Hz (default: the platform's nominal one; "
-                  "on Meteor Lake i915 reports the OA one apart, I915_PARAM_OA_TIMESTAMP_FREQUENCY)");
-  sub->add_option("--metric-set", opt->metric_set,
-                  "metric set symbol (default: Builtin on Gen8 and later; see oaprof metrics list)");
+  sub->add_option(
+      "--timestamp-frequency", opt->timestamp_hz,
+      "the reports' timestamp frequency in Hz (default: the platform's nominal one; "
+      "on Meteor Lake i915 reports the OA one apart, I915_PARAM_OA_TIMESTAMP_FREQUENCY)");
+  sub->add_option(
+      "--metric-set", opt->metric_set,
+      "metric set symbol (default: Builtin on Gen8 and later; see oaprof metrics list)");
   sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");
   sub->add_option("--input", opt->input,
                   "auto, raw (reports back to back) or perf (i915 perf records)")

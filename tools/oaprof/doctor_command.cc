@@ -7,12 +7,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "session/daemon_paths.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "report/json_text.h"
-#include "tools/oaprof/commands.h"
 #include "run/doctor.h"
+#include "session/daemon_paths.h"
+#include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
 namespace {
@@ -112,7 +112,8 @@ std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
       "check this machine for profiling: the Intel GPU and its driver, the topology and "
       "timestamp frequency i915 reports for it (or that oaprof falls back to the platform "
       "table), debugfs forcewake, kernel lockdown, perf_stream_paranoid, RAPL, "
-      "virtualisation, OpenCL, oaprofd, group oaprof and oaprofd's Prometheus exporter; each check prints a verdict and the "
+      "virtualisation, OpenCL, oaprofd, group oaprof and oaprofd's Prometheus exporter; each check "
+      "prints a verdict and the "
       "exact fix");
   auto& c = opt->checks;
   sub->add_option("--pci", c.pci, "the GPU's PCI address (what oaprof --pci BDF names)")

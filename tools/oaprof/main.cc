@@ -44,10 +44,11 @@ bool under_sudo() {
 
 int main(int argc, char** argv) {
   using namespace oaprof::tools;
-  CLI::App app{"oaprof: per-kernel hardware counters of Intel integrated GPUs for OpenCL programs.\n"
-               "Runs PROGRAM with an OpenCL layer that snapshots the GPU's OA counters around every "
-               "kernel launch, and reports per-launch counter deltas.",
-               "oaprof"};
+  CLI::App app{
+      "oaprof: per-kernel hardware counters of Intel integrated GPUs for OpenCL programs.\n"
+      "Runs PROGRAM with an OpenCL layer that snapshots the GPU's OA counters around every "
+      "kernel launch, and reports per-launch counter deltas.",
+      "oaprof"};
   app.set_version_flag("--version", "oaprof " OAPROF_VERSION);
   const Action profile = add_profile_options(app);
   std::vector<std::pair<CLI::App*, Action>> subcommands;

@@ -54,7 +54,8 @@ int run_merge(const MergeOptions& opt) {
   }
   out.flush();
   if (!out) {
-    std::cerr << "oaprof merge: cannot write " << opt.output << ": " << std::strerror(errno) << "\n";
+    std::cerr << "oaprof merge: cannot write " << opt.output << ": " << std::strerror(errno)
+              << "\n";
     return base::kExitOutput;
   }
   const std::size_t runs = merged.runs();
@@ -78,10 +79,11 @@ std::pair<CLI::App*, Action> add_merge(CLI::App& app) {
                   "and the per-kernel figures)")
       ->required();
   sub->add_flag("-q,--quiet", opt->quiet, "no per-kernel table on stderr");
-  sub->footer("Exit status: 0 written; 2 bad options, an input that is not an oaprof output, or "
-              "inputs that do not belong together (other columns, metric set or format; the same "
-              "host and rank twice): the message names the files; 4 the output cannot be written."
-              "\nExample: oaprof merge out-*.csv -o all.json");
+  sub->footer(
+      "Exit status: 0 written; 2 bad options, an input that is not an oaprof output, or "
+      "inputs that do not belong together (other columns, metric set or format; the same "
+      "host and rank twice): the message names the files; 4 the output cannot be written."
+      "\nExample: oaprof merge out-*.csv -o all.json");
   return {sub, [opt] { return run_merge(*opt); }};
 }
 

@@ -10,12 +10,12 @@
 
 #include <fmt/format.h>
 
-#include "session/trusted_metrics.h"
-#include "session/user_file.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/topology.h"
-#include "tools/oaprof/commands.h"
 #include "session/metric_source.h"
+#include "session/trusted_metrics.h"
+#include "session/user_file.h"
+#include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
 
@@ -74,8 +74,8 @@ int run_list(const MetricsOptions& opt) {
 }
 
 int run_show(const MetricsOptions& opt) {
-  const oa::Platform platform = opt.platform.empty() ? oa::simulated_platform()
-                                                     : oa::require_platform_by_name(opt.platform);
+  const oa::Platform platform =
+      opt.platform.empty() ? oa::simulated_platform() : oa::require_platform_by_name(opt.platform);
   const oa::MetricSet set = load_metric_set(platform, opt.set, opt.metrics_xml);
   std::cout << fmt::format("{} — {}\n", set.symbol(), set.name());
   std::cout << fmt::format("platform: {} ({}); guid: {}\n", platform.metrics_file,
@@ -97,9 +97,10 @@ int run_show(const MetricsOptions& opt) {
     }
     const int index = static_cast<int>(&c - set.counters().data());
     if (const std::string need = set.unknown_input(index, vars); !need.empty()) {
-      std::cout << fmt::format("  {:<51} unavailable: reads {}, which only the device's query "
-                               "gives\n",
-                               "", need);
+      std::cout << fmt::format(
+          "  {:<51} unavailable: reads {}, which only the device's query "
+          "gives\n",
+          "", need);
     }
   }
   return 0;
@@ -120,17 +121,17 @@ int run_import(const MetricsOptions& opt) {
   for (const auto& [path, sets] : valid) {
     const fs::path target = dir / path.filename();
     fs::copy_file(path, target, fs::copy_options::overwrite_existing);
-    std::cout << fmt::format("imported {} ({} sets) to {}\n", path.string(), sets,
-                             target.string());
+    std::cout << fmt::format("imported {} ({} sets) to {}\n", path.string(), sets, target.string());
   }
   return 0;
 }
 
 std::pair<CLI::App*, Action> add_metrics_command(CLI::App& app) {
   auto opt = std::make_shared<MetricsOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "metrics", "metric sets: list those available, show one, import IGT metric files "
-                 "(docs/metrics.md)");
+  CLI::App* sub =
+      app.add_subcommand("metrics",
+                         "metric sets: list those available, show one, import IGT metric files "
+                         "(docs/metrics.md)");
   sub->require_subcommand(1);
   CLI::App* list = sub->add_subcommand("list", "the metric sets of every platform, or of one");
   list->add_option("--platform", opt->platform, "a platform name such as kblgt2");

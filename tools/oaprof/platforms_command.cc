@@ -58,7 +58,8 @@ nlohmann::json to_json(const oa::PciId& id) {
       {"kernel_driver", oa::kernel_driver_name(p.driver)},
       {"force_probe", p.force_probe},
   };
-  j["timestamp_hz"] = read_from_device(p) ? nlohmann::json(nullptr) : nlohmann::json(p.timestamp_hz);
+  j["timestamp_hz"] =
+      read_from_device(p) ? nlohmann::json(nullptr) : nlohmann::json(p.timestamp_hz);
   j["igt_metric_file"] = p.metrics_file.empty()
                              ? nlohmann::json(nullptr)
                              : nlohmann::json(oa::metric_file_name(p.metrics_file));
@@ -68,20 +69,20 @@ nlohmann::json to_json(const oa::PciId& id) {
 std::string table_row(const oa::PciId& id) {
   const oa::Platform& p = *id.platform;
   const char* mark = id.counts_from_mesa ? "" : "*";
-  return fmt::format("0x{:04X}  {:<6}  {:<4}  {:<5}  {:>3}{:<1} {:>4}{:<1} {:>6}  {:<4}  {:<20}  "
-                     "{:>5}  {:<14}  {}\n",
-                     id.device, oa::generation_name(p.gen), p.codename, oa::gt_label(p), p.eus,
-                     mark, p.subslices, mark, p.threads_per_eu, p.has_fp64 ? "yes" : "no",
-                     timestamp_text(p), p.max_freq_mhz,
-                     p.metrics_file.empty() ? "-" : oa::metric_file_name(p.metrics_file),
-                     driver_text(p));
+  return fmt::format(
+      "0x{:04X}  {:<6}  {:<4}  {:<5}  {:>3}{:<1} {:>4}{:<1} {:>6}  {:<4}  {:<20}  "
+      "{:>5}  {:<14}  {}\n",
+      id.device, oa::generation_name(p.gen), p.codename, oa::gt_label(p), p.eus, mark, p.subslices,
+      mark, p.threads_per_eu, p.has_fp64 ? "yes" : "no", timestamp_text(p), p.max_freq_mhz,
+      p.metrics_file.empty() ? "-" : oa::metric_file_name(p.metrics_file), driver_text(p));
 }
 
 void print_table() {
-  std::cout << fmt::format("{:<6}  {:<6}  {:<4}  {:<5}  {:>4} {:>5} {:>6}  {:<4}  {:<20}  {:>5}  "
-                           "{:<14}  {}\n",
-                           "PCI id", "gen", "name", "GT", "EUs", "subsl", "thr/EU", "FP64",
-                           "timestamp", "max", "IGT metrics", "driver");
+  std::cout << fmt::format(
+      "{:<6}  {:<6}  {:<4}  {:<5}  {:>4} {:>5} {:>6}  {:<4}  {:<20}  {:>5}  "
+      "{:<14}  {}\n",
+      "PCI id", "gen", "name", "GT", "EUs", "subsl", "thr/EU", "FP64", "timestamp", "max",
+      "IGT metrics", "driver");
   for (const oa::PciId& id : oa::known_pci_ids()) std::cout << table_row(id);
   std::cout << "EUs and subslices (dual subslices on Gen12) are Mesa's per id; * marks an id Mesa\n"
                "does not list, whose counts are assumed. On a real device i915's topology query\n"
@@ -151,8 +152,9 @@ int run_platforms(const PlatformsOptions& opt) {
 std::pair<CLI::App*, Action> add_platforms_command(CLI::App& app) {
   auto opt = std::make_shared<PlatformsOptions>();
   CLI::App* sub = app.add_subcommand(
-      "platforms", "every Intel GPU PCI id oaprof knows: generation, GT, EUs, threads, clocks, "
-                   "IGT metric file, kernel driver (docs/hardware-access.md)");
+      "platforms",
+      "every Intel GPU PCI id oaprof knows: generation, GT, EUs, threads, clocks, "
+      "IGT metric file, kernel driver (docs/hardware-access.md)");
   sub->add_option("--pci-id", opt->pci_id, "show one id, e.g. 0x3E92 (exit 2 if unknown)");
   sub->add_flag("--json", opt->json, "write JSON (an array, or one object with --pci-id)");
   return {sub, [opt] { return run_platforms(*opt); }};

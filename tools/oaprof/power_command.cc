@@ -37,10 +37,10 @@ std::string watts_text(const std::optional<double>& w) {
 }
 
 void print_table(const std::string& source, const power::EnergyWindow& w) {
-  std::cout << fmt::format(
-      "energy source: {}{}\n", source,
-      power::is_simulated_energy_backend(source) ? " (device: simulated; a model, not a measurement)"
-                                                 : "");
+  std::cout << fmt::format("energy source: {}{}\n", source,
+                           power::is_simulated_energy_backend(source)
+                               ? " (device: simulated; a model, not a measurement)"
+                               : "");
   std::cout << fmt::format("window: {:.3f} s\n", static_cast<double>(w.duration_ns) / 1e9);
   std::cout << fmt::format("{:<8} {:<5} {:>12} {:>11}\n", "domain", "plane", "energy", "power");
   for (const auto& [domain, uj] : w.energy_uj) {
@@ -79,7 +79,8 @@ struct PowerPlan {
 
 PowerPlan plan_power(const PowerOptions& opt) {
   PowerPlan plan;
-  plan.duration_ns = static_cast<std::uint64_t>(base::parse_duration("--duration", opt.duration).count());
+  plan.duration_ns =
+      static_cast<std::uint64_t>(base::parse_duration("--duration", opt.duration).count());
   if (plan.duration_ns == 0) throw base::UsageError("--duration must be positive, e.g. 1s");
   plan.formula = power::parse_igpu_formula_choice(opt.igpu_formula);
   if (!(opt.sim_gpu_activity >= 0 && opt.sim_gpu_activity <= 1)) {
@@ -110,7 +111,7 @@ std::unique_ptr<power::EnergySource> open_power_source(const PowerOptions& opt,
 
 int run_power(const PowerOptions& opt) {
   const session::RootPathOption paths[] = {{"--sysfs-root", opt.sysfs_root, "/sys"},
-                                          {"--dev-root", opt.dev_root, "/dev"}};
+                                           {"--dev-root", opt.dev_root, "/dev"}};
   if (const int rc = require_root_paths("power", paths); rc != 0) return rc;
   return base::run_command("oaprof power", [&opt] {
     const PowerPlan plan = plan_power(opt);

@@ -2,8 +2,8 @@
 // run::ProfileOptions; src/run/profile_run.cc checks them into a plan and runs it.
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "gpu/counter_source.h"
 #include "power/energy_registry.h"
@@ -60,7 +60,8 @@ Action add_profile_options(CLI::App& app) {
   dev->add_option("--forcewake", opt->forcewake,
                   "keep the GPU awake: auto (debugfs, else registers), debugfs, registers, none")
       ->capture_default_str();
-  dev->add_option("--debugfs", opt->debugfs_root, "debugfs root, for forcewake")->capture_default_str();
+  dev->add_option("--debugfs", opt->debugfs_root, "debugfs root, for forcewake")
+      ->capture_default_str();
   dev->add_option("--render-node", opt->render_node,
                   "i915 render node for --access rpc and perf (auto: the device's own, "
                   "<sysfs>/bus/pci/devices/BDF/drm/renderDN)")
@@ -157,21 +158,25 @@ Action add_profile_options(CLI::App& app) {
   }
   energy_help += " that works), or one of:";
   for (const auto& b : power::energy_backends()) energy_help += " " + std::string(b.name);
-  energy_help += " (sim is a model, refused beside a real GPU: only with --device sim; its rows "
-                 "are flagged energy_simulated)";
+  energy_help +=
+      " (sim is a model, refused beside a real GPU: only with --device sim; its rows "
+      "are flagged energy_simulated)";
   energy->add_option("--energy", opt->energy, energy_help)->capture_default_str();
-  energy->add_option("--igpu-power", opt->igpu_power,
-                     "headline GPU power formula: auto (gpu-pkg where the energy source is a "
-                     "discrete GPU's own sensor, else pkg-pp0-dram), pkg-pp0-dram (P_PKG - P_PP0 "
-                     "- P_DRAM, DRAM 0 where the part has none), pp1, pkg-pp0, gpu-pkg; JSON "
-                     "carries all of them")
+  energy
+      ->add_option("--igpu-power", opt->igpu_power,
+                   "headline GPU power formula: auto (gpu-pkg where the energy source is a "
+                   "discrete GPU's own sensor, else pkg-pp0-dram), pkg-pp0-dram (P_PKG - P_PP0 "
+                   "- P_DRAM, DRAM 0 where the part has none), pp1, pkg-pp0, gpu-pkg; JSON "
+                   "carries all of them")
       ->capture_default_str();
-  energy->add_option("--idle-baseline", opt->idle_baseline,
-                     "measure idle power this long before the run (DURATION or off), to report "
-                     "dynamic power = total - idle")
+  energy
+      ->add_option("--idle-baseline", opt->idle_baseline,
+                   "measure idle power this long before the run (DURATION or off), to report "
+                   "dynamic power = total - idle")
       ->capture_default_str();
-  energy->add_option("--sysfs-root", opt->sysfs_root,
-                     "where sysfs is: RAPL, the GPU's DRM nodes, kernel lockdown (for tests)")
+  energy
+      ->add_option("--sysfs-root", opt->sysfs_root,
+                   "where sysfs is: RAPL, the GPU's DRM nodes, kernel lockdown (for tests)")
       ->capture_default_str();
 
   auto* out = app.add_option_group("Output");
@@ -188,10 +193,11 @@ Action add_profile_options(CLI::App& app) {
                   "also write a JSON document (run metadata + the same rows), opened as -o is: in "
                   "a file, valid after every row; to a pipe, FIFO or terminal (/dev/stdout), one "
                   "valid document when the run ends; - or /dev/stdout as for -o");
-  out->add_option("--trace", opt->trace_path,
-                  "also write a Perfetto trace (FILE.pftrace: a track per OpenCL queue, a slice per "
-                  "kernel, counter tracks), written as the run goes; opened as -o is "
-                  "(docs/report.md)");
+  out->add_option(
+      "--trace", opt->trace_path,
+      "also write a Perfetto trace (FILE.pftrace: a track per OpenCL queue, a slice per "
+      "kernel, counter tracks), written as the run goes; opened as -o is "
+      "(docs/report.md)");
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run::run_profile(*opt); };

@@ -47,7 +47,8 @@ std::vector<report::TheoreticalPeaks> peaks_of(const std::vector<report::RunInpu
     if (run->max_freq_mhz > 0) pi.freq_mhz = run->max_freq_mhz;
     const bench::Peaks p = bench::compute_peaks(pi);
     const std::string device = run->device_detail.empty() ? run->platform : run->device_detail;
-    const bool seen = std::any_of(out.begin(), out.end(), [&](auto& q) { return q.device == device; });
+    const bool seen =
+        std::any_of(out.begin(), out.end(), [&](auto& q) { return q.device == device; });
     if (seen) continue;
     out.push_back({device, p.add_sp_flops / 1e9, p.mad_sp_flops / 1e9,
                    p.has_fp64 ? p.add_dp_flops / 1e9 : 0, p.has_fp64 ? p.mad_dp_flops / 1e9 : 0,
@@ -76,18 +77,22 @@ int run_report(const ReportOptions& opt) {
   }
   std::vector<report::RunInput> inputs;
   try {
-    for (const std::string& path : opt.inputs) inputs.push_back(report::parse_run_json(report::read_run_file(path), path));
+    for (const std::string& path : opt.inputs)
+      inputs.push_back(report::parse_run_json(report::read_run_file(path), path));
   } catch (const report::RunInputError& e) {
     std::cerr << "oaprof report: " << e.what() << "\n";
     return base::kExitUsage;
   }
-  const report::RooflineModel model = report::build_roofline_model(inputs, peaks_of(inputs), kernels.get());
-  const std::string text = svg ? report::roofline_svg(model, opt.title) : report::html_report(model, opt.title);
+  const report::RooflineModel model =
+      report::build_roofline_model(inputs, peaks_of(inputs), kernels.get());
+  const std::string text =
+      svg ? report::roofline_svg(model, opt.title) : report::html_report(model, opt.title);
   std::ofstream out(opt.output, std::ios::binary | std::ios::trunc);
   out << text;
   out.flush();
   if (!out) {
-    std::cerr << "oaprof report: cannot write " << opt.output << ": " << std::strerror(errno) << "\n";
+    std::cerr << "oaprof report: cannot write " << opt.output << ": " << std::strerror(errno)
+              << "\n";
     return base::kExitOutput;
   }
   std::cerr << fmt::format("oaprof report: wrote {} ({} points, {} ceilings{})\n", opt.output,
@@ -102,17 +107,20 @@ std::pair<CLI::App*, Action> add_report(CLI::App& app) {
       "report",
       "the roofline report (one self-contained HTML page, or the roofline alone as SVG) from the "
       "JSON of oaprof runs (--json) and kernel_runner runs (--json); see docs/report.md");
-  sub->add_option("inputs", opt->inputs, "RUN.json files from oaprof --json or kernel_runner --json")
+  sub->add_option("inputs", opt->inputs,
+                  "RUN.json files from oaprof --json or kernel_runner --json")
       ->required();
   sub->add_option("-o,--output", opt->output,
                   "report.html (the whole report) or report.svg (the roofline alone)")
       ->capture_default_str();
   sub->add_option("--title", opt->title, "the report's title")->capture_default_str();
-  sub->add_option("--kernels", opt->kernels, "only kernels whose name matches this regular expression");
-  sub->footer("Exit status: 0 written; 2 bad options or an input that is not a valid oaprof or "
-              "kernel_runner JSON document (the message names the file and the field); 4 the "
-              "output cannot be written.\nExample: oaprof report run.json kernel_runner.json -o "
-              "report.html");
+  sub->add_option("--kernels", opt->kernels,
+                  "only kernels whose name matches this regular expression");
+  sub->footer(
+      "Exit status: 0 written; 2 bad options or an input that is not a valid oaprof or "
+      "kernel_runner JSON document (the message names the file and the field); 4 the "
+      "output cannot be written.\nExample: oaprof report run.json kernel_runner.json -o "
+      "report.html");
   return {sub, [opt] { return run_report(*opt); }};
 }
 

@@ -19,18 +19,18 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "daemon/daemon_log.h"
-#include "session/daemon_paths.h"
 #include "daemon/daemon_service.h"
 #include "daemon/exporter.h"
 #include "daemon/oaprofd.h"
-#include "session/privilege_drop.h"
-#include "session/state_dir.h"
 #include "daemon/systemd.h"
 #include "mmio/sim_gpu.h"
+#include "session/daemon_paths.h"
+#include "session/privilege_drop.h"
+#include "session/state_dir.h"
 
 namespace {
 namespace fs = std::filesystem;
@@ -251,9 +251,9 @@ int main(int argc, char** argv) {
 
   const auto notify = env.find("NOTIFY_SOCKET");
   const std::string notify_socket = notify != env.end() ? notify->second : "";
-  log_line(6, fmt::format("serving --device {} on {} for root and group '{}'", device,
-                          o.listen_fd >= 0 ? "the socket systemd passed" : socket_path,
-                          group_name));
+  log_line(6,
+           fmt::format("serving --device {} on {} for root and group '{}'", device,
+                       o.listen_fd >= 0 ? "the socket systemd passed" : socket_path, group_name));
   (void)oaprof::daemon::notify_systemd(notify_socket, "READY=1");
   daemon->run();  // returns after SIGINT/SIGTERM, with the session restored
   (void)oaprof::daemon::notify_systemd(notify_socket, "STOPPING=1");

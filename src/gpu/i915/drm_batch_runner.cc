@@ -28,7 +28,8 @@ constexpr std::int64_t kWaitTimeoutNs = 1'000'000'000;
 
 class DrmBatchRunner final : public BatchRunner {
  public:
-  explicit DrmBatchRunner(const std::string& render_node) : fd_(open_i915_render_node(render_node)) {
+  explicit DrmBatchRunner(const std::string& render_node)
+      : fd_(open_i915_render_node(render_node)) {
     try {
       batch_ = create_buffer("batch");
       reports_ = create_buffer("report");
@@ -94,11 +95,11 @@ class DrmBatchRunner final : public BatchRunner {
   void ioctl_or_throw(unsigned long request, void* arg, const char* what) {
     if (drmIoctl(fd_, request, arg) != 0) {
       const int err = errno;
-      throw std::runtime_error(fmt::format(
-          "i915: cannot {}: {}{}", what, std::strerror(err),
-          err == EACCES || err == EPERM
-              ? "; the render node refused it: check `oaprof doctor`"
-              : "; the GPU may be hung or the kernel too old: try --access mmio"));
+      throw std::runtime_error(
+          fmt::format("i915: cannot {}: {}{}", what, std::strerror(err),
+                      err == EACCES || err == EPERM
+                          ? "; the render node refused it: check `oaprof doctor`"
+                          : "; the GPU may be hung or the kernel too old: try --access mmio"));
     }
   }
 

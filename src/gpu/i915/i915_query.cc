@@ -52,12 +52,12 @@ std::int32_t topology_item(I915Query& i915, std::int32_t length, std::uint8_t* d
   q.num_items = 1;
   q.items_ptr = reinterpret_cast<std::uintptr_t>(&item);
   if (const int err = i915.query(q); err < 0) {
-    throw std::runtime_error(fmt::format("{}: DRM_IOCTL_I915_QUERY failed: {}", i915.describe(),
-                                         std::strerror(-err)));
+    throw std::runtime_error(
+        fmt::format("{}: DRM_IOCTL_I915_QUERY failed: {}", i915.describe(), std::strerror(-err)));
   }
   if (item.length < 0) {
-    throw std::runtime_error(fmt::format("{}: i915 refused the topology query: {}",
-                                         i915.describe(), std::strerror(-item.length)));
+    throw std::runtime_error(fmt::format("{}: i915 refused the topology query: {}", i915.describe(),
+                                         std::strerror(-item.length)));
   }
   return item.length;
 }
@@ -98,8 +98,8 @@ double query_cs_timestamp_hz(I915Query& i915) {
                                          i915.describe(), std::strerror(-err)));
   }
   if (value <= 0) {
-    throw std::runtime_error(fmt::format("{}: I915_PARAM_CS_TIMESTAMP_FREQUENCY is {}",
-                                         i915.describe(), value));
+    throw std::runtime_error(
+        fmt::format("{}: I915_PARAM_CS_TIMESTAMP_FREQUENCY is {}", i915.describe(), value));
   }
   return value;
 }

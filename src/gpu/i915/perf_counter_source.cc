@@ -54,9 +54,8 @@ class PerfCounterSource final : public CounterSource {
     try {
       perf_->open_node();
       config_id_ = config_id_for(config);
-      const auto props =
-          perf_open_properties(config_id_, format, device_.perf_period_exponent,
-                               device_.platform.gen);
+      const auto props = perf_open_properties(config_id_, format, device_.perf_period_exponent,
+                                              device_.platform.gen);
       drm_i915_perf_open_param param{};
       param.flags = I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK;
       param.num_properties = static_cast<std::uint32_t>(props.size() / 2);
@@ -67,7 +66,8 @@ class PerfCounterSource final : public CounterSource {
             "{} refused the perf stream (PERF_OPEN): {}; a system-wide stream needs CAP_PERFMON "
             "or /proc/sys/dev/i915/perf_stream_paranoid = 0, a period no faster than "
             "dev.i915.oa_max_sample_rate, and no other OA stream open (EBUSY: another "
-            "profiler holds the OA unit)", perf_->describe(), std::strerror(-stream)));
+            "profiler holds the OA unit)",
+            perf_->describe(), std::strerror(-stream)));
       }
       stream_ = stream;
       runner_ = perf_->make_batch_runner();
@@ -107,8 +107,8 @@ class PerfCounterSource final : public CounterSource {
   std::uint64_t config_id_for(const mmio::OaConfig& config) {
     if (auto id = perf_->find_config_id(config.guid)) return *id;
     if (config.guid.size() != 36) {
-      throw std::invalid_argument(fmt::format(
-          "metric set guid '{}' is not a 36-character UUID", config.guid));
+      throw std::invalid_argument(
+          fmt::format("metric set guid '{}' is not a 36-character UUID", config.guid));
     }
     auto regs = [](const std::vector<oa::RegisterWrite>& ws) {
       std::vector<std::uint32_t> out;
@@ -168,10 +168,9 @@ class PerfCounterSource final : public CounterSource {
 
 std::unique_ptr<CounterSource> make_perf_source(Device& device) {
   if (device.platform.driver == oa::KernelDriver::kXe) return make_xe_source(device);
-  auto perf =
-      device.simulated()
-          ? make_sim_i915_perf(*device.sim, {.oa_buffer_bytes = device.sim_oa_buffer_bytes})
-          : make_drm_i915_perf(resolve_render_node(device), resolve_card_sysfs(device));
+  auto perf = device.simulated()
+                  ? make_sim_i915_perf(*device.sim, {.oa_buffer_bytes = device.sim_oa_buffer_bytes})
+                  : make_drm_i915_perf(resolve_render_node(device), resolve_card_sysfs(device));
   return std::make_unique<PerfCounterSource>(device, std::move(perf));
 }
 

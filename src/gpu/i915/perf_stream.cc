@@ -47,30 +47,35 @@ void summarize_perf_records(std::span<const std::uint8_t> bytes, int report_byte
   while (at < bytes.size()) {
     drm_i915_perf_record_header h{};
     if (bytes.size() - at < sizeof h) {
-      throw std::runtime_error(fmt::format(
-          "i915 perf stream: {} bytes left at offset {}, less than a record header", 
-          bytes.size() - at, at));
+      throw std::runtime_error(
+          fmt::format("i915 perf stream: {} bytes left at offset {}, less than a record header",
+                      bytes.size() - at, at));
     }
     std::memcpy(&h, bytes.data() + at, sizeof h);
     if (h.size < sizeof h || h.size > bytes.size() - at) {
-      throw std::runtime_error(fmt::format(
-          "i915 perf stream: record at offset {} claims {} bytes, {} are left", at, h.size,
-          bytes.size() - at));
+      throw std::runtime_error(
+          fmt::format("i915 perf stream: record at offset {} claims {} bytes, {} are left", at,
+                      h.size, bytes.size() - at));
     }
     switch (h.type) {
       case DRM_I915_PERF_RECORD_SAMPLE:
         if (h.size != sizeof h + static_cast<std::size_t>(report_bytes)) {
-          throw std::runtime_error(fmt::format(
-              "i915 perf stream: sample of {} bytes, expected a {}-byte report", h.size - sizeof h,
-              report_bytes));
+          throw std::runtime_error(
+              fmt::format("i915 perf stream: sample of {} bytes, expected a {}-byte report",
+                          h.size - sizeof h, report_bytes));
         }
         ++summary.samples;
         summary.last_report.assign(bytes.begin() + static_cast<std::ptrdiff_t>(at + sizeof h),
                                    bytes.begin() + static_cast<std::ptrdiff_t>(at + h.size));
         break;
-      case DRM_I915_PERF_RECORD_OA_REPORT_LOST: ++summary.reports_lost; break;
-      case DRM_I915_PERF_RECORD_OA_BUFFER_LOST: ++summary.buffer_lost; break;
-      default: break;  // newer record types carry nothing oaprof uses
+      case DRM_I915_PERF_RECORD_OA_REPORT_LOST:
+        ++summary.reports_lost;
+        break;
+      case DRM_I915_PERF_RECORD_OA_BUFFER_LOST:
+        ++summary.buffer_lost;
+        break;
+      default:
+        break;  // newer record types carry nothing oaprof uses
     }
     at += h.size;
   }

@@ -17,8 +17,8 @@ namespace oaprof::gpu {
 ReportBatch build_report_batch(oa::Generation gen, std::uint64_t report_address,
                                std::uint32_t report_id) {
   if (report_address % mmio::cmd::kReportAlignment != 0) {
-    throw std::invalid_argument(fmt::format(
-        "MI_REPORT_PERF_COUNT target 0x{:X} is not 64-byte aligned", report_address));
+    throw std::invalid_argument(
+        fmt::format("MI_REPORT_PERF_COUNT target 0x{:X} is not 64-byte aligned", report_address));
   }
   ReportBatch b;
   if (gen == oa::Generation::kGen7_5) {
@@ -60,13 +60,13 @@ constexpr std::size_t kReportBufferBytes = 4096;
 ReportBatch build_register_batch(std::span<const std::uint32_t> registers,
                                  std::uint64_t report_address, std::uint32_t report_id) {
   if (report_address % mmio::cmd::kReportAlignment != 0) {
-    throw std::invalid_argument(fmt::format(
-        "register snapshot target 0x{:X} is not 64-byte aligned", report_address));
+    throw std::invalid_argument(
+        fmt::format("register snapshot target 0x{:X} is not 64-byte aligned", report_address));
   }
   if (4 * (registers.size() + 1) > kReportBufferBytes) {
-    throw std::invalid_argument(fmt::format(
-        "a register snapshot of {} registers does not fit the {}-byte report buffer",
-        registers.size(), kReportBufferBytes));
+    throw std::invalid_argument(
+        fmt::format("a register snapshot of {} registers does not fit the {}-byte report buffer",
+                    registers.size(), kReportBufferBytes));
   }
   ReportBatch b;
   auto store = [&](std::uint32_t dw0, std::uint32_t operand_first, std::uint32_t delta,
@@ -81,8 +81,8 @@ ReportBatch build_register_batch(std::span<const std::uint32_t> registers,
   };
   store(mmio::cmd::kMiStoreDwordImmGen4, 0, 0, report_id);
   for (std::size_t i = 0; i < registers.size(); ++i) {
-    store(mmio::cmd::kMiStoreRegisterMemGen8, registers[i],
-          static_cast<std::uint32_t>(4 * (i + 1)), std::nullopt);
+    store(mmio::cmd::kMiStoreRegisterMemGen8, registers[i], static_cast<std::uint32_t>(4 * (i + 1)),
+          std::nullopt);
   }
   b.registers.assign(registers.begin(), registers.end());
   b.dwords.push_back(mmio::cmd::kMiBatchBufferEnd);
@@ -101,13 +101,13 @@ oa::RawReport assemble_register_report(oa::Generation gen, oa::ReportFormat form
   // Replays the reads: each register's stored values, in the order they were stored.
   std::map<std::uint32_t, std::deque<std::uint32_t>> values;
   for (std::size_t i = 0; i < order.size(); ++i) values[order[i]].push_back(stored[i]);
-  oa::Report r = mmio::read_counter_registers(
-      mmio::reg::oa_block(gen), format, [&values](std::uint32_t offset) {
-        auto& q = values.at(offset);
-        const std::uint32_t v = q.front();
-        if (q.size() > 1) q.pop_front();
-        return v;
-      });
+  oa::Report r = mmio::read_counter_registers(mmio::reg::oa_block(gen), format,
+                                              [&values](std::uint32_t offset) {
+                                                auto& q = values.at(offset);
+                                                const std::uint32_t v = q.front();
+                                                if (q.size() > 1) q.pop_front();
+                                                return v;
+                                              });
   r.rpt_id = report_id;
   return oa::encode(format, r);
 }
@@ -132,9 +132,10 @@ class SimBatchRunner final : public BatchRunner, private mmio::GpuAddressSpace {
  private:
   std::uint8_t* resolve(std::uint64_t gpu_address, std::size_t size) override {
     if (gpu_address < kReportAddress || gpu_address + size > kReportAddress + kReportBytes) {
-      throw std::invalid_argument(fmt::format(
-          "batch writes {} bytes at GPU address 0x{:X}, outside the report buffer "
-          "0x{:X}+{}", size, gpu_address, kReportAddress, kReportBytes));
+      throw std::invalid_argument(
+          fmt::format("batch writes {} bytes at GPU address 0x{:X}, outside the report buffer "
+                      "0x{:X}+{}",
+                      size, gpu_address, kReportAddress, kReportBytes));
     }
     return reports_.data() + (gpu_address - kReportAddress);
   }
@@ -159,7 +160,8 @@ oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFor
     if (out[0] != report_id) {
       throw std::runtime_error(fmt::format(
           "{}: the register snapshot batch wrote report id 0x{:X}, expected 0x{:X}: the batch did "
-          "not run; `oaprof doctor` checks the device", who, out[0], report_id));
+          "not run; `oaprof doctor` checks the device",
+          who, out[0], report_id));
     }
     return assemble_register_report(gen, format, report_id, std::span(out).subspan(1));
   }

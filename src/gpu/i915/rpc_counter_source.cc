@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "gpu/counter_source.h"
-#include "gpu/programmed_source.h"
 #include "gpu/i915/report_batch.h"
+#include "gpu/programmed_source.h"
 
 namespace oaprof::gpu {
 namespace {

@@ -162,8 +162,11 @@ class SimI915Perf final : public I915Perf {
       const std::uint64_t id = props[2 * i], value = props[2 * i + 1];
       if (id == 0 || id >= kPerfPropMax) return -EINVAL;
       switch (id) {
-        case DRM_I915_PERF_PROP_CTX_HANDLE: return -ENOENT;  // no GEM context has that handle
-        case DRM_I915_PERF_PROP_SAMPLE_OA: sample_oa = value != 0; break;
+        case DRM_I915_PERF_PROP_CTX_HANDLE:
+          return -ENOENT;  // no GEM context has that handle
+        case DRM_I915_PERF_PROP_SAMPLE_OA:
+          sample_oa = value != 0;
+          break;
         case DRM_I915_PERF_PROP_OA_METRICS_SET:
           if (value == 0) return -EINVAL;
           metrics_set = value;
@@ -185,14 +188,22 @@ class SimI915Perf final : public I915Perf {
           exponent = static_cast<int>(value);
           break;
         }
-        case DRM_I915_PERF_PROP_HOLD_PREEMPTION: hold_preemption = value != 0; break;
-        case DRM_I915_PERF_PROP_GLOBAL_SSEU: return -EINVAL;  // no slice/subslice model
+        case DRM_I915_PERF_PROP_HOLD_PREEMPTION:
+          hold_preemption = value != 0;
+          break;
+        case DRM_I915_PERF_PROP_GLOBAL_SSEU:
+          return -EINVAL;  // no slice/subslice model
         case DRM_I915_PERF_PROP_POLL_OA_PERIOD:
           if (value < 100'000) return -EINVAL;  // i915 polls no faster than every 100 µs
           break;
-        case kPerfPropOaEngineClass: engine_class = value; break;
-        case kPerfPropOaEngineInstance: engine_instance = value; break;
-        default: return -EINVAL;
+        case kPerfPropOaEngineClass:
+          engine_class = value;
+          break;
+        case kPerfPropOaEngineInstance:
+          engine_instance = value;
+          break;
+        default:
+          return -EINVAL;
       }
     }
     // i915 (perf revision 6): class and instance come together, default to render 0, and name
@@ -207,8 +218,8 @@ class SimI915Perf final : public I915Perf {
     std::unique_lock lock(driver_->mu);
     if (driver_->stream_open) return -EBUSY;
     if (!format) return -EINVAL;
-    const auto config = driver_->configs.find(static_cast<int>(std::min<std::uint64_t>(
-        metrics_set, 0x7FFFFFFF)));
+    const auto config =
+        driver_->configs.find(static_cast<int>(std::min<std::uint64_t>(metrics_set, 0x7FFFFFFF)));
     if (config == driver_->configs.end()) return -EINVAL;
 
     std::vector<mmio::PlanStep> plan;
@@ -223,9 +234,9 @@ class SimI915Perf final : public I915Perf {
     const bool gen12 = oa::is_gen12_family(platform.gen);
     std::uint32_t ctx_control = gen12 ? 0 : mmio::reg::kOaCtxControlCounterResume;
     if (exponent) {
-      ctx_control |= mmio::SimGpu::kOaCtxControlTimerEnable |
-                     (static_cast<std::uint32_t>(*exponent)
-                      << mmio::SimGpu::kOaCtxControlTimerPeriodShift);
+      ctx_control |=
+          mmio::SimGpu::kOaCtxControlTimerEnable |
+          (static_cast<std::uint32_t>(*exponent) << mmio::SimGpu::kOaCtxControlTimerPeriodShift);
     }
     SimStream stream;
     stream.nonblock = (param.flags & I915_PERF_FLAG_FD_NONBLOCK) != 0;
@@ -292,7 +303,8 @@ class SimI915Perf final : public I915Perf {
       }
       const std::size_t record_bytes =
           oa::kPerfRecordHeaderBytes + static_cast<std::size_t>(s.report_bytes);
-      for (const oa::RawReport& r : sim_.read_oa_reports((buf.size() - out.size()) / record_bytes)) {
+      for (const oa::RawReport& r :
+           sim_.read_oa_reports((buf.size() - out.size()) / record_bytes)) {
         oa::append_perf_record(out, oa::PerfRecord::Type::kSample,
                                std::span(r.bytes.data(), static_cast<std::size_t>(r.size)));
       }

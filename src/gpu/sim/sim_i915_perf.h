@@ -28,7 +28,6 @@ struct SimI915Options {
 
 // A render-node descriptor on `sim`'s simulated i915. Every SimI915Perf on the same SimGpu shares
 // its configurations and its one stream, as descriptors on one device do.
-std::unique_ptr<I915Perf> make_sim_i915_perf(mmio::SimGpu& sim,
-                                             const SimI915Options& options = {});
+std::unique_ptr<I915Perf> make_sim_i915_perf(mmio::SimGpu& sim, const SimI915Options& options = {});
 
 }  // namespace oaprof::gpu

@@ -25,19 +25,20 @@ struct Range {
 };
 constexpr std::uint32_t kFlex[] = {0xe458, 0xe558, 0xe658, 0xe758, 0xe45c, 0xe55c, 0xe65c};
 constexpr Range kBCounters[] = {
-    {0xdc48, 0xdc48},     {0xdd00, 0xdd48},     // xehp_oa_b_counters
-    {0x2b2c, 0x2b2c},     {0xd900, 0xd91c},     {0xd920, 0xd93c}, {0xd940, 0xd97c},
-    {0xdc00, 0xdc3c},     {0xdc40, 0xdc40},     {0xdc44, 0xdc44},  // gen12_oa_b_counters
+    {0xdc48, 0xdc48},     {0xdd00, 0xdd48},  // xehp_oa_b_counters
+    {0x2b2c, 0x2b2c},     {0xd900, 0xd91c},     {0xd920, 0xd93c},
+    {0xd940, 0xd97c},     {0xdc00, 0xdc3c},     {0xdc40, 0xdc40},
+    {0xdc44, 0xdc44},  // gen12_oa_b_counters
     {0x393000, 0x39301c}, {0x393020, 0x39303c}, {0x393040, 0x39307c},
-    {0x393200, 0x39323c},                                          // mtl_oam_b_counters
+    {0x393200, 0x39323c},  // mtl_oam_b_counters
 };
 constexpr Range kXe2BCounters[] = {{0x394200, 0x39423c}, {0x394a00, 0x394a3c}};
 constexpr Range kXe2Mux[] = {{0x5194, 0x5194}, {0x8704, 0x8704}, {0xb1bc, 0xb1bc},
                              {0xe18c, 0xe18c}, {0xe590, 0xe590}, {0x13000, 0x137fc}};
-constexpr Range kGen12Mux[] = {{0x0d00, 0x0d04}, {0x0d0c, 0x0d2c}, {0x9840, 0x9840},
-                               {0x9884, 0x9888}, {0x20cc, 0x20cc}};
-constexpr Range kMtlMux[] = {{0x0d00, 0x0d04}, {0x0d0c, 0x0d2c}, {0x9840, 0x9840},
-                             {0x9884, 0x9888}, {0x38d100, 0x38d114}};
+constexpr Range kGen12Mux[] = {
+    {0x0d00, 0x0d04}, {0x0d0c, 0x0d2c}, {0x9840, 0x9840}, {0x9884, 0x9888}, {0x20cc, 0x20cc}};
+constexpr Range kMtlMux[] = {
+    {0x0d00, 0x0d04}, {0x0d0c, 0x0d2c}, {0x9840, 0x9840}, {0x9884, 0x9888}, {0x38d100, 0x38d114}};
 
 bool in(std::span<const Range> ranges, std::uint32_t addr) {
   return std::any_of(ranges.begin(), ranges.end(),
@@ -54,9 +55,12 @@ bool is_b_counter(oa::Generation gen, std::uint32_t addr) {
 
 std::span<const Range> mux_list(oa::Generation gen) {
   switch (gen) {
-    case oa::Generation::kXe2: return kXe2Mux;
-    case oa::Generation::kXeLpg: return kMtlMux;
-    default: return kGen12Mux;
+    case oa::Generation::kXe2:
+      return kXe2Mux;
+    case oa::Generation::kXeLpg:
+      return kMtlMux;
+    default:
+      return kGen12Mux;
   }
 }
 
@@ -97,12 +101,9 @@ const XeFormat kGen12Formats[] = {
     {kTypeOag, 7, 0, 0, 64, std::nullopt, true},
 };
 const XeFormat kXeLpgFormats[] = {
-    {kTypeOar, 5, 0, 0, 256},
-    {kTypeOag, 5, 0, 0, 256, oa::ReportFormat::kA24u40_A14u32_B8_C8},
-    {kTypeOac, 1, 0, 0, 320},
-    {kTypeOac, 2, 0, 0, 192},
-    {kTypeOam, 1, 0, 0, 192},
-    {kTypeOam, 2, 0, 0, 128},
+    {kTypeOar, 5, 0, 0, 256}, {kTypeOag, 5, 0, 0, 256, oa::ReportFormat::kA24u40_A14u32_B8_C8},
+    {kTypeOac, 1, 0, 0, 320}, {kTypeOac, 2, 0, 0, 192},
+    {kTypeOam, 1, 0, 0, 192}, {kTypeOam, 2, 0, 0, 128},
 };
 const XeFormat kXe2Formats[] = {
     {kTypeOamMpec, 1, 0, 0, 192}, {kTypeOamMpec, 2, 0, 0, 128}, {kTypePec, 1, 1, 0, 576},
@@ -113,9 +114,12 @@ const XeFormat kXe2Formats[] = {
 
 std::span<const XeFormat> formats_of(oa::Generation gen) {
   switch (gen) {
-    case oa::Generation::kXe2: return kXe2Formats;
-    case oa::Generation::kXeLpg: return kXeLpgFormats;
-    default: return kGen12Formats;
+    case oa::Generation::kXe2:
+      return kXe2Formats;
+    case oa::Generation::kXeLpg:
+      return kXeLpgFormats;
+    default:
+      return kGen12Formats;
   }
 }
 
@@ -221,8 +225,8 @@ std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, int bytes) 
   put64(0, 1);  // report id: non-zero, as xe's tail check requires of a landed report
   put64(1, tick + options_.timestamp_base_ticks);
   put64(3, static_cast<std::uint64_t>(s * options_.gpu_mhz * 1e6));
-  const auto busy_clocks = static_cast<std::uint64_t>(static_cast<double>(busy_ns_until(t)) *
-                                                      options_.gpu_mhz / 1e3);
+  const auto busy_clocks =
+      static_cast<std::uint64_t>(static_cast<double>(busy_ns_until(t)) * options_.gpu_mhz / 1e3);
   for (int i = 0; i < 64 && 32 + 8 * i + 8 <= bytes; ++i) {
     put64(4 + i, busy_clocks * static_cast<std::uint64_t>(i % 4 + 1) / 4);
   }
@@ -231,9 +235,14 @@ std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, int bytes) 
 
 int SimXeDevice::engine_cycles(xe::QueryEngineCycles& q) const {
   switch (q.clockid) {  // __clock_id_to_func
-    case CLOCK_MONOTONIC: case CLOCK_MONOTONIC_RAW: case CLOCK_REALTIME: case CLOCK_BOOTTIME:
-    case CLOCK_TAI: break;
-    default: return -EINVAL;
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_REALTIME:
+    case CLOCK_BOOTTIME:
+    case CLOCK_TAI:
+      break;
+    default:
+      return -EINVAL;
   }
   bool known = false;
   for (const XeOaUnit& u : oa_units()) {
@@ -245,9 +254,9 @@ int SimXeDevice::engine_cycles(xe::QueryEngineCycles& q) const {
   if (!known) return -EINVAL;  // xe_gt_hw_engine finds none
   // The simulator's clock stands for every clock id, CLOCK_MONOTONIC in live runs.
   q.cpu_timestamp = clock_.now_ns();
-  q.engine_cycles = (registers_ != nullptr ? register_timestamp()
-                                           : now_ticks() + options_.timestamp_base_ticks) +
-                    static_cast<std::uint64_t>(options_.engine_cycles_skew_ticks);
+  q.engine_cycles =
+      (registers_ != nullptr ? register_timestamp() : now_ticks() + options_.timestamp_base_ticks) +
+      static_cast<std::uint64_t>(options_.engine_cycles_skew_ticks);
   q.cpu_delta = 0;
   // xe_query.c query_engine_cycles @ torvalds/linux 043254938d2b: 64 bits from GRAPHICS_VER 20,
   // else 36.
@@ -449,7 +458,7 @@ class SimXeObservation final : public XeObservation {
     mmio::OaConfig regs;
     regs.guid = config.uuid;
     for (const auto& [address, value] : config.regs) {
-      auto& list = is_flex(address)               ? regs.flex
+      auto& list = is_flex(address)             ? regs.flex
                    : is_b_counter(gen, address) ? regs.boolean
                                                 : regs.mux;
       list.push_back({address, value});
@@ -461,11 +470,11 @@ class SimXeObservation final : public XeObservation {
       return -EINVAL;  // a register the simulated OA unit is not programmed through
     }
     const mmio::reg::OaRegisterBlock& block = mmio::reg::oa_block(gen);
-    const std::uint32_t timer =
-        exponent < 0 ? 0
-                     : mmio::SimGpu::kOaCtxControlTimerEnable |
-                           static_cast<std::uint32_t>(exponent)
-                               << mmio::SimGpu::kOaCtxControlTimerPeriodShift;
+    const std::uint32_t timer = exponent < 0
+                                    ? 0
+                                    : mmio::SimGpu::kOaCtxControlTimerEnable |
+                                          static_cast<std::uint32_t>(exponent)
+                                              << mmio::SimGpu::kOaCtxControlTimerPeriodShift;
     for (auto& step : plan) {
       if (step.address == block.ctx_control) step.value = timer;
     }

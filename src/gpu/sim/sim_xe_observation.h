@@ -91,10 +91,10 @@ class SimXeDevice {
     std::uint64_t period_ticks = 0;  // (2 << exponent) OA timestamp ticks; 0: no sampling
     bool sample = false;
     bool enabled = false;
-    std::uint64_t next_report_tick = 0;  // when the next periodic report is due
+    std::uint64_t next_report_tick = 0;            // when the next periodic report is due
     std::deque<std::vector<std::uint8_t>> buffer;  // reports written and not yet read
-    std::uint64_t status = 0;          // OA status bits not yet returned through EIO
-    std::uint64_t last_status = 0;     // what STATUS answers
+    std::uint64_t status = 0;                      // OA status bits not yet returned through EIO
+    std::uint64_t last_status = 0;                 // what STATUS answers
     // Gen12 and Xe-LPG: the OAG unit's registers as the stream programmed them, and the
     // OACONTROL value that counts; null on Xe2.
     std::unique_ptr<mmio::OaProgrammer> programmer;

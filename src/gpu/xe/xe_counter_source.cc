@@ -5,10 +5,10 @@
 // xe has no i915-style MI_REPORT_PERF_COUNT path for a process that does not own the
 // workload's exec queue, so a snapshot is the first periodic report written after it was asked
 // for: it waits one period (2 << exponent timestamp ticks) plus xe's poll delay and then takes
-// the newest readable report (see snapshot()). The 'before' report is therefore written before the kernel starts and the 'after'
-// report after it ends, each up to one period (plus xe's 5 ms buffer poll on hardware) away from
-// the boundary: event counters are whole, and time-based figures include that idle margin,
-// which every row says (flag xe_periodic) and docs/xe.md explains.
+// the newest readable report (see snapshot()). The 'before' report is therefore written before the
+// kernel starts and the 'after' report after it ends, each up to one period (plus xe's 5 ms buffer
+// poll on hardware) away from the boundary: event counters are whole, and time-based figures
+// include that idle margin, which every row says (flag xe_periodic) and docs/xe.md explains.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -32,12 +32,18 @@ namespace {
 std::string open_failure(const XeObservation& xe, int err) {
   std::string why;
   switch (-err) {
-    case EBUSY: why = "another process holds the OA unit (one stream per unit)"; break;
+    case EBUSY:
+      why = "another process holds the OA unit (one stream per unit)";
+      break;
     case EACCES:
       why = "dev.xe.observation_paranoid is 1 and oaprof lacks CAP_PERFMON; run it with sudo";
       break;
-    case ENODEV: why = "xe has no OA support here (it needs GuC submission, and no SR-IOV VF)"; break;
-    default: why = "xe refused the properties (format, unit or metric set)"; break;
+    case ENODEV:
+      why = "xe has no OA support here (it needs GuC submission, and no SR-IOV VF)";
+      break;
+    default:
+      why = "xe refused the properties (format, unit or metric set)";
+      break;
   }
   return fmt::format("{} refused the OA stream (STREAM_OPEN): {}; {}", xe.describe(),
                      std::strerror(-err), why);
@@ -101,8 +107,8 @@ class XeCounterSource final : public CounterSource {
       }
       const std::chrono::nanoseconds shortest = std::chrono::microseconds(20);
       const std::chrono::nanoseconds longest = std::max({shortest, period_ / 4, poll_ / 4});
-      std::this_thread::sleep_for(std::clamp<std::chrono::nanoseconds>(ready - now, shortest,
-                                                                       longest));
+      std::this_thread::sleep_for(
+          std::clamp<std::chrono::nanoseconds>(ready - now, shortest, longest));
     }
     if (!from_) ++snapshots_waited_;
     const std::vector<std::uint8_t>& bytes = from_ ? picked_ : counts_.last_report;
@@ -131,14 +137,14 @@ class XeCounterSource final : public CounterSource {
 
  private:
   void open(oa::ReportFormat format, const mmio::OaConfig& config) {
-    xe_ = device_.sim_xe ? make_sim_xe_observation(*device_.sim_xe)
-                         : make_drm_xe_observation(resolve_render_node(device_),
-                                                   resolve_card_sysfs(device_));
+    xe_ = device_.sim_xe
+              ? make_sim_xe_observation(*device_.sim_xe)
+              : make_drm_xe_observation(resolve_render_node(device_), resolve_card_sysfs(device_));
     const std::vector<XeOaUnit> units = xe_->oa_units();
     const XeOaUnit* oag = render_oag(units);
     if (oag == nullptr) {
-      throw std::runtime_error(fmt::format(
-          "{} reports no OA unit with a render or compute engine", xe_->describe()));
+      throw std::runtime_error(
+          fmt::format("{} reports no OA unit with a render or compute engine", xe_->describe()));
     }
     layout_ = &oa::layout_of(format);
     config_id_ = config_id_for(config);
@@ -170,7 +176,8 @@ class XeCounterSource final : public CounterSource {
     // Two periods (a lost report between) and the patience, in timestamp ticks.
     patience_ticks_ = static_cast<std::uint64_t>(
         (2.0 * static_cast<double>(period_.count()) +
-         static_cast<double>(std::chrono::nanoseconds(kTimestampPatience).count())) * hz / 1e9);
+         static_cast<double>(std::chrono::nanoseconds(kTimestampPatience).count())) *
+        hz / 1e9);
   }
 
   std::uint64_t config_id_for(const mmio::OaConfig& config) {
@@ -189,10 +196,10 @@ class XeCounterSource final : public CounterSource {
     c.regs_ptr = reinterpret_cast<std::uintptr_t>(regs.data());
     const int id = xe_->add_config(c);
     if (id < 0) {
-      throw std::runtime_error(fmt::format(
-          "{} refused metric set {} (ADD_CONFIG): {}; it needs CAP_PERFMON (or "
-          "observation_paranoid 0), a valid UUID and registers xe accepts for the part",
-          xe_->describe(), config.guid, std::strerror(-id)));
+      throw std::runtime_error(
+          fmt::format("{} refused metric set {} (ADD_CONFIG): {}; it needs CAP_PERFMON (or "
+                      "observation_paranoid 0), a valid UUID and registers xe accepts for the part",
+                      xe_->describe(), config.guid, std::strerror(-id)));
     }
     added_config_ = true;
     return static_cast<std::uint64_t>(id);

@@ -70,8 +70,12 @@ int parse_xe_oa_properties(std::uint64_t head, XeUserRead read, XeParsedOpen& ou
         if (ext.value > UINT32_MAX) return -EINVAL;
         out.params.oa_unit_id = static_cast<std::uint32_t>(ext.value);
         break;
-      case xe::kOaPropSampleOa: out.params.sample = ext.value != 0; break;
-      case xe::kOaPropOaMetricSet: out.params.metric_set = ext.value; break;
+      case xe::kOaPropSampleOa:
+        out.params.sample = ext.value != 0;
+        break;
+      case xe::kOaPropOaMetricSet:
+        out.params.metric_set = ext.value;
+        break;
       case xe::kOaPropOaFormat:
         out.params.oa_format = ext.value;
         out.has_format = true;
@@ -80,8 +84,12 @@ int parse_xe_oa_properties(std::uint64_t head, XeUserRead read, XeParsedOpen& ou
         if (ext.value > 31) return -EINVAL;  // OA_EXPONENT_MAX
         out.params.period_exponent = static_cast<int>(ext.value);
         break;
-      case xe::kOaPropOaDisabled: out.params.disabled = ext.value != 0; break;
-      default: out.other_properties.push_back(ext.property); break;
+      case xe::kOaPropOaDisabled:
+        out.params.disabled = ext.value != 0;
+        break;
+      default:
+        out.other_properties.push_back(ext.property);
+        break;
     }
     at = ext.base.next_extension;
   }
@@ -92,7 +100,8 @@ namespace {
 
 class DrmXeObservation final : public XeObservation {
  public:
-  DrmXeObservation(std::string node, std::string card) : node_(std::move(node)), card_(std::move(card)) {
+  DrmXeObservation(std::string node, std::string card)
+      : node_(std::move(node)), card_(std::move(card)) {
     fd_ = ::open(node_.c_str(), O_RDWR | O_CLOEXEC);
     if (fd_ < 0) {
       throw std::runtime_error(fmt::format(
@@ -189,8 +198,8 @@ std::unique_ptr<XeObservation> make_drm_xe_observation(const std::string& render
 }
 
 void drain_xe_stream(XeObservation& xe, int stream, int report_bytes, XeStreamCounts& counts,
-                     std::size_t max_bytes,
-                     void (*on_report)(std::span<const std::uint8_t>, void*), void* context) {
+                     std::size_t max_bytes, void (*on_report)(std::span<const std::uint8_t>, void*),
+                     void* context) {
   if (report_bytes <= 0) throw std::invalid_argument("drain_xe_stream: no report size");
   // 64 KiB or one report, whichever is more, rounded to whole reports.
   const auto size = static_cast<std::size_t>(report_bytes);
@@ -204,8 +213,8 @@ void drain_xe_stream(XeObservation& xe, int stream, int report_bytes, XeStreamCo
     if (n == -EIO) {
       // xe clears the status bits it reports and returns EIO before any report of that read.
       if (++eio_in_a_row > 2) {
-        throw std::runtime_error(fmt::format("{}: the OA stream keeps failing with EIO",
-                                             xe.describe()));
+        throw std::runtime_error(
+            fmt::format("{}: the OA stream keeps failing with EIO", xe.describe()));
       }
       std::uint64_t status = 0;
       if (const int r = xe.stream_status(stream, status); r < 0) {
@@ -224,9 +233,9 @@ void drain_xe_stream(XeObservation& xe, int stream, int report_bytes, XeStreamCo
     eio_in_a_row = 0;
     const auto got = static_cast<std::size_t>(n);
     if (got % size != 0) {
-      throw std::runtime_error(fmt::format(
-          "{}: the OA stream returned {} bytes, not whole {}-byte reports", xe.describe(), got,
-          size));
+      throw std::runtime_error(
+          fmt::format("{}: the OA stream returned {} bytes, not whole {}-byte reports",
+                      xe.describe(), got, size));
     }
     for (std::size_t at = 0; at < got; at += size) {
       const std::span<const std::uint8_t> report(buf.data() + at, size);

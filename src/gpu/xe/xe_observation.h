@@ -25,11 +25,11 @@ namespace oaprof::gpu {
 // What a stream is opened with; to_chain() turns it into the kernel's property chain.
 struct XeOaStreamParams {
   std::uint32_t oa_unit_id = 0;
-  std::uint64_t metric_set = 0;        // the id ADD_CONFIG gave
-  std::uint64_t oa_format = 0;         // oa::to_xe_oa_format
-  int period_exponent = -1;            // -1: no periodic sampling
-  bool sample = true;                  // SAMPLE_OA: reports into the unit's buffer
-  bool disabled = false;               // OA_DISABLED: counts from STREAM_ENABLE on
+  std::uint64_t metric_set = 0;  // the id ADD_CONFIG gave
+  std::uint64_t oa_format = 0;   // oa::to_xe_oa_format
+  int period_exponent = -1;      // -1: no periodic sampling
+  bool sample = true;            // SAMPLE_OA: reports into the unit's buffer
+  bool disabled = false;         // OA_DISABLED: counts from STREAM_ENABLE on
 };
 
 // A chain of drm_xe_ext_set_property, linked through next_extension; it owns its links, so

@@ -53,9 +53,8 @@ std::vector<std::uint8_t> query_bytes(XeQuery& xe, std::uint32_t query, const ch
   };
   if (const int rc = xe.device_query(q); rc != 0) throw failed("size", rc);
   if (q.size == 0 || q.size > (1u << 20)) {
-    throw std::runtime_error(
-        fmt::format("{}: xe wants {} bytes for {}; it gives none here", xe.describe(), q.size,
-                    what));
+    throw std::runtime_error(fmt::format("{}: xe wants {} bytes for {}; it gives none here",
+                                         xe.describe(), q.size, what));
   }
   std::vector<std::uint8_t> buffer(q.size);
   q.data = reinterpret_cast<std::uintptr_t>(buffer.data());
@@ -90,8 +89,8 @@ std::unique_ptr<XeQuery> open_xe_query(const std::string& path) {
 
 std::vector<XeOaUnit> parse_xe_oa_units(std::span<const std::uint8_t> bytes) {
   const auto bad = [&](const std::string& why) {
-    return std::runtime_error(fmt::format("xe's OA unit list ({} bytes) is malformed: {}",
-                                          bytes.size(), why));
+    return std::runtime_error(
+        fmt::format("xe's OA unit list ({} bytes) is malformed: {}", bytes.size(), why));
   };
   if (bytes.size() < sizeof(xe::QueryOaUnitsHeader)) throw bad("shorter than its header");
   const auto head = read_at<xe::QueryOaUnitsHeader>(bytes, 0);
@@ -117,7 +116,8 @@ std::vector<XeOaUnit> parse_xe_oa_units(std::span<const std::uint8_t> bytes) {
     }
     units.push_back(std::move(u));
   }
-  if (pos != bytes.size()) throw bad(fmt::format("{} bytes after the last unit", bytes.size() - pos));
+  if (pos != bytes.size())
+    throw bad(fmt::format("{} bytes after the last unit", bytes.size() - pos));
   return units;
 }
 
@@ -176,8 +176,8 @@ XeGtTopology parse_xe_gt_topology(std::span<const std::uint8_t> bytes, std::uint
     const auto head = read_at<xe::TopologyMaskHeader>(bytes, pos);
     pos += sizeof(xe::TopologyMaskHeader);
     if (head.num_bytes > kMaxXeTopologyMaskBytes) {
-      throw bad(fmt::format("a {}-byte mask, wider than {}", head.num_bytes,
-                            kMaxXeTopologyMaskBytes));
+      throw bad(
+          fmt::format("a {}-byte mask, wider than {}", head.num_bytes, kMaxXeTopologyMaskBytes));
     }
     if (bytes.size() - pos < head.num_bytes) throw bad("a mask is cut");
     const auto mask_bytes = bytes.subspan(pos, head.num_bytes);
@@ -252,13 +252,12 @@ XeEngineCycles query_xe_engine_cycles(XeQuery& xe, const xe::EngineClassInstance
         std::strerror(-rc)));
   }
   if (reply.width == 0 || reply.width > 64) {
-    throw std::runtime_error(fmt::format(
-        "{}: DRM_XE_DEVICE_QUERY_ENGINE_CYCLES answered a {}-bit counter", xe.describe(),
-        reply.width));
+    throw std::runtime_error(
+        fmt::format("{}: DRM_XE_DEVICE_QUERY_ENGINE_CYCLES answered a {}-bit counter",
+                    xe.describe(), reply.width));
   }
   const int width = static_cast<int>(reply.width);
-  return {reply.engine_cycles & timestamp_mask(width), width, reply.cpu_timestamp,
-          reply.cpu_delta};
+  return {reply.engine_cycles & timestamp_mask(width), width, reply.cpu_timestamp, reply.cpu_delta};
 }
 
 std::uint64_t timestamp_mask(int width) {
@@ -288,7 +287,6 @@ oa::Topology topology_from_xe(const XeGtTopology& t) {
   topo.eus = topo.subslices * std::popcount(t.eu_mask);
   return topo;
 }
-
 
 // Bit i of the result: any of bits [i * width, (i + 1) * width) of `mask` is set.
 std::uint64_t groups_enabled(std::uint64_t mask, int width) {
@@ -327,9 +325,9 @@ oa::DeviceFacts read_xe_device_facts(const oa::Platform& platform, XeQuery* xe,
     // xe_oa.c __hwe_oa_unit: render and compute engines go to the OAG), which is how Intel's
     // metrics-discovery counts $ComputeEngineTotalCount (md_driver_ifc_linux_xe.cpp
     // GetComputeEngineTotalCount, intel/metrics-discovery 1b7f8109ed6e).
-    f.compute_engines = static_cast<std::uint64_t>(std::count_if(
-        oag->engines.begin(), oag->engines.end(),
-        [](const auto& e) { return e.engine_class == xe::kEngineClassCompute; }));
+    f.compute_engines = static_cast<std::uint64_t>(
+        std::count_if(oag->engines.begin(), oag->engines.end(),
+                      [](const auto& e) { return e.engine_class == xe::kEngineClassCompute; }));
     if (oag->timestamp_hz == 0) throw std::runtime_error("the OAG unit gives no timestamp rate");
     f.timestamp_hz = static_cast<double>(oag->timestamp_hz);
     f.timestamp_source = oa::TimestampSource::kXeOaUnit;

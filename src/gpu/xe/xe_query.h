@@ -66,7 +66,7 @@ struct XeGtTopology {
   int dss_bits = 0;            // the width xe gave the DSS masks, at most 64 used
   std::uint64_t eu_mask = 0;   // the EUs of each DSS
   int eu_bits = 0;
-  bool simd16 = false;         // SIMD16_EU_PER_DSS (Xe2) rather than EU_PER_DSS
+  bool simd16 = false;                        // SIMD16_EU_PER_DSS (Xe2) rather than EU_PER_DSS
   std::optional<std::uint64_t> l3_bank_mask;  // absent where xe leaves the L3 mask out
 };
 

@@ -23,7 +23,8 @@ struct DeviceQuery {  // struct drm_xe_device_query
 };
 static_assert(sizeof(DeviceQuery) == 40);
 
-inline const unsigned long kIoctlDeviceQuery = _IOWR('d', kDrmCommandBase + kDeviceQueryNr, DeviceQuery);
+inline const unsigned long kIoctlDeviceQuery =
+    _IOWR('d', kDrmCommandBase + kDeviceQueryNr, DeviceQuery);
 
 // drm_xe_device_query.query values.
 inline constexpr std::uint32_t kQueryGtTopology = 5;
