@@ -325,7 +325,7 @@ void Exporter::read_unit() {
           publish_counters(d);
         }
       }
-      open_->previous = std::move(report);
+      open_->previous = report;
     }
     if (sampled.energy) {
       power::EnergyReading now{sampled.energy->time_ns, {}};

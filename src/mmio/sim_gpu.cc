@@ -89,7 +89,7 @@ int simulated_eus(const SimConfig& config) {
 }
 
 SimGpu::SimGpu(SimConfig config, Clock& clock)
-    : config_(std::move(config)),
+    : config_(config),
       block_(reg::oa_block(config_.platform.gen)),
       eus_(simulated_eus(config_)),
       forcewake_domains_(all_forcewake_domains(config_.platform)),

@@ -150,7 +150,7 @@ constexpr std::size_t kMaxConfigRegs = 1u << 16;
 
 SimXeDevice::SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions options,
                          mmio::SimGpu* registers)
-    : platform_(std::move(platform)), clock_(clock), options_(options) {
+    : platform_(platform), clock_(clock), options_(options) {
   const bool xe2 = platform_.gen == oa::Generation::kXe2;
   if (!xe2 && !oa::is_gen12_family(platform_.gen)) {
     throw std::invalid_argument("xe has OA only from Gen12 on (xe_oa_init: GRAPHICS_VER >= 12)");
