@@ -16,7 +16,7 @@
 #include "ipc/wire.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace oaprof::oa;
+  using namespace oaprof::ipc;
   static void* memory = ::operator new (channel::kChannelBytes, std::align_val_t{64});
   channel::ChannelLayout* layout = channel::initialise(memory);
   // The client's writable part: to_server's control block, then (after to_client's) its slots.

@@ -12,7 +12,7 @@
 #include "session/privilege_drop.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace oaprof::daemon;
+  using namespace oaprof::session;
   const std::string text(reinterpret_cast<const char*>(data), size);
   const std::size_t nl = text.find('\n');
   std::map<std::string, std::string> env{{"SUDO_UID", text.substr(0, nl)}};
