@@ -68,9 +68,9 @@ clpeak_gbps=$(clpeak_float4 "Global memory bandwidth" "$tmp/bw.txt")
 [ -n "$clpeak_gflops" ] && [ -n "$clpeak_gbps" ] || { echo "clpeak_side_by_side: could not read clpeak's float4 figures:" >&2; cat "$tmp/compute.txt" "$tmp/bw.txt" >&2; exit 1; }
 
 echo "kernel_runner: mad_vect4 (--wg $wg --wi $wi --iterations $iterations) and load_store_vect4 (--size $size --wg $ls_wg --wi $wi) ..."
-"$kernel_runner" --platform "$platform" --device "$device" --json --min-time "$min_time" \
+"$kernel_runner" --cl-platform "$platform" --cl-device "$device" --json --min-time "$min_time" \
   --wg "$wg" --wi "$wi" --iterations "$iterations" mad_vect4 >"$tmp/mad.json"
-"$kernel_runner" --platform "$platform" --device "$device" --json --min-time "$min_time" \
+"$kernel_runner" --cl-platform "$platform" --cl-device "$device" --json --min-time "$min_time" \
   --wg "$ls_wg" --wi "$wi" --size "$size" load_store_vect4 >"$tmp/ls.json"
 
 python3 - "$tmp/mad.json" "$tmp/ls.json" "$clpeak_gflops" "$clpeak_gbps" <<'PY'

@@ -64,7 +64,7 @@ struct DeviceOptions {
   // was programmed and a restarted oaprofd finds the registers a crashed one left.
   std::string spec = "auto";
   mmio::SimConfig sim;  // used when the device is simulated
-  // --forcewake auto|debugfs|registers|none, --debugfs ROOT. On a simulated device only the
+  // --forcewake auto|debugfs|registers|none, --debugfs-root. On a simulated device only the
   // register path (or none) is used, so a real GPU beside it is never woken. On real hardware
   // its dri_minor is the device's own DRM card minor, found under sysfs_root.
   mmio::ForcewakeOptions forcewake;

@@ -225,7 +225,7 @@ Check check_debugfs(const PciFacts& pci, const DoctorOptions& options) {
   }
   return make("forcewake", Verdict::kWarn,
               fmt::format("debugfs is mounted but has no {}", file.string()),
-              fmt::format("check that dri/{} is this device's i915 minor (--debugfs ROOT names "
+              fmt::format("check that dri/{} is this device's i915 minor (--debugfs-root names "
                           "another debugfs){}",
                           minor, fallback));
 }

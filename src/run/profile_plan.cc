@@ -283,7 +283,7 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   // Under sudo the options that point root at files keep their defaults (session/root_paths.h).
   const session::RootPathOption paths[] = {
       {"--sysfs-root", o.sysfs_root, "/sys"},
-      {"--debugfs", o.debugfs_root, "/sys/kernel/debug"},
+      {"--debugfs-root", o.debugfs_root, "/sys/kernel/debug"},
       {"--render-node", o.render_node, "auto", "/dev/dri/renderD"},
       {"--drm-card", o.drm_card, "auto", "/sys/class/drm/card"},
   };

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "base/errors.h"
 #include "session/register_journal.h"
 #include "session/remote_source.h"
 #include "tests/common/daemon_test_util.h"
@@ -185,7 +186,8 @@ TEST(OaprofdProcessTest, ASecondDaemonLeavesALiveSessionsRegistersAlone) {
   const pid_t pid = start_oaprofd(dir, device, std::to_string(::getgid()), first.socket(), log);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << read_text(log);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == oaprof::base::kExitSetup)
+      << read_text(log);
   EXPECT_THAT(read_text(log), HasSubstr("another oaprofd already answers"));
   EXPECT_EQ(test_support::differing_registers(programmed, test_support::file_bytes(regs)),
             std::vector<std::size_t>{});

@@ -115,7 +115,7 @@ class FakeMachine {
   oaprof::testing::CommandResult doctor(const std::string& extra = "",
                                         const std::string& env = "") const {
     std::string cmd = env + " " + std::string(OAPROF_BIN) + " doctor --sysfs-root " +
-                      (root_ / "sys").string() + " --debugfs " + (root_ / "debug").string() +
+                      (root_ / "sys").string() + " --debugfs-root " + (root_ / "debug").string() +
                       " --proc-root " + (root_ / "proc").string() + " --dev-root " +
                       (root_ / "dev").string() + " --systemd-dropins " +
                       (root_ / "systemd").string() + " --no-opencl-devices";

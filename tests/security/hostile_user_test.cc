@@ -240,7 +240,7 @@ TEST_F(HostileUserTest, OptionsThatPointRootAtFilesKeepTheirDefaultsUnderSudo) {
   fs::create_symlink(tree_.target(), rapl / "energy_uj");
   for (const std::string& args :
        {fmt::format("--sysfs-root {}/sys --energy powercap", tree_.work().string()),
-        fmt::format("--debugfs {}", tree_.work().string()),
+        fmt::format("--debugfs-root {}", tree_.work().string()),
         fmt::format("--render-node {}/node", tree_.work().string())}) {
     SCOPED_TRACE(args);
     const auto p =

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attach/layer_config.h"
+#include "base/cli.h"
 #include "base/errors.h"
 #include "bench/catalogue.h"
 #include "bench/peaks.h"
@@ -31,7 +32,7 @@ namespace oa = oaprof::oa;
 namespace base = oaprof::base;
 
 constexpr int kExitWrongResult = 1;
-constexpr int kExitOpenCl = 3;
+static_assert(base::kExitSetup == 3, "kernel_runner documents 3 as OpenCL set-up failure");
 
 double default_min_time_ms() {
   // oaprof passes its --min-window down so the runner's repeats cover the energy window. Read
@@ -135,205 +136,229 @@ void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source
                            in.threads_per_eu);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{
-      "kernel_runner: OpenCL micro-benchmarks for characterising a GPU's compute, memory "
-      "and power roofs.\n"
-      "Kernels: <op>[_<type>]_<width> (op add|sub|mul|div|mad, type sp (default)|dp|int, "
-      "width scalar|vect2|vect4|vect8|vect16, e.g. mad_vect4), load_store[_dp]_<width>, "
-      "pchase_bw, pchase_lat, empty, power_<compute kernel>. --list shows them all.\n"
-      "Profile it with: oaprof -- kernel_runner mad_vect4",
-      "kernel_runner"};
+// Everything the command line says, as CLI11 fills it in.
+struct CommandLine {
   std::vector<std::string> names;
-  bool list = false, list_devices_flag = false, peaks = false, csv = false, json = false;
+  bool list = false, list_devices = false, peaks = false, csv = false, json = false;
   bool quiet = false, no_warmup = false;
   std::string size_text, sweep_text, variant_text = "private";
-  PeakOptions peak_opt;
-  bench::RunnerOptions opt;
-  opt.min_time_ms = default_min_time_ms();
-  app.add_option("kernels", names, "kernels to run, in order");
-  app.add_flag("--list", list, "print every kernel with a one-line description and exit");
-  app.add_flag("--devices", list_devices_flag, "list OpenCL platforms and devices and exit");
-  app.add_option("--platform", opt.platform,
-                 "OpenCL platform: index or name substring (default: first)");
-  app.add_option("--device", opt.device, "OpenCL device: index or name substring (default: first)");
+  PeakOptions peak;
+  bench::RunnerOptions runner;
+};
+
+// What to run, validated: the rest of the program trusts it.
+struct Plan {
+  std::vector<bench::KernelSpec> specs;
+  std::optional<bench::Sweep> sweep;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+void add_kernel_options(CLI::App& app, CommandLine& cl) {
+  bench::RunnerOptions& opt = cl.runner;
+  app.add_option("kernels", cl.names, "kernels to run, in order");
+  app.add_flag("--list", cl.list, "print every kernel with a one-line description and exit");
+  app.add_flag("--devices", cl.list_devices, "list OpenCL platforms and devices and exit");
+  // --cl-*: oaprof's --device and decode's --platform name other things (docs/cli.md).
+  app.add_option("--cl-platform", opt.platform, "OpenCL platform: index or name substring");
+  app.add_option("--cl-device", opt.device, "OpenCL device: index or name substring");
+  base::cli::deprecated(app.add_option("--platform", opt.platform), "kernel_runner",
+                        "--cl-platform");
+  base::cli::deprecated(app.add_option("--device", opt.device), "kernel_runner", "--cl-device");
   app.add_option("--wg", opt.work_groups, "number of work-groups")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--wi", opt.work_items, "work-items per work-group")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--iterations", opt.iterations,
-                 "compute: loop iterations per work-item (default 2048 / width); pointer chase: "
-                 "hops per work-item (default: walk the data once)")
+  app.add_option("--iterations", opt.iterations, "iterations per work-item (docs/kernel_runner.md)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--size", size_text,
+  app.add_option("--size", cl.size_text,
                  "memory kernels: bytes per buffer, K/M/G suffixes (default 16M)");
   app.add_option("--stride", opt.stride,
                  "pointer chase stride in 4-byte elements (16 = one 64-byte line)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--sweep", sweep_text,
-                 "run each kernel over wg=FROM:TO[:STEP], wi=… or size=… (step 1 by default; "
-                 "xN for geometric), one row per step");
-  app.add_option("--variant", variant_text,
-                 "compute kernel form: private (default), loop (result in __global), unrolled "
-                 "(x64), single (one operation)");
-  app.add_option("--power-ms", opt.power_ms, "power_* kernels: target duration of one launch")
+  app.add_option("--sweep", cl.sweep_text,
+                 "a row per step: wg=FROM:TO[:STEP], wi=… or size=… (xN: geometric)");
+  app.add_option("--variant", cl.variant_text,
+                 "compute kernel form: private, loop, unrolled or single");
+}
+
+void add_repeat_and_output_options(CLI::App& app, CommandLine& cl) {
+  bench::RunnerOptions& opt = cl.runner;
+  // Durations in base::parse_duration's syntax; a bare number stays milliseconds.
+  app.add_option("--power-ms", opt.power_ms, "power_* kernels: one launch's length (DURATION)")
       ->capture_default_str()
+      ->transform(base::cli::as_milliseconds())
       ->check(CLI::PositiveNumber);
   app.add_option("--min-time", opt.min_time_ms,
-                 "repeat until the summed kernel time reaches this many ms (default 50, or "
-                 "$OAPROF_MIN_TIME_MS as oaprof sets it), and until the standard error is below "
-                 "2% of the mean")
+                 "repeat until the kernel time reaches this (DURATION, default 50ms)")
+      ->transform(base::cli::as_milliseconds())
       ->check(CLI::NonNegativeNumber);
   app.add_option("--max-repeats", opt.max_repeats, "upper bound on measured launches")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_flag("--no-warmup", no_warmup, "skip the unmeasured warm-up launch");
-  auto* csv_flag = app.add_flag("--csv", csv, "write CSV instead of a table");
-  app.add_flag("--json", json, "write JSON (every raw sample included) instead of a table")
+  app.add_flag("--no-warmup", cl.no_warmup, "skip the unmeasured warm-up launch");
+  // Flags, not files: kernel_runner writes only to stdout, and an optional FILE would swallow
+  // the kernel names that follow (docs/cli.md).
+  auto* csv_flag = app.add_flag("--csv", cl.csv, "write CSV instead of a table");
+  app.add_flag("--json", cl.json, "write JSON (every raw sample included) instead of a table")
       ->excludes(csv_flag);
-  app.add_flag("--quiet", quiet, "no progress bar during sweeps");
-  app.add_flag("--peaks", peaks,
-               "print theoretical peaks (method.md formulas) and exit; the EUs and subslices "
-               "of the Intel GPU as i915 reports them (its render node), else the platform "
-               "table's");
-  app.add_option("--eus", peak_opt.eus, "peaks and sweep marks: usable EUs")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--subslices", peak_opt.subslices, "peaks: subslices")->check(CLI::PositiveNumber);
-  app.add_option("--freq-mhz", peak_opt.freq_mhz, "peaks: GPU frequency in MHz")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--sysfs-root", peak_opt.sysfs_root, "where to look for the Intel GPU (tests)")
-      ->group("");
-  app.add_option("--dev-root", peak_opt.dev_root, "where its render node is (tests)")->group("");
-  app.footer(
-      "Exit status: 0 success (skipped kernels included), 1 wrong result, 2 usage error, "
-      "3 OpenCL set-up failure.");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : base::kExitUsage;
-  }
-  opt.warmup = !no_warmup;
-  const OutputFormat format = csv    ? OutputFormat::kCsv
-                              : json ? OutputFormat::kJson
-                                     : OutputFormat::kTable;
+  app.add_flag("--quiet", cl.quiet, "no progress bar during sweeps");
+}
 
-  if (list) {
-    for (const auto& e : bench::catalogue())
-      std::cout << fmt::format("{:<22} {}\n", e.name, e.description);
-    return 0;
-  }
-  std::optional<bench::Sweep> sweep;
-  try {
-    if (peaks) {
-      std::string source;
-      const PeakInputs in = resolve_peak_inputs(peak_opt, source);
-      print_peaks(in, bench::compute_peaks(in), source, json);
-      return 0;
-    }
-    if (!size_text.empty()) opt.size_bytes = bench::parse_byte_size(size_text);
-    if (!sweep_text.empty()) sweep = bench::parse_sweep(sweep_text);
-    const auto variant = bench::parse_variant(variant_text);
-    if (!variant) {
-      throw std::invalid_argument(fmt::format(
-          "--variant '{}' is unknown; use private, loop, unrolled or single", variant_text));
-    }
-    opt.variant = *variant;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "kernel_runner: " << e.what() << "\n";
-    return base::kExitUsage;
-  }
-  if (list_devices_flag) {
-    try {
-      for (const auto& d : bench::list_devices()) {
-        std::cout << fmt::format(
-            "platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}\n", d.platform_index,
-            d.platform_name, d.device_index, d.device_name, d.compute_units, d.max_clock_mhz,
-            d.fp64 ? "yes" : "no");
-      }
-    } catch (const std::exception& e) {
-      std::cerr << "kernel_runner: " << e.what() << "\n";
-      return kExitOpenCl;
-    }
-    return 0;
-  }
-  if (names.empty()) {
-    std::cerr
-        << "kernel_runner: name at least one kernel (see --list), e.g. kernel_runner mad_vect4\n";
-    return base::kExitUsage;
-  }
-  std::vector<bench::KernelSpec> specs;
-  for (const auto& n : names) {
-    auto spec = bench::parse_kernel_name(n);
-    if (!spec) {
-      std::string hint;
-      for (const auto& s : bench::nearest_names(n)) hint += (hint.empty() ? "" : ", ") + s;
-      std::cerr << fmt::format(
-          "kernel_runner: unknown kernel '{}'; did you mean {}? (--list shows all)\n", n, hint);
-      return base::kExitUsage;
-    }
-    specs.push_back(*spec);
-  }
+void add_peak_options(CLI::App& app, CommandLine& cl) {
+  app.add_flag("--peaks", cl.peaks,
+               "print theoretical peaks (method.md) of the Intel GPU and exit");
+  app.add_option("--eus", cl.peak.eus, "peaks and sweep marks: usable EUs")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--subslices", cl.peak.subslices, "peaks: subslices")->check(CLI::PositiveNumber);
+  app.add_option("--freq-mhz", cl.peak.freq_mhz, "peaks: GPU frequency in MHz")
+      ->check(CLI::PositiveNumber);
+  base::cli::testing(
+      app.add_option("--sysfs-root", cl.peak.sysfs_root, "where to look for the Intel GPU"));
+  base::cli::testing(app.add_option("--dev-root", cl.peak.dev_root, "where its render node is"));
+}
 
-  // bench::Sweep rows are marked where the launch fills every hardware thread; that needs the EU
-  // count.
-  int hw_threads = 0;
-  if (sweep) {
+bench::KernelSpec kernel_spec(const std::string& name) {
+  if (auto spec = bench::parse_kernel_name(name)) return *spec;
+  std::string hint;
+  for (const auto& s : bench::nearest_names(name)) hint += (hint.empty() ? "" : ", ") + s;
+  throw base::UsageError(
+      fmt::format("unknown kernel '{}'; did you mean {}? (--list shows all)", name, hint));
+}
+
+// Validates the command line's text into a plan; throws base::UsageError.
+Plan make_plan(CommandLine& cl) {
+  Plan plan;
+  plan.format = cl.csv ? OutputFormat::kCsv : cl.json ? OutputFormat::kJson : OutputFormat::kTable;
+  cl.runner.warmup = !cl.no_warmup;
+  if (!cl.size_text.empty()) cl.runner.size_bytes = bench::parse_byte_size(cl.size_text);
+  if (!cl.sweep_text.empty()) plan.sweep = bench::parse_sweep(cl.sweep_text);
+  const auto variant = bench::parse_variant(cl.variant_text);
+  if (!variant) {
+    throw base::UsageError(fmt::format(
+        "--variant '{}' is unknown; use private, loop, unrolled or single", cl.variant_text));
+  }
+  cl.runner.variant = *variant;
+  if (cl.names.empty()) {
+    throw base::UsageError("name at least one kernel (see --list), e.g. kernel_runner mad_vect4");
+  }
+  for (const auto& n : cl.names) plan.specs.push_back(kernel_spec(n));
+  return plan;
+}
+
+int list_devices() {
+  for (const auto& d : bench::list_devices()) {
+    std::cout << fmt::format("platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}\n",
+                             d.platform_index, d.platform_name, d.device_index, d.device_name,
+                             d.compute_units, d.max_clock_mhz, d.fp64 ? "yes" : "no");
+  }
+  return 0;
+}
+
+void set_sweep_value(bench::RunnerOptions& o, SweepParam param, std::size_t v) {
+  switch (param) {
+    case SweepParam::kWorkGroups:
+      o.work_groups = v;
+      break;
+    case SweepParam::kWorkItems:
+      o.work_items = v;
+      break;
+    case SweepParam::kSize:
+      o.size_bytes = v;
+      break;
+  }
+}
+
+// One kernel over every step of the sweep, a row each, marked where the launch fills every
+// hardware thread (hw_threads 0: unknown).
+void run_sweep(bench::Runner& runner, bench::ResultWriter& writer, const bench::KernelSpec& spec,
+               const bench::Sweep& sweep, int hw_threads, bool quiet) {
+  bench::ProgressBar bar(std::cerr, sweep.values.size(), !quiet && isatty(STDERR_FILENO));
+  for (std::size_t i = 0; i < sweep.values.size(); ++i) {
+    const std::size_t v = sweep.values[i];
+    set_sweep_value(runner.options(), sweep.param, v);
+    bar.update(i, fmt::format("{} {}={}", spec.name, bench::sweep_param_name(sweep.param), v));
+    const RunResult r = runner.run(spec);
+    bar.finish();
+    writer.row(r, bench::fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
+  }
+}
+
+int run_kernels(const CommandLine& cl, const Plan& plan) {
+  int hw_threads = 0;  // sweep rows are marked where a launch fills the EUs' threads
+  if (plan.sweep) {
     std::string source;
-    const PeakInputs in = resolve_peak_inputs(peak_opt, source);
+    const PeakInputs in = resolve_peak_inputs(cl.peak, source);
     if (in.eus > 0) hw_threads = in.eus * in.threads_per_eu;
   }
-
-  try {
-    bench::Runner runner(opt);
-    bench::ResultWriter writer(std::cout, format, runner.device_name());
-    for (const auto& spec : specs) {
-      try {
-        if (!sweep) {
-          writer.row(runner.run(spec));
-          continue;
-        }
-        bench::ProgressBar bar(std::cerr, sweep->values.size(), !quiet && isatty(STDERR_FILENO));
-        for (std::size_t i = 0; i < sweep->values.size(); ++i) {
-          const std::size_t v = sweep->values[i];
-          bench::RunnerOptions& o = runner.options();
-          switch (sweep->param) {
-            case SweepParam::kWorkGroups:
-              o.work_groups = v;
-              break;
-            case SweepParam::kWorkItems:
-              o.work_items = v;
-              break;
-            case SweepParam::kSize:
-              o.size_bytes = v;
-              break;
-          }
-          bar.update(i,
-                     fmt::format("{} {}={}", spec.name, bench::sweep_param_name(sweep->param), v));
-          const RunResult r = runner.run(spec);
-          bar.finish();
-          writer.row(
-              r, bench::fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
-        }
-      } catch (const Unsupported& e) {
-        writer.skipped(spec.name, e.what());
-        if (format == OutputFormat::kCsv) std::cerr << e.what() << "\n";
+  bench::Runner runner(cl.runner);
+  bench::ResultWriter writer(std::cout, plan.format, runner.device_name());
+  for (const auto& spec : plan.specs) {
+    try {
+      if (plan.sweep) {
+        run_sweep(runner, writer, spec, *plan.sweep, hw_threads, cl.quiet);
+      } else {
+        writer.row(runner.run(spec));
       }
+    } catch (const Unsupported& e) {
+      writer.skipped(spec.name, e.what());
+      if (plan.format == OutputFormat::kCsv) std::cerr << e.what() << "\n";
     }
-    writer.finish();
+  }
+  writer.finish();
+  return 0;
+}
+
+// The command's body: usage errors exit 2 and OpenCL failures 3 through base::run_command; a
+// kernel's wrong result is status 1.
+int run(CommandLine& cl) {
+  if (cl.list) {
+    for (const auto& e : bench::catalogue()) {
+      std::cout << fmt::format("{:<22} {}\n", e.name, e.description);
+    }
+    return 0;
+  }
+  if (cl.peaks) {
+    std::string source;
+    const PeakInputs in = resolve_peak_inputs(cl.peak, source);
+    print_peaks(in, bench::compute_peaks(in), source, cl.json);
+    return 0;
+  }
+  if (cl.list_devices) return list_devices();
+  const Plan plan = make_plan(cl);
+  try {
+    return run_kernels(cl, plan);
   } catch (const VerificationError& e) {
     std::cerr << "kernel_runner: " << e.what() << "\n";
     return kExitWrongResult;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "kernel_runner: " << e.what() << "\n";
-    return base::kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "kernel_runner: " << e.what() << "\n";
-    return kExitOpenCl;
   }
-  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kernel_runner: OpenCL micro-benchmarks for characterising a GPU's compute, memory\n"
+      "and power roofs.\n"
+      "Kernels: <op>[_<type>]_<width> (op add|sub|mul|div|mad, type sp (default)|dp|int,\n"
+      "width scalar|vect2|vect4|vect8|vect16, e.g. mad_vect4), load_store[_dp]_<width>,\n"
+      "pchase_bw, pchase_lat, empty, power_<compute kernel>. --list shows them all.\n"
+      "Profile it with: oaprof -- kernel_runner mad_vect4",
+      "kernel_runner"};
+  base::cli::add_help_all(app, argc, argv);
+  CommandLine cl;
+  cl.runner.min_time_ms = default_min_time_ms();
+  add_kernel_options(app, cl);
+  add_repeat_and_output_options(app, cl);
+  add_peak_options(app, cl);
+  app.footer(
+      "Exit status:\n"
+      "  0  success (skipped kernels included)\n"
+      "  1  a kernel gave a wrong result\n"
+      "  2  bad options\n"
+      "  3  OpenCL could not be set up");
+  if (const auto status = base::cli::parse(app, argc, argv)) return *status;
+  return base::run_command("kernel_runner", [&cl] { return run(cl); });
 }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/cli.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/device_facts.h"
 #include "oa/report_stream.h"
@@ -270,37 +271,34 @@ int run_decode(const DecodeOptions& opt) {
 
 std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
   auto opt = std::make_shared<DecodeOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "decode",
-      "decode a file of raw OA reports or i915 perf records into CSV or JSON rows of "
-      "deltas and metrics (docs/metrics.md)");
+  CLI::App* sub =
+      app.add_subcommand("decode", "raw OA reports or i915 perf records as CSV or JSON rows");
   sub->add_option("FILE", opt->file, "the capture")->required();
   sub->add_option("--platform", opt->platform,
-                  "the platform that wrote it, e.g. kblgt2 (default: the simulated kblgt2)");
+                  "the platform (IGT codename) that wrote it (default: kblgt2)");
   sub->add_option("--format", opt->format,
-                  "report format: select code in binary (101) or decimal (5), or a name "
-                  "(default: the metric set's, else the platform's 256-byte format)");
-  sub->add_option(
-      "--timestamp-frequency", opt->timestamp_hz,
-      "the reports' timestamp frequency in Hz (default: the platform's nominal one; "
-      "on Meteor Lake i915 reports the OA one apart, I915_PARAM_OA_TIMESTAMP_FREQUENCY)");
-  sub->add_option(
-      "--metric-set", opt->metric_set,
-      "metric set symbol (default: Builtin on Gen8 and later; see oaprof metrics list)");
+                  "report format: a select code (101, 5) or a name (default: the set's)");
+  sub->add_option("--timestamp-frequency", opt->timestamp_hz,
+                  "the reports' timestamp frequency in Hz (default: the platform's)");
+  sub->add_option("--metric-set", opt->metric_set,
+                  "metric set symbol (default: Builtin; `oaprof metrics list`)");
   sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");
   sub->add_option("--input", opt->input,
                   "auto, raw (reports back to back) or perf (i915 perf records)")
       ->capture_default_str();
-  sub->add_option("-o,--output", opt->output, "output file, - for stdout")->capture_default_str();
+  sub->add_option("-o,--output", opt->output, "output file, - for stdout")
+      ->check(base::cli::output_file())
+      ->capture_default_str();
   sub->add_flag("--json", opt->json, "write JSON instead of CSV");
   sub->add_option("--eus", opt->eus,
-                  "EUs of the part that wrote it, for the equations ($EuCoresTotalCount; default: "
-                  "the platform table's; `oaprof doctor` shows the device's)")
+                  "EUs of the part that wrote it (default: the platform table's)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--subslices", opt->subslices,
-                  "subslices of the part that wrote it ($EuSubslicesTotalCount, $SubsliceMask; "
-                  "default: the platform table's)")
+                  "subslices of the part that wrote it (default: the table's)")
       ->check(CLI::PositiveNumber);
+  sub->footer(
+      "Exit status:\n  0  decoded\n  2  bad options or a capture that does not decode\n"
+      "  3  the capture or the metric file cannot be read\n  4  the output cannot be written");
   return {sub, [opt] {
             // Nothing here needs root: under sudo it reads and writes as the user.
             if (const int rc = become_sudo_user("decode"); rc != 0) return rc;

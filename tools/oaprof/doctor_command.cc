@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "base/cli.h"
 #include "mmio/signal_restore.h"
 #include "mmio/sim_gpu.h"
 #include "report/json_text.h"
@@ -67,7 +68,7 @@ int run_doctor(DoctorCommandOptions& opt) {
   mmio::SignalThread::start();  // doctor may hold forcewake: signals restore it (profile.cc)
   const session::RootPathOption paths[] = {
       {"--sysfs-root", opt.sysfs_root, "/sys"},
-      {"--debugfs", opt.debugfs_root, "/sys/kernel/debug"},
+      {"--debugfs-root", opt.debugfs_root, "/sys/kernel/debug"},
       {"--proc-root", opt.proc_root, "/proc"},
       {"--dev-root", opt.dev_root, "/dev"},
       {"--systemd-dropins", opt.systemd_dropins, "/etc/systemd/system/oaprofd.service.d"},
@@ -107,51 +108,47 @@ int run_doctor(DoctorCommandOptions& opt) {
 
 std::pair<CLI::App*, Action> add_doctor_command(CLI::App& app) {
   auto opt = std::make_shared<DoctorCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "doctor",
-      "check this machine for profiling: the Intel GPU and its driver, the topology and "
-      "timestamp frequency i915 reports for it (or that oaprof falls back to the platform "
-      "table), debugfs forcewake, kernel lockdown, perf_stream_paranoid, RAPL, "
-      "virtualisation, OpenCL, oaprofd, group oaprof and oaprofd's Prometheus exporter; each check "
-      "prints a verdict and the "
-      "exact fix");
+  CLI::App* sub =
+      app.add_subcommand("doctor", "check this machine for profiling; each check says its fix");
   auto& c = opt->checks;
   sub->add_option("--pci", c.pci, "the GPU's PCI address (what oaprof --pci BDF names)")
       ->capture_default_str();
-  sub->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is")->capture_default_str();
-  sub->add_option("--debugfs", opt->debugfs_root, "where debugfs is (dri/N/i915_forcewake_user)")
+  using base::cli::testing;
+  testing(sub->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is"))
       ->capture_default_str();
-  sub->add_option("--proc-root", opt->proc_root, "where procfs is")->capture_default_str();
-  sub->add_option("--dev-root", opt->dev_root, "where /dev is (the msr backend's /dev/cpu/N/msr)")
+  testing(sub->add_option("--debugfs-root", opt->debugfs_root, "where debugfs is"))
       ->capture_default_str();
-  sub->add_option("--systemd-dropins", opt->systemd_dropins,
-                  "where oaprofd.service's drop-ins are (the exporter's, docs/exporter.md)")
+  base::cli::deprecated(sub->add_option("--debugfs", opt->debugfs_root), "oaprof doctor",
+                        "--debugfs-root");
+  testing(sub->add_option("--proc-root", opt->proc_root, "where procfs is"))->capture_default_str();
+  testing(sub->add_option("--dev-root", opt->dev_root, "where /dev is (the msr backend's)"))
+      ->capture_default_str();
+  testing(sub->add_option("--systemd-dropins", opt->systemd_dropins,
+                          "where oaprofd.service's drop-ins are (docs/exporter.md)"))
       ->capture_default_str();
   sub->add_option("--daemon-socket", c.daemon_socket,
-                  std::string("oaprofd's socket (default: $") + session::kDaemonSocketEnv +
-                      ", else " + session::kDefaultDaemonSocket + ")");
+                  std::string("oaprofd's socket (default: $") + session::kDaemonSocketEnv + ")");
   sub->add_option("--opencl-library", c.opencl_library, "the OpenCL loader to inspect")
       ->capture_default_str();
   sub->add_flag("!--no-opencl-devices", c.opencl_platforms,
-                "do not list OpenCL platforms (which loads every installed ICD)");
+                "do not list OpenCL platforms (that loads every ICD)");
   sub->add_flag("--json", opt->json, "print the checks as JSON");
-  sub->add_option("--device", opt->device,
-                  "sim: the topology and timestamp checks ask the simulator instead of the GPU at "
-                  "--pci (with --sim-eus, --sim-no-i915 as oaprof takes them)")
+  testing(sub->add_option("--device", opt->device, "sim: ask the simulator, not the GPU at --pci"))
       ->check(CLI::IsMember({"sim"}));
-  sub->add_option("--sim-eus", opt->sim_eus, "with --device sim: the simulated part's EUs")
+  testing(sub->add_option("--sim-eus", opt->sim_eus, "with --device sim: the simulated part's EUs"))
       ->check(CLI::PositiveNumber);
-  sub->add_flag("--sim-no-i915", opt->sim_no_i915,
-                "with --device sim: the simulated device has no i915 to ask");
-  sub->add_option("--sim-platform", opt->sim_platform,
-                  "with --device sim: the simulated part (kblgt2, tglgt2, mtlgt2; lnl, "
-                  "tglgt2-xe and mtlgt2-xe driven by xe)")
+  testing(sub->add_flag("--sim-no-i915", opt->sim_no_i915, "with --device sim: no i915 to ask"));
+  testing(sub->add_option("--sim-platform", opt->sim_platform, "with --device sim: the part"))
       ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
                                                      mmio::sim_platform_names().end())))
       ->capture_default_str();
   sub->footer(
-      "Exit status: 0 when no check failed (warnings allowed), 1 when one failed, 2 bad "
-      "options.");
+      "Checks: GPU, driver, topology, forcewake, lockdown, perf, RAPL, OpenCL, oaprofd, exporter.\n"
+      "\n"
+      "Exit status:\n"
+      "  0  no check failed (warnings allowed)\n"
+      "  1  a check failed\n"
+      "  2  bad options");
   return {sub, [opt] { return run_doctor(*opt); }};
 }
 

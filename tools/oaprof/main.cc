@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/cli.h"
 #include "session/privilege_drop.h"
 #include "tools/oaprof/commands.h"
 
@@ -46,9 +47,10 @@ int main(int argc, char** argv) {
   using namespace oaprof::tools;
   CLI::App app{
       "oaprof: per-kernel hardware counters of Intel integrated GPUs for OpenCL programs.\n"
-      "Runs PROGRAM with an OpenCL layer that snapshots the GPU's OA counters around every "
-      "kernel launch, and reports per-launch counter deltas.",
+      "Runs PROGRAM with an OpenCL layer that snapshots the GPU's OA counters around\n"
+      "every kernel launch, and reports per-launch counter deltas (docs/cli.md).",
       "oaprof"};
+  oaprof::base::cli::add_help_all(app, argc, argv);
   app.set_version_flag("--version", "oaprof " OAPROF_VERSION);
   const Action profile = add_profile_options(app);
   std::vector<std::pair<CLI::App*, Action>> subcommands;
@@ -69,11 +71,7 @@ int main(int argc, char** argv) {
       "Example:\n"
       "  oaprof --device sim --format 101 -o oaprof-mad_vect4.csv -- kernel_runner mad_vect4");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : oaprof::base::kExitUsage;
-  }
+  if (const auto status = oaprof::base::cli::parse(app, argc, argv)) return *status;
   // Each command says what went wrong itself; this catches what escapes one, with the status its
   // type means (base/errors.h), instead of std::terminate.
   for (const auto& [sub, action] : subcommands) {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "base/cli.h"
 #include "report/merge.h"
 #include "tools/oaprof/commands.h"
 
@@ -67,23 +68,21 @@ int run_merge(const MergeOptions& opt) {
 
 std::pair<CLI::App*, Action> add_merge(CLI::App& app) {
   auto opt = std::make_shared<MergeOptions>();
-  auto* sub = app.add_subcommand(
-      "merge",
-      "one table from the outputs (CSV or JSON) of many runs of one job, e.g. a file per rank "
-      "from `srun oaprof -o out-%h-%r.csv -- ./app`, and each kernel's GPU time across the runs "
-      "(least, median, most); see docs/cluster.md");
+  auto* sub = app.add_subcommand("merge",
+                                 "one table from many runs' CSV or JSON outputs (docs/cluster.md)");
   sub->add_option("inputs", opt->inputs, "oaprof CSV or JSON outputs, all of one metric set")
       ->required();
   sub->add_option("-o,--output", opt->output,
-                  "all.csv (the rows, with their host and rank columns) or all.json (the rows "
-                  "and the per-kernel figures)")
+                  "all.csv (the rows) or all.json (the rows and per-kernel figures)")
+      ->check(base::cli::output_file())
       ->required();
   sub->add_flag("-q,--quiet", opt->quiet, "no per-kernel table on stderr");
   sub->footer(
-      "Exit status: 0 written; 2 bad options, an input that is not an oaprof output, or "
-      "inputs that do not belong together (other columns, metric set or format; the same "
-      "host and rank twice): the message names the files; 4 the output cannot be written."
-      "\nExample: oaprof merge out-*.csv -o all.json");
+      "Exit status:\n  0  written\n"
+      "  2  bad options, an input that is not an oaprof output, or inputs that do not\n"
+      "     belong together (the message names the files)\n"
+      "  4  the output cannot be written\n"
+      "Example: oaprof merge out-*.csv -o all.json");
   return {sub, [opt] { return run_merge(*opt); }};
 }
 

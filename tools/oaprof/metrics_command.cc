@@ -129,9 +129,11 @@ int run_import(const MetricsOptions& opt) {
 std::pair<CLI::App*, Action> add_metrics_command(CLI::App& app) {
   auto opt = std::make_shared<MetricsOptions>();
   CLI::App* sub =
-      app.add_subcommand("metrics",
-                         "metric sets: list those available, show one, import IGT metric files "
-                         "(docs/metrics.md)");
+      app.add_subcommand("metrics", "list, show and import metric sets (docs/metrics.md)");
+  sub->footer(
+      "Exit status:\n  0  done\n  2  bad options or an unknown set\n"
+      "  3  under sudo, the drop to the invoking user did not take\n"
+      "  4  a file cannot be read or written");
   sub->require_subcommand(1);
   CLI::App* list = sub->add_subcommand("list", "the metric sets of every platform, or of one");
   list->add_option("--platform", opt->platform, "a platform name such as kblgt2");
@@ -142,7 +144,7 @@ std::pair<CLI::App*, Action> add_metrics_command(CLI::App& app) {
   show->add_option("--platform", opt->platform, "platform name (default: the simulated kblgt2)");
   show->add_option("--metrics-xml", opt->metrics_xml, "read this file instead of searching");
   CLI::App* import = sub->add_subcommand(
-      "import", "validate IGT oa-*.xml files and copy them into $XDG_DATA_HOME/oaprof/metrics");
+      "import", "check IGT oa-*.xml files; copy them to $XDG_DATA_HOME/oaprof/metrics");
   import->add_option("FILE", opt->files, "oa-<platform>.xml files")->required();
   return {sub, [opt, list, show, import] {
             // Nothing here needs root: under sudo it reads and writes as the user.

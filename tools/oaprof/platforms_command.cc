@@ -152,11 +152,10 @@ int run_platforms(const PlatformsOptions& opt) {
 std::pair<CLI::App*, Action> add_platforms_command(CLI::App& app) {
   auto opt = std::make_shared<PlatformsOptions>();
   CLI::App* sub = app.add_subcommand(
-      "platforms",
-      "every Intel GPU PCI id oaprof knows: generation, GT, EUs, threads, clocks, "
-      "IGT metric file, kernel driver (docs/hardware-access.md)");
+      "platforms", "every Intel GPU PCI id oaprof knows (docs/hardware-access.md)");
   sub->add_option("--pci-id", opt->pci_id, "show one id, e.g. 0x3E92 (exit 2 if unknown)");
   sub->add_flag("--json", opt->json, "write JSON (an array, or one object with --pci-id)");
+  sub->footer("Exit status:\n  0  listed\n  2  bad options, or a --pci-id that is unknown");
   return {sub, [opt] { return run_platforms(*opt); }};
 }
 

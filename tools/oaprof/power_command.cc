@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "base/cli.h"
 #include "base/duration.h"
 #include "mmio/pci_bar.h"
 #include "power/energy_registry.h"
@@ -138,34 +139,24 @@ int run_power(const PowerOptions& opt) {
 std::pair<CLI::App*, Action> add_power_command(CLI::App& app) {
   auto opt = std::make_shared<PowerOptions>();
   CLI::App* sub = app.add_subcommand(
-      "power",
-      "a power meter: each RAPL plane's (or a discrete GPU's own sensors') energy and average "
-      "power over --duration, and the GPU power by every formula (docs/energy.md)");
-  std::string backends =
-      "energy backend: auto (the first that opens of xe-hwmon (with --pci), powercap, perf, msr, "
-      "papi)";
-  for (const auto& b : power::energy_backends()) {
-    backends += fmt::format(", {} ({})", b.name, b.description);
-  }
+      "power", "a power meter: RAPL planes, GPU sensors, GPU power (docs/energy.md)");
+  std::string backends = "energy backend: auto";
+  for (const auto& b : power::energy_backends()) backends += fmt::format(", {}", b.name);
   sub->add_option("--energy", opt->energy, backends)->capture_default_str();
-  sub->add_option("--sysfs-root", opt->sysfs_root,
-                  "where sysfs is (powercap, the perf power PMU, CPU topology)")
+  base::cli::testing(sub->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is"))
       ->capture_default_str();
-  sub->add_option("--dev-root", opt->dev_root, "where /dev is (the msr backend's /dev/cpu/N/msr)")
+  base::cli::testing(sub->add_option("--dev-root", opt->dev_root, "where /dev is (msr backend)"))
       ->capture_default_str();
   sub->add_option("--duration", opt->duration, "how long to measure (500ms, 1s, 2.5s)")
       ->capture_default_str();
-  sub->add_option("--pci", opt->pci,
-                  "a discrete xe GPU (PCI address, e.g. 0000:03:00.0) whose own energy sensors "
-                  "xe-hwmon reads");
-  sub->add_option("--igpu-power", opt->igpu_formula,
-                  "the headline GPU formula (marked *): auto (gpu-pkg for a GPU's own sensors, "
-                  "else pkg-pp0-dram), pkg-pp0-dram, pp1, pkg-pp0 or gpu-pkg")
+  sub->add_option("--pci", opt->pci, "a discrete xe GPU whose own sensors xe-hwmon reads");
+  sub->add_option("--igpu-power", opt->igpu_formula, "the headline GPU formula (docs/energy.md)")
       ->capture_default_str();
-  sub->add_option("--sim-gpu-activity", opt->sim_gpu_activity,
-                  "with --energy sim: the simulated GPU's busy fraction (0 to 1)")
+  base::cli::testing(sub->add_option("--sim-gpu-activity", opt->sim_gpu_activity,
+                                     "with --energy sim: the GPU's busy fraction (0 to 1)"))
       ->capture_default_str();
   sub->add_flag("--json", opt->json, "print JSON: every figure, each iGPU one with its formula");
+  sub->footer("Exit status:\n  0  measured\n  2  bad options\n  3  no energy source could be read");
   return {sub, [opt] { return run_power(*opt); }};
 }
 

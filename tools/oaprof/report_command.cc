@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "base/cli.h"
 #include "bench/peaks.h"
 #include "oa/platform.h"
 #include "report/roofline_svg.h"
@@ -104,23 +105,21 @@ int run_report(const ReportOptions& opt) {
 std::pair<CLI::App*, Action> add_report(CLI::App& app) {
   auto opt = std::make_shared<ReportOptions>();
   auto* sub = app.add_subcommand(
-      "report",
-      "the roofline report (one self-contained HTML page, or the roofline alone as SVG) from the "
-      "JSON of oaprof runs (--json) and kernel_runner runs (--json); see docs/report.md");
+      "report", "the roofline report (HTML or SVG) from runs' JSON (docs/report.md)");
   sub->add_option("inputs", opt->inputs,
                   "RUN.json files from oaprof --json or kernel_runner --json")
       ->required();
   sub->add_option("-o,--output", opt->output,
                   "report.html (the whole report) or report.svg (the roofline alone)")
+      ->check(base::cli::output_file())
       ->capture_default_str();
   sub->add_option("--title", opt->title, "the report's title")->capture_default_str();
-  sub->add_option("--kernels", opt->kernels,
-                  "only kernels whose name matches this regular expression");
+  sub->add_option("--kernels", opt->kernels, "only kernels whose name matches this regex");
   sub->footer(
-      "Exit status: 0 written; 2 bad options or an input that is not a valid oaprof or "
-      "kernel_runner JSON document (the message names the file and the field); 4 the "
-      "output cannot be written.\nExample: oaprof report run.json kernel_runner.json -o "
-      "report.html");
+      "Exit status:\n  0  written\n"
+      "  2  bad options or an input that is not oaprof or kernel_runner JSON\n"
+      "  4  the output cannot be written\n"
+      "Example: oaprof report run.json kernel_runner.json -o report.html");
   return {sub, [opt] { return run_report(*opt); }};
 }
 
