@@ -144,6 +144,24 @@ std::optional<oa::Platform> DaemonService::served_platform() const {
   }
 }
 
+std::optional<wire::Error> DaemonService::refuse_other_device(const std::string& asked) const {
+  const gpu::DeviceSpec& served = options_.device.spec;
+  gpu::DeviceSpec spec;
+  try {
+    spec = gpu::DeviceSpec::parse(asked);
+  } catch (const std::invalid_argument& e) {
+    return wire::Error{ErrorCode::kBadRequest, e.what()};
+  }
+  // `auto` takes whatever is served; a plain `sim` any simulator; otherwise the very device.
+  const bool ok = spec.is_auto() || spec.resolved() == served.resolved() ||
+                  (spec.kind() == gpu::DeviceSpec::Kind::kSim && served.simulated());
+  if (ok) return std::nullopt;
+  return wire::Error{ErrorCode::kBadRequest,
+                     fmt::format("this oaprofd serves --device {}, not {}; ask for that device "
+                                 "(or auto), or run oaprof with sudo",
+                                 served.str(), spec.str())};
+}
+
 wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wire::Open& request) {
   if (active_ && background_client_ == active_->client && client != active_->client) {
     end_session("a profiling session takes the OA unit from the exporter");
@@ -155,19 +173,7 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     }
     return wire::Error{ErrorCode::kBusy, "busy: held by " + active_->holder};
   }
-  // `auto` is 0000:00:02.0 on both sides; a client's plain `sim` matches any simulator.
-  const auto resolved = [](const std::string& spec) {
-    return spec == "auto" ? std::string("0000:00:02.0") : spec;
-  };
-  const std::string& served = options_.device.spec;
-  const bool device_ok = request.device == "auto" || resolved(request.device) == resolved(served) ||
-                         (request.device == "sim" && served.starts_with("sim"));
-  if (!device_ok) {
-    return wire::Error{ErrorCode::kBadRequest,
-                       fmt::format("this oaprofd serves --device {}, not {}; ask for that device "
-                                   "(or auto), or run oaprof with sudo",
-                                   served, request.device)};
-  }
+  if (auto refused = refuse_other_device(request.device)) return *refused;
   auto active = std::make_unique<Active>();
   active->client = client;
   active->peer = peer;

@@ -96,6 +96,9 @@ class DaemonService {
  private:
   struct Active;
   ipc::wire::Body open(std::uint64_t client, const Peer& peer, const ipc::wire::Open& request);
+  // The refusal for a client that asks for another device than the one served; nullopt when it
+  // may have this one.
+  std::optional<ipc::wire::Error> refuse_other_device(const std::string& asked) const;
   ipc::wire::Body switch_set(const ipc::wire::SwitchSet& request);
   ipc::wire::Body sample(const ipc::wire::Sample& request);
   // Restores and closes the session; logs it unless `log_if_untouched` is false and it had

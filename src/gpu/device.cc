@@ -54,8 +54,6 @@ int period_exponent_for(int asked, const oa::Platform& platform) {
   return platform.driver == oa::KernelDriver::kXe ? 10 : 16;
 }
 
-constexpr std::string_view kSimFilePrefix = "sim:";
-
 // The simulator with its register file mirrored into a shared file mapping. Only written
 // registers are mirrored (the read-back after the write), so the file changes exactly where
 // oaprof programmed something and never just because time passed.
@@ -146,30 +144,6 @@ class UnmappedRegisters final : public mmio::Mmio {
 };
 
 }  // namespace
-
-std::string device_spec_with_pci(const std::string& device, const std::string& pci) {
-  if (pci.empty()) return device;
-  std::string address;
-  try {
-    address = mmio::parse_pci_address(pci).str();
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("--pci: ") + e.what());
-  }
-  if (device == "auto") return address;
-  bool same = false;
-  try {
-    same = mmio::parse_pci_address(device).str() == address;
-  } catch (const std::invalid_argument&) {
-    // sim, sim:FILE or garbage: another device than the address either way
-  }
-  if (!same) {
-    throw std::invalid_argument(fmt::format(
-        "--pci {} and --device {} name different devices; give one of them: --pci BDF for an "
-        "Intel GPU, --device sim for the simulator",
-        pci, device));
-  }
-  return address;
-}
 
 Device& Device::operator=(Device&& other) noexcept {
   if (this == &other) return *this;
@@ -264,35 +238,18 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
   return d;
 }
 
-bool spec_is_simulated(std::string_view spec) {
-  return spec == "sim" || spec.starts_with(kSimFilePrefix);
-}
-
-namespace {
-
-// `auto` is the integrated GPU's usual address.
-mmio::PciAddress pci_address_of(const std::string& spec) {
-  return mmio::parse_pci_address(spec == "auto" ? "0000:00:02.0" : spec);
-}
-
-}  // namespace
-
 std::optional<oa::Platform> platform_of_spec(const DeviceOptions& options) {
-  if (spec_is_simulated(options.spec)) return options.sim.platform;
-  const auto found = mmio::read_pci_identity(options.sysfs_root, pci_address_of(options.spec));
+  if (options.spec.simulated()) return options.sim.platform;
+  const auto found = mmio::read_pci_identity(options.sysfs_root, options.spec.address());
   return found ? oa::platform_for_pci_id(found->device) : std::nullopt;
 }
 
 Device open_device(const DeviceOptions& options) {
   Device d;
-  const bool sim_file = options.spec.starts_with(kSimFilePrefix);
-  if (spec_is_simulated(options.spec)) {
+  if (options.spec.simulated()) {
     d = make_sim_device(std::make_unique<mmio::SteadyClock>(), options.sim);
-    if (sim_file) {
-      const std::string path = options.spec.substr(kSimFilePrefix.size());
-      if (path.empty()) {
-        throw std::invalid_argument("--device sim:FILE needs a file name after 'sim:'");
-      }
+    if (options.spec.kind() == DeviceSpec::Kind::kSimFile) {
+      const std::string path = options.spec.file().string();
       // make_sim_device made the SimGpu the window; hand it to the mirror instead.
       std::unique_ptr<mmio::SimGpu> sim(d.sim);
       (void)d.mmio.release();
@@ -310,7 +267,7 @@ Device open_device(const DeviceOptions& options) {
     d.sim_oa_buffer_bytes = options.sim_oa_buffer_bytes;
     return d;
   }
-  const mmio::PciAddress addr = pci_address_of(options.spec);
+  const mmio::PciAddress addr = options.spec.address();
   const bool xe_bound = mmio::bound_driver(options.sysfs_root, addr) == "xe";
   if (xe_bound) {
     // Identified from sysfs first: the BAR is never mapped under xe.

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/device_spec.h"
 #include "gpu/sim/sim_xe_observation.h"
 #include "mmio/forcewake.h"
 #include "mmio/mmio.h"
@@ -62,7 +63,7 @@ struct DeviceOptions {
   // auto | sim | sim:FILE | BDF. sim:FILE runs the simulator with its register file mirrored
   // into FILE (created when missing, adopted when present), so that another process can see what
   // was programmed and a restarted oaprofd finds the registers a crashed one left.
-  std::string spec = "auto";
+  DeviceSpec spec;
   mmio::SimConfig sim;  // used when the device is simulated
   // --forcewake auto|debugfs|registers|none, --debugfs-root. On a simulated device only the
   // register path (or none) is used, so a real GPU beside it is never woken. On real hardware
@@ -87,11 +88,6 @@ struct DeviceOptions {
   std::function<std::unique_ptr<mmio::Mmio>(std::unique_ptr<mmio::Mmio>)> wrap_mmio;
 };
 
-// The spec that `--device SPEC --pci BDF` choose: SPEC alone without --pci; the normalised BDF
-// when SPEC is auto or names the same address. Throws std::invalid_argument for a BDF that is not
-// a PCI address, or when SPEC names another device (sim, another address).
-std::string device_spec_with_pci(const std::string& device, const std::string& pci);
-
 // The GPU's clock right now from RPSTAT (Gen9 and Gen11; reference/hardware.md §2), or nullopt
 // where it cannot be read: another generation, no register window, a reading of 0.
 std::optional<double> read_gpu_freq_mhz(Device& device);
@@ -101,12 +97,8 @@ std::optional<double> read_gpu_freq_mhz(Device& device);
 // and its clock registers).
 Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig& config = {});
 
-// Whether open_device(spec) gives the simulator (sim, sim:FILE): known before anything opens.
-bool spec_is_simulated(std::string_view spec);
-
 // The platform open_device(options) would find, known without opening it: the simulator's, or
 // that of the PCI id in sysfs (world-readable); nullopt where sysfs names no GPU oaprof knows.
-// Throws std::invalid_argument for a spec that is not auto, sim or a PCI address.
 std::optional<oa::Platform> platform_of_spec(const DeviceOptions& options);
 
 // Throws std::runtime_error with what to do when the device cannot be opened, or

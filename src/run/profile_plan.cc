@@ -249,10 +249,11 @@ void plan_sim_xe(const ProfileOptions& o, ProfilePlan& plan) {
 void plan_device(const ProfileOptions& o, const std::map<std::string, std::string>& env, uid_t euid,
                  ProfilePlan& plan) {
   gpu::DeviceOptions& d = plan.device;
-  d.spec = gpu::device_spec_with_pci(o.device_spec, o.pci);
-  plan.simulated_device = gpu::spec_is_simulated(d.spec);
-  plan.through_daemon =
-      o.daemon == "always" || (o.daemon == "auto" && euid != 0 && d.spec != "sim");
+  d.spec = gpu::device_spec_with_pci(gpu::DeviceSpec::parse(o.device_spec), o.pci);
+  plan.simulated_device = d.spec.simulated();
+  // The in-process simulator needs no privileges; sim:FILE and real devices do.
+  const bool in_process = d.spec.kind() == gpu::DeviceSpec::Kind::kSim;
+  plan.through_daemon = o.daemon == "always" || (o.daemon == "auto" && euid != 0 && !in_process);
   if (o.daemon != "auto" && o.daemon != "always" && o.daemon != "never") {
     throw base::UsageError("--daemon: give auto, always or never, not '" + o.daemon + "'");
   }
@@ -305,7 +306,7 @@ void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
   }
   // Refused before the device is touched (oaprofd asks the same of its own device).
   power::check_energy_backend_for_device(o.energy, plan.simulated_device,
-                                         "--device " + plan.device.spec);
+                                         "--device " + plan.device.spec.str());
   plan.energy = o.energy;
   plan.igpu_formula = power::parse_igpu_formula_choice(o.igpu_power);
   plan.idle_baseline_ns = power::parse_idle_baseline(o.idle_baseline);

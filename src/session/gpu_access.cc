@@ -38,7 +38,8 @@ void load_metrics(GpuAccess& access, const GpuRequest& request, const std::strin
 class LocalAccess final : public GpuAccess {
  public:
   explicit LocalAccess(const GpuRequest& request) {
-    unit_ = request.device.spec == "sim" ? open_private_unit(request.device) : take(request);
+    const bool in_process = request.device.spec.kind() == gpu::DeviceSpec::Kind::kSim;
+    unit_ = in_process ? open_private_unit(request.device) : take(request);
     try {
       describe_device(request);
     } catch (...) {
@@ -184,7 +185,7 @@ class DaemonAccess final : public GpuAccess {
   static ipc::wire::Open open_request(const GpuRequest& request) {
     ipc::wire::Open open;
     open.pid = static_cast<std::uint32_t>(::getpid());
-    open.device = request.device.spec;
+    open.device = request.device.spec.str();
     open.access = request.access;
     open.format = request.format;
     open.metric_set = request.metric_set;

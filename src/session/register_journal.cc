@@ -228,7 +228,7 @@ std::optional<std::string> restore_state_file(const std::filesystem::path& path,
     const bool fw = mmio::reg::is_forcewake_request(e.offset);
     (fw ? forcewake : registers).push_back(e);
   }
-  device.spec = state->device_spec;
+  device.spec = gpu::DeviceSpec::parse(state->device_spec);
   device.wrap_mmio = nullptr;
   device.map_registers = true;  // whatever the caller reads with, restoring writes registers
   {

@@ -24,13 +24,13 @@ void require_root_paths_under_sudo(std::span<const RootPathOption> options,
   }
 }
 
-void require_no_register_file_under_sudo(std::string_view device_spec,
+void require_no_register_file_under_sudo(const gpu::DeviceSpec& device,
                                          const std::optional<Credentials>& sudo_user) {
-  if (!sudo_user || !device_spec.starts_with("sim:")) return;
+  if (!sudo_user || device.kind() != gpu::DeviceSpec::Kind::kSimFile) return;
   throw std::invalid_argument(fmt::format(
       "--device {}: under sudo the simulator keeps its registers in memory (--device sim), "
       "because root would create and write the file it names on behalf of uid {}",
-      device_spec, sudo_user->uid));
+      device.str(), sudo_user->uid));
 }
 
 }  // namespace oaprof::session

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/device_spec.h"
 #include "session/privilege_drop.h"
 
 namespace oaprof::session {
@@ -30,7 +31,7 @@ void require_root_paths_under_sudo(std::span<const RootPathOption> options,
 
 // `--device sim:FILE` has root create and write FILE (the simulator's register file, for tests):
 // refused under sudo as the options above are; plain `sim` and real devices pass.
-void require_no_register_file_under_sudo(std::string_view device_spec,
+void require_no_register_file_under_sudo(const gpu::DeviceSpec& device,
                                          const std::optional<Credentials>& sudo_user);
 
 }  // namespace oaprof::session

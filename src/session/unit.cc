@@ -13,8 +13,8 @@ Unit take_unit(const UnitFiles& files, const std::string& holder, gpu::DeviceOpt
   // A state file found under the lock is a dead holder's (a run killed, or a session whose
   // restore failed): its registers go back before a new journal replaces it.
   if (auto done = restore_state_file(files.state, device)) note(*done);
-  unit.journal =
-      std::make_unique<SessionJournal>(files.state, StateContents{device.spec, {}, holder, {}});
+  unit.journal = std::make_unique<SessionJournal>(files.state,
+                                                  StateContents{device.spec.str(), {}, holder, {}});
   device.wrap_mmio = [journal = unit.journal.get()](std::unique_ptr<mmio::Mmio> inner) {
     return journal->wrap(std::move(inner));
   };

@@ -23,7 +23,7 @@ using namespace oaprof;
 
 void BM_LocalSnapshot(benchmark::State& state) {
   gpu::DeviceOptions o;
-  o.spec = "sim";
+  o.spec = oaprof::gpu::DeviceSpec::sim();
   o.forcewake.mode = mmio::ForcewakeMode::kNone;
   gpu::Device d = gpu::open_device(o);
   auto src = gpu::make_counter_source("mmio", d);
@@ -38,7 +38,7 @@ void BM_SnapshotThroughOaprofd(benchmark::State& state) {
   std::string tmpl = "/tmp/oapd-bench-XXXXXX";
   const std::filesystem::path dir = ::mkdtemp(tmpl.data());
   daemon::ServiceOptions so;
-  so.device.spec = "sim";
+  so.device.spec = oaprof::gpu::DeviceSpec::sim();
   so.device.forcewake.mode = mmio::ForcewakeMode::kNone;
   so.state_dir = dir;
   daemon::DaemonService service(so);

@@ -63,7 +63,7 @@ inline daemon::ServiceOptions sim_xe_service_options(const std::filesystem::path
                                                      const std::filesystem::path& metrics_dir,
                                                      const std::string& sim_platform = "lnl") {
   daemon::ServiceOptions o;
-  o.device.spec = "sim";
+  o.device.spec = oaprof::gpu::DeviceSpec::sim();
   o.device.sim.platform = mmio::sim_platform_by_name(sim_platform);
   o.device.sim.i915 = false;
   o.state_dir = state_dir;
@@ -80,7 +80,7 @@ inline std::vector<char> file_bytes(const std::filesystem::path& p) {
 // Creates the register file of `--device sim:FILE` as a fresh simulator publishes it.
 inline void create_sim_file(const std::filesystem::path& file) {
   gpu::DeviceOptions o;
-  o.spec = "sim:" + file.string();
+  o.spec = oaprof::gpu::DeviceSpec::sim_file(file);
   o.forcewake.mode = mmio::ForcewakeMode::kNone;
   (void)gpu::open_device(o);
 }

@@ -39,7 +39,7 @@ class DaemonServiceTest : public ::testing::Test {
     regs_ = dir_.path() / "regs";
     test_support::create_sim_file(regs_);
     ServiceOptions o;
-    o.device.spec = "sim:" + regs_.string();
+    o.device.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
     o.state_dir = dir_.path();
     o.log = [this](int, const std::string& line) { log_ += line + "\n"; };
     service_ = std::make_unique<DaemonService>(o);
@@ -56,7 +56,7 @@ class DaemonServiceTest : public ::testing::Test {
   // from `dirs`.
   ServiceOptions options_with_metrics(std::vector<std::filesystem::path> dirs) const {
     ServiceOptions o;
-    o.device.spec = "sim:" + regs_.string();
+    o.device.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
     o.state_dir = dir_.path();
     o.metrics_dirs = std::move(dirs);
     return o;
@@ -70,9 +70,9 @@ class DaemonServiceTest : public ::testing::Test {
   };
   void open_crashing_session(CrashingSession& s) {
     gpu::DeviceOptions o;
-    o.spec = "sim:" + regs_.string();
+    o.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
     o.forcewake.mode = mmio::ForcewakeMode::kNone;
-    session::StateContents header{o.spec, "", "uid 7, pid 8 since then", {}};
+    session::StateContents header{o.spec.str(), "", "uid 7, pid 8 since then", {}};
     o.wrap_mmio = [&, header](std::unique_ptr<mmio::Mmio> inner) mutable {
       header.identity = inner->describe();
       return std::make_unique<session::JournalingMmio>(
@@ -291,7 +291,7 @@ TEST_F(DaemonServiceTest, RecoverDropsOnlyTheCrashedSessionsForcewakeBit) {
   }
   ASSERT_TRUE(service_->recover().has_value());
   gpu::DeviceOptions o;
-  o.spec = "sim:" + regs_.string();
+  o.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
   o.forcewake.mode = mmio::ForcewakeMode::kNone;
   gpu::Device after = gpu::open_device(o);
   EXPECT_EQ(after.mmio->read32(mmio::reg::kForcewakeRender), 1u);  // the driver's bit stays
@@ -389,7 +389,7 @@ TEST(StateFileTest, StepsRoundTripAndAnOldMaskedForcewakeLineIsOaprofsBit) {
 TEST(JournalTest, SeesTheSameStepsAsSavedRegistersForTheSameWrites) {
   std::vector<mmio::RestoreStep> recorded;
   gpu::DeviceOptions o;
-  o.spec = "sim";
+  o.spec = oaprof::gpu::DeviceSpec::sim();
   o.forcewake.mode = mmio::ForcewakeMode::kNone;
   o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
     return std::make_unique<session::JournalingMmio>(
@@ -481,7 +481,7 @@ TEST(SessionJournalTest, TheStateFileStaysUnlessEveryRegisterIsBack) {
       session::SessionJournal journal(state,
                                       {"sim:" + regs.string(), {}, "uid 1, pid 2 since then", {}});
       gpu::DeviceOptions o;
-      o.spec = "sim:" + regs.string();
+      o.spec = oaprof::gpu::DeviceSpec::sim_file(regs);
       o.forcewake.mode = mmio::ForcewakeMode::kNone;
       o.wrap_mmio = [&](std::unique_ptr<mmio::Mmio> inner) {
         return journal.wrap(std::move(inner));
@@ -681,7 +681,7 @@ TEST_F(DaemonServiceTest, APerfSessionsSamplesCarryTheStreamsLosses) {
     GTEST_SKIP() << "oaprofd would refuse IGT's files where they are here: " << why;
   }
   ServiceOptions o;
-  o.device.spec = "sim:" + regs_.string();
+  o.device.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
   // A report every 64 timestamp ticks (5.33 µs) fills a 256 KiB OA buffer in 6 ms (i915's
   // 16 MiB would take 350 ms, some minutes of reports in a sanitizer build).
   o.device.perf_period_exponent = 5;

@@ -59,7 +59,7 @@ class ExporterTest : public ::testing::Test {
     regs_ = dir_.path() / "regs";
     test_support::create_sim_file(regs_);
     ServiceOptions o;
-    o.device.spec = "sim:" + regs_.string();
+    o.device.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
     o.state_dir = dir_.path();
     o.log = [this](int, const std::string& line) { log_ += line + "\n"; };
     service_ = std::make_unique<DaemonService>(o);

@@ -52,7 +52,7 @@ class OaprofdTest : public ::testing::Test {
     regs_ = dir_.path() / "regs";
     test_support::create_sim_file(regs_);
     ServiceOptions so;
-    so.device.spec = "sim:" + regs_.string();
+    so.device.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
     so.state_dir = dir_.path();
     service_ = std::make_unique<DaemonService>(so);
     OaprofdOptions o;
@@ -312,7 +312,7 @@ TEST_F(OaprofdTest, MalformedDatagramsGetErrorsAndTheDaemonKeepsServing) {
 TEST(OaprofdSocketTest, ALiveDaemonIsNotReplacedAndAStaleSocketIs) {
   ScratchDir dir;
   ServiceOptions so;
-  so.device.spec = "sim";
+  so.device.spec = oaprof::gpu::DeviceSpec::sim();
   so.state_dir = dir.path();
   DaemonService service(so);
   OaprofdOptions o;
@@ -352,7 +352,7 @@ TEST(OaprofdSocketTest, ASocketThatCannotBeTheGroupsIsLoggedAndStaysPrivate) {
     std::string log;
     {
       ServiceOptions so;
-      so.device.spec = "sim";
+      so.device.spec = oaprof::gpu::DeviceSpec::sim();
       so.state_dir = dir.path();
       DaemonService service(so);
       OaprofdOptions o;

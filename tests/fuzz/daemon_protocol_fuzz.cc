@@ -28,7 +28,7 @@ daemon::DaemonService& service() {
   }();
   static daemon::DaemonService s([] {
     daemon::ServiceOptions o;
-    o.device.spec = "sim";
+    o.device.spec = oaprof::gpu::DeviceSpec::sim();
     o.state_dir = dir;
     o.energy_roots.sim_dir = std::filesystem::path(dir) / "power";
     return o;

@@ -20,15 +20,20 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+std::string with_pci(const std::string& device, const std::string& pci) {
+  return device_spec_with_pci(DeviceSpec::parse(device), pci).str();
+}
+
 TEST(DeviceSpecTest, PciChoosesTheDeviceUnlessDeviceNamesAnotherOne) {
-  EXPECT_EQ(device_spec_with_pci("auto", ""), "auto");
-  EXPECT_EQ(device_spec_with_pci("sim", ""), "sim");
-  EXPECT_EQ(device_spec_with_pci("auto", "00:02.0"), "0000:00:02.0");
-  EXPECT_EQ(device_spec_with_pci("auto", "0000:03:00.0"), "0000:03:00.0");
-  EXPECT_EQ(device_spec_with_pci("0000:00:02.0", "00:02.0"), "0000:00:02.0");  // the same one
+  EXPECT_EQ(with_pci("auto", ""), "auto");
+  EXPECT_EQ(with_pci("sim", ""), "sim");
+  EXPECT_EQ(with_pci("auto", "00:02.0"), "0000:00:02.0");
+  EXPECT_EQ(with_pci("auto", "0000:03:00.0"), "0000:03:00.0");
+  EXPECT_EQ(with_pci("0000:00:02.0", "00:02.0"), "0000:00:02.0");  // the same one
+  EXPECT_EQ(with_pci("00:02.0", "0000:00:02.0"), "0000:00:02.0");  // both short and long forms
   for (const char* other : {"sim", "sim:/tmp/regs", "0000:03:00.0"}) {
     try {
-      device_spec_with_pci(other, "0000:00:02.0");
+      with_pci(other, "0000:00:02.0");
       FAIL() << other;
     } catch (const std::invalid_argument& e) {
       EXPECT_THAT(e.what(), HasSubstr("--pci 0000:00:02.0 and --device " + std::string(other) +
@@ -36,10 +41,46 @@ TEST(DeviceSpecTest, PciChoosesTheDeviceUnlessDeviceNamesAnotherOne) {
     }
   }
   try {
-    device_spec_with_pci("auto", "sim");
+    with_pci("auto", "sim");
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("--pci: 'sim' is not a PCI address"));
+  }
+}
+
+TEST(DeviceSpecTest, ParsesEachFormAndReadsBackWhatItWrites) {
+  EXPECT_TRUE(DeviceSpec::parse("auto").is_auto());
+  EXPECT_EQ(DeviceSpec::parse("auto").address().str(), "0000:00:02.0");
+  EXPECT_EQ(DeviceSpec::parse("sim").kind(), DeviceSpec::Kind::kSim);
+  EXPECT_TRUE(DeviceSpec::parse("sim").simulated());
+  const DeviceSpec file = DeviceSpec::parse("sim:/run/x/regs");
+  EXPECT_EQ(file.kind(), DeviceSpec::Kind::kSimFile);
+  EXPECT_TRUE(file.simulated());
+  EXPECT_EQ(file.file(), fs::path("/run/x/regs"));
+  const DeviceSpec pci = DeviceSpec::parse("3:00.0");
+  EXPECT_EQ(pci.kind(), DeviceSpec::Kind::kPci);
+  EXPECT_FALSE(pci.simulated());
+  EXPECT_EQ(pci.str(), "0000:03:00.0");
+  for (const char* text : {"auto", "sim", "sim:/run/x/regs", "0000:03:00.0"}) {
+    EXPECT_EQ(DeviceSpec::parse(DeviceSpec::parse(text).str()).str(), text);
+  }
+  EXPECT_THROW((void)DeviceSpec::sim().address(), std::logic_error);
+}
+
+TEST(DeviceSpecTest, AutoResolvesToTheIntegratedGpusAddress) {
+  EXPECT_EQ(DeviceSpec().resolved(), DeviceSpec::parse("0000:00:02.0"));
+  EXPECT_FALSE(DeviceSpec().resolved() == DeviceSpec::parse("0000:03:00.0"));
+  EXPECT_EQ(DeviceSpec::sim().resolved(), DeviceSpec::sim());
+}
+
+TEST(DeviceSpecTest, RefusesWhatIsNoDevice) {
+  for (const char* text : {"", "Sim", "simulator", "sim:", "not-a-device", "00:20.0", "auto "}) {
+    try {
+      (void)DeviceSpec::parse(text);
+      FAIL() << "'" << text << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--device")) << text;
+    }
   }
 }
 
@@ -83,7 +124,7 @@ class PerfDeviceTest : public ::testing::Test {
   }
   DeviceOptions perf_options() const {
     DeviceOptions o;
-    o.spec = kBdf;
+    o.spec = oaprof::gpu::DeviceSpec::parse(kBdf);
     o.sysfs_root = root_;
     o.map_registers = access_maps_registers("perf");
     return o;

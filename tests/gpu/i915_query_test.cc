@@ -120,7 +120,7 @@ TEST_F(SimI915QueryTest, FallsBackToTheTableAndTheRegisters) {
 // equation variable follows.
 TEST_F(SimI915QueryTest, OpeningADeviceReadsItsFacts) {
   DeviceOptions o;
-  o.spec = "sim";
+  o.spec = oaprof::gpu::DeviceSpec::sim();
   o.sim = fused();
   o.forcewake.mode = mmio::ForcewakeMode::kNone;
   Device d = open_device(o);

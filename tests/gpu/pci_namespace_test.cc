@@ -177,7 +177,7 @@ TEST_F(PciNamespaceTest, ProgramsSnapshotsAndRestoresAnIntelGpuThroughLibpciacce
         const std::vector<std::uint32_t> before(bar.begin(), bar.end());
 
         DeviceOptions opt;
-        opt.spec = "00:02.0";
+        opt.spec = oaprof::gpu::DeviceSpec::parse("00:02.0");
         opt.sysfs_root = root_ / "sys";
         opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
         opt.forcewake.debugfs_root = (root_ / "debugfs").string();
@@ -238,7 +238,7 @@ TEST_F(PciNamespaceTest, ForcewakeTakesTheDebugfsFileOfTheChosenDevicesDrmMinor)
       tree,
       [&]() -> std::string {
         DeviceOptions opt;
-        opt.spec = "0000:00:02.0";
+        opt.spec = oaprof::gpu::DeviceSpec::parse("0000:00:02.0");
         opt.sysfs_root = sysfs;
         opt.forcewake.mode = mmio::ForcewakeMode::kDebugfs;
         opt.forcewake.debugfs_root = (root_ / "debugfs").string();
@@ -262,7 +262,7 @@ TEST_F(PciNamespaceTest, RefusesAVirtioDeviceAtTheGpusAddress) {
       tree,
       [&]() -> std::string {
         DeviceOptions opt;
-        opt.spec = "auto";
+        opt.spec = oaprof::gpu::DeviceSpec();
         opt.forcewake.mode = mmio::ForcewakeMode::kNone;
         try {
           open_device(opt);
@@ -275,7 +275,7 @@ TEST_F(PciNamespaceTest, RefusesAVirtioDeviceAtTheGpusAddress) {
         CHECK_OR_RETURN(fs::file_size(resource0) == mmio::SimGpu::kRegisterFileBytes, "resized");
         std::ifstream f(resource0, std::ios::binary);
         for (char c; f.get(c);) CHECK_OR_RETURN(c == 0, "resource0 of the disk was written");
-        opt.spec = "00:03.0";
+        opt.spec = oaprof::gpu::DeviceSpec::parse("00:03.0");
         try {
           open_device(opt);
           return "an absent device was opened";

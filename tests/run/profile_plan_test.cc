@@ -41,7 +41,7 @@ TEST(ProfilePlanTest, AProgramRunDefaultsToKernelModeAndAnOutputNamedAfterIt) {
   EXPECT_FALSE(plan.outputs.table_on_stderr);
   EXPECT_EQ(plan.command.size(), 2u);
   EXPECT_EQ(plan.min_window.count(), 50);
-  EXPECT_EQ(plan.device.spec, "auto");
+  EXPECT_TRUE(plan.device.spec.is_auto());
   EXPECT_FALSE(plan.creds);
 }
 

@@ -49,7 +49,7 @@ class EnergyPolicyTest : public ::testing::Test {
 
   std::unique_ptr<daemon::DaemonService> service(bool lend, std::uint64_t interval_ns) {
     daemon::ServiceOptions o;
-    o.device.spec = "sim:" + regs_.string();
+    o.device.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
     o.state_dir = dir_.path();
     o.lend_energy = lend;
     o.energy_min_interval_ns = interval_ns;

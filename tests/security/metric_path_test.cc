@@ -41,7 +41,7 @@ class MetricPathTest : public ::testing::Test {
     }
     test_support::create_sim_file(regs_);
     daemon::ServiceOptions o;
-    o.device.spec = "sim:" + regs_.string();
+    o.device.spec = oaprof::gpu::DeviceSpec::sim_file(regs_);
     o.state_dir = dir_.path();
     o.metrics_dirs = {metrics_};
     o.metrics_owner = ::geteuid();

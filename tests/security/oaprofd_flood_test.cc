@@ -50,7 +50,7 @@ class OaprofdFloodTest : public ::testing::Test {
   void start(daemon::OaprofdOptions o) {
     test_support::create_sim_file(dir_.path() / "regs");
     daemon::ServiceOptions so;
-    so.device.spec = "sim:" + (dir_.path() / "regs").string();
+    so.device.spec = oaprof::gpu::DeviceSpec::sim_file((dir_.path() / "regs"));
     so.state_dir = dir_.path();
     service_ = std::make_unique<daemon::DaemonService>(so);
     o.socket_path = socket();

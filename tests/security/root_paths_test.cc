@@ -43,11 +43,14 @@ TEST(RootPathsTest, UnderSudoOnlyTheDefaultOrASystemPathPasses) {
 }
 
 TEST(RootPathsTest, UnderSudoTheSimulatorKeepsItsRegistersInMemory) {
-  EXPECT_THROW(require_no_register_file_under_sudo("sim:/etc/ld.so.preload", kUser),
-               std::invalid_argument);
-  EXPECT_NO_THROW(require_no_register_file_under_sudo("sim", kUser));
-  EXPECT_NO_THROW(require_no_register_file_under_sudo("0000:00:02.0", kUser));
-  EXPECT_NO_THROW(require_no_register_file_under_sudo("sim:/tmp/regs", std::nullopt));
+  EXPECT_THROW(
+      require_no_register_file_under_sudo(gpu::DeviceSpec::parse("sim:/etc/ld.so.preload"), kUser),
+      std::invalid_argument);
+  EXPECT_NO_THROW(require_no_register_file_under_sudo(gpu::DeviceSpec::parse("sim"), kUser));
+  EXPECT_NO_THROW(
+      require_no_register_file_under_sudo(gpu::DeviceSpec::parse("0000:00:02.0"), kUser));
+  EXPECT_NO_THROW(
+      require_no_register_file_under_sudo(gpu::DeviceSpec::parse("sim:/tmp/regs"), std::nullopt));
 }
 
 }  // namespace

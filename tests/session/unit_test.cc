@@ -27,7 +27,7 @@ class UnitTest : public ::testing::Test {
   // The shared simulator (a register file other processes could open too), as a device spec.
   gpu::DeviceOptions device() const {
     gpu::DeviceOptions o;
-    o.spec = "sim:" + sim_file_.string();
+    o.spec = oaprof::gpu::DeviceSpec::sim_file(sim_file_);
     o.forcewake.mode = mmio::ForcewakeMode::kNone;
     return o;
   }
@@ -74,7 +74,7 @@ TEST_F(UnitTest, EveryWriteIsJournaledAndADeadHoldersJournalIsPutBack) {
 
 TEST_F(UnitTest, ADeviceThatDoesNotOpenLeavesNoJournalAndFreesTheLock) {
   gpu::DeviceOptions missing = device();
-  missing.spec = "sim:" + (dir_.path() / "no-such-dir" / "regs").string();
+  missing.spec = oaprof::gpu::DeviceSpec::sim_file((dir_.path() / "no-such-dir" / "regs"));
   EXPECT_ANY_THROW((void)take_unit(files(), "first", missing, note_));
   EXPECT_FALSE(fs::exists(files().state));
   Unit unit = take_unit(files(), "second", device(), note_);  // the lock went with the failure

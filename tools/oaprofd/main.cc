@@ -153,7 +153,7 @@ daemon::ServiceOptions service_options(const CommandLine& cl, bool sim_platform_
     throw base::UsageError("--sim-platform goes with --device sim");
   }
   daemon::ServiceOptions so;
-  so.device.spec = cl.device;
+  so.device.spec = oaprof::gpu::DeviceSpec::parse(cl.device);
   so.device.sim.platform = oaprof::mmio::sim_platform_by_name(cl.sim_platform);
   // A simulated xe part has no i915 to ask, as a real one has none.
   so.device.sim.i915 = so.device.sim.platform.driver != oaprof::oa::KernelDriver::kXe;
@@ -234,7 +234,8 @@ int serve(const Plan& plan, const CommandLine& cl, const std::map<std::string, s
   handle_stop_signals();
   const auto notify = env.find("NOTIFY_SOCKET");
   const std::string notify_socket = notify != env.end() ? notify->second : "";
-  log_line(6, fmt::format("serving --device {} on {} for root and group '{}'", cl.device,
+  log_line(6, fmt::format("serving --device {} on {} for root and group '{}'",
+                          plan.service.device.spec.str(),
                           plan.socket.listen_fd >= 0 ? "the socket systemd passed" : cl.socket_path,
                           cl.group_name));
   (void)daemon::notify_systemd(notify_socket, "READY=1");
