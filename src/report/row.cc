@@ -56,15 +56,11 @@ int a_columns(const RunInfo& info) {
   return n;
 }
 
-// A run through xe's observation stream (--access perf on a part xe drives): each snapshot is
-// the first periodic report after it was asked for, so a row's interval reaches up to one period
-// past the kernel on each side. Without the run's driver (offline), the platform's default one.
-bool xe_periodic(const RunInfo& info) {
-  if (info.access != "perf") return false;
-  if (!info.driver.empty()) return info.driver == "xe";
-  const auto platform = oa::platform_by_name(info.platform);
-  return platform && platform->driver == oa::KernelDriver::kXe;
-}
+// A run through xe's observation stream: each snapshot is the first periodic report after it was
+// asked for, so a row's interval reaches up to one period past the kernel on each side. xe's
+// stream is the only read-out a part bound to xe has (gpu::open_device refuses the others), so
+// the run's driver decides; rows without a run (decode) have none.
+bool xe_periodic(const RunInfo& info) { return info.driver == "xe"; }
 
 }  // namespace
 
