@@ -141,7 +141,7 @@ int open_gpu(const ProfilePlan& plan, std::unique_ptr<session::GpuAccess>& gpu) 
 // 0, or the exit status after saying why on stderr.
 int open_energy(const ProfilePlan& plan, session::GpuAccess& gpu, session::EnergySetup& energy) {
   try {
-    energy = gpu.open_energy(gpu_request(plan));
+    energy = gpu.open_energy();
   } catch (const std::invalid_argument& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     return base::kExitUsage;

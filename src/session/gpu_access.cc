@@ -37,7 +37,8 @@ void load_metrics(GpuAccess& access, const GpuRequest& request, const std::strin
 // in-process simulator, which no other process can reach.
 class LocalAccess final : public GpuAccess {
  public:
-  explicit LocalAccess(const GpuRequest& request) {
+  explicit LocalAccess(const GpuRequest& request)
+      : energy_(request.energy), sysfs_root_(request.device.sysfs_root) {
     const bool in_process = request.device.spec.kind() == gpu::DeviceSpec::Kind::kSim;
     unit_ = in_process ? open_private_unit(request.device) : take(request);
     try {
@@ -48,12 +49,12 @@ class LocalAccess final : public GpuAccess {
     }
   }
 
-  EnergySetup open_energy(const GpuRequest& request) override {
+  EnergySetup open_energy() override {
     power::EnergyRoots roots;
-    roots.sysfs = request.device.sysfs_root;
+    roots.sysfs = sysfs_root_;
     roots.gpu_pci_address = unit_.device.pci_address;  // a discrete GPU's own sensors (xe-hwmon)
     power::EnergyChoice choice =
-        power::choose_energy_source(energy_backend_for(request.energy, simulated), roots);
+        power::choose_energy_source(energy_backend_for(energy_, simulated), roots);
     EnergySetup energy;
     energy.reason = choice.reason;
     if (choice.source) {
@@ -104,6 +105,8 @@ class LocalAccess final : public GpuAccess {
     load_metrics(*this, request, request.metric_set, request.metrics_xml, request.creds);
   }
 
+  std::string energy_;                // the backend asked for, or auto
+  std::filesystem::path sysfs_root_;  // where the energy backends read
   Unit unit_;
 };
 
@@ -153,7 +156,7 @@ class DaemonAccess final : public GpuAccess {
     simulated = opened_.simulated;
   }
 
-  EnergySetup open_energy(const GpuRequest&) override {
+  EnergySetup open_energy() override {
     return EnergySetup{make_remote_energy_source(client_, opened_), opened_.energy_reason, nullptr};
   }
   std::optional<std::uint32_t> start_freq_mhz() override { return std::nullopt; }

@@ -65,9 +65,9 @@ class GpuAccess {
   std::unique_ptr<oa::MetricSet> metrics;
   std::vector<std::unique_ptr<oa::MetricSet>> pass_metrics;  // kernel replay: every set's
 
-  // The energy source the request names. Throws std::invalid_argument for a backend that does
-  // not fit the device.
-  virtual EnergySetup open_energy(const GpuRequest& request) = 0;
+  // The energy source the request this access was opened with names. Throws
+  // std::invalid_argument for a backend that does not fit the device.
+  virtual EnergySetup open_energy() = 0;
   // The GPU's frequency now, where it can be read.
   virtual std::optional<std::uint32_t> start_freq_mhz() = 0;
   // Whether the run's rows are written before the session stops (so that a summary sent then

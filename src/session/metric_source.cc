@@ -51,52 +51,76 @@ oa::MetricFile load_metric_file(const fs::path& path, const std::optional<Creden
   }
 }
 
-std::optional<fs::path> find_metric_file(const oa::Platform& platform,
-                                         const std::string& explicit_xml) {
-  if (!explicit_xml.empty()) return fs::path(explicit_xml);
-  if (platform.metrics_file.empty()) return std::nullopt;
-  const std::string name = oa::metric_file_name(platform.metrics_file);
+namespace {
+
+// `name` in the first search directory (metric_search_env) that has it; `looked` gets the
+// directories tried before.
+std::optional<fs::path> search_metric_dirs(const std::string& name, std::string& looked) {
   for (const fs::path& dir : oa::metric_search_dirs(metric_search_env())) {
     std::error_code ec;
     if (fs::is_regular_file(dir / name, ec)) return dir / name;
+    looked += (looked.empty() ? "" : ", ") + dir.string();
   }
   return std::nullopt;
 }
 
-oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view symbol,
-                              const std::string& explicit_xml,
-                              const std::optional<Credentials>& as) {
+}  // namespace
+
+std::optional<fs::path> find_metric_file(const oa::Platform& platform,
+                                         const std::string& explicit_xml) {
+  if (!explicit_xml.empty()) return fs::path(explicit_xml);
+  if (platform.metrics_file.empty()) return std::nullopt;
+  std::string looked;
+  return search_metric_dirs(oa::metric_file_name(platform.metrics_file), looked);
+}
+
+MetricChoice resolve_metric_set(const oa::Platform& platform, std::string_view symbol,
+                                const std::string& explicit_xml, const MetricFileAccess& access) {
   if (symbol == oa::kBuiltinMetricSetSymbol && explicit_xml.empty()) {
-    return oa::builtin_metric_set(platform);
+    return {oa::builtin_metric_set(platform), {}};
   }
-  const auto path = find_metric_file(platform, explicit_xml);
-  if (!path) {
-    std::string dirs;
-    for (const fs::path& d : oa::metric_search_dirs(metric_search_env())) {
-      dirs += (dirs.empty() ? "" : ", ") + d.string();
-    }
-    if (platform.metrics_file.empty() && explicit_xml.empty()) {
+  fs::path file;
+  if (!explicit_xml.empty()) {
+    file = access.named(explicit_xml);
+  } else {
+    if (platform.metrics_file.empty()) {
       throw std::invalid_argument(
           fmt::format("no metric set '{}' for {} {}: {}; use --metric-set {} or give a file with "
                       "--metrics-xml",
                       symbol, platform.codename, oa::gt_label(platform),
                       oa::no_igt_metrics_reason(platform), oa::kBuiltinMetricSetSymbol));
     }
-    const std::string wanted = oa::metric_file_name(platform.metrics_file);
-    throw std::invalid_argument(fmt::format(
-        "no metric file for {} ({}) in {}; give one with --metrics-xml, import IGT's file with "
-        "`oaprof metrics import`, or use --metric-set {}",
-        platform.codename, wanted, dirs.empty() ? "no directory" : dirs,
-        oa::kBuiltinMetricSetSymbol));
+    const std::string name = oa::metric_file_name(platform.metrics_file);
+    std::string looked;
+    const auto found = access.find(name, looked);
+    if (!found) throw std::invalid_argument(access.not_found(platform, name, looked));
+    file = *found;
   }
-  oa::MetricFile file = load_metric_file(*path, as);
-  for (oa::MetricSet& set : file.sets) {
-    if (set.symbol() == symbol) return std::move(set);
+  oa::MetricFile parsed = access.read(file, !explicit_xml.empty());
+  for (oa::MetricSet& set : parsed.sets) {
+    if (set.symbol() == symbol) return {std::move(set), file};
   }
   std::string names;
-  for (const oa::MetricSet& set : file.sets) names += (names.empty() ? "" : ", ") + set.symbol();
+  for (const oa::MetricSet& set : parsed.sets) names += (names.empty() ? "" : ", ") + set.symbol();
   throw std::invalid_argument(
-      fmt::format("metric set '{}' is not in {}; it has: {}", symbol, path->string(), names));
+      fmt::format("metric set '{}' is not in {}; it has: {}", symbol, file.string(), names));
+}
+
+oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view symbol,
+                              const std::string& explicit_xml,
+                              const std::optional<Credentials>& as) {
+  MetricFileAccess access;
+  access.named = [](const std::string& named) { return fs::path(named); };
+  access.find = search_metric_dirs;
+  access.read = [&as](const fs::path& path, bool) { return load_metric_file(path, as); };
+  access.not_found = [](const oa::Platform& part, const std::string& name,
+                        const std::string& looked) {
+    return fmt::format(
+        "no metric file for {} ({}) in {}; give one with --metrics-xml, import IGT's file with "
+        "`oaprof metrics import`, or use --metric-set {}",
+        part.codename, name, looked.empty() ? "no directory" : looked, oa::kBuiltinMetricSetSymbol);
+  };
+  return resolve_metric_set(platform, symbol, explicit_xml, access).set;
 }
 
 }  // namespace oaprof::session

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,9 +32,39 @@ oa::MetricFile load_metric_file(const std::filesystem::path& path,
 std::optional<std::filesystem::path> find_metric_file(const oa::Platform& platform,
                                                       const std::string& explicit_xml);
 
-// The set `symbol` of the platform: "Builtin" is oaprof's own; anything else comes from the
-// platform's metric file, read as load_metric_file reads it. Throws std::invalid_argument saying
-// where it looked and what exists.
+// Where one side of oaprof finds and how it reads metric files; the user's side (below) and
+// oaprofd (trusted_metrics.h) differ only here.
+struct MetricFileAccess {
+  // The file --metrics-xml names, as this side may read it (oaprofd: only inside its directories;
+  // throws std::invalid_argument for one it refuses).
+  std::function<std::filesystem::path(const std::string& named)> named;
+  // The platform's oa-<name>.xml in the first directory that has it, else nullopt with `looked`
+  // the directories tried, comma-separated.
+  std::function<std::optional<std::filesystem::path>(const std::string& file_name,
+                                                     std::string& looked)>
+      find;
+  // Reads and imports a file; `named` says whether the user named it.
+  std::function<oa::MetricFile(const std::filesystem::path& path, bool named)> read;
+  // The refusal when `find` found nothing, given the platform, the file name and `looked`.
+  std::function<std::string(const oa::Platform&, const std::string& file_name,
+                            const std::string& looked)>
+      not_found;
+};
+
+struct MetricChoice {
+  oa::MetricSet set;
+  std::filesystem::path file;  // empty for the built-in set
+};
+
+// The one metric-set resolver: "Builtin" (without --metrics-xml) is oaprof's own set; anything
+// else is the set `symbol` of the file --metrics-xml names, or of the platform's own file, as
+// `access` finds and reads it. Throws std::invalid_argument saying where it looked and what
+// exists.
+MetricChoice resolve_metric_set(const oa::Platform& platform, std::string_view symbol,
+                                const std::string& explicit_xml, const MetricFileAccess& access);
+
+// resolve_metric_set on the user's side: the search path (metric_search_env), files read as
+// load_metric_file reads them.
 oa::MetricSet load_metric_set(const oa::Platform& platform, std::string_view symbol,
                               const std::string& explicit_xml,
                               const std::optional<Credentials>& as = std::nullopt);

@@ -13,6 +13,7 @@
 #include "oa/builtin_metric_set.h"
 #include "oa/metric_paths.h"
 #include "oa/topology.h"
+#include "session/metric_source.h"
 
 namespace oaprof::session {
 namespace fs = std::filesystem;
@@ -206,59 +207,46 @@ oa::MetricFile read_metric_file(const fs::path& path) {
   return read_metric_fd(f.fd, path.string());
 }
 
-MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view symbol,
-                               const std::string& explicit_xml, const std::vector<fs::path>& dirs,
-                               uid_t owner) {
-  if (symbol == oa::kBuiltinMetricSetSymbol && explicit_xml.empty()) {
-    return {oa::builtin_metric_set(platform), {}};
-  }
-  fs::path file;
-  MetricOrigin origin = MetricOrigin::kClient;
-  if (!explicit_xml.empty()) {
-    file = client_metric_path(explicit_xml, dirs);
-  } else {
-    origin = MetricOrigin::kDaemonDirectory;
-    if (platform.metrics_file.empty()) {
-      throw std::invalid_argument(
-          fmt::format("no metric set '{}' for {} {}: {}; use --metric-set {} or name a file with "
-                      "--metrics-xml",
-                      symbol, platform.codename, oa::gt_label(platform),
-                      oa::no_igt_metrics_reason(platform), oa::kBuiltinMetricSetSymbol));
-    }
-    const std::string name = oa::metric_file_name(platform.metrics_file);
-    std::string looked;
-    for (const fs::path& d : dirs) {
-      std::error_code ec;
-      if (fs::exists(d / name, ec)) {
-        // The configured path may run through symbolic links (a versioned prefix); the file
-        // read is the resolved one, and that is what must be root's all the way up, so that no
-        // one else can swap what is read after the check.
-        const fs::path resolved = fs::canonical(d / name, ec);
-        if (ec) {
-          throw std::invalid_argument(fmt::format("oaprofd's --metrics-dir: cannot resolve {}: {}",
-                                                  (d / name).string(), ec.message()));
-        }
-        file = resolved;
-        break;
+namespace {
+
+// The platform's file in the first of oaprofd's directories that has it, resolved: the configured
+// path may run through symbolic links (a versioned prefix), and the file read is the resolved one,
+// which open_trusted_file then checks is root's all the way up.
+std::optional<fs::path> find_in_daemon_dirs(const std::vector<fs::path>& dirs,
+                                            const std::string& name, std::string& looked) {
+  for (const fs::path& d : dirs) {
+    std::error_code ec;
+    if (fs::exists(d / name, ec)) {
+      const fs::path resolved = fs::canonical(d / name, ec);
+      if (ec) {
+        throw std::invalid_argument(fmt::format("oaprofd's --metrics-dir: cannot resolve {}: {}",
+                                                (d / name).string(), ec.message()));
       }
-      looked += (looked.empty() ? "" : ", ") + d.string();
+      return resolved;
     }
-    if (file.empty()) {
-      // Xe2 parts have no built-in set to fall back on.
-      const std::string instead =
-          oa::has_builtin_metric_set(platform)
-              ? fmt::format(", or use --metric-set {}", oa::kBuiltinMetricSetSymbol)
-              : std::string(" (this part has no built-in set)");
-      throw std::invalid_argument(fmt::format(
-          "oaprofd has no metric file for {} ({}) in {}; the administrator can add IGT's file "
-          "to one of oaprofd's --metrics-dir directories{}",
-          platform.codename, name, looked.empty() ? "no directory" : looked, instead));
-    }
+    looked += (looked.empty() ? "" : ", ") + d.string();
   }
+  return std::nullopt;
+}
+
+std::string no_daemon_file(const oa::Platform& platform, const std::string& name,
+                           const std::string& looked) {
+  // Xe2 parts have no built-in set to fall back on.
+  const std::string instead =
+      oa::has_builtin_metric_set(platform)
+          ? fmt::format(", or use --metric-set {}", oa::kBuiltinMetricSetSymbol)
+          : std::string(" (this part has no built-in set)");
+  return fmt::format(
+      "oaprofd has no metric file for {} ({}) in {}; the administrator can add IGT's file to one "
+      "of oaprofd's --metrics-dir directories{}",
+      platform.codename, name, looked.empty() ? "no directory" : looked, instead);
+}
+
+// A file that passed open_trusted_file; an import error names it, its content goes to the log.
+oa::MetricFile read_trusted(const fs::path& file, MetricOrigin origin, uid_t owner) {
   Fd f{open_trusted_file(file, owner, origin)};
-  oa::MetricFile parsed;
   try {
-    parsed = read_metric_fd(f.fd, file.string());
+    return read_metric_fd(f.fd, file.string());
   } catch (const std::invalid_argument& e) {
     throw MetricImportError(
         fmt::format("oaprofd cannot import the metric file {}: it is not a valid IGT metric "
@@ -266,13 +254,24 @@ MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view sy
                     file.string()),
         e.what());
   }
-  for (oa::MetricSet& set : parsed.sets) {
-    if (set.symbol() == symbol) return {std::move(set), file};
-  }
-  std::string names;
-  for (const oa::MetricSet& set : parsed.sets) names += (names.empty() ? "" : ", ") + set.symbol();
-  throw std::invalid_argument(
-      fmt::format("metric set '{}' is not in {}; it has: {}", symbol, file.string(), names));
+}
+
+}  // namespace
+
+MetricChoice choose_metric_set(const oa::Platform& platform, std::string_view symbol,
+                               const std::string& explicit_xml, const std::vector<fs::path>& dirs,
+                               uid_t owner) {
+  MetricFileAccess access;
+  access.named = [&dirs](const std::string& named) { return client_metric_path(named, dirs); };
+  access.find = [&dirs](const std::string& name, std::string& looked) {
+    return find_in_daemon_dirs(dirs, name, looked);
+  };
+  access.read = [owner](const fs::path& file, bool named) {
+    return read_trusted(file, named ? MetricOrigin::kClient : MetricOrigin::kDaemonDirectory,
+                        owner);
+  };
+  access.not_found = no_daemon_file;
+  return resolve_metric_set(platform, symbol, explicit_xml, access);
 }
 
 mmio::OaConfig oa_config_for(const oa::MetricSet& set, const oa::Platform& platform,

@@ -19,6 +19,7 @@
 #include "oa/metric_set.h"
 #include "oa/metric_xml.h"
 #include "oa/platform.h"
+#include "session/metric_source.h"
 
 namespace oaprof::session {
 
@@ -64,12 +65,8 @@ class MetricImportError : public std::invalid_argument {
   std::string detail_;
 };
 
-struct MetricChoice {
-  oa::MetricSet set;
-  std::filesystem::path file;  // empty for the built-in set
-};
-
-// The set `symbol` for `platform`: Builtin is oaprof's own; otherwise from `explicit_xml` (which
+// resolve_metric_set (session/metric_source.h) as oaprofd reads metric files. The set `symbol`
+// for `platform`: Builtin is oaprof's own; otherwise from `explicit_xml` (which
 // must pass client_metric_path) or the platform's oa-<name>.xml in the first of `dirs` that has
 // it. Either file is read through open_trusted_file (one from `dirs` after its symbolic links are
 // resolved: a directory the administrator named is no excuse for a file someone else could have
