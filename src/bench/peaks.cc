@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "mmio/pci_sysfs.h"
+
 namespace oaprof::bench {
 namespace {
 
@@ -19,17 +21,6 @@ constexpr int kFpusPerEu = 2;
 constexpr int kLanesPerFpu = 4;
 constexpr double kDpFractionOfSp = 0.25;
 constexpr double kL3BytesPerCyclePerSubslice = 64;
-
-std::optional<unsigned long> read_hex(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string text;
-  if (!(in >> text)) return std::nullopt;
-  try {
-    return std::stoul(text, nullptr, 16);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
 
 }  // namespace
 
@@ -60,16 +51,11 @@ std::optional<oa::Platform> detect_intel_platform(const std::filesystem::path& s
 }
 
 std::optional<DetectedGpu> detect_intel_gpu(const std::filesystem::path& sysfs_root) {
-  std::error_code ec;
-  const auto dir = sysfs_root / "bus" / "pci" / "devices";
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const auto vendor = read_hex(entry.path() / "vendor");
-    const auto klass = read_hex(entry.path() / "class");
-    const auto device = read_hex(entry.path() / "device");
-    if (!vendor || !klass || !device || *vendor != 0x8086 || (*klass >> 16) != 0x03) continue;
-    if (auto p = oa::platform_for_pci_id(static_cast<std::uint16_t>(*device))) {
-      return DetectedGpu{*p, entry.path()};
-    }
+  for (const mmio::PciDevice& d : mmio::list_pci_devices(sysfs_root)) {
+    const bool intel_display =
+        d.identity.vendor == 0x8086 && (d.identity.device_class >> 16) == 0x03;
+    if (!intel_display) continue;
+    if (auto p = oa::platform_for_pci_id(d.identity.device)) return DetectedGpu{*p, d.address};
   }
   return std::nullopt;
 }

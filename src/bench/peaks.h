@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "mmio/pci_bar.h"
 #include "oa/platform.h"
 
 namespace oaprof::bench {
@@ -37,11 +38,11 @@ Peaks compute_peaks(const PeakInputs& in);
 // The first Intel display-class PCI device under <sysfs_root>/bus/pci/devices that the platform
 // table knows; nullopt when there is none (or no such directory).
 std::optional<oa::Platform> detect_intel_platform(const std::filesystem::path& sysfs_root);
-// The same device with its sysfs directory, whose drm/renderDM names the render node to ask for
-// its own topology.
+// The same device with its PCI address, whose drm/renderDM names the render node to ask for its
+// own topology.
 struct DetectedGpu {
   oa::Platform platform;
-  std::filesystem::path dir;
+  mmio::PciAddress address;
 };
 std::optional<DetectedGpu> detect_intel_gpu(const std::filesystem::path& sysfs_root);
 

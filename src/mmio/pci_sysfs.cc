@@ -66,6 +66,21 @@ std::optional<PciIdentity> read_pci_identity(const fs::path& sysfs_root, const P
                      static_cast<std::uint32_t>(byte(9) | byte(10) << 8 | byte(11) << 16)};
 }
 
+std::vector<PciDevice> list_pci_devices(const fs::path& sysfs_root) {
+  std::vector<PciDevice> devices;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(sysfs_root / "bus" / "pci" / "devices", ec)) {
+    PciAddress address;
+    try {
+      address = parse_pci_address(entry.path().filename().string());
+    } catch (const std::invalid_argument&) {
+      continue;  // not a device's directory
+    }
+    if (const auto id = read_pci_identity(sysfs_root, address)) devices.push_back({address, *id});
+  }
+  return devices;
+}
+
 DrmNodes find_drm_nodes(const fs::path& sysfs_root, const PciAddress& addr) {
   DrmNodes nodes;
   std::error_code ec;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mmio/pci_bar.h"
 
@@ -21,6 +22,14 @@ std::filesystem::path pci_device_dir(const std::filesystem::path& sysfs_root,
 // configuration space (readable by anyone). nullopt when neither can be read (no such device).
 std::optional<PciIdentity> read_pci_identity(const std::filesystem::path& sysfs_root,
                                              const PciAddress& addr);
+
+// Every device under <sysfs_root>/bus/pci/devices whose name is a PCI address and whose identity
+// read_pci_identity can read, in directory order; empty when there is no such directory.
+struct PciDevice {
+  PciAddress address;
+  PciIdentity identity;
+};
+std::vector<PciDevice> list_pci_devices(const std::filesystem::path& sysfs_root);
 
 // The DRM minors a driver registered for the device: <dir>/drm/cardN (debugfs dri/N, sysfs
 // metrics) and <dir>/drm/renderDM (/dev/dri/renderDM). nullopt where there is none (no DRM driver

@@ -1,5 +1,6 @@
 #include "mmio/pci_sysfs.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +53,32 @@ TEST_F(PciSysfsTest, DrmNodesAreTheChosenDevicesOwnNotTheFirstCard) {
   EXPECT_EQ(none.card_minor, std::nullopt);
   EXPECT_EQ(none.render_minor, std::nullopt);
   EXPECT_EQ(pci_device_dir(root_, igpu), root_ / "bus/pci/devices/0000:00:02.0");
+}
+
+// kernel_runner's GPU detection and the device's own identity read sysfs the same way: files
+// first, else the configuration space; a directory that is no address, or a device that tells
+// nothing, is left out.
+TEST_F(PciSysfsTest, ListsEveryReadableDeviceWithItsIdentity) {
+  EXPECT_TRUE(list_pci_devices(root_).empty());  // no directory at all
+  write("bus/pci/devices/0000:00:02.0/vendor", "0x8086\n");
+  write("bus/pci/devices/0000:00:02.0/device", "0x5916\n");
+  write("bus/pci/devices/0000:00:02.0/class", "0x030000\n");
+  // Only the configuration space: vendor 0x1af4, device 0x1050, class 0x030000.
+  const std::string config{'\xf4', '\x1a', '\x50', '\x10', 0, 0, 0, 0, 0, 0, 0, '\x03'};
+  write("bus/pci/devices/0000:00:01.0/config", config);
+  fs::create_directories(root_ / "bus/pci/devices/0000:00:1f.3");  // tells nothing
+  fs::create_directories(root_ / "bus/pci/devices/not-a-device");
+  auto devices = list_pci_devices(root_);
+  std::sort(devices.begin(), devices.end(), [](const PciDevice& a, const PciDevice& b) {
+    return a.address.str() < b.address.str();
+  });
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0].address.str(), "0000:00:01.0");
+  EXPECT_EQ(devices[0].identity.vendor, 0x1af4);
+  EXPECT_EQ(devices[0].identity.device, 0x1050);
+  EXPECT_EQ(devices[0].identity.device_class, 0x030000u);
+  EXPECT_EQ(devices[1].address.str(), "0000:00:02.0");
+  EXPECT_EQ(devices[1].identity.device, 0x5916);
 }
 
 TEST_F(PciSysfsTest, TheBracketedLockdownModeIsTheSelectedOne) {

@@ -51,7 +51,7 @@ struct PeakOptions {
 // The part's own topology from i915 on its render node (fused-off EUs excluded); throws
 // std::runtime_error saying why it could not be asked.
 oaprof::oa::Topology device_topology(const DetectedGpu& gpu, const PeakOptions& o) {
-  const auto addr = oaprof::mmio::parse_pci_address(gpu.dir.filename().string());
+  const auto& addr = gpu.address;
   const auto minor = oaprof::mmio::find_drm_nodes(o.sysfs_root, addr).render_minor;
   if (!minor) {
     throw std::runtime_error(
