@@ -23,59 +23,16 @@
 #include "gpu/i915/perf_stream.h"
 #include "gpu/i915/report_batch.h"
 #include "gpu/sim/sim_i915_perf.h"
+#include "gpu/stream_counter_source.h"
 
 namespace oaprof::gpu {
 namespace {
 
-class PerfCounterSource final : public CounterSource {
+class PerfCounterSource final : public StreamCounterSource {
  public:
   PerfCounterSource(Device& device, std::unique_ptr<I915Perf> perf)
       : device_(device), perf_(std::move(perf)) {}
   ~PerfCounterSource() override { stop(); }
-
-  std::string_view name() const override { return "perf"; }
-
-  void start(oa::ReportFormat format) override { start(format, mmio::OaConfig{}); }
-
-  void start(oa::ReportFormat format, const mmio::OaConfig& config) override {
-    stop();
-    if (config.guid.empty()) {
-      // i915 names every configuration by a UUID and refuses one without registers ("No OA
-      // registers given", EINVAL), so the built-in set (no mux, boolean or flex) has nothing
-      // for PERF_OPEN to hold.
-      throw std::invalid_argument(
-          "--access perf needs a metric set with registers and a hw_config_guid: i915 refuses "
-          "a configuration without registers, so the built-in set cannot be streamed; choose "
-          "one with --metric-set (`oaprof metrics list`), or use --access mmio or rpc for the "
-          "built-in set");
-    }
-    format_ = format;
-    records_ = {};
-    try {
-      perf_->open_node();
-      config_id_ = config_id_for(config);
-      const auto props = perf_open_properties(config_id_, format, device_.perf_period_exponent,
-                                              device_.platform.gen);
-      drm_i915_perf_open_param param{};
-      param.flags = I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK;
-      param.num_properties = static_cast<std::uint32_t>(props.size() / 2);
-      param.properties_ptr = reinterpret_cast<std::uintptr_t>(props.data());
-      const int stream = perf_->open_stream(param);
-      if (stream < 0) {
-        throw std::runtime_error(fmt::format(
-            "{} refused the perf stream (PERF_OPEN): {}; a system-wide stream needs CAP_PERFMON "
-            "or /proc/sys/dev/i915/perf_stream_paranoid = 0, a period no faster than "
-            "dev.i915.oa_max_sample_rate, and no other OA stream open (EBUSY: another "
-            "profiler holds the OA unit)",
-            perf_->describe(), std::strerror(-stream)));
-      }
-      stream_ = stream;
-      runner_ = perf_->make_batch_runner();
-    } catch (...) {
-      stop();
-      throw;
-    }
-  }
 
   oa::RawReport snapshot(std::uint32_t report_id) override {
     if (stream_ < 0) throw std::logic_error("perf read-out: snapshot before start()");
@@ -102,6 +59,41 @@ class PerfCounterSource final : public CounterSource {
 
   // RPSTAT where the BAR is mapped (the simulator); without it, unknown.
   std::optional<double> gpu_freq_mhz() override { return read_gpu_freq_mhz(device_); }
+
+ protected:
+  // i915 names every configuration by a UUID and refuses one without registers ("No OA registers
+  // given", EINVAL), so the built-in set (no mux, boolean or flex) has nothing for PERF_OPEN to
+  // hold.
+  std::string no_configuration_message() const override {
+    return "--access perf needs a metric set with registers and a hw_config_guid: i915 refuses "
+           "a configuration without registers, so the built-in set cannot be streamed; choose "
+           "one with --metric-set (`oaprof metrics list`), or use --access mmio or rpc for the "
+           "built-in set";
+  }
+
+  void open(oa::ReportFormat format, const mmio::OaConfig& config) override {
+    format_ = format;
+    records_ = {};
+    perf_->open_node();
+    config_id_ = config_id_for(config);
+    const auto props = perf_open_properties(config_id_, format, device_.perf_period_exponent,
+                                            device_.platform.gen);
+    drm_i915_perf_open_param param{};
+    param.flags = I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK;
+    param.num_properties = static_cast<std::uint32_t>(props.size() / 2);
+    param.properties_ptr = reinterpret_cast<std::uintptr_t>(props.data());
+    const int stream = perf_->open_stream(param);
+    if (stream < 0) {
+      throw std::runtime_error(fmt::format(
+          "{} refused the perf stream (PERF_OPEN): {}; a system-wide stream needs CAP_PERFMON "
+          "or /proc/sys/dev/i915/perf_stream_paranoid = 0, a period no faster than "
+          "dev.i915.oa_max_sample_rate, and no other OA stream open (EBUSY: another "
+          "profiler holds the OA unit)",
+          perf_->describe(), std::strerror(-stream)));
+    }
+    stream_ = stream;
+    runner_ = perf_->make_batch_runner();
+  }
 
  private:
   std::uint64_t config_id_for(const mmio::OaConfig& config) {

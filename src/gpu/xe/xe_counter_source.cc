@@ -22,6 +22,7 @@
 
 #include "gpu/counter_source.h"
 #include "gpu/sim/sim_xe_observation.h"
+#include "gpu/stream_counter_source.h"
 #include "gpu/xe/xe_observation.h"
 #include "oa/report.h"
 #include "oa/report_format.h"
@@ -49,30 +50,10 @@ std::string open_failure(const XeObservation& xe, int err) {
                      std::strerror(-err), why);
 }
 
-class XeCounterSource final : public CounterSource {
+class XeCounterSource final : public StreamCounterSource {
  public:
   explicit XeCounterSource(Device& device) : device_(device) {}
   ~XeCounterSource() override { stop(); }
-
-  std::string_view name() const override { return "perf"; }
-
-  void start(oa::ReportFormat format) override { start(format, mmio::OaConfig{}); }
-
-  void start(oa::ReportFormat format, const mmio::OaConfig& config) override {
-    stop();
-    if (config.guid.empty()) {
-      throw std::invalid_argument(
-          "an xe stream needs a metric set with registers and a hw_config_guid, which oaprof's "
-          "built-in set lacks: choose an IGT set with --metric-set (ComputeBasic from the part's "
-          "file in igt-xe, e.g. oa-lnl.xml or oa-tglgt2.xml; `oaprof metrics list`)");
-    }
-    try {
-      open(format, config);
-    } catch (...) {
-      stop();
-      throw;
-    }
-  }
 
   // A snapshot is the first report written after it was asked for. With the engine's timestamp
   // (ENGINE_CYCLES, read when asked) that is the first report whose timestamp is at or after it:
@@ -135,8 +116,14 @@ class XeCounterSource final : public CounterSource {
             snapshots_waited_, device_.platform.gen == oa::Generation::kXeLpg};
   }
 
- private:
-  void open(oa::ReportFormat format, const mmio::OaConfig& config) {
+ protected:
+  std::string no_configuration_message() const override {
+    return "an xe stream needs a metric set with registers and a hw_config_guid, which oaprof's "
+           "built-in set lacks: choose an IGT set with --metric-set (ComputeBasic from the part's "
+           "file in igt-xe, e.g. oa-lnl.xml or oa-tglgt2.xml; `oaprof metrics list`)";
+  }
+
+  void open(oa::ReportFormat format, const mmio::OaConfig& config) override {
     xe_ = device_.sim_xe
               ? make_sim_xe_observation(*device_.sim_xe)
               : make_drm_xe_observation(resolve_render_node(device_), resolve_card_sysfs(device_));
@@ -180,6 +167,7 @@ class XeCounterSource final : public CounterSource {
         hz / 1e9);
   }
 
+ private:
   std::uint64_t config_id_for(const mmio::OaConfig& config) {
     if (auto id = xe_->find_config_id(config.guid)) return *id;
     if (config.guid.size() != 36) {
