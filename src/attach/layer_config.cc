@@ -18,8 +18,8 @@ constexpr const char* kSocketVar = "OAPROF_SOCKET";
 constexpr const char* kKernelNameVar = "OAPROF_KERNEL_NAME";
 constexpr const char* kLaunchSkipVar = "OAPROF_LAUNCH_SKIP";
 constexpr const char* kLaunchCountVar = "OAPROF_LAUNCH_COUNT";
-constexpr const char* kChannelVar = "OAPROF_CHANNEL";
-constexpr const char* kSpinVar = "OAPROF_SPIN_US";
+constexpr const char* kChannelVar = ipc::channel::kChannelEnv;
+constexpr const char* kSpinVar = ipc::channel::kSpinEnv;
 constexpr const char* kQuietVar = "OAPROF_LAYER_QUIET";
 
 // The longest window auto replay covers: longer would take an hour per launch.

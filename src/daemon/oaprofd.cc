@@ -66,7 +66,7 @@ std::optional<std::string> refusal(const Peer& peer, std::span<const gid_t> grou
 
 Oaprofd::Oaprofd(DaemonService& service, OaprofdOptions options)
     : service_(service),
-      channel_policy_(ipc::channel::wait_policy(std::getenv("OAPROF_SPIN_US"))),
+      channel_policy_(ipc::channel::wait_policy_from_env()),
       options_(std::move(options)) {
   if (options_.listen_fd >= 0) {
     listen_fd_ = options_.listen_fd;

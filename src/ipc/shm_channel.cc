@@ -84,6 +84,13 @@ WaitPolicy wait_policy(const char* spin_us) {
   return policy;
 }
 
+WaitPolicy wait_policy_from_env() { return wait_policy(std::getenv(kSpinEnv)); }
+
+bool channel_wanted_from_env() {
+  const char* channel = std::getenv(kChannelEnv);
+  return channel == nullptr || std::strcmp(channel, "off") != 0;
+}
+
 ChannelLayout* initialise(void* memory) {
   std::memset(memory, 0, kChannelBytes);
   auto* layout = new (memory) ChannelLayout;

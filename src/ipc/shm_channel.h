@@ -84,6 +84,15 @@ inline constexpr std::chrono::microseconds kMaxSpin{10000};
 // attach/layer_config.h, oaprof and oaprofd through this.
 WaitPolicy wait_policy(const char* spin_us);
 
+// The two variables that tune the channel, as the layer (attach/layer_config.h) and oaprof's and
+// oaprofd's ends read them.
+inline constexpr const char* kSpinEnv = "OAPROF_SPIN_US";
+inline constexpr const char* kChannelEnv = "OAPROF_CHANNEL";
+// wait_policy with this process's OAPROF_SPIN_US.
+WaitPolicy wait_policy_from_env();
+// Whether this process may use the channel: not when OAPROF_CHANNEL is "off" (the socket alone).
+bool channel_wanted_from_env();
+
 enum class RingStatus { kOk, kEmpty, kFull, kCorrupt };
 
 // The producing end of one ring.

@@ -157,7 +157,7 @@ DaemonClient::DaemonClient(std::string socket_path) : path_(std::move(socket_pat
   // oaprof's own end to oaprofd polls the channel as the run's server does (session/server.cc):
   // for the user's OAPROF_SPIN_US.
   client_ = ipc::Client::adopt(fd, kReplyTimeoutS * 1000,  // it owns the socket from here
-                               ipc::channel::wait_policy(std::getenv("OAPROF_SPIN_US")));
+                               ipc::channel::wait_policy_from_env());
 }
 
 DaemonClient::~DaemonClient() = default;
@@ -174,8 +174,7 @@ std::runtime_error daemon_failed(const std::string& path, const std::string& err
 
 void DaemonClient::greet_locked() {
   greeted_ = true;
-  const char* channel = std::getenv("OAPROF_CHANNEL");
-  const bool want = channel == nullptr || std::strcmp(channel, "off") != 0;
+  const bool want = ipc::channel::channel_wanted_from_env();
   std::string error;
   wire::Error refusal;
   refusal.code = wire::ErrorCode::kBadMessage;

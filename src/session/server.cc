@@ -54,7 +54,7 @@ Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_ui
       session_(session),
       allowed_(std::move(allowed_uids)),
       max_clients_(max_clients),
-      wait_policy_(ipc::channel::wait_policy(std::getenv("OAPROF_SPIN_US"))) {
+      wait_policy_(ipc::channel::wait_policy_from_env()) {
   sockaddr_un addr{};
   const socklen_t addr_len = ipc::unix_address(path_, addr);
   if (addr_len == 0) {
