@@ -133,7 +133,8 @@ std::string join(const std::set<std::string>& s) {
   return out;
 }
 
-void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
+// The run's metadata, as the report's run table shows it.
+RunMeta oaprof_meta(const OaprofRun& run) {
   RunMeta meta{run.source,
                "oaprof",
                run.device_detail.empty() ? run.device : run.device_detail,
@@ -153,21 +154,24 @@ void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
       {"metric set", run.metric_set.empty() ? "none (raw counters)" : run.metric_set},
       {"mode", run.mode},
       {"oaprof", run.oaprof_version}};
-  m.runs.push_back(std::move(meta));
-  m.any_simulated = m.any_simulated || run.simulated();
+  return meta;
+}
 
-  struct Acc {
-    std::size_t launches = 0;
-    double time_ns = 0, flops = 0, bytes = 0, power_sum = 0;
-    std::size_t power_n = 0;
-    bool have_flops = true, have_bytes = true;
-    std::string counters;
-    std::set<std::string> flags;
-  };
-  std::map<std::string, Acc> by_kernel;
+// One kernel's launches of a run, summed.
+struct KernelSums {
+  std::size_t launches = 0;
+  double time_ns = 0, flops = 0, bytes = 0, power_sum = 0;
+  std::size_t power_n = 0;
+  bool have_flops = true, have_bytes = true;
+  std::string counters;
+  std::set<std::string> flags;
+};
+
+std::map<std::string, KernelSums> sum_by_kernel(const OaprofRun& run, const std::regex* re) {
+  std::map<std::string, KernelSums> by_kernel;
   for (const OaprofLaunch& l : run.launches) {
     if (!matches(re, l.kernel)) continue;
-    Acc& a = by_kernel[l.kernel];
+    KernelSums& a = by_kernel[l.kernel];
     ++a.launches;
     // The GPU time of the counters' own window, so that clocks and time come from the same
     // snapshots (the OpenCL kernel time is the table's, where the window is not there).
@@ -184,38 +188,53 @@ void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
     }
     add_flags(a.flags, l.flags);
   }
-  for (auto& [kernel, a] : by_kernel) {
-    if (run.simulated()) a.flags.insert("simulated");
-    KernelRow row;
-    row.kernel = kernel;
-    row.source = run.source;
-    row.launches = a.launches;
-    row.time_ns = a.time_ns;
-    row.estimate = true;
-    row.simulated = run.simulated();
-    row.flags = join(a.flags);
-    if (a.time_ns > 0 && a.have_flops) row.gflops = a.flops / a.time_ns;
-    if (a.time_ns > 0 && a.have_bytes) row.gbps = a.bytes / a.time_ns;
-    if (a.power_n > 0) {
-      row.power_w = a.power_sum / static_cast<double>(a.power_n);
-      row.energy_per_launch_j = *row.power_w * a.time_ns / static_cast<double>(a.launches) * 1e-9;
-      if (row.gflops && *row.power_w > 0) row.gflops_per_w = *row.gflops / *row.power_w;
-      m.any_energy = true;
-    }
+  return by_kernel;
+}
+
+KernelRow kernel_row(const OaprofRun& run, const std::string& kernel, KernelSums& a) {
+  if (run.simulated()) a.flags.insert("simulated");
+  KernelRow row;
+  row.kernel = kernel;
+  row.source = run.source;
+  row.launches = a.launches;
+  row.time_ns = a.time_ns;
+  row.estimate = true;
+  row.simulated = run.simulated();
+  row.flags = join(a.flags);
+  if (a.time_ns > 0 && a.have_flops) row.gflops = a.flops / a.time_ns;
+  if (a.time_ns > 0 && a.have_bytes) row.gbps = a.bytes / a.time_ns;
+  if (a.power_n > 0) {
+    row.power_w = a.power_sum / static_cast<double>(a.power_n);
+    row.energy_per_launch_j = *row.power_w * a.time_ns / static_cast<double>(a.launches) * 1e-9;
+    if (row.gflops && *row.power_w > 0) row.gflops_per_w = *row.gflops / *row.power_w;
+  }
+  return row;
+}
+
+// The kernel's point on the roofline, with how its figures were estimated.
+RooflinePoint estimate_point(const OaprofRun& run, const KernelRow& row, const KernelSums& a) {
+  return RooflinePoint{row.kernel,
+                       a.flops / a.bytes,
+                       *row.gflops,
+                       true,
+                       run.simulated(),
+                       fmt::format("{} (estimate{}): {:.4g} GFLOP/s from Fpu0Active_percent, "
+                                   "Fpu1Active_percent, GpuCoreClocks_cycles and {} EUs (every "
+                                   "active FPU cycle counted as a 4-lane MAD: an upper bound); "
+                                   "{:.4g} GB/s from {}; {} launches",
+                                   row.kernel, run.simulated() ? ", simulated device" : "",
+                                   *row.gflops, run.eus, *row.gbps, a.counters, a.launches),
+                       row.flags};
+}
+
+void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
+  m.runs.push_back(oaprof_meta(run));
+  m.any_simulated = m.any_simulated || run.simulated();
+  for (auto& [kernel, a] : sum_by_kernel(run, re)) {
+    KernelRow row = kernel_row(run, kernel, a);
+    if (row.power_w) m.any_energy = true;
     if (row.gflops && row.gbps && *row.gflops > 0 && *row.gbps > 0) {
-      RooflinePoint p{kernel,
-                      a.flops / a.bytes,
-                      *row.gflops,
-                      true,
-                      run.simulated(),
-                      fmt::format("{} (estimate{}): {:.4g} GFLOP/s from Fpu0Active_percent, "
-                                  "Fpu1Active_percent, GpuCoreClocks_cycles and {} EUs (every "
-                                  "active FPU cycle counted as a 4-lane MAD: an upper bound); "
-                                  "{:.4g} GB/s from {}; {} launches",
-                                  kernel, run.simulated() ? ", simulated device" : "", *row.gflops,
-                                  run.eus, *row.gbps, a.counters, a.launches),
-                      row.flags};
-      m.points.push_back(std::move(p));
+      m.points.push_back(estimate_point(run, row, a));
     }
     m.kernels.push_back(std::move(row));
   }

@@ -66,11 +66,9 @@ std::string axis_ticks(const LogScale& s, bool x_axis) {
   return out;
 }
 
-// The roofline's body (no <svg> wrapper): axes, ceilings, points, legend.
-std::string chart_body(const std::vector<Ceiling>& ceilings,
-                       const std::vector<RooflinePoint>& points, bool simulated,
-                       const std::string& title, const ChartText& text) {
-  const RooflineLayout L = layout_of(ceilings, points);
+// The title, the plot's frame, its ticks and axis labels; the group carries the axes' ranges
+// for the page's script.
+std::string chart_axes(const RooflineLayout& L, const std::string& title, const ChartText& text) {
   std::string s;
   s += fmt::format("<text class=\"title\" x=\"{}\" y=\"24\">{}</text>\n", kPlotLeft,
                    xml_escape(title));
@@ -91,10 +89,15 @@ std::string chart_body(const std::vector<Ceiling>& ceilings,
       "<text class=\"label\" transform=\"translate(20 {}) rotate(-90)\" "
       "text-anchor=\"middle\">{}</text>\n</g>\n",
       (kPlotTop + kPlotBottom) / 2, text.y_label);
+  return s;
+}
 
+// Each ceiling's line in the plot (appended to `plot`) and its legend entry (to `legend`, from
+// height `ly` down). A compute roof starts where the highest memory roof meets it; a memory roof
+// ends where it meets the highest compute roof.
+void chart_ceilings(const RooflineLayout& L, const std::vector<Ceiling>& ceilings,
+                    const ChartText& text, std::string& plot, std::string& legend, double& ly) {
   const double cmax = top_ceiling(ceilings, true), bmax = top_ceiling(ceilings, false);
-  std::string legend;
-  double ly = kPlotTop + 10;
   for (std::size_t i = 0; i < ceilings.size(); ++i) {
     const Ceiling& c = ceilings[i];
     const char* colour = kPalette[i % std::size(kPalette)];
@@ -110,7 +113,7 @@ std::string chart_body(const std::vector<Ceiling>& ceilings,
       y0 = c.value * x0;
       y1 = c.value * x1;
     }
-    s += fmt::format(
+    plot += fmt::format(
         "<line class=\"ceiling {}\" data-label=\"{}\" data-value=\"{}\" x1=\"{}\" "
         "y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\"{}><title>{} ({}): {:.4g} {}</title></line>\n",
         c.measured ? "measured" : "theoretical", xml_escape(c.label), si(c.value), num(L.x.map(x0)),
@@ -124,6 +127,12 @@ std::string chart_body(const std::vector<Ceiling>& ceilings,
         c.compute ? text.compute_unit : text.memory_unit, xml_escape(c.device));
     ly += 18;
   }
+}
+
+// A kernel's point: filled for known work, hollow for an estimate from counters.
+std::string chart_points(const RooflineLayout& L, const std::vector<RooflinePoint>& points,
+                         const ChartText& text) {
+  std::string s;
   for (const RooflinePoint& p : points) {
     const double cx = L.x.map(p.intensity), cy = L.y.map(p.gflops);
     s += fmt::format(
@@ -137,6 +146,13 @@ std::string chart_body(const std::vector<Ceiling>& ceilings,
     s += fmt::format("<text class=\"point-label\" x=\"{}\" y=\"{}\">{}{}</text></g>\n", num(cx + 7),
                      num(cy - 7), xml_escape(p.kernel), p.estimate ? " (estimate)" : "");
   }
+  return s;
+}
+
+// The legend below the ceilings: the two point kinds, where the ceilings come from, and whether
+// the figures are simulated.
+std::string legend_tail(const std::vector<Ceiling>& ceilings, bool simulated, double ly) {
+  std::string legend;
   ly += 8;
   legend += fmt::format(
       "<g class=\"legend-entry\"><circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"#000\"/>"
@@ -169,6 +185,20 @@ std::string chart_body(const std::vector<Ceiling>& ceilings,
         "counter figures are a model</text>\n",
         kLegendX, num(ly + 10));
   }
+  return legend;
+}
+
+// The roofline's body (no <svg> wrapper): axes, ceilings, points, legend.
+std::string chart_body(const std::vector<Ceiling>& ceilings,
+                       const std::vector<RooflinePoint>& points, bool simulated,
+                       const std::string& title, const ChartText& text) {
+  const RooflineLayout L = layout_of(ceilings, points);
+  std::string s = chart_axes(L, title, text);
+  std::string legend;
+  double ly = kPlotTop + 10;
+  chart_ceilings(L, ceilings, text, s, legend, ly);
+  s += chart_points(L, points, text);
+  legend += legend_tail(ceilings, simulated, ly);
   s += "<g class=\"legend\">\n" + legend + "</g>\n";
   return s;
 }
