@@ -64,11 +64,11 @@ bool xe_periodic(const RunInfo& info) { return info.driver == "xe"; }
 
 }  // namespace
 
-std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& energy,
-                                 const RunInfo& info) {
+namespace {
+
+// What was launched, where and when, as the program's OpenCL calls said.
+void add_launch_fields(const oa::LaunchRecord& r, std::vector<Field>& f) {
   const auto& l = r.launch;
-  std::vector<Field> f;
-  f.reserve(80);
   const double kns = kernel_time_ns(r);
   f.push_back({"launch", r.index});
   f.push_back({"pid", std::uint64_t{r.pid}});
@@ -90,6 +90,10 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"replay_passes", std::uint64_t{l.passes}});
   f.push_back({"restore_bytes", l.restore_bytes});
   f.push_back({"restore_ns", l.restore_ns});
+}
+
+// The counters' window and the raw A/B/C deltas.
+void add_counter_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vector<Field>& f) {
   if (info.attribution == "sampled") {
     // How far the counters may be from a bracketed read's, and how much of the window other
     // launches shared (their counts are in this row too): docs/attach.md.
@@ -111,9 +115,11 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   }
   for (int i = 0; i < oa::kNumB; ++i) f.push_back({fmt::format("B{}", i), r.deltas.b[i]});
   for (int i = 0; i < oa::kNumC; ++i) f.push_back({fmt::format("C{}", i), r.deltas.c[i]});
-  // Energy of this row's own window: empty cells, with the reason in the flags, when it could not
-  // be measured; never zeros presented as measurements.
-  const power::EnergyWindow& w = energy.window;
+}
+
+// Energy of this row's own window: empty cells, with the reason in the flags, when it could not
+// be measured; never zeros presented as measurements.
+void add_energy_fields(const power::EnergyWindow& w, const RunInfo& info, std::vector<Field>& f) {
   const bool measured = w.measured();
   auto opt = [&](std::optional<double> v) { return measured && v ? FieldValue{*v} : FieldValue{}; };
   f.push_back({"window_ns", w.duration_ns ? FieldValue{w.duration_ns} : FieldValue{}});
@@ -127,14 +133,14 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"igpu_formula", std::string(power::formula_name(w.formula))});
   f.push_back({"energy_source",
                info.energy_backend.empty() ? FieldValue{} : FieldValue{info.energy_backend}});
-  std::vector<std::string> metric_flags;
-  add_metric_fields(r, info, f, metric_flags);
-  f.push_back({"device", info.device});
-  f.push_back({"host", info.host});
-  f.push_back({"rank", info.rank.empty() ? FieldValue{} : FieldValue{info.rank}});
+}
+
+// The row's flags, `;`-separated: what makes its figures other than a plain measurement.
+std::string row_flags(const oa::LaunchRecord& r, const power::EnergyWindow& w, const RunInfo& info,
+                      const std::vector<std::string>& metric_flags) {
   std::string flags;
   auto add_flag = [&](const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; };
-  if (l.passes > 1) add_flag("replayed");
+  if (r.launch.passes > 1) add_flag("replayed");
   // xe: the counters run between the periodic reports nearest the boundaries (docs/xe.md).
   if (xe_periodic(info)) add_flag("xe_periodic");
   for (const auto& flag : r.flags) add_flag(flag);
@@ -144,7 +150,24 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   // Figures from the simulated RAPL tree are a model: said on every row that carries them.
   if (info.energy_simulated && w.unavailable_reason.empty()) add_flag("energy_simulated");
   for (const auto& flag : metric_flags) add_flag(flag);
-  f.push_back({"flags", flags});
+  return flags;
+}
+
+}  // namespace
+
+std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& energy,
+                                 const RunInfo& info) {
+  std::vector<Field> f;
+  f.reserve(80);
+  add_launch_fields(r, f);
+  add_counter_fields(r, info, f);
+  add_energy_fields(energy.window, info, f);
+  std::vector<std::string> metric_flags;
+  add_metric_fields(r, info, f, metric_flags);
+  f.push_back({"device", info.device});
+  f.push_back({"host", info.host});
+  f.push_back({"rank", info.rank.empty() ? FieldValue{} : FieldValue{info.rank}});
+  f.push_back({"flags", row_flags(r, energy.window, info, metric_flags)});
   return f;
 }
 
