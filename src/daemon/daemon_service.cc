@@ -162,7 +162,8 @@ std::optional<wire::Error> DaemonService::refuse_other_device(const std::string&
                                  served.str(), spec.str())};
 }
 
-wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wire::Open& request) {
+std::optional<wire::Error> DaemonService::refuse_open(std::uint64_t client,
+                                                      const std::string& device) {
   if (active_ && background_client_ == active_->client && client != active_->client) {
     end_session("a profiling session takes the OA unit from the exporter");
   }
@@ -173,7 +174,10 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
     }
     return wire::Error{ErrorCode::kBusy, "busy: held by " + active_->holder};
   }
-  if (auto refused = refuse_other_device(request.device)) return *refused;
+  return refuse_other_device(device);
+}
+
+DaemonService::Active& DaemonService::begin_session(std::uint64_t client, const Peer& peer) {
   auto active = std::make_unique<Active>();
   active->client = client;
   active->peer = peer;
@@ -186,55 +190,65 @@ wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wir
         "through oaprofd: run oaprof without sudo, or with --daemon always)";
   }
   active_ = std::move(active);
-  Active& a = *active_;
+  return *active_;
+}
+
+void DaemonService::lend_energy(Active& a, const std::string& requested, wire::Opened& opened) {
+  const gpu::Device& device = a.unit.device;
+  const std::string energy_name = options_.lend_energy
+                                      ? session::energy_backend_for(requested, device.simulated())
+                                      : std::string("none");
+  power::check_energy_backend_for_device(energy_name, device.simulated(), device.label());
+  power::EnergyRoots energy_roots = options_.energy_roots;
+  energy_roots.gpu_pci_address = device.pci_address;  // a discrete GPU's own sensors
+  power::EnergyChoice choice = power::choose_energy_source(energy_name, energy_roots);
+  opened.energy_reason = options_.lend_energy ? choice.reason : std::string(kNoEnergyLent);
+  if (!choice.source) return;
+  a.energy_gate.emplace(options_.energy_min_interval_ns);
+  a.sim_energy = dynamic_cast<power::SimEnergySource*>(choice.source.get());
+  a.energy = std::make_unique<power::EnergySampler>(std::move(choice.source));
+  opened.energy_backend = std::string(a.energy->name());
+  for (power::Domain d : a.energy->domains()) {
+    opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
+  }
+}
+
+wire::Opened DaemonService::program_unit(Active& a, const wire::Open& request) {
+  gpu::DeviceOptions dopt = options_.device;
+  dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
+  a.unit = session::take_unit(session::UnitFiles{lock_file(), state_file()}, a.holder,
+                              std::move(dopt), [this](const std::string& done) { log(5, done); });
+  const gpu::Device& device = a.unit.device;
+  const oa::ReportFormat format = oa::parse_format(request.format, device.platform.gen);
+  session::MetricChoice metrics =
+      session::choose_metric_set(device.platform, request.metric_set, request.metrics_xml,
+                                 options_.metrics_dirs, options_.metrics_owner);
+  a.source = gpu::make_counter_source(request.access, a.unit.device);
+  wire::Opened opened;
+  lend_energy(a, request.energy, opened);
+  const mmio::OaConfig config = session::oa_config_for(metrics.set, device.platform, device.facts);
+  a.source->start(format, config);
+  a.format = format;
+  a.metrics_xml = request.metrics_xml;
+  a.set_configs.emplace(metrics.set.symbol(), config);  // a replay switches back to it
+
+  opened.label = device.label();
+  opened.detail = device.mmio->describe();
+  opened.pci_id = device.pci_id;
+  opened.simulated = device.simulated();
+  opened.xe = device.platform.driver == oa::KernelDriver::kXe;
+  opened.format = std::string(oa::layout_of(format).name);
+  opened.metric_set = metrics.set.symbol();
+  opened.metrics_file = metrics.file.string();
+  opened.facts = device.facts;
+  return opened;
+}
+
+wire::Body DaemonService::open(std::uint64_t client, const Peer& peer, const wire::Open& request) {
+  if (auto refused = refuse_open(client, request.device)) return *refused;
+  Active& a = begin_session(client, peer);
   try {
-    gpu::DeviceOptions dopt = options_.device;
-    dopt.map_registers = gpu::access_maps_registers(request.access);  // perf: no BAR
-    a.unit = session::take_unit(session::UnitFiles{lock_file(), state_file()}, a.holder,
-                                std::move(dopt), [this](const std::string& done) { log(5, done); });
-    const oa::Platform& platform = a.unit.device.platform;
-    const oa::ReportFormat format = oa::parse_format(request.format, platform.gen);
-    session::MetricChoice metrics =
-        session::choose_metric_set(platform, request.metric_set, request.metrics_xml,
-                                   options_.metrics_dirs, options_.metrics_owner);
-    a.source = gpu::make_counter_source(request.access, a.unit.device);
-
-    wire::Opened opened;
-    const std::string energy_name =
-        options_.lend_energy
-            ? session::energy_backend_for(request.energy, a.unit.device.simulated())
-            : std::string("none");
-    power::check_energy_backend_for_device(energy_name, a.unit.device.simulated(),
-                                           a.unit.device.label());
-    power::EnergyRoots energy_roots = options_.energy_roots;
-    energy_roots.gpu_pci_address = a.unit.device.pci_address;  // a discrete GPU's own sensors
-    power::EnergyChoice choice = power::choose_energy_source(energy_name, energy_roots);
-    opened.energy_reason = options_.lend_energy ? choice.reason : std::string(kNoEnergyLent);
-    if (choice.source) {
-      a.energy_gate.emplace(options_.energy_min_interval_ns);
-      a.sim_energy = dynamic_cast<power::SimEnergySource*>(choice.source.get());
-      a.energy = std::make_unique<power::EnergySampler>(std::move(choice.source));
-      opened.energy_backend = std::string(a.energy->name());
-      for (power::Domain d : a.energy->domains()) {
-        opened.energy_domains.push_back(static_cast<std::uint8_t>(d));
-      }
-    }
-    const mmio::OaConfig config =
-        session::oa_config_for(metrics.set, platform, a.unit.device.facts);
-    a.source->start(format, config);
-    a.format = format;
-    a.metrics_xml = request.metrics_xml;
-    a.set_configs.emplace(metrics.set.symbol(), config);  // a replay switches back to it
-
-    opened.label = a.unit.device.label();
-    opened.detail = a.unit.device.mmio->describe();
-    opened.pci_id = a.unit.device.pci_id;
-    opened.simulated = a.unit.device.simulated();
-    opened.xe = a.unit.device.platform.driver == oa::KernelDriver::kXe;
-    opened.format = std::string(oa::layout_of(format).name);
-    opened.metric_set = metrics.set.symbol();
-    opened.metrics_file = metrics.file.string();
-    opened.facts = a.unit.device.facts;
+    wire::Opened opened = program_unit(a, request);
     if (client != background_client_) ++client_sessions_;
     log(6, fmt::format("session opened for {}: {} on {}, format {}, metric set {}, energy {}",
                        a.holder, request.access, opened.detail, opened.format, opened.metric_set,

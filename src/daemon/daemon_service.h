@@ -96,6 +96,15 @@ class DaemonService {
  private:
   struct Active;
   ipc::wire::Body open(std::uint64_t client, const Peer& peer, const ipc::wire::Open& request);
+  // Why `client` may not open a session now (one is open, or it asks for another device than the
+  // one served); nullopt when it may. A session of the exporter's gives way to a client's here.
+  std::optional<ipc::wire::Error> refuse_open(std::uint64_t client, const std::string& device);
+  // The session `client` is opening, not yet holding anything.
+  Active& begin_session(std::uint64_t client, const Peer& peer);
+  // Takes the unit, programs the request's set and starts the read-out; what the client is told.
+  ipc::wire::Opened program_unit(Active& a, const ipc::wire::Open& request);
+  // The energy source lent with the session (none unless --energy session), into `opened`.
+  void lend_energy(Active& a, const std::string& requested, ipc::wire::Opened& opened);
   // The refusal for a client that asks for another device than the one served; nullopt when it
   // may have this one.
   std::optional<ipc::wire::Error> refuse_other_device(const std::string& asked) const;
