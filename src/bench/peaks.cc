@@ -2,13 +2,16 @@
 
 #include <cstdint>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "mmio/pci_sysfs.h"
+#include "report/json_text.h"
 
 namespace oaprof::bench {
 namespace {
@@ -70,6 +73,52 @@ bool fills_hw_threads(std::size_t work_groups, std::size_t work_items, int hw_th
 PeakInputs peak_inputs(const oa::Platform& platform) {
   return {platform.eus, platform.subslices, platform.max_freq_mhz, platform.threads_per_eu,
           platform.has_fp64};
+}
+
+std::string peaks_text(const PeakInputs& in, const Peaks& p, const std::string& source, bool json) {
+  std::ostringstream out;
+  if (json) {
+    // Without FP64 hardware the dp peaks are null, never 0 GFLOP/s read as a measurement.
+    const auto dp = [&](double flops) {
+      return p.has_fp64 ? nlohmann::ordered_json(flops / 1e9) : nlohmann::ordered_json(nullptr);
+    };
+    const nlohmann::ordered_json doc{{"source", source},
+                                     {"eus", in.eus},
+                                     {"subslices", in.subslices},
+                                     {"freq_mhz", in.freq_mhz},
+                                     {"threads_per_eu", in.threads_per_eu},
+                                     {"fp64", p.has_fp64},
+                                     {"add_sp_gflops", p.add_sp_flops / 1e9},
+                                     {"mad_sp_gflops", p.mad_sp_flops / 1e9},
+                                     {"add_dp_gflops", dp(p.add_dp_flops)},
+                                     {"mad_dp_gflops", dp(p.mad_dp_flops)},
+                                     {"add_int_gops", p.add_int_ops / 1e9},
+                                     {"mad_int_gops", p.mad_int_ops / 1e9},
+                                     {"l3_gbytes_per_s", p.l3_bytes_per_s / 1e9},
+                                     {"hw_threads", p.hw_threads}};
+    out << report::json_text(doc) << '\n';
+    return out.str();
+  }
+  out << fmt::format("theoretical peaks: {} EUs, {} subslices, {} MHz ({})\n", in.eus, in.subslices,
+                     in.freq_mhz, source);
+  const auto line = [&out](const char* what, double v, const char* unit) {
+    out << fmt::format("  {:<10} {:>12.1f} {}\n", what, v, unit);
+  };
+  line("add sp", p.add_sp_flops / 1e9, "GFLOP/s  (EUs x 2 FPUs x 4 lanes x f)");
+  line("mad sp", p.mad_sp_flops / 1e9, "GFLOP/s  (x2 for multiply-add)");
+  if (p.has_fp64) {
+    line("add dp", p.add_dp_flops / 1e9, "GFLOP/s  (1/4 of sp)");
+    line("mad dp", p.mad_dp_flops / 1e9, "GFLOP/s");
+  } else {
+    out << fmt::format("  {:<10} {:>12} (no FP64 hardware on this platform)\n", "add/mad dp",
+                       "no FP64");
+  }
+  line("add int", p.add_int_ops / 1e9, "Gop/s    (as float add)");
+  line("mad int", p.mad_int_ops / 1e9, "Gop/s    (mul+add pairs, as float mad)");
+  line("L3", p.l3_bytes_per_s / 1e9, "GB/s     (64 B/cycle x subslices x f)");
+  out << fmt::format("  {:<10} {:>12} threads  (EUs x {} per EU)\n", "hardware", p.hw_threads,
+                     in.threads_per_eu);
+  return out.str();
 }
 
 }  // namespace oaprof::bench

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "mmio/pci_bar.h"
 #include "oa/platform.h"
@@ -45,6 +46,10 @@ struct DetectedGpu {
   mmio::PciAddress address;
 };
 std::optional<DetectedGpu> detect_intel_gpu(const std::filesystem::path& sysfs_root);
+
+// The peaks as kernel_runner --peaks prints them: a table with each formula, or JSON (the dp
+// peaks null without FP64 hardware); `source` says where the inputs came from.
+std::string peaks_text(const PeakInputs& in, const Peaks& p, const std::string& source, bool json);
 
 // Whether a launch of `work_groups` groups of `work_items` fills every hardware thread a whole
 // number of times: each group takes ceil(work_items / simd) threads, and the method's peaks

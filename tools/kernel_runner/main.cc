@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "attach/layer_config.h"
 #include "base/cli.h"
@@ -20,9 +19,9 @@
 #include "bench/result_writer.h"
 #include "bench/runner.h"
 #include "bench/sweep.h"
+#include "bench/sweep_run.h"
 #include "gpu/i915/i915_query.h"
 #include "mmio/pci_sysfs.h"
-#include "report/json_text.h"
 
 namespace {
 
@@ -90,50 +89,6 @@ PeakInputs resolve_peak_inputs(const PeakOptions& o, std::string& source) {
   if (o.freq_mhz) in.freq_mhz = *o.freq_mhz;
   if (o.eus || o.subslices || o.freq_mhz) source += ", overridden by options";
   return in;
-}
-
-void print_peaks(const PeakInputs& in, const Peaks& p, const std::string& source, bool json) {
-  if (json) {
-    // Without FP64 hardware the dp peaks are null, never 0 GFLOP/s read as a measurement.
-    const auto dp = [&](double flops) {
-      return p.has_fp64 ? nlohmann::ordered_json(flops / 1e9) : nlohmann::ordered_json(nullptr);
-    };
-    const nlohmann::ordered_json doc{{"source", source},
-                                     {"eus", in.eus},
-                                     {"subslices", in.subslices},
-                                     {"freq_mhz", in.freq_mhz},
-                                     {"threads_per_eu", in.threads_per_eu},
-                                     {"fp64", p.has_fp64},
-                                     {"add_sp_gflops", p.add_sp_flops / 1e9},
-                                     {"mad_sp_gflops", p.mad_sp_flops / 1e9},
-                                     {"add_dp_gflops", dp(p.add_dp_flops)},
-                                     {"mad_dp_gflops", dp(p.mad_dp_flops)},
-                                     {"add_int_gops", p.add_int_ops / 1e9},
-                                     {"mad_int_gops", p.mad_int_ops / 1e9},
-                                     {"l3_gbytes_per_s", p.l3_bytes_per_s / 1e9},
-                                     {"hw_threads", p.hw_threads}};
-    std::cout << oaprof::report::json_text(doc) << '\n';
-    return;
-  }
-  std::cout << fmt::format("theoretical peaks: {} EUs, {} subslices, {} MHz ({})\n", in.eus,
-                           in.subslices, in.freq_mhz, source);
-  const auto line = [](const char* what, double v, const char* unit) {
-    std::cout << fmt::format("  {:<10} {:>12.1f} {}\n", what, v, unit);
-  };
-  line("add sp", p.add_sp_flops / 1e9, "GFLOP/s  (EUs x 2 FPUs x 4 lanes x f)");
-  line("mad sp", p.mad_sp_flops / 1e9, "GFLOP/s  (x2 for multiply-add)");
-  if (p.has_fp64) {
-    line("add dp", p.add_dp_flops / 1e9, "GFLOP/s  (1/4 of sp)");
-    line("mad dp", p.mad_dp_flops / 1e9, "GFLOP/s");
-  } else {
-    std::cout << fmt::format("  {:<10} {:>12} (no FP64 hardware on this platform)\n", "add/mad dp",
-                             "no FP64");
-  }
-  line("add int", p.add_int_ops / 1e9, "Gop/s    (as float add)");
-  line("mad int", p.mad_int_ops / 1e9, "Gop/s    (mul+add pairs, as float mad)");
-  line("L3", p.l3_bytes_per_s / 1e9, "GB/s     (64 B/cycle x subslices x f)");
-  std::cout << fmt::format("  {:<10} {:>12} threads  (EUs x {} per EU)\n", "hardware", p.hw_threads,
-                           in.threads_per_eu);
 }
 
 // Everything the command line says, as CLI11 fills it in.
@@ -257,35 +212,6 @@ int list_devices() {
   return 0;
 }
 
-void set_sweep_value(bench::RunnerOptions& o, SweepParam param, std::size_t v) {
-  switch (param) {
-    case SweepParam::kWorkGroups:
-      o.work_groups = v;
-      break;
-    case SweepParam::kWorkItems:
-      o.work_items = v;
-      break;
-    case SweepParam::kSize:
-      o.size_bytes = v;
-      break;
-  }
-}
-
-// One kernel over every step of the sweep, a row each, marked where the launch fills every
-// hardware thread (hw_threads 0: unknown).
-void run_sweep(bench::Runner& runner, bench::ResultWriter& writer, const bench::KernelSpec& spec,
-               const bench::Sweep& sweep, int hw_threads, bool quiet) {
-  bench::ProgressBar bar(std::cerr, sweep.values.size(), !quiet && isatty(STDERR_FILENO));
-  for (std::size_t i = 0; i < sweep.values.size(); ++i) {
-    const std::size_t v = sweep.values[i];
-    set_sweep_value(runner.options(), sweep.param, v);
-    bar.update(i, fmt::format("{} {}={}", spec.name, bench::sweep_param_name(sweep.param), v));
-    const RunResult r = runner.run(spec);
-    bar.finish();
-    writer.row(r, bench::fills_hw_threads(r.global_size / r.local_size, r.local_size, hw_threads));
-  }
-}
-
 int run_kernels(const CommandLine& cl, const Plan& plan) {
   int hw_threads = 0;  // sweep rows are marked where a launch fills the EUs' threads
   if (plan.sweep) {
@@ -298,7 +224,8 @@ int run_kernels(const CommandLine& cl, const Plan& plan) {
   for (const auto& spec : plan.specs) {
     try {
       if (plan.sweep) {
-        run_sweep(runner, writer, spec, *plan.sweep, hw_threads, cl.quiet);
+        bench::run_sweep(runner, writer, spec, *plan.sweep, hw_threads,
+                         !cl.quiet && isatty(STDERR_FILENO));
       } else {
         writer.row(runner.run(spec));
       }
@@ -323,7 +250,7 @@ int run(CommandLine& cl) {
   if (cl.peaks) {
     std::string source;
     const PeakInputs in = resolve_peak_inputs(cl.peak, source);
-    print_peaks(in, bench::compute_peaks(in), source, cl.json);
+    std::cout << bench::peaks_text(in, bench::compute_peaks(in), source, cl.json);
     return 0;
   }
   if (cl.list_devices) return list_devices();
