@@ -5,6 +5,7 @@
 #include <charconv>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -153,6 +154,148 @@ std::optional<int> parse_xe_core_test(std::string_view name) {
   return core;
 }
 
+// One whitespace-separated token of an equation, with its offset for error messages.
+struct Token {
+  std::string_view text;
+  std::size_t start;
+};
+
+// The next token at or after `pos`, which moves past it; nullopt when only whitespace is left.
+std::optional<Token> next_token(std::string_view text, std::size_t& pos) {
+  constexpr std::string_view kSpace = " \t\r\n";
+  if (pos >= text.size()) return std::nullopt;
+  const std::size_t start = text.find_first_not_of(kSpace, pos);
+  if (start == std::string_view::npos) return std::nullopt;
+  std::size_t stop = text.find_first_of(kSpace, start);
+  if (stop == std::string_view::npos) stop = text.size();
+  pos = stop;
+  return Token{text.substr(start, stop - start), start};
+}
+
+// The register file or operator a token names; nullptr when it names none (the names are unique).
+const FileName* find_file(std::string_view token) {
+  for (const FileName& file : kFiles) {
+    if (file.token == token) return &file;
+  }
+  return nullptr;
+}
+
+const OperatorName* find_operator(std::string_view token) {
+  for (const OperatorName& op : kOperators) {
+    if (op.token == token) return &op;
+  }
+  return nullptr;
+}
+
+// A binary operator's operands as the C that Mesa's and IGT's generators emit reads them. Those
+// generators turn each operator into one C statement on typed temporaries ("uint64_t t = a * b;",
+// "double t = a + b;"), so the C type of the operands decides the arithmetic: +, -, *, min and
+// comparisons happen in double when either operand is a double and in uint64 (wrapping) when both
+// are integers, and only the assignment converts. UDIV and the F-divisions and FMAX convert their
+// operands first. The shifts and bitwise operators only exist on integers.
+struct Operands {
+  Operands(const EquationValue& a, const EquationValue& b)
+      : au(a.as_uint()),
+        bu(b.as_uint()),
+        af(a.as_double()),
+        bf(b.as_double()),
+        in_double(a.is_float || b.is_float) {}
+
+  // A U operator's result: its double form converted by the assignment when in_double.
+  EquationValue uint_of(double integer_result_in_double, std::uint64_t integer_result) const {
+    return EquationValue::of_uint(
+        in_double ? EquationValue::of_float(integer_result_in_double).as_uint() : integer_result);
+  }
+  // An F operator's result: its uint64 form converted by the assignment unless in_double.
+  EquationValue float_of(double double_result, std::uint64_t integer_result) const {
+    return EquationValue::of_float(in_double ? double_result : static_cast<double>(integer_result));
+  }
+
+  std::uint64_t au;
+  std::uint64_t bu;
+  double af;
+  double bf;
+  bool in_double;
+};
+
+// UADD to FMAX.
+EquationValue arithmetic(Op code, const Operands& o) {
+  using V = EquationValue;
+  switch (code) {
+    case Op::kUAdd:
+      return o.uint_of(o.af + o.bf, o.au + o.bu);
+    case Op::kUSub:
+      return o.uint_of(o.af - o.bf, o.au - o.bu);
+    case Op::kUMul:
+      return o.uint_of(o.af * o.bf, o.au * o.bu);
+    case Op::kUDiv:
+      return V::of_uint(o.bu == 0 ? 0 : o.au / o.bu);
+    case Op::kUMin:
+      return o.uint_of(o.af < o.bf ? o.af : o.bf, o.au < o.bu ? o.au : o.bu);
+    case Op::kUMax:
+      return o.uint_of(o.af > o.bf ? o.af : o.bf, o.au > o.bu ? o.au : o.bu);
+    case Op::kFAdd:
+      return o.float_of(o.af + o.bf, o.au + o.bu);
+    case Op::kFSub:
+      return o.float_of(o.af - o.bf, o.au - o.bu);
+    case Op::kFMul:
+      return o.float_of(o.af * o.bf, o.au * o.bu);
+    case Op::kFDiv:
+      return V::of_float(o.bf == 0.0 ? 0.0 : o.af / o.bf);
+    case Op::kFMin:
+      return V::of_float(o.af < o.bf ? o.af : o.bf);
+    case Op::kFMax:
+      return V::of_float(o.af > o.bf ? o.af : o.bf);
+    default:
+      return {};
+  }
+}
+
+// AND to LOGICAL_OR: bitwise operators, shifts and comparisons, all with an integer result.
+EquationValue bits_and_comparisons(Op code, const Operands& o) {
+  using V = EquationValue;
+  switch (code) {
+    case Op::kAnd:
+      return V::of_uint(o.au & o.bu);
+    case Op::kOr:
+      return V::of_uint(o.au | o.bu);
+    case Op::kShl:
+      return V::of_uint(o.bu >= 64 ? 0 : o.au << o.bu);
+    case Op::kShr:
+      return V::of_uint(o.bu >= 64 ? 0 : o.au >> o.bu);
+    case Op::kUGt:
+      return V::of_uint(o.in_double ? o.af > o.bf : o.au > o.bu);
+    case Op::kUGte:
+      return V::of_uint(o.in_double ? o.af >= o.bf : o.au >= o.bu);
+    case Op::kULt:
+      return V::of_uint(o.in_double ? o.af < o.bf : o.au < o.bu);
+    case Op::kULte:
+      return V::of_uint(o.in_double ? o.af <= o.bf : o.au <= o.bu);
+    case Op::kEq:
+      return V::of_uint(o.in_double ? o.af == o.bf : o.au == o.bu);
+    case Op::kNeq:
+      return V::of_uint(o.in_double ? o.af != o.bf : o.au != o.bu);
+    case Op::kLogicalAnd:
+      return V::of_uint(o.af != 0.0 && o.bf != 0.0);
+    case Op::kLogicalOr:
+      return V::of_uint(o.af != 0.0 || o.bf != 0.0);
+    default:
+      return {};
+  }
+}
+
+// What a binary operator leaves on the stack in place of `a` and `b`.
+EquationValue apply_operator(Op code, const EquationValue& a, const EquationValue& b) {
+  const Operands o(a, b);
+  EquationValue r = code <= Op::kFMax ? arithmetic(code, o) : bits_and_comparisons(code, o);
+  // IGT's generated code gives x/0 as 0 (igt-gpu-tools lib/i915/perf-configs/codegen.py,
+  // emit_udiv and emit_fdiv); the value stays that, and says so.
+  const bool divides_by_zero =
+      (code == Op::kUDiv && o.bu == 0) || (code == Op::kFDiv && o.bf == 0.0);
+  r.div_by_zero = a.div_by_zero || b.div_by_zero || divides_by_zero;
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::string> device_query_variables() {
@@ -192,122 +335,149 @@ std::uint64_t EquationValue::as_uint() const {
   return static_cast<std::uint64_t>(f);
 }
 
-Equation Equation::compile(std::string_view text, const CounterResolver& resolve) {
-  Equation eq;
-  eq.text_ = std::string(text);
+// Compiles one equation token by token, tracking what each stack slot will hold.
+class Equation::Compiler {
+ public:
+  Compiler(std::string_view text, const CounterResolver& resolve) : text_(text), resolve_(resolve) {
+    eq_.text_ = std::string(text);
+  }
+
+  void add(const Token& token);
+  // Throws unless exactly one value is left.
+  Equation finish();
+
+ private:
   // What each stack slot holds at compile time: a value, or a register file awaiting its index.
   struct Slot {
     const FileName* file = nullptr;
   };
-  std::vector<Slot> stack;
-  auto fail = [&](std::size_t pos, std::string_view token, std::string_view why) {
-    throw std::invalid_argument(
-        fmt::format("equation '{}': token '{}' at offset {}: {}", text, token, pos, why));
-  };
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t start = text.find_first_not_of(" \t\r\n", pos);
-    if (start == std::string_view::npos) break;
-    std::size_t stop = text.find_first_of(" \t\r\n", start);
-    if (stop == std::string_view::npos) stop = text.size();
-    const std::string_view token = text.substr(start, stop - start);
-    pos = stop;
 
-    std::uint64_t u = 0;
-    double f = 0;
-    bool is_float = false;
-    if (token == "READ") {
-      if (stack.size() < 2 || stack.back().file != nullptr ||
-          stack[stack.size() - 2].file == nullptr || eq.ops_.empty() ||
-          eq.ops_.back().code != Op::kConst) {
-        fail(start, token,
-             "READ needs a register file and a constant index before it ('A 7 READ')");
-      }
-      const FileName* file = stack[stack.size() - 2].file;
-      const std::uint64_t index = eq.ops_.back().u;
-      if (index >= file->count) {
-        fail(start, token,
-             fmt::format("{} {} does not exist ({} has {} counters)", file->token, index,
-                         file->token, file->count));
-      }
-      eq.ops_.back() = Instruction{file->read, static_cast<std::uint32_t>(index)};
-      stack.pop_back();
-      stack.back().file = nullptr;
-      continue;
-    }
-    if (token == "true" || token == "false") {
-      eq.ops_.push_back(Instruction{Op::kConst, 0, token == "true" ? 1u : 0u});
-      stack.push_back({});
-    } else if (parse_number(token, u, f, is_float)) {
-      eq.ops_.push_back(is_float ? Instruction{Op::kConstFloat, 0, 0, f}
-                                 : Instruction{Op::kConst, 0, u});
-      stack.push_back({});
-    } else if (token.size() > 1 && token[0] == '$') {
-      const std::string_view name = token.substr(1);
-      bool found = false;
-      for (std::size_t i = 0; i < kVariables.size(); ++i) {
-        if (kVariables[i].name == name) {
-          eq.ops_.push_back(Instruction{Op::kVariable, static_cast<std::uint32_t>(i)});
-          found = true;
-          break;
-        }
-      }
-      const std::optional<int> xe_core = found ? std::nullopt : parse_xe_core_test(name);
-      if (xe_core) {
-        found = true;
-        eq.ops_.push_back(Instruction{Op::kXeCoreAvailable, static_cast<std::uint32_t>(*xe_core)});
-      }
-      const std::optional<SliceTest> slice_test = found ? std::nullopt : parse_slice_test(name);
-      if (slice_test) {
-        found = true;
-        eq.ops_.push_back(
-            slice_test->subslice < 0
-                ? Instruction{Op::kSliceAvailable, static_cast<std::uint32_t>(slice_test->slice)}
-                : Instruction{
-                      Op::kSubsliceAvailable,
-                      static_cast<std::uint32_t>(8 * slice_test->slice + slice_test->subslice)});
-      }
-      if (!found) {
-        const std::optional<int> index = resolve ? resolve(name) : std::nullopt;
-        if (!index || *index < 0) {
-          fail(start, token, "neither a device variable nor a counter of this metric set");
-        }
-        eq.ops_.push_back(Instruction{Op::kCounter, static_cast<std::uint32_t>(*index)});
-        eq.references_.push_back(*index);
-      }
-      stack.push_back({});
-    } else {
-      const FileName* file = nullptr;
-      for (const FileName& candidate : kFiles) {
-        if (candidate.token == token) file = &candidate;
-      }
-      if (file != nullptr) {
-        stack.push_back({file});
-      } else {
-        const OperatorName* op = nullptr;
-        for (const OperatorName& candidate : kOperators) {
-          if (candidate.token == token) op = &candidate;
-        }
-        if (op == nullptr) fail(start, token, "unknown token");
-        if (stack.size() < 2 || stack.back().file != nullptr ||
-            stack[stack.size() - 2].file != nullptr) {
-          fail(start, token, "needs two values before it");
-        }
-        eq.ops_.push_back(Instruction{op->code});
-        stack.pop_back();
-      }
-    }
-    if (static_cast<int>(stack.size()) > kMaxDepth) {
-      fail(start, token, fmt::format("the equation is deeper than {} values", kMaxDepth));
-    }
-    eq.max_depth_ = std::max(eq.max_depth_, static_cast<int>(stack.size()));
+  [[noreturn]] void fail(const Token& token, std::string_view why) const;
+  void push(const Instruction& op);
+  void read(const Token& token);
+  Instruction variable(const Token& token);
+  void push_operator(const Token& token);
+  static std::optional<Instruction> device_operand(std::string_view name);
+
+  std::string_view text_;
+  const CounterResolver& resolve_;
+  Equation eq_;
+  std::vector<Slot> stack_;
+};
+
+void Equation::Compiler::add(const Token& token) {
+  if (token.text == "READ") {
+    read(token);
+    return;  // READ only shrinks the stack, so the depth needs no check
   }
-  if (stack.size() != 1 || stack.back().file != nullptr) {
+  const std::string_view text = token.text;
+  std::uint64_t u = 0;
+  double f = 0;
+  bool is_float = false;
+  if (text == "true" || text == "false") {
+    push(Instruction{Op::kConst, 0, text == "true" ? 1u : 0u});
+  } else if (parse_number(text, u, f, is_float)) {
+    push(is_float ? Instruction{Op::kConstFloat, 0, 0, f} : Instruction{Op::kConst, 0, u});
+  } else if (text.size() > 1 && text[0] == '$') {
+    push(variable(token));
+  } else if (const FileName* file = find_file(text)) {
+    stack_.push_back({file});
+  } else {
+    push_operator(token);
+  }
+  const int depth = static_cast<int>(stack_.size());
+  if (depth > kMaxDepth) {
+    fail(token, fmt::format("the equation is deeper than {} values", kMaxDepth));
+  }
+  eq_.max_depth_ = std::max(eq_.max_depth_, depth);
+}
+
+Equation Equation::Compiler::finish() {
+  if (stack_.size() != 1 || stack_.back().file != nullptr) {
     throw std::invalid_argument(fmt::format(
-        "equation '{}' leaves {} values instead of one{}", text, stack.size(),
-        !stack.empty() && stack.back().file != nullptr ? " (a register file without READ)" : ""));
+        "equation '{}' leaves {} values instead of one{}", text_, stack_.size(),
+        !stack_.empty() && stack_.back().file != nullptr ? " (a register file without READ)" : ""));
   }
-  return eq;
+  return std::move(eq_);
+}
+
+void Equation::Compiler::fail(const Token& token, std::string_view why) const {
+  throw std::invalid_argument(fmt::format("equation '{}': token '{}' at offset {}: {}", text_,
+                                          token.text, token.start, why));
+}
+
+// An instruction that pushes one value.
+void Equation::Compiler::push(const Instruction& op) {
+  eq_.ops_.push_back(op);
+  stack_.push_back({});
+}
+
+// `FILE INDEX READ`: the constant index just compiled becomes a read of that register.
+void Equation::Compiler::read(const Token& token) {
+  const std::size_t n = stack_.size();
+  if (n < 2 || stack_.back().file != nullptr || stack_[n - 2].file == nullptr || eq_.ops_.empty() ||
+      eq_.ops_.back().code != Op::kConst) {
+    fail(token, "READ needs a register file and a constant index before it ('A 7 READ')");
+  }
+  const FileName* file = stack_[n - 2].file;
+  const std::uint64_t index = eq_.ops_.back().u;
+  if (index >= file->count) {
+    fail(token, fmt::format("{} {} does not exist ({} has {} counters)", file->token, index,
+                            file->token, file->count));
+  }
+  eq_.ops_.back() = Instruction{file->read, static_cast<std::uint32_t>(index)};
+  stack_.pop_back();
+  stack_.back().file = nullptr;
+}
+
+// `$Name`: a device variable or test, else a counter of the same set, which is then referenced.
+Equation::Instruction Equation::Compiler::variable(const Token& token) {
+  const std::string_view name = token.text.substr(1);
+  if (const std::optional<Instruction> device = device_operand(name)) return *device;
+  const std::optional<int> index = resolve_ ? resolve_(name) : std::nullopt;
+  if (!index || *index < 0) {
+    fail(token, "neither a device variable nor a counter of this metric set");
+  }
+  eq_.references_.push_back(*index);
+  return Instruction{Op::kCounter, static_cast<std::uint32_t>(*index)};
+}
+
+// A device variable, or a test of one slice, subslice or Xe-core; nullopt for any other name.
+std::optional<Equation::Instruction> Equation::Compiler::device_operand(std::string_view name) {
+  for (std::size_t i = 0; i < kVariables.size(); ++i) {
+    if (kVariables[i].name == name) {
+      return Instruction{Op::kVariable, static_cast<std::uint32_t>(i)};
+    }
+  }
+  if (const std::optional<int> xe_core = parse_xe_core_test(name)) {
+    return Instruction{Op::kXeCoreAvailable, static_cast<std::uint32_t>(*xe_core)};
+  }
+  const std::optional<SliceTest> test = parse_slice_test(name);
+  if (!test) return std::nullopt;
+  if (test->subslice < 0) {
+    return Instruction{Op::kSliceAvailable, static_cast<std::uint32_t>(test->slice)};
+  }
+  return Instruction{Op::kSubsliceAvailable,
+                     static_cast<std::uint32_t>(8 * test->slice + test->subslice)};
+}
+
+// An operator: replaces the two values before it with its result.
+void Equation::Compiler::push_operator(const Token& token) {
+  const OperatorName* op = find_operator(token.text);
+  if (op == nullptr) fail(token, "unknown token");
+  const std::size_t n = stack_.size();
+  if (n < 2 || stack_.back().file != nullptr || stack_[n - 2].file != nullptr) {
+    fail(token, "needs two values before it");
+  }
+  eq_.ops_.push_back(Instruction{op->code});
+  stack_.pop_back();
+}
+
+Equation Equation::compile(std::string_view text, const CounterResolver& resolve) {
+  Compiler compiler(text, resolve);
+  std::size_t pos = 0;
+  while (const std::optional<Token> token = next_token(text, pos)) compiler.add(*token);
+  return compiler.finish();
 }
 
 std::string_view Equation::unknown_variable(const DeviceVariables& vars) const {
@@ -319,163 +489,53 @@ std::string_view Equation::unknown_variable(const DeviceVariables& vars) const {
   return {};
 }
 
+EquationValue Equation::operand(const Instruction& op, const EquationInputs& in) {
+  using V = EquationValue;
+  switch (op.code) {
+    case Op::kConst:
+      return V::of_uint(op.u);
+    case Op::kConstFloat:
+      return V::of_float(op.f);
+    case Op::kVariable:
+      return V::of_uint(in.vars.*(kVariables[op.index].member));
+    case Op::kCounter:
+      return op.index < in.counters.size() ? in.counters[op.index] : V::of_uint(0);
+    case Op::kSliceAvailable:
+      return V::of_uint((in.vars.slice_mask >> op.index) & 1u);
+    case Op::kSubsliceAvailable:
+      return V::of_uint((in.vars.subslice_mask >> op.index) & 1u);
+    case Op::kXeCoreAvailable:
+      return V::of_uint((in.vars.xe_core_mask >> op.index) & 1u);
+    case Op::kReadA:
+      return V::of_uint(in.deltas.a[op.index]);
+    case Op::kReadB:
+      return V::of_uint(in.deltas.b[op.index]);
+    case Op::kReadC:
+      return V::of_uint(in.deltas.c[op.index]);
+    case Op::kReadGpuTime:
+      return V::of_uint(in.deltas.timestamp);
+    case Op::kReadGpuClock:
+      return V::of_uint(in.deltas.gpu_ticks);
+    case Op::kReadPerfCnt:
+      return V::of_uint(in.deltas.perfcnt[op.index]);
+    default:
+      return {};
+  }
+}
+
 EquationValue Equation::evaluate(const EquationInputs& in) const {
   std::array<EquationValue, kMaxDepth> stack;
   int top = 0;  // number of values on the stack
-  auto u = [](std::uint64_t v) { return EquationValue::of_uint(v); };
-  auto fl = [](double v) { return EquationValue::of_float(v); };
   for (const Instruction& op : ops_) {
     if (op.code <= Op::kReadPerfCnt) {
-      EquationValue v;
-      switch (op.code) {
-        case Op::kConst:
-          v = u(op.u);
-          break;
-        case Op::kConstFloat:
-          v = fl(op.f);
-          break;
-        case Op::kVariable:
-          v = u(in.vars.*(kVariables[op.index].member));
-          break;
-        case Op::kCounter:
-          v = op.index < in.counters.size() ? in.counters[op.index] : u(0);
-          break;
-        case Op::kSliceAvailable:
-          v = u((in.vars.slice_mask >> op.index) & 1u);
-          break;
-        case Op::kSubsliceAvailable:
-          v = u((in.vars.subslice_mask >> op.index) & 1u);
-          break;
-        case Op::kXeCoreAvailable:
-          v = u((in.vars.xe_core_mask >> op.index) & 1u);
-          break;
-        case Op::kReadA:
-          v = u(in.deltas.a[op.index]);
-          break;
-        case Op::kReadB:
-          v = u(in.deltas.b[op.index]);
-          break;
-        case Op::kReadC:
-          v = u(in.deltas.c[op.index]);
-          break;
-        case Op::kReadGpuTime:
-          v = u(in.deltas.timestamp);
-          break;
-        case Op::kReadGpuClock:
-          v = u(in.deltas.gpu_ticks);
-          break;
-        case Op::kReadPerfCnt:
-          v = u(in.deltas.perfcnt[op.index]);
-          break;
-        default:
-          break;
-      }
-      stack[top++] = v;
+      stack[top++] = operand(op, in);
       continue;
     }
     const EquationValue b = stack[--top];
-    const EquationValue a = stack[top - 1];
-    const std::uint64_t au = a.as_uint(), bu = b.as_uint();
-    const double af = a.as_double(), bf = b.as_double();
-    // Mesa's and IGT's generators turn each operator into one C statement on typed temporaries
-    // ("uint64_t t = a * b;", "double t = a + b;"), so the C type of the operands decides the
-    // arithmetic: +, -, *, min and comparisons happen in double when either operand is a double
-    // and in uint64 (wrapping) when both are integers, and only the assignment converts. UDIV and
-    // the F-divisions and FMAX convert their operands first. The shifts and bitwise operators only
-    // exist on integers.
-    const bool in_double = a.is_float || b.is_float;
-    auto uint_of = [&](double integer_result_in_double, std::uint64_t integer_result) {
-      return u(in_double ? EquationValue::of_float(integer_result_in_double).as_uint()
-                         : integer_result);
-    };
-    auto float_of = [&](double double_result, std::uint64_t integer_result) {
-      return fl(in_double ? double_result : static_cast<double>(integer_result));
-    };
-    EquationValue r;
-    switch (op.code) {
-      case Op::kUAdd:
-        r = uint_of(af + bf, au + bu);
-        break;
-      case Op::kUSub:
-        r = uint_of(af - bf, au - bu);
-        break;
-      case Op::kUMul:
-        r = uint_of(af * bf, au * bu);
-        break;
-      case Op::kUDiv:
-        r = u(bu == 0 ? 0 : au / bu);
-        break;
-      case Op::kUMin:
-        r = uint_of(af < bf ? af : bf, au < bu ? au : bu);
-        break;
-      case Op::kUMax:
-        r = uint_of(af > bf ? af : bf, au > bu ? au : bu);
-        break;
-      case Op::kFAdd:
-        r = float_of(af + bf, au + bu);
-        break;
-      case Op::kFSub:
-        r = float_of(af - bf, au - bu);
-        break;
-      case Op::kFMul:
-        r = float_of(af * bf, au * bu);
-        break;
-      case Op::kFDiv:
-        r = fl(bf == 0.0 ? 0.0 : af / bf);
-        break;
-      case Op::kFMin:
-        r = fl(af < bf ? af : bf);
-        break;
-      case Op::kFMax:
-        r = fl(af > bf ? af : bf);
-        break;
-      case Op::kAnd:
-        r = u(au & bu);
-        break;
-      case Op::kOr:
-        r = u(au | bu);
-        break;
-      case Op::kShl:
-        r = u(bu >= 64 ? 0 : au << bu);
-        break;
-      case Op::kShr:
-        r = u(bu >= 64 ? 0 : au >> bu);
-        break;
-      case Op::kUGt:
-        r = u(in_double ? af > bf : au > bu);
-        break;
-      case Op::kUGte:
-        r = u(in_double ? af >= bf : au >= bu);
-        break;
-      case Op::kULt:
-        r = u(in_double ? af < bf : au < bu);
-        break;
-      case Op::kULte:
-        r = u(in_double ? af <= bf : au <= bu);
-        break;
-      case Op::kEq:
-        r = u(in_double ? af == bf : au == bu);
-        break;
-      case Op::kNeq:
-        r = u(in_double ? af != bf : au != bu);
-        break;
-      case Op::kLogicalAnd:
-        r = u(af != 0.0 && bf != 0.0);
-        break;
-      case Op::kLogicalOr:
-        r = u(af != 0.0 || bf != 0.0);
-        break;
-      default:
-        break;
-    }
-    // IGT's generated code gives x/0 as 0 (igt-gpu-tools lib/i915/perf-configs/codegen.py,
-    // emit_udiv and emit_fdiv); the value stays that, and says so.
-    const bool divides_by_zero =
-        (op.code == Op::kUDiv && bu == 0) || (op.code == Op::kFDiv && bf == 0.0);
-    r.div_by_zero = a.div_by_zero || b.div_by_zero || divides_by_zero;
-    stack[top - 1] = r;
+    EquationValue& a = stack[top - 1];
+    a = apply_operator(op.code, a, b);
   }
-  return top == 1 ? stack[0] : u(0);
+  return top == 1 ? stack[0] : EquationValue::of_uint(0);
 }
 
 }  // namespace oaprof::oa

@@ -1,7 +1,7 @@
 // The RPN equations of IGT metric sets (`A 7 READ $EuCoresTotalCount UDIV …`), compiled once when
 // a set is imported so that an unknown token, a bad operand count or a reference to a missing
 // counter is an import-time error, and evaluated per row with the arithmetic of the C that Mesa's
-// and IGT's generators emit (each operator one statement on typed temporaries, see evaluate()),
+// and IGT's generators emit (each operator one statement on typed temporaries, see Operands),
 // and division by zero gives 0, as in IGT's generated code. Unlike IGT, a value that a division by
 // zero went into is marked (EquationValue::div_by_zero), so that reports can leave it empty
 // instead of printing a 0 that was never measured.
@@ -155,12 +155,17 @@ class Equation {
   };
 
  private:
+  // Turns the text into ops_ one token at a time (equation.cc).
+  class Compiler;
   struct Instruction {
     OpCode code;
     std::uint32_t index = 0;  // READ index, counter index or device-variable index
     std::uint64_t u = 0;
     double f = 0;
   };
+  // The value an operand instruction (kConst to kReadPerfCnt) pushes.
+  static EquationValue operand(const Instruction& op, const EquationInputs& in);
+
   std::vector<Instruction> ops_;
   std::vector<int> references_;
   std::string text_;
