@@ -449,16 +449,110 @@ void SimGpu::write_rpc_report_locked(std::size_t at, std::uint32_t rpt_id,
               static_cast<std::size_t>(raw.size));
 }
 
+namespace {
+
+// The length check every command makes before reading its operands.
+void require_dwords(std::span<const std::uint32_t> batch, std::size_t at, std::size_t dwords,
+                    const char* what) {
+  if (at + dwords > batch.size()) {
+    throw std::invalid_argument(
+        fmt::format("batch: {} at dword {} needs {} dwords but the batch ends after {}", what, at,
+                    dwords, batch.size()));
+  }
+}
+
+// MI_STORE_DWORD_IMM at batch[at]: touches no register, so it needs no SimGpu state. Returns the
+// dwords it takes.
+std::size_t store_dword_imm(std::span<const std::uint32_t> batch, std::size_t at,
+                            GpuAddressSpace& memory) {
+  const std::uint32_t dw0 = batch[at];
+  if ((dw0 & 0xFF) != 2) {
+    throw std::invalid_argument(fmt::format(
+        "batch: MI_STORE_DWORD_IMM at dword {} has length field {}; the simulator runs the "
+        "Gen4+ one-dword form (2)",
+        at, dw0 & 0xFF));
+  }
+  require_dwords(batch, at, 4, "MI_STORE_DWORD_IMM");
+  const std::uint64_t address =
+      (static_cast<std::uint64_t>(batch[at + 2]) << 32) | (batch[at + 1] & ~3u);
+  std::memcpy(memory.resolve(address, 4), &batch[at + 3], 4);
+  return 4;
+}
+
+}  // namespace
+
+std::size_t SimGpu::load_register_imm_locked(std::span<const std::uint32_t> batch, std::size_t at) {
+  const std::uint32_t dw0 = batch[at];
+  const std::size_t len = (dw0 & 0xFF) + 2;
+  if (len % 2 == 0) {
+    throw std::invalid_argument(fmt::format(
+        "batch: MI_LOAD_REGISTER_IMM at dword {} has length field {}, which is not an odd "
+        "number of (register, value) dwords",
+        at, dw0 & 0xFF));
+  }
+  require_dwords(batch, at, len, "MI_LOAD_REGISTER_IMM");
+  for (std::size_t k = at + 1; k + 1 < at + len; k += 2) {
+    const std::uint32_t offset = batch[k] & 0x7FFFFC;
+    if (offset >= kRegisterFileBytes) {
+      throw std::invalid_argument(
+          fmt::format("batch: MI_LOAD_REGISTER_IMM at dword {} names register 0x{:X} "
+                      "outside the register file",
+                      at, offset));
+    }
+    write_locked(offset, batch[k + 1]);
+  }
+  return len;
+}
+
+std::size_t SimGpu::store_register_mem_locked(std::span<const std::uint32_t> batch, std::size_t at,
+                                              GpuAddressSpace& memory) {
+  const std::uint32_t dw0 = batch[at];
+  if ((dw0 & 0xFF) != 2) {
+    throw std::invalid_argument(
+        fmt::format("batch: MI_STORE_REGISTER_MEM at dword {} has length field {}; Gen8+ expects 2",
+                    at, dw0 & 0xFF));
+  }
+  require_dwords(batch, at, 4, "MI_STORE_REGISTER_MEM");
+  const std::uint32_t offset = batch[at + 1] & 0x7FFFFC;
+  if (offset >= kRegisterFileBytes) {
+    throw std::invalid_argument(
+        fmt::format("batch: MI_STORE_REGISTER_MEM at dword {} names register 0x{:X} outside the "
+                    "register file",
+                    at, offset));
+  }
+  const std::uint64_t address =
+      (static_cast<std::uint64_t>(batch[at + 3]) << 32) | (batch[at + 2] & ~3u);
+  const std::uint32_t value = read_locked(offset);
+  std::memcpy(memory.resolve(address, 4), &value, 4);
+  return 4;
+}
+
+std::size_t SimGpu::report_perf_count_locked(std::span<const std::uint32_t> batch, std::size_t at,
+                                             GpuAddressSpace& memory) {
+  const std::uint32_t dw0 = batch[at];
+  if ((dw0 & 0xFF) != 2) {
+    throw std::invalid_argument(fmt::format(
+        "batch: MI_REPORT_PERF_COUNT at dword {} has length field {}: that is the Gen6/7 "
+        "form, and this device is {}",
+        at, dw0 & 0xFF, oa::generation_name(config_.platform.gen)));
+  }
+  require_dwords(batch, at, 4, "MI_REPORT_PERF_COUNT");
+  const std::uint64_t address =
+      (static_cast<std::uint64_t>(batch[at + 2]) << 32) | (batch[at + 1] & ~1u);
+  if (address % cmd::kReportAlignment != 0) {
+    throw std::invalid_argument(
+        fmt::format("batch: MI_REPORT_PERF_COUNT at dword {} targets 0x{:X}, which is not 64-byte "
+                    "aligned",
+                    at, address));
+  }
+  write_rpc_report_locked(at, batch[at + 3],
+                          [&](std::size_t n) { return memory.resolve(address, n); });
+  return 4;
+}
+
 void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace& memory) {
   std::lock_guard lock(mu_);
   advance_locked();
-  auto need = [&](std::size_t at, std::size_t dwords, const char* what) {
-    if (at + dwords > batch.size()) {
-      throw std::invalid_argument(
-          fmt::format("batch: {} at dword {} needs {} dwords but the batch ends after {}", what, at,
-                      dwords, batch.size()));
-    }
-  };
   std::size_t i = 0;
   while (i < batch.size()) {
     const std::uint32_t dw0 = batch[i];
@@ -476,84 +570,18 @@ void SimGpu::execute_batch(std::span<const std::uint32_t> batch, GpuAddressSpace
     switch (cmd::opcode_of(dw0)) {
       case cmd::kOpBatchBufferEnd:
         return;
-      case cmd::kOpLoadRegisterImm: {
-        const std::size_t len = (dw0 & 0xFF) + 2;
-        if (len % 2 == 0) {
-          throw std::invalid_argument(fmt::format(
-              "batch: MI_LOAD_REGISTER_IMM at dword {} has length field {}, which is not an odd "
-              "number of (register, value) dwords",
-              i, dw0 & 0xFF));
-        }
-        need(i, len, "MI_LOAD_REGISTER_IMM");
-        for (std::size_t k = i + 1; k + 1 < i + len; k += 2) {
-          const std::uint32_t offset = batch[k] & 0x7FFFFC;
-          if (offset >= kRegisterFileBytes) {
-            throw std::invalid_argument(
-                fmt::format("batch: MI_LOAD_REGISTER_IMM at dword {} names register 0x{:X} "
-                            "outside the register file",
-                            i, offset));
-          }
-          write_locked(offset, batch[k + 1]);
-        }
-        i += len;
+      case cmd::kOpLoadRegisterImm:
+        i += load_register_imm_locked(batch, i);
         break;
-      }
-      case cmd::kOpStoreRegisterMem: {
-        if ((dw0 & 0xFF) != 2) {
-          throw std::invalid_argument(fmt::format(
-              "batch: MI_STORE_REGISTER_MEM at dword {} has length field {}; Gen8+ expects 2", i,
-              dw0 & 0xFF));
-        }
-        need(i, 4, "MI_STORE_REGISTER_MEM");
-        const std::uint32_t offset = batch[i + 1] & 0x7FFFFC;
-        if (offset >= kRegisterFileBytes) {
-          throw std::invalid_argument(fmt::format(
-              "batch: MI_STORE_REGISTER_MEM at dword {} names register 0x{:X} outside the "
-              "register file",
-              i, offset));
-        }
-        const std::uint64_t address =
-            (static_cast<std::uint64_t>(batch[i + 3]) << 32) | (batch[i + 2] & ~3u);
-        const std::uint32_t value = read_locked(offset);
-        std::memcpy(memory.resolve(address, 4), &value, 4);
-        i += 4;
+      case cmd::kOpStoreRegisterMem:
+        i += store_register_mem_locked(batch, i, memory);
         break;
-      }
-      case cmd::kOpReportPerfCount: {
-        if ((dw0 & 0xFF) != 2) {
-          throw std::invalid_argument(fmt::format(
-              "batch: MI_REPORT_PERF_COUNT at dword {} has length field {}: that is the Gen6/7 "
-              "form, and this device is {}",
-              i, dw0 & 0xFF, oa::generation_name(config_.platform.gen)));
-        }
-        need(i, 4, "MI_REPORT_PERF_COUNT");
-        const std::uint64_t address =
-            (static_cast<std::uint64_t>(batch[i + 2]) << 32) | (batch[i + 1] & ~1u);
-        if (address % cmd::kReportAlignment != 0) {
-          throw std::invalid_argument(fmt::format(
-              "batch: MI_REPORT_PERF_COUNT at dword {} targets 0x{:X}, which is not 64-byte "
-              "aligned",
-              i, address));
-        }
-        write_rpc_report_locked(i, batch[i + 3],
-                                [&](std::size_t n) { return memory.resolve(address, n); });
-        i += 4;
+      case cmd::kOpReportPerfCount:
+        i += report_perf_count_locked(batch, i, memory);
         break;
-      }
-      case cmd::kOpStoreDataImm: {
-        if ((dw0 & 0xFF) != 2) {
-          throw std::invalid_argument(fmt::format(
-              "batch: MI_STORE_DWORD_IMM at dword {} has length field {}; the simulator runs the "
-              "Gen4+ one-dword form (2)",
-              i, dw0 & 0xFF));
-        }
-        need(i, 4, "MI_STORE_DWORD_IMM");
-        const std::uint64_t address =
-            (static_cast<std::uint64_t>(batch[i + 2]) << 32) | (batch[i + 1] & ~3u);
-        std::memcpy(memory.resolve(address, 4), &batch[i + 3], 4);
-        i += 4;
+      case cmd::kOpStoreDataImm:
+        i += store_dword_imm(batch, i, memory);
         break;
-      }
       default:
         throw std::invalid_argument(fmt::format(
             "batch: dword {} (0x{:08X}) is MI opcode 0x{:02X}, which the simulator does not run; "

@@ -221,6 +221,13 @@ class SimGpu final : public Mmio {
                               std::uint8_t* out);
   void write_rpc_report_locked(std::size_t at, std::uint32_t rpt_id,
                                const std::function<std::uint8_t*(std::size_t)>& target);
+  // execute_batch's commands: each checks the command at batch[at], runs it and returns the
+  // dwords it takes.
+  std::size_t load_register_imm_locked(std::span<const std::uint32_t> batch, std::size_t at);
+  std::size_t store_register_mem_locked(std::span<const std::uint32_t> batch, std::size_t at,
+                                        GpuAddressSpace& memory);
+  std::size_t report_perf_count_locked(std::span<const std::uint32_t> batch, std::size_t at,
+                                       GpuAddressSpace& memory);
   void context_switch_locked();
   // Simulated-clock time of the next periodic report; UINT64_MAX while the timer is off.
   std::uint64_t next_timer_ns_locked() const;

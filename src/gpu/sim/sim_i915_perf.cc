@@ -68,6 +68,64 @@ struct SimStream {
   std::unique_ptr<mmio::OaProgrammer> programmer;
 };
 
+// What open_stream's properties ask for, read before any of them is checked against the others.
+struct OpenProperties {
+  bool sample_oa = false;
+  bool hold_preemption = false;
+  std::uint64_t metrics_set = 0;
+  std::optional<oa::ReportFormat> format;
+  std::optional<int> exponent;
+  std::optional<std::uint64_t> engine_class, engine_instance;
+};
+
+// i915 puts the periodic timer in OACTXCONTROL, which every context image then carries
+// (Gen8–11), or in the global OAG_OAGLBCTXCTRL (Gen12+: gen12_enable_metric_set).
+std::uint32_t ctx_control_for(oa::Generation gen, std::optional<int> exponent) {
+  std::uint32_t ctx_control = oa::is_gen12_family(gen) ? 0 : mmio::reg::kOaCtxControlCounterResume;
+  if (exponent) {
+    ctx_control |=
+        mmio::SimGpu::kOaCtxControlTimerEnable |
+        (static_cast<std::uint32_t>(*exponent) << mmio::SimGpu::kOaCtxControlTimerPeriodShift);
+  }
+  return ctx_control;
+}
+
+// The stream `flags` ask for. Makes `plan` write the stream's timer (`ctx_control`) and, for a
+// stream opened disabled, drops the plan's last step, the OACONTROL write.
+SimStream make_stream(std::uint32_t flags, oa::ReportFormat format,
+                      const mmio::reg::OaRegisterBlock& block, std::uint32_t ctx_control,
+                      std::vector<mmio::PlanStep>& plan) {
+  SimStream stream;
+  stream.nonblock = (flags & I915_PERF_FLAG_FD_NONBLOCK) != 0;
+  stream.enabled = (flags & I915_PERF_FLAG_DISABLED) == 0;
+  stream.report_bytes = oa::layout_of(format).size_bytes;
+  for (auto& step : plan) {
+    if (step.address == block.ctx_control) step.value = ctx_control;
+  }
+  stream.oacontrol = plan.back().value;
+  stream.block = &block;
+  if (!stream.enabled) plan.pop_back();  // OACONTROL counts from ENABLE on
+  return stream;
+}
+
+// Gen12+: i915 writes the OA configuration once, globally; the context image carries only
+// the per-context OAR unit's state, which the simulated GPU does not report from.
+std::vector<oa::RegisterWrite> context_image_for(oa::Generation gen, std::uint32_t ctx_control,
+                                                 const std::vector<oa::RegisterWrite>& flex) {
+  const bool gen12 = oa::is_gen12_family(gen);
+  std::vector<oa::RegisterWrite> image;
+  if (!gen12) image.push_back({mmio::reg::kOaCtxControl, ctx_control});
+  for (std::uint32_t r : gen12 ? std::span<const std::uint32_t>{}
+                               : std::span<const std::uint32_t>(mmio::reg::kEuPerfCntl)) {
+    std::uint32_t value = 0;
+    for (const auto& w : flex) {
+      if (w.address == r) value = w.value;
+    }
+    image.push_back({r, value});
+  }
+  return image;
+}
+
 class SimI915Perf final : public I915Perf {
  public:
   SimI915Perf(mmio::SimGpu& sim, const SimI915Options& options)
@@ -152,127 +210,31 @@ class SimI915Perf final : public I915Perf {
     if (param.properties_ptr == 0) return -EFAULT;
     const auto* props =
         reinterpret_cast<const std::uint64_t*>(static_cast<std::uintptr_t>(param.properties_ptr));
-    bool sample_oa = false, hold_preemption = false;
-    std::uint64_t metrics_set = 0;
-    std::optional<oa::ReportFormat> format;
-    std::optional<int> exponent;
-    std::optional<std::uint64_t> engine_class, engine_instance;
-    const oa::Platform& platform = sim_.config().platform;
+    OpenProperties p;
     for (std::uint32_t i = 0; i < param.num_properties; ++i) {
-      const std::uint64_t id = props[2 * i], value = props[2 * i + 1];
-      if (id == 0 || id >= kPerfPropMax) return -EINVAL;
-      switch (id) {
-        case DRM_I915_PERF_PROP_CTX_HANDLE:
-          return -ENOENT;  // no GEM context has that handle
-        case DRM_I915_PERF_PROP_SAMPLE_OA:
-          sample_oa = value != 0;
-          break;
-        case DRM_I915_PERF_PROP_OA_METRICS_SET:
-          if (value == 0) return -EINVAL;
-          metrics_set = value;
-          break;
-        case DRM_I915_PERF_PROP_OA_FORMAT: {
-          if (value == 0 || value >= kI915OaFormatMax) return -EINVAL;
-          const auto f = oa::from_uapi(static_cast<int>(value), platform.gen);
-          if (!f || !oa::format_exists_on(*f, platform.gen)) return -EINVAL;
-          format = f;
-          break;
-        }
-        case DRM_I915_PERF_PROP_OA_EXPONENT: {
-          if (value > 31) return -EINVAL;
-          const double hz = platform.timestamp_hz / std::ldexp(2.0, static_cast<int>(value));
-          if (hz > static_cast<double>(options_.oa_max_sample_rate_hz) &&
-              !options_.perfmon_capable) {
-            return -EACCES;
-          }
-          exponent = static_cast<int>(value);
-          break;
-        }
-        case DRM_I915_PERF_PROP_HOLD_PREEMPTION:
-          hold_preemption = value != 0;
-          break;
-        case DRM_I915_PERF_PROP_GLOBAL_SSEU:
-          return -EINVAL;  // no slice/subslice model
-        case DRM_I915_PERF_PROP_POLL_OA_PERIOD:
-          if (value < 100'000) return -EINVAL;  // i915 polls no faster than every 100 µs
-          break;
-        case kPerfPropOaEngineClass:
-          engine_class = value;
-          break;
-        case kPerfPropOaEngineInstance:
-          engine_instance = value;
-          break;
-        default:
-          return -EINVAL;
-      }
+      if (int err = read_property(props[2 * i], props[2 * i + 1], p)) return err;
     }
-    // i915 (perf revision 6): class and instance come together, default to render 0, and name
-    // an engine with an OA unit; the simulated GPU has the render engine's only.
-    if (engine_class.has_value() != engine_instance.has_value()) return -EINVAL;
-    if (engine_class && (*engine_class != kEngineClassRender || *engine_instance != 0)) {
-      return -EINVAL;
-    }
-    if (hold_preemption) return -EINVAL;  // only with a context, and none can be named here
-    if (!privileged()) return -EACCES;    // a system-wide stream
-    if (!sample_oa) return -EINVAL;
+    if (int err = check_properties(p)) return err;
     std::unique_lock lock(driver_->mu);
     if (driver_->stream_open) return -EBUSY;
-    if (!format) return -EINVAL;
+    if (!p.format) return -EINVAL;
     const auto config =
-        driver_->configs.find(static_cast<int>(std::min<std::uint64_t>(metrics_set, 0x7FFFFFFF)));
+        driver_->configs.find(static_cast<int>(std::min<std::uint64_t>(p.metrics_set, 0x7FFFFFFF)));
     if (config == driver_->configs.end()) return -EINVAL;
 
+    const oa::Platform& platform = sim_.config().platform;
     std::vector<mmio::PlanStep> plan;
     try {
-      plan = mmio::plan_oa_programming(platform, *format, config->second.registers);
+      plan = mmio::plan_oa_programming(platform, *p.format, config->second.registers);
     } catch (const std::invalid_argument&) {
       return -ENODEV;  // a generation or configuration the simulated OA unit is not programmed for
     }
-    // i915 puts the periodic timer in OACTXCONTROL, which every context image then carries
-    // (Gen8–11), or in the global OAG_OAGLBCTXCTRL (Gen12+: gen12_enable_metric_set).
-    const mmio::reg::OaRegisterBlock& block = mmio::reg::oa_block(platform.gen);
-    const bool gen12 = oa::is_gen12_family(platform.gen);
-    std::uint32_t ctx_control = gen12 ? 0 : mmio::reg::kOaCtxControlCounterResume;
-    if (exponent) {
-      ctx_control |=
-          mmio::SimGpu::kOaCtxControlTimerEnable |
-          (static_cast<std::uint32_t>(*exponent) << mmio::SimGpu::kOaCtxControlTimerPeriodShift);
-    }
-    SimStream stream;
-    stream.nonblock = (param.flags & I915_PERF_FLAG_FD_NONBLOCK) != 0;
-    stream.enabled = (param.flags & I915_PERF_FLAG_DISABLED) == 0;
-    stream.report_bytes = oa::layout_of(*format).size_bytes;
-    for (auto& step : plan) {
-      if (step.address == block.ctx_control) step.value = ctx_control;
-    }
-    stream.oacontrol = plan.back().value;
-    stream.block = &block;
-    if (!stream.enabled) plan.pop_back();  // OACONTROL counts from ENABLE on
-    // Gen12+: i915 writes the OA configuration once, globally; the context image carries only
-    // the per-context OAR unit's state, which the simulated GPU does not report from.
-    std::vector<oa::RegisterWrite> image;
-    if (!gen12) image.push_back({mmio::reg::kOaCtxControl, ctx_control});
-    for (std::uint32_t r : gen12 ? std::span<const std::uint32_t>{}
-                                 : std::span<const std::uint32_t>(mmio::reg::kEuPerfCntl)) {
-      std::uint32_t value = 0;
-      for (const auto& w : config->second.registers.flex) {
-        if (w.address == r) value = w.value;
-      }
-      image.push_back({r, value});
-    }
-    sim_.init_oa_buffer(options_.oa_buffer_bytes);
-    stream.programmer = std::make_unique<mmio::OaProgrammer>(sim_);
-    try {
-      stream.programmer->program(std::move(plan));  // restores what it wrote if it throws
-    } catch (const std::exception&) {
-      sim_.init_oa_buffer(0);
-      return -EIO;
-    }
-    sim_.set_context_image(std::move(image));
-    driver_->stream_open = true;
-    const int fd = next_fd_++;
-    streams_.emplace(fd, std::move(stream));
-    return fd;
+    const std::uint32_t ctx_control = ctx_control_for(platform.gen, p.exponent);
+    SimStream stream =
+        make_stream(param.flags, *p.format, mmio::reg::oa_block(platform.gen), ctx_control, plan);
+    std::vector<oa::RegisterWrite> image =
+        context_image_for(platform.gen, ctx_control, config->second.registers.flex);
+    return start_stream_locked(std::move(stream), std::move(plan), std::move(image));
   }
 
   ssize_t read_stream(int fd, std::span<std::uint8_t> buf) override {
@@ -348,6 +310,90 @@ class SimI915Perf final : public I915Perf {
 
  private:
   bool privileged() const { return options_.perf_stream_paranoid == 0 || options_.perfmon_capable; }
+
+  // One (id, value) pair of open_stream's properties into `p`: 0, or the errno i915 returns for
+  // a property it refuses on its own.
+  int read_property(std::uint64_t id, std::uint64_t value, OpenProperties& p) const {
+    if (id == 0 || id >= kPerfPropMax) return -EINVAL;
+    const oa::Platform& platform = sim_.config().platform;
+    switch (id) {
+      case DRM_I915_PERF_PROP_CTX_HANDLE:
+        return -ENOENT;  // no GEM context has that handle
+      case DRM_I915_PERF_PROP_SAMPLE_OA:
+        p.sample_oa = value != 0;
+        break;
+      case DRM_I915_PERF_PROP_OA_METRICS_SET:
+        if (value == 0) return -EINVAL;
+        p.metrics_set = value;
+        break;
+      case DRM_I915_PERF_PROP_OA_FORMAT: {
+        if (value == 0 || value >= kI915OaFormatMax) return -EINVAL;
+        const auto f = oa::from_uapi(static_cast<int>(value), platform.gen);
+        if (!f || !oa::format_exists_on(*f, platform.gen)) return -EINVAL;
+        p.format = f;
+        break;
+      }
+      case DRM_I915_PERF_PROP_OA_EXPONENT: {
+        if (value > 31) return -EINVAL;
+        const double hz = platform.timestamp_hz / std::ldexp(2.0, static_cast<int>(value));
+        if (hz > static_cast<double>(options_.oa_max_sample_rate_hz) && !options_.perfmon_capable) {
+          return -EACCES;
+        }
+        p.exponent = static_cast<int>(value);
+        break;
+      }
+      case DRM_I915_PERF_PROP_HOLD_PREEMPTION:
+        p.hold_preemption = value != 0;
+        break;
+      case DRM_I915_PERF_PROP_GLOBAL_SSEU:
+        return -EINVAL;  // no slice/subslice model
+      case DRM_I915_PERF_PROP_POLL_OA_PERIOD:
+        if (value < 100'000) return -EINVAL;  // i915 polls no faster than every 100 µs
+        break;
+      case kPerfPropOaEngineClass:
+        p.engine_class = value;
+        break;
+      case kPerfPropOaEngineInstance:
+        p.engine_instance = value;
+        break;
+      default:
+        return -EINVAL;
+    }
+    return 0;
+  }
+
+  // The checks of the properties together, which i915 makes before it takes the OA unit.
+  int check_properties(const OpenProperties& p) const {
+    // i915 (perf revision 6): class and instance come together, default to render 0, and name
+    // an engine with an OA unit; the simulated GPU has the render engine's only.
+    if (p.engine_class.has_value() != p.engine_instance.has_value()) return -EINVAL;
+    if (p.engine_class && (*p.engine_class != kEngineClassRender || *p.engine_instance != 0)) {
+      return -EINVAL;
+    }
+    if (p.hold_preemption) return -EINVAL;  // only with a context, and none can be named here
+    if (!privileged()) return -EACCES;      // a system-wide stream
+    if (!p.sample_oa) return -EINVAL;
+    return 0;
+  }
+
+  // Programs the OA unit for `stream` and hands out its fd, or -EIO if programming fails. The
+  // caller holds driver_->mu, so no other stream takes the OA unit meanwhile.
+  int start_stream_locked(SimStream stream, std::vector<mmio::PlanStep> plan,
+                          std::vector<oa::RegisterWrite> image) {
+    sim_.init_oa_buffer(options_.oa_buffer_bytes);
+    stream.programmer = std::make_unique<mmio::OaProgrammer>(sim_);
+    try {
+      stream.programmer->program(std::move(plan));  // restores what it wrote if it throws
+    } catch (const std::exception&) {
+      sim_.init_oa_buffer(0);
+      return -EIO;
+    }
+    sim_.set_context_image(std::move(image));
+    driver_->stream_open = true;
+    const int fd = next_fd_++;
+    streams_.emplace(fd, std::move(stream));
+    return fd;
+  }
 
   static ssize_t copy_out(const std::vector<std::uint8_t>& out, std::span<std::uint8_t> buf) {
     std::memcpy(buf.data(), out.data(), out.size());
