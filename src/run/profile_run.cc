@@ -928,14 +928,9 @@ int run_kernel_replay(const ProfilePlan& plan) {
 }  // namespace
 
 int run_profile(const ProfileOptions& options) {
-  ProfilePlan plan;
-  try {
-    const auto env = session::process_environment();
-    plan = make_profile_plan(options, env, ::geteuid(), run_identity(env));
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof: " << e.what() << "\n";
-    return base::kExitUsage;
-  }
+  // A bad option throws base::UsageError: exit 2 through base::run_command, nothing opened.
+  const auto env = session::process_environment();
+  ProfilePlan plan = make_profile_plan(options, env, ::geteuid(), run_identity(env));
   // Before any thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by the signal thread, so
   // that what a signal does (forward it, finish the outputs, restore the GPU) is ordinary code.
   // Only the commands that may hold registers start it; those that drop to the sudo user

@@ -195,46 +195,39 @@ int run_decode(const DecodeOptions& opt) {
   oa::ReportFormat format{};
   std::unique_ptr<oa::MetricSet> set;
   std::vector<oa::StreamEntry> entries;
-  try {
-    platform = opt.platform.empty() ? oa::simulated_platform()
-                                    : oa::require_platform_by_name(opt.platform);
-    if (opt.timestamp_hz < 0 || !std::isfinite(opt.timestamp_hz)) {
-      throw std::invalid_argument(fmt::format(
-          "--timestamp-frequency {} is not a frequency in Hz; give the part's (OA) timestamp "
-          "frequency, e.g. 19200000",
-          opt.timestamp_hz));
-    }
-    // Offline there is no device to ask: the capturing part's topology and timestamp frequency
-    // come from the options.
-    facts = oa::facts_from_options(platform, opt.eus, opt.subslices);
-    if (opt.timestamp_hz > 0) {
-      facts.timestamp_hz = opt.timestamp_hz;
-      facts.timestamp_note = "--timestamp-frequency";
-    }
-    platform = oa::apply_facts(platform, facts);
-    std::string symbol = opt.metric_set;
-    if (symbol.empty() && opt.metrics_xml.empty() && oa::has_builtin_metric_set(platform)) {
-      symbol = oa::kBuiltinMetricSetSymbol;
-    }
-    if (!opt.metrics_xml.empty() && symbol.empty()) {
-      throw std::invalid_argument("--metrics-xml needs --metric-set SET (see oaprof metrics list)");
-    }
-    if (!symbol.empty()) {
-      set = std::make_unique<oa::MetricSet>(
-          session::load_metric_set(platform, symbol, opt.metrics_xml));
-    }
-    format = decode_format(opt, platform, set.get());
-    const std::vector<std::uint8_t> bytes = read_input(opt.file);
-    const oa::StreamKind kind = opt.input == "auto" ? oa::detect_stream_kind(bytes, format)
-                                                    : oa::parse_stream_kind(opt.input);
-    entries = oa::read_report_stream(bytes, format, kind);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "oaprof decode: " << e.what() << "\n";
-    return base::kExitUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "oaprof decode: " << e.what() << "\n";
-    return base::kExitSetup;
+  // Bad options or input exit 2, an unreadable file 3: base::run_command says why.
+  platform =
+      opt.platform.empty() ? oa::simulated_platform() : oa::require_platform_by_name(opt.platform);
+  if (opt.timestamp_hz < 0 || !std::isfinite(opt.timestamp_hz)) {
+    throw std::invalid_argument(fmt::format(
+        "--timestamp-frequency {} is not a frequency in Hz; give the part's (OA) timestamp "
+        "frequency, e.g. 19200000",
+        opt.timestamp_hz));
   }
+  // Offline there is no device to ask: the capturing part's topology and timestamp frequency
+  // come from the options.
+  facts = oa::facts_from_options(platform, opt.eus, opt.subslices);
+  if (opt.timestamp_hz > 0) {
+    facts.timestamp_hz = opt.timestamp_hz;
+    facts.timestamp_note = "--timestamp-frequency";
+  }
+  platform = oa::apply_facts(platform, facts);
+  std::string symbol = opt.metric_set;
+  if (symbol.empty() && opt.metrics_xml.empty() && oa::has_builtin_metric_set(platform)) {
+    symbol = oa::kBuiltinMetricSetSymbol;
+  }
+  if (!opt.metrics_xml.empty() && symbol.empty()) {
+    throw std::invalid_argument("--metrics-xml needs --metric-set SET (see oaprof metrics list)");
+  }
+  if (!symbol.empty()) {
+    set = std::make_unique<oa::MetricSet>(
+        session::load_metric_set(platform, symbol, opt.metrics_xml));
+  }
+  format = decode_format(opt, platform, set.get());
+  const std::vector<std::uint8_t> bytes = read_input(opt.file);
+  const oa::StreamKind kind = opt.input == "auto" ? oa::detect_stream_kind(bytes, format)
+                                                  : oa::parse_stream_kind(opt.input);
+  entries = oa::read_report_stream(bytes, format, kind);
   oa::DecodeOptions options;
   options.gen = platform.gen;
   options.timestamp_hz = platform.timestamp_hz;
