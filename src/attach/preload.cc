@@ -1,7 +1,9 @@
 // liboaprof_preload.so, the way in for OpenCL loaders without layer support: LD_PRELOAD puts
 // these definitions of the intercepted entry points in front of libOpenCL's, and the real ones are
-// found with dlsym(RTLD_NEXT). Its limit, documented in docs/attach.md: a program that dlopens
-// libOpenCL and looks the entry points up with dlsym(handle, …) bypasses it.
+// found with dlsym(RTLD_NEXT), or in the libOpenCL already loaded where that finds nothing (a
+// library dlopened with RTLD_LOCAL links it outside the global scope: Python's pyopencl). Its
+// limit, documented in docs/attach.md: a program that dlopens libOpenCL and looks the entry
+// points up with dlsym(handle, …) bypasses it.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -13,9 +15,24 @@ namespace {
 
 using oaprof::attach::next;
 
+// The libOpenCL this process has loaded, wherever it was loaded (RTLD_NOLOAD: never loads one);
+// null when none is. The handle is never closed: the library stays for the process's life.
+void* loaded_opencl() {
+  for (const char* name : {"libOpenCL.so.1", "libOpenCL.so"}) {
+    if (void* handle = ::dlopen(name, RTLD_NOW | RTLD_NOLOAD)) return handle;
+  }
+  return nullptr;
+}
+
+// The real entry point: the next definition in the global scope, else libOpenCL's own. A handle
+// search never finds ours, which is not among libOpenCL's dependencies.
 template <typename Fn>
 void resolve(Fn& slot, const char* name) {
-  if (slot == nullptr) slot = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
+  if (slot != nullptr) return;
+  slot = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
+  if (slot != nullptr) return;
+  static void* const opencl = loaded_opencl();
+  if (opencl != nullptr) slot = reinterpret_cast<Fn>(::dlsym(opencl, name));
 }
 
 // The functions the interceptor calls below itself, looked up once, on first use.

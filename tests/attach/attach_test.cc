@@ -89,6 +89,22 @@ TEST_P(AttachTest, AnXe2PartProfilesAProgramThroughXesStream) {
   }
 }
 
+// A program not linked with libOpenCL that loads it privately, through a library it dlopens with
+// RTLD_LOCAL (Python loading pyopencl): libOpenCL is then outside the global scope, where
+// dlsym(RTLD_NEXT) looks. Its launches are measured and its results unchanged, both ways in.
+TEST_P(AttachTest, AProgramThatLoadsOpenClPrivatelyIsMeasuredAndUnchanged) {
+  const std::string app = fmt::format("{} {}", PRIVATE_CL_APP_BIN, PRIVATE_CL_USER_SO);
+  const auto alone = run(app);
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  const auto r = run(fmt::format("{} --device sim -q --inject {} -o {} -- {}", OAPROF_BIN,
+                                 GetParam(), csv().string(), app));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(launches_made(r.output), 3) << r.output;
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  for (const auto& row : rows) EXPECT_EQ(row.at("kernel"), "scale");
+}
+
 TEST_P(AttachTest, ThreadsAreSerialisedAndTold) {
   const auto r = profile("threads");
   ASSERT_EQ(r.status, 0) << r.output;
