@@ -235,6 +235,44 @@ struct LaunchState {
   std::uint32_t flags = 0;  // wire::kLaunch*
 };
 
+// How the passes of a measured launch went: what decides whether another one runs, and what
+// the launch record carries.
+struct Passes {
+  bool replaying = false;
+  bool measured = true;  // both snapshots of every pass were taken
+  std::uint64_t restore_bytes = 0, restore_ns = 0;
+  // Auto replay's window, bounded from inside: asked to (energy_first), the privileged side
+  // reads energy before it answers the first 'before', and it reads it again after it receives
+  // the last 'after', so its window is at least from that answer to that send.
+  std::uint64_t window_start_ns = 0, window_end_ns = 0;
+  std::string error;
+};
+
+// Drain: nothing else of this queue, nor what the launch waits for, may run inside the
+// snapshots. A drain that failed may have left work running: the row says so.
+void drain(LaunchState& s, const LaunchArgs& a) {
+  const cl_int finished = g_next.clFinish(a.q);
+  const cl_int waited = a.nwait > 0 ? g_next.clWaitForEvents(a.nwait, a.wait) : CL_SUCCESS;
+  if (finished != CL_SUCCESS || waited != CL_SUCCESS) s.flags |= wire::kLaunchDrainFailed;
+}
+
+// The row's OpenCL times are the first pass's: one run of the kernel, as without replay.
+void set_first_pass_times(cl_event first, wire::Launch& rec) {
+  cl_ulong t[4] = {};
+  const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
+                                     CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
+  bool profiled = true;
+  for (int i = 0; i < 4; ++i) {
+    profiled = profiled && g_next.clGetEventProfilingInfo(first, what[i], sizeof t[i], &t[i],
+                                                          nullptr) == CL_SUCCESS;
+  }
+  rec.profiled = profiled;
+  rec.queued_ns = t[0];
+  rec.submit_ns = t[1];
+  rec.start_ns = t[2];
+  rec.end_ns = t[3];
+}
+
 class Profiler {
  public:
   static Profiler& get() {
@@ -325,7 +363,23 @@ class Profiler {
     if (!warned.exchange(true)) std::fprintf(stderr, "oaprof layer: %s\n", what.c_str());
   }
 
+  // A selected launch, drained and run between snapshots (once, or replayed); its record posted.
   cl_int measure(LaunchState& state, const LaunchArgs& args, cl_event* event, Enqueue enqueue);
+  // Saves what the kernel may write into `saved`; false (after a warning) when the launch runs
+  // once instead.
+  bool save_for_replay(const LaunchState& state, const LaunchArgs& args, BufferSnapshot& saved);
+  // The launch's passes: one, or as many as replay asks, each between two snapshots.
+  void run_passes(LaunchState& state, const LaunchArgs& args, Enqueue enqueue,
+                  BufferSnapshot& saved, Passes& passes);
+  // Puts the buffers back before a further pass; false (after a warning) when that failed.
+  bool restore_for_pass(const LaunchState& state, const LaunchArgs& args, BufferSnapshot& saved,
+                        Passes& passes);
+  // One pass's kernel, enqueued one layer down and waited for; returns what its enqueue returned.
+  static cl_int enqueue_pass(LaunchState& state, const LaunchArgs& args, Enqueue enqueue);
+  // A pass's 'before' and 'after' snapshots; a failed one turns profiling off.
+  void snapshot_before(LaunchState& state, bool energy_first, Passes& passes);
+  void snapshot_after(LaunchState& state, Passes& passes);
+  void post_record(const LaunchState& state, const LaunchArgs& args, Passes& passes);
   // Sampled attribution: enqueues at once, keeps the event, and posts the records that are ready.
   cl_int launch_sampled(LaunchState& state, const LaunchArgs& args, cl_event* event,
                         Enqueue enqueue);
@@ -424,125 +478,120 @@ cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue
 }
 
 cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, Enqueue enqueue) {
-  const std::string& name = s.name;
   t_in_launch = true;
   struct Reset {
     ~Reset() { t_in_launch = false; }
   } reset;
   s.id = next_launch_++;
-  // Drain: nothing else of this queue, nor what the launch waits for, may run inside the
-  // snapshots. A drain that failed may have left work running: the row says so.
-  const cl_int finished = g_next.clFinish(a.q);
-  const cl_int waited = a.nwait > 0 ? g_next.clWaitForEvents(a.nwait, a.wait) : CL_SUCCESS;
-  if (finished != CL_SUCCESS || waited != CL_SUCCESS) s.flags |= wire::kLaunchDrainFailed;
-
-  // Replay: save what the kernel may write, so that every pass starts from the program's
-  // inputs and the last one leaves exactly what a single run would have.
-  const ReplayConfig& replay = layer_config().replay;
-  const auto min_window_ns = static_cast<std::uint64_t>(
-      std::chrono::nanoseconds(layer_config().min_window).count());  // auto replay covers it
+  drain(s, a);
   BufferSnapshot saved;
-  bool replaying = replay.enabled() && !g_tracking_broken.load();
-  if (replaying) {
-    const ReplayPlan plan = tracker().plan(a.k);
-    std::string why = plan.refused;
-    if (why.empty() && !saved.save(a.q, plan, why)) why = "saving its buffers failed: " + why;
-    if (!why.empty()) {
-      replaying = false;
-      warn_once(replay_warned_, "a launch of '" + name + "' runs once (no replay): " + why +
-                                    " (further such launches are not reported)");
-    }
-  }
-
-  std::string error;
-  bool measured = true;  // both snapshots of every pass were taken
-  std::uint64_t restore_bytes = 0, restore_ns = 0;
-  // Auto replay's window, bounded from inside: asked to (energy_first), the privileged side
-  // reads energy before it answers the first 'before', and it reads it again after it receives
-  // the last 'after', so its window is at least from that answer to that send.
-  std::uint64_t window_start_ns = 0, window_end_ns = 0;
-  for (;;) {
-    if (s.passes > 0) {
-      std::string why;
-      if (!saved.restore(a.q, restore_bytes, restore_ns, why)) {
-        // The buffers are partly back at their inputs: nothing restores them now.
-        warn_once(replay_warned_, "restoring the buffers of '" + name +
-                                      "' for another pass "
-                                      "failed (" +
-                                      why +
-                                      "); its outputs may differ from an "
-                                      "unprofiled run");
-        break;
-      }
-    }
-    const bool energy_first =
-        s.passes == 0 && replaying && replay.mode == ReplayConfig::Mode::kAuto;
-    if (!client_->call(wire::Snapshot{s.id, wire::Phase::kBefore, energy_first}, error)) {
-      disable("snapshot failed: " + error + "; running unprofiled from here on");
-      measured = false;
-    } else {
-      s.pass_open = true;
-      if (const std::string refused = client_->take_post_error(); !refused.empty()) {
-        // This launch is measured; the previous one's record was refused (dropped there).
-        warn_once(record_warned_, "a launch record was refused: " + refused);
-      }
-    }
-    if (s.passes == 0) window_start_ns = monotonic_ns();
-    cl_event ev = nullptr;
-    const cl_int rc = enqueue(a, &ev);
-    if (!s.enqueued) {
-      s.enqueued = true;
-      s.rc = rc;  // the program's own result: the first pass is its launch
-    }
-    if (rc == CL_SUCCESS) s.keep(ev);
-    fail_at(FailurePoint::kAfterEnqueue);
-    if (rc == CL_SUCCESS && g_next.clWaitForEvents(1, &ev) != CL_SUCCESS) {
-      s.flags |= wire::kLaunchDrainFailed;  // the 'after' may come before the kernel's end
-    }
-    window_end_ns = monotonic_ns();
-    if (measured && !client_->call(wire::Snapshot{s.id, wire::Phase::kAfter}, error)) {
-      disable("snapshot failed: " + error + "; running unprofiled from here on");
-      measured = false;
-    }
-    s.pass_open = false;
-    if (rc != CL_SUCCESS) break;
-    ++s.passes;
-    if (!measured || !replaying) break;
-    const bool more =
-        replay.mode == ReplayConfig::Mode::kFixed
-            ? s.passes < replay.passes
-            : s.passes < kMaxReplayPasses && window_end_ns - window_start_ns < min_window_ns;
-    if (!more) break;
-  }
-  if (s.first == nullptr || !measured) {  // the program's own launch failed, or not measured
+  Passes p;
+  p.replaying =
+      layer_config().replay.enabled() && !g_tracking_broken.load() && save_for_replay(s, a, saved);
+  run_passes(s, a, enqueue, saved, p);
+  if (s.first == nullptr || !p.measured) {  // the program's own launch failed, or not measured
     s.hand_out(event);
     return s.rc;
   }
-  wire::Launch rec = base_record(s, a);
-  // The row's OpenCL times are the first pass's: one run of the kernel, as without replay.
-  cl_ulong t[4] = {};
-  const cl_profiling_info what[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
-                                     CL_PROFILING_COMMAND_START, CL_PROFILING_COMMAND_END};
-  bool profiled = true;
-  for (int i = 0; i < 4; ++i) {
-    profiled = profiled && g_next.clGetEventProfilingInfo(s.first, what[i], sizeof t[i], &t[i],
-                                                          nullptr) == CL_SUCCESS;
+  post_record(s, a, p);
+  s.hand_out(event);
+  return s.rc;
+}
+
+// Replay: save what the kernel may write, so that every pass starts from the program's
+// inputs and the last one leaves exactly what a single run would have.
+bool Profiler::save_for_replay(const LaunchState& s, const LaunchArgs& a, BufferSnapshot& saved) {
+  const ReplayPlan plan = tracker().plan(a.k);
+  std::string why = plan.refused;
+  if (why.empty() && !saved.save(a.q, plan, why)) why = "saving its buffers failed: " + why;
+  if (why.empty()) return true;
+  warn_once(replay_warned_, "a launch of '" + s.name + "' runs once (no replay): " + why +
+                                " (further such launches are not reported)");
+  return false;
+}
+
+void Profiler::run_passes(LaunchState& s, const LaunchArgs& a, Enqueue enqueue,
+                          BufferSnapshot& saved, Passes& p) {
+  const ReplayConfig& replay = layer_config().replay;
+  const auto min_window_ns = static_cast<std::uint64_t>(
+      std::chrono::nanoseconds(layer_config().min_window).count());  // auto replay covers it
+  for (;;) {
+    if (s.passes > 0 && !restore_for_pass(s, a, saved, p)) break;
+    const bool energy_first =
+        s.passes == 0 && p.replaying && replay.mode == ReplayConfig::Mode::kAuto;
+    snapshot_before(s, energy_first, p);
+    if (s.passes == 0) p.window_start_ns = monotonic_ns();
+    const cl_int rc = enqueue_pass(s, a, enqueue);
+    p.window_end_ns = monotonic_ns();
+    snapshot_after(s, p);
+    if (rc != CL_SUCCESS) break;
+    ++s.passes;
+    if (!p.measured || !p.replaying) break;
+    const bool more =
+        replay.mode == ReplayConfig::Mode::kFixed
+            ? s.passes < replay.passes
+            : s.passes < kMaxReplayPasses && p.window_end_ns - p.window_start_ns < min_window_ns;
+    if (!more) break;
   }
-  rec.profiled = profiled;
-  rec.queued_ns = t[0];
-  rec.submit_ns = t[1];
-  rec.start_ns = t[2];
-  rec.end_ns = t[3];
-  rec.restore_bytes = restore_bytes;
-  rec.restore_ns = restore_ns;
+}
+
+cl_int Profiler::enqueue_pass(LaunchState& s, const LaunchArgs& a, Enqueue enqueue) {
+  cl_event ev = nullptr;
+  const cl_int rc = enqueue(a, &ev);
+  if (!s.enqueued) {
+    s.enqueued = true;
+    s.rc = rc;  // the program's own result: the first pass is its launch
+  }
+  if (rc == CL_SUCCESS) s.keep(ev);
+  fail_at(FailurePoint::kAfterEnqueue);
+  if (rc == CL_SUCCESS && g_next.clWaitForEvents(1, &ev) != CL_SUCCESS) {
+    s.flags |= wire::kLaunchDrainFailed;  // the 'after' may come before the kernel's end
+  }
+  return rc;
+}
+
+bool Profiler::restore_for_pass(const LaunchState& s, const LaunchArgs& a, BufferSnapshot& saved,
+                                Passes& p) {
+  std::string why;
+  if (saved.restore(a.q, p.restore_bytes, p.restore_ns, why)) return true;
+  // The buffers are partly back at their inputs: nothing restores them now.
+  warn_once(replay_warned_, "restoring the buffers of '" + s.name + "' for another pass failed (" +
+                                why + "); its outputs may differ from an unprofiled run");
+  return false;
+}
+
+void Profiler::snapshot_before(LaunchState& s, bool energy_first, Passes& p) {
+  if (!client_->call(wire::Snapshot{s.id, wire::Phase::kBefore, energy_first}, p.error)) {
+    disable("snapshot failed: " + p.error + "; running unprofiled from here on");
+    p.measured = false;
+    return;
+  }
+  s.pass_open = true;
+  if (const std::string refused = client_->take_post_error(); !refused.empty()) {
+    // This launch is measured; the previous one's record was refused (dropped there).
+    warn_once(record_warned_, "a launch record was refused: " + refused);
+  }
+}
+
+void Profiler::snapshot_after(LaunchState& s, Passes& p) {
+  if (p.measured && !client_->call(wire::Snapshot{s.id, wire::Phase::kAfter}, p.error)) {
+    disable("snapshot failed: " + p.error + "; running unprofiled from here on");
+    p.measured = false;
+  }
+  s.pass_open = false;
+}
+
+void Profiler::post_record(const LaunchState& s, const LaunchArgs& a, Passes& p) {
+  wire::Launch rec = base_record(s, a);
+  set_first_pass_times(s.first, rec);
+  rec.restore_bytes = p.restore_bytes;
+  rec.restore_ns = p.restore_ns;
   fail_at(FailurePoint::kBeforeRecord);
   // The record carries no timing, so it does not wait for its reply: the next call reads it
   // (one round trip fewer per launch), and an error reply still turns profiling off there.
-  if (!client_->post(rec, error)) {
-    disable("launch record not sent: " + error + "; running unprofiled from here on");
+  if (!client_->post(rec, p.error)) {
+    disable("launch record not sent: " + p.error + "; running unprofiled from here on");
   }
-  s.hand_out(event);
-  return s.rc;
 }
 
 const DeviceClock* Profiler::clock_for(cl_device_id device, cl_command_queue q) {

@@ -53,6 +53,116 @@ struct ChildFailure {
   int err;
 };
 
+// Our environment with the spec's additions.
+std::map<std::string, std::string> inherited_env(
+    const std::map<std::string, std::string>& set_env) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq != nullptr) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
+  }
+  for (const auto& [k, v] : set_env) env[k] = v;
+  return env;
+}
+
+// The user's own HOME, USER and LOGNAME, not root's: under sudo the environment still names
+// root's home, where the program would otherwise write its caches as that user, or fail to.
+void use_account_env(uid_t uid, std::map<std::string, std::string>& env) {
+  if (const auto account = lookup_account(uid)) {
+    env["HOME"] = account->home;
+    env["USER"] = account->name;
+    env["LOGNAME"] = account->name;
+  } else {
+    for (const char* k : {"HOME", "USER", "LOGNAME"}) env.erase(k);
+  }
+}
+
+// What execve takes, made before the fork. Neither copied nor moved: envp and argv point into
+// env_lines and the spec's argv.
+struct ExecArgs {
+  ExecArgs(const std::vector<std::string>& program_argv,
+           const std::map<std::string, std::string>& env) {
+    env_lines.reserve(env.size());
+    for (const auto& [k, v] : env) env_lines.push_back(k + "=" + v);
+    for (auto& line : env_lines) envp.push_back(line.data());
+    envp.push_back(nullptr);
+    for (const auto& a : program_argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
+  }
+  ExecArgs(const ExecArgs&) = delete;
+  ExecArgs& operator=(const ExecArgs&) = delete;
+
+  std::vector<std::string> env_lines;
+  std::vector<char*> envp;
+  std::vector<char*> argv;
+  // For a file the kernel cannot execute itself (a script without #!), execvp runs /bin/sh on
+  // it; its argv is made here, the file's name filled in after the fork.
+  std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), nullptr};
+};
+
+// The three below run in the forked child, between fork and exec: async-signal-safe calls only,
+// on what was prepared before the fork.
+
+[[noreturn]] void fail_in_child(int fd, const ChildFailure& f) {
+  (void)::write(fd, &f, sizeof f);
+  ::_exit(127);
+}
+
+// Tries each of `programs` as execvp would; returns the errno that is the answer when none ran.
+int exec_program(const std::vector<std::string>& programs, ExecArgs& args) {
+  int exec_errno = ENOENT;
+  for (const std::string& program : programs) {
+    ::execve(program.c_str(), args.argv.data(), args.envp.data());
+    exec_errno = errno;
+    if (exec_errno == ENOEXEC) {
+      args.sh_argv[1] = const_cast<char*>(program.c_str());
+      ::execve("/bin/sh", args.sh_argv.data(), args.envp.data());
+      exec_errno = errno;
+    }
+    // execvp goes on past these; anything else is the answer.
+    if (exec_errno != EACCES && exec_errno != ENOENT && exec_errno != ENOTDIR) break;
+  }
+  return exec_errno;
+}
+
+// Drops privileges when asked, then execs the program; exits 127 with the reason on the pipe.
+[[noreturn]] void run_child(const int pipe_fds[2], const sigset_t& program_mask,
+                            const std::optional<DropPlan>& drop,
+                            const std::vector<std::string>& programs, ExecArgs& args) {
+  // From here to execve: system calls only.
+  ::close(pipe_fds[0]);
+  ::sigprocmask(SIG_SETMASK, &program_mask, nullptr);
+  if (drop) {
+    // Nothing of the user's runs unless the drop is complete and checked.
+    const DropFailure f = apply_drop(*drop);
+    if (f.failed()) fail_in_child(pipe_fds[1], {f.stage, f.err});
+  }
+  const int exec_errno = exec_program(programs, args);
+  fail_in_child(pipe_fds[1], {DropStage::kDone, exec_errno});
+}
+
+// In the parent: waits until the child has exec'd (the pipe closes) or reported why it did not,
+// and then reaps it and throws that reason.
+void await_exec(pid_t pid, int read_fd, const ChildSpec& spec) {
+  ChildFailure f{};
+  ssize_t n;
+  do {
+    n = ::read(read_fd, &f, sizeof f);
+  } while (n < 0 && errno == EINTR);
+  ::close(read_fd);
+  if (n != sizeof f) return;
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (f.drop == DropStage::kDone) {
+    throw std::runtime_error(
+        fmt::format("cannot run '{}': {}", spec.argv[0], std::strerror(f.err)));
+  }
+  throw std::runtime_error(fmt::format("refusing to run '{}': {} (uid {}); nothing of it ran",
+                                       spec.argv[0], describe(DropFailure{f.drop, f.err}),
+                                       spec.credentials->uid));
+}
+
 }  // namespace
 
 pid_t spawn_child(const ChildSpec& spec) {
@@ -61,41 +171,14 @@ pid_t spawn_child(const ChildSpec& spec) {
   // child may only make async-signal-safe calls: a lock another thread held at the fork (in
   // malloc, in NSS behind initgroups, in setenv) would never be released. Everything that needs
   // more (the user's groups and home, the environment, the program's path) is resolved here.
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    if (eq != nullptr) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
-  }
-  for (const auto& [k, v] : spec.set_env) env[k] = v;
+  std::map<std::string, std::string> env = inherited_env(spec.set_env);
   std::optional<DropPlan> drop;
   if (spec.credentials) {
-    const Credentials& c = *spec.credentials;
-    // The user's own HOME, USER and LOGNAME, not root's: under sudo the environment still names
-    // root's home, where the program would otherwise write its caches as that user, or fail to.
-    if (const auto account = lookup_account(c.uid)) {
-      env["HOME"] = account->home;
-      env["USER"] = account->name;
-      env["LOGNAME"] = account->name;
-    } else {
-      for (const char* k : {"HOME", "USER", "LOGNAME"}) env.erase(k);
-    }
-    drop = make_drop_plan(c);
+    use_account_env(spec.credentials->uid, env);
+    drop = make_drop_plan(*spec.credentials);
   }
   const std::vector<std::string> programs = resolve_program(spec.argv[0], env);
-
-  std::vector<std::string> env_lines;
-  env_lines.reserve(env.size());
-  for (const auto& [k, v] : env) env_lines.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& line : env_lines) envp.push_back(line.data());
-  envp.push_back(nullptr);
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  // For a file the kernel cannot execute itself (a script without #!), execvp runs /bin/sh on
-  // it; its argv is made here, the file's name filled in after the fork.
-  std::vector<char*> sh_argv{const_cast<char*>("/bin/sh"), nullptr};
-  sh_argv.insert(sh_argv.end(), argv.begin() + 1, argv.end());
+  ExecArgs args(spec.argv, env);
 
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -111,51 +194,9 @@ pid_t spawn_child(const ChildSpec& spec) {
     ::close(pipe_fds[1]);
     throw std::runtime_error(fmt::format("fork: {}", std::strerror(err)));
   }
-  if (pid == 0) {
-    // From here to execve: system calls only.
-    ::close(pipe_fds[0]);
-    ::sigprocmask(SIG_SETMASK, &program_mask, nullptr);
-    const auto fail = [&](const ChildFailure& f) {
-      (void)::write(pipe_fds[1], &f, sizeof f);
-      ::_exit(127);
-    };
-    if (drop) {
-      // Nothing of the user's runs unless the drop is complete and checked.
-      const DropFailure f = apply_drop(*drop);
-      if (f.failed()) fail({f.stage, f.err});
-    }
-    int exec_errno = ENOENT;
-    for (const std::string& program : programs) {
-      ::execve(program.c_str(), argv.data(), envp.data());
-      exec_errno = errno;
-      if (exec_errno == ENOEXEC) {
-        sh_argv[1] = const_cast<char*>(program.c_str());
-        ::execve("/bin/sh", sh_argv.data(), envp.data());
-        exec_errno = errno;
-      }
-      // execvp goes on past these; anything else is the answer.
-      if (exec_errno != EACCES && exec_errno != ENOENT && exec_errno != ENOTDIR) break;
-    }
-    fail({DropStage::kDone, exec_errno});
-  }
+  if (pid == 0) run_child(pipe_fds, program_mask, drop, programs, args);
   ::close(pipe_fds[1]);
-  ChildFailure f{};
-  ssize_t n;
-  do {
-    n = ::read(pipe_fds[0], &f, sizeof f);
-  } while (n < 0 && errno == EINTR);
-  ::close(pipe_fds[0]);
-  if (n == sizeof f) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (f.drop == DropStage::kDone) {
-      throw std::runtime_error(
-          fmt::format("cannot run '{}': {}", spec.argv[0], std::strerror(f.err)));
-    }
-    throw std::runtime_error(fmt::format("refusing to run '{}': {} (uid {}); nothing of it ran",
-                                         spec.argv[0], describe(DropFailure{f.drop, f.err}),
-                                         spec.credentials->uid));
-  }
+  await_exec(pid, pipe_fds[0], spec);
   return pid;
 }
 
