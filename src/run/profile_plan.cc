@@ -335,7 +335,6 @@ void plan_outputs(const ProfileOptions& o, ProfilePlan& plan) {
         "more than one of -o, --json and --trace names standard output, where they would mix; "
         "send all but one to files");
   }
-  out.table_on_stderr = on_stdout > 0;
   plan.quiet = o.quiet;
 }
 

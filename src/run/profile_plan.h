@@ -94,14 +94,13 @@ enum class RunMode { kKernel, kApp, kSystemWide };
 std::string run_mode_name(RunMode mode);
 
 // Where the rows go. "-" and /dev/stdout name oaprof's standard output (names_stdout); at most one
-// output is there, and the summary table then goes to stderr.
+// output is there. The summary table always goes to stderr: stdout is the program's.
 struct OutputPlan {
   // Never empty: oaprof-<program>.csv or oaprof-system.csv by default, with -<host>-<rank> before
   // .csv when a rank is set, so that the ranks of a job never write one file. Patterns expanded.
   std::string csv;
   std::string json;
   std::string trace;
-  bool table_on_stderr = false;
 };
 
 bool names_stdout(const std::string& path);

@@ -198,7 +198,8 @@ int open_outputs(const ProfilePlan& plan, Outputs& out) {
     files.push_back(report::make_perfetto_trace_reporter(*out.trace));
   }
   out.files = report::make_tee_reporter(std::move(files));
-  out.table = report::make_table_reporter(o.table_on_stderr ? std::cerr : std::cout);
+  // stderr: the program's standard output must read as it would without oaprof (`-f md5 -`).
+  out.table = report::make_table_reporter(std::cerr);
   return 0;
 }
 

@@ -105,6 +105,24 @@ TEST_P(AttachTest, AProgramThatLoadsOpenClPrivatelyIsMeasuredAndUnchanged) {
   for (const auto& row : rows) EXPECT_EQ(row.at("kernel"), "scale");
 }
 
+// What the program writes to its standard output reads the same under oaprof (`ffmpeg ... -f md5
+// -`, `clpeak > results.txt`): oaprof's summary table is on stderr.
+TEST_P(AttachTest, TheProgramsStandardOutputIsItsOwn) {
+  const auto alone = run(fmt::format("{{ {} queues 2>/dev/null; }}", ATTACH_APP_BIN));
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  const auto r =
+      run(fmt::format("{{ {} --device sim --inject {} -o {} -- {} queues 2>/dev/null; }}",
+                      OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, alone.output);
+  EXPECT_EQ(static_cast<int>(read_csv(csv()).size()), launches_made(alone.output));
+  // The table is still shown, on stderr.
+  const auto table =
+      run(fmt::format("{{ {} --device sim --inject {} -o {} -- {} queues 2>&1 >/dev/null; }}",
+                      OAPROF_BIN, GetParam(), csv().string(), ATTACH_APP_BIN));
+  EXPECT_THAT(table.output, HasSubstr("scale"));
+}
+
 TEST_P(AttachTest, ThreadsAreSerialisedAndTold) {
   const auto r = profile("threads");
   ASSERT_EQ(r.status, 0) << r.output;

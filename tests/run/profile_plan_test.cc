@@ -38,7 +38,6 @@ TEST(ProfilePlanTest, AProgramRunDefaultsToKernelModeAndAnOutputNamedAfterIt) {
   const ProfilePlan plan = make_profile_plan(with_program(), {}, kUser);
   EXPECT_EQ(plan.mode, RunMode::kKernel);
   EXPECT_EQ(plan.outputs.csv, "oaprof-kernel_runner.csv");
-  EXPECT_FALSE(plan.outputs.table_on_stderr);
   EXPECT_EQ(plan.command.size(), 2u);
   EXPECT_EQ(plan.min_window.count(), 50);
   EXPECT_TRUE(plan.device.spec.is_auto());
@@ -217,11 +216,10 @@ TEST(ProfilePlanTest, SimulatedEnergyBesideARealDeviceIsRefusedBeforeItIsOpened)
   EXPECT_EQ(refusal(o), "");
 }
 
-TEST(ProfilePlanTest, AtMostOneOutputOnStandardOutputAndTheTableThenGoesToStderr) {
+TEST(ProfilePlanTest, AtMostOneOutputOnStandardOutput) {
   ProfileOptions o = with_program();
   o.csv_path = "-";
-  const ProfilePlan plan = make_profile_plan(o, {}, kUser);
-  EXPECT_TRUE(plan.outputs.table_on_stderr);
+  EXPECT_EQ(make_profile_plan(o, {}, kUser).outputs.csv, "-");
   o.trace_path = "/dev/stdout";
   EXPECT_THAT(refusal(o), HasSubstr("more than one of -o, --json and --trace"));
 }
