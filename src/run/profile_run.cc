@@ -323,8 +323,10 @@ attach::LayerConfig layer_config(const ProfilePlan& plan, const session::Server*
 }
 
 // The program's environment: the interceptor (layer or preload, ours first) and the layer's
-// configuration. Throws std::runtime_error when oaprof's own library is missing.
-session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* server) {
+// configuration; `way_in` gets the interceptor chosen ("layer" or "preload"). Throws
+// std::runtime_error when oaprof's own library is missing.
+session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* server,
+                                std::string& way_in) {
   session::ChildSpec child;
   child.argv = plan.command;
   child.credentials = plan.creds;
@@ -337,6 +339,7 @@ session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* 
     if (!plan.quiet) std::cerr << fmt::format("oaprof: OpenCL loader: {}\n", loader.note);
   }
   const bool layer = inject == "layer";
+  way_in = inject;
   const fs::path lib = layer ? installed_library("OAPROF_LAYER", "liboaprof_layer.so")
                              : installed_library("OAPROF_PRELOAD", "liboaprof_preload.so");
   if (!fs::exists(lib)) {
@@ -429,6 +432,7 @@ class ProfileRun {
   session::GpuAccess& gpu_;
   session::EnergySetup& energy_;
   std::string no_energy_reason_;
+  std::string way_in_;  // "layer" or "preload" once the program is started in kernel mode
   // Rows are formatted and written on a thread of their own: the thread answering the program's
   // snapshots never waits for a file.
   // Per kernel name, for the summary oaprofd's exporter publishes (wire::Summary).
@@ -567,12 +571,17 @@ int ProfileRun::finish(int exit_code) {
     std::cerr << "oaprof: warning: " << waited << "\n";
   }
   for (const SetOutput& s : sets_) s.out->files->end();
+  std::uint64_t rows = 0;
+  for (const SetOutput& s : sets_) rows += s.out->rows.load();
+  if (rows == 0 && way_in_ == "preload") {
+    // Even with -q: an empty file is not what the user asked for.
+    std::cerr << "oaprof: warning: no launch was seen through LD_PRELOAD; the program may load "
+                 "OpenCL itself (dlopen and dlsym): try --inject layer (docs/attach.md)\n";
+  }
   if (!plan_.quiet) {
-    std::uint64_t rows = 0;
     std::string names;
     for (const SetOutput& s : sets_) {
       s.out->table->end();
-      rows += s.out->rows.load();
       names += (names.empty() ? "" : ", ") + output_names(s.names);
     }
     std::cerr << fmt::format(
@@ -630,7 +639,7 @@ int ProfileRun::run_program() {
       so.label = "(application)";
       app_sampler.emplace(session_, so);
     }
-    child = program_spec(plan_, server.get());
+    child = program_spec(plan_, server.get(), way_in_);
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     server.reset();

@@ -420,8 +420,11 @@ class AttachOnceTest : public AttachTest {};
 TEST_P(AttachOnceTest, DlopenIsSeenByTheLayerOnly) {
   const auto r = profile("dlopen");
   ASSERT_EQ(r.status, 0) << r.output;
-  // The loader routes dlsym'd calls through layers; LD_PRELOAD cannot see them (docs/attach.md).
+  // The loader routes dlsym'd calls through layers; LD_PRELOAD cannot see them (docs/attach.md),
+  // and oaprof says so rather than leave an empty file unexplained.
   EXPECT_EQ(read_csv(csv()).size(), GetParam() == "layer" ? 3u : 0u);
+  const bool hinted = r.output.find("try --inject layer") != std::string::npos;
+  EXPECT_EQ(hinted, GetParam() == "preload") << r.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(WaysIn, AttachOnceTest, ::testing::Values("layer", "preload"));
