@@ -9,7 +9,8 @@ namespace oaprof::daemon {
 
 enum class LogLevel { kError = 3, kWarning = 4, kInfo = 6 };
 
-// The line as it goes to stderr, with its newline.
+// The line as it goes to stderr, with its newline. A newline in `text` becomes a space and every
+// other control byte \xNN: text from clients cannot forge or overwrite lines.
 std::string format_log_line(int level, const std::string& text, bool journal);
 // Writes one line to stderr in a single write, so lines from several threads never interleave.
 void log_line(int level, const std::string& text);

@@ -432,6 +432,13 @@ TEST(DaemonLogTest, JournalLinesCarryTheLevelTerminalLinesAWord) {
   EXPECT_EQ(format_log_line(3, "two\nlines", true), "<3>two lines\n");
   EXPECT_EQ(format_log_line(4, "careful", false), "oaprofd: warning: careful\n");
   EXPECT_EQ(format_log_line(3, "bad", false), "oaprofd: error: bad\n");
+  // What a client sends (an access, a format, a metric file's name) cannot forge a line: a CR
+  // that would overwrite it on a terminal, an ESC sequence, a NUL, a DEL.
+  const std::string hostile = std::string("mmio\r<3>forged\x1b[2K\t") + '\0' + "x\x7f";
+  EXPECT_EQ(format_log_line(6, hostile, true), "<6>mmio\\x0d<3>forged\\x1b[2K\\x09\\x00x\\x7f\n");
+  for (const char c : format_log_line(6, hostile, false)) {
+    EXPECT_TRUE(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f)) << int(c);
+  }
 }
 
 }  // namespace
