@@ -208,7 +208,7 @@ void plan_attribution(const ProfileOptions& o, ProfilePlan& plan) {
 // format is checked against its generation once it is identified, but a name no generation has
 // is refused here.
 void check_format(const std::string& text, const ProfilePlan& plan) {
-  if (plan.simulated_device) {
+  if (plan.device.spec.simulated()) {
     (void)oa::parse_format(text, plan.device.sim.platform.gen);
     return;
   }
@@ -250,7 +250,6 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
                  ProfilePlan& plan) {
   gpu::DeviceOptions& d = plan.device;
   d.spec = gpu::device_spec_with_pci(gpu::DeviceSpec::parse(o.device_spec), o.pci);
-  plan.simulated_device = d.spec.simulated();
   // The in-process simulator needs no privileges; sim:FILE and real devices do.
   const bool in_process = d.spec.kind() == gpu::DeviceSpec::Kind::kSim;
   plan.through_daemon = o.daemon == "always" || (o.daemon == "auto" && euid != 0 && !in_process);
@@ -273,7 +272,8 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
   d.sim.eus = o.sim_eus;
   d.sim.i915 = !o.sim_no_i915;
   d.sim.platform = mmio::sim_platform_by_name(o.sim_platform);
-  if (plan.simulated_device && d.sim.platform.driver == oa::KernelDriver::kXe) plan_sim_xe(o, plan);
+  if (plan.device.spec.simulated() && d.sim.platform.driver == oa::KernelDriver::kXe)
+    plan_sim_xe(o, plan);
   check_format(o.format_text, plan);
   plan.format_text = o.format_text;
   plan.metrics_xml = o.metrics_xml;
@@ -305,7 +305,7 @@ void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
     throw base::UsageError(fmt::format("--energy {}: give one of {}", o.energy, names));
   }
   // Refused before the device is touched (oaprofd asks the same of its own device).
-  power::check_energy_backend_for_device(o.energy, plan.simulated_device,
+  power::check_energy_backend_for_device(o.energy, plan.device.spec.simulated(),
                                          "--device " + plan.device.spec.str());
   plan.energy = o.energy;
   plan.igpu_formula = power::parse_igpu_formula_choice(o.igpu_power);

@@ -109,7 +109,6 @@ struct ProfilePlan {
   // The device as a local run opens it (spec, simulator, forcewake, sysfs, DRM nodes); the same
   // spec, access, format and set go to oaprofd through it.
   gpu::DeviceOptions device;
-  bool simulated_device = false;
   bool through_daemon = false;
   std::string access;
   std::string format_text;  // checked where the generation is known (the simulator), else at open

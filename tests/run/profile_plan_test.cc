@@ -51,7 +51,7 @@ TEST(ProfilePlanTest, WithoutRootARealDeviceGoesThroughTheDaemonAndTheSimulatorD
   o.device_spec = "sim";
   const ProfilePlan sim = make_profile_plan(o, {}, kUser);
   EXPECT_FALSE(sim.through_daemon);
-  EXPECT_TRUE(sim.simulated_device);
+  EXPECT_TRUE(sim.device.spec.simulated());
   o.daemon = "always";
   EXPECT_TRUE(make_profile_plan(o, {}, kUser).through_daemon);
 }
