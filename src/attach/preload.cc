@@ -15,13 +15,17 @@ namespace {
 
 using oaprof::attach::next;
 
-// The libOpenCL this process has loaded, wherever it was loaded (RTLD_NOLOAD: never loads one);
-// null when none is. The handle is never closed: the library stays for the process's life.
+// The libOpenCL this process has loaded, wherever it was loaded (RTLD_NOLOAD: never loads one),
+// looked up once; null when none is. The handle is never closed: the library stays for the
+// process's life.
 void* loaded_opencl() {
-  for (const char* name : {"libOpenCL.so.1", "libOpenCL.so"}) {
-    if (void* handle = ::dlopen(name, RTLD_NOW | RTLD_NOLOAD)) return handle;
-  }
-  return nullptr;
+  static void* const handle = [] {
+    for (const char* name : {"libOpenCL.so.1", "libOpenCL.so"}) {
+      if (void* h = ::dlopen(name, RTLD_NOW | RTLD_NOLOAD)) return h;
+    }
+    return static_cast<void*>(nullptr);
+  }();
+  return handle;
 }
 
 // The real entry point: the next definition in the global scope, else libOpenCL's own. A handle
@@ -31,8 +35,7 @@ void resolve(Fn& slot, const char* name) {
   if (slot != nullptr) return;
   slot = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
   if (slot != nullptr) return;
-  static void* const opencl = loaded_opencl();
-  if (opencl != nullptr) slot = reinterpret_cast<Fn>(::dlsym(opencl, name));
+  if (void* opencl = loaded_opencl()) slot = reinterpret_cast<Fn>(::dlsym(opencl, name));
 }
 
 // The functions the interceptor calls below itself, looked up once, on first use.
