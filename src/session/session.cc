@@ -360,7 +360,15 @@ Body Session::handle(std::uint64_t client_id, std::uint32_t pid, const Body& req
 
 Body Session::snapshot(std::uint64_t client_id, const ipc::wire::Snapshot& s) {
   if (!started_) return Error{ErrorCode::kDeviceError, "the session is not started"};
-  Pending& p = pending_[{client_id, s.launch_id}];
+  const std::pair key{client_id, s.launch_id};
+  if (pending_.size() >= kMaxOpenLaunches && !pending_.contains(key)) {
+    ++dropped_;
+    return Error{ErrorCode::kBadRequest,
+                 fmt::format("{} launches are open (snapshotted, never ended): launch {} is not "
+                             "measured until some end",
+                             pending_.size(), s.launch_id)};
+  }
+  Pending& p = pending_[key];
   // The energy is read in settle(), just after the reply: a few microseconds after the counters,
   // far inside RAPL's own update interval (about 1 ms), and off the program's path.
   if (s.phase == ipc::wire::Phase::kBefore) {

@@ -149,6 +149,11 @@ class Session {
   // client's further ones are refused.
   std::size_t sampled_waiting() const;
   static constexpr std::size_t kMaxSampledWaiting = 65536;
+  // Launches snapshotted but not yet ended (bracketed), all clients together: a program (or a
+  // hostile client) that opens launches and never ends them cannot grow the privileged side's
+  // memory past this (a few kB each); a 'before' of a further launch is refused and the launch
+  // counts as dropped. A real program has one open launch per launching thread.
+  static constexpr std::size_t kMaxOpenLaunches = 4096;
   // Before start(): kernel replay across metric sets. `sets` replace the constructor's
   // configuration: a launch's passes count the set the unit holds for its first
   // `passes_per_set` passes, the next set (in the list, round) for the next ones, and so on

@@ -275,6 +275,30 @@ TEST_F(SessionTest, LaunchWithoutSnapshotsIsAnErrorAndCountsAsDropped) {
   EXPECT_TRUE(rows_.empty());
 }
 
+// A client that snapshots launches and never ends them (a hostile program under sudo): the
+// privileged side keeps at most kMaxOpenLaunches of them, refuses the 'before' of any further
+// launch, counts it as dropped, and still measures the launches it kept.
+TEST_F(SessionTest, LaunchesOpenedAndNeverEndedAreBoundedAndCountedAsDropped) {
+  session_.start();
+  for (std::uint64_t id = 0; id < Session::kMaxOpenLaunches; ++id) {
+    ASSERT_TRUE(
+        std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{id, wire::Phase::kBefore})));
+    ASSERT_TRUE(
+        std::holds_alternative<wire::Ok>(answer(1, 1, wire::Snapshot{id, wire::Phase::kAfter})));
+  }
+  const std::uint64_t one_more = Session::kMaxOpenLaunches;
+  const auto refused = answer(2, 2, wire::Snapshot{one_more, wire::Phase::kBefore});
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(refused));
+  EXPECT_EQ(std::get<wire::Error>(refused).code, wire::ErrorCode::kBadRequest);
+  EXPECT_THAT(std::get<wire::Error>(refused).message, HasSubstr("launches are open"));
+  EXPECT_EQ(session_.launches_dropped(), 1u);
+  // A launch already open is still measured, and its end makes room for the next.
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 1, launch_record(7))));
+  EXPECT_EQ(rows_.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(
+      answer(2, 2, wire::Snapshot{one_more, wire::Phase::kBefore})));
+}
+
 TEST_F(SessionTest, ReplayedPassesSumTheirPairsAndTheEnergyWindowSpansThemAll) {
   FakeEnergy energy(*sim_.clock);
   session_.set_energy_source(&energy);
