@@ -1,5 +1,6 @@
 #include "ipc/client.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <variant>
 
+#include "ipc/seqpacket.h"
 #include "ipc/unix_address.h"
 
 namespace oaprof::ipc {
@@ -53,6 +55,11 @@ std::unique_ptr<Client> Client::connect(const std::string& address, std::string&
     ::close(fd);
     return nullptr;
   }
+  if (const std::string why = untrusted_server(fd); !why.empty()) {
+    error = "will not talk to " + address + ": " + why;
+    ::close(fd);
+    return nullptr;
+  }
   return adopt(fd, timeout_ms, policy);
 }
 
@@ -71,10 +78,21 @@ Client::~Client() {
   ::close(fd_);
 }
 
+// A mapping the other side can shrink would kill this process with SIGBUS at the next access
+// past its new end: only a memfd sealed against shrinking and growing (as ChannelServer makes
+// it) is mapped.
+namespace {
+bool sealed_against_resizing(int fd) {
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_SHRINK) != 0 && (seals & F_SEAL_GROW) != 0;
+}
+}  // namespace
+
 bool Client::attach_channel(int fd) {
   struct stat st {};
   void* m = MAP_FAILED;
-  if (::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) >= channel::kChannelBytes) {
+  if (sealed_against_resizing(fd) && ::fstat(fd, &st) == 0 &&
+      static_cast<std::size_t>(st.st_size) >= channel::kChannelBytes) {
     m = ::mmap(nullptr, channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
   ::close(fd);  // the mapping stays

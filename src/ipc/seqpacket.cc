@@ -17,6 +17,14 @@ std::optional<ucred> peer_credentials(int fd) {
   return cred;
 }
 
+std::string untrusted_server(int fd) {
+  const std::optional<ucred> peer = peer_credentials(fd);
+  if (!peer) return "the kernel does not say who serves the socket";
+  if (peer->uid == 0 || peer->uid == ::geteuid()) return {};
+  return fmt::format("the socket is served by uid {} (pid {}), neither root nor uid {}", peer->uid,
+                     peer->pid, ::geteuid());
+}
+
 Receive receive_datagram(int fd, std::span<std::uint8_t> buf, std::size_t* size) {
   const ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC);
   if (n == 0) return Receive::kGone;

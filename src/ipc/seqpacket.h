@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "ipc/wire.h"
 
@@ -17,6 +18,12 @@ namespace oaprof::ipc {
 
 // SO_PEERCRED of a connected socket; nullopt when the kernel cannot tell.
 std::optional<ucred> peer_credentials(int fd);
+
+// Whether a client may talk to the server on `fd`: the server runs as root (oaprofd, the run
+// server of `sudo oaprof`) or as the client's own user (an unprivileged run, tests). Any other
+// server is a user's socket that a privileged client was steered to (an environment variable kept
+// by sudo); empty when it may, else why not.
+std::string untrusted_server(int fd);
 
 enum class Receive { kDatagram, kNothing, kGone };
 

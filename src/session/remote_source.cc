@@ -8,10 +8,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <mutex>
 
 #include <fmt/format.h>
 
+#include "ipc/seqpacket.h"
 #include "session/daemon_paths.h"
+#include "session/privilege_drop.h"
 
 namespace oaprof::session {
 namespace wire = ipc::wire;
@@ -122,7 +126,19 @@ class RemoteEnergySource final : public power::EnergySource {
 
 std::string daemon_socket_path() {
   const char* env = std::getenv(kDaemonSocketEnv);
-  return env != nullptr && *env != '\0' ? env : kDefaultDaemonSocket;
+  if (env == nullptr || *env == '\0') return kDefaultDaemonSocket;
+  const auto sudo_user = credentials_from_sudo(process_environment(), ::geteuid());
+  if (!sudo_user) return env;
+  // Under sudo the variable is the invoking user's (where sudoers keeps it): root would connect
+  // to a socket they name and take its server's word for the counters.
+  static std::once_flag said;
+  std::call_once(said, [&] {
+    std::cerr << fmt::format(
+        "oaprof: {} is ignored under sudo (root does not connect where uid {} "
+        "says); using {}\n",
+        kDaemonSocketEnv, sudo_user->uid, kDefaultDaemonSocket);
+  });
+  return kDefaultDaemonSocket;
 }
 
 void throw_if_error(const wire::Body& reply, const char* what) {
@@ -153,6 +169,10 @@ DaemonClient::DaemonClient(std::string socket_path) : path_(std::move(socket_pat
         "oaprofd is not running at {}: start it with `systemctl start oaprofd.socket` or run "
         "`sudo oaprof ...`; see `oaprof doctor`",
         path_));
+  }
+  if (const std::string why = ipc::untrusted_server(fd); !why.empty()) {
+    ::close(fd);
+    throw DaemonUnavailable(fmt::format("will not talk to {}: {}", path_, why));
   }
   // oaprof's own end to oaprofd polls the channel as the run's server does (session/server.cc):
   // for the user's OAPROF_SPIN_US.

@@ -22,7 +22,8 @@ class DaemonUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// $OAPROF_DAEMON_SOCKET, else kDefaultDaemonSocket.
+// $OAPROF_DAEMON_SOCKET, else kDefaultDaemonSocket. Under sudo the variable is ignored, with a
+// note on stderr: root connects only where root says.
 std::string daemon_socket_path();
 
 class DaemonClient {
