@@ -37,6 +37,7 @@
 #include "mmio/pci_sysfs.h"
 #include "power/energy_registry.h"
 #include "report/row.h"
+#include "run/opencl_loader.h"
 #include "session/daemon_paths.h"
 #include "session/remote_source.h"
 
@@ -515,7 +516,9 @@ Check check_virtualisation(const PciFacts& pci, const DoctorOptions& options) {
 }
 
 Check check_opencl_loader(const DoctorOptions& options) {
-  const attach::LoaderInfo info = attach::detect_loader(options.opencl_library);
+  const char* search = std::getenv("LD_LIBRARY_PATH");
+  const attach::LoaderInfo info = oaprof::run::find_opencl_loader(
+      options.opencl_library, search != nullptr ? search : "", options.sudo_user);
   if (!info.found) {
     return make("opencl-loader", Verdict::kFail, info.note,
                 "sudo apt install ocl-icd-libopencl1, and an ICD: intel-opencl-icd for the GPU "

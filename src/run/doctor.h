@@ -15,6 +15,7 @@
 #include "mmio/sim_gpu.h"
 #include "oa/device_facts.h"
 #include "oa/platform.h"
+#include "session/privilege_drop.h"
 
 namespace oaprof::gpu {
 class XeQuery;
@@ -45,6 +46,8 @@ struct DoctorOptions {
   // Empty: $OAPROF_DAEMON_SOCKET, else session::kDefaultDaemonSocket (session/daemon_paths.h).
   std::string daemon_socket;
   std::string opencl_library = "libOpenCL.so.1";
+  // Under sudo, the invoking user: the loader is looked for and read as them (run/opencl_loader.h).
+  std::optional<session::Credentials> sudo_user;
   // Listing OpenCL platforms loads every ICD into this process; tests of other checks skip it.
   bool opencl_platforms = true;
   std::string opencl_skipped_because = "not listed (--no-opencl-devices)";

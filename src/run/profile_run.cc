@@ -47,6 +47,7 @@
 #include "report/pass_merge.h"
 #include "report/reporter.h"
 #include "report/row.h"
+#include "run/opencl_loader.h"
 #include "run/profile_plan.h"
 #include "run/profile_run.h"
 #include "session/child.h"
@@ -95,6 +96,18 @@ fs::path installed_library(const char* env, const char* file) {
   if (const char* p = std::getenv(env); p && *p) return p;
   std::error_code ec;
   return fs::read_symlink("/proc/self/exe", ec).parent_path() / OAPROF_LIB_DIR_FROM_BIN / file;
+}
+
+// oaprof's library, which the program will load, checked as the user the program runs as: the
+// path may come from the user's environment (OAPROF_LAYER, OAPROF_PRELOAD, where sudoers keeps
+// them), and root must tell no more about it than the user could learn. Throws
+// std::runtime_error saying why it cannot be read.
+void require_readable(const fs::path& lib, const std::optional<session::Credentials>& as) {
+  try {
+    ::close(session::open_user_file(lib.string(), session::UserFileAccess::kRead, as));
+  } catch (const session::UserFileError& e) {
+    throw std::runtime_error(fmt::format("oaprof's library: {}; reinstall oaprof", e.what()));
+  }
 }
 
 }  // namespace
@@ -334,7 +347,9 @@ session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* 
   if (server == nullptr) return child;
   std::string inject = plan.inject;
   if (inject == "auto") {
-    const attach::LoaderInfo loader = attach::detect_loader();
+    const char* search = std::getenv("LD_LIBRARY_PATH");  // the program inherits it
+    const attach::LoaderInfo loader =
+        find_opencl_loader("libOpenCL.so.1", search != nullptr ? search : "", plan.creds);
     inject = loader.supports_layers ? "layer" : "preload";
     if (!plan.quiet) std::cerr << fmt::format("oaprof: OpenCL loader: {}\n", loader.note);
   }
@@ -342,9 +357,7 @@ session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* 
   way_in = inject;
   const fs::path lib = layer ? installed_library("OAPROF_LAYER", "liboaprof_layer.so")
                              : installed_library("OAPROF_PRELOAD", "liboaprof_preload.so");
-  if (!fs::exists(lib)) {
-    throw std::runtime_error(fmt::format("{} is missing; reinstall oaprof", lib.string()));
-  }
+  require_readable(lib, plan.creds);
   // Ours goes first, so it sees the program's calls before any other layer or preload the user
   // has.
   const char* var = layer ? "OPENCL_LAYERS" : "LD_PRELOAD";

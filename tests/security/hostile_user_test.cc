@@ -263,6 +263,43 @@ TEST_F(HostileUserTest, OptionsThatPointRootAtFilesKeepTheirDefaultsUnderSudo) {
   EXPECT_THAT(doctor.output, HasSubstr("oaprof doctor: --opencl-library"));
 }
 
+// OAPROF_LAYER and OAPROF_PRELOAD name oaprof's library for the program; where sudoers keeps
+// them, they come from the user. Root checks the file as the user, so it answers alike for a file
+// that exists in a directory only root may enter and for one that does not.
+TEST_F(HostileUserTest, TheLibraryVariablesTellRootsFilesFromNothing) {
+  const auto closed = tree_.root() / "closed";
+  fs::create_directory(closed);
+  ::chmod(closed.c_str(), 0700);
+  std::ofstream(closed / "present.so") << "not a library\n";
+  for (const char* variable : {"OAPROF_LAYER", "OAPROF_PRELOAD"}) {
+    const std::string inject = std::string(variable) == "OAPROF_LAYER" ? "layer" : "preload";
+    std::string answers[2];
+    for (int i = 0; i < 2; ++i) {
+      const auto lib = closed / (i == 0 ? "present.so" : "absent.so");
+      const auto r = oaprof(
+          fmt::format("{} {}={}", kSudo, variable, lib.string()),
+          fmt::format("--inject {} -o {}/r.csv -- /bin/true", inject, tree_.work().string()));
+      SCOPED_TRACE(r.output);
+      EXPECT_NE(r.status, 0) << "root used " << lib << " for uid 65534";
+      answers[i] = r.output;
+      const auto at = answers[i].find(lib.filename().string());
+      if (at != std::string::npos) answers[i].erase(at, lib.filename().string().size());
+    }
+    EXPECT_EQ(answers[0], answers[1]) << variable;
+    EXPECT_THAT(answers[0], HasSubstr("Permission denied"));
+  }
+}
+
+// OAPROF_DAEMON_SOCKET would make root connect where the user says and trust its answers.
+TEST_F(HostileUserTest, TheDaemonSocketVariableIsIgnoredUnderSudo) {
+  const auto socket = tree_.work() / "fake.sock";
+  const auto r =
+      oaprof(fmt::format("{} OAPROF_DAEMON_SOCKET={}", kSudo, socket.string()),
+             fmt::format("--daemon always -o {}/r.csv -- /bin/true", tree_.work().string()));
+  EXPECT_THAT(r.output, HasSubstr("OAPROF_DAEMON_SOCKET is ignored under sudo"));
+  EXPECT_THAT(r.output, Not(HasSubstr("at " + socket.string())));
+}
+
 // oaprofd as a process: a flood of one user's connections past --max-clients' share.
 TEST(OaprofdProcessSecurityTest, AFloodOfConnectionsIsRefusedPastTheBound) {
   test_support::ScratchDir dir;

@@ -45,9 +45,6 @@ int become_sudo_user(const char* command);
 // default (session/root_paths.h). Returns 0, or base::kExitUsage after saying why on stderr.
 int require_root_paths(const char* command, std::span<const session::RootPathOption> paths);
 
-// Whether this process runs as root under sudo for another user (whose SUDO_UID is well formed).
-bool under_sudo();
-
 // The default action: profile a program. Adds its options to `app` itself (profile_command.cc).
 Action add_profile_options(CLI::App& app);
 

@@ -2,6 +2,7 @@
 // verdict (ok, info, warn, fail, skip) and the exact fix, so a user gets from a fresh install to
 // a working profile without reading the kernel's mind. The checks are in doctor.{h,cc}.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "report/json_text.h"
 #include "run/doctor.h"
 #include "session/daemon_paths.h"
+#include "session/privilege_drop.h"
 #include "tools/oaprof/commands.h"
 
 namespace oaprof::tools {
@@ -75,7 +77,14 @@ int run_doctor(DoctorCommandOptions& opt) {
       {"--opencl-library", opt.checks.opencl_library, "libOpenCL.so.1"},
   };
   if (const int rc = require_root_paths("doctor", paths); rc != 0) return rc;
-  if (under_sudo() && opt.checks.opencl_platforms) {
+  try {
+    opt.checks.sudo_user =
+        session::credentials_from_sudo(session::process_environment(), ::geteuid());
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof doctor: " << e.what() << "\n";
+    return base::kExitUsage;
+  }
+  if (opt.checks.sudo_user && opt.checks.opencl_platforms) {
     // Listing platforms loads every ICD the loader finds, steered by the user's environment
     // (OCL_ICD_VENDORS): not as root.
     opt.checks.opencl_platforms = false;

@@ -33,14 +33,6 @@ int require_root_paths(const char* command, std::span<const session::RootPathOpt
   });
 }
 
-bool under_sudo() {
-  try {
-    return session::credentials_from_sudo(session::process_environment(), ::geteuid()).has_value();
-  } catch (const std::invalid_argument&) {
-    return true;  // a malformed SUDO_UID is still sudo's environment: the stricter answer
-  }
-}
-
 }  // namespace oaprof::tools
 
 int main(int argc, char** argv) {
