@@ -105,6 +105,25 @@ TEST_P(AttachTest, AProgramThatLoadsOpenClPrivatelyIsMeasuredAndUnchanged) {
   for (const auto& row : rows) EXPECT_EQ(row.at("kernel"), "scale");
 }
 
+// The real thing the item above reproduces: a pyopencl program (Debian's python3-pyopencl, which
+// scripts/setup installs), through each way in. Its output and exit status are its own, and each
+// of its three launches is one row.
+TEST_P(AttachTest, APyopenclProgramIsMeasuredAndUnchanged) {
+  const std::string app = fmt::format("/usr/bin/python3 {}", PYOPENCL_APP);
+  if (run("/usr/bin/python3 -c 'import pyopencl'").status != 0) {
+    GTEST_SKIP() << "no pyopencl for /usr/bin/python3 (apt-get install python3-pyopencl)";
+  }
+  const auto alone = run(fmt::format("{{ {} 2>/dev/null; }}", app));
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  const auto r = run(fmt::format("{{ {} --device sim -q --inject {} -o {} -- {} 2>/dev/null; }}",
+                                 OAPROF_BIN, GetParam(), csv().string(), app));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.output, alone.output);
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  for (const auto& row : rows) EXPECT_EQ(row.at("kernel"), "scale");
+}
+
 // What the program writes to its standard output reads the same under oaprof (`ffmpeg ... -f md5
 // -`, `clpeak > results.txt`): oaprof's summary table is on stderr.
 TEST_P(AttachTest, TheProgramsStandardOutputIsItsOwn) {
