@@ -77,6 +77,19 @@ std::optional<double> first_value(const oa::MetricSet& set,
   return std::nullopt;
 }
 
+// civetweb's options: a request that does not arrive whole within kRequestTimeout (a scraper
+// on this host sends it at once) frees its thread, no connection stays open between requests,
+// and a flood waits in first-come order in civetweb's queue and then the kernel's backlog, sized
+// so that a scraper's connection is queued behind it rather than refused.
+std::vector<std::string> civetweb_options(const ListenAddress& listen) {
+  return {"listening_ports",    listen.civetweb(),
+          "num_threads",        std::to_string(Exporter::kHttpThreads),
+          "request_timeout_ms", std::to_string(Exporter::kRequestTimeout.count()),
+          "enable_keep_alive",  "no",
+          "connection_queue",   std::to_string(Exporter::kHttpThreads),
+          "listen_backlog",     "4096"};
+}
+
 }  // namespace
 
 // What the exporter learned when it took the unit.
@@ -194,8 +207,7 @@ Exporter::Exporter(DaemonService& service, ExporterOptions options)
       metrics_(std::make_unique<Metrics>(*registry_)) {
   service_.set_background_client(kExporterClient);
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", options_.listen.civetweb(), "num_threads", "2"});
+    exposer_ = std::make_unique<prometheus::Exposer>(civetweb_options(options_.listen));
   } catch (const std::exception& e) {
     throw std::runtime_error(
         fmt::format("cannot serve metrics on {}: {}", options_.listen.civetweb(), e.what()));

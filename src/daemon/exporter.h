@@ -54,6 +54,13 @@ class Exporter {
   // Distinct kernel label values the per-kernel series may take (plus "other"): a client cannot
   // grow the page without bound.
   static constexpr std::size_t kMaxKernelSeries = 20;
+  // The HTTP server's bounds against a local user who holds connections open (civetweb gives
+  // each connection a thread of its own until it is served): threads, and the longest one
+  // connection may take to send its request or read the reply. Any user can reach a loopback
+  // page, so these set how fast the page drains a flood: kHttpThreads / kRequestTimeout
+  // connections a second (docs/exporter.md, Security).
+  static constexpr int kHttpThreads = 32;
+  static constexpr std::chrono::milliseconds kRequestTimeout{250};
 
   // Starts serving at once. Throws std::runtime_error when the address cannot be bound.
   Exporter(DaemonService& service, ExporterOptions options);
