@@ -280,6 +280,7 @@ void put_payload(Writer& w, const Summary& s) {
     w.put(k.gpu_ns);
     w.put(k.energy_uj);
   }
+  if (s.share_names) w.put(kSummaryShareNames);
 }
 
 bool get_payload(Reader& r, Hello& h) { return r.get(h.pid) && r.get(h.flags); }
@@ -446,6 +447,10 @@ bool get_payload(Reader& r, Summary& s) {
       return false;
     }
   }
+  if (r.at_end()) return true;  // a client that shares no names, or predates the flags
+  std::uint8_t flags = 0;
+  if (!r.get(flags) || (flags & ~kSummaryShareNames) != 0) return false;
+  s.share_names = (flags & kSummaryShareNames) != 0;
   return true;
 }
 

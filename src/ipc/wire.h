@@ -52,6 +52,11 @@
 //   kSwitchSet str metric_set                                  -> kOk, the unit counting that set
 //              of the file the session opened (kernel replay across sets; came later within
 //              version 1, and only a client that runs one sends it)
+//   kSummary   u8 n | n×(str kernel | u64 launches | u64 gpu_ns | u64 energy_uj)
+//              | [u8 flags (bit 0 share_names)]             -> kOk (the holder's only)
+//              The flags came later within version 1: a summary without them shares no names,
+//              and a client sends them only when it shares (oaprof --share-kernel-names), so
+//              an older oaprofd refuses only a summary whose names it would have shown anyway.
 #pragma once
 
 #include <array>
@@ -221,7 +226,11 @@ struct KernelSummary {
 };
 struct Summary {
   std::vector<KernelSummary> kernels;
+  // The client lets oaprofd's exporter show its kernel names to whoever reads the page
+  // (exporter.h); without it its figures count only towards an aggregate without names.
+  bool share_names = false;
 };
+inline constexpr std::uint8_t kSummaryShareNames = 1;
 
 struct Ok {};
 

@@ -336,6 +336,7 @@ void plan_outputs(const ProfileOptions& o, ProfilePlan& plan) {
         "send all but one to files");
   }
   plan.quiet = o.quiet;
+  plan.share_kernel_names = o.share_kernel_names;
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ struct ProfileOptions {
   std::string idle_baseline = "250ms";
   std::string sysfs_root = "/sys";
   bool quiet = false;
+  bool share_kernel_names = false;  // --share-kernel-names
   std::vector<std::string> command;
 };
 
@@ -144,6 +145,10 @@ struct ProfilePlan {
 
   OutputPlan outputs;
   bool quiet = false;
+  // Through oaprofd: the kernel names of the summary sent as the session ends may be shown on the
+  // exporter's page, which every local user can read (docs/exporter.md); otherwise that page
+  // counts this run's launches only under kernel="(private)".
+  bool share_kernel_names = false;
   RunIdentity who;  // the rows' host and rank
 
   // Under sudo, the user the program and the output files run as; nullopt otherwise.

@@ -537,7 +537,7 @@ void ProfileRun::send_summary() {
     kernels.resize(ipc::wire::kMaxSummaryKernels - 1);
     kernels.push_back(other);
   }
-  gpu_.send_summary(std::move(kernels));
+  gpu_.send_summary({std::move(kernels), plan_.share_kernel_names});
 }
 
 int ProfileRun::start() {

@@ -74,7 +74,7 @@ class LocalAccess final : public GpuAccess {
   }
 
   bool rows_before_stop() const override { return false; }
-  void send_summary(std::vector<ipc::wire::KernelSummary>) override {}
+  void send_summary(ipc::wire::Summary) override {}
   bool stop(Session& session) override;
   void untouched() override { unit_.mark_restored(); }
   bool programs_here() const override { return true; }
@@ -161,9 +161,9 @@ class DaemonAccess final : public GpuAccess {
   }
   std::optional<std::uint32_t> start_freq_mhz() override { return std::nullopt; }
   bool rows_before_stop() const override { return true; }
-  void send_summary(std::vector<ipc::wire::KernelSummary> kernels) override {
+  void send_summary(ipc::wire::Summary summary) override {
     try {
-      (void)client_->call(ipc::wire::Summary{std::move(kernels)});
+      (void)client_->call(std::move(summary));
     } catch (const std::exception&) {
       // The session's end says what broke; the rows are on disk either way.
     }

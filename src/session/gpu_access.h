@@ -73,7 +73,7 @@ class GpuAccess {
   // Whether the run's rows are written before the session stops (so that a summary sent then
   // counts them all), and whether it wants that summary at all.
   virtual bool rows_before_stop() const = 0;
-  virtual void send_summary(std::vector<ipc::wire::KernelSummary> kernels) = 0;
+  virtual void send_summary(ipc::wire::Summary summary) = 0;
   // Stops the session, restoring every register it touched, with this access's fallback when
   // that fails (said on stderr). False when it could not be ended cleanly.
   virtual bool stop(Session& session) = 0;

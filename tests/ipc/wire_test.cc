@@ -167,6 +167,22 @@ TEST(WireTest, ASummaryRoundTripsWithinItsBounds) {
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes)));
 }
 
+// Sharing kernel names is the client's choice, carried by a flags byte that only a sharing
+// client sends: a summary that shares nothing is byte for byte what older oaprofds decode.
+TEST(WireTest, ASummarySaysWhetherItsNamesMayBeSharedAndRefusesUnknownFlags) {
+  Summary s{{KernelSummary{"k", 1, 1, 1}}};
+  const auto unshared = encode({9, s});
+  EXPECT_FALSE(std::get<Summary>(roundtrip({9, s}).body).share_names);
+  s.share_names = true;
+  auto shared = encode({9, s});
+  EXPECT_TRUE(std::get<Summary>(roundtrip({9, s}).body).share_names);
+  ASSERT_EQ(shared.size(), unshared.size() + 1);
+  EXPECT_TRUE(
+      std::equal(unshared.begin() + kHeaderBytes, unshared.end(), shared.begin() + kHeaderBytes));
+  shared.back() = 0x2;  // a bit this side does not know
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(shared)));
+}
+
 TEST(WireTest, ASnapshotCarriesItsEnergyFirstFlagAndRefusesUnknownPhases) {
   const auto first = std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kBefore, true}}).body);
   EXPECT_TRUE(first.energy_first);

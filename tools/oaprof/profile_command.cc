@@ -112,6 +112,8 @@ Action add_profile_options(CLI::App& app) {
   out->add_option("--trace", opt->trace_path, "also write a Perfetto trace (FILE.pftrace)")
       ->check(base::cli::output_file());
   out->add_flag("-q,--quiet", opt->quiet, "no summary table or progress");
+  out->add_flag("--share-kernel-names", opt->share_kernel_names,
+                "through oaprofd: name this run's kernels on its Prometheus page");
   app.add_option("command", opt->command, "the program to profile and its arguments, after --");
   return [opt] { return run::run_profile(*opt); };
 }
