@@ -116,7 +116,7 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
     if (const auto* summary = std::get_if<wire::Summary>(&request)) {
       // Only a session's holder, and a bounded number kept until the exporter takes them.
       if (summaries_.size() == kMaxKeptSummaries) summaries_.erase(summaries_.begin());
-      summaries_.push_back(*summary);
+      summaries_.push_back({peer.uid, *summary});
       return wire::Ok{};
     }
     if (const auto* k = std::get_if<wire::Kernel>(&request)) {

@@ -31,6 +31,13 @@ struct Peer {
   pid_t pid = 0;
 };
 
+// A per-kernel summary as a client sent it, with the uid of the connection that did: the exporter
+// bounds the kernel labels one uid may take.
+struct ClientSummary {
+  uid_t uid = 0;
+  ipc::wire::Summary summary;
+};
+
 struct ServiceOptions {
   gpu::DeviceOptions device;  // spec: auto | sim | sim:FILE | BDF
   std::filesystem::path state_dir = "/run/oaprof";
@@ -73,7 +80,7 @@ class DaemonService {
   // The most metric sets one session switches among (kSwitchSet; each kept programmed in
   // memory).
   static constexpr std::size_t kMaxSessionSets = 64;
-  std::vector<ipc::wire::Summary> take_summaries() { return std::exchange(summaries_, {}); }
+  std::vector<ClientSummary> take_summaries() { return std::exchange(summaries_, {}); }
   // Sessions opened for clients other than the background one, since the start.
   std::uint64_t client_sessions_opened() const { return client_sessions_; }
   // For the exporter: the log, and where sysfs is.
@@ -119,7 +126,7 @@ class DaemonService {
   std::unique_ptr<Active> active_;
   std::optional<std::uint64_t> background_client_;
   std::uint64_t client_sessions_ = 0;
-  std::vector<ipc::wire::Summary> summaries_;
+  std::vector<ClientSummary> summaries_;
 };
 
 }  // namespace oaprof::daemon

@@ -169,7 +169,8 @@ struct Exporter::Metrics {
         kernel_launches(prometheus::BuildCounter()
                             .Name("oaprof_kernel_launches_total")
                             .Help("Launches measured per kernel in the profiling sessions that "
-                                  "ended, as their clients reported them")
+                                  "ended, as their clients reported them; kernel=\"(private)\" "
+                                  "sums those of clients that did not share kernel names")
                             .Register(r)),
         kernel_gpu(prometheus::BuildCounter()
                        .Name("oaprof_kernel_gpu_seconds_total")
@@ -387,20 +388,28 @@ void Exporter::publish_counters(const oa::CounterDeltas& d) {
   }
 }
 
-std::string Exporter::kernel_label(const std::string& name) {
+std::string Exporter::kernel_label(uid_t uid, const std::string& name) {
   std::string label;
   for (char c : name) label += (c >= 0x20 && c < 0x7F) ? c : '?';
   if (label.empty()) label = "?";
   if (kernel_labels_.contains(label)) return label;
-  if (kernel_labels_.size() >= kMaxKernelSeries || label == "other") return "other";
+  if (label == kOtherKernels || label == kPrivateKernels) return std::string(kOtherKernels);
+  const auto mine = kernel_labels_by_uid_.find(uid);
+  if (kernel_labels_.size() >= kMaxKernelSeries ||
+      (mine != kernel_labels_by_uid_.end() && mine->second >= kMaxKernelSeriesPerUid)) {
+    return std::string(kOtherKernels);
+  }
   kernel_labels_.insert(label);
+  ++kernel_labels_by_uid_[uid];
   return label;
 }
 
 void Exporter::publish_summaries() {
-  for (const ipc::wire::Summary& summary : service_.take_summaries()) {
-    for (const ipc::wire::KernelSummary& k : summary.kernels) {
-      const prometheus::Labels labels{{"kernel", kernel_label(k.kernel)}};
+  for (const ClientSummary& s : service_.take_summaries()) {
+    const bool named = s.summary.share_names && options_.kernel_names;
+    for (const ipc::wire::KernelSummary& k : s.summary.kernels) {
+      const prometheus::Labels labels{
+          {"kernel", named ? kernel_label(s.uid, k.kernel) : std::string(kPrivateKernels)}};
       metrics_->kernel_launches.Add(labels).Increment(static_cast<double>(k.launches));
       metrics_->kernel_gpu.Add(labels).Increment(static_cast<double>(k.gpu_ns) / 1e9);
       metrics_->kernel_energy.Add(labels).Increment(static_cast<double>(k.energy_uj) / 1e6);

@@ -8,6 +8,8 @@
 // every metric and what a scrape can learn.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -15,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/daemon_service.h"
@@ -47,13 +50,24 @@ struct ExporterOptions {
   // --device sim only: the exporter's session tells the simulated GPU a kernel runs, so that its
   // counters and simulated power move (tests check the exported values against the model).
   bool sim_busy = false;
+  // oaprofd --kernel-names: whether the kernel names a client chose to share (oaprof
+  // --share-kernel-names) get series of their own (opt-in, the default); false counts every
+  // client's figures under Exporter::kPrivateKernels alone (off).
+  bool kernel_names = true;
 };
 
 class Exporter {
  public:
-  // Distinct kernel label values the per-kernel series may take (plus "other"): a client cannot
-  // grow the page without bound.
-  static constexpr std::size_t kMaxKernelSeries = 20;
+  // Every local user can read the page, so a client's kernel names appear on it only when the
+  // client shared them (wire::Summary::share_names) and oaprofd allows it; the figures of every
+  // other client count towards one series without names, kPrivateKernels. Shared names get at
+  // most kMaxKernelSeries series, at most kMaxKernelSeriesPerUid of them for one uid (one
+  // summary's worth), so that neither a client nor one member of the group can take them all;
+  // names past either bound count under kOtherKernels.
+  static constexpr std::size_t kMaxKernelSeries = 64;
+  static constexpr std::size_t kMaxKernelSeriesPerUid = 16;
+  static constexpr std::string_view kPrivateKernels = "(private)";
+  static constexpr std::string_view kOtherKernels = "other";
   // The HTTP server's bounds against a local user who holds connections open (civetweb gives
   // each connection a thread of its own until it is served): threads, and the longest one
   // connection may take to send its request or read the reply. Any user can reach a loopback
@@ -87,9 +101,9 @@ class Exporter {
   void publish_counters(const oa::CounterDeltas& d);
   void publish_energy(const power::EnergyReading& now);
   void publish_summaries();
-  // The kernel label a client's name gets: printable ASCII, and "other" once kMaxKernelSeries
-  // names have their own series.
-  std::string kernel_label(const std::string& name);
+  // The kernel label a name `uid` shared gets: printable ASCII, and kOtherKernels once
+  // kMaxKernelSeries names, or kMaxKernelSeriesPerUid of this uid's, have their own series.
+  std::string kernel_label(uid_t uid, const std::string& name);
   void let_go(const std::string& why);
   // Counts a scrape error; logs it unless it repeats the last one logged (a unit that cannot be
   // taken fails the same way every period, and the journal needs it once).
@@ -105,6 +119,7 @@ class Exporter {
   std::uint64_t sessions_seen_ = 0;           // the service's client sessions already counted
   std::chrono::milliseconds safe_period_{0};  // 0 until a session says how fast counters wrap
   std::set<std::string> kernel_labels_;       // kernel names with series of their own
+  std::map<uid_t, std::size_t> kernel_labels_by_uid_;  // how many of them each uid added
   std::string last_error_;  // the last error logged; cleared once a period is sampled
 };
 

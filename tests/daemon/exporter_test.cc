@@ -17,6 +17,7 @@
 #include "ipc/wire.h"
 #include "session/session_lock.h"
 #include "tests/common/daemon_test_util.h"
+#include "tests/common/exporter_fixture.h"
 #include "tests/common/http_get.h"
 
 namespace oaprof::daemon {
@@ -25,18 +26,7 @@ namespace {
 using ::testing::HasSubstr;
 namespace wire = ipc::wire;
 
-// "name{labels}" -> value, from Prometheus text.
-std::map<std::string, double> parse_metrics(const std::string& text) {
-  std::map<std::string, double> out;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    const auto space = line.rfind(' ');
-    if (space == std::string::npos) continue;
-    out[line.substr(0, space)] = std::stod(line.substr(space + 1));
-  }
-  return out;
-}
+using test_support::parse_metrics;
 
 TEST(ListenAddressTest, TakesIpv4AndBracketedIpv6AndSaysWhetherItIsLoopback) {
   const ListenAddress a = parse_listen_address("127.0.0.1:9464");
@@ -274,39 +264,49 @@ TEST_F(ExporterTest, ALocalRunFindingTheExportersLockIsToldToGoThroughTheDaemon)
   EXPECT_THAT(busy, HasSubstr("--daemon always"));
 }
 
-// Summaries come only from a session's holder, as its client measured them, and the kernel label
-// takes at most kMaxKernelSeries values (then "other"), printable, whatever clients send.
-TEST_F(ExporterTest, SessionSummariesBecomePerKernelSeriesOfBoundedCardinality) {
+// Summaries come only from a session's holder, as its client measured them; the names it shared
+// become labels, printable, and a name the page keeps for itself counts under "other".
+TEST_F(ExporterTest, SharedSessionSummariesBecomePerKernelSeries) {
   auto exporter = start_exporter(false);
   const Peer peer{1000, 1000, 42};
-  wire::Summary summary;
-  summary.kernels.push_back({"mad_vect4", 28, 1'500'000'000, 2'000'000});
+  wire::Summary summary{{{"mad_vect4", 28, 1'500'000'000, 2'000'000}}, true};
   EXPECT_TRUE(
       std::holds_alternative<wire::Error>(service_->handle(1, peer, summary)));  // no session
   wire::Open open;
   open.energy = "none";
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, peer, open)));
-  for (int i = 0; i < 30; ++i) {
-    summary.kernels.push_back({fmt::format("k{}\n\x01", i), 1, 1'000'000, 0});
-    if (summary.kernels.size() == wire::kMaxSummaryKernels) {
-      ASSERT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, peer, summary)));
-      summary.kernels.clear();
-    }
-  }
+  summary.kernels.push_back({"k0\n\x01", 1, 1'000'000, 0});
+  summary.kernels.push_back({std::string(Exporter::kPrivateKernels), 4, 1'000'000, 0});
   ASSERT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, peer, summary)));
   service_->client_gone(1);
   exporter->tick();
-  const std::string text = oaprof::testing::http_get(exporter->port(), "/metrics");
-  const auto m = parse_metrics(text);
+  const auto m = parse_metrics(oaprof::testing::http_get(exporter->port(), "/metrics"));
   EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"mad_vect4\"}"), 28);
   EXPECT_DOUBLE_EQ(m.at("oaprof_kernel_gpu_seconds_total{kernel=\"mad_vect4\"}"), 1.5);
   EXPECT_DOUBLE_EQ(m.at("oaprof_kernel_energy_joules_total{kernel=\"mad_vect4\"}"), 2.0);
   EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"k0??\"}"), 1);  // made printable
+  EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"other\"}"), 4);
+  EXPECT_FALSE(m.contains("oaprof_kernel_launches_total{kernel=\"(private)\"}"));
+}
+
+// However many users share names, the kernel label takes at most kMaxKernelSeries values (then
+// "other"), so the page cannot grow without bound.
+TEST(ExporterKernelSeriesTest, SharedNamesOfManyUsersTakeAtMostTheBound) {
+  test_support::SimulatedExporter exporter;
+  std::size_t sent = 0;
+  for (uid_t uid = 2000; sent < Exporter::kMaxKernelSeries + 20; ++uid) {
+    wire::Summary summary{{}, true};
+    while (summary.kernels.size() < wire::kMaxSummaryKernels) {
+      summary.kernels.push_back({fmt::format("k{}", sent++), 1, 1'000'000, 0});
+    }
+    ASSERT_TRUE(exporter.run_session(uid, uid, summary));
+  }
+  const auto m = parse_metrics(exporter.page());
   std::size_t series = 0;
   for (const auto& [name, value] : m) series += name.starts_with("oaprof_kernel_launches_total{");
   EXPECT_EQ(series, Exporter::kMaxKernelSeries + 1);  // and "other"
   EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"other\"}"),
-            31 - Exporter::kMaxKernelSeries);
+            static_cast<double>(sent - Exporter::kMaxKernelSeries));
 }
 
 TEST_F(ExporterTest, AnAddressInUseIsAClearError) {

@@ -182,25 +182,38 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
   EXPECT_EQ(query(prom_port, "oaprof_info{simulated=\"true\",platform=\"kblgt2\"}"), 1.0);
 
   // A profile through oaprofd takes the unit from the exporter, and its per-kernel summary
-  // reaches Prometheus: as many launches as the run wrote rows.
-  const fs::path csv = dir_ / "run.csv";
-  const std::string command = fmt::format(
-      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline off "
-      "-q -o {} -- {} mad_vect4 --min-time 1",
-      (dir_ / "d.sock").string(), OAPROF_BIN, csv.string(), KERNEL_RUNNER_BIN);
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-  std::ifstream rows(csv);
-  const auto lines = std::count(std::istreambuf_iterator<char>(rows), {}, '\n');
-  ASSERT_GT(lines, 1);
-  std::optional<double> launches;
-  while (std::chrono::steady_clock::now() < deadline) {
-    launches = query(prom_port, "oaprof_kernel_launches_total{kernel=\"mad_vect4\"}");
-    if (launches) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  ASSERT_TRUE(launches) << read_text(oaprofd_log);
-  EXPECT_EQ(*launches, static_cast<double>(lines - 1));  // the CSV's header line is not a row
-  EXPECT_GE(query(prom_port, "oaprof_profiling_sessions_total").value_or(0), 1.0);
+  // reaches Prometheus: as many launches as the run wrote rows, under its kernel's name only
+  // with --share-kernel-names, under kernel="(private)" without.
+  const auto rows_of_run = [&](const std::string& option, const std::string& name) {
+    const fs::path csv = dir_ / (name + ".csv");
+    const std::string command = fmt::format(
+        "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline "
+        "off {} -q -o {} -- {} mad_vect4 --min-time 1",
+        (dir_ / "d.sock").string(), OAPROF_BIN, option, csv.string(), KERNEL_RUNNER_BIN);
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    std::ifstream rows(csv);
+    return std::count(std::istreambuf_iterator<char>(rows), {}, '\n') - 1;  // less the header
+  };
+  const auto launches_of = [&](const std::string& kernel) {
+    std::optional<double> launches;
+    while (!launches && std::chrono::steady_clock::now() < deadline) {
+      launches =
+          query(prom_port, fmt::format("oaprof_kernel_launches_total{{kernel=\"{}\"}}", kernel));
+      if (!launches) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    return launches;
+  };
+  const auto private_rows = rows_of_run("", "private");
+  ASSERT_GT(private_rows, 0);
+  const auto private_launches = launches_of("(private)");
+  ASSERT_TRUE(private_launches) << read_text(oaprofd_log);
+  EXPECT_EQ(*private_launches, static_cast<double>(private_rows));
+  const auto shared_rows = rows_of_run("--share-kernel-names", "shared");
+  ASSERT_GT(shared_rows, 0);
+  const auto shared_launches = launches_of("mad_vect4");
+  ASSERT_TRUE(shared_launches) << read_text(oaprofd_log);
+  EXPECT_EQ(*shared_launches, static_cast<double>(shared_rows));
+  EXPECT_GE(query(prom_port, "oaprof_profiling_sessions_total").value_or(0), 2.0);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "daemon/exporter.h"
-#include "tests/common/daemon_test_util.h"
+#include "tests/common/exporter_fixture.h"
 
 namespace oaprof::daemon {
 namespace {
@@ -123,32 +123,16 @@ std::string scrape_by(int port, Clock::time_point deadline) {
   return body == std::string::npos ? std::string() : reply.substr(body + 4);
 }
 
-class ExporterFloodTest : public ::testing::Test {
- protected:
-  ExporterFloodTest() {
-    test_support::create_sim_file(dir_.path() / "regs");
-    ServiceOptions o;
-    o.device.spec = gpu::DeviceSpec::sim_file(dir_.path() / "regs");
-    o.state_dir = dir_.path();
-    service_ = std::make_unique<DaemonService>(o);
-    ExporterOptions eo;
-    eo.listen = parse_listen_address("127.0.0.1:0");
-    exporter_ = std::make_unique<Exporter>(*service_, eo);
-  }
-  test_support::ScratchDir dir_;
-  std::unique_ptr<DaemonService> service_;
-  std::unique_ptr<Exporter> exporter_;
-};
-
 // Three times as many half-sent requests as the exporter has threads, all queued before the
 // scrape: each scrape is still answered, because no connection holds a thread for longer than
 // the request timeout. The deadline is a generous bound (the flood costs a scrape about four
 // request timeouts, ~1 s), not a speed claim; without the bounds a scrape waits for minutes.
-TEST_F(ExporterFloodTest, AFloodOfHalfSentRequestsCannotKeepAScrapeFromBeingAnswered) {
-  HalfSentRequestFlood flood(exporter_->port(), 3 * Exporter::kHttpThreads);
+TEST(ExporterFloodTest, AFloodOfHalfSentRequestsCannotKeepAScrapeFromBeingAnswered) {
+  test_support::SimulatedExporter exporter;
+  HalfSentRequestFlood flood(exporter.port(), 3 * Exporter::kHttpThreads);
   ASSERT_TRUE(flood.all_connected());
   for (int scrape = 0; scrape < 3; ++scrape) {
-    const std::string page = scrape_by(exporter_->port(), Clock::now() + std::chrono::seconds(30));
+    const std::string page = scrape_by(exporter.port(), Clock::now() + std::chrono::seconds(30));
     ASSERT_THAT(page, HasSubstr("oaprof_exporter_sampling")) << "scrape " << scrape;
   }
   // The server dropped the flood's requests (the bound at work) and the flood came back.

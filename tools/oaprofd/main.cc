@@ -77,6 +77,7 @@ struct CommandLine {
   std::string metrics_listen;
   bool exporting = false;  // --metrics-listen given, with or without a value
   int metrics_period_ms = 1000;
+  std::string kernel_names = "opt-in";
   bool sim_busy = false;
   std::string sim_platform = "kblgt2";
 };
@@ -123,6 +124,10 @@ void add_exporter_and_testing_options(CLI::App& app, CommandLine& cl) {
       ->transform(base::cli::as_milliseconds())
       ->check(CLI::Range(10, 60'000))
       ->capture_default_str();
+  app.add_option("--kernel-names", cl.kernel_names,
+                 "exporter's kernel names: opt-in (oaprof --share-kernel-names) or off")
+      ->check(CLI::IsMember({"opt-in", "off"}))
+      ->capture_default_str();
   testing(app.add_option("--sysfs-root", cl.sysfs_root, "where sysfs is, for the energy backends"))
       ->capture_default_str();
   testing(
@@ -143,6 +148,7 @@ std::optional<daemon::ExporterOptions> exporter_options(const CommandLine& cl) {
       cl.metrics_listen.empty() ? std::string(daemon::kDefaultMetricsListen) : cl.metrics_listen);
   eo.period = std::chrono::milliseconds(cl.metrics_period_ms);
   eo.sim_busy = cl.sim_busy;
+  eo.kernel_names = cl.kernel_names == "opt-in";
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) eo.hostname = host;
   return eo;
