@@ -58,9 +58,16 @@ void ChannelServer::close_fd() {
   fd_ = -1;
 }
 
-void ChannelServer::stop() {
+void ChannelServer::request_stop() {
   if (!thread_.joinable()) return;
   stop_.store(true);
+  channel::wake_consumer(layout_->to_server);
+  channel::wake_producer(layout_->to_client);
+}
+
+void ChannelServer::stop() {
+  if (!thread_.joinable()) return;
+  request_stop();
   // One wake-up can come before the thread goes to sleep (it polls first): wake it until it has
   // seen the flag, so stopping never waits out a whole sleep slice.
   while (!finished_.load()) {
@@ -76,46 +83,53 @@ void ChannelServer::run() {
     serve();
   } catch (const std::exception&) {
     // Out of memory answering, say: this client loses its channel, the server goes on.
-    corrupt_.store(true);
-    ::shutdown(client_socket_, SHUT_RDWR);
+    fail();
   }
   finished_.store(true);
+}
+
+void ChannelServer::fail() {
+  corrupt_.store(true);
+  ::shutdown(client_socket_, SHUT_RDWR);  // the client sees the hang-up, our poll loop too
 }
 
 void ChannelServer::serve() {
   channel::Consumer in(layout_->to_server, layout_->to_server_slots);
   channel::Producer out(layout_->to_client, layout_->to_client_slots);
   std::vector<std::uint8_t> buf(ipc::wire::kMaxMessageBytes);
-  auto fail = [&] {
-    corrupt_.store(true);
-    ::shutdown(client_socket_, SHUT_RDWR);  // the client sees the hang-up, our poll loop too
-  };
-  for (;;) {
+  for (std::uint32_t drained = 0;;) {
+    const bool stopping = stop_.load();
+    // A client keeps its mapping after it hangs up and can refill its ring as fast as we empty
+    // it: once stopping, only a ring's worth is answered, what it queued before it went.
+    if (stopping && drained == kMaxDrained) return;
     std::size_t n = 0;
     const channel::RingStatus got = in.try_pop(buf, &n);
     if (got == channel::RingStatus::kCorrupt) return fail();
     if (got == channel::RingStatus::kEmpty) {
-      // Stop only with the ring empty: a record the client queued before it went is kept.
-      if (stop_.load()) return;
+      if (stopping) return;
       in.wait_for_message(policy_);
       continue;
     }
-    const std::vector<std::uint8_t> reply = answer_({buf.data(), n});
-    // A client reads its replies at its next call; one that stops reading for a minute while
-    // it keeps sending is broken, and is cut off.
-    int slices = 0;
-    channel::RingStatus put;
-    while ((put = out.try_push(reply)) == channel::RingStatus::kFull && !stop_.load() &&
-           slices++ < 600) {
-      out.wait_for_room(policy_);
-    }
-    if (put == channel::RingStatus::kCorrupt) return fail();
-    // Full while stopping: the client has gone and reads no more replies. Its requests are still
-    // answered (a launch record among them becomes a row); the replies are dropped.
-    if (put == channel::RingStatus::kFull && !stop_.load()) return fail();
+    if (stopping) ++drained;
+    if (!publish(out, answer_({buf.data(), n}))) return fail();
     answered_.fetch_add(1, std::memory_order_relaxed);
     settle_();
   }
+}
+
+bool ChannelServer::publish(channel::Producer& out, const std::vector<std::uint8_t>& reply) {
+  // A client reads its replies at its next call; one that stops reading for a minute while
+  // it keeps sending is broken, and is cut off.
+  int slices = 0;
+  channel::RingStatus put;
+  while ((put = out.try_push(reply)) == channel::RingStatus::kFull && !stop_.load() &&
+         slices++ < 600) {
+    out.wait_for_room(policy_);
+  }
+  if (put == channel::RingStatus::kCorrupt) return false;
+  // Full while stopping: the client has gone and reads no more replies. Its requests are still
+  // answered (a launch record among them becomes a row); the replies are dropped.
+  return put != channel::RingStatus::kFull || stop_.load();
 }
 
 }  // namespace oaprof::ipc
