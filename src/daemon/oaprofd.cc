@@ -110,7 +110,9 @@ Oaprofd::Oaprofd(DaemonService& service, OaprofdOptions options)
 }
 
 Oaprofd::~Oaprofd() {
+  stop_all_channels();  // before their sockets close: a channel may still shut its socket down
   for (const auto& [fd, client] : clients_) ::close(fd);
+  for (const auto& [fd, client] : closing_) ::close(fd);
   ::close(listen_fd_);
   ::close(wake_fd_);
   if (bound_) ::unlink(options_.socket_path.c_str());
@@ -167,6 +169,8 @@ void Oaprofd::run() {
       fds.push_back({fd, static_cast<short>(client.pending.empty() ? POLLIN : POLLOUT), 0});
     }
     int timeout = poll_timeout_ms();
+    // A dropped client's channel ends on its own, soon: look again shortly to close its socket.
+    if (!closing_.empty()) timeout = timeout < 0 ? 10 : std::min(timeout, 10);
     if (tick_) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           next_tick - std::chrono::steady_clock::now());
@@ -189,6 +193,7 @@ void Oaprofd::run() {
       if (!alive) drop_client(it);
     }
     drop_clients_not_reading();
+    reap_closed_channels();
     if (tick_ && std::chrono::steady_clock::now() >= next_tick) {
       {
         std::lock_guard lock(service_mu_);
@@ -198,25 +203,47 @@ void Oaprofd::run() {
                   (tick_period_ ? tick_period_() : std::chrono::seconds(1));
     }
   }
-  // The channels answer what their clients already queued, then stop: none uses the session
-  // after it is closed.
-  for (auto& [fd, client] : clients_) {
-    if (client.channel) client.channel->stop();
-  }
+  // The channels answer what their clients already queued (a bounded drain), then stop: none
+  // uses the session after it is closed.
+  stop_all_channels();
   std::lock_guard lock(service_mu_);
   service_.close_session();
 }
 
+void Oaprofd::stop_all_channels() {
+  for (auto* clients : {&clients_, &closing_}) {
+    for (auto& [fd, client] : *clients) {
+      if (client.channel) client.channel->request_stop();
+    }
+  }
+  for (auto* clients : {&clients_, &closing_}) {
+    for (auto& [fd, client] : *clients) {
+      if (client.channel) client.channel->stop();
+    }
+  }
+}
+
+// The session ends first, so the OA unit is free at once; the client's channel is only asked to
+// stop. Waiting for it here would let a client that keeps refilling its ring after it hung up
+// hold this loop, and with it every other client, the exporter and SIGTERM, for as long as it
+// likes.
 void Oaprofd::drop_client(std::map<int, Client>::iterator it) {
-  // A client that posted its last request and went leaves it in the ring: it is answered first.
-  if (it->second.channel) it->second.channel->stop();
   {
     std::lock_guard lock(service_mu_);
+    *it->second.gone = true;
     service_.client_gone(it->second.id);
   }
-  it->second.channel.reset();
-  ::close(it->first);
-  clients_.erase(it);
+  if (!it->second.channel) {
+    ::close(it->first);
+    clients_.erase(it);
+    return;
+  }
+  it->second.channel->request_stop();
+  closing_.insert(clients_.extract(it));  // the node moves: the channel's thread sees no change
+}
+
+void Oaprofd::reap_closed_channels() {
+  ipc::reap_finished_channels(closing_, [](int fd, const Client&) { ::close(fd); });
 }
 
 int Oaprofd::poll_timeout_ms() const {
@@ -290,7 +317,7 @@ void Oaprofd::accept_client() {
     ipc::refuse_and_close(fd, wire::encode({0, wire::Error{refused->first, refused->second}}));
     return;
   }
-  clients_[fd] = Client{next_client_++, peer, {}, {}, nullptr};
+  clients_[fd] = Client{next_client_++, peer, {}, {}, nullptr, std::make_shared<bool>(false)};
 }
 
 bool Oaprofd::send_or_queue(int fd, Client& client, std::vector<std::uint8_t> reply) {
@@ -324,8 +351,13 @@ bool Oaprofd::send_pending(int fd, Client& client) {
 }
 
 std::vector<std::uint8_t> Oaprofd::answer(std::uint64_t client_id, const Peer& peer,
-                                          std::span<const std::uint8_t> bytes) {
+                                          const bool& gone, std::span<const std::uint8_t> bytes) {
   std::lock_guard lock(service_mu_);
+  if (gone) {
+    // Nobody reads this: the connection has closed. Only the service must not act on it.
+    return wire::encode(
+        {0, wire::Error{wire::ErrorCode::kNoSession, "this connection has been closed"}});
+  }
   return service_.handle(client_id, peer, bytes);
 }
 
@@ -352,7 +384,9 @@ bool Oaprofd::offer_channel(int fd, Client& client, const std::vector<std::uint8
   const std::uint64_t id = client.id;
   const Peer peer = client.peer;
   client.channel = ipc::ChannelServer::create(
-      [this, id, peer](std::span<const std::uint8_t> bytes) { return answer(id, peer, bytes); },
+      [this, id, peer, gone = client.gone](std::span<const std::uint8_t> bytes) {
+        return answer(id, peer, *gone, bytes);
+      },
       [] {}, fd, channel_policy_, error);
   if (client.channel && ipc::channel::send_with_fd(fd, reply, client.channel->fd())) {
     client.channel->close_fd();  // the client holds its own copy now
@@ -379,7 +413,7 @@ bool Oaprofd::serve_one(int fd, Client& client) {
   }
   if (n > sizeof buf) return send_or_queue(fd, client, wire::encode(ipc::oversized_reply(n)));
   const std::span<const std::uint8_t> request(buf, n);
-  std::vector<std::uint8_t> reply = answer(client.id, client.peer, request);
+  std::vector<std::uint8_t> reply = answer(client.id, client.peer, *client.gone, request);
   if (options_.channels && !client.channel && asks_for_channel(request) && is_ok(reply)) {
     return offer_channel(fd, client, reply);
   }

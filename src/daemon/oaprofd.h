@@ -8,7 +8,11 @@
 // hung up on, which is logged. One poll loop, stopped by request_stop() (safe in a signal
 // handler); a client that asks for the shared-memory channel in its hello (ipc/shm_channel.h) is
 // answered on a thread of its own from then on (ChannelServer), as oaprof's run answers the
-// layer, with the service behind one lock.
+// layer, with the service behind one lock that serves in turn (base::FairMutex): one client's
+// stream of requests cannot keep the loop, and so the other clients, out. A closed connection's
+// channel is told to stop and left to end on its own (at most a ring's worth more answers, all
+// refused, as its session has ended): the loop never waits for a client, even one that keeps
+// refilling its ring after it hung up.
 #pragma once
 
 #include <sys/types.h>
@@ -27,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/fair_mutex.h"
 #include "daemon/daemon_service.h"
 #include "ipc/channel_server.h"
 #include "session/daemon_paths.h"
@@ -82,9 +87,13 @@ class Oaprofd {
     std::deque<std::vector<std::uint8_t>> pending;  // replies its socket had no room for yet
     std::chrono::steady_clock::time_point stuck_since;
     std::unique_ptr<ipc::ChannelServer> channel;  // once its hello asked for one
+    // Set (under service_mu_) when the connection is dropped: its channel's thread may still
+    // answer a few queued requests, which must not reach the service (an open among them would
+    // take the OA unit for a client that is gone).
+    std::shared_ptr<bool> gone = std::make_shared<bool>(false);
   };
-  // The service's answer to one message of `client` (under service_mu_).
-  std::vector<std::uint8_t> answer(std::uint64_t client_id, const Peer& peer,
+  // The service's answer to one message of `client` (under service_mu_); a refusal once `gone`.
+  std::vector<std::uint8_t> answer(std::uint64_t client_id, const Peer& peer, const bool& gone,
                                    std::span<const std::uint8_t> bytes);
   // A hello that asked for the channel was answered `reply` (encoded Ok): the channel is made
   // and the reply goes with its descriptor; without one (the kernel refused a memfd) it goes
@@ -98,19 +107,28 @@ class Oaprofd {
   bool serve_one(int fd, Client& client);
   bool send_or_queue(int fd, Client& client, std::vector<std::uint8_t> reply);
   bool send_pending(int fd, Client& client);
+  // Ends the client's session at once and asks its channel to stop, without waiting for it.
   void drop_client(std::map<int, Client>::iterator it);
   void drop_clients_not_reading();
+  // Closes the connections whose channels have ended since they were dropped.
+  void reap_closed_channels();
+  // Stops every channel (at shutdown): each is bounded, and they drain side by side.
+  void stop_all_channels();
   int poll_timeout_ms() const;
 
   DaemonService& service_;
-  // The service is not thread-safe: the loop and the channels' threads take it in turn.
-  std::mutex service_mu_;
+  // The service is not thread-safe: the loop and the channels' threads take it in turn, in the
+  // order they asked (a fair lock), so each waits for at most one turn of every other client.
+  base::FairMutex service_mu_;
   ipc::channel::WaitPolicy channel_policy_;
   OaprofdOptions options_;
   bool bound_ = false;  // we created the socket file, so we remove it
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   std::map<int, Client> clients_;
+  // Dropped clients whose channels are still ending: not polled; their sockets stay open (a
+  // channel shuts its socket down when the ring is corrupt, which must not hit a reused number).
+  std::map<int, Client> closing_;
   std::uint64_t next_client_ = 1;
   std::function<void()> tick_;
   std::function<std::chrono::milliseconds()> tick_period_;

@@ -1,6 +1,8 @@
 // oaprofd's socket against a flood: more connections than its bound (all together and of one
 // uid), a client that sends requests without reading the replies (none may be dropped unsaid),
-// and one that never reads again (hung up on, with a log line, its session restored).
+// one that never reads again (hung up on, with a log line, its session restored), one that hangs
+// up and keeps refilling its shared-memory ring (it holds up no one), and one whose stream of
+// slow requests through its ring would keep every other client waiting (each gets its turn).
 #include "daemon/oaprofd.h"
 
 #include <poll.h>
@@ -12,15 +14,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "session/remote_source.h"
 #include "tests/common/daemon_test_util.h"
+#include "tests/security/hostile_channel.h"
 
 namespace oaprof::session {
 namespace {
@@ -60,7 +65,10 @@ class OaprofdFloodTest : public ::testing::Test {
       log_ += line + "\n";
     };
     daemon_ = std::make_unique<daemon::Oaprofd>(*service_, o);
-    thread_ = std::thread([this] { daemon_->run(); });
+    thread_ = std::thread([this] {
+      daemon_->run();
+      returned_.store(true);
+    });
   }
   void TearDown() override {
     if (daemon_) {
@@ -74,15 +82,66 @@ class OaprofdFloodTest : public ::testing::Test {
     std::lock_guard lock(log_mu_);
     return log_;
   }
-  // A connection the daemon has taken in: its hello is answered kOk.
-  int served_client() {
+  // A connection the daemon has taken in: its hello is answered kOk (within `timeout_ms`).
+  int served_client(int timeout_ms = 5000) {
     const int fd = test_support::connect_unix(socket());
     EXPECT_GE(fd, 0);
     fds_.push_back(fd);
     EXPECT_TRUE(send_hello(fd, 1));
-    const auto reply = next_message(fd);
+    const auto reply = next_message(fd, timeout_ms);
     EXPECT_TRUE(reply && std::holds_alternative<wire::Ok>(reply->body));
     return fd;
+  }
+  // The reply to an open on `fd`, retried while the unit is busy, for up to `seconds`.
+  std::optional<wire::Message> open_when_free(int fd, int seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    for (std::uint32_t id = 2;; ++id) {
+      const auto bytes = wire::encode({id, open_request()});
+      if (::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) return std::nullopt;
+      auto m = next_message(fd, seconds * 1000);
+      const auto* e = m ? std::get_if<wire::Error>(&m->body) : nullptr;
+      if (e == nullptr || e->code != wire::ErrorCode::kBusy) return m;
+      if (std::chrono::steady_clock::now() > deadline) return m;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  static wire::Open open_request() {
+    wire::Open open;
+    open.pid = 1;
+    open.energy = "none";
+    return open;
+  }
+  // Issue 29: a client that fills its ring with requests, keeps the mapping and goes on
+  // refilling it after it has hung up its socket. Its requests open a session and close it, over
+  // and over: each takes the daemon a while, so the ring is never seen empty. Null (and a
+  // failure) where it could not be set up.
+  std::unique_ptr<security::RingFlooder> flooder_that_hung_up() {
+    auto hostile = std::make_unique<security::RingFlooder>(socket());
+    EXPECT_TRUE(hostile->ready()) << "no channel";
+    if (!hostile->ready()) return nullptr;
+    hostile->flood({wire::encode({8, open_request()}), wire::encode({9, wire::Close{}})});
+    if (!flood_is_answered(*hostile)) return nullptr;
+    hostile->hang_up();
+    return hostile;
+  }
+  // Whether the daemon answers `hostile`'s flood (more than two rings' worth of replies within
+  // 20 s): its channel's thread is busy with it.
+  static bool flood_is_answered(const security::RingFlooder& hostile) {
+    constexpr std::uint64_t kEnough = 3 * ipc::channel::kRingSlots;
+    for (int i = 0; i < 2000 && hostile.replies() < kEnough; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_GE(hostile.replies(), kEnough) << "the daemon did not answer the flood";
+    return hostile.replies() >= kEnough;
+  }
+  // Whether run() returned within `seconds` of request_stop(), which is what oaprofd's SIGTERM
+  // handler calls.
+  bool stops_within(int seconds) {
+    daemon_->request_stop();
+    for (int i = 0; i < seconds * 100 && !returned_.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return returned_.load();
   }
   // The refusal a connection past the bound gets at once, unasked; "" when it got none.
   std::string refusal_of_new_connection() {
@@ -99,6 +158,7 @@ class OaprofdFloodTest : public ::testing::Test {
   std::unique_ptr<daemon::DaemonService> service_;
   std::unique_ptr<daemon::Oaprofd> daemon_;
   std::thread thread_;
+  std::atomic<bool> returned_{false};  // run() has returned
   std::vector<int> fds_;
   std::mutex log_mu_;
   std::string log_;
@@ -191,6 +251,65 @@ TEST_F(OaprofdFloodTest, AClientThatNeverReadsIsHungUpOnAndItsSessionEnds) {
   }
   EXPECT_FALSE(service_->session_open()) << "the session of a client hung up on is restored";
   (void)served_client();  // and the daemon goes on serving
+}
+
+// Before: the daemon's loop, dropping the client, waited for its ring to be empty, which it
+// never was: no other client, no exporter tick, no SIGTERM, and the session went on.
+TEST_F(OaprofdFloodTest, AClientRefillingItsRingAfterHangingUpHoldsUpNoOtherClient) {
+  start(daemon::OaprofdOptions{});
+  const auto hostile = flooder_that_hung_up();
+  ASSERT_NE(hostile, nullptr);
+  // A second client is served, and can open a session: the first one's has ended, its OA unit
+  // released, while its flood goes on.
+  const int fd = served_client(20'000);
+  const auto opened = open_when_free(fd, 20);
+  ASSERT_TRUE(opened.has_value()) << "no answer to the second client's open";
+  EXPECT_TRUE(std::holds_alternative<wire::Opened>(opened->body))
+      << "the OA unit stayed with the client that hung up";
+}
+
+TEST_F(OaprofdFloodTest, AClientRefillingItsRingAfterHangingUpDoesNotKeepTheDaemonRunning) {
+  start(daemon::OaprofdOptions{});
+  const auto hostile = flooder_that_hung_up();
+  ASSERT_NE(hostile, nullptr);
+  EXPECT_TRUE(stops_within(20)) << "oaprofd did not stop (SIGTERM) while a client flooded its ring";
+  EXPECT_FALSE(service_->session_open()) << "the session was not ended and restored";
+}
+
+TEST_F(OaprofdFloodTest, AClientRefillingItsRingCannotKeepTheDaemonRunningEither) {
+  start(daemon::OaprofdOptions{});
+  security::RingFlooder hostile(socket());
+  ASSERT_TRUE(hostile.ready());
+  hostile.flood({wire::encode({8, open_request()}), wire::encode({9, wire::Close{}})});
+  ASSERT_TRUE(flood_is_answered(hostile));
+  // Still connected: stopping answers what it queued, a ring's worth, not what it goes on
+  // sending.
+  EXPECT_TRUE(stops_within(20)) << "oaprofd did not stop (SIGTERM) while a client flooded its ring";
+}
+
+// Each request of this flood holds the service for a while (an open that takes the unit, fails
+// on a set that does not exist, and restores it), and the channel's thread asks again at once;
+// a socket client's requests must still get their turns while it runs. (The daemon-level guard:
+// how often a lock that is not fair lets the loop in depends on where the kernel runs the
+// threads, so the order itself is proven on the lock, in service_turns_test.cc.)
+TEST_F(OaprofdFloodTest, OneClientsStreamOfSlowRequestsCannotStarveTheOthers) {
+  start(daemon::OaprofdOptions{});
+  security::RingFlooder hostile(socket());
+  ASSERT_TRUE(hostile.ready());
+  wire::Open slow = open_request();
+  slow.metric_set = "NoSuchSet";
+  hostile.flood({wire::encode({9, slow})});
+  ASSERT_TRUE(flood_is_answered(hostile));
+  const int fd = served_client(20'000);
+  int answered = 0;
+  for (std::uint32_t id = 2; id < 2 + 50; ++id) {
+    ASSERT_TRUE(send_hello(fd, id));
+    const auto reply = next_message(fd, 20'000);
+    if (!reply) break;
+    EXPECT_EQ(reply->request_id, id);
+    ++answered;
+  }
+  EXPECT_EQ(answered, 50) << "a socket client was starved by another's flood of requests";
 }
 
 }  // namespace
