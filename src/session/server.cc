@@ -78,9 +78,11 @@ Server::Server(std::string path, Session& session, std::vector<uid_t> allowed_ui
 
 Server::~Server() {
   stop();
-  for (auto& [fd, client] : clients_) {
-    client.channel.reset();
-    ::close(fd);
+  for (auto* clients : {&clients_, &closing_}) {
+    for (auto& [fd, client] : *clients) {
+      client.channel.reset();
+      ::close(fd);
+    }
   }
   ::close(listen_fd_);
   ::close(wake_fd_);
@@ -102,26 +104,34 @@ void Server::loop() {
   for (;;) {
     std::vector<pollfd> fds{{wake_fd_, POLLIN, 0}, {listen_fd_, POLLIN, 0}};
     for (const auto& [fd, client] : clients_) fds.push_back({fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    // A dropped client's channel ends on its own, soon: look again shortly to forget the client.
+    if (::poll(fds.data(), fds.size(), closing_.empty() ? -1 : 10) < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    if (fds[0].revents) {
-      // Requests already queued are still answered, so a client mid-launch is not left hanging.
-      for (std::size_t i = 2; i < fds.size(); ++i) {
-        auto it = clients_.find(fds[i].fd);
-        while (it != clients_.end() && serve_one(it->first, it->second) == Served::kMessage) {
-        }
-        if (it != clients_.end() && it->second.channel) it->second.channel->stop();
-      }
-      return;
-    }
+    if (fds[0].revents) return drain_at_stop();
     if (fds[1].revents & POLLIN) accept_client();
     for (std::size_t i = 2; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       auto it = clients_.find(fds[i].fd);
       if (it == clients_.end()) continue;
       if (serve_one(fds[i].fd, it->second) == Served::kGone) drop_client(fds[i].fd);
+    }
+    reap_closed_channels();
+  }
+}
+
+void Server::drain_at_stop() {
+  // Requests already queued are still answered, so a client mid-launch is not left hanging; a
+  // bounded number, as a client can go on sending.
+  for (auto& [fd, client] : clients_) {
+    if (client.channel) client.channel->request_stop();
+    for (int n = 0; n < kMaxAnsweredAtStop && serve_one(fd, client) == Served::kMessage; ++n) {
+    }
+  }
+  for (auto* clients : {&clients_, &closing_}) {
+    for (auto& [fd, client] : *clients) {
+      if (client.channel) client.channel->stop();  // each bounded (ChannelServer::kMaxDrained)
     }
   }
 }
@@ -165,12 +175,23 @@ void Server::drop_client(int fd) {
   auto it = clients_.find(fd);
   if (it == clients_.end()) return;
   // A program that posts its last launch record and exits leaves the record in the ring: the
-  // channel answers it before the session hears the client is gone.
-  if (it->second.channel) it->second.channel->stop();
+  // channel answers it before the session hears the client is gone. Only asked here, not waited
+  // for: a client that keeps refilling its ring would hold this loop, and the whole run, with it.
+  if (it->second.channel) {
+    it->second.channel->request_stop();
+    closing_.insert(clients_.extract(it));  // the node moves: the channel's `client` stays put
+    return;
+  }
   session_.client_gone(it->second.id);
-  it->second.channel.reset();
   ::close(fd);
   clients_.erase(it);
+}
+
+void Server::reap_closed_channels() {
+  ipc::reap_finished_channels(closing_, [this](int fd, const Client& client) {
+    session_.client_gone(client.id);
+    ::close(fd);
+  });
 }
 
 Server::Answer Server::answer(const Client& client, std::span<const std::uint8_t> bytes) {
@@ -180,8 +201,11 @@ Server::Answer Server::answer(const Client& client, std::span<const std::uint8_t
     return {{err->request_id, wire::Error{err->code, err->reason}}};
   }
   const auto& msg = std::get<wire::Message>(decoded);
-  Answer a{{msg.request_id,
-            session_.handle(client.id, static_cast<std::uint32_t>(client.pid), msg.body)}};
+  Answer a{{msg.request_id, {}}};
+  {
+    std::lock_guard turn(turn_);
+    a.reply.body = session_.handle(client.id, static_cast<std::uint32_t>(client.pid), msg.body);
+  }
   const auto* hello = std::get_if<wire::Hello>(&msg.body);
   a.wants_channel = hello != nullptr && (hello->flags & ipc::channel::kHelloWantsChannel) != 0 &&
                     std::holds_alternative<wire::Ok>(a.reply.body);

@@ -4,7 +4,11 @@
 // against the uids the run allows (root always); the number of clients is bounded, and a client
 // that does not read its replies is hung up on. Clients are untrusted: a malformed message gets an
 // error reply and the server goes on serving. A client whose hello asks for it gets a shared-memory
-// channel for its further messages (channel_server.h), served on a thread of its own.
+// channel for its further messages (channel_server.h), served on a thread of its own. The loop and
+// the channels' threads answer in turn (base::FairMutex), so one client's stream of requests
+// cannot keep the others out; and the loop never waits for a channel: a closed connection's
+// channel answers at most a ring's worth more (its last launch records) and ends on its own, even
+// when the client keeps refilling its ring after it hung up.
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/fair_mutex.h"
 #include "ipc/channel_server.h"
 #include "session/session.h"
 
@@ -33,6 +38,9 @@ std::string private_socket_address();
 inline constexpr std::size_t kMaxRunClients = 1024;
 // How long a reply waits for a client that is slow to read before it is hung up on.
 inline constexpr std::chrono::milliseconds kReplyTimeout{5000};
+// The most requests one client's socket gets answered once the server is stopping: what a
+// program posts and leaves (a few launch records), not what a client can keep sending.
+inline constexpr int kMaxAnsweredAtStop = 64;
 
 class Server {
  public:
@@ -77,9 +85,13 @@ class Server {
   Answer answer(const Client& client, std::span<const std::uint8_t> bytes);
   // False when the reply could not be delivered (see kReplyTimeout).
   bool offer_channel(int fd, Client& client, const ipc::wire::Message& ok);
-  // The client's connection is over: its channel answers what it still holds, then the session
-  // forgets the client.
+  // The client's connection is over: its channel is asked to stop (without waiting for it:
+  // reap_closed_channels() ends the client once it has), or the session forgets it at once.
   void drop_client(int fd);
+  // The session forgets each dropped client whose channel has answered what it held.
+  void reap_closed_channels();
+  // At stop: what clients already queued is answered (bounded), every channel is stopped.
+  void drain_at_stop();
 
   std::string path_;
   Session& session_;
@@ -88,6 +100,13 @@ class Server {
   int listen_fd_ = -1;
   int wake_fd_ = -1;  // eventfd that stop() signals
   std::map<int, Client> clients_;
+  // Dropped clients whose channels are still answering their last requests: not polled; their
+  // sockets stay open until then (a channel shuts its socket down on a corrupt ring, which must
+  // not hit a reused number).
+  std::map<int, Client> closing_;
+  // Every answer takes its turn here, in the order asked: the session's own lock (std::mutex)
+  // would let a channel's thread retake it back to back and keep the loop out.
+  base::FairMutex turn_;
   std::uint64_t next_client_ = 1;
   std::thread thread_;
   std::atomic<std::uint64_t> refused_{0};
