@@ -84,14 +84,30 @@ std::optional<SampledDeltas> CounterTimeline::attribute(const Window& w) const {
   d.a_present = last.total.a_present;
   d.wraps_corrected = last.total.wraps_corrected - first.total.wraps_corrected;
   d.interval_too_long = last.untrusted > first.untrusted;
-  const std::uint64_t edges = begin.period_ns + end.period_ns;
-  const std::uint64_t length = w.end_ns - w.start_ns;
-  if (length > 0) {
-    s.error_bound = static_cast<double>(edges) / static_cast<double>(length);
-  } else if (edges > 0) {
-    s.error_bound = std::numeric_limits<double>::infinity();
-  }
+  bound_error(begin, end, w.end_ns - w.start_ns, s);
   return s;
+}
+
+void CounterTimeline::bound_error(const At& begin, const At& end, std::uint64_t length_ns,
+                                  SampledDeltas& s) const {
+  // A window of no length measures nothing, wherever it lies: on a read it would get no counts
+  // and no interpolated edge, a bound of 0 that claims an exact nothing.
+  if (length_ns == 0) {
+    s.between_reads = true;
+    s.error_bound = std::numeric_limits<double>::infinity();
+    return;
+  }
+  const auto length = static_cast<double>(length_ns);
+  // The reads around the window are at most one period apart and an edge is interpolated: its
+  // counts are a share of that period's growth, which may all be the kernel's (or none of it),
+  // so the period, counted once, is the bound.
+  if (end.after - begin.before <= 1 && (begin.period_ns > 0 || end.period_ns > 0)) {
+    s.between_reads = true;
+    const std::uint64_t period = points_[end.after].time_ns - points_[begin.before].time_ns;
+    s.error_bound = static_cast<double>(period) / length;
+    return;
+  }
+  s.error_bound = static_cast<double>(begin.period_ns + end.period_ns) / length;
 }
 
 std::vector<double> overlap_shares(std::span<const Window> windows) {

@@ -27,12 +27,15 @@ struct Window {
 struct SampledDeltas {
   CounterDeltas deltas;
   // The share of the window whose counts were interpolated rather than read: the read periods
-  // its edges fall in, over its length (0 when both edges fall on reads; above 1 for a window
-  // shorter than a period, whose figures are then mostly interpolation). Interpolation assumes
+  // its edges fall in, over its length (0 when both edges fall on reads). Interpolation assumes
   // the counters grew evenly inside those periods; a kernel that starts or ends inside one makes
   // the busy and EU counters the most wrong, by up to a quarter of a period's growth at each
-  // edge.
+  // edge. A window between two reads (below) has the one period it lies in over its length:
+  // above 1, its figures are mostly interpolation; infinite for a window of no length.
   double error_bound = 0;
+  // No read lies inside the window (it is shorter than a read period, or has no length): its
+  // counts are all a share of one period's growth, interpolated, never read.
+  bool between_reads = false;
 };
 
 // The counters' running totals at the periodic reads, in time order.
@@ -70,6 +73,8 @@ class CounterTimeline {
     std::size_t after;   // the index of the read at or after time_ns
   };
   At at(std::uint64_t time_ns) const;
+  // The error bound and between_reads of a window from `begin` to `end` (SampledDeltas).
+  void bound_error(const At& begin, const At& end, std::uint64_t length_ns, SampledDeltas& s) const;
   std::deque<Point> points_;  // forgotten from the front as reads come in at the back
 };
 

@@ -50,13 +50,44 @@ TEST(CounterTimelineTest, AWindowGetsTheGrowthBetweenItsEdgesInterpolatedInsideT
   ASSERT_TRUE(exact.has_value());
   EXPECT_EQ(exact->deltas.gpu_ticks, 1'150'000u);
   EXPECT_EQ(exact->error_bound, 0.0);
-  // Inside one period: the figures are mostly interpolation, and the bound says so.
-  const auto short_one = t.attribute({5'010'000, 5'030'000});
-  ASSERT_TRUE(short_one.has_value());
-  EXPECT_EQ(short_one->deltas.a[0], 20'000u);
-  EXPECT_DOUBLE_EQ(short_one->error_bound, 10.0);
-  EXPECT_EQ(t.attribute({5'010'000, 5'010'000})->error_bound,
-            std::numeric_limits<double>::infinity());
+  EXPECT_FALSE(s->between_reads);
+  EXPECT_FALSE(exact->between_reads);
+}
+
+// A window with no read inside it (issue 29, item 12) is a share of one period's growth: it
+// carries that period over its length, once, and says it lies between reads; a window of no
+// length carries an infinite bound, on a read too, never an exact-looking 0 with no counts.
+TEST(CounterTimelineTest, AWindowBetweenTwoReadsCarriesThePeriodItLiesInAndSaysSo) {
+  const CounterTimeline t = steady_timeline();
+  const auto inside = t.attribute({5'010'000, 5'030'000});  // 20 µs inside a 100 µs period
+  ASSERT_TRUE(inside.has_value());
+  EXPECT_EQ(inside->deltas.a[0], 20'000u);
+  EXPECT_DOUBLE_EQ(inside->error_bound, 100.0 / 20.0);
+  EXPECT_TRUE(inside->between_reads);
+  // An edge on a read, the other inside the period after (or before) it: the same.
+  for (const Window w : {Window{5'000'000, 5'020'000}, Window{4'980'000, 5'000'000}}) {
+    const auto touching = t.attribute(w);
+    ASSERT_TRUE(touching.has_value());
+    EXPECT_DOUBLE_EQ(touching->error_bound, 100.0 / 20.0);
+    EXPECT_TRUE(touching->between_reads);
+  }
+  const double infinite = std::numeric_limits<double>::infinity();
+  for (const std::uint64_t at : {5'010'000u, 5'000'000u}) {  // inside a period, on a read
+    SCOPED_TRACE(at);
+    const auto none = t.attribute({at, at});
+    ASSERT_TRUE(none.has_value());
+    EXPECT_EQ(none->deltas.gpu_ticks, 0u);
+    EXPECT_EQ(none->error_bound, infinite);
+    EXPECT_TRUE(none->between_reads);
+  }
+  // A read inside the window, or reads on both edges: its edges' periods, as before.
+  const auto across = t.attribute({5'050'000, 5'130'000});
+  const auto one_period = t.attribute({5'000'000, 5'100'000});
+  ASSERT_TRUE(across.has_value() && one_period.has_value());
+  EXPECT_DOUBLE_EQ(across->error_bound, 200.0 / 80.0);
+  EXPECT_FALSE(across->between_reads);
+  EXPECT_EQ(one_period->error_bound, 0.0);
+  EXPECT_FALSE(one_period->between_reads);
 }
 
 // Interpolation assumes even growth inside the edge periods. A kernel that starts and ends
