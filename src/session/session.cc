@@ -533,11 +533,19 @@ void Session::read_timeline_locked() {
   timeline_.forget_before(at - std::min(at, history_ns));
 }
 
-std::uint64_t Session::to_timeline(std::uint64_t host_ns) const {
-  const std::uint64_t t = host_to_timeline_.to_host(host_ns);
-  // The line passes near the reads, not through them: a time up to the last read is never put
-  // past it.
-  return host_ns <= last_read_ns_ ? std::min(t, last_timeline_ns_) : t;
+oa::Window Session::to_timeline(const oa::SampledWindow& w) const {
+  std::uint64_t start = host_to_timeline_.to_host(w.host_start_ns);
+  std::uint64_t end = std::max(start, host_to_timeline_.to_host(w.host_end_ns));
+  // The line passes near the reads, not through them: a window that ended by the last read is
+  // never put past it. It moves back whole: clamping each edge would pull both edges of a window
+  // shorter than the line's miss onto the last read, a window of no length that claims exact
+  // zero counts.
+  if (w.host_end_ns <= last_read_ns_ && end > last_timeline_ns_) {
+    const std::uint64_t past = end - last_timeline_ns_;
+    end = last_timeline_ns_;
+    start -= std::min(start, past);
+  }
+  return {start, end};
 }
 
 Body Session::sampled_launch(std::uint32_t pid, const oa::Launch& l) {
@@ -571,11 +579,12 @@ Body Session::sampled_launch(std::uint32_t pid, const oa::Launch& l) {
 
 void Session::emit_sampled_locked(oa::LaunchRecord r) {
   const oa::SampledWindow& w = *r.launch.sampled;
-  const std::optional<oa::SampledDeltas> d =
-      timeline_.attribute({to_timeline(w.host_start_ns), to_timeline(w.host_end_ns)});
+  const std::optional<oa::SampledDeltas> d = timeline_.attribute(to_timeline(w));
   if (d) {
     r.deltas = d->deltas;
     if (d->deltas.interval_too_long) r.flags.emplace_back("interval_too_long");
+    // No read inside the window: its counts are a share of one read period's, interpolated.
+    if (d->between_reads) r.flags.emplace_back("between_reads");
   } else {
     // Its window starts before the oldest read kept, or ends after the last one.
     r.flags.emplace_back("not_attributed");

@@ -258,8 +258,8 @@ class Session {
   void read_timeline_locked();
   // The rows of the waiting launches the timeline covers (all of them when `final`).
   void attribute_waiting_locked(bool final);
-  // A host time on the timeline (host_to_timeline_).
-  std::uint64_t to_timeline(std::uint64_t host_ns) const;
+  // A launch's window on the timeline (host_to_timeline_), its length kept.
+  oa::Window to_timeline(const oa::SampledWindow& w) const;
   // One sampled launch's row: the timeline's counters over its window.
   void emit_sampled_locked(oa::LaunchRecord record);
   // The most reads the timeline keeps (each a CounterDeltas, under a kilobyte).

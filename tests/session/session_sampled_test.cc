@@ -23,7 +23,7 @@ class SessionSampledTest : public ::testing::Test {
   SessionSampledTest() {
     SampledOptions o;
     o.period = std::chrono::hours(1);  // the test reads; the session's thread never does
-    o.clock = [this] { return sim_.clock->now_ns(); };
+    o.clock = [this] { return sim_.clock->now_ns() + host_late_ns_; };
     session_.set_sampled(o);
   }
 
@@ -49,6 +49,7 @@ class SessionSampledTest : public ::testing::Test {
   }
 
   test_support::SimFixture sim_;
+  std::uint64_t host_late_ns_ = 0;  // how late the host's clock says the reads are
   std::vector<oa::LaunchRecord> rows_;
   Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
                    [this](const oa::LaunchRecord& r, const power::EnergyReading*,
@@ -116,6 +117,29 @@ TEST(SessionSampledClockTest, ReadsTheHostSawLateAreTimedByTheGpusTimestamp) {
   EXPECT_NEAR(static_cast<double>(rows[0].deltas.timestamp), 5e-3 * kTimestampHz,
               0.005 * 5e-3 * kTimestampHz);
   session.stop();
+}
+
+// The line from host to timeline misses the reads by a little (here the last read's host time
+// looks 200 µs late). A 1 µs window that ended by the last read, but that the line puts past it,
+// is moved back whole to end on it (issue 29, item 12): it keeps its length, gets its share of
+// the period it then lies in, that period over its length as its bound, and between_reads. It
+// never becomes a window of no length on the read, with no counts and an error of 0.
+TEST_F(SessionSampledTest, AShortWindowNearTheLastReadKeepsItsLengthAndItsPeriodsBound) {
+  session_.start();
+  session_.set_busy(true);
+  read_every(kMs, 9);
+  host_late_ns_ = 200'000;
+  read_every(kMs, 1);
+  const std::uint64_t last_read_host = sim_.clock->now_ns() + host_late_ns_;
+  session_.handle(1, 7, sampled_launch(0, last_read_host - 51'000, last_read_host - 50'000));
+  ASSERT_EQ(rows_.size(), 1u);
+  const oa::LaunchRecord& r = rows_[0];
+  ASSERT_TRUE(r.sampled.has_value());
+  EXPECT_EQ(r.flags, std::vector<std::string>{"between_reads"});
+  // 1 µs of the busy 1150 MHz GPU clock, interpolated; the 1 ms period over the 1 µs window
+  // (give or take the line's slope on its length).
+  EXPECT_NEAR(static_cast<double>(r.deltas.gpu_ticks), 1150.0, 25.0);
+  EXPECT_NEAR(r.sampled->error_bound, 1000.0, 20.0);
 }
 
 // A window that ends after the last read waits for the next one; stop() reads once more, so a
