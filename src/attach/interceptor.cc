@@ -422,7 +422,9 @@ class Profiler {
   std::atomic<bool> callback_warned_{false};
   std::atomic<bool> replay_warned_{false};
   std::atomic<bool> record_warned_{false};
-  std::uint64_t next_launch_ = 0;
+  // The program's launches so far, selected or not: each launch's index among them is its id
+  // and its row's `launch`, so that rows after --launch-skip N start at N.
+  std::atomic<std::uint64_t> program_launches_{0};
   LaunchFilter filter_;
   std::mutex queues_mu_;
   std::set<cl_command_queue> added_profiling_;
@@ -448,7 +450,9 @@ class Profiler {
 void flush_at_exit() { Profiler::get().sync_point(true); }
 
 cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue) noexcept {
-  if (t_in_launch) return enqueue(args, event);
+  if (t_in_launch) return enqueue(args, event);  // ours, through the program's entry point
+  LaunchState state;
+  state.id = program_launches_.fetch_add(1, std::memory_order_relaxed);
   if (t_in_callback) {
     if (!callback_warned_.exchange(true)) {
       std::fprintf(stderr,
@@ -457,7 +461,6 @@ cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue
     }
     return enqueue(args, event);
   }
-  LaunchState state;
   state.api_ns = monotonic_ns();
   std::unique_lock lock(mu_);
   try {
@@ -482,7 +485,6 @@ cl_int Profiler::measure(LaunchState& s, const LaunchArgs& a, cl_event* event, E
   struct Reset {
     ~Reset() { t_in_launch = false; }
   } reset;
-  s.id = next_launch_++;
   drain(s, a);
   BufferSnapshot saved;
   Passes p;
@@ -623,7 +625,6 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
     g_next.clWaitForEvents(1, &oldest);
     harvest_locked(false, SampledLaunches::Scope::kOldest);
   }
-  s.id = next_launch_++;
   wire::Launch record = base_record(s, a);
   cl_event ev = nullptr;
   s.rc = enqueue(a, &ev);
@@ -781,7 +782,7 @@ wire::Launch Profiler::base_record(const LaunchState& s, const LaunchArgs& a) {
   rec.api_ns = s.api_ns;
   rec.api = a.api;
   rec.passes = std::max<std::uint32_t>(s.passes, 1);
-  rec.flags = s.flags;
+  rec.flags = s.flags | wire::kLaunchProgramIndex;  // s.id is the program's index of it
   rec.kernel_name = s.name;
   return rec;
 }

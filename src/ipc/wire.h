@@ -20,6 +20,9 @@
 //              | u64 host_start_ns | u64 host_end_ns | u32 overlap_ppm | u8 clock
 //              (the launch's window on the host's CLOCK_MONOTONIC, what share of it other
 //              launches of the process shared, and how its device clock was calibrated).
+//              kLaunchProgramIndex (later still) says launch_id is the program's own index of
+//              the launch; a layer that predates it counted measured launches only, and the
+//              privileged side refuses its launches with an error that says so.
 //   kOk        (empty)
 //   kError     u32 code | u16 len | message bytes
 // oaprofd, the privileged daemon, speaks the same framing to the unprivileged oaprof (str: u16
@@ -129,6 +132,7 @@ using oa::ClockCalibration;
 using oa::kLaunchDrainFailed;
 using oa::kLaunchKnownFlags;
 using oa::kLaunchLayerError;
+using oa::kLaunchProgramIndex;
 using oa::kLaunchSampled;
 using oa::Launch;
 using oa::LaunchApi;

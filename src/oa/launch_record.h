@@ -31,6 +31,10 @@ struct SampledWindow {
 };
 
 struct Launch {
+  // The program's own index of the launch: its clEnqueueNDRangeKernel and clEnqueueTask calls
+  // counted from 0 in its process, measured or not (so after --launch-skip N the first measured
+  // one is N). Unique per connection, so the privileged side also keys the launch's snapshots
+  // by it.
   std::uint64_t launch_id = 0;
   std::uint32_t work_dim = 0;
   std::array<std::uint64_t, 3> global{};
@@ -70,12 +74,20 @@ inline constexpr std::uint32_t kLaunchLayerError = 2;
 // Sampled attribution (--attribution sampled): the launch was neither drained nor snapshotted;
 // its counters come from the session's periodic reads over its window (Launch::sampled).
 inline constexpr std::uint32_t kLaunchSampled = 4;
+// launch_id is the program's own index of the launch (Launch::launch_id). The layer sets it on
+// every launch; one without comes from a layer older than oaprof, whose ids counted measured
+// launches only (rows after --launch-skip N would start at 0), and is refused.
+inline constexpr std::uint32_t kLaunchProgramIndex = 8;
 inline constexpr std::uint32_t kLaunchKnownFlags =
-    kLaunchDrainFailed | kLaunchLayerError | kLaunchSampled;
+    kLaunchDrainFailed | kLaunchLayerError | kLaunchSampled | kLaunchProgramIndex;
 
 struct LaunchRecord {
   std::uint64_t index = 0;  // 0-based, in order of completion across all clients
-  std::uint32_t pid = 0;    // the process that launched it
+  // For the row of a client's launch: the program's own index of it (Launch::launch_id), which
+  // the row's `launch` shows. Unset for rows that are no launch of a program (an interval, the
+  // whole application): they show `index`.
+  std::optional<std::uint64_t> program_launch;
+  std::uint32_t pid = 0;  // the process that launched it
   Launch launch;
   CounterDeltas deltas;
   std::vector<std::string> flags;  // validity notes: "no_profiling", "counter_wrap_risk", …

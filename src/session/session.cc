@@ -413,6 +413,16 @@ Body Session::snapshot(std::uint64_t client_id, const ipc::wire::Snapshot& s) {
 }
 
 Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::Launch& l) {
+  if ((l.flags & oa::kLaunchProgramIndex) == 0) {
+    // An older layer: its ids count measured launches only, which no row may show as the
+    // program's launch.
+    pending_.erase({client_id, l.launch_id});
+    ++dropped_;
+    return Error{ErrorCode::kBadRequest,
+                 "this launch comes from an oaprof layer older than oaprof, whose launch ids are "
+                 "not the program's launch index; run the program with the layer installed "
+                 "beside this oaprof"};
+  }
   if (l.sampled) return sampled_launch(pid, l);
   auto it = pending_.find({client_id, l.launch_id});
   // A pass left open (a 'before' without its 'after') means the counters miss part of a pass.
@@ -426,6 +436,7 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::Launc
   record.index = next_index_++;
   record.pid = pid;
   record.launch = l;
+  record.program_launch = l.launch_id;
   record.deltas = it->second.deltas;
   if (!l.profiled) record.flags.emplace_back("no_profiling");
   if (l.flags & oa::kLaunchDrainFailed) record.flags.emplace_back("drain_failed");
@@ -563,6 +574,7 @@ Body Session::sampled_launch(std::uint32_t pid, const oa::Launch& l) {
   oa::LaunchRecord record;
   record.pid = pid;
   record.launch = l;
+  record.program_launch = l.launch_id;
   if (l.flags & oa::kLaunchLayerError) record.flags.emplace_back("layer_error");
   if (l.sampled->clock == oa::ClockCalibration::kMarker) {
     record.flags.emplace_back("clock_from_marker");

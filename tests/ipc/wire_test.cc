@@ -80,7 +80,9 @@ TEST(WireTest, LaunchFlagsRoundTripAndUnknownBitsAreRefused) {
   const auto flagged = encode({1, l});
   EXPECT_EQ(flagged.size(), plain.size() + 4);
   EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchDrainFailed | kLaunchLayerError);
-  l.flags = 8;
+  l.flags = kLaunchProgramIndex;
+  EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchProgramIndex);
+  l.flags = kLaunchKnownFlags + 1;  // the next bit, which no side knows yet
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
 }
 

@@ -77,6 +77,7 @@ TEST_F(ServerTest, AClientMeasuresALaunchOverTheRealSocket) {
   wire::Launch l;
   l.work_dim = 1;
   l.kernel_name = "k";
+  l.flags = wire::kLaunchProgramIndex;
   ASSERT_TRUE(client->call(l, error)) << error;
   EXPECT_EQ(rows_.load(), 1);
   // An error reply reaches the client as a failed call with the reason.
@@ -127,6 +128,7 @@ wire::Launch finished_launch(std::uint64_t id) {
   l.launch_id = id;
   l.work_dim = 1;
   l.kernel_name = "k";
+  l.flags = wire::kLaunchProgramIndex;
   return l;
 }
 

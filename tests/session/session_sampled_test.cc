@@ -35,7 +35,7 @@ class SessionSampledTest : public ::testing::Test {
     l.global = {64, 0, 0};
     l.kernel_name = "k";
     l.profiled = true;
-    l.flags = wire::kLaunchSampled;
+    l.flags = wire::kLaunchSampled | wire::kLaunchProgramIndex;
     l.sampled = wire::SampledWindow{start_ns, end_ns, overlap_ppm,
                                     wire::ClockCalibration::kDeviceAndHostTimer};
     return l;
@@ -66,9 +66,12 @@ TEST_F(SessionSampledTest, AWindowGetsTheGrowthBetweenItsEdgesAndItsErrorBound) 
   // 2.5 ms to 7.5 ms after the first read: both edges in the middle of a 1 ms period.
   const std::uint64_t start = t0 + 2 * kMs + kMs / 2, end = t0 + 7 * kMs + kMs / 2;
   ASSERT_TRUE(
-      std::holds_alternative<wire::Ok>(session_.handle(1, 7, sampled_launch(0, start, end))));
+      std::holds_alternative<wire::Ok>(session_.handle(1, 7, sampled_launch(12, start, end))));
   ASSERT_EQ(rows_.size(), 1u);
   const oa::LaunchRecord& r = rows_[0];
+  // The program's own index of the launch, not the session's count (issue 29, item 13).
+  EXPECT_EQ(r.index, 0u);
+  EXPECT_EQ(r.program_launch, std::optional<std::uint64_t>{12});
   // 5 ms of a 12 MHz timestamp, and of the 1150 MHz GPU clock, the counters' rounding aside.
   EXPECT_NEAR(static_cast<double>(r.deltas.timestamp), 5e-3 * kTimestampHz, 1.0);
   EXPECT_NEAR(static_cast<double>(r.deltas.gpu_ticks), 5e-3 * 1150e6, 2.0);
@@ -106,7 +109,7 @@ TEST(SessionSampledClockTest, ReadsTheHostSawLateAreTimedByTheGpusTimestamp) {
     wire::Launch l;
     l.work_dim = 1;
     l.kernel_name = "k";
-    l.flags = wire::kLaunchSampled;
+    l.flags = wire::kLaunchSampled | wire::kLaunchProgramIndex;
     l.sampled = wire::SampledWindow{t0 + 2 * kMs + kMs / 2, t0 + 7 * kMs + kMs / 2, 0,
                                     wire::ClockCalibration::kDeviceAndHostTimer};
     return l;
@@ -232,7 +235,7 @@ TEST(SessionSampledOptionsTest, ASampledLaunchNeedsASampledSession) {
   wire::Launch l;
   l.work_dim = 1;
   l.kernel_name = "k";
-  l.flags = wire::kLaunchSampled;
+  l.flags = wire::kLaunchSampled | wire::kLaunchProgramIndex;
   l.sampled = wire::SampledWindow{1, 2, 0, wire::ClockCalibration::kMarker};
   const wire::Body reply = session.handle(1, 7, l);
   ASSERT_TRUE(std::holds_alternative<wire::Error>(reply));

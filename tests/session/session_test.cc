@@ -24,6 +24,7 @@ using ::testing::HasSubstr;
 wire::Launch launch_record(std::uint64_t id) {
   wire::Launch l;
   l.launch_id = id;
+  l.flags = wire::kLaunchProgramIndex;  // as every layer of this version sends it
   l.work_dim = 1;
   l.global = {4096, 0, 0};
   l.kernel_name = "k";
@@ -69,6 +70,13 @@ class SessionTest : public ::testing::Test {
     session_.settle(client);
     return reply;
   }
+  // A launch's 'before' and 'after', `ns` apart.
+  void snapshot_pair(std::uint64_t client, std::uint32_t pid, std::uint64_t id,
+                     std::uint64_t ns = 1'000'000) {
+    answer(client, pid, wire::Snapshot{id, wire::Phase::kBefore});
+    sim_.clock->advance_ns(ns);
+    answer(client, pid, wire::Snapshot{id, wire::Phase::kAfter});
+  }
 };
 
 TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
@@ -87,6 +95,32 @@ TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
   EXPECT_EQ(rows_[0].deltas.a[0], 2'300'000u);
   EXPECT_EQ(rows_[0].deltas.timestamp, 24'000u);
   EXPECT_TRUE(rows_[0].flags.empty());
+}
+
+// Issue 29, item 13: the row carries the program's own index of the launch (its launch_id: the
+// layer counts every launch, measured or not), not the session's count, which starts at 0.
+TEST_F(SessionTest, ARowCarriesTheProgramsOwnIndexOfItsLaunch) {
+  session_.start();
+  snapshot_pair(1, 99, 7);
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, launch_record(7))));
+  ASSERT_EQ(rows_.size(), 1u);
+  EXPECT_EQ(rows_[0].index, 0u);
+  EXPECT_EQ(rows_[0].program_launch, std::optional<std::uint64_t>{7});
+}
+
+// A layer older than oaprof counts only measured launches in its ids, which would show as the
+// program's launch: its launches are refused with an error that says so, and counted dropped.
+TEST_F(SessionTest, ALaunchFromAnOlderLayerIsRefusedAndSaysWhy) {
+  session_.start();
+  snapshot_pair(1, 99, 0);
+  wire::Launch older = launch_record(0);
+  older.flags = 0;
+  const wire::Body reply = answer(1, 99, older);
+  ASSERT_TRUE(std::holds_alternative<wire::Error>(reply));
+  EXPECT_EQ(std::get<wire::Error>(reply).code, wire::ErrorCode::kBadRequest);
+  EXPECT_THAT(std::get<wire::Error>(reply).message, HasSubstr("older than oaprof"));
+  EXPECT_TRUE(rows_.empty());
+  EXPECT_EQ(session_.launches_dropped(), 1u);
 }
 
 bool has_flag(const oa::LaunchRecord& r, const std::string& flag) {
