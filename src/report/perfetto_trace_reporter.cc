@@ -245,7 +245,7 @@ class PerfettoTraceReporter final : public Reporter {
     e.add_string(pf::kEventName,
                  r.launch.api == oa::LaunchApi::kTask ? "clEnqueueTask" : "clEnqueueNDRangeKernel");
     add_annotation(e, Field{"kernel", r.launch.kernel_name});
-    add_annotation(e, Field{"launch", r.index});
+    add_annotation(e, Field{"launch", launch_ordinal(r)});
     write_event(r.launch.api_ns, e);
   }
 

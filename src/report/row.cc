@@ -70,7 +70,7 @@ namespace {
 void add_launch_fields(const oa::LaunchRecord& r, std::vector<Field>& f) {
   const auto& l = r.launch;
   const double kns = kernel_time_ns(r);
-  f.push_back({"launch", r.index});
+  f.push_back({"launch", launch_ordinal(r)});
   f.push_back({"pid", std::uint64_t{r.pid}});
   f.push_back({"tid", std::uint64_t{l.tid}});
   f.push_back({"kernel", l.kernel_name});
@@ -154,6 +154,10 @@ std::string row_flags(const oa::LaunchRecord& r, const power::EnergyWindow& w, c
 }
 
 }  // namespace
+
+std::uint64_t launch_ordinal(const oa::LaunchRecord& r) {
+  return r.program_launch.value_or(r.index);
+}
 
 std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& energy,
                                  const RunInfo& info) {

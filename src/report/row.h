@@ -24,6 +24,11 @@ struct Field {
   int decimals = 0;  // for doubles in text formats
 };
 
+// The row's `launch`: the program's own index of the launch (--launch-skip N starts at N), or
+// for a row that is no launch of a program (an interval, the whole application) its sequence
+// number in the run.
+std::uint64_t launch_ordinal(const oa::LaunchRecord& record);
+
 std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RowEnergy& energy,
                                  const RunInfo& info);
 

@@ -165,6 +165,23 @@ TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
   EXPECT_EQ(col("package_energy_uj"), "");
 }
 
+// Issue 29, item 13: a launch's row shows the program's own index of it (after --launch-skip 5
+// the first row is 5, not 0); a row that is no launch of a program shows its number in the run.
+TEST(CsvReporterTest, TheLaunchColumnIsTheProgramsOwnLaunchIndex) {
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(info());
+  oa::LaunchRecord launch = record();
+  launch.index = 0;
+  launch.launch.launch_id = 5;
+  launch.program_launch = 5;
+  rep->add(launch, no_energy());
+  EXPECT_EQ(first_row(out.str())["launch"], "5");
+  oa::LaunchRecord interval = record();  // an interval of --system-wide: no program's launch
+  interval.index = 2;
+  EXPECT_EQ(launch_ordinal(interval), 2u);
+}
+
 // A run whose topology is the platform table's (i915 could not be asked) flags every row: its EU
 // figures divide by the table's EU count, which a fused part does not have.
 TEST(CsvReporterTest, ATableTopologyFlagsEveryRow) {
