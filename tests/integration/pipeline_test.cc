@@ -94,6 +94,27 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
   EXPECT_GT(checked, 0) << "every row's read-out was interrupted";
 }
 
+// Issue 29, item 13: with --launch-skip N the rows give the program's own launch index, N, N+1,
+// ..., not a count that restarts at 0: in both attributions and through both ways in.
+// kernel_runner makes five launches here: the warm-up and four repeats.
+TEST_F(PipelineTest, WithLaunchSkipTheLaunchColumnIsTheProgramsOwnLaunchIndex) {
+  const fs::path csv = dir_ / "skip.csv";
+  for (const std::string inject : {"layer", "preload"}) {
+    for (const std::string attribution : {"bracketed", "sampled"}) {
+      SCOPED_TRACE(inject + ", " + attribution);
+      const CommandResult r = run(fmt::format(
+          "{} --device sim -q --inject {} --attribution {} --launch-skip 2 -o {} -- {} mad_vect4 "
+          "--min-time 10s --max-repeats 4",
+          OAPROF_BIN, inject, attribution, csv.string(), KERNEL_RUNNER_BIN));
+      ASSERT_EQ(r.status, 0) << r.output;
+      std::vector<std::string> launches;
+      for (const CsvRow& row : read_csv(csv)) launches.push_back(row.at("launch"));
+      std::sort(launches.begin(), launches.end());
+      EXPECT_EQ(launches, (std::vector<std::string>{"2", "3", "4"})) << r.output;
+    }
+  }
+}
+
 TEST_F(PipelineTest, TheProgramsExitStatusPassesThroughAndTheCsvStaysValid) {
   const fs::path csv = dir_ / "fail.csv";
   const CommandResult bad = run(fmt::format("{} --device sim -q -o {} -- {} no_such_kernel",
