@@ -1,7 +1,8 @@
 #include "oa/metric_set.h"
 
+#include <array>
+#include <memory>
 #include <stdexcept>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -47,14 +48,14 @@ MetricSet::MetricSet(std::string name, std::string symbol, std::string guid,
   if (symbol_.empty()) {
     throw std::invalid_argument(fmt::format("metric set '{}' has no symbol name", name_));
   }
-  std::unordered_map<std::string_view, int> seen;
+  index_.reserve(counters_.size());
   for (std::size_t i = 0; i < counters_.size(); ++i) {
     const std::string& s = counters_[i].symbol;
     if (s.empty()) {
       throw std::invalid_argument(fmt::format("metric set {}: counter {} ('{}') has no symbol name",
                                               symbol_, i, counters_[i].name));
     }
-    if (!seen.emplace(s, static_cast<int>(i)).second) {
+    if (!index_.emplace(s, static_cast<int>(i)).second) {
       throw std::invalid_argument(
           fmt::format("metric set {}: counter symbol {} appears twice", symbol_, s));
     }
@@ -114,10 +115,7 @@ std::string_view MetricSet::attribute(std::string_view key) const {
 }
 
 std::optional<int> MetricSet::counter_index(std::string_view symbol) const {
-  for (std::size_t i = 0; i < counters_.size(); ++i) {
-    if (counters_[i].symbol == symbol) return static_cast<int>(i);
-  }
-  return std::nullopt;
+  return index_lookup(index_, symbol);
 }
 
 std::vector<RegisterWrite> MetricSet::writes(RegisterConfig::Kind kind,
@@ -178,34 +176,110 @@ std::vector<EquationValue> MetricSet::evaluate(const CounterDeltas& deltas,
 }
 
 bool MetricSet::available(int counter_index, const DeviceVariables& vars) const {
-  const MetricCounter& c = counters_.at(static_cast<std::size_t>(counter_index));
-  if (!unknown_input(counter_index, vars).empty()) return false;
-  if (!c.availability) return true;
-  return c.availability->evaluate({CounterDeltas{}, vars}).as_double() != 0.0;
+  return available_counters(vars).at(static_cast<std::size_t>(counter_index));
+}
+
+std::vector<bool> MetricSet::available_counters(const DeviceVariables& vars) const {
+  const std::vector<std::string> unknown = unknown_inputs(vars);
+  std::vector<bool> out(counters_.size());
+  for (std::size_t i = 0; i < counters_.size(); ++i) {
+    const MetricCounter& c = counters_[i];
+    out[i] =
+        unknown[i].empty() &&
+        (!c.availability || c.availability->evaluate({CounterDeltas{}, vars}).as_double() != 0.0);
+  }
+  return out;
 }
 
 std::string MetricSet::unknown_input(int counter_index, const DeviceVariables& vars) const {
-  const MetricCounter& c = counters_.at(static_cast<std::size_t>(counter_index));
-  for (const Equation* eq : {&c.equation, c.availability ? &*c.availability : nullptr}) {
+  return unknown_inputs(vars).at(static_cast<std::size_t>(counter_index));
+}
+
+namespace {
+
+// The equations a counter's inputs are looked for in, in that order.
+std::array<const Equation*, 2> input_equations(const MetricCounter& c) {
+  return {&c.equation, c.availability ? &*c.availability : nullptr};
+}
+
+// The k-th counter `c` references over its input equations; -1 past the last.
+int reference_at(const MetricCounter& c, std::size_t k) {
+  for (const Equation* eq : input_equations(c)) {
+    if (eq == nullptr) continue;
+    if (k < eq->counter_references().size()) return eq->counter_references()[k];
+    k -= eq->counter_references().size();
+  }
+  return -1;
+}
+
+// A counter's first unknown input once those of the counters it references are known: its
+// equation's own variables, then the counters that equation reads, then its availability's.
+std::string first_unknown_input(const MetricCounter& c, const DeviceVariables& vars,
+                                const std::vector<std::string>& unknown) {
+  for (const Equation* eq : input_equations(c)) {
     if (eq == nullptr) continue;
     if (const std::string_view name = eq->unknown_variable(vars); !name.empty()) {
       return "$" + std::string(name);
     }
-    // The reference graph has no cycle (checked at construction), so this ends.
     for (int ref : eq->counter_references()) {
-      if (std::string via = unknown_input(ref, vars); !via.empty()) return via;
+      if (!unknown[static_cast<std::size_t>(ref)].empty())
+        return unknown[static_cast<std::size_t>(ref)];
     }
   }
   return {};
 }
 
-Equation::CounterResolver MetricSet::resolver_for(const std::vector<std::string>& symbols) {
-  return [symbols](std::string_view name) -> std::optional<int> {
-    for (std::size_t i = 0; i < symbols.size(); ++i) {
-      if (symbols[i] == name) return static_cast<int>(i);
+}  // namespace
+
+std::vector<std::string> MetricSet::unknown_inputs(const DeviceVariables& vars) const {
+  // Each counter once, after those it references (depth first from a stack, not by recursion):
+  // a hostile file's chain of 10^5 references, or counters that many others share, cost linear
+  // time and no call stack. A reference back into the path (only an availability can make one)
+  // adds nothing.
+  enum class Mark : std::uint8_t { kNone, kActive, kDone };
+  std::vector<std::string> unknown(counters_.size());
+  std::vector<Mark> mark(counters_.size(), Mark::kNone);
+  std::vector<std::pair<int, std::size_t>> path;  // counter, next reference to visit
+  for (std::size_t root = 0; root < counters_.size(); ++root) {
+    if (mark[root] != Mark::kNone) continue;
+    path.emplace_back(static_cast<int>(root), 0);
+    mark[root] = Mark::kActive;
+    while (!path.empty()) {
+      auto& [c, next] = path.back();
+      const MetricCounter& counter = counters_[static_cast<std::size_t>(c)];
+      if (const int r = reference_at(counter, next++); r >= 0) {
+        if (mark[static_cast<std::size_t>(r)] == Mark::kNone) {
+          mark[static_cast<std::size_t>(r)] = Mark::kActive;
+          path.emplace_back(r, 0);
+        }
+        continue;
+      }
+      unknown[static_cast<std::size_t>(c)] = first_unknown_input(counter, vars, unknown);
+      mark[static_cast<std::size_t>(c)] = Mark::kDone;
+      path.pop_back();
     }
-    return std::nullopt;
-  };
+  }
+  return unknown;
+}
+
+MetricSet::SymbolIndex MetricSet::index_symbols(const std::vector<std::string>& symbols) {
+  SymbolIndex index;
+  index.reserve(symbols.size());
+  for (std::size_t i = 0; i < symbols.size(); ++i) index.emplace(symbols[i], static_cast<int>(i));
+  return index;
+}
+
+std::optional<int> MetricSet::index_lookup(const SymbolIndex& index, std::string_view symbol) {
+  const auto it = index.find(symbol);
+  if (it == index.end()) return std::nullopt;
+  return it->second;
+}
+
+Equation::CounterResolver MetricSet::resolver_for(const std::vector<std::string>& symbols) {
+  // By name, not by scanning the list: every `$Name` of every equation is resolved, so a scan
+  // would make importing a set of n counters cost n² (an 18 MB hostile file took minutes).
+  auto index = std::make_shared<const SymbolIndex>(index_symbols(symbols));
+  return [index](std::string_view name) { return index_lookup(*index, name); };
 }
 
 }  // namespace oaprof::oa

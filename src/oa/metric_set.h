@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -85,16 +86,31 @@ class MetricSet {
   bool available(int counter_index, const DeviceVariables& vars) const;
   // The first such variable ("$L3BankTotalCount"); empty when the counter has every input.
   std::string unknown_input(int counter_index, const DeviceVariables& vars) const;
+  // available() and unknown_input() of every counter, by index, in time linear in the set (each
+  // single call costs as much: callers that ask of every counter ask once).
+  std::vector<bool> available_counters(const DeviceVariables& vars) const;
+  std::vector<std::string> unknown_inputs(const DeviceVariables& vars) const;
 
   // Counters' symbol of every equation: `CounterResolver` for building sets by hand.
   static Equation::CounterResolver resolver_for(const std::vector<std::string>& symbols);
 
  private:
+  // Counter index by symbol, looked up with a string_view (no copy per lookup).
+  struct SymbolHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using SymbolIndex = std::unordered_map<std::string, int, SymbolHash, std::equal_to<>>;
+  // The first index of each symbol.
+  static SymbolIndex index_symbols(const std::vector<std::string>& symbols);
+  static std::optional<int> index_lookup(const SymbolIndex& index, std::string_view symbol);
+
   std::string name_, symbol_, guid_;
   std::vector<MetricCounter> counters_;
   std::vector<RegisterConfig> configs_;
   Attributes attributes_;
   std::vector<int> order_;
+  SymbolIndex index_;
 };
 
 }  // namespace oaprof::oa

@@ -32,10 +32,12 @@ void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vect
   const auto& counters = info.metrics->counters();
   const std::vector<oa::EquationValue> values =
       info.metrics->evaluate(r.deltas, info.device_variables);
+  const std::vector<bool> available_counters =
+      info.metrics->available_counters(info.device_variables);
   for (std::size_t i = 0; i < counters.size(); ++i) {
     const auto& c = counters[i];
     std::string name = metric_column(c);
-    const bool available = info.metrics->available(static_cast<int>(i), info.device_variables);
+    const bool available = available_counters[i];
     const oa::EquationValue& v = values[i];
     if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + c.symbol);
     f.push_back({name,

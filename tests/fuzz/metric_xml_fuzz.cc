@@ -26,9 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const MetricSet& set : file.sets) {
     set.evaluate(d, vars);
     set.evaluate(CounterDeltas{}, vars);
-    for (std::size_t i = 0; i < set.counters().size(); ++i) {
-      set.available(static_cast<int>(i), vars);
-    }
+    set.available_counters(vars);
+    set.unknown_inputs(vars);
     for (const auto kind : {RegisterConfig::Kind::kNoa, RegisterConfig::Kind::kBoolean,
                             RegisterConfig::Kind::kFlex}) {
       set.writes(kind, vars);

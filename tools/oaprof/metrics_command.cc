@@ -88,6 +88,7 @@ int run_show(const MetricsOptions& opt) {
                              set.writes(kind, vars).size());
   }
   std::cout << fmt::format("{} counters:\n", set.counters().size());
+  const std::vector<std::string> unknown_inputs = set.unknown_inputs(vars);
   for (const oa::MetricCounter& c : set.counters()) {
     std::cout << fmt::format("  {:<32} {:<10} {:<7} {}\n", c.symbol, c.units,
                              oa::data_type_name(c.data_type), c.equation.text());
@@ -95,8 +96,8 @@ int run_show(const MetricsOptions& opt) {
     if (c.availability) {
       std::cout << fmt::format("  {:<51} available if: {}\n", "", c.availability->text());
     }
-    const int index = static_cast<int>(&c - set.counters().data());
-    if (const std::string need = set.unknown_input(index, vars); !need.empty()) {
+    const auto index = static_cast<std::size_t>(&c - set.counters().data());
+    if (const std::string& need = unknown_inputs[index]; !need.empty()) {
       std::cout << fmt::format(
           "  {:<51} unavailable: reads {}, which only the device's query "
           "gives\n",
