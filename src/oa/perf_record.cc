@@ -19,59 +19,76 @@ std::string_view perf_record_type_name(PerfRecord::Type type) {
   return "unknown";
 }
 
-std::vector<PerfRecord> parse_perf_records(std::span<const std::uint8_t> bytes,
-                                           int report_size_bytes) {
+namespace {
+
+void check_report_size(int report_size_bytes) {
   if (report_size_bytes <= 0 || report_size_bytes % 8 != 0) {
     throw std::invalid_argument(fmt::format(
         "perf records: report size {} is not a positive multiple of 8", report_size_bytes));
   }
+}
+
+// The record's type from its header and its payload.
+PerfRecord typed_record(std::uint32_t type, std::span<const std::uint8_t> payload,
+                        int report_size_bytes, std::size_t offset) {
+  switch (type) {
+    case 1:
+      if (payload.size() != static_cast<std::size_t>(report_size_bytes)) {
+        throw std::invalid_argument(fmt::format(
+            "perf records: sample at offset {} carries {} bytes but the report format has {}; "
+            "pass the --format the stream was opened with",
+            offset, payload.size(), report_size_bytes));
+      }
+      return {PerfRecord::Type::kSample, payload};
+    case 2:
+      return {PerfRecord::Type::kReportLost, {}};
+    case 3:
+      return {PerfRecord::Type::kBufferLost, {}};
+    default:
+      throw std::invalid_argument(fmt::format(
+          "perf records: record at offset {} has unknown type {} (1 sample, 2 report lost, 3 "
+          "buffer lost)",
+          offset, type));
+  }
+}
+
+}  // namespace
+
+std::optional<FramedPerfRecord> parse_perf_record(std::span<const std::uint8_t> bytes,
+                                                  int report_size_bytes, std::size_t offset,
+                                                  bool more_follows) {
+  check_report_size(report_size_bytes);
+  if (bytes.size() < kPerfRecordHeaderBytes) {
+    if (more_follows) return std::nullopt;
+    throw std::invalid_argument(fmt::format(
+        "perf records: {} stray bytes at offset {} are too short for a record header; the "
+        "input is truncated or is not an i915 perf stream",
+        bytes.size(), offset));
+  }
+  std::uint32_t type = 0;
+  std::uint16_t size = 0;
+  std::memcpy(&type, bytes.data(), 4);
+  std::memcpy(&size, bytes.data() + 6, 2);
+  if (size < kPerfRecordHeaderBytes || size % 8 != 0 || (size > bytes.size() && !more_follows)) {
+    throw std::invalid_argument(fmt::format(
+        "perf records: record at offset {} has size {} ({} bytes remain); sizes are multiples "
+        "of 8 of at least 8 bytes within the input",
+        offset, size, bytes.size()));
+  }
+  if (size > bytes.size()) return std::nullopt;
+  const auto payload = bytes.subspan(kPerfRecordHeaderBytes, size - kPerfRecordHeaderBytes);
+  return FramedPerfRecord{typed_record(type, payload, report_size_bytes, offset), size};
+}
+
+std::vector<PerfRecord> parse_perf_records(std::span<const std::uint8_t> bytes,
+                                           int report_size_bytes) {
+  check_report_size(report_size_bytes);
   std::vector<PerfRecord> records;
   std::size_t offset = 0;
   while (offset < bytes.size()) {
-    if (bytes.size() - offset < kPerfRecordHeaderBytes) {
-      throw std::invalid_argument(fmt::format(
-          "perf records: {} stray bytes at offset {} are too short for a record header; the "
-          "input is truncated or is not an i915 perf stream",
-          bytes.size() - offset, offset));
-    }
-    std::uint32_t type = 0;
-    std::uint16_t size = 0;
-    std::memcpy(&type, bytes.data() + offset, 4);
-    std::memcpy(&size, bytes.data() + offset + 6, 2);
-    if (size < kPerfRecordHeaderBytes || size % 8 != 0 || size > bytes.size() - offset) {
-      throw std::invalid_argument(fmt::format(
-          "perf records: record at offset {} has size {} ({} bytes remain); sizes are multiples "
-          "of 8 of at least 8 bytes within the input",
-          offset, size, bytes.size() - offset));
-    }
-    PerfRecord rec;
-    const auto payload =
-        bytes.subspan(offset + kPerfRecordHeaderBytes, size - kPerfRecordHeaderBytes);
-    switch (type) {
-      case 1:
-        if (payload.size() != static_cast<std::size_t>(report_size_bytes)) {
-          throw std::invalid_argument(fmt::format(
-              "perf records: sample at offset {} carries {} bytes but the report format has {}; "
-              "pass the --format the stream was opened with",
-              offset, payload.size(), report_size_bytes));
-        }
-        rec.type = PerfRecord::Type::kSample;
-        rec.report = payload;
-        break;
-      case 2:
-        rec.type = PerfRecord::Type::kReportLost;
-        break;
-      case 3:
-        rec.type = PerfRecord::Type::kBufferLost;
-        break;
-      default:
-        throw std::invalid_argument(fmt::format(
-            "perf records: record at offset {} has unknown type {} (1 sample, 2 report lost, 3 "
-            "buffer lost)",
-            offset, type));
-    }
-    records.push_back(rec);
-    offset += size;
+    const auto framed = parse_perf_record(bytes.subspan(offset), report_size_bytes, offset, false);
+    records.push_back(framed->record);
+    offset += framed->size;
   }
   return records;
 }

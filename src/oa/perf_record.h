@@ -3,7 +3,9 @@
 // the hardware layer, `oaprof decode` and the fuzzer share one implementation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,18 @@ std::string_view perf_record_type_name(PerfRecord::Type type);
 // is not exactly one report; the message gives the byte offset of the bad record.
 std::vector<PerfRecord> parse_perf_records(std::span<const std::uint8_t> bytes,
                                            int report_size_bytes);
+
+struct FramedPerfRecord {
+  PerfRecord record;
+  std::size_t size = 0;  // bytes of the record, header included
+};
+
+// The record at the start of `bytes`, for readers that get a stream piece by piece: `offset` is
+// where `bytes` starts in the input (for messages). nullopt when `bytes` holds only the start of
+// the record and `more_follows`; else throws as parse_perf_records does.
+std::optional<FramedPerfRecord> parse_perf_record(std::span<const std::uint8_t> bytes,
+                                                  int report_size_bytes, std::size_t offset,
+                                                  bool more_follows);
 
 // Lays records out as i915 does; the inverse of parse_perf_records (tests, simulated streams).
 void append_perf_record(std::vector<std::uint8_t>& out, PerfRecord::Type type,

@@ -3,10 +3,11 @@
 // from any tool can be read with oaprof's formats and equations.
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,12 @@ struct DecodeOptions {
   std::string file;
 };
 
-std::vector<std::uint8_t> read_input(const std::string& path) {
+constexpr std::size_t kPieceBytes = 1u << 20;
+
+// The capture a MiB at a time, so that memory does not grow with the file: a hostile file of
+// millions of records costs what a short one does (docs/cli.md, decode).
+void read_pieces(const std::string& path,
+                 const std::function<void(std::span<const std::uint8_t>)>& piece) {
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(path, ec);
   if (ec) throw std::runtime_error(fmt::format("cannot read {}: {}", path, ec.message()));
@@ -53,7 +59,18 @@ std::vector<std::uint8_t> read_input(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(fmt::format("cannot open {}", path));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::vector<std::uint8_t> buffer(kPieceBytes);
+  std::uintmax_t total = 0;
+  while (in) {
+    in.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    total += n;
+    if (total > kMaxInputBytes) {  // it grew after the check
+      throw std::runtime_error(fmt::format("{} grew past 1 GiB while being read", path));
+    }
+    if (n > 0) piece(std::span<const std::uint8_t>(buffer.data(), n));
+  }
+  if (in.bad()) throw std::runtime_error(fmt::format("reading {} failed", path));
 }
 
 // A value a division by zero went into is empty (docs/metrics.md: IGT prints 0 there).
@@ -77,33 +94,66 @@ std::vector<std::string> csv_columns(const oa::FormatLayout& layout, const oa::M
   return columns;
 }
 
-void write_csv(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
-               const oa::FormatLayout& layout, const oa::MetricSet* set) {
-  const int a_end = layout.a_end();
-  out << report::csv_text_line(csv_columns(layout, set)) << '\n';
-  for (const oa::DecodedRow& r : rows) {
-    if (r.lost) {
-      out << fmt::format("{},{},{},{}\n", r.index,
-                         report::csv_text(oa::perf_record_type_name(r.lost_type)), r.begin_offset,
-                         r.end_offset);
-      continue;
-    }
-    std::string line = fmt::format(
-        "{},,{},{},{},{},{},{},{},{},{}", r.index, r.begin_offset, r.end_offset,
-        report::csv_text(oa::report_reason_names(r.end_reasons)), r.context_valid ? 1 : 0, r.ctx_id,
-        r.deltas.timestamp, r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
-        r.deltas.wraps_corrected, r.deltas.interval_too_long ? 1 : 0);
-    for (int i = layout.a_begin(); i < a_end; ++i) line += fmt::format(",{}", r.deltas.a[i]);
-    for (int i = 0; i < layout.b_count; ++i) line += fmt::format(",{}", r.deltas.b[i]);
-    for (int i = 0; i < layout.c_count; ++i) line += fmt::format(",{}", r.deltas.c[i]);
-    for (const oa::EquationValue& v : r.metrics) line += "," + value_text(v);
-    out << line << '\n';
+std::string csv_row(const oa::DecodedRow& r, const oa::FormatLayout& layout) {
+  if (r.lost) {
+    return fmt::format("{},{},{},{}", r.index,
+                       report::csv_text(oa::perf_record_type_name(r.lost_type)), r.begin_offset,
+                       r.end_offset);
   }
+  std::string line = fmt::format(
+      "{},,{},{},{},{},{},{},{},{},{}", r.index, r.begin_offset, r.end_offset,
+      report::csv_text(oa::report_reason_names(r.end_reasons)), r.context_valid ? 1 : 0, r.ctx_id,
+      r.deltas.timestamp, r.deltas.has_gpu_ticks ? fmt::format("{}", r.deltas.gpu_ticks) : "",
+      r.deltas.wraps_corrected, r.deltas.interval_too_long ? 1 : 0);
+  for (int i = layout.a_begin(); i < layout.a_end(); ++i) line += fmt::format(",{}", r.deltas.a[i]);
+  for (int i = 0; i < layout.b_count; ++i) line += fmt::format(",{}", r.deltas.b[i]);
+  for (int i = 0; i < layout.c_count; ++i) line += fmt::format(",{}", r.deltas.c[i]);
+  for (const oa::EquationValue& v : r.metrics) line += "," + value_text(v);
+  return line;
 }
 
-void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
-                const oa::FormatLayout& layout, const oa::MetricSet* set,
-                const oa::Platform& platform, const oa::DeviceFacts& facts) {
+nlohmann::json json_row(const oa::DecodedRow& r, const oa::FormatLayout& layout,
+                        const oa::MetricSet* set) {
+  nlohmann::json row{
+      {"row", r.index}, {"begin_offset", r.begin_offset}, {"end_offset", r.end_offset}};
+  if (r.lost) {
+    row["lost"] = oa::perf_record_type_name(r.lost_type);
+    return row;
+  }
+  row["reasons"] = oa::report_reason_names(r.end_reasons);
+  row["ctx_valid"] = r.context_valid;
+  row["ctx_id"] = r.ctx_id;
+  row["timestamp"] = r.deltas.timestamp;
+  if (r.deltas.has_gpu_ticks) row["gpu_ticks"] = r.deltas.gpu_ticks;
+  row["wraps_corrected"] = r.deltas.wraps_corrected;
+  row["interval_too_long"] = r.deltas.interval_too_long;
+  nlohmann::json raw;
+  for (int i = layout.a_begin(); i < layout.a_end(); ++i)
+    raw[fmt::format("A{}", i)] = r.deltas.a[i];
+  for (int i = 0; i < layout.b_count; ++i) raw[fmt::format("B{}", i)] = r.deltas.b[i];
+  for (int i = 0; i < layout.c_count; ++i) raw[fmt::format("C{}", i)] = r.deltas.c[i];
+  row["deltas"] = raw;
+  if (set != nullptr) {
+    nlohmann::json metrics;
+    for (std::size_t i = 0; i < r.metrics.size(); ++i) {
+      const oa::EquationValue& v = r.metrics[i];
+      nlohmann::json& value = metrics[set->counters()[i].symbol];
+      if (v.div_by_zero) {
+        value = nullptr;
+      } else if (v.is_float) {
+        value = v.f;
+      } else {
+        value = v.u;
+      }
+    }
+    row["metrics"] = metrics;
+  }
+  return row;
+}
+
+// The JSON document up to its rows: what the capture is and how it was read.
+nlohmann::json json_head(const oa::FormatLayout& layout, const oa::MetricSet* set,
+                         const oa::Platform& platform, const oa::DeviceFacts& facts) {
   nlohmann::json doc;
   doc["platform"] = platform.metrics_file;
   doc["topology_source"] = std::string(oa::topology_source_name(facts.topology_source));
@@ -119,47 +169,49 @@ void write_json(std::ostream& out, const std::vector<oa::DecodedRow>& rows,
     }
   }
   doc["counters"] = counters;
-  const int a_end = layout.a_end();
-  nlohmann::json out_rows = nlohmann::json::array();
-  for (const oa::DecodedRow& r : rows) {
-    nlohmann::json row{
-        {"row", r.index}, {"begin_offset", r.begin_offset}, {"end_offset", r.end_offset}};
-    if (r.lost) {
-      row["lost"] = oa::perf_record_type_name(r.lost_type);
-      out_rows.push_back(row);
-      continue;
-    }
-    row["reasons"] = oa::report_reason_names(r.end_reasons);
-    row["ctx_valid"] = r.context_valid;
-    row["ctx_id"] = r.ctx_id;
-    row["timestamp"] = r.deltas.timestamp;
-    if (r.deltas.has_gpu_ticks) row["gpu_ticks"] = r.deltas.gpu_ticks;
-    row["wraps_corrected"] = r.deltas.wraps_corrected;
-    row["interval_too_long"] = r.deltas.interval_too_long;
-    nlohmann::json raw;
-    for (int i = layout.a_begin(); i < a_end; ++i) raw[fmt::format("A{}", i)] = r.deltas.a[i];
-    for (int i = 0; i < layout.b_count; ++i) raw[fmt::format("B{}", i)] = r.deltas.b[i];
-    for (int i = 0; i < layout.c_count; ++i) raw[fmt::format("C{}", i)] = r.deltas.c[i];
-    row["deltas"] = raw;
-    if (set != nullptr) {
-      nlohmann::json metrics;
-      for (std::size_t i = 0; i < r.metrics.size(); ++i) {
-        const oa::EquationValue& v = r.metrics[i];
-        if (v.div_by_zero) {
-          metrics[set->counters()[i].symbol] = nullptr;
-        } else if (v.is_float) {
-          metrics[set->counters()[i].symbol] = v.f;
-        } else {
-          metrics[set->counters()[i].symbol] = v.u;
-        }
-      }
-      row["metrics"] = metrics;
-    }
-    out_rows.push_back(row);
-  }
-  doc["rows"] = out_rows;
-  out << report::json_text(doc, 2) << '\n';
+  return doc;
 }
+
+// Writes each row as it is decoded, never holding them all: the CSV header or the JSON
+// document's head first, the rows, then the document's end.
+class RowWriter {
+ public:
+  RowWriter(std::ostream& out, bool json, const oa::FormatLayout& layout, const oa::MetricSet* set)
+      : out_(out), json_(json), layout_(layout), set_(set) {}
+
+  void begin(const oa::Platform& platform, const oa::DeviceFacts& facts) {
+    if (!json_) {
+      out_ << report::csv_text_line(csv_columns(layout_, set_)) << '\n';
+      return;
+    }
+    std::string head = report::json_text(json_head(layout_, set_, platform, facts), 2);
+    head.resize(head.size() - 2);  // "\n}": the rows come last
+    out_ << head << ",\n  \"rows\": [";
+  }
+
+  void row(const oa::DecodedRow& r) {
+    if (!json_) {
+      out_ << csv_row(r, layout_) << '\n';
+      return;
+    }
+    // One row pretty-printed at the depth of the rows array (JSON strings hold no raw newline).
+    std::string text = report::json_text(json_row(r, layout_, set_), 2);
+    std::string indented;
+    for (char c : text) indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
+    out_ << (rows_++ == 0 ? "\n    " : ",\n    ") << indented;
+  }
+
+  void end() {
+    if (json_) out_ << (rows_ == 0 ? "]\n}\n" : "\n  ]\n}\n");
+  }
+
+ private:
+  std::ostream& out_;
+  bool json_;
+  const oa::FormatLayout& layout_;
+  const oa::MetricSet* set_;
+  std::size_t rows_ = 0;
+};
 
 // The set's report format (IGT's oa_format attribute) when it names one, checked against
 // --format when that is given too; else --format; else the platform's 256-byte format.
@@ -194,7 +246,6 @@ int run_decode(const DecodeOptions& opt) {
   oa::DeviceFacts facts;
   oa::ReportFormat format{};
   std::unique_ptr<oa::MetricSet> set;
-  std::vector<oa::StreamEntry> entries;
   // Bad options or input exit 2, an unreadable file 3: base::run_command says why.
   platform =
       opt.platform.empty() ? oa::simulated_platform() : oa::require_platform_by_name(opt.platform);
@@ -224,21 +275,23 @@ int run_decode(const DecodeOptions& opt) {
         session::load_metric_set(platform, symbol, opt.metrics_xml));
   }
   format = decode_format(opt, platform, set.get());
-  const std::vector<std::uint8_t> bytes = read_input(opt.file);
-  const oa::StreamKind kind = opt.input == "auto" ? oa::detect_stream_kind(bytes, format)
+  const oa::PieceSource input = [&opt](const auto& piece) { read_pieces(opt.file, piece); };
+  const oa::StreamKind kind = opt.input == "auto" ? oa::detect_stream_kind(input, format)
                                                   : oa::parse_stream_kind(opt.input);
-  entries = oa::read_report_stream(bytes, format, kind);
+  // A capture that does not decode is refused before anything is written: a first pass checks
+  // it whole (detection has checked perf records already).
+  if (opt.input != "auto" || kind == oa::StreamKind::kRawReports) {
+    oa::read_report_stream(input, format, kind, [](const oa::StreamEntry&) {});
+  }
+  const oa::FormatLayout& layout = oa::layout_of(format);
   oa::DecodeOptions options;
   options.gen = platform.gen;
   options.timestamp_hz = platform.timestamp_hz;
-  const oa::FormatLayout& format_layout = oa::layout_of(format);
   options.max_interval_ns =
       oa::max_safe_read_interval_ns(platform.max_freq_mhz, platform.eus, platform.timestamp_hz,
-                                    format_layout.header_bits() - format_layout.timestamp_shift);
+                                    layout.header_bits() - layout.timestamp_shift);
   options.metric_set = set.get();
   options.vars = oa::device_variables(platform, facts);
-  const auto rows = oa::decode_rows(entries, options);
-  const oa::FormatLayout& layout = oa::layout_of(format);
   std::ofstream file;
   std::ostream* out = &std::cout;
   if (opt.output != "-") {
@@ -249,11 +302,13 @@ int run_decode(const DecodeOptions& opt) {
     }
     out = &file;
   }
-  if (opt.json) {
-    write_json(*out, rows, layout, set.get(), platform, facts);
-  } else {
-    write_csv(*out, rows, layout, set.get());
-  }
+  RowWriter writer(*out, opt.json, layout, set.get());
+  writer.begin(platform, facts);
+  oa::RowDecoder decoder(options);
+  oa::read_report_stream(input, format, kind, [&](const oa::StreamEntry& entry) {
+    if (const auto row = decoder.next(entry)) writer.row(*row);
+  });
+  writer.end();
   out->flush();
   if (!*out) {
     std::cerr << fmt::format("oaprof decode: writing {} failed\n", opt.output);
