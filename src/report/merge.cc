@@ -11,6 +11,7 @@
 
 #include "report/csv.h"
 #include "report/json_text.h"
+#include "report/text_escape.h"
 
 namespace oaprof::report {
 namespace {
@@ -320,9 +321,10 @@ void write_kernels_table(std::ostream& out, const std::vector<KernelAcrossRuns>&
   out << fmt::format("{:<32} {:>9} {:>6} {:>14} {:>14} {:>14}\n", "kernel", "launches",
                      fmt::format("runs/{}", runs), "gpu_ms_min", "gpu_ms_median", "gpu_ms_max");
   for (const auto& k : kernels) {
-    out << fmt::format("{:<32} {:>9} {:>6} {:>14.3f} {:>14.3f} {:>14.3f}\n", k.kernel.substr(0, 32),
-                       k.launches, k.runs, k.gpu_ns_min / 1e6, k.gpu_ns_median / 1e6,
-                       k.gpu_ns_max / 1e6);
+    // The kernel's name came from a program through a file: its control bytes are shown.
+    out << fmt::format("{:<32} {:>9} {:>6} {:>14.3f} {:>14.3f} {:>14.3f}\n",
+                       visible_text(k.kernel.substr(0, 32)), k.launches, k.runs, k.gpu_ns_min / 1e6,
+                       k.gpu_ns_median / 1e6, k.gpu_ns_max / 1e6);
   }
 }
 

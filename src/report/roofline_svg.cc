@@ -391,33 +391,6 @@ RooflineLayout layout_of(const std::vector<Ceiling>& ceilings,
 
 }  // namespace
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string roofline_svg(const RooflineModel& m, const std::string& title) {
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg id=\"roofline\" "

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "report/roofline_model.h"
+#include "report/text_escape.h"  // xml_escape: every text placed in the SVG and HTML
 
 namespace oaprof::report {
 
@@ -24,8 +25,5 @@ struct RooflineLayout {
 RooflineLayout roofline_layout(const RooflineModel& m);
 std::string roofline_svg(const RooflineModel& m, const std::string& title);
 std::string html_report(const RooflineModel& m, const std::string& title);
-
-// For text placed in HTML or SVG.
-std::string xml_escape(const std::string& s);
 
 }  // namespace oaprof::report

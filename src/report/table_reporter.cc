@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "report/reporter.h"
+#include "report/text_escape.h"
 
 namespace oaprof::report {
 namespace {
@@ -105,8 +106,9 @@ class TableReporter final : public Reporter {
         }
         for (const auto& f : w.flags()) energy_flags_.insert(f);
       }
+      // The name is the program's: its control bytes shown, never sent to the terminal.
       std::string line = fmt::format(
-          "{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", name, a.launches,
+          "{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", visible_text(name), a.launches,
           fixed(median(a.kernel_ns) / 1e3, 1), fixed(median(a.gpu_ns) / 1e3, 1), fixed(freq, 0),
           fixed(ticks > 0 ? 100.0 * static_cast<double>(a.busy) / ticks : std::nan(""), 1));
       for (std::size_t i = 0; i < shares_.size(); ++i) {
@@ -120,7 +122,7 @@ class TableReporter final : public Reporter {
     for (const Share& share : shares_) {
       const auto& counter = info_.metrics->counters()[static_cast<std::size_t>(share.counter)];
       out_ << fmt::format("; {} is the set's {}, weighted by each launch's GPU clocks",
-                          share.header, counter.symbol);
+                          share.header, visible_text(counter.symbol));
     }
     out_ << ")\n";
     out_ << fmt::format(
