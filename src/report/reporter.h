@@ -18,8 +18,9 @@
 
 namespace oaprof::report {
 
-// Bumped whenever a JSON field changes meaning or disappears; adding fields keeps it.
-inline constexpr int kJsonSchemaVersion = 1;
+// Bumped whenever a JSON field changes meaning or disappears; adding fields keeps it. 2: rows
+// are lists of values named by the header's "columns" (1: rows are objects); readers take both.
+inline constexpr int kJsonSchemaVersion = 2;
 
 struct RunInfo {
   std::string oaprof_version;

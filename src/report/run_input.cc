@@ -1,49 +1,20 @@
 #include "report/run_input.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "report/run_bytes.h"
+#include "report/run_json_stream.h"
+
 namespace oaprof::report {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
   throw RunInputError(fmt::format("{}: {}", source, what));
-}
-
-// Nesting is checked before parsing so that no document can exhaust the stack or the heap
-// through depth alone.
-void check_nesting(std::string_view text, const std::string& source) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxRunNesting) {
-        fail(source, fmt::format("nested deeper than {} levels; not an oaprof or kernel_runner "
-                                 "JSON document",
-                                 kMaxRunNesting));
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
 }
 
 class Reader {
@@ -96,13 +67,9 @@ class Reader {
   std::string where_;
 };
 
-const json& array_of(const json& doc, const char* key, const std::string& source) {
+void require_array(const json& doc, const char* key, const std::string& source) {
   const auto it = doc.find(key);
   if (it == doc.end() || !it->is_array()) fail(source, fmt::format("\"{}\" must be an array", key));
-  if (it->size() > kMaxRunRows) {
-    fail(source, fmt::format("more than {} entries in \"{}\"", kMaxRunRows, key));
-  }
-  return *it;
 }
 
 int small_int(const Reader& r, const char* key, int max) {
@@ -114,9 +81,6 @@ int small_int(const Reader& r, const char* key, int max) {
 
 OaprofLaunch parse_launch(const json& row, const std::string& source, std::size_t i) {
   const std::string where = fmt::format("launch {}", i);
-  if (!row.is_object()) fail(source, where + " is not an object");
-  if (row.size() > kMaxRunFields)
-    fail(source, fmt::format("{} has more than {} fields", where, kMaxRunFields));
   const Reader r(row, source, where);
   OaprofLaunch l;
   l.kernel = r.text("kernel", true);
@@ -128,22 +92,18 @@ OaprofLaunch parse_launch(const json& row, const std::string& source, std::size_
   l.window_ns = r.number("window_ns");
   l.flags = r.text("flags");
   for (const auto& [key, value] : row.items()) {
-    if (!value.is_number()) continue;
+    if (!value.is_number() || !roofline_number(key)) continue;
     const double d = value.get<double>();
     if (std::isfinite(d)) l.numbers[key] = d;
   }
   return l;
 }
 
-OaprofRun parse_oaprof(const json& doc, const std::string& source) {
+// The run's metadata into `run`, whose launches were read as the document went by.
+void parse_oaprof(const json& doc, const std::string& source, OaprofRun& run) {
   const Reader r(doc, source, "the run");
-  const auto version = r.number("schema_version", true);
-  if (*version != 1) {
-    fail(source, fmt::format("schema_version {} is not one this oaprof reads (1); write it again "
-                             "with this oaprof's --json",
-                             *version));
-  }
-  OaprofRun run;
+  require_schema_version(doc, source);
+  require_array(doc, "launches", source);
   run.source = source;
   run.oaprof_version = r.text("oaprof_version");
   run.device = r.text("device", true);
@@ -163,80 +123,68 @@ OaprofRun parse_oaprof(const json& doc, const std::string& source) {
     const Reader tr(*t, source, "the run's topology");
     if (tr.find("subslices")) run.subslices = small_int(tr, "subslices", 4096);
   }
-  const json& launches = array_of(doc, "launches", source);
-  run.launches.reserve(launches.size());
-  for (std::size_t i = 0; i < launches.size(); ++i)
-    run.launches.push_back(parse_launch(launches[i], source, i));
-  return run;
 }
 
-RunnerRun parse_runner(const json& doc, const std::string& source) {
-  const Reader r(doc, source, "the document");
-  RunnerRun run;
-  run.source = source;
-  run.device = r.text("device", true);
-  const json& results = array_of(doc, "results", source);
-  for (std::size_t i = 0; i < results.size(); ++i) {
-    const std::string where = fmt::format("result {}", i);
-    if (!results[i].is_object()) fail(source, where + " is not an object");
-    const Reader rr(results[i], source, where);
-    RunnerResult res;
-    res.kernel = rr.text("kernel", true);
-    res.variant = rr.text("variant");
-    res.global = rr.number("global", true).value();
-    res.local = rr.number("local", true).value();
-    res.size_bytes = rr.number("size_bytes").value_or(0);
-    res.median_ns = rr.number("median_ns").value_or(0);
-    res.work = rr.number("work").value_or(0);
-    res.rate = rr.number("rate").value_or(0);
-    res.unit = rr.text("unit", true);
-    res.fills_hw_threads = rr.flag("fills_hw_threads");
-    run.results.push_back(std::move(res));
-  }
-  return run;
+RunnerResult parse_result(const json& row, const std::string& source, std::size_t i) {
+  const Reader rr(row, source, fmt::format("result {}", i));
+  RunnerResult res;
+  res.kernel = rr.text("kernel", true);
+  res.variant = rr.text("variant");
+  res.global = rr.number("global", true).value();
+  res.local = rr.number("local", true).value();
+  res.size_bytes = rr.number("size_bytes").value_or(0);
+  res.median_ns = rr.number("median_ns").value_or(0);
+  res.work = rr.number("work").value_or(0);
+  res.rate = rr.number("rate").value_or(0);
+  res.unit = rr.text("unit", true);
+  res.fills_hw_threads = rr.flag("fills_hw_threads");
+  return res;
 }
 
-}  // namespace
-
-RunInput parse_run_json(std::string_view text, const std::string& source) {
-  if (text.size() > kMaxRunInputBytes) {
-    fail(source,
-         fmt::format("larger than {} MiB; give the report fewer rows", kMaxRunInputBytes >> 20));
+// Each row becomes a launch or a result as it is read; the rest of the document is metadata.
+RunInput parse_run_bytes(RunBytes& bytes) {
+  const std::string& source = bytes.source();
+  OaprofRun run;
+  RunnerRun runner;
+  const json meta =
+      stream_run_json(bytes, [&](std::string_view array, const json& row, std::size_t i) {
+        if (array == "launches") {
+          run.launches.push_back(parse_launch(row, source, i));
+        } else {
+          runner.results.push_back(parse_result(row, source, i));
+        }
+      });
+  if (meta.contains("launches")) {
+    parse_oaprof(meta, source, run);
+    return run;
   }
-  check_nesting(text, source);
-  const json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    fail(source,
-         "is not valid JSON (a run still being written, or not a JSON file?); give the "
-         "file oaprof --json or kernel_runner --json wrote");
+  if (meta.contains("results")) {
+    require_array(meta, "results", source);
+    runner.source = source;
+    runner.device = Reader(meta, source, "the document").text("device", true);
+    return runner;
   }
-  if (!doc.is_object()) fail(source, "is not a JSON object");
-  if (doc.contains("launches")) return parse_oaprof(doc, source);
-  if (doc.contains("results")) return parse_runner(doc, source);
   fail(source,
        "is neither oaprof's JSON (--json: \"launches\") nor kernel_runner's (--json: "
        "\"results\")");
 }
 
-std::string read_run_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) throw RunInputError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  struct stat st {};
-  std::string text;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw RunInputError(fmt::format("{}: not a regular file; give oaprof's output file", path));
-  }
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxRunInputBytes) break;  // the parsers name the bound
-  }
-  ::close(fd);
-  return text;
+}  // namespace
+
+bool roofline_number(std::string_view column) {
+  return column == "GpuCoreClocks_cycles" || column == "Fpu0Active_percent" ||
+         column == "Fpu1Active_percent" || column == "ShaderMemoryAccesses_messages" ||
+         (column.starts_with("Gti") && column.ends_with("_bytes"));
+}
+
+RunInput parse_run_json(std::string_view text, const std::string& source) {
+  RunBytes bytes(text, source);
+  return parse_run_bytes(bytes);
+}
+
+RunInput read_run_input(const std::string& path) {
+  RunBytes bytes = RunBytes::open_file(path);
+  return parse_run_bytes(bytes);
 }
 
 }  // namespace oaprof::report

@@ -1,6 +1,8 @@
 // The inputs of `oaprof report`: JSON documents written by `oaprof --json` and by
-// `kernel_runner --json`. They come from the user and are untrusted: parse_run_json validates a
-// document once, against bounds, and hands back plain values the report code trusts.
+// `kernel_runner --json`. They come from the user and are untrusted: a document is read as a
+// stream of rows, validated once against bounds, and handed back as plain values the report code
+// trusts; a row keeps only the figures the report draws, so memory follows the report, not the
+// file.
 #pragma once
 
 #include <cstddef>
@@ -22,12 +24,18 @@ class RunInputError : public std::runtime_error {
 
 inline constexpr std::size_t kMaxRunInputBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kMaxRunRows = 1'000'000;
-inline constexpr std::size_t kMaxRunFields = 1024;  // per row
-inline constexpr std::size_t kMaxRunText = 4096;    // per string
+inline constexpr std::size_t kMaxRunFields = 1024;      // per row
+inline constexpr std::size_t kMaxRunRowValues = 4096;   // per JSON row, nested values included
+inline constexpr std::size_t kMaxRunMetaValues = 4096;  // in a JSON document outside its rows
+inline constexpr std::size_t kMaxRunText = 4096;        // per string
 inline constexpr int kMaxRunNesting = 32;
 
-// One row of oaprof's JSON: the fields the report reads by name, and every numeric field (raw
-// counters and the metric set's derived figures, by column name).
+// Whether the roofline reads this numeric column of a launch (roofline_model.cc: FPU activity
+// and clocks for FLOPs, GTI bytes or shader messages for bytes); a launch keeps only these.
+bool roofline_number(std::string_view column);
+
+// One row of oaprof's JSON: the fields the report reads by name, and the numeric fields the
+// roofline reads (roofline_number), by column name.
 struct OaprofLaunch {
   std::string kernel;
   std::string global_size;
@@ -82,11 +90,12 @@ struct RunnerRun {
 
 using RunInput = std::variant<OaprofRun, RunnerRun>;
 
-// Throws RunInputError naming `source` and the offending field.
+// Reads schema_version 1 (rows as objects) and 2 (a "columns" list and rows as lists of
+// values). Throws RunInputError naming `source` and the offending row and field.
 RunInput parse_run_json(std::string_view text, const std::string& source);
 
-// The whole of a regular file at `path`, at most a little past kMaxRunInputBytes (the parsers
-// name the bound); throws RunInputError saying why not (missing, a FIFO or device, unreadable).
-std::string read_run_file(const std::string& path);
+// The same from the regular file at `path`, read a chunk at a time, at most kMaxRunInputBytes;
+// throws RunInputError saying why not (missing, a FIFO or device, unreadable, invalid).
+RunInput read_run_input(const std::string& path);
 
 }  // namespace oaprof::report

@@ -2,9 +2,13 @@
 // per-kernel figures across runs.
 #include "report/merge.h"
 
+#include <unistd.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -49,6 +53,58 @@ TEST(MergeInputTest, HostileAndTruncatedInputsAreRefusedWithTheFileNamed) {
   EXPECT_THAT(refusal(wide + "\n"), HasSubstr("more than 1024 cells"));
   EXPECT_THAT(refusal("{\"launches\": [}"), HasSubstr("in.csv"));
   EXPECT_THAT(refusal(R"({"device":"d","results":[]})"), HasSubstr("kernel_runner"));
+}
+
+// A row of separators alone, or one without its kernel, is no launch: refused with its line
+// (issue 29, item 7), not kept at the cost of a row each.
+TEST(MergeInputTest, RowsOfOnlySeparatorsOrWithoutAKernelAreRefusedWithTheirLine) {
+  EXPECT_THAT(refusal(kHeader + "0,k,1,h,0,\n,,,,,\n,,,,,\n"),
+              HasSubstr("in.csv: line 3: row 2 is empty (only separators)"));
+  EXPECT_THAT(refusal(kHeader + "0,,1,h,0,\n"), HasSubstr("line 2: row 1 has no kernel"));
+  EXPECT_THAT(refusal(R"({"schema_version":1,"launches":[{"kernel":null,"gpu_time_ns":null,
+                          "host":null,"rank":null}]})"),
+              HasSubstr("launch 0 is empty (only separators)"));
+  EXPECT_THAT(refusal(R"({"schema_version":1,"launches":[{}]})"), HasSubstr("launch 0 is empty"));
+}
+
+// oaprof's JSON before issue 29 (rows as objects) and after (a "columns" list, rows of values):
+// both give the same table.
+TEST(MergeInputTest, ReadsJsonOfBothSchemas) {
+  const RunTable v1 = parse_run_table(
+      R"({"schema_version":1,"metric_set":"S","launches":[
+          {"kernel":"k","gpu_time_ns":10.5,"host":"n","rank":"0","energy":{"measured":false}}]})",
+      "v1.json");
+  const RunTable v2 = parse_run_table(
+      R"({"schema_version":2,"metric_set":"S","columns":["kernel","gpu_time_ns","host","rank","energy"],
+          "launches":[["k",10.5,"n","0",{"measured":false}]]})",
+      "v2.json");
+  EXPECT_EQ(v1.columns, v2.columns);
+  EXPECT_EQ(v1.rows, v2.rows);
+  EXPECT_EQ(v2.metric_set, "S");
+  EXPECT_EQ(v2.rows[0][1], "10.5");
+  EXPECT_EQ(v2.rows[0][4], R"({"measured":false})");
+}
+
+// A file is read a chunk (64 KiB) at a time: a doubled quote and a CRLF that straddle a chunk's
+// end read as they do in one piece.
+TEST(MergeInputTest, ReadsAFileAcrossItsChunks) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("merge-chunks-" + std::to_string(::getpid()) + ".csv");
+  std::string text = kHeader;
+  std::size_t rows = 0;
+  while (text.size() < (std::size_t{1} << 16) - 40) {
+    text += "0,k,1,h,0,x\r\n";
+    ++rows;
+  }
+  text += "0,k,1,h,0,\"" + std::string((std::size_t{1} << 16) - text.size() - 1, 'a') +
+          "\"\"b\"\r\n";  // the doubled quote's first half is the chunk's last byte
+  ++rows;
+  std::ofstream(path, std::ios::binary) << text;
+  const RunTable t = read_run_table(path.string());
+  std::filesystem::remove(path);
+  ASSERT_EQ(t.rows.size(), rows);
+  EXPECT_EQ(t.rows[0][5], "x");
+  EXPECT_TRUE(t.rows[rows - 1][5].ends_with("a\"b"));
 }
 
 TEST(MergeTest, RowsOfEveryRunAndEachKernelsSpreadAcrossThem) {

@@ -83,5 +83,47 @@ TEST(RunInputTest, BracketsInsideStringsAreNotNesting) {
   EXPECT_NO_THROW(parse_run_json(deep, "in.json"));
 }
 
+// Schema 2 (oaprof --json since issue 29): the header names the columns once, a row is its
+// values. It reads as schema 1 does; a launch keeps only the figures the roofline draws.
+TEST(RunInputTest, ReadsRowsOfValuesNamedByTheColumns) {
+  const auto run = std::get<OaprofRun>(parse_run_json(
+      R"({"schema_version":2,"device":"simulated","eus":24,
+          "columns":["kernel","kernel_ns","local_size","flags","GpuCoreClocks_cycles","A0","energy"],
+          "launches":[["k",1000,null,"a;b",1150,7,{"measured":false}],
+                      ["k2",2000,"64",null,1,8,{}]]})",
+      "v2.json"));
+  ASSERT_EQ(run.launches.size(), 2u);
+  EXPECT_EQ(run.launches[0].kernel, "k");
+  EXPECT_EQ(run.launches[0].kernel_ns, 1000);
+  EXPECT_EQ(run.launches[0].flags, "a;b");
+  EXPECT_EQ(run.launches[0].numbers.at("GpuCoreClocks_cycles"), 1150);
+  EXPECT_FALSE(run.launches[0].numbers.contains("A0"));  // the roofline does not read it
+  EXPECT_EQ(run.launches[1].local_size, "64");
+}
+
+// Rows that are no launch, or hold more than a launch can, are refused where they stand (issue
+// 29, item 7): nothing of them is kept, and the message names the row.
+TEST(RunInputTest, RefusesEmptyAndOversizedRowsWhereTheyStand) {
+  const std::string head = R"({"schema_version":2,"device":"d",)";
+  EXPECT_THAT(error_of(head + R"("launches":[{},{}]})"),
+              HasSubstr("in.json: launch 0 is empty ({})"));
+  EXPECT_THAT(error_of(head + R"("columns":["kernel"],"launches":[["k"],[]]})"),
+              HasSubstr("launch 1 is empty ([])"));
+  EXPECT_THAT(error_of(head + R"("launches":[["k"]]})"), HasSubstr("no \"columns\""));
+  EXPECT_THAT(error_of(head + R"("columns":["kernel","x"],"launches":[["k"]]})"),
+              HasSubstr("launch 0 has 1 values, \"columns\" names 2"));
+  EXPECT_THAT(error_of(head + R"("columns":["k","k"],"launches":[]})"), HasSubstr("twice"));
+  EXPECT_THAT(error_of(head + R"("launches":[5]})"), HasSubstr("launch 0 is not an object"));
+  std::string many = "0";
+  for (std::size_t i = 0; i < kMaxRunRowValues; ++i) many += ",0";
+  EXPECT_THAT(error_of(head + R"("launches":[{"kernel":"k","x":[)" + many + "]}]}"),
+              HasSubstr("launch 0 holds more than 4096 values"));
+  EXPECT_THAT(error_of(head + R"("command":[)" + many + R"(],"launches":[]})"),
+              HasSubstr("more than 4096 values outside"));
+  EXPECT_THAT(error_of(head + R"("launches":[{"kernel":")" + std::string(30000, 'k') + "\"}]}"),
+              HasSubstr("a string longer than 4096"));
+  EXPECT_THAT(error_of(R"({"device":"d","results":[{}]})"), HasSubstr("result 0 is empty"));
+}
+
 }  // namespace
 }  // namespace oaprof::report

@@ -39,9 +39,9 @@ int run_merge(const MergeOptions& opt) {
       if (path == opt.output) {
         throw report::RunInputError(path + " is both an input and the output");
       }
-      tables.push_back(report::parse_run_table(report::read_run_file(path), path));
+      tables.push_back(report::read_run_table(path));
     }
-    merged = report::merge_runs(tables);
+    merged = report::merge_runs(std::move(tables));
   } catch (const report::RunInputError& e) {
     std::cerr << "oaprof merge: " << e.what() << "\n";
     return base::kExitUsage;

@@ -78,8 +78,7 @@ int run_report(const ReportOptions& opt) {
   }
   std::vector<report::RunInput> inputs;
   try {
-    for (const std::string& path : opt.inputs)
-      inputs.push_back(report::parse_run_json(report::read_run_file(path), path));
+    for (const std::string& path : opt.inputs) inputs.push_back(report::read_run_input(path));
   } catch (const report::RunInputError& e) {
     std::cerr << "oaprof report: " << e.what() << "\n";
     return base::kExitUsage;
