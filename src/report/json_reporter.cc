@@ -1,10 +1,18 @@
-// JSON: one document with the run's metadata and the same rows as the CSV. In a file it is kept
+// JSON: one document with the run's metadata and the same rows as the CSV. A run may hold
+// hundreds of thousands of launches, so a row is written compact (schema_version 2): the header's
+// "columns" names each value once, and a row is the list of its values in that order (null: not
+// measured); doubles carry nine significant digits; the row's energy object (its last column)
+// leaves out what says nothing (nulls, empty lists, iGPU formulas without a figure). Readers take
+// version 1 too, whose rows are objects. In a file it is kept
 // valid on disk at every flush: each row is written over the document's closing brackets, which
 // are then written again, so a crash of the profiled program leaves a complete document. A pipe,
 // FIFO or terminal cannot be written over: there the rows follow one another and the closing
 // brackets come once, at the end, so the reader gets one valid document.
+#include <cmath>
+#include <cstdlib>
 #include <ostream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "report/field_json.h"
@@ -17,7 +25,44 @@ namespace {
 
 using nlohmann::json;
 
-json value(const Field& f) { return field_json(f); }
+// Nine significant digits: finer than any counter, clock or energy reading here resolves, and
+// about half the text of the shortest exact form.
+json value(const Field& f) {
+  const auto* d = std::get_if<double>(&f.value);
+  if (d == nullptr || !std::isfinite(*d)) return field_json(f);
+  return std::strtod(fmt::format("{:.9g}", *d).c_str(), nullptr);
+}
+
+// Nulls and empty objects or lists out of an object, at every depth: a missing field reads as
+// null.
+void drop_empty(json& j) {
+  if (!j.is_object()) {
+    if (j.is_array()) {
+      for (auto& v : j) drop_empty(v);
+    }
+    return;
+  }
+  for (auto it = j.begin(); it != j.end();) {
+    drop_empty(*it);
+    const bool empty = it->is_null() || (it->is_structured() && it->empty());
+    it = empty ? j.erase(it) : std::next(it);
+  }
+}
+
+// The row's energy window as power::to_json writes it, less what says nothing: an iGPU formula
+// without its power (a window not measured has four), nulls and empties.
+json compact_energy(json energy) {
+  for (const char* key : {"igpu", "igpu_dynamic"}) {
+    if (!energy.contains(key)) continue;
+    json kept = json::array();
+    for (const auto& formula : energy[key]) {
+      if (formula.contains("power_w") && !formula["power_w"].is_null()) kept.push_back(formula);
+    }
+    energy[key] = std::move(kept);
+  }
+  drop_empty(energy);
+  return energy;
+}
 
 constexpr const char* kTail = "\n]}\n";
 
@@ -60,6 +105,9 @@ class JsonReporter final : public Reporter {
         {"host", info.host},
         {"rank", info.rank.empty() ? json(nullptr) : json(info.rank)}};
     if (info.facts) add_facts(meta, *info.facts);
+    json columns = launch_field_names(info);
+    columns.push_back("energy");
+    meta["columns"] = std::move(columns);
     std::string head = json_text(meta, 1);
     head.pop_back();  // reopen the object to append the launches array
     out_ << head << ",\n \"launches\": [";
@@ -70,9 +118,9 @@ class JsonReporter final : public Reporter {
   }
 
   void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
-    json row = json::object();
-    for (const auto& f : launch_fields(r, energy, info_)) row[f.name] = value(f);
-    row["energy"] = power::to_json(energy.window);  // every figure, each labelled
+    json row = json::array();
+    for (const auto& f : launch_fields(r, energy, info_)) row.push_back(value(f));
+    row.push_back(compact_energy(power::to_json(energy.window)));  // each figure labelled
     if (seekable()) out_.seekp(tail_pos_);
     out_ << (rows_++ ? ",\n  " : "\n  ") << json_text(row);
     if (seekable()) {
