@@ -2,12 +2,15 @@
 // hundreds of thousands of launches, so a row is written compact (schema_version 2): the header's
 // "columns" names each value once, and a row is the list of its values in that order (null: not
 // measured); doubles carry nine significant digits; the row's energy object (its last column)
-// leaves out what says nothing (nulls, empty lists, iGPU formulas without a figure). Readers take
-// version 1 too, whose rows are objects. In a file it is kept
-// valid on disk at every flush: each row is written over the document's closing brackets, which
-// are then written again, so a crash of the profiled program leaves a complete document. A pipe,
-// FIFO or terminal cannot be written over: there the rows follow one another and the closing
-// brackets come once, at the end, so the reader gets one valid document.
+// leaves out what says nothing (null fields, iGPU formulas of a window not measured). Readers
+// take version 1 too, whose rows are objects.
+//
+// In a file the document is kept valid on disk at every flush: each row is written over the
+// document's closing brackets, which are then written again, so a crash of the profiled program
+// leaves a complete document. A pipe, FIFO or terminal cannot be written over: there the rows
+// follow one another and the closing brackets come once, at the end, so the reader gets one
+// valid document.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <ostream>
@@ -33,34 +36,22 @@ json value(const Field& f) {
   return std::strtod(fmt::format("{:.9g}", *d).c_str(), nullptr);
 }
 
-// Nulls and empty objects or lists out of an object, at every depth: a missing field reads as
-// null.
-void drop_empty(json& j) {
-  if (!j.is_object()) {
-    if (j.is_array()) {
-      for (auto& v : j) drop_empty(v);
-    }
-    return;
-  }
-  for (auto it = j.begin(); it != j.end();) {
-    drop_empty(*it);
-    const bool empty = it->is_null() || (it->is_structured() && it->empty());
-    it = empty ? j.erase(it) : std::next(it);
-  }
-}
-
-// The row's energy window as power::to_json writes it, less what says nothing: an iGPU formula
-// without its power (a window not measured has four), nulls and empties.
+// The row's energy window as power::to_json writes it, less what says nothing: its null and
+// empty fields, and the iGPU formulas when not one of them has a figure (a window not measured has
+// four, all null). A measured window keeps every formula, null where a plane it needs is missing.
 json compact_energy(json energy) {
   for (const char* key : {"igpu", "igpu_dynamic"}) {
-    if (!energy.contains(key)) continue;
-    json kept = json::array();
-    for (const auto& formula : energy[key]) {
-      if (formula.contains("power_w") && !formula["power_w"].is_null()) kept.push_back(formula);
-    }
-    energy[key] = std::move(kept);
+    const auto it = energy.find(key);
+    if (it == energy.end() || !it->is_array()) continue;
+    const bool any = std::any_of(it->begin(), it->end(), [](const json& formula) {
+      return formula.contains("power_w") && !formula["power_w"].is_null();
+    });
+    if (!any) energy.erase(it);
   }
-  drop_empty(energy);
+  for (auto it = energy.begin(); it != energy.end();) {
+    const bool empty = it->is_null() || (it->is_structured() && it->empty());
+    it = empty ? energy.erase(it) : std::next(it);
+  }
   return energy;
 }
 

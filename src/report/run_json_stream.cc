@@ -126,7 +126,10 @@ class RowStream {
     if (e == Event::key) {
       key_ = parsed.get<std::string>();
     } else if (e == Event::array_start && (key_ == "launches" || key_ == "results")) {
-      if (!array_.empty()) fail(source_, "has both \"launches\" and \"results\"");
+      if (!array_.empty()) {
+        fail(source_,
+             fmt::format("has a second array of rows (\"{}\" after \"{}\")", key_, array_));
+      }
       array_ = rows_ = key_;
     } else if (e == Event::array_end && !rows_.empty()) {
       rows_.clear();
