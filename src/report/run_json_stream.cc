@@ -22,9 +22,11 @@ using Event = ordered_json::parse_event_t;
 
 // A string's bytes as written may be six times its text (\u00e9 for one byte).
 constexpr std::size_t kMaxRunTextWritten = 6 * kMaxRunText + 2;
+// A number as oaprof writes one takes at most 24 characters (-1.23456789012345678e-308).
+constexpr std::size_t kMaxRunLiteral = 64;
 
-// Nesting and string lengths, checked on each chunk before the parser reads it, so that no
-// document can exhaust the stack or the heap through depth or one long string.
+// Nesting and the lengths of strings and numbers, checked on each chunk before the parser reads
+// it, so that no document can exhaust the stack or the heap through depth or one long token.
 class BoundsScanner {
  public:
   explicit BoundsScanner(const std::string& source) : source_(source) {}
@@ -46,22 +48,37 @@ class BoundsScanner {
         }
       } else if (c == '"') {
         in_string_ = true;
-        string_bytes_ = 0;
-      } else if (c == '[' || c == '{') {
-        if (++depth_ > kMaxRunNesting) {
-          fail(source_, fmt::format("nested deeper than {} levels; not an oaprof or kernel_runner "
-                                    "JSON document",
-                                    kMaxRunNesting));
-        }
-      } else if (c == ']' || c == '}') {
-        --depth_;
+        string_bytes_ = literal_bytes_ = 0;
+      } else if (!literal_byte(c)) {
+        literal_bytes_ = 0;
+        structure(c);
+      } else if (++literal_bytes_ > kMaxRunLiteral) {
+        fail(source_, fmt::format("byte {}: a number or literal longer than {} characters", offset_,
+                                  kMaxRunLiteral));
       }
     }
   }
 
  private:
+  // A byte of a number, true, false or null: what is neither structure, white space nor a quote.
+  static bool literal_byte(char c) {
+    return c != '[' && c != ']' && c != '{' && c != '}' && c != ',' && c != ':' && c != ' ' &&
+           c != '\n' && c != '\r' && c != '\t';
+  }
+  void structure(char c) {
+    if (c == '[' || c == '{') {
+      if (++depth_ > kMaxRunNesting) {
+        fail(source_, fmt::format("nested deeper than {} levels; not an oaprof or kernel_runner "
+                                  "JSON document",
+                                  kMaxRunNesting));
+      }
+    } else if (c == ']' || c == '}') {
+      --depth_;
+    }
+  }
+
   const std::string& source_;
-  std::size_t offset_ = 0, string_bytes_ = 0;
+  std::size_t offset_ = 0, string_bytes_ = 0, literal_bytes_ = 0;
   int depth_ = 0;
   bool in_string_ = false, escaped_ = false;
 };
@@ -234,6 +251,8 @@ ordered_json stream_run_json(RunBytes& bytes, const RunRowVisitor& on_row) {
          fmt::format("is not valid JSON at byte {} (a run still being written, or not a JSON "
                      "file?); give the file oaprof --json or kernel_runner --json wrote",
                      e.byte));
+  } catch (const ordered_json::out_of_range&) {
+    fail(bytes.source(), "holds a number out of range (1e400?): not written by oaprof");
   }
 }
 

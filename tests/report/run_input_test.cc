@@ -123,6 +123,11 @@ TEST(RunInputTest, RefusesEmptyAndOversizedRowsWhereTheyStand) {
   EXPECT_THAT(error_of(head + R"("launches":[{"kernel":")" + std::string(30000, 'k') + "\"}]}"),
               HasSubstr("a string longer than 4096"));
   EXPECT_THAT(error_of(R"({"device":"d","results":[{}]})"), HasSubstr("result 0 is empty"));
+  EXPECT_THAT(error_of(head + R"("launches":[{"kernel":"k","x":)" + std::string(100, '7') + "}]}"),
+              HasSubstr("a number or literal longer than 64"));
+  // Found by run_input_fuzz: nlohmann throws out_of_range, not parse_error, for this.
+  EXPECT_THAT(error_of(head + R"("launches":[{"kernel":"k","x":7e7777}]})"),
+              HasSubstr("a number out of range"));
 }
 
 }  // namespace
