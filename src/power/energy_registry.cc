@@ -53,7 +53,9 @@ std::unique_ptr<EnergySource> open_backend(std::string_view name, const EnergyRo
         roots.perf_pmu_dir(),
         roots.perf_syscalls ? roots.perf_syscalls() : make_perf_event_syscalls());
   }
-  if (name == "msr") return std::make_unique<MsrSource>(roots.dev_cpu_dir(), roots.cpu_dir());
+  if (name == "msr") {
+    return std::make_unique<MsrSource>(roots.dev_cpu_dir(), roots.cpu_dir(), roots.cpuinfo());
+  }
   if (name == "papi") return make_papi_source(roots.powercap_dir());
   if (name == "sim") return std::make_unique<SimEnergySource>(roots.sim_dir);
   return nullptr;  // none

@@ -19,6 +19,8 @@ namespace oaprof::power {
 struct EnergyRoots {
   std::filesystem::path sysfs = "/sys";
   std::filesystem::path dev = "/dev";
+  // Where procfs is: the msr backend reads the CPU model from its cpuinfo.
+  std::filesystem::path proc = "/proc";
   // Where the sim backend keeps its powercap tree; empty: a private temporary directory.
   std::filesystem::path sim_dir;
   // The perf_event_open seam; empty: the real system calls.
@@ -33,6 +35,7 @@ struct EnergyRoots {
   }
   std::filesystem::path cpu_dir() const { return sysfs / "devices" / "system" / "cpu"; }
   std::filesystem::path dev_cpu_dir() const { return dev / "cpu"; }
+  std::filesystem::path cpuinfo() const { return proc / "cpuinfo"; }
   std::filesystem::path gpu_device_dir() const {
     return sysfs / "bus" / "pci" / "devices" / gpu_pci_address;
   }

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -38,12 +37,28 @@ std::optional<std::uint64_t> read_msr(int fd, std::uint32_t msr, int* err) {
   return v;
 }
 
-}  // namespace
-
-double msr_energy_unit_uj(std::uint64_t power_unit_msr) {
-  const unsigned esu = static_cast<unsigned>((power_unit_msr >> 8) & 0x1f);
-  return 1e6 / std::ldexp(1.0, static_cast<int>(esu));
+int open_msr_device(const fs::path& dev) {
+  const int fd = ::open(dev.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) return fd;
+  const int err = errno;
+  throw std::runtime_error(fmt::format(
+      "msr: cannot open {}: {} ({})", dev.string(), std::strerror(err),
+      err == ENOENT ? "load the msr module: sudo modprobe msr"
+                    : "reading MSRs needs root (CAP_SYS_RAWIO): run oaprof with sudo or "
+                      "through oaprofd"));
 }
+
+std::uint64_t read_power_unit(int fd, const fs::path& dev) {
+  int err = 0;
+  const auto unit = read_msr(fd, kMsrRaplPowerUnit, &err);
+  if (unit) return *unit;
+  throw std::runtime_error(fmt::format(
+      "msr: reading MSR_RAPL_POWER_UNIT (0x606) from {} failed: {} (this CPU has no RAPL; "
+      "a virtual machine or a non-Intel part)",
+      dev.string(), std::strerror(err)));
+}
+
+}  // namespace
 
 std::vector<int> first_cpu_of_each_package(const fs::path& cpu_dir) {
   std::map<std::uint64_t, int> first;
@@ -70,34 +85,20 @@ std::vector<int> first_cpu_of_each_package(const fs::path& cpu_dir) {
   return cpus;
 }
 
-MsrSource::MsrSource(const fs::path& dev_cpu_dir, const fs::path& cpu_dir) {
+MsrSource::MsrSource(const fs::path& dev_cpu_dir, const fs::path& cpu_dir,
+                     const fs::path& cpuinfo) {
   try {
+    bool model_known = false;
     for (int cpu : first_cpu_of_each_package(cpu_dir)) {
       const fs::path dev = dev_cpu_dir / std::to_string(cpu) / "msr";
-      const int fd = ::open(dev.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        const int err = errno;
-        throw std::runtime_error(fmt::format(
-            "msr: cannot open {}: {} ({})", dev.string(), std::strerror(err),
-            err == ENOENT ? "load the msr module: sudo modprobe msr"
-                          : "reading MSRs needs root (CAP_SYS_RAWIO): run oaprof with sudo or "
-                            "through oaprofd"));
-      }
+      const int fd = open_msr_device(dev);
       fds_.push_back(fd);
-      int err = 0;
-      const auto unit = read_msr(fd, kMsrRaplPowerUnit, &err);
-      if (!unit) {
-        throw std::runtime_error(fmt::format(
-            "msr: reading MSR_RAPL_POWER_UNIT (0x606) from {} failed: {} (this CPU has no RAPL; "
-            "a virtual machine or a non-Intel part)",
-            dev.string(), std::strerror(err)));
-      }
-      for (const auto& p : kPlanes) {
-        const auto raw = read_msr(fd, p.msr, &err);
-        if (!raw) continue;  // the part has no such plane
-        planes_.push_back(Plane{fd, p.msr, p.domain, msr_energy_unit_uj(*unit),
-                                static_cast<std::uint32_t>(*raw)});
-      }
+      const std::uint64_t unit = read_power_unit(fd, dev);
+      // Asked once the MSRs answer, so that a machine without them hears about the msr module
+      // first; every package of a machine is the same model.
+      if (!model_known) energy_unit_ = rapl_energy_unit_of(read_cpu_model(cpuinfo));
+      model_known = true;
+      add_planes(fd, rapl_energy_unit_uj(unit, energy_unit_));
     }
   } catch (...) {
     for (int fd : fds_) ::close(fd);
@@ -106,6 +107,15 @@ MsrSource::MsrSource(const fs::path& dev_cpu_dir, const fs::path& cpu_dir) {
   if (planes_.empty()) {
     for (int fd : fds_) ::close(fd);
     throw std::runtime_error("msr: no RAPL energy status register answered; use --energy powercap");
+  }
+}
+
+void MsrSource::add_planes(int fd, double unit_uj) {
+  for (const auto& p : kPlanes) {
+    int err = 0;
+    const auto raw = read_msr(fd, p.msr, &err);
+    if (!raw) continue;  // the part has no such plane
+    planes_.push_back(Plane{fd, p.msr, p.domain, unit_uj, static_cast<std::uint32_t>(*raw)});
   }
 }
 

@@ -1,7 +1,8 @@
 // RAPL through the model-specific registers (/dev/cpu/N/msr, the msr module): the energy unit from
-// MSR_RAPL_POWER_UNIT, the PKG/PP0/PP1/DRAM/PSYS status registers of one CPU of each package,
-// 32-bit counters unwrapped into 64 bits. The /dev and sysfs roots are parameters, so tests use
-// sparse regular files with the register values at their offsets.
+// MSR_RAPL_POWER_UNIT, read by the CPU model's rule (rapl_unit.h), the PKG/PP0/PP1/DRAM/PSYS
+// status registers of one CPU of each package, 32-bit counters unwrapped into 64 bits. The /dev,
+// sysfs and proc roots are parameters, so tests use sparse regular files with the register values
+// at their offsets and a cpuinfo of the part they play.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "power/energy_source.h"
+#include "power/rapl_unit.h"
 
 namespace oaprof::power {
 
@@ -19,19 +21,18 @@ inline constexpr std::uint32_t kMsrPp0EnergyStatus = 0x639;
 inline constexpr std::uint32_t kMsrPp1EnergyStatus = 0x641;
 inline constexpr std::uint32_t kMsrPlatformEnergyStatus = 0x64D;
 
-// Microjoules per count from MSR_RAPL_POWER_UNIT: 1/2^ESU J, ESU in bits 12:8.
-double msr_energy_unit_uj(std::uint64_t power_unit_msr);
-
 // The lowest-numbered CPU of each physical package, from
 // <cpu_dir>/cpuN/topology/physical_package_id (cpu_dir normally /sys/devices/system/cpu).
 std::vector<int> first_cpu_of_each_package(const std::filesystem::path& cpu_dir);
 
 class MsrSource final : public EnergySource {
  public:
-  // `dev_cpu_dir` normally /dev/cpu, `cpu_dir` normally /sys/devices/system/cpu. Throws
-  // std::runtime_error when the msr device is absent or unreadable (with the fix) or no RAPL
-  // register answers.
-  MsrSource(const std::filesystem::path& dev_cpu_dir, const std::filesystem::path& cpu_dir);
+  // `dev_cpu_dir` normally /dev/cpu, `cpu_dir` normally /sys/devices/system/cpu, `cpuinfo`
+  // normally /proc/cpuinfo (the CPU model decides what the energy unit means). Throws
+  // std::runtime_error when the msr device is absent or unreadable (with the fix), the CPU model
+  // cannot be read or no RAPL register answers.
+  MsrSource(const std::filesystem::path& dev_cpu_dir, const std::filesystem::path& cpu_dir,
+            const std::filesystem::path& cpuinfo);
   ~MsrSource() override;
   MsrSource(const MsrSource&) = delete;
   MsrSource& operator=(const MsrSource&) = delete;
@@ -40,8 +41,12 @@ class MsrSource final : public EnergySource {
   std::vector<Domain> domains() const override;
   EnergyReading read() override;
   std::optional<std::uint64_t> wrap_range_uj() const override;
+  // The rule the energy unit was read by (the CPU model's).
+  RaplEnergyUnit energy_unit() const { return energy_unit_; }
 
  private:
+  void add_planes(int fd, double unit_uj);
+
   struct Plane {
     int fd = -1;  // shared by the planes of one package; owned by fds_
     std::uint32_t msr = 0;
@@ -52,6 +57,7 @@ class MsrSource final : public EnergySource {
   };
   std::vector<int> fds_;
   std::vector<Plane> planes_;
+  RaplEnergyUnit energy_unit_ = RaplEnergyUnit::kCore;
 };
 
 }  // namespace oaprof::power

@@ -442,6 +442,7 @@ Check check_energy(const DoctorOptions& options) {
   power::EnergyRoots roots;
   roots.sysfs = options.sysfs_root;
   roots.dev = options.dev_root;
+  roots.proc = options.proc_root;       // the msr backend's cpuinfo
   roots.gpu_pci_address = options.pci;  // a discrete xe GPU's own sensors come first
   std::vector<std::string> reasons;
   std::string no_gpu_sensors;  // an integrated GPU has none: said only when nothing else opens

@@ -53,7 +53,8 @@ void BM_MsrRead(benchmark::State& state) {
   for (std::uint32_t msr : {kMsrPkgEnergyStatus, kMsrPp0EnergyStatus, kMsrPp1EnergyStatus}) {
     tree.write_u64_at("dev/cpu/0/msr", msr, 1000);
   }
-  MsrSource src(tree.root() / "dev/cpu", tree.root() / "sys/cpu");
+  tree.write("proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 142\n");
+  MsrSource src(tree.root() / "dev/cpu", tree.root() / "sys/cpu", tree.root() / "proc/cpuinfo");
   for (auto _ : state) benchmark::DoNotOptimize(src.read());
 }
 BENCHMARK(BM_MsrRead);

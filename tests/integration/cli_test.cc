@@ -42,7 +42,7 @@ std::vector<Tool> tools() {
       {oaprof + " metrics", {}},
       {oaprof + " metrics list", {}},
       {oaprof + " platforms", {}},
-      {oaprof + " power", {"--sysfs-root", "--dev-root", "--sim-gpu-activity"}},
+      {oaprof + " power", {"--sysfs-root", "--dev-root", "--proc-root", "--sim-gpu-activity"}},
       {oaprof + " report", {}},
       {OAPROFD_BIN, {"--sysfs-root", "--sim-platform", "--sim-busy"}},
       {KERNEL_RUNNER_BIN, {"--sysfs-root", "--dev-root"}},

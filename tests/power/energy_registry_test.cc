@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "power/msr.h"
 #include "power/sim_power.h"
 #include "tests/power/fake_tree.h"
 
@@ -14,6 +15,7 @@ EnergyRoots roots_in(const test_support::FakeTree& tree) {
   EnergyRoots r;
   r.sysfs = tree.root() / "sys";
   r.dev = tree.root() / "dev";
+  r.proc = tree.root() / "proc";
   return r;
 }
 
@@ -113,6 +115,19 @@ TEST(EnergyRegistryTest, AForcedBackendSaysWhichFailed) {
     EXPECT_THAT(e.what(), HasSubstr("--energy msr"));
     EXPECT_THAT(e.what(), HasSubstr("modprobe msr"));
   }
+}
+
+// The msr backend reads the CPU model under the proc root it is given, not the test machine's.
+TEST(EnergyRegistryTest, MsrTakesTheCpuModelFromTheProcRoot) {
+  test_support::FakeTree tree;
+  tree.write("sys/devices/system/cpu/cpu0/topology/physical_package_id", "0");
+  tree.write_u64_at("dev/cpu/0/msr", 0x606, 0x505);  // MSR_RAPL_POWER_UNIT, ESU 5
+  tree.write_u64_at("dev/cpu/0/msr", 0x611, 0);      // MSR_PKG_ENERGY_STATUS
+  tree.write("proc/cpuinfo", "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 76\n");
+  const auto source = make_energy_source("msr", roots_in(tree));
+  const auto* msr = dynamic_cast<const MsrSource*>(source.get());
+  ASSERT_NE(msr, nullptr);
+  EXPECT_EQ(msr->energy_unit(), RaplEnergyUnit::kAtom);
 }
 
 TEST(EnergyRegistryTest, NoneAndSim) {

@@ -26,6 +26,7 @@ struct PowerOptions {
   std::string energy = "auto";
   std::string sysfs_root = "/sys";
   std::string dev_root = "/dev";
+  std::string proc_root = "/proc";
   std::string duration = "1s";
   std::string igpu_formula = "auto";
   std::string pci;  // a discrete GPU whose own sensors to read (xe-hwmon)
@@ -89,6 +90,7 @@ PowerPlan plan_power(const PowerOptions& opt) {
   }
   plan.roots.sysfs = opt.sysfs_root;
   plan.roots.dev = opt.dev_root;
+  plan.roots.proc = opt.proc_root;
   if (!opt.pci.empty()) plan.roots.gpu_pci_address = mmio::parse_pci_address(opt.pci).str();
   return plan;
 }
@@ -112,7 +114,8 @@ std::unique_ptr<power::EnergySource> open_power_source(const PowerOptions& opt,
 
 int run_power(const PowerOptions& opt) {
   const session::RootPathOption paths[] = {{"--sysfs-root", opt.sysfs_root, "/sys"},
-                                           {"--dev-root", opt.dev_root, "/dev"}};
+                                           {"--dev-root", opt.dev_root, "/dev"},
+                                           {"--proc-root", opt.proc_root, "/proc"}};
   if (const int rc = require_root_paths("power", paths); rc != 0) return rc;
   return base::run_command("oaprof power", [&opt] {
     const PowerPlan plan = plan_power(opt);
@@ -146,6 +149,9 @@ std::pair<CLI::App*, Action> add_power_command(CLI::App& app) {
   base::cli::testing(sub->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is"))
       ->capture_default_str();
   base::cli::testing(sub->add_option("--dev-root", opt->dev_root, "where /dev is (msr backend)"))
+      ->capture_default_str();
+  base::cli::testing(
+      sub->add_option("--proc-root", opt->proc_root, "where procfs is (msr backend's cpuinfo)"))
       ->capture_default_str();
   sub->add_option("--duration", opt->duration, "how long to measure (500ms, 1s, 2.5s)")
       ->capture_default_str();
