@@ -290,11 +290,25 @@ inline constexpr std::uint32_t kWaitForRc6ExitEnable = 1u << 0;
 constexpr bool is_masked_config_register(std::uint32_t offset) {
   return offset == kHalfSliceChicken2 || offset == kWaitForRc6Exit;
 }
-// Registers whose high half is a write mask (OA_DEBUG, the forcewake requests,
-// HALF_SLICE_CHICKEN2, WAIT_FOR_RC6_EXIT): restoring one means writing its saved low half with a
-// full mask.
+// Registers whose high half is a write mask: restoring one means writing its saved low half with
+// a full mask, since a plain write (high half 0) changes nothing. The register journal knows a
+// write only by its offset, so this is every register oaprof writes that i915 writes masked, each
+// checked against i915 (i915_perf.c and intel_uncore.c @ torvalds/linux
+// 002c6ca75289a4ac4f6738213dd2d258704886e4; offsets i915_perf_oa_regs.h @ [OAREGS12]):
+//  - GEN8_OA_DEBUG 0x2B04 (Gen9-11): gen8_enable_metric_set writes
+//    _MASKED_BIT_ENABLE(GEN9_OA_DEBUG_DISABLE_CLK_RATIO_REPORTS | GEN9_OA_DEBUG_INCLUDE_CLK_RATIO);
+//  - GEN12_OAG_OA_DEBUG 0xDAF8 (Gen12, Xe-LPG): gen12_enable_metric_set writes
+//    _MASKED_BIT_ENABLE(GEN12_OAG_OA_DEBUG_DISABLE_CLK_RATIO_REPORTS | ..._INCLUDE_CLK_RATIO) |
+//    oag_report_ctx_switches(), a _MASKED_FIELD of DISABLE_CTX_SWITCH_REPORTS;
+//  - HALF_SLICE_CHICKEN2 and WAIT_FOR_RC6_EXIT (mux): mask_reg_value, above;
+//  - the forcewake requests: intel_uncore.c fw_set()/fw_clear(), _MASKED_BIT_ENABLE/_DISABLE.
+// Each OA_DEBUG is masked by offset on every generation: oaprof writes each only on the
+// generations whose OA_DEBUG it is (oa_block), so no other generation's write is read as masked.
+// Every other register oaprof writes, i915 writes plain (docs/hardware-access.md, "Masked
+// registers", lists each with its i915 source line).
 constexpr bool is_masked_register(std::uint32_t offset) {
-  return offset == kOaDebug || is_forcewake_request(offset) || is_masked_config_register(offset);
+  return offset == kOaDebug || offset == kOagOaDebug || is_forcewake_request(offset) ||
+         is_masked_config_register(offset);
 }
 // The masked write i915 makes for a user's value: the workaround bit and its mask bit cleared.
 constexpr std::uint32_t strip_workaround_bits(std::uint32_t offset, std::uint32_t value) {

@@ -20,7 +20,9 @@ namespace {
 constexpr std::string_view kMagicLine = "oaprofd-state 1";
 
 // "0x<offset> 0x<prior> <kind>". A forcewake request journaled before the "owned" kind existed
-// says masked; what was restored for it then, and is now, is clearing oaprof's own bit.
+// says masked; what was restored for it then, and is now, is clearing oaprof's own bit. A masked
+// register journaled plain (Gen12's OAG_OA_DEBUG, before issue 30) is restored as masked: a plain
+// write of its prior would change nothing.
 template <typename Bad>
 mmio::RestoreStep parse_write_line(const std::string& text, Bad bad) {
   unsigned offset = 0, prior = 0;
@@ -28,10 +30,10 @@ mmio::RestoreStep parse_write_line(const std::string& text, Bad bad) {
   if (std::sscanf(text.c_str(), "0x%x 0x%x %7s", &offset, &prior, kind_text) != 3) throw bad();
   const std::optional<mmio::RestoreKind> kind = mmio::parse_restore_kind(kind_text);
   if (!kind) throw bad();
-  if (*kind == mmio::RestoreKind::kMasked && mmio::reg::is_forcewake_request(offset)) {
-    return {offset, mmio::reg::kForcewakeOaprofBit, mmio::RestoreKind::kOwnedBits};
+  if (*kind == mmio::RestoreKind::kOwnedBits || !mmio::reg::is_masked_register(offset)) {
+    return {offset, prior, *kind};
   }
-  return {offset, prior, *kind};
+  return mmio::step_for_first_write(offset, prior);
 }
 
 }  // namespace

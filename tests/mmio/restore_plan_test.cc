@@ -36,6 +36,9 @@ TEST(RestorePlanTest, TheFirstWriteOfARegisterDecidesItsStep) {
             (RestoreStep{0x9888, 0xDEADBEEF, RestoreKind::kPlain}));
   EXPECT_EQ(step_for_first_write(reg::kOaDebug, 0xABCD1234),
             (RestoreStep{reg::kOaDebug, 0x1234, RestoreKind::kMasked}));
+  // Gen12's OA_DEBUG moved to the OAG block; i915's gen12_enable_metric_set writes it masked too.
+  EXPECT_EQ(step_for_first_write(reg::kOagOaDebug, 0xABCD0067),
+            (RestoreStep{reg::kOagOaDebug, 0x0067, RestoreKind::kMasked}));
   // A forcewake request is the driver's too: only oaprof's bit is ever put back.
   EXPECT_EQ(
       step_for_first_write(reg::kForcewakeRender, 0x1),
