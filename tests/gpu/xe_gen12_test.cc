@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpu/counter_source.h"
@@ -176,6 +177,51 @@ TEST(XeGen12Test, StreamOpenTakesOnlyThePartsOwnOagFormats) {
       mtl.open(oa::to_xe_oa_format(oa::ReportFormat::kA24u40_A14u32_B8_C8, oa::Generation::kXeLpg));
   EXPECT_GT(a24, 0) << std::strerror(-a24);
   mtl.xe_->close_stream(a24);
+}
+
+// Meteor Lake's MPEC8u64_B8_C8 and MPEC8u32_B8_C8 are type OAM_MPEC (4) in xe's oa_formats[]
+// (@ 0755a4e3e809), never OAM (2). A format that decodes gets past decode_oa_format to the
+// privilege check (EACCES when unprivileged); one that does not stops there (EINVAL).
+TEST(XeGen12Test, MeteorLakesMpecFormatsAreTypeOamMpec) {
+  SimulatedXePart mtl("mtlgt2-xe");
+  mtl.add_render_basic("mtlgt2");
+  mtl.device_.options().perfmon_capable = false;
+  mtl.device_.options().observation_paranoid = 1;
+  EXPECT_EQ(mtl.open(0x104, 1), -EACCES);  // OAM_MPEC, select 1: MPEC8u64_B8_C8
+  EXPECT_EQ(mtl.open(0x204, 1), -EACCES);  // OAM_MPEC, select 2: MPEC8u32_B8_C8
+  EXPECT_EQ(mtl.open(0x102, 1), -EINVAL);  // OAM, select 1: no such Xe-LPG format
+  EXPECT_EQ(mtl.open(0x202, 1), -EINVAL);
+}
+
+// xe_oa_stream_open_ioctl refuses to wait for more reports than the OA buffer holds.
+TEST(XeGen12Test, WaitNumReportsIsBoundByTheOaBuffer) {
+  SimulatedXePart mtl("mtlgt2-xe");
+  mtl.add_render_basic("mtlgt2");
+  const std::uint64_t format =
+      oa::to_xe_oa_format(oa::ReportFormat::kA24u40_A14u32_B8_C8, oa::Generation::kXeLpg);
+  const auto open_with = [&](std::uint64_t buffer_bytes, std::uint64_t wait) {
+    std::vector<xe::ExtSetProperty> links(6);
+    const std::pair<std::uint32_t, std::uint64_t> props[] = {
+        {xe::kOaPropOaUnitId, 0},
+        {xe::kOaPropSampleOa, 1},
+        {xe::kOaPropOaMetricSet, mtl.config_id_},
+        {xe::kOaPropOaFormat, format},
+        {xe::kOaPropOaBufferSize, buffer_bytes},
+        {xe::kOaPropWaitNumReports, wait}};
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      links[i].property = props[i].first;
+      links[i].value = props[i].second;
+      if (i + 1 < links.size()) {
+        links[i].base.next_extension = reinterpret_cast<std::uintptr_t>(&links[i + 1]);
+      }
+    }
+    const int fd = mtl.xe_->open_stream(reinterpret_cast<std::uintptr_t>(links.data()));
+    if (fd >= 0) mtl.xe_->close_stream(fd);
+    return fd;
+  };
+  const std::uint64_t kib128 = 128u << 10;
+  EXPECT_GE(open_with(kib128, kib128 / 256), 0);  // 512 reports of 256 bytes fit
+  EXPECT_EQ(open_with(kib128, kib128 / 256 + 1), -EINVAL);
 }
 
 // The stream programs the simulated OAG unit: periodic reports in the asked format, one every

@@ -114,7 +114,7 @@ TEST(XePropertyChainTest, TheWalkRefusesWhatXeRefuses) {
   bad = ok;
   bad.property = 0;
   EXPECT_EQ(parse_one(bad), -EINVAL);
-  bad.property = xe::kOaPropSyncs + 1;
+  bad.property = xe::kOaPropWaitNumReports + 1;
   EXPECT_EQ(parse_one(bad), -EINVAL);
   bad = ok;
   bad.property = xe::kOaPropOaPeriodExponent;
@@ -134,6 +134,30 @@ TEST(XePropertyChainTest, TheWalkRefusesWhatXeRefuses) {
       parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(links.data()), read_memory, out), 0);
   auto unreadable = [](std::uint64_t, void*, std::size_t) { return false; };
   EXPECT_EQ(parse_xe_oa_properties(0x1000, unreadable, out), -EFAULT);
+}
+
+// OA_BUFFER_SIZE (12) and WAIT_NUM_REPORTS (13) are xe properties since 6.14; the walk takes
+// them with xe's own checks (xe_oa_set_prop_oa_buffer_size, xe_oa_set_prop_wait_num_reports).
+TEST(XePropertyChainTest, TheWalkTakesBufferSizeAndWaitNumReportsAsXeChecksThem) {
+  auto parse_one = [](std::uint32_t property, std::uint64_t value, XeParsedOpen& out) {
+    xe::ExtSetProperty ext;
+    ext.property = property;
+    ext.value = value;
+    return parse_xe_oa_properties(reinterpret_cast<std::uintptr_t>(&ext), read_memory, out);
+  };
+  XeParsedOpen out;
+  for (const std::uint64_t bytes : {128ull << 10, 16ull << 20, 128ull << 20}) {
+    EXPECT_EQ(parse_one(xe::kOaPropOaBufferSize, bytes, out), 0) << bytes;
+    EXPECT_EQ(out.oa_buffer_bytes, bytes);
+  }
+  for (const std::uint64_t bytes : {0ull, 64ull << 10, 256ull << 20, (128ull << 10) + 64}) {
+    EXPECT_EQ(parse_one(xe::kOaPropOaBufferSize, bytes, out), -EINVAL) << bytes;
+  }
+  EXPECT_EQ(parse_one(xe::kOaPropWaitNumReports, 1, out), 0);
+  EXPECT_EQ(out.wait_num_reports, 1u);
+  EXPECT_EQ(parse_one(xe::kOaPropWaitNumReports, 100, out), 0);
+  EXPECT_EQ(out.wait_num_reports, 100u);
+  EXPECT_EQ(parse_one(xe::kOaPropWaitNumReports, 0, out), -EINVAL);
 }
 
 TEST_F(XeObservationTest, AddConfigTakesEveryRegisterOfIgtsXe2SetsAndChecksTheRest) {
@@ -160,6 +184,17 @@ TEST_F(XeObservationTest, AddConfigTakesEveryRegisterOfIgtsXe2SetsAndChecksTheRe
   EXPECT_EQ(add_config(), 1 + 14 * 3);  // ids keep counting up, from 1
   EXPECT_EQ(add_config(), -EADDRINUSE);
   EXPECT_EQ(xe_->add_config(config_param("not-a-uuid-at-all-not-a-uuid-at-all", regs_)), -EINVAL);
+  // VISACTL, in xe2_oa_mux_regs since torvalds/linux c26f22dac344; 0xD0DC and 0xD0F8 are not.
+  for (const std::uint32_t visactl : {0xd0e0u, 0xd0f4u}) {
+    const std::vector<std::uint32_t> one = {visactl, 0};
+    const int vid = xe_->add_config(config_param("00000000-0000-0000-0000-0000000000aa", one));
+    EXPECT_GT(vid, 0) << std::hex << visactl;
+    if (vid > 0) xe_->remove_config(static_cast<std::uint64_t>(vid));
+  }
+  for (const std::uint32_t beside : {0xd0dcu, 0xd0f8u}) {
+    const std::vector<std::uint32_t> one = {beside, 0};
+    EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-0000000000ab", one)), -EINVAL);
+  }
   const std::vector<std::uint32_t> outside = {0x2000, 0};  // not in any of xe's Xe2 lists
   EXPECT_EQ(xe_->add_config(config_param("00000000-0000-0000-0000-000000000001", outside)),
             -EINVAL);

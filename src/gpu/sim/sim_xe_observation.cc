@@ -33,8 +33,10 @@ constexpr Range kBCounters[] = {
     {0x393200, 0x39323c},  // mtl_oam_b_counters
 };
 constexpr Range kXe2BCounters[] = {{0x394200, 0x39423c}, {0x394a00, 0x394a3c}};
-constexpr Range kXe2Mux[] = {{0x5194, 0x5194}, {0x8704, 0x8704}, {0xb1bc, 0xb1bc},
-                             {0xe18c, 0xe18c}, {0xe590, 0xe590}, {0x13000, 0x137fc}};
+// VISACTL 0xD0E0-0xD0F4 joined xe2_oa_mux_regs in torvalds/linux c26f22dac344.
+constexpr Range kXe2Mux[] = {{0x5194, 0x5194},  {0x8704, 0x8704}, {0xb1bc, 0xb1bc},
+                             {0xd0e0, 0xd0f4},  {0xe18c, 0xe18c}, {0xe590, 0xe590},
+                             {0x13000, 0x137fc}};
 constexpr Range kGen12Mux[] = {
     {0x0d00, 0x0d04}, {0x0d0c, 0x0d2c}, {0x9840, 0x9840}, {0x9884, 0x9888}, {0x20cc, 0x20cc}};
 constexpr Range kMtlMux[] = {
@@ -86,6 +88,8 @@ bool uuid_is_valid(const char* uuid) {
 // report, bytes, and the format the simulated registers write for it. OAG, OAR, OAC and PEC
 // types stream on the OAG unit, OAM and OAM_MPEC on the media unit
 // (oa_unit_supports_oa_format). Gen12's C4_B8 is xe's format 0, which its open path refuses.
+// Xe-LPG's MPEC8u64_B8_C8 and MPEC8u32_B8_C8 are type OAM_MPEC (4), not OAM (2): oa_formats[]
+// @ 0755a4e3e809 gives both DRM_FMT(OAM_MPEC), so an OAM-typed value does not decode.
 struct XeFormat {
   std::uint8_t type, select, size, bc;
   int bytes;
@@ -101,9 +105,9 @@ const XeFormat kGen12Formats[] = {
     {kTypeOag, 7, 0, 0, 64, std::nullopt, true},
 };
 const XeFormat kXeLpgFormats[] = {
-    {kTypeOar, 5, 0, 0, 256}, {kTypeOag, 5, 0, 0, 256, oa::ReportFormat::kA24u40_A14u32_B8_C8},
-    {kTypeOac, 1, 0, 0, 320}, {kTypeOac, 2, 0, 0, 192},
-    {kTypeOam, 1, 0, 0, 192}, {kTypeOam, 2, 0, 0, 128},
+    {kTypeOar, 5, 0, 0, 256},     {kTypeOag, 5, 0, 0, 256, oa::ReportFormat::kA24u40_A14u32_B8_C8},
+    {kTypeOac, 1, 0, 0, 320},     {kTypeOac, 2, 0, 0, 192},
+    {kTypeOamMpec, 1, 0, 0, 192}, {kTypeOamMpec, 2, 0, 0, 128},
 };
 const XeFormat kXe2Formats[] = {
     {kTypeOamMpec, 1, 0, 0, 192}, {kTypeOamMpec, 2, 0, 0, 128}, {kTypePec, 1, 1, 0, 576},
@@ -355,6 +359,9 @@ class SimXeObservation final : public XeObservation {
     if (!privileged()) return -EACCES;
     if (!p.sample) return -EINVAL;  // "Only OA report sampling supported" without an exec queue
     if (format == nullptr || format->format_zero) return -EINVAL;  // format 0
+    // xe_oa_stream_open_ioctl: no more reports to wait for than the buffer holds.
+    const std::uint64_t buffer = open.oa_buffer_bytes != 0 ? open.oa_buffer_bytes : 16u << 20;
+    if (open.wait_num_reports > buffer / static_cast<std::uint64_t>(format->bytes)) return -EINVAL;
     if (p.oa_unit_id >= d_.oa_units().size()) return -EINVAL;
     if (streams_on_oag(*format) != (p.oa_unit_id == kOagUnit)) {
       return -EINVAL;  // oa_unit_supports_oa_format

@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -18,10 +19,17 @@ namespace oaprof::gpu {
 // c8507a25cebd179db935dd266a33c51bef1b1e80 (structs, ioctl and property numbers, status bits)
 // and drivers/gpu/drm/xe/xe_oa.c @ 2d46ecc958c9cb7b0f116aa52cf9296b6c71d784
 // (xe_oa_user_extensions: MAX_USER_EXTENSIONS 16 -> E2BIG, a non-zero pad or an unknown name or
-// property -> EINVAL).
+// property -> EINVAL). OA_BUFFER_SIZE (12) and WAIT_NUM_REPORTS (13): xe_oa.c
+// xe_oa_set_prop_oa_buffer_size (torvalds/linux 720f63a83873: a power of two from 128 KiB to
+// 128 MiB) and xe_oa_set_prop_wait_num_reports (5637797add2a: not 0), else EINVAL.
 namespace {
 
 constexpr int kMaxUserExtensions = 16;
+constexpr std::uint64_t kMinOaBufferBytes = 128u << 10, kMaxOaBufferBytes = 128u << 20;
+
+bool valid_oa_buffer_size(std::uint64_t bytes) {
+  return std::has_single_bit(bytes) && bytes >= kMinOaBufferBytes && bytes <= kMaxOaBufferBytes;
+}
 
 }  // namespace
 
@@ -62,7 +70,8 @@ int parse_xe_oa_properties(std::uint64_t head, XeUserRead read, XeParsedOpen& ou
     xe::ExtSetProperty ext;
     if (!read(at, &ext, sizeof ext)) return -EFAULT;
     if (ext.base.pad != 0 || ext.base.name != xe::kOaExtensionSetProperty) return -EINVAL;
-    if (ext.pad != 0 || ext.property < xe::kOaPropOaUnitId || ext.property > xe::kOaPropSyncs) {
+    if (ext.pad != 0 || ext.property < xe::kOaPropOaUnitId ||
+        ext.property > xe::kOaPropWaitNumReports) {
       return -EINVAL;
     }
     switch (ext.property) {
@@ -86,6 +95,14 @@ int parse_xe_oa_properties(std::uint64_t head, XeUserRead read, XeParsedOpen& ou
         break;
       case xe::kOaPropOaDisabled:
         out.params.disabled = ext.value != 0;
+        break;
+      case xe::kOaPropOaBufferSize:
+        if (!valid_oa_buffer_size(ext.value)) return -EINVAL;
+        out.oa_buffer_bytes = ext.value;
+        break;
+      case xe::kOaPropWaitNumReports:
+        if (ext.value == 0) return -EINVAL;
+        out.wait_num_reports = ext.value;
         break;
       default:
         out.other_properties.push_back(ext.property);

@@ -47,13 +47,16 @@ class XePropertyChain {
 };
 
 // Walks a property chain as xe_oa_user_extensions() does: at most 16 links, name
-// DRM_XE_OA_EXTENSION_SET_PROPERTY, pad 0, property ids it knows (OA_UNIT_ID to SYNCS). `read`
+// DRM_XE_OA_EXTENSION_SET_PROPERTY, pad 0, property ids it knows (OA_UNIT_ID to
+// WAIT_NUM_REPORTS; OA_BUFFER_SIZE and WAIT_NUM_REPORTS checked as xe checks them). `read`
 // copies `n` bytes from user address `addr` into `out`, false where it cannot (EFAULT). Returns
 // the parameters, or -errno (EINVAL, E2BIG, EFAULT). Properties oaprof never sets (EXEC_QUEUE_ID,
 // NO_PREEMPT, SYNCS, ...) are accepted as xe accepts them and reported in `other_properties`.
 struct XeParsedOpen {
   XeOaStreamParams params;
   bool has_format = false;
+  std::uint64_t oa_buffer_bytes = 0;   // OA_BUFFER_SIZE; 0: not given (xe's 16 MiB)
+  std::uint64_t wait_num_reports = 0;  // WAIT_NUM_REPORTS; 0: not given (xe's 1)
   std::vector<std::uint32_t> other_properties;
 };
 using XeUserRead = bool (*)(std::uint64_t addr, void* out, std::size_t n);

@@ -165,6 +165,10 @@ inline constexpr std::uint32_t kOaPropOaEngineInstance = 8;
 inline constexpr std::uint32_t kOaPropNoPreempt = 9;
 inline constexpr std::uint32_t kOaPropNumSyncs = 10;
 inline constexpr std::uint32_t kOaPropSyncs = 11;
+// Enum values 12 and 13, after SYNCS: xe_drm.h from torvalds/linux 720f63a83873
+// (OA_BUFFER_SIZE) and 5637797add2a (WAIT_NUM_REPORTS).
+inline constexpr std::uint32_t kOaPropOaBufferSize = 12;
+inline constexpr std::uint32_t kOaPropWaitNumReports = 13;
 
 struct OaConfigParam {  // struct drm_xe_oa_config
   std::uint64_t extensions = 0;
