@@ -1,5 +1,7 @@
 #include "mmio/timestamp_clock.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "mmio/registers.h"
@@ -85,6 +87,11 @@ std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::P
     r.rpm_config0 = mmio.read32(reg::kRpmConfig0);
   }
   return decode_timestamp_frequency(platform, r);
+}
+
+double oa_timestamp_hz(const oa::Platform& platform, double cs_hz, std::uint32_t rpm_config0) {
+  if (platform.gen != oa::Generation::kXeLpg) return cs_hz;
+  return std::ldexp(cs_hz, 3 - shift_of(rpm_config0, reg::kRpmConfig0CtcShiftMask));
 }
 
 std::optional<TimestampRegisters> crystal_registers_for(const oa::Platform& platform, double hz) {

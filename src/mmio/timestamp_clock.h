@@ -36,6 +36,13 @@ std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& p
 // Reads the registers decode_timestamp_frequency needs, in i915's order, and decodes them.
 std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::Platform& platform);
 
+// The OA unit's timestamp rate as i915_perf_oa_timestamp_frequency() gives it
+// (I915_PARAM_OA_TIMESTAMP_FREQUENCY; xe_oa_timestamp_frequency() alike): on Xe-LPG, whose OA
+// unit "ignores the CTC_SHIFT" (Wa_14015846243, IP 12.70-12.74), the CS rate `cs_hz` << (3 -
+// RPM_CONFIG0's CTC shift), i.e. the undivided crystal; on every other generation oaprof drives,
+// `cs_hz` itself.
+double oa_timestamp_hz(const oa::Platform& platform, double cs_hz, std::uint32_t rpm_config0);
+
 // Register values that make decode_timestamp_frequency give `hz` on `platform` from the crystal
 // (the simulator's defaults); nullopt when no crystal and shift give it.
 std::optional<TimestampRegisters> crystal_registers_for(const oa::Platform& platform, double hz);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/device.h"
+#include "gpu/i915/perf_stream.h"
 #include "mmio/registers.h"
 
 namespace oaprof::gpu {
@@ -155,6 +156,53 @@ TEST_F(SimI915QueryTest, AGen12ClockComesFromRpmConfig0WithoutI915AndFromGetpara
   d = make_sim_device(std::make_unique<mmio::ManualClock>(), c);
   EXPECT_EQ(d.facts.timestamp_source, oa::TimestampSource::kI915GetParam);
   EXPECT_EQ(d.platform.timestamp_hz, 38.4e6);
+}
+
+// I915_PARAM_OA_TIMESTAMP_FREQUENCY as i915_perf_oa_timestamp_frequency() answers it: on
+// Meteor Lake the CS rate << (3 - RPM_CONFIG0's CTC shift), the 38.4 MHz crystal at every shift
+// (the CS rate is 38.4 MHz >> (3 - shift)); on Tiger Lake the CS rate. A kernel without the
+// parameter (EINVAL) gives the CS rate, saying why.
+TEST_F(SimI915QueryTest, TheOaTimestampRateIgnoresTheCtcShiftOnMeteorLake) {
+  for (const std::uint32_t shift : {1u, 2u, 3u}) {
+    mmio::SimConfig c;
+    c.platform = platform_of(0x7D55);  // Meteor Lake
+    c.platform.timestamp_hz = 38.4e6 / (1 << (3 - shift));
+    c.timestamp_registers = mmio::TimestampRegisters{0, (2u << 3) | (shift << 1), 0};
+    mmio::SimGpu sim(c, clock_);
+    auto i915 = make_sim_i915_query(sim);
+    EXPECT_EQ(query_cs_timestamp_hz(*i915), c.platform.timestamp_hz) << "shift " << shift;
+    const OaTimestampRate oa = query_oa_timestamp_hz(*i915);
+    EXPECT_EQ(oa.hz, 38.4e6) << "shift " << shift;
+    EXPECT_THAT(oa.how, HasSubstr("I915_PARAM_OA_TIMESTAMP_FREQUENCY on simulated i915"));
+    // i915's sampling period: (2 << exponent) OA ticks, 2^17 / 38.4 MHz at exponent 16.
+    EXPECT_DOUBLE_EQ(perf_period_ns(16, oa.hz), 131072 / 38.4e6 * 1e9);
+  }
+  mmio::SimConfig tgl;
+  tgl.platform = platform_of(0x9A49);
+  tgl.platform.timestamp_hz = 19.2e6;
+  tgl.timestamp_registers = mmio::TimestampRegisters{0, (2u << 3) | (2u << 1), 0};
+  mmio::SimGpu sim(tgl, clock_);
+  auto i915 = make_sim_i915_query(sim);
+  EXPECT_EQ(query_oa_timestamp_hz(*i915).hz, 19.2e6);
+}
+
+class NoOaTimestampParam final : public I915Query {
+ public:
+  std::string describe() const override { return "a 6.1 i915"; }
+  int query(drm_i915_query&) override { return -EINVAL; }
+  int get_param(drm_i915_getparam& p) override {
+    if (p.param != I915_PARAM_CS_TIMESTAMP_FREQUENCY) return -EINVAL;
+    *p.value = 12'000'000;
+    return 0;
+  }
+};
+
+TEST(OaTimestampRate, AKernelBefore62GivesTheCsRateAndSaysWhy) {
+  NoOaTimestampParam i915;
+  const OaTimestampRate oa = query_oa_timestamp_hz(i915);
+  EXPECT_EQ(oa.hz, 12e6);
+  EXPECT_THAT(oa.how, HasSubstr("I915_PARAM_CS_TIMESTAMP_FREQUENCY on a 6.1 i915: its kernel "
+                                "predates I915_PARAM_OA_TIMESTAMP_FREQUENCY"));
 }
 
 }  // namespace

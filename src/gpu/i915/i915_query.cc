@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -88,20 +89,53 @@ oa::Topology query_topology(I915Query& i915) {
   }
 }
 
-double query_cs_timestamp_hz(I915Query& i915) {
+namespace {
+
+struct ParamAnswer {
+  int err = 0;  // 0 or -errno
   int value = 0;
+};
+
+ParamAnswer ask_param(I915Query& i915, int param) {
+  ParamAnswer a;
   drm_i915_getparam p{};
-  p.param = I915_PARAM_CS_TIMESTAMP_FREQUENCY;
-  p.value = &value;
-  if (const int err = i915.get_param(p); err < 0) {
-    throw std::runtime_error(fmt::format("{}: I915_PARAM_CS_TIMESTAMP_FREQUENCY: {}",
-                                         i915.describe(), std::strerror(-err)));
-  }
-  if (value <= 0) {
+  p.param = param;
+  p.value = &a.value;
+  a.err = i915.get_param(p);
+  return a;
+}
+
+// A frequency parameter's answer in Hz; throws naming the node and the parameter `name` when
+// the ioctl failed or answered a non-positive rate.
+double positive_hz(const I915Query& i915, ParamAnswer a, std::string_view name) {
+  if (a.err < 0) {
     throw std::runtime_error(
-        fmt::format("{}: I915_PARAM_CS_TIMESTAMP_FREQUENCY is {}", i915.describe(), value));
+        fmt::format("{}: {}: {}", i915.describe(), name, std::strerror(-a.err)));
   }
-  return value;
+  if (a.value <= 0) {
+    throw std::runtime_error(fmt::format("{}: {} is {}", i915.describe(), name, a.value));
+  }
+  return a.value;
+}
+
+}  // namespace
+
+double query_cs_timestamp_hz(I915Query& i915) {
+  return positive_hz(i915, ask_param(i915, I915_PARAM_CS_TIMESTAMP_FREQUENCY),
+                     "I915_PARAM_CS_TIMESTAMP_FREQUENCY");
+}
+
+OaTimestampRate query_oa_timestamp_hz(I915Query& i915) {
+  const ParamAnswer a = ask_param(i915, kI915ParamOaTimestampFrequency);
+  if (a.err == -EINVAL) {
+    return {query_cs_timestamp_hz(i915),
+            fmt::format("I915_PARAM_CS_TIMESTAMP_FREQUENCY on {}: its kernel predates "
+                        "I915_PARAM_OA_TIMESTAMP_FREQUENCY (6.2) and drives no OA unit whose "
+                        "rate differs",
+                        i915.describe())};
+  }
+  return {positive_hz(i915, a, "I915_PARAM_OA_TIMESTAMP_FREQUENCY"),
+          "I915_PARAM_OA_TIMESTAMP_FREQUENCY on " + i915.describe()};
 }
 
 oa::DeviceFacts read_device_facts(const oa::Platform& platform, I915Query* i915,

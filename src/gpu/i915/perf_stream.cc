@@ -29,8 +29,8 @@ std::vector<std::uint64_t> perf_open_properties(std::uint64_t config_id, oa::Rep
   return props;
 }
 
-double perf_period_ns(int period_exponent, double timestamp_hz) {
-  return std::ldexp(2.0, period_exponent) * 1e9 / timestamp_hz;
+double perf_period_ns(int period_exponent, double oa_timestamp_hz) {
+  return std::ldexp(2.0, period_exponent) * 1e9 / oa_timestamp_hz;
 }
 
 std::optional<std::uint64_t> find_metrics_config_id(const std::string& card_dir,

@@ -38,8 +38,10 @@ std::vector<std::uint64_t> perf_open_properties(std::uint64_t config_id, oa::Rep
                                                 int period_exponent,
                                                 oa::Generation gen = oa::Generation::kGen9);
 
-// Sampling period of an exponent: (2 << exponent) timestamp ticks.
-double perf_period_ns(int period_exponent, double timestamp_hz);
+// Sampling period of an exponent: (2 << exponent) ticks of the OA timestamp, whose rate is
+// I915_PARAM_OA_TIMESTAMP_FREQUENCY (query_oa_timestamp_hz), as i915's oa_exponent_to_ns()
+// divides by it; not the CS rate, which differs on Xe-LPG unless the CTC shift is 3.
+double perf_period_ns(int period_exponent, double oa_timestamp_hz);
 
 // The id i915 gave a metric set already loaded: <card_dir>/metrics/<guid>/id, e.g.
 // /sys/class/drm/card0/metrics/<guid>/id. nullopt when absent.

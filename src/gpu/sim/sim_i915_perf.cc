@@ -16,6 +16,7 @@
 #include "gpu/i915/perf_stream.h"
 #include "mmio/oa_programmer.h"
 #include "mmio/registers.h"
+#include "mmio/timestamp_clock.h"
 #include "mmio/whitelist.h"
 #include "oa/perf_record.h"
 #include "oa/report_format.h"
@@ -335,7 +336,10 @@ class SimI915Perf final : public I915Perf {
       }
       case DRM_I915_PERF_PROP_OA_EXPONENT: {
         if (value > 31) return -EINVAL;
-        const double hz = platform.timestamp_hz / std::ldexp(2.0, static_cast<int>(value));
+        // oa_exponent_to_ns(): the period counts at the OA timestamp rate (param 57).
+        const double oa_hz = mmio::oa_timestamp_hz(platform, platform.timestamp_hz,
+                                                   sim_.read32(mmio::reg::kRpmConfig0));
+        const double hz = 1e9 / perf_period_ns(static_cast<int>(value), oa_hz);
         if (hz > static_cast<double>(options_.oa_max_sample_rate_hz) && !options_.perfmon_capable) {
           return -EACCES;
         }

@@ -1,13 +1,16 @@
 // I915Query on the simulator: the kernel side of DRM_IOCTL_I915_QUERY and GETPARAM as
 // i915_query.c and i915_getparam_ioctl answer them, for a simulated part whose topology has
 // SimConfig::eus enabled EUs (the last subslices lose theirs first) and whose timestamp runs at
-// its platform's frequency.
+// its platform's frequency; its OA timestamp (I915_PARAM_OA_TIMESTAMP_FREQUENCY) at that
+// frequency << (3 - the CTC shift in its RPM_CONFIG0) on Xe-LPG, as i915's.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "gpu/i915/i915_query.h"
+#include "mmio/registers.h"
+#include "mmio/timestamp_clock.h"
 
 #include <i915_drm.h>
 
@@ -16,8 +19,9 @@ namespace {
 
 class SimI915Query final : public I915Query {
  public:
-  explicit SimI915Query(const mmio::SimGpu& sim)
-      : topology_(topology_bytes(sim)),
+  explicit SimI915Query(mmio::SimGpu& sim)
+      : sim_(sim),
+        topology_(topology_bytes(sim)),
         timestamp_hz_(static_cast<int>(sim.config().platform.timestamp_hz)) {}
 
   std::string describe() const override { return "simulated i915"; }
@@ -35,13 +39,22 @@ class SimI915Query final : public I915Query {
   }
 
   int get_param(drm_i915_getparam& p) override {
-    if (p.param != I915_PARAM_CS_TIMESTAMP_FREQUENCY) return -EINVAL;  // not modelled
+    if (p.param != I915_PARAM_CS_TIMESTAMP_FREQUENCY && p.param != kI915ParamOaTimestampFrequency) {
+      return -EINVAL;  // not modelled
+    }
     if (p.value == nullptr) return -EFAULT;
-    *p.value = timestamp_hz_;
+    *p.value = p.param == I915_PARAM_CS_TIMESTAMP_FREQUENCY ? timestamp_hz_ : oa_timestamp_hz();
     return 0;
   }
 
  private:
+  // i915_perf_oa_timestamp_frequency(): RPM_CONFIG0 read at each call, as i915 does.
+  int oa_timestamp_hz() {
+    const std::uint32_t rpm_config0 = sim_.read32(mmio::reg::kRpmConfig0);
+    return static_cast<int>(
+        mmio::oa_timestamp_hz(sim_.config().platform, timestamp_hz_, rpm_config0));
+  }
+
   // query_topology_info(): flags must be 0; a zero length asks for the length; a shorter one
   // is refused; the header the caller passes must have zero flags.
   std::int32_t topology(const drm_i915_query_item& item) const {
@@ -78,13 +91,14 @@ class SimI915Query final : public I915Query {
     return oa::encode_topology(slices, per_slice, per_subslice, masks);
   }
 
+  mmio::SimGpu& sim_;
   std::vector<std::uint8_t> topology_;
   int timestamp_hz_;
 };
 
 }  // namespace
 
-std::unique_ptr<I915Query> make_sim_i915_query(const mmio::SimGpu& sim) {
+std::unique_ptr<I915Query> make_sim_i915_query(mmio::SimGpu& sim) {
   return std::make_unique<SimI915Query>(sim);
 }
 
