@@ -50,7 +50,9 @@ int channel_memfd(int seals) {
   EXPECT_NE(m, MAP_FAILED);
   ipc::channel::initialise(m);
   ::munmap(m, ipc::channel::kChannelBytes);
-  if (seals != 0) EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, seals), 0);
+  if (seals != 0) {
+    EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, seals), 0);
+  }
   return fd;
 }
 
