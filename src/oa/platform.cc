@@ -73,8 +73,22 @@ constexpr auto kFix = TimestampRule::kFixed;
 //         (lib/intel_device_info.c). 0x7D40 is in none of IGT's lists there, but in IGT 1.27.1's
 //         INTEL_MTL_M_IDS (lib/i915_pciids.h @ 2b29e8ac07fbcfadc48b9d60e4d736a6e3b289ab) and is
 //         Mesa's mtl_u like 0x7D45: mtlgt2. 0xB640 (ARL-S) is in none: no IGT file.
+//  Known but not supported (issue 30, item 6): Ponte Vecchio, Wildcat Lake, Nova Lake S and P,
+//  Crescent Island. DG2 (and its ATS-M ids) is left out here: it is to become a platform.
+//  [KIDS2] as above: INTEL_PVC_IDS, INTEL_WCL_IDS, INTEL_NVLS_IDS, INTEL_NVLP_IDS, INTEL_CRI_IDS.
+//  [XPCI3] linux drivers/gpu/drm/xe/xe_pci.c @ torvalds/linux
+//         0755a4e3e809610a14befc9ad28d35e2e460da68: pciidlist binds WCL to ptl_desc (no
+//         require_force_probe), NVL-S to nvls_desc, CRI to cri_desc (discrete, no display) and
+//         NVL-P to nvlp_desc, those three with require_force_probe; pvc_desc is in no list. The
+//         older [XPCI] and 7596d839f622 bind none of them; i915_pci.c [KPCI2] lists none.
+//  [XOA]  linux drivers/gpu/drm/xe/xe_oa.c @ torvalds/linux 0755a4e3e809: xe_oa_init() runs OA
+//         on GRAPHICS_VER >= 12 with GuC submission (not on an SR-IOV VF), and
+//         xe_oa_init_supported_formats() gives GRAPHICS_VER >= 20 the PEC formats.
+//  [IGTX2] igt lib/pciids.h, lib/intel_device_info.c, lib/xe/xe_oa.c @ b3d809d537fe: 0xFD80 and
+//         0xFD81 sit in IGT's INTEL_PTL_IDS (intel_pantherlake_info: oa-ptl.xml); PVC loads
+//         oa-pvc.xml; IGT lists no NVL or CRI id.
 // tests/oa/data/pci_ids_reference.tsv is these facts typed per id; platform_reference_test.cc
-// checks this table against it.
+// checks this table against it (and tests/oa/data/pci_ids_unsupported.tsv the unsupported ones).
 //
 // The rule where the sources disagree: the kernel decides which ids exist, their GT and so the
 // IGT metric file (IGT takes the kernel's GT); Mesa decides EU, subslice and thread counts.
@@ -236,6 +250,12 @@ constexpr Platform kPtl = [] {
 
 // Device ids [KIDS], grouped and ordered as the kernel lists them; each comment names the
 // kernel's macro. A plain array: clang refuses deducing std::array of this many elements.
+// [IGTM]: why 0x7D40's file is mtlgt2 although no IGT of today maps it to one.
+constexpr std::string_view kMtl7D40MetricFile =
+    "oaprof's inference, not IGT's: IGT (b3d809d537fe) maps 0x7D40 to no metric file (it is in "
+    "none of lib/i915/perf.c's MTL or ARL lists, and lib/xe/xe_oa.c loads no MTL file); IGT "
+    "1.27.1 listed it as MTL-M (mtlgt2) and Mesa gives it mtl_u, as 0x7D45 (mtlgt2)";
+
 constexpr PciId kPciIds[] = {
     // INTEL_HSW_GT1_IDS (ULT, ULX, desktop, SDV, CRW): hsw_gt1 in Mesa.
     PciId{0x0A02, &kHswGt1},
@@ -549,7 +569,7 @@ constexpr PciId kPciIds[] = {
     PciId{0x7D67, &kArlGt1, false},
     PciId{0xB640, &kArlSNoIgt, false},
     // INTEL_MTL_IDS: mtl_u 0x7D40, 0x7D45, 0x7D60; mtl_h 0x7D55, 0x7DD5; counts assumed.
-    PciId{0x7D40, &kMtlGt2, false},
+    PciId{0x7D40, &kMtlGt2, false, kMtl7D40MetricFile},
     PciId{0x7D45, &kMtlGt2, false},
     PciId{0x7D55, &kMtlGt3, false},
     PciId{0x7D60, &kMtlGt2, false},
@@ -584,6 +604,50 @@ constexpr PciId kPciIds[] = {
     PciId{0xB090, &kPtl, false},
     PciId{0xB0A0, &kPtl, false},
     PciId{0xB0B0, &kPtl, false},
+};
+
+// Known but not supported [KIDS2, XPCI3, XOA, IGTX2]. The reason names what oaprof lacks; none
+// of these has an upstream Xe-core count, and NVL and CRI have no IGT metric file.
+constexpr UnsupportedPlatform kPvc{
+    "PVC",
+    "Ponte Vecchio (Data Center GPU Max)",
+    "INTEL_PVC_IDS",
+    "none: xe keeps pvc_desc out of its id list, i915 lists no PVC id",
+    "none without a driver (IGT has oa-pvc.xml for it)",
+    "no kernel driver binds it, so there is no OA stream to open; oaprof also has no Xe-HPC "
+    "(graphics 12.60) report format or topology"};
+constexpr UnsupportedPlatform kWcl{
+    "WCL",
+    "Wildcat Lake",
+    "INTEL_WCL_IDS",
+    "xe, as a Panther Lake (ptl_desc), from linux 0755a4e3e809 on",
+    "xe's Xe2+ PEC formats; IGT counts it as a PTL and loads oa-ptl.xml",
+    "not in oaprof's table: no upstream table gives its Xe-core count, and PTL's metric file on "
+    "it is IGT's choice, untested by oaprof; treating it as a Panther Lake would be a guess"};
+constexpr UnsupportedPlatform kNvlS{
+    "NVL",
+    "Nova Lake S",
+    "INTEL_NVLS_IDS",
+    "xe (nvls_desc) behind xe.force_probe",
+    "xe's Xe2+ PEC formats; IGT has no metric file for it",
+    "no IGT metric file and no upstream Xe-core count: oaprof has nothing checked to profile it "
+    "with"};
+constexpr UnsupportedPlatform kNvlP{
+    "NVL",    "Nova Lake P", "INTEL_NVLP_IDS", "xe (nvlp_desc) behind xe.force_probe",
+    kNvlS.oa, kNvlS.reason};
+constexpr UnsupportedPlatform kCri{"CRI",           "Crescent Island (discrete, no display)",
+                                   "INTEL_CRI_IDS", "xe (cri_desc) behind xe.force_probe",
+                                   kNvlS.oa,        kNvlS.reason};
+
+constexpr UnsupportedPciId kUnsupportedPciIds[] = {
+    {0x0B69, &kPvc},  {0x0B6E, &kPvc},  {0x0BD4, &kPvc},  {0x0BD5, &kPvc},  {0x0BD6, &kPvc},
+    {0x0BD7, &kPvc},  {0x0BD8, &kPvc},  {0x0BD9, &kPvc},  {0x0BDA, &kPvc},  {0x0BDB, &kPvc},
+    {0x0BE0, &kPvc},  {0x0BE1, &kPvc},  {0x0BE5, &kPvc},  {0xFD80, &kWcl},  {0xFD81, &kWcl},
+    {0xD740, &kNvlS}, {0xD741, &kNvlS}, {0xD742, &kNvlS}, {0xD743, &kNvlS}, {0xD745, &kNvlS},
+    {0xD74A, &kNvlS}, {0xD74B, &kNvlS}, {0x674C, &kCri},  {0x674D, &kCri},  {0x674E, &kCri},
+    {0x674F, &kCri},  {0x6750, &kCri},  {0xD750, &kNvlP}, {0xD751, &kNvlP}, {0xD752, &kNvlP},
+    {0xD753, &kNvlP}, {0xD754, &kNvlP}, {0xD755, &kNvlP}, {0xD756, &kNvlP}, {0xD757, &kNvlP},
+    {0xD75F, &kNvlP},
 };
 
 // Look-up order by name: the first platform with a file is its representative.
@@ -668,6 +732,24 @@ const PciId* find_pci_id(std::uint16_t device_id) {
   return nullptr;
 }
 
+std::span<const UnsupportedPciId> known_unsupported_pci_ids() { return kUnsupportedPciIds; }
+
+const UnsupportedPciId* find_unsupported_pci_id(std::uint16_t device_id) {
+  for (const UnsupportedPciId& id : kUnsupportedPciIds) {
+    if (id.device == device_id) return &id;
+  }
+  return nullptr;
+}
+
+std::string unsupported_pci_id_message(std::uint16_t device_id) {
+  const UnsupportedPciId* id = find_unsupported_pci_id(device_id);
+  if (id == nullptr) return {};
+  return fmt::format(
+      "PCI device 8086:{:04x} is a {} ({}), which oaprof knows but does not "
+      "support: {}",
+      device_id, id->platform->name, id->platform->codename, id->platform->reason);
+}
+
 std::optional<Platform> platform_for_pci_id(std::uint16_t device_id) {
   if (const PciId* id = find_pci_id(device_id)) return *id->platform;
   return std::nullopt;
@@ -689,6 +771,9 @@ std::optional<std::uint16_t> parse_pci_device_id(std::string_view text) {
 
 Platform require_platform_for_pci_id(std::uint16_t device_id) {
   if (auto p = platform_for_pci_id(device_id)) return *p;
+  if (const std::string why = unsupported_pci_id_message(device_id); !why.empty()) {
+    throw std::invalid_argument(why + "; use --device sim meanwhile");
+  }
   throw std::invalid_argument(fmt::format(
       "PCI device 8086:{:04x} is not an Intel GPU oaprof knows (Haswell through Panther Lake); "
       "give the platform with --platform NAME ({}) or use --device sim",

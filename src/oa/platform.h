@@ -74,7 +74,38 @@ struct PciId {
   // False where Mesa lists no such id: the row's EU and subslice counts are then an assumption
   // (documented at the row), and only the device's topology query gives the truth.
   bool counts_from_mesa = true;
+  // Non-empty where upstream IGT maps the id to no metric file and the row's file is oaprof's
+  // inference: the evidence, shown by `oaprof platforms` so no one takes it for IGT's choice.
+  std::string_view metric_file_inferred = {};
 };
+
+// A platform the kernel's id lists name that oaprof knows of but does not profile, and why
+// (src/oa/platform.cc names the sources). Listed so that such a device is reported as known and
+// unsupported, with the reason, rather than as an unknown device.
+struct UnsupportedPlatform {
+  std::string_view codename;      // "WCL"
+  std::string_view name;          // "Wildcat Lake"
+  std::string_view kernel_macro;  // the pciids.h list: "INTEL_WCL_IDS"
+  std::string_view driver;        // which kernel driver binds it, and how
+  std::string_view oa;            // what the driver offers for OA on it
+  std::string_view reason;        // why oaprof does not profile it
+};
+
+struct UnsupportedPciId {
+  std::uint16_t device;
+  const UnsupportedPlatform* platform;
+};
+
+// Every PCI device id (vendor 0x8086) oaprof knows of but does not support.
+std::span<const UnsupportedPciId> known_unsupported_pci_ids();
+
+// The entry for a device id oaprof knows it does not support; null otherwise (supported or
+// unknown).
+const UnsupportedPciId* find_unsupported_pci_id(std::uint16_t device_id);
+
+// "PCI device 8086:fd80 is a Wildcat Lake (WCL), which oaprof does not support: <reason>", or
+// empty when the id is not a known unsupported one; for the messages that refuse a device.
+std::string unsupported_pci_id_message(std::uint16_t device_id);
 
 // Every PCI device id in the table (vendor 0x8086).
 std::span<const PciId> known_pci_ids();

@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 using oaprof::testing::read_csv;
 using oaprof::testing::run;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kKblXml = std::string(OAPROF_IGT_METRICS_DIR) + "/oa-kblgt2.xml";
 
@@ -345,6 +346,57 @@ TEST_F(CommandsTest, PlatformsShowsOneIdAndRefusesUnknownOnes) {
   ASSERT_EQ(table.status, 0) << table.output;
   EXPECT_THAT(table.output, HasSubstr("0x8A70"));
   EXPECT_THAT(table.output, HasSubstr("read from the device"));
+}
+
+// Ids the kernel lists that oaprof does not profile are known, with the reason: Wildcat Lake,
+// Ponte Vecchio, Nova Lake S and P, Crescent Island. They once were "not in oaprof's table".
+TEST_F(CommandsTest, PlatformsNamesKnownUnsupportedIdsAndWhy) {
+  const std::pair<const char*, const char*> ids[] = {{"0xFD80", "Wildcat Lake (WCL)"},
+                                                     {"0x0BD5", "Ponte Vecchio"},
+                                                     {"0xD740", "Nova Lake S (NVL)"},
+                                                     {"0xD75F", "Nova Lake P (NVL)"},
+                                                     {"0x674C", "Crescent Island"}};
+  for (const auto& [id, name] : ids) {
+    const auto r = run(fmt::format("{} platforms --pci-id {}", OAPROF_BIN, id));
+    EXPECT_EQ(r.status, 0) << id << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(name));
+    EXPECT_THAT(r.output, HasSubstr("supported:         no: "));
+    EXPECT_THAT(r.output, Not(HasSubstr("not in oaprof's platform table")));
+  }
+  const auto pvc = run(fmt::format("{} platforms --pci-id 0x0bd5", OAPROF_BIN));
+  EXPECT_THAT(pvc.output, HasSubstr("no kernel driver binds it"));
+  const auto json =
+      run(fmt::format("{} platforms --pci-id 8086:fd81 --json 2>/dev/null", OAPROF_BIN));
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto wcl = nlohmann::json::parse(json.output);
+  EXPECT_EQ(wcl["supported"], false);
+  EXPECT_EQ(wcl["codename"], "WCL");
+  EXPECT_EQ(wcl["kernel_id_list"], "INTEL_WCL_IDS");
+  EXPECT_FALSE(wcl["reason"].get<std::string>().empty());
+  const auto table = run(fmt::format("{} platforms", OAPROF_BIN));
+  EXPECT_THAT(table.output, HasSubstr("Known, not supported"));
+  EXPECT_THAT(table.output, HasSubstr("0xFD80 0xFD81"));
+  const auto all =
+      nlohmann::json::parse(run(fmt::format("{} platforms --json 2>/dev/null", OAPROF_BIN)).output);
+  EXPECT_EQ(entry_for(all, "0xd740")["supported"], false);
+  EXPECT_EQ(entry_for(all, "0x3e92")["supported"], true);
+}
+
+// 0x7D40 (MTL-U) has no IGT metric file upstream: oaprof's mtlgt2 is its own inference, and
+// `platforms` says so rather than presenting it as IGT's mapping.
+TEST_F(CommandsTest, PlatformsSaysWhichMetricFileIsInferred) {
+  const auto text = run(fmt::format("{} platforms --pci-id 0x7D40", OAPROF_BIN));
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("oa-mtlgt2.xml (oaprof's inference, not IGT's"));
+  const auto igt = run(fmt::format("{} platforms --pci-id 0x7D45", OAPROF_BIN));
+  EXPECT_THAT(igt.output, Not(HasSubstr("inference")));
+  const auto json = run(fmt::format("{} platforms --pci-id 0x7d40 --json 2>/dev/null", OAPROF_BIN));
+  ASSERT_EQ(json.status, 0) << json.output;
+  const auto mtl = nlohmann::json::parse(json.output);
+  EXPECT_EQ(mtl["igt_metric_file"], "oa-mtlgt2.xml");
+  EXPECT_THAT(mtl["igt_metric_file_inferred"].get<std::string>(), HasSubstr("oaprof's inference"));
+  const auto table = run(fmt::format("{} platforms", OAPROF_BIN));
+  EXPECT_THAT(table.output, HasSubstr("oa-mtlgt2.xml~"));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The platform table against tests/oa/data/pci_ids_reference.tsv, a fact table typed from the
 // kernel's id lists, Mesa's device table and IGT's metric-file choice (each with the commit read,
 // in the file's header): every id must agree, and the two must list the same ids.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -31,12 +32,20 @@ std::optional<int> number_or_dash(const std::string& text) {
   return std::stoi(text);
 }
 
-std::vector<Reference> read_reference() {
-  std::ifstream in(OAPROF_PCI_REFERENCE);
-  std::vector<Reference> rows;
+// The data lines of a reference table (no blank lines, no '#' comments).
+std::vector<std::string> data_lines(const char* path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+    if (!line.empty() && line[0] != '#') lines.push_back(line);
+  }
+  return lines;
+}
+
+std::vector<Reference> read_reference() {
+  std::vector<Reference> rows;
+  for (const std::string& line : data_lines(OAPROF_PCI_REFERENCE)) {
     std::istringstream fields(line);
     std::string id, gt, eus, subslices, threads, fp64;
     Reference r;
@@ -119,6 +128,54 @@ TEST(PlatformReferenceTest, EveryShippedIdIsInTheReference) {
         << "against has";
   }
   EXPECT_EQ(reference.size(), known_pci_ids().size());
+}
+
+struct UnsupportedReference {
+  std::uint16_t id = 0;
+  std::string kernel_macro;
+  std::string codename;
+};
+
+std::vector<UnsupportedReference> read_unsupported_reference() {
+  std::vector<UnsupportedReference> rows;
+  for (const std::string& line : data_lines(OAPROF_PCI_UNSUPPORTED)) {
+    std::istringstream fields(line);
+    std::string id;
+    UnsupportedReference r;
+    fields >> id >> r.kernel_macro >> r.codename;
+    if (!fields) throw std::runtime_error("short line in the reference: " + line);
+    r.id = static_cast<std::uint16_t>(std::stoul(id, nullptr, 16));
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// The ids oaprof knows it does not profile (PVC, WCL, NVL-S/P, CRI) are the kernel's, each with
+// a reason, and none of them is in the supported table: `oaprof platforms` reports them as known
+// and unsupported, never as unknown.
+TEST(PlatformReferenceTest, EveryUnsupportedIdIsTheKernelsWithAReason) {
+  const std::vector<UnsupportedReference> rows = read_unsupported_reference();
+  ASSERT_GT(rows.size(), 30u) << OAPROF_PCI_UNSUPPORTED;
+  std::set<std::uint16_t> reference;
+  for (const UnsupportedReference& r : rows) {
+    SCOPED_TRACE(::testing::Message()
+                 << "PCI id 0x" << std::hex << r.id << " (" << r.kernel_macro << ")");
+    EXPECT_TRUE(reference.insert(r.id).second) << "listed twice";
+    const UnsupportedPciId* entry = find_unsupported_pci_id(r.id);
+    ASSERT_NE(entry, nullptr) << "the kernel lists it, oaprof does not know it";
+    EXPECT_EQ(entry->platform->kernel_macro, r.kernel_macro);
+    EXPECT_EQ(entry->platform->codename, r.codename);
+    EXPECT_FALSE(entry->platform->reason.empty());
+    EXPECT_FALSE(entry->platform->driver.empty());
+    EXPECT_EQ(find_id(r.id), nullptr) << "both supported and unsupported";
+    EXPECT_THAT(unsupported_pci_id_message(r.id), ::testing::HasSubstr("does not support"));
+  }
+  for (const UnsupportedPciId& id : known_unsupported_pci_ids()) {
+    EXPECT_TRUE(reference.contains(id.device))
+        << "oaprof lists 0x" << std::hex << id.device << " as unsupported, which the reference "
+        << "does not have";
+  }
+  EXPECT_EQ(reference.size(), known_unsupported_pci_ids().size());
 }
 
 }  // namespace

@@ -24,6 +24,34 @@ TEST(PlatformTest, UnknownIdIsAbsent) {
   EXPECT_FALSE(platform_by_name("nosuch").has_value());
 }
 
+// Wildcat Lake is in the kernel's lists but not oaprof's table: refusing it names the platform
+// and why, where it once said "not an Intel GPU oaprof knows".
+TEST(PlatformTest, KnownUnsupportedIdIsRefusedWithItsReason) {
+  EXPECT_FALSE(platform_for_pci_id(0xFD80).has_value());
+  try {
+    (void)require_platform_for_pci_id(0xFD80);
+    FAIL() << "0xFD80 resolved to a platform";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("Wildcat Lake (WCL)"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("does not support"));
+    EXPECT_THAT(e.what(), ::testing::Not(::testing::HasSubstr("oaprof knows (")));
+  }
+  EXPECT_EQ(unsupported_pci_id_message(0x1af4), "");  // unknown: no reason to give
+  EXPECT_EQ(unsupported_pci_id_message(0x5916), "");  // supported
+}
+
+// 0x7D40's mtlgt2 is oaprof's inference (IGT maps it to no file); 0x7D45's is IGT's.
+TEST(PlatformTest, InferredMetricFileIsMarkedAsSuch) {
+  const PciId* inferred = find_pci_id(0x7D40);
+  ASSERT_NE(inferred, nullptr);
+  EXPECT_EQ(inferred->platform->metrics_file, "mtlgt2");
+  EXPECT_THAT(inferred->metric_file_inferred, ::testing::HasSubstr("oaprof's inference"));
+  EXPECT_TRUE(find_pci_id(0x7D45)->metric_file_inferred.empty());
+  int inferred_ids = 0;
+  for (const PciId& id : known_pci_ids()) inferred_ids += id.metric_file_inferred.empty() ? 0 : 1;
+  EXPECT_EQ(inferred_ids, 1);
+}
+
 TEST(PlatformTest, IdsAreUniqueAndSimulatedPlatformIsInTheTable) {
   std::set<std::uint16_t> seen;
   for (const auto& id : known_pci_ids()) EXPECT_TRUE(seen.insert(id.device).second) << id.device;

@@ -57,13 +57,38 @@ nlohmann::json to_json(const oa::PciId& id) {
       {"min_freq_mhz", p.min_freq_mhz},
       {"kernel_driver", oa::kernel_driver_name(p.driver)},
       {"force_probe", p.force_probe},
+      {"supported", true},
   };
   j["timestamp_hz"] =
       read_from_device(p) ? nlohmann::json(nullptr) : nlohmann::json(p.timestamp_hz);
   j["igt_metric_file"] = p.metrics_file.empty()
                              ? nlohmann::json(nullptr)
                              : nlohmann::json(oa::metric_file_name(p.metrics_file));
+  j["igt_metric_file_inferred"] = id.metric_file_inferred.empty()
+                                      ? nlohmann::json(nullptr)
+                                      : nlohmann::json(id.metric_file_inferred);
   return j;
+}
+
+// A known id oaprof does not profile: what it is, what binds it, and why it is not supported.
+nlohmann::json to_json(const oa::UnsupportedPciId& id) {
+  const oa::UnsupportedPlatform& p = *id.platform;
+  return nlohmann::json{{"pci_id", fmt::format("0x{:04x}", id.device)},
+                        {"codename", p.codename},
+                        {"name", p.name},
+                        {"supported", false},
+                        {"kernel_id_list", p.kernel_macro},
+                        {"kernel_driver", p.driver},
+                        {"oa", p.oa},
+                        {"reason", p.reason}};
+}
+
+// "oa-mtlgt2.xml~" where the file is oaprof's inference, not IGT's (the table's footer says so).
+std::string metric_file_cell(const oa::PciId& id) {
+  const oa::Platform& p = *id.platform;
+  if (p.metrics_file.empty()) return "-";
+  const std::string file = oa::metric_file_name(p.metrics_file);
+  return id.metric_file_inferred.empty() ? file : file + "~";
 }
 
 std::string table_row(const oa::PciId& id) {
@@ -74,7 +99,22 @@ std::string table_row(const oa::PciId& id) {
       "{:>5}  {:<14}  {}\n",
       id.device, oa::generation_name(p.gen), p.codename, oa::gt_label(p), p.eus, mark, p.subslices,
       mark, p.threads_per_eu, p.has_fp64 ? "yes" : "no", timestamp_text(p), p.max_freq_mhz,
-      p.metrics_file.empty() ? "-" : oa::metric_file_name(p.metrics_file), driver_text(p));
+      metric_file_cell(id), driver_text(p));
+}
+
+// The known-but-unsupported ids, one block per platform (the table keeps a platform's ids
+// together, and they share the reason).
+void print_unsupported_table() {
+  std::cout << "\nKnown, not supported (the kernel lists them; oaprof does not profile them):\n";
+  const auto ids = oa::known_unsupported_pci_ids();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const oa::UnsupportedPlatform* p = ids[i].platform;
+    if (i == 0 || ids[i - 1].platform != p) {
+      std::cout << fmt::format("{:<4}  {}: {}\n      ids:", p->codename, p->name, p->reason);
+    }
+    std::cout << fmt::format(" 0x{:04X}", ids[i].device);
+    if (i + 1 == ids.size() || ids[i + 1].platform != p) std::cout << "\n";
+  }
 }
 
 void print_table() {
@@ -87,7 +127,18 @@ void print_table() {
   std::cout << "EUs and subslices (dual subslices on Gen12) are Mesa's per id; * marks an id Mesa\n"
                "does not list, whose counts are assumed. On a real device i915's topology query\n"
                "gives the fused truth. max: nominal maximum frequency in MHz (a model default).\n"
-               "Sources: src/oa/platform.cc, docs/hardware-access.md.\n";
+               "~ marks a metric file that is oaprof's inference: upstream IGT maps the id to\n"
+               "none (`oaprof platforms --pci-id ID` says why).\n";
+  print_unsupported_table();
+  std::cout << "Sources: src/oa/platform.cc, docs/hardware-access.md.\n";
+}
+
+std::string metric_file_text(const oa::PciId& id) {
+  const oa::Platform& p = *id.platform;
+  if (p.metrics_file.empty()) return "none (IGT describes no metric set; use --metric-set Builtin)";
+  const std::string file = oa::metric_file_name(p.metrics_file);
+  if (id.metric_file_inferred.empty()) return file;
+  return fmt::format("{} ({})", file, id.metric_file_inferred);
 }
 
 void print_one(const oa::PciId& id) {
@@ -108,10 +159,41 @@ void print_one(const oa::PciId& id) {
       id.counts_from_mesa ? " (Mesa)" : " (assumed: Mesa lists no such id)", p.threads_per_eu,
       p.has_fp64 ? "yes" : "no (no FP64 hardware)", timestamp_text(p),
       read_from_device(p) ? fmt::format(" ({:g} MHz until read)", p.timestamp_hz / 1e6) : "",
-      p.min_freq_mhz, p.max_freq_mhz,
-      p.metrics_file.empty() ? "none (IGT describes no metric set; use --metric-set Builtin)"
-                             : oa::metric_file_name(p.metrics_file),
-      driver_text(p));
+      p.min_freq_mhz, p.max_freq_mhz, metric_file_text(id), driver_text(p));
+}
+
+void print_one(const oa::UnsupportedPciId& id) {
+  const oa::UnsupportedPlatform& p = *id.platform;
+  std::cout << fmt::format(
+      "PCI id:            8086:{:04x}\n"
+      "platform:          {} ({})\n"
+      "supported:         no: {}\n"
+      "kernel id list:    {} (include/drm/intel/pciids.h)\n"
+      "kernel driver:     {}\n"
+      "OA:                {}\n",
+      id.device, p.name, p.codename, p.reason, p.kernel_macro, p.driver, p.oa);
+}
+
+template <typename Id>
+int show(const Id& id, bool json) {
+  if (json) {
+    std::cout << report::json_text(to_json(id), 1) << "\n";
+  } else {
+    print_one(id);
+  }
+  return 0;
+}
+
+// A supported id, a known unsupported one (exit 0, with the reason), or an unknown one (exit 2).
+int show_id(std::uint16_t device, bool json) {
+  if (const oa::PciId* id = oa::find_pci_id(device)) return show(*id, json);
+  if (const oa::UnsupportedPciId* id = oa::find_unsupported_pci_id(device)) return show(*id, json);
+  std::cerr << fmt::format(
+      "oaprof platforms: PCI id 8086:{:04x} is not in oaprof's platform table (Haswell through "
+      "Panther Lake) nor among the ids it knows it does not support; `oaprof platforms` lists "
+      "every id it knows\n",
+      device);
+  return base::kExitUsage;
 }
 
 int run_platforms(const PlatformsOptions& opt) {
@@ -119,6 +201,7 @@ int run_platforms(const PlatformsOptions& opt) {
     if (opt.json) {
       nlohmann::json all = nlohmann::json::array();
       for (const oa::PciId& id : oa::known_pci_ids()) all.push_back(to_json(id));
+      for (const auto& id : oa::known_unsupported_pci_ids()) all.push_back(to_json(id));
       std::cout << report::json_text(all, 1) << "\n";
     } else {
       print_table();
@@ -133,29 +216,20 @@ int run_platforms(const PlatformsOptions& opt) {
         opt.pci_id);
     return base::kExitUsage;
   }
-  const oa::PciId* id = oa::find_pci_id(*device);
-  if (id == nullptr) {
-    std::cerr << fmt::format(
-        "oaprof platforms: PCI id 8086:{:04x} is not in oaprof's platform table (Haswell through "
-        "Alder Lake, DG1); `oaprof platforms` lists every id it knows\n",
-        *device);
-    return base::kExitUsage;
-  }
-  if (opt.json) {
-    std::cout << report::json_text(to_json(*id), 1) << "\n";
-  } else {
-    print_one(*id);
-  }
-  return 0;
+  return show_id(*device, opt.json);
 }
 
 std::pair<CLI::App*, Action> add_platforms_command(CLI::App& app) {
   auto opt = std::make_shared<PlatformsOptions>();
   CLI::App* sub = app.add_subcommand(
       "platforms", "every Intel GPU PCI id oaprof knows (docs/hardware-access.md)");
-  sub->add_option("--pci-id", opt->pci_id, "show one id, e.g. 0x3E92 (exit 2 if unknown)");
+  sub->add_option("--pci-id", opt->pci_id,
+                  "show one id, e.g. 0x3E92 (a known unsupported one with the reason; exit 2 if "
+                  "unknown)");
   sub->add_flag("--json", opt->json, "write JSON (an array, or one object with --pci-id)");
-  sub->footer("Exit status:\n  0  listed\n  2  bad options, or a --pci-id that is unknown");
+  sub->footer(
+      "Exit status:\n  0  listed (a known id oaprof does not support included)\n  2  bad options, "
+      "or a --pci-id that is unknown");
   return {sub, [opt] { return run_platforms(*opt); }};
 }
 
