@@ -1,7 +1,9 @@
 // The command-streamer timestamp frequency from the GPU's own clock registers, decoded as i915
 // decodes them at boot (linux gt/intel_gt_clock_utils.c read_clock_frequency()), for devices
-// without an i915 to ask (I915_PARAM_CS_TIMESTAMP_FREQUENCY): the crystal in RPM_CONFIG0 shifted
-// by the CTC shift, or the TIMESTAMP_OVERRIDE divider when CTC_MODE selects divide logic.
+// without an i915 to ask (I915_PARAM_CS_TIMESTAMP_FREQUENCY): the crystal shifted by the CTC
+// shift (Gen9: a fixed 24 or 19.2 MHz and CTC_MODE's shift, never RPM_CONFIG0; Gen11+:
+// RPM_CONFIG0's crystal and shift), or the TIMESTAMP_OVERRIDE divider when CTC_MODE selects
+// divide logic.
 #pragma once
 
 #include <cstdint>
