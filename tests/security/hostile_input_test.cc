@@ -83,8 +83,8 @@ TEST_F(HostileInputTest, MergeOfRowsOfCommasEndsWithTheRowNamed) {
 TEST_F(HostileInputTest, MergeAndReportOfEmptyRowsEndWithTheRowNamed) {
   const std::string in =
       write("empty.json", R"({"schema_version":2,"device":"d","launches":[{})", ",{}", "]}");
-  for (const std::string args : {fmt::format("merge -q {} -o {}", in, out("all.csv")),
-                                 fmt::format("report {} -o {}", in, out("r.html"))}) {
+  for (const std::string& args : {fmt::format("merge -q {} -o {}", in, out("all.csv")),
+                                  fmt::format("report {} -o {}", in, out("r.html"))}) {
     const CommandResult r = limited(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
     EXPECT_THAT(r.output, HasSubstr(in + ": launch 0 is empty ({})")) << args;
