@@ -224,8 +224,7 @@ std::pair<CLI::App*, Action> add_platforms_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "platforms", "every Intel GPU PCI id oaprof knows (docs/hardware-access.md)");
   sub->add_option("--pci-id", opt->pci_id,
-                  "show one id, e.g. 0x3E92 (a known unsupported one with the reason; exit 2 if "
-                  "unknown)");
+                  "show one id, e.g. 0x3E92 (an unsupported one says why)");
   sub->add_flag("--json", opt->json, "write JSON (an array, or one object with --pci-id)");
   sub->footer(
       "Exit status:\n  0  listed (a known id oaprof does not support included)\n  2  bad options, "
