@@ -272,7 +272,7 @@ TEST_F(OaprofdFloodTest, AClientRefillingItsRingAfterHangingUpDoesNotKeepTheDaem
   start(daemon::OaprofdOptions{});
   const auto hostile = flooder_that_hung_up();
   ASSERT_NE(hostile, nullptr);
-  EXPECT_TRUE(stops_within(20)) << "oaprofd did not stop (SIGTERM) while a client flooded its ring";
+  EXPECT_TRUE(stops_within(60)) << "oaprofd did not stop (SIGTERM) while a client flooded its ring";
   EXPECT_FALSE(service_->session_open()) << "the session was not ended and restored";
 }
 
@@ -284,7 +284,7 @@ TEST_F(OaprofdFloodTest, AClientRefillingItsRingCannotKeepTheDaemonRunningEither
   ASSERT_TRUE(flood_is_answered(hostile));
   // Still connected: stopping answers what it queued, a ring's worth, not what it goes on
   // sending.
-  EXPECT_TRUE(stops_within(20)) << "oaprofd did not stop (SIGTERM) while a client flooded its ring";
+  EXPECT_TRUE(stops_within(60)) << "oaprofd did not stop (SIGTERM) while a client flooded its ring";
 }
 
 // Each request of this flood holds the service for a while (an open that takes the unit, fails
