@@ -96,8 +96,8 @@ struct XeFormat {
   std::optional<oa::ReportFormat> registers = std::nullopt;  // what SimGpu writes (Gen12, Xe-LPG)
   bool format_zero = false;
 };
-constexpr std::uint8_t kTypeOag = 0, kTypeOar = 1, kTypeOam = 2, kTypeOac = 3, kTypeOamMpec = 4,
-                       kTypePec = 5;
+// xe's enum drm_xe_oa_format_type; OAM (2) has no format in the simulated tables.
+constexpr std::uint8_t kTypeOag = 0, kTypeOar = 1, kTypeOac = 3, kTypeOamMpec = 4, kTypePec = 5;
 const XeFormat kGen12Formats[] = {
     {kTypeOag, 0, 0, 0, 64, oa::ReportFormat::kA12},
     {kTypeOag, 2, 0, 0, 128, oa::ReportFormat::kA12_B8_C8},
