@@ -449,7 +449,8 @@ bool get_payload(Reader& r, Summary& s) {
   }
   if (r.at_end()) return true;  // a client that shares no names, or predates the flags
   std::uint8_t flags = 0;
-  if (!r.get(flags) || (flags & ~kSummaryShareNames) != 0) return false;
+  // Written only when a flag is set: a zero byte would be a second encoding of the same summary.
+  if (!r.get(flags) || flags == 0 || (flags & ~kSummaryShareNames) != 0) return false;
   s.share_names = (flags & kSummaryShareNames) != 0;
   return true;
 }

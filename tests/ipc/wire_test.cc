@@ -183,6 +183,9 @@ TEST(WireTest, ASummarySaysWhetherItsNamesMayBeSharedAndRefusesUnknownFlags) {
       std::equal(unshared.begin() + kHeaderBytes, unshared.end(), shared.begin() + kHeaderBytes));
   shared.back() = 0x2;  // a bit this side does not know
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(shared)));
+  // A flags byte of 0 is never written (no flags: no byte), so one encoding per summary.
+  shared.back() = 0x0;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(shared)));
 }
 
 TEST(WireTest, ASnapshotCarriesItsEnergyFirstFlagAndRefusesUnknownPhases) {
