@@ -1,0 +1,12 @@
+// Kernels of the Level Zero test programs, compiled to SPIR-V at build time. On the simulated
+// driver they compute nothing: only their names, arguments and group counts matter.
+kernel void scale(global float* x, float factor) { x[get_global_id(0)] *= factor; }
+
+kernel void add_one(global int* x) { x[get_global_id(0)] += 1; }
+
+kernel __attribute__((reqd_work_group_size(16, 1, 1))) void fixed_group(global int* x,
+                                                                         local int* scratch) {
+  scratch[get_local_id(0)] = x[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  x[get_global_id(0)] = scratch[15 - get_local_id(0)];
+}

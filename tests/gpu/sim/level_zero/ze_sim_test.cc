@@ -1,0 +1,102 @@
+// The simulated Level Zero driver under Debian's real loader: the test programs of ze_sim_app.cc
+// run with ZE_ENABLE_ALT_DRIVERS naming the driver, and their output is checked launch by launch.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/common/run_util.h"
+
+namespace {
+
+using oaprof::testing::run;
+
+std::string skip_reason() {
+  if (std::string(ZE_SIM_MISSING).empty() == false) return ZE_SIM_MISSING;
+  if (std::string(ZE_SIM_APP).empty()) return "ze_sim_app was not built (no Level Zero loader)";
+  return "";
+}
+
+// One `launch` line of the program's output.
+struct LaunchLine {
+  std::string name;
+  std::string groups;
+  std::uint64_t start = 0, end = 0;
+  bool timed = false;
+};
+
+struct AppRun {
+  int status = -1;
+  std::string output;
+  std::vector<LaunchLine> launches;
+  std::map<std::string, std::string> values;  // key=value fields of other lines, by key
+};
+
+std::uint64_t field(const std::string& line, const std::string& key) {
+  const auto at = line.find(" " + key + "=");
+  if (at == std::string::npos) return 0;
+  return std::stoull(line.substr(at + key.size() + 2));
+}
+
+AppRun run_app(const std::string& scenario, const std::string& env = "") {
+  AppRun r;
+  const auto result = run(std::string("ZE_ENABLE_ALT_DRIVERS=") + ZE_SIM_DRIVER + " " + env + " " +
+                          ZE_SIM_APP + " " + scenario + " " + ZE_SIM_SPIRV);
+  r.status = result.status;
+  r.output = result.output;
+  std::istringstream in(result.output);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string kind, name, groups;
+    words >> kind >> name >> groups;
+    if (kind == "launch") {
+      const bool timed = line.find(" start=") != std::string::npos;
+      r.launches.push_back({name, groups, field(line, "start"), field(line, "end"), timed});
+    } else if (kind == "check" || kind == "result") {
+      r.values[name] = groups;
+    } else if (kind == "run") {
+      r.values["device_start"] = std::to_string(field(line, "device_start"));
+      r.values["device_end"] = std::to_string(field(line, "device_end"));
+    }
+  }
+  return r;
+}
+
+class ZeSimTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+// Kernel timestamps: each launch's window is ordered, after the previous one's, and inside the
+// run's device-timer interval.
+void expect_windows_in_run(const AppRun& r) {
+  const std::uint64_t run_start = std::stoull(r.values.at("device_start"));
+  const std::uint64_t run_end = std::stoull(r.values.at("device_end"));
+  std::uint64_t previous_end = run_start;
+  for (const LaunchLine& l : r.launches) {
+    if (!l.timed) continue;
+    EXPECT_LE(previous_end, l.start) << l.name;
+    EXPECT_LT(l.start, l.end) << l.name;
+    EXPECT_LE(l.end, run_end) << l.name;
+    previous_end = l.end;
+  }
+}
+
+TEST_F(ZeSimTest, ImmediateListRunsKernelsCopiesAndFills) {
+  const AppRun r = run_app("immediate");
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.launches.size(), 3u) << r.output;
+  EXPECT_EQ(r.launches[0].name, "scale");
+  EXPECT_EQ(r.launches[0].groups, "groups=4,1,1");
+  EXPECT_EQ(r.launches[1].name, "add_one");
+  EXPECT_EQ(r.launches[2].groups, "groups=16,1,1");
+  EXPECT_EQ(r.values.at("copy-and-fill"), "ok");
+  expect_windows_in_run(r);
+}
+
+}  // namespace
