@@ -11,11 +11,11 @@ namespace {
 // The signal event and the wait list every append takes, checked and attached to `c`.
 ze_result_t attach_events(State& s, Command& c, ze_event_handle_t signal, std::uint32_t n,
                           ze_event_handle_t* waits) {
-  if (signal != nullptr) OAPROF_ZE_FIND(s, signal, Kind::kEvent, c.signal);
+  if (signal != nullptr) OAPROF_ZE_FIND(s, signal, c.signal);
   if (n > 0 && waits == nullptr) return ZE_RESULT_ERROR_INVALID_SIZE;
   for (std::uint32_t i = 0; i < n; ++i) {
     Event* e = nullptr;
-    OAPROF_ZE_FIND(s, waits[i], Kind::kEvent, e);
+    OAPROF_ZE_FIND(s, waits[i], e);
     c.waits.push_back(e);
   }
   return ZE_RESULT_SUCCESS;
@@ -26,7 +26,7 @@ ze_result_t attach_events(State& s, Command& c, ze_event_handle_t signal, std::u
 ze_result_t append(State& s, std::unique_lock<std::mutex>& lock, ze_command_list_handle_t h,
                    Command c) {
   CommandList* list = nullptr;
-  OAPROF_ZE_FIND(s, h, Kind::kList, list);
+  OAPROF_ZE_FIND(s, h, list);
   if (!list->immediate) {
     if (list->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // closed: reset it first
     list->recorded.push_back(std::move(c));
@@ -46,9 +46,7 @@ ze_result_t append(State& s, std::unique_lock<std::mutex>& lock, ze_command_list
 template <typename Make>
 ze_result_t append_with_events(ze_command_list_handle_t h, ze_event_handle_t signal,
                                std::uint32_t n, ze_event_handle_t* waits, Make make) {
-  return locked([&](State& s, std::unique_lock<std::mutex>& lock) {
-    CommandList* list = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kList, list);
+  return with<CommandList>(h, [&](State& s, CommandList*, std::unique_lock<std::mutex>& lock) {
     Command c;
     if (const ze_result_t r = attach_events(s, c, signal, n, waits); r != ZE_RESULT_SUCCESS) {
       return r;
@@ -58,15 +56,24 @@ ze_result_t append_with_events(ze_command_list_handle_t h, ze_event_handle_t sig
   });
 }
 
+// The context, device and queue description a queue or an immediate list is created with.
+ze_result_t check_queue_desc(State& s, ze_context_handle_t hc, ze_device_handle_t hd,
+                             const ze_command_queue_desc_t* desc, const void* out) {
+  Context* c = nullptr;
+  Device* d = nullptr;
+  OAPROF_ZE_FIND(s, hc, c);
+  OAPROF_ZE_FIND(s, hd, d);
+  if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (desc->ordinal != 0 || desc->index != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  return ZE_RESULT_SUCCESS;
+}
+
 ze_result_t queue_create(ze_context_handle_t hc, ze_device_handle_t hd,
                          const ze_command_queue_desc_t* desc, ze_command_queue_handle_t* out) {
   return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, hc, Kind::kContext, c);
-    OAPROF_ZE_FIND(s, hd, Kind::kDevice, d);
-    if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (desc->ordinal != 0 || desc->index != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (const ze_result_t r = check_queue_desc(s, hc, hd, desc, out); r != ZE_RESULT_SUCCESS) {
+      return r;
+    }
     auto q = std::make_unique<Queue>();
     q->executor.synchronous = desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
     s.add_executor(&q->executor);
@@ -76,9 +83,7 @@ ze_result_t queue_create(ze_context_handle_t hc, ze_device_handle_t hd,
 }
 
 ze_result_t queue_destroy(ze_command_queue_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Queue* q = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kQueue, q);
+  return with<Queue>(h, [&](State& s, Queue* q) {
     s.remove_executor(&q->executor);
     s.destroy(q);
     return ZE_RESULT_SUCCESS;
@@ -97,7 +102,7 @@ ze_result_t gather(State& s, std::uint32_t n, ze_command_list_handle_t* lists, F
                    std::vector<Command>& out) {
   for (std::uint32_t i = 0; i < n; ++i) {
     CommandList* list = nullptr;
-    OAPROF_ZE_FIND(s, lists[i], Kind::kList, list);
+    OAPROF_ZE_FIND(s, lists[i], list);
     if (list->immediate || !list->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     out.insert(out.end(), list->recorded.begin(), list->recorded.end());
   }
@@ -115,8 +120,8 @@ ze_result_t queue_execute(ze_command_queue_handle_t h, std::uint32_t n,
   return locked([&](State& s, std::unique_lock<std::mutex>& lock) {
     Queue* q = nullptr;
     Fence* fence = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kQueue, q);
-    if (hf != nullptr) OAPROF_ZE_FIND(s, hf, Kind::kFence, fence);
+    OAPROF_ZE_FIND(s, h, q);
+    if (hf != nullptr) OAPROF_ZE_FIND(s, hf, fence);
     if (fence != nullptr && fence->queue != q) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (n == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
     if (lists == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -132,9 +137,7 @@ ze_result_t queue_execute(ze_command_queue_handle_t h, std::uint32_t n,
 }
 
 ze_result_t queue_synchronize(ze_command_queue_handle_t h, std::uint64_t timeout_ns) {
-  return locked([&](State& s, std::unique_lock<std::mutex>& lock) {
-    Queue* q = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kQueue, q);
+  return with<Queue>(h, [&](State& s, Queue* q, std::unique_lock<std::mutex>& lock) {
     return wait_idle(s, lock, q->executor, timeout_ns);
   });
 }
@@ -143,9 +146,9 @@ ze_result_t list_create(ze_context_handle_t hc, ze_device_handle_t hd,
                         const ze_command_list_desc_t* desc, ze_command_list_handle_t* out) {
   return locked([&](State& s, auto&) {
     Context* c = nullptr;
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, hc, Kind::kContext, c);
-    OAPROF_ZE_FIND(s, hd, Kind::kDevice, d);
+    Device* d = nullptr;
+    OAPROF_ZE_FIND(s, hc, c);
+    OAPROF_ZE_FIND(s, hd, d);
     if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->commandQueueGroupOrdinal != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     *out = reinterpret_cast<ze_command_list_handle_t>(s.adopt(std::make_unique<CommandList>()));
@@ -157,12 +160,9 @@ ze_result_t list_create_immediate(ze_context_handle_t hc, ze_device_handle_t hd,
                                   const ze_command_queue_desc_t* desc,
                                   ze_command_list_handle_t* out) {
   return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, hc, Kind::kContext, c);
-    OAPROF_ZE_FIND(s, hd, Kind::kDevice, d);
-    if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (desc->ordinal != 0 || desc->index != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (const ze_result_t r = check_queue_desc(s, hc, hd, desc, out); r != ZE_RESULT_SUCCESS) {
+      return r;
+    }
     auto list = std::make_unique<CommandList>();
     list->immediate = true;
     list->executor.synchronous = desc->mode == ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS;
@@ -173,9 +173,7 @@ ze_result_t list_create_immediate(ze_context_handle_t hc, ze_device_handle_t hd,
 }
 
 ze_result_t list_destroy(ze_command_list_handle_t h) {
-  return locked([&](State& s, auto&) {
-    CommandList* list = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kList, list);
+  return with<CommandList>(h, [&](State& s, CommandList* list) {
     if (list->immediate) s.remove_executor(&list->executor);
     s.destroy(list);
     return ZE_RESULT_SUCCESS;
@@ -183,18 +181,14 @@ ze_result_t list_destroy(ze_command_list_handle_t h) {
 }
 
 ze_result_t list_close(ze_command_list_handle_t h) {
-  return locked([&](State& s, auto&) {
-    CommandList* list = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kList, list);
+  return with<CommandList>(h, [&](State&, CommandList* list) {
     list->closed = true;
     return ZE_RESULT_SUCCESS;
   });
 }
 
 ze_result_t list_reset(ze_command_list_handle_t h) {
-  return locked([&](State& s, auto&) {
-    CommandList* list = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kList, list);
+  return with<CommandList>(h, [&](State&, CommandList* list) {
     list->recorded.clear();
     list->closed = false;
     return ZE_RESULT_SUCCESS;
@@ -264,9 +258,7 @@ ze_result_t append_fill(ze_command_list_handle_t h, void* ptr, const void* patte
 
 // Prefetches and advice change nothing in plain memory: accepted for a live list.
 ze_result_t append_prefetch(ze_command_list_handle_t h, const void* ptr, size_t) {
-  return locked([&](State& s, auto&) {
-    CommandList* list = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kList, list);
+  return with<CommandList>(h, [&](State&, CommandList*) {
     return ptr == nullptr ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_SUCCESS;
   });
 }
@@ -294,7 +286,7 @@ ze_result_t append_wait(ze_command_list_handle_t h, std::uint32_t n, ze_event_ha
 ze_result_t append_event_reset(ze_command_list_handle_t h, ze_event_handle_t event) {
   return append_with_events(h, nullptr, 0, nullptr, [&](State& s, Command& c) {
     Event* e = nullptr;
-    OAPROF_ZE_FIND(s, event, Kind::kEvent, e);
+    OAPROF_ZE_FIND(s, event, e);
     c.op = Command::Op::kReset;
     c.events.push_back(e);
     return ZE_RESULT_SUCCESS;
@@ -310,7 +302,7 @@ ze_result_t append_query_timestamps(ze_command_list_handle_t h, std::uint32_t co
     if (offsets != nullptr) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;  // packed results only
     for (std::uint32_t i = 0; i < count; ++i) {
       Event* e = nullptr;
-      OAPROF_ZE_FIND(s, events[i], Kind::kEvent, e);
+      OAPROF_ZE_FIND(s, events[i], e);
       c.events.push_back(e);
     }
     c.op = Command::Op::kQueryTimestamps;
@@ -334,7 +326,7 @@ ze_result_t append_launch(ze_command_list_handle_t h, ze_kernel_handle_t hk,
                           ze_event_handle_t* waits) {
   return append_with_events(h, signal, n, waits, [&](State& s, Command& c) {
     Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, hk, Kind::kKernel, k);
+    OAPROF_ZE_FIND(s, hk, k);
     if (groups == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Launch launch;
     if (const ze_result_t r = launch_of(*k, launch); r != ZE_RESULT_SUCCESS) return r;
@@ -350,7 +342,7 @@ ze_result_t append_launch_indirect(ze_command_list_handle_t h, ze_kernel_handle_
                                    std::uint32_t n, ze_event_handle_t* waits) {
   return append_with_events(h, signal, n, waits, [&](State& s, Command& c) {
     Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, hk, Kind::kKernel, k);
+    OAPROF_ZE_FIND(s, hk, k);
     if (groups == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Launch launch;
     if (const ze_result_t r = launch_of(*k, launch); r != ZE_RESULT_SUCCESS) return r;
@@ -371,7 +363,7 @@ ze_result_t append_launch_multiple(ze_command_list_handle_t h, std::uint32_t ker
     }
     for (std::uint32_t i = 0; i < kernels; ++i) {
       Kernel* k = nullptr;
-      OAPROF_ZE_FIND(s, hks[i], Kind::kKernel, k);
+      OAPROF_ZE_FIND(s, hks[i], k);
       Launch launch;
       if (const ze_result_t r = launch_of(*k, launch); r != ZE_RESULT_SUCCESS) return r;
       launch.indirect = groups + i;

@@ -41,9 +41,7 @@ ze_result_t driver_get(std::uint32_t* count, ze_driver_handle_t* drivers) {
 }
 
 ze_result_t driver_api_version(ze_driver_handle_t h, ze_api_version_t* version) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDriver, d);
+  return with<Driver>(h, [&](State&, Driver*) {
     if (version == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *version = ZE_API_VERSION_1_4;  // the spec of the headers it is built with
     return ZE_RESULT_SUCCESS;
@@ -51,9 +49,7 @@ ze_result_t driver_api_version(ze_driver_handle_t h, ze_api_version_t* version) 
 }
 
 ze_result_t driver_properties(ze_driver_handle_t h, ze_driver_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDriver, d);
+  return with<Driver>(h, [&](State&, Driver*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::memset(p->uuid.id, 0, sizeof p->uuid.id);
     std::memcpy(p->uuid.id, "oaprof-sim-ze", 13);
@@ -63,9 +59,7 @@ ze_result_t driver_properties(ze_driver_handle_t h, ze_driver_properties_t* p) {
 }
 
 ze_result_t driver_ipc_properties(ze_driver_handle_t h, ze_driver_ipc_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDriver, d);
+  return with<Driver>(h, [&](State&, Driver*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->flags = 0;  // no IPC: memory and events stay in the process
     return ZE_RESULT_SUCCESS;
@@ -74,9 +68,7 @@ ze_result_t driver_ipc_properties(ze_driver_handle_t h, ze_driver_ipc_properties
 
 ze_result_t driver_extensions(ze_driver_handle_t h, std::uint32_t* count,
                               ze_driver_extension_properties_t*) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDriver, d);
+  return with<Driver>(h, [&](State&, Driver*) {
     if (count == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *count = 0;
     return ZE_RESULT_SUCCESS;
@@ -84,27 +76,21 @@ ze_result_t driver_extensions(ze_driver_handle_t h, std::uint32_t* count,
 }
 
 ze_result_t driver_extension_function(ze_driver_handle_t h, const char* name, void** fn) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDriver, d);
+  return with<Driver>(h, [&](State&, Driver*) {
     if (name == nullptr || fn == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // it has no extensions
   });
 }
 
 ze_result_t device_get(ze_driver_handle_t h, std::uint32_t* count, ze_device_handle_t* devices) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDriver, d);
+  return with<Driver>(h, [&](State& s, Driver*) {
     const auto handle = reinterpret_cast<ze_device_handle_t>(s.device);
     return list_out(count, devices, &handle, 1);
   });
 }
 
 ze_result_t device_sub_devices(ze_device_handle_t h, std::uint32_t* count, ze_device_handle_t*) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State&, Device*) {
     if (count == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *count = 0;
     return ZE_RESULT_SUCCESS;
@@ -139,9 +125,7 @@ void describe_device(ze_device_properties_t& p) {
 }
 
 ze_result_t device_properties(ze_device_handle_t h, ze_device_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State&, Device*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     describe_device(*p);
     return ZE_RESULT_SUCCESS;
@@ -149,9 +133,7 @@ ze_result_t device_properties(ze_device_handle_t h, ze_device_properties_t* p) {
 }
 
 ze_result_t device_compute(ze_device_handle_t h, ze_device_compute_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State&, Device*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->maxTotalGroupSize = kMaxGroupSize;
     p->maxGroupSizeX = p->maxGroupSizeY = p->maxGroupSizeZ = kMaxGroupSize;
@@ -166,9 +148,7 @@ ze_result_t device_compute(ze_device_handle_t h, ze_device_compute_properties_t*
 }
 
 ze_result_t device_module(ze_device_handle_t h, ze_device_module_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State&, Device*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->spirvVersionSupported = ZE_MAKE_VERSION(1, 4);
     p->flags = ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS |
@@ -186,49 +166,34 @@ ze_result_t device_module(ze_device_handle_t h, ze_device_module_properties_t* p
 
 ze_result_t device_queue_groups(ze_device_handle_t h, std::uint32_t* count,
                                 ze_command_queue_group_properties_t* groups) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
-    if (count == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*count == 0 || groups == nullptr) {
-      *count = 1;
-      return ZE_RESULT_SUCCESS;
-    }
-    *count = 1;  // one engine that runs kernels and copies
-    groups[0].flags = ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
-                      ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY |
-                      ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS;
-    groups[0].maxMemoryFillPatternSize = 128;
-    groups[0].numQueues = 1;
-    return ZE_RESULT_SUCCESS;
+  return with<Device>(h, [&](State&, Device*) {
+    return one_property(count, groups, [](ze_command_queue_group_properties_t& g) {
+      // One engine that runs kernels and copies.
+      g.flags = ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE |
+                ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY |
+                ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS;
+      g.maxMemoryFillPatternSize = 128;
+      g.numQueues = 1;
+    });
   });
 }
 
 ze_result_t device_memory(ze_device_handle_t h, std::uint32_t* count,
                           ze_device_memory_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
-    if (count == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*count == 0 || p == nullptr) {
-      *count = 1;
-      return ZE_RESULT_SUCCESS;
-    }
-    *count = 1;
-    p->flags = 0;
-    p->maxClockRate = 0;
-    p->maxBusWidth = 64;
-    p->totalSize = kMemoryBytes;
-    std::memset(p->name, 0, sizeof p->name);
-    std::memcpy(p->name, "oaprof simulated memory", 23);
-    return ZE_RESULT_SUCCESS;
+  return with<Device>(h, [&](State&, Device*) {
+    return one_property(count, p, [](ze_device_memory_properties_t& m) {
+      m.flags = 0;
+      m.maxClockRate = 0;
+      m.maxBusWidth = 64;
+      m.totalSize = kMemoryBytes;
+      std::memset(m.name, 0, sizeof m.name);
+      std::memcpy(m.name, "oaprof simulated memory", 23);
+    });
   });
 }
 
 ze_result_t device_memory_access(ze_device_handle_t h, ze_device_memory_access_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State&, Device*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const ze_memory_access_cap_flags_t all =
         ZE_MEMORY_ACCESS_CAP_FLAG_RW | ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC |
@@ -242,25 +207,16 @@ ze_result_t device_memory_access(ze_device_handle_t h, ze_device_memory_access_p
 
 ze_result_t device_cache(ze_device_handle_t h, std::uint32_t* count,
                          ze_device_cache_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
-    if (count == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*count == 0 || p == nullptr) {
-      *count = 1;
-      return ZE_RESULT_SUCCESS;
-    }
-    *count = 1;
-    p->flags = 0;
-    p->cacheSize = 768 * 1024;
-    return ZE_RESULT_SUCCESS;
+  return with<Device>(h, [&](State&, Device*) {
+    return one_property(count, p, [](ze_device_cache_properties_t& c) {
+      c.flags = 0;
+      c.cacheSize = 768 * 1024;
+    });
   });
 }
 
 ze_result_t device_image(ze_device_handle_t h, ze_device_image_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State&, Device*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     // No images: every limit 0, as the spec says a device without image support reports.
     p->maxImageDims1D = p->maxImageDims2D = p->maxImageDims3D = 0;
@@ -272,9 +228,7 @@ ze_result_t device_image(ze_device_handle_t h, ze_device_image_properties_t* p) 
 
 ze_result_t device_external_memory(ze_device_handle_t h,
                                    ze_device_external_memory_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State&, Device*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->memoryAllocationImportTypes = p->memoryAllocationExportTypes = 0;
     p->imageImportTypes = p->imageExportTypes = 0;
@@ -285,9 +239,9 @@ ze_result_t device_external_memory(ze_device_handle_t h,
 ze_result_t device_p2p(ze_device_handle_t h, ze_device_handle_t peer,
                        ze_device_p2p_properties_t* p) {
   return locked([&](State& s, auto&) {
-    Object *d = nullptr, *other = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
-    OAPROF_ZE_FIND(s, peer, Kind::kDevice, other);
+    Device *d = nullptr, *other = nullptr;
+    OAPROF_ZE_FIND(s, h, d);
+    OAPROF_ZE_FIND(s, peer, other);
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->flags = 0;
     return ZE_RESULT_SUCCESS;
@@ -297,9 +251,9 @@ ze_result_t device_p2p(ze_device_handle_t h, ze_device_handle_t peer,
 ze_result_t device_can_access_peer(ze_device_handle_t h, ze_device_handle_t peer,
                                    ze_bool_t* value) {
   return locked([&](State& s, auto&) {
-    Object *d = nullptr, *other = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
-    OAPROF_ZE_FIND(s, peer, Kind::kDevice, other);
+    Device *d = nullptr, *other = nullptr;
+    OAPROF_ZE_FIND(s, h, d);
+    OAPROF_ZE_FIND(s, peer, other);
     if (value == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *value = d == other;  // the one device reaches its own memory
     return ZE_RESULT_SUCCESS;
@@ -307,18 +261,12 @@ ze_result_t device_can_access_peer(ze_device_handle_t h, ze_device_handle_t peer
 }
 
 ze_result_t device_status(ze_device_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
-    return ZE_RESULT_SUCCESS;
-  });
+  return with<Device>(h, [&](State&, Device*) { return ZE_RESULT_SUCCESS; });
 }
 
 ze_result_t device_global_timestamps(ze_device_handle_t h, std::uint64_t* host,
                                      std::uint64_t* device) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDevice, d);
+  return with<Device>(h, [&](State& s, Device*) {
     if (host == nullptr || device == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const std::uint64_t now = monotonic_ns();
     *host = now;  // CLOCK_MONOTONIC, the clock oaprof's host side keeps
@@ -329,9 +277,7 @@ ze_result_t device_global_timestamps(ze_device_handle_t h, std::uint64_t* host,
 
 ze_result_t context_create(ze_driver_handle_t h, const ze_context_desc_t* desc,
                            ze_context_handle_t* out) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kDriver, d);
+  return with<Driver>(h, [&](State& s, Driver*) {
     if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *out = reinterpret_cast<ze_context_handle_t>(s.adopt(std::make_unique<Context>()));
     return ZE_RESULT_SUCCESS;
@@ -343,8 +289,8 @@ ze_result_t context_create_ex(ze_driver_handle_t h, const ze_context_desc_t* des
                               ze_context_handle_t* out) {
   for (std::uint32_t i = 0; devices != nullptr && i < device_count; ++i) {
     const ze_result_t r = locked([&](State& s, auto&) {
-      Object* d = nullptr;
-      OAPROF_ZE_FIND(s, devices[i], Kind::kDevice, d);
+      Device* d = nullptr;
+      OAPROF_ZE_FIND(s, devices[i], d);
       return ZE_RESULT_SUCCESS;
     });
     if (r != ZE_RESULT_SUCCESS) return r;
@@ -353,29 +299,23 @@ ze_result_t context_create_ex(ze_driver_handle_t h, const ze_context_desc_t* des
 }
 
 ze_result_t context_destroy(ze_context_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kContext, c);
+  return with<Context>(h, [&](State& s, Context* c) {
     s.destroy(c);
     return ZE_RESULT_SUCCESS;
   });
 }
 
 ze_result_t context_status(ze_context_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kContext, c);
-    return ZE_RESULT_SUCCESS;
-  });
+  return with<Context>(h, [&](State&, Context*) { return ZE_RESULT_SUCCESS; });
 }
 
 // Residency means nothing for plain memory: accepted for a live context and device.
 ze_result_t context_residency(ze_context_handle_t h, ze_device_handle_t dev, void* ptr, size_t) {
   return locked([&](State& s, auto&) {
     Context* c = nullptr;
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kContext, c);
-    OAPROF_ZE_FIND(s, dev, Kind::kDevice, d);
+    Device* d = nullptr;
+    OAPROF_ZE_FIND(s, h, c);
+    OAPROF_ZE_FIND(s, dev, d);
     return ptr == nullptr ? ZE_RESULT_ERROR_INVALID_NULL_POINTER : ZE_RESULT_SUCCESS;
   });
 }
@@ -383,7 +323,7 @@ ze_result_t context_residency(ze_context_handle_t h, ze_device_handle_t dev, voi
 ze_result_t allocate(State& s, ze_context_handle_t h, size_t size, size_t alignment,
                      ze_memory_type_t type, void** out) {
   Context* c = nullptr;
-  OAPROF_ZE_FIND(s, h, Kind::kContext, c);
+  OAPROF_ZE_FIND(s, h, c);
   if (out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (size == 0 || size > kMaxAllocationBytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
   if (alignment == 0) alignment = 64;
@@ -407,9 +347,7 @@ ze_result_t mem_alloc_shared(ze_context_handle_t h, const ze_device_mem_alloc_de
 
 ze_result_t mem_alloc_device(ze_context_handle_t h, const ze_device_mem_alloc_desc_t* desc,
                              size_t size, size_t alignment, ze_device_handle_t dev, void** out) {
-  return locked([&](State& s, auto&) {
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, dev, Kind::kDevice, d);
+  return with<Device>(dev, [&](State& s, Device*) {
     if (desc == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return allocate(s, h, size, alignment, ZE_MEMORY_TYPE_DEVICE, out);
   });
@@ -424,9 +362,7 @@ ze_result_t mem_alloc_host(ze_context_handle_t h, const ze_host_mem_alloc_desc_t
 }
 
 ze_result_t mem_free(ze_context_handle_t h, void* ptr) {
-  return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kContext, c);
+  return with<Context>(h, [&](State& s, Context*) {
     if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const auto it = s.allocations.find(reinterpret_cast<std::uintptr_t>(ptr));
     if (it == s.allocations.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not ours
@@ -447,9 +383,7 @@ auto allocation_of(State& s, const void* ptr) {
 
 ze_result_t mem_properties(ze_context_handle_t h, const void* ptr,
                            ze_memory_allocation_properties_t* p, ze_device_handle_t* device) {
-  return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kContext, c);
+  return with<Context>(h, [&](State& s, Context*) {
     if (ptr == nullptr || p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const auto it = allocation_of(s, ptr);
     p->type = it == s.allocations.end() ? ZE_MEMORY_TYPE_UNKNOWN : it->second.type;
@@ -464,9 +398,7 @@ ze_result_t mem_properties(ze_context_handle_t h, const void* ptr,
 }
 
 ze_result_t mem_address_range(ze_context_handle_t h, const void* ptr, void** base, size_t* size) {
-  return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kContext, c);
+  return with<Context>(h, [&](State& s, Context*) {
     if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const auto it = allocation_of(s, ptr);
     if (it == s.allocations.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;

@@ -8,12 +8,10 @@ namespace {
 ze_result_t pool_create(ze_context_handle_t hc, const ze_event_pool_desc_t* desc,
                         std::uint32_t device_count, ze_device_handle_t* devices,
                         ze_event_pool_handle_t* out) {
-  return locked([&](State& s, auto&) {
-    Context* c = nullptr;
-    OAPROF_ZE_FIND(s, hc, Kind::kContext, c);
+  return with<Context>(hc, [&](State& s, Context*) {
     for (std::uint32_t i = 0; devices != nullptr && i < device_count; ++i) {
-      Object* d = nullptr;
-      OAPROF_ZE_FIND(s, devices[i], Kind::kDevice, d);
+      Device* d = nullptr;
+      OAPROF_ZE_FIND(s, devices[i], d);
     }
     if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->count == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
@@ -27,9 +25,7 @@ ze_result_t pool_create(ze_context_handle_t hc, const ze_event_pool_desc_t* desc
 }
 
 ze_result_t pool_destroy(ze_event_pool_handle_t h) {
-  return locked([&](State& s, auto&) {
-    EventPool* p = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEventPool, p);
+  return with<EventPool>(h, [&](State& s, EventPool* p) {
     if (p->events_alive > 0) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
     s.destroy(p);
     return ZE_RESULT_SUCCESS;
@@ -38,9 +34,7 @@ ze_result_t pool_destroy(ze_event_pool_handle_t h) {
 
 ze_result_t event_create(ze_event_pool_handle_t h, const ze_event_desc_t* desc,
                          ze_event_handle_t* out) {
-  return locked([&](State& s, auto&) {
-    EventPool* p = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEventPool, p);
+  return with<EventPool>(h, [&](State& s, EventPool* p) {
     if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->index >= p->count) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     auto e = std::make_unique<Event>();
@@ -53,9 +47,7 @@ ze_result_t event_create(ze_event_pool_handle_t h, const ze_event_desc_t* desc,
 }
 
 ze_result_t event_destroy(ze_event_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Event* e = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEvent, e);
+  return with<Event>(h, [&](State& s, Event* e) {
     --e->pool->events_alive;
     s.destroy(e);
     s.pump_all();  // queues held on it go on (a destroyed event counts as signalled)
@@ -64,9 +56,7 @@ ze_result_t event_destroy(ze_event_handle_t h) {
 }
 
 ze_result_t event_host_signal(ze_event_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Event* e = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEvent, e);
+  return with<Event>(h, [&](State& s, Event* e) {
     const std::uint64_t now = monotonic_ns();
     e->signal_ns = e->start_ns = e->end_ns = now;
     s.pump_all();
@@ -75,9 +65,7 @@ ze_result_t event_host_signal(ze_event_handle_t h) {
 }
 
 ze_result_t event_host_synchronize(ze_event_handle_t h, std::uint64_t timeout_ns) {
-  return locked([&](State& s, std::unique_lock<std::mutex>& lock) {
-    Event* e = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEvent, e);
+  return with<Event>(h, [&](State& s, Event* e, std::unique_lock<std::mutex>& lock) {
     // The event may be destroyed by another thread while this one waits: look it up again.
     return s.wait(
         lock, timeout_ns, [&] { return !s.alive(h) || s.event_signalled(*e); },
@@ -86,26 +74,20 @@ ze_result_t event_host_synchronize(ze_event_handle_t h, std::uint64_t timeout_ns
 }
 
 ze_result_t event_query_status(ze_event_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Event* e = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEvent, e);
+  return with<Event>(h, [&](State& s, Event* e) {
     return s.event_signalled(*e) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
   });
 }
 
 ze_result_t event_host_reset(ze_event_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Event* e = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEvent, e);
+  return with<Event>(h, [&](State&, Event* e) {
     e->signal_ns.reset();
     return ZE_RESULT_SUCCESS;
   });
 }
 
 ze_result_t event_kernel_timestamp(ze_event_handle_t h, ze_kernel_timestamp_result_t* out) {
-  return locked([&](State& s, auto&) {
-    Event* e = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kEvent, e);
+  return with<Event>(h, [&](State& s, Event* e) {
     if (out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!e->timestamps()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // not a timestamp pool's
     if (!s.event_signalled(*e)) return ZE_RESULT_NOT_READY;
@@ -118,9 +100,7 @@ ze_result_t event_kernel_timestamp(ze_event_handle_t h, ze_kernel_timestamp_resu
 
 ze_result_t fence_create(ze_command_queue_handle_t h, const ze_fence_desc_t* desc,
                          ze_fence_handle_t* out) {
-  return locked([&](State& s, auto&) {
-    Queue* q = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kQueue, q);
+  return with<Queue>(h, [&](State& s, Queue* q) {
     if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     auto f = std::make_unique<Fence>();
     f->queue = q;
@@ -131,9 +111,7 @@ ze_result_t fence_create(ze_command_queue_handle_t h, const ze_fence_desc_t* des
 }
 
 ze_result_t fence_destroy(ze_fence_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Fence* f = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kFence, f);
+  return with<Fence>(h, [&](State& s, Fence* f) {
     s.destroy(f);
     return ZE_RESULT_SUCCESS;
   });
@@ -142,9 +120,7 @@ ze_result_t fence_destroy(ze_fence_handle_t h) {
 bool fence_signalled(const Fence& f) { return f.signal_ns && *f.signal_ns <= monotonic_ns(); }
 
 ze_result_t fence_host_synchronize(ze_fence_handle_t h, std::uint64_t timeout_ns) {
-  return locked([&](State& s, std::unique_lock<std::mutex>& lock) {
-    Fence* f = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kFence, f);
+  return with<Fence>(h, [&](State& s, Fence* f, std::unique_lock<std::mutex>& lock) {
     return s.wait(
         lock, timeout_ns, [&] { return !s.alive(h) || fence_signalled(*f); },
         [&] { return s.alive(h) ? f->signal_ns : std::nullopt; });
@@ -152,17 +128,13 @@ ze_result_t fence_host_synchronize(ze_fence_handle_t h, std::uint64_t timeout_ns
 }
 
 ze_result_t fence_query_status(ze_fence_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Fence* f = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kFence, f);
+  return with<Fence>(h, [&](State&, Fence* f) {
     return fence_signalled(*f) ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
   });
 }
 
 ze_result_t fence_reset(ze_fence_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Fence* f = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kFence, f);
+  return with<Fence>(h, [&](State&, Fence* f) {
     f->signal_ns.reset();
     return ZE_RESULT_SUCCESS;
   });

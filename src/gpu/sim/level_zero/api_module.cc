@@ -24,9 +24,9 @@ ze_result_t module_create(ze_context_handle_t hc, ze_device_handle_t hd,
                           ze_module_build_log_handle_t* log) {
   return locked([&](State& s, auto&) {
     Context* c = nullptr;
-    Object* d = nullptr;
-    OAPROF_ZE_FIND(s, hc, Kind::kContext, c);
-    OAPROF_ZE_FIND(s, hd, Kind::kDevice, d);
+    Device* d = nullptr;
+    OAPROF_ZE_FIND(s, hc, c);
+    OAPROF_ZE_FIND(s, hd, d);
     if (desc == nullptr || out == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->format == ZE_MODULE_FORMAT_NATIVE) {
       write_build_log(s, log, "the simulated driver reads SPIR-V only, no native binary");
@@ -50,9 +50,7 @@ ze_result_t module_create(ze_context_handle_t hc, ze_device_handle_t hd,
 }
 
 ze_result_t module_destroy(ze_module_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Module* m = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kModule, m);
+  return with<Module>(h, [&](State& s, Module* m) {
     // Its kernels point into it.
     if (m->kernels_alive > 0) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
     s.destroy(m);
@@ -61,9 +59,7 @@ ze_result_t module_destroy(ze_module_handle_t h) {
 }
 
 ze_result_t module_kernel_names(ze_module_handle_t h, std::uint32_t* count, const char** names) {
-  return locked([&](State& s, auto&) {
-    Module* m = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kModule, m);
+  return with<Module>(h, [&](State&, Module* m) {
     std::vector<const char*> all;
     for (const SpirvKernel& k : m->spirv.kernels) all.push_back(k.name.c_str());
     return list_out(count, names, all.data(), static_cast<std::uint32_t>(all.size()));
@@ -71,9 +67,7 @@ ze_result_t module_kernel_names(ze_module_handle_t h, std::uint32_t* count, cons
 }
 
 ze_result_t module_properties(ze_module_handle_t h, ze_module_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Module* m = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kModule, m);
+  return with<Module>(h, [&](State&, Module*) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->flags = 0;  // no imports: nothing to link
     return ZE_RESULT_SUCCESS;
@@ -81,9 +75,7 @@ ze_result_t module_properties(ze_module_handle_t h, ze_module_properties_t* p) {
 }
 
 ze_result_t build_log_destroy(ze_module_build_log_handle_t h) {
-  return locked([&](State& s, auto&) {
-    BuildLog* l = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kBuildLog, l);
+  return with<BuildLog>(h, [&](State& s, BuildLog* l) {
     s.destroy(l);
     return ZE_RESULT_SUCCESS;
   });
@@ -105,18 +97,12 @@ ze_result_t string_out(const std::string& text, size_t* size, char* out) {
 }
 
 ze_result_t build_log_string(ze_module_build_log_handle_t h, size_t* size, char* out) {
-  return locked([&](State& s, auto&) {
-    BuildLog* l = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kBuildLog, l);
-    return string_out(l->text, size, out);
-  });
+  return with<BuildLog>(h, [&](State&, BuildLog* l) { return string_out(l->text, size, out); });
 }
 
 ze_result_t kernel_create(ze_module_handle_t h, const ze_kernel_desc_t* desc,
                           ze_kernel_handle_t* out) {
-  return locked([&](State& s, auto&) {
-    Module* m = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kModule, m);
+  return with<Module>(h, [&](State& s, Module* m) {
     if (desc == nullptr || desc->pKernelName == nullptr || out == nullptr) {
       return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     }
@@ -136,9 +122,7 @@ ze_result_t kernel_create(ze_module_handle_t h, const ze_kernel_desc_t* desc,
 }
 
 ze_result_t kernel_destroy(ze_kernel_handle_t h) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State& s, Kernel* k) {
     --k->module->kernels_alive;
     s.destroy(k);
     return ZE_RESULT_SUCCESS;
@@ -146,18 +130,14 @@ ze_result_t kernel_destroy(ze_kernel_handle_t h) {
 }
 
 ze_result_t kernel_cache_config(ze_kernel_handle_t h, ze_cache_config_flags_t) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel*) {
     return ZE_RESULT_SUCCESS;  // a hint; nothing to configure in the model
   });
 }
 
 ze_result_t kernel_group_size(ze_kernel_handle_t h, std::uint32_t x, std::uint32_t y,
                               std::uint32_t z) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel* k) {
     const std::array<std::uint32_t, 3> size{x, y, z};
     if (x == 0 || y == 0 || z == 0 || std::uint64_t{x} * y * z > kMaxGroupSize) {
       return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
@@ -179,9 +159,7 @@ std::uint32_t dividing_power_of_two(std::uint32_t n, std::uint32_t limit) {
 ze_result_t kernel_suggest_group_size(ze_kernel_handle_t h, std::uint32_t gx, std::uint32_t gy,
                                       std::uint32_t gz, std::uint32_t* x, std::uint32_t* y,
                                       std::uint32_t* z) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel* k) {
     if (x == nullptr || y == nullptr || z == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (gx == 0 || gy == 0 || gz == 0) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
     std::array<std::uint32_t, 3> size{};
@@ -200,9 +178,7 @@ ze_result_t kernel_suggest_group_size(ze_kernel_handle_t h, std::uint32_t gx, st
 }
 
 ze_result_t kernel_max_cooperative(ze_kernel_handle_t h, std::uint32_t* count) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State& s, Kernel*) {
     if (count == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *count = static_cast<std::uint32_t>(s.eus());  // one group an EU
     return ZE_RESULT_SUCCESS;
@@ -211,9 +187,7 @@ ze_result_t kernel_max_cooperative(ze_kernel_handle_t h, std::uint32_t* count) {
 
 ze_result_t kernel_argument(ze_kernel_handle_t h, std::uint32_t index, size_t size,
                             const void* value) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel* k) {
     const auto& parameters = k->spirv->parameters;
     if (index >= parameters.size()) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
     const SpirvKernelParameter& p = parameters[index];
@@ -230,18 +204,14 @@ ze_result_t kernel_argument(ze_kernel_handle_t h, std::uint32_t index, size_t si
 }
 
 ze_result_t kernel_set_indirect(ze_kernel_handle_t h, ze_kernel_indirect_access_flags_t flags) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel* k) {
     k->indirect_access = flags;
     return ZE_RESULT_SUCCESS;
   });
 }
 
 ze_result_t kernel_get_indirect(ze_kernel_handle_t h, ze_kernel_indirect_access_flags_t* flags) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel* k) {
     if (flags == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *flags = k->indirect_access;
     return ZE_RESULT_SUCCESS;
@@ -249,9 +219,7 @@ ze_result_t kernel_get_indirect(ze_kernel_handle_t h, ze_kernel_indirect_access_
 }
 
 ze_result_t kernel_source_attributes(ze_kernel_handle_t h, std::uint32_t* size, char** text) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel*) {
     if (size == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     static char empty[] = "";  // no attributes are read from the module
     if (text != nullptr && *size > 0) *text = empty;
@@ -261,9 +229,7 @@ ze_result_t kernel_source_attributes(ze_kernel_handle_t h, std::uint32_t* size, 
 }
 
 ze_result_t kernel_properties(ze_kernel_handle_t h, ze_kernel_properties_t* p) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
+  return with<Kernel>(h, [&](State&, Kernel* k) {
     if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const auto required = k->spirv->required_group_size.value_or(std::array<std::uint32_t, 3>{});
     p->numKernelArgs = static_cast<std::uint32_t>(k->spirv->parameters.size());
@@ -280,21 +246,13 @@ ze_result_t kernel_properties(ze_kernel_handle_t h, ze_kernel_properties_t* p) {
 }
 
 ze_result_t kernel_name(ze_kernel_handle_t h, size_t* size, char* name) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
-    return string_out(k->spirv->name, size, name);
-  });
+  return with<Kernel>(h, [&](State&, Kernel* k) { return string_out(k->spirv->name, size, name); });
 }
 
 // A global offset shifts the ids a kernel computes with; the model computes nothing.
 ze_result_t kernel_global_offset(ze_kernel_handle_t h, std::uint32_t, std::uint32_t,
                                  std::uint32_t) {
-  return locked([&](State& s, auto&) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, h, Kind::kKernel, k);
-    return ZE_RESULT_SUCCESS;
-  });
+  return with<Kernel>(h, [&](State&, Kernel*) { return ZE_RESULT_SUCCESS; });
 }
 
 }  // namespace

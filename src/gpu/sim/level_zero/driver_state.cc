@@ -32,8 +32,8 @@ State& State::get() {
 }
 
 State::State() {
-  driver = adopt(std::make_unique<Object>(Kind::kDriver));
-  device = adopt(std::make_unique<Object>(Kind::kDevice));
+  driver = adopt(std::make_unique<Driver>());
+  device = adopt(std::make_unique<Device>());
 }
 
 int State::eus() const { return oa::simulated_platform().eus; }

@@ -72,23 +72,37 @@ struct Object {
   const Kind kind;
 };
 
+struct Driver final : Object {
+  static constexpr Kind kKind = Kind::kDriver;
+  Driver() : Object(kKind) {}
+};
+
+struct Device final : Object {
+  static constexpr Kind kKind = Kind::kDevice;
+  Device() : Object(kKind) {}
+};
+
 struct Context final : Object {
-  Context() : Object(Kind::kContext) {}
+  static constexpr Kind kKind = Kind::kContext;
+  Context() : Object(kKind) {}
 };
 
 struct BuildLog final : Object {
-  BuildLog() : Object(Kind::kBuildLog) {}
+  static constexpr Kind kKind = Kind::kBuildLog;
+  BuildLog() : Object(kKind) {}
   std::string text;
 };
 
 struct Module final : Object {
-  Module() : Object(Kind::kModule) {}
+  static constexpr Kind kKind = Kind::kModule;
+  Module() : Object(kKind) {}
   SpirvModule spirv;
   int kernels_alive = 0;
 };
 
 struct Kernel final : Object {
-  Kernel() : Object(Kind::kKernel) {}
+  static constexpr Kind kKind = Kind::kKernel;
+  Kernel() : Object(kKind) {}
   Module* module = nullptr;
   const SpirvKernel* spirv = nullptr;  // inside module->spirv
   std::array<std::uint32_t, 3> group_size{1, 1, 1};
@@ -97,14 +111,16 @@ struct Kernel final : Object {
 };
 
 struct EventPool final : Object {
-  EventPool() : Object(Kind::kEventPool) {}
+  static constexpr Kind kKind = Kind::kEventPool;
+  EventPool() : Object(kKind) {}
   ze_event_pool_flags_t flags = 0;
   std::uint32_t count = 0;
   int events_alive = 0;
 };
 
 struct Event final : Object {
-  Event() : Object(Kind::kEvent) {}
+  static constexpr Kind kKind = Kind::kEvent;
+  Event() : Object(kKind) {}
   EventPool* pool = nullptr;
   std::uint32_t index = 0;
   std::optional<std::uint64_t> signal_ns;  // when it is (or will be) signalled
@@ -157,12 +173,14 @@ struct Executor {
 };
 
 struct Queue final : Object {
-  Queue() : Object(Kind::kQueue) {}
+  static constexpr Kind kKind = Kind::kQueue;
+  Queue() : Object(kKind) {}
   Executor executor;
 };
 
 struct CommandList final : Object {
-  CommandList() : Object(Kind::kList) {}
+  static constexpr Kind kKind = Kind::kList;
+  CommandList() : Object(kKind) {}
   bool immediate = false;
   bool closed = false;
   std::vector<Command> recorded;  // a regular list's commands
@@ -170,7 +188,8 @@ struct CommandList final : Object {
 };
 
 struct Fence final : Object {
-  Fence() : Object(Kind::kFence) {}
+  static constexpr Kind kKind = Kind::kFence;
+  Fence() : Object(kKind) {}
   Queue* queue = nullptr;
   std::optional<std::uint64_t> signal_ns;
 };
@@ -189,8 +208,8 @@ class State {
   std::condition_variable changed;  // an event, fence or queue may have completed
 
   const std::uint64_t origin_ns = monotonic_ns();
-  Object* driver = nullptr;  // the one driver and its one device, live for the process
-  Object* device = nullptr;
+  Driver* driver = nullptr;  // the one driver and its one device, live for the process
+  Device* device = nullptr;
   std::uint64_t engine_free_ns = 0;
   bool initialised = false;
   std::map<std::uintptr_t, Allocation> allocations;
@@ -203,12 +222,12 @@ class State {
     return raw;
   }
   void destroy(const Object* object) { live_.erase(object); }
-  // The live object of kind K behind `handle`, or the result code for a bad handle.
+  // The live T behind `handle`, or the result code for a bad handle.
   template <typename T>
-  ze_result_t find(const void* handle, Kind kind, T*& out) const {
+  ze_result_t find(const void* handle, T*& out) const {
     if (handle == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     const auto it = live_.find(handle);
-    if (it == live_.end() || it->second->kind != kind) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (it == live_.end() || it->second->kind != T::kKind) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     out = static_cast<T*>(it->second.get());
     return ZE_RESULT_SUCCESS;
   }

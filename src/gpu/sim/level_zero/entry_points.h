@@ -7,6 +7,7 @@
 
 #include <mutex>
 #include <new>
+#include <type_traits>
 
 #include "gpu/sim/level_zero/driver_state.h"
 
@@ -43,14 +44,37 @@ ze_result_t locked(Body&& body) noexcept {
   }
 }
 
-// Looks `handle` up as a live object of `kind` into `out`, or returns the bad handle's result.
-#define OAPROF_ZE_FIND(state, handle, kind, out)                          \
-  do {                                                                    \
-    if (const ze_result_t found_ = (state).find((handle), (kind), (out)); \
-        found_ != ZE_RESULT_SUCCESS) {                                    \
-      return found_;                                                      \
-    }                                                                     \
+// Looks `handle` up as a live object of `out`'s type, or returns the bad handle's result.
+#define OAPROF_ZE_FIND(state, handle, out)                                                       \
+  do {                                                                                           \
+    if (const ze_result_t found_ = (state).find((handle), (out)); found_ != ZE_RESULT_SUCCESS) { \
+      return found_;                                                                             \
+    }                                                                                            \
   } while (0)
+
+// The common shape of an entry point: under the lock, `handle` looked up as a live T, then
+// `body(state, object)` (or `body(state, object, lock)` for one that waits).
+template <typename T, typename Handle, typename Body>
+ze_result_t with(Handle handle, Body&& body) noexcept {
+  return locked([&](State& s, std::unique_lock<std::mutex>& lock) {
+    T* object = nullptr;
+    OAPROF_ZE_FIND(s, handle, object);
+    if constexpr (std::is_invocable_v<Body, State&, T*, std::unique_lock<std::mutex>&>) {
+      return body(s, object, lock);
+    } else {
+      return body(s, object);
+    }
+  });
+}
+
+// The count-then-array protocol for a property list of one entry, which `describe` fills.
+template <typename Properties, typename Describe>
+ze_result_t one_property(std::uint32_t* count, Properties* out, Describe describe) {
+  if (count == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (*count > 0 && out != nullptr) describe(out[0]);
+  *count = 1;
+  return ZE_RESULT_SUCCESS;
+}
 
 // The count/array protocol of the zeXGet calls: with *count 0 or no array, says how many there
 // are; else writes up to *count of them and says how many it wrote.
