@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <latch>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -174,6 +175,10 @@ void copy_and_fill(const Gpu& g, ze_command_list_handle_t list, ze_event_handle_
   check(zeMemFree(g.context, b), "zeMemFree");
 }
 
+void print_run(const Gpu& g, std::uint64_t start) {
+  std::printf("run device_start=%" PRIu64 " device_end=%" PRIu64 "\n", start, device_now(g));
+}
+
 int immediate(const Gpu& g) {
   const std::uint64_t t0 = device_now(g);
   void* x = alloc_shared(g, 1 << 16);
@@ -189,10 +194,259 @@ int immediate(const Gpu& g) {
     check(zeKernelDestroy(k), "zeKernelDestroy");
   }
   copy_and_fill(g, list, ts.events[3]);
-  std::printf("run device_start=%" PRIu64 " device_end=%" PRIu64 "\n", t0, device_now(g));
+  print_run(g, t0);
   destroy(ts);
   check(zeCommandListDestroy(list), "zeCommandListDestroy");
   check(zeMemFree(g.context, x), "zeMemFree");
+  return 0;
+}
+
+ze_command_queue_handle_t make_queue(const Gpu& g, ze_command_queue_mode_t mode) {
+  ze_command_queue_desc_t qd{};
+  qd.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+  qd.mode = mode;
+  ze_command_queue_handle_t q = nullptr;
+  check(zeCommandQueueCreate(g.context, g.device, &qd, &q), "zeCommandQueueCreate");
+  return q;
+}
+
+ze_command_list_handle_t regular_list(const Gpu& g) {
+  ze_command_list_desc_t ld{};
+  ld.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC;
+  ze_command_list_handle_t list = nullptr;
+  check(zeCommandListCreate(g.context, g.device, &ld, &list), "zeCommandListCreate");
+  return list;
+}
+
+ze_fence_handle_t make_fence(ze_command_queue_handle_t q) {
+  ze_fence_desc_t fd{};
+  fd.stype = ZE_STRUCTURE_TYPE_FENCE_DESC;
+  ze_fence_handle_t f = nullptr;
+  check(zeFenceCreate(q, &fd, &f), "zeFenceCreate");
+  return f;
+}
+
+// Executes `list` on `q` and waits on the fence; the launches' events are reset first.
+void execute(ze_command_queue_handle_t q, ze_command_list_handle_t list, ze_fence_handle_t fence,
+             const std::vector<ze_event_handle_t>& events) {
+  for (ze_event_handle_t e : events) check(zeEventHostReset(e), "zeEventHostReset");
+  check(zeFenceReset(fence), "zeFenceReset");
+  check(zeCommandQueueExecuteCommandLists(q, 1, &list, fence), "zeCommandQueueExecuteCommandLists");
+  check(zeFenceHostSynchronize(fence, UINT64_MAX), "zeFenceHostSynchronize");
+}
+
+// A regular list of scale and add_one executed three times, then reset and recorded anew with
+// add_one alone and executed once more: seven launches.
+int regular(const Gpu& g) {
+  const std::uint64_t t0 = device_now(g);
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t scale = make_kernel(g, "scale", x), add_one = make_kernel(g, "add_one", x);
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_fence_handle_t fence = make_fence(q);
+  ze_command_list_handle_t list = regular_list(g);
+  Timestamps ts = timestamp_events(g, 2);
+  const ze_group_count_t groups[] = {{2, 1, 1}, {3, 1, 1}};
+  check(zeCommandListAppendLaunchKernel(list, scale, &groups[0], ts.events[0], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListAppendLaunchKernel(list, add_one, &groups[1], ts.events[1], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  for (int i = 0; i < 3; ++i) {
+    execute(q, list, fence, ts.events);
+    print_launch("scale", groups[0], ts.events[0]);
+    print_launch("add_one", groups[1], ts.events[1]);
+  }
+  check(zeCommandListReset(list), "zeCommandListReset");
+  check(zeCommandListAppendLaunchKernel(list, add_one, &groups[0], ts.events[1], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  execute(q, list, fence, ts.events);
+  print_launch(kernel_name(add_one), groups[0], ts.events[1]);
+  print_run(g, t0);
+  destroy(ts);
+  check(zeFenceDestroy(fence), "zeFenceDestroy");
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  check(zeKernelDestroy(scale), "zeKernelDestroy");
+  check(zeKernelDestroy(add_one), "zeKernelDestroy");
+  return 0;
+}
+
+// Four threads, each with its own queue (even threads) or immediate list (odd ones), launching
+// five kernels with their own timestamp events, all at once: twenty launches, of 256 × (thread
+// + 1) groups, long enough (tens of microseconds each) for the threads' work to meet.
+int threads(const Gpu& g) {
+  const std::uint64_t t0 = device_now(g);
+  void* x = alloc_shared(g, 1 << 16);
+  std::vector<std::thread> workers;
+  std::latch start(4);
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([&g, &start, x, t] {
+      ze_kernel_handle_t k = make_kernel(g, t % 2 == 0 ? "scale" : "add_one", x);
+      Timestamps ts = timestamp_events(g, 5);
+      const bool immediate = t % 2 == 1;
+      ze_command_queue_handle_t q =
+          immediate ? nullptr : make_queue(g, ZE_COMMAND_QUEUE_MODE_DEFAULT);
+      ze_command_list_handle_t list =
+          immediate ? immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS) : regular_list(g);
+      const ze_group_count_t groups{256 * static_cast<std::uint32_t>(t + 1), 1, 1};
+      start.arrive_and_wait();
+      for (ze_event_handle_t e : ts.events) {
+        check(zeCommandListAppendLaunchKernel(list, k, &groups, e, 0, nullptr),
+              "zeCommandListAppendLaunchKernel");
+      }
+      if (!immediate) {
+        check(zeCommandListClose(list), "zeCommandListClose");
+        check(zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr),
+              "zeCommandQueueExecuteCommandLists");
+        check(zeCommandQueueSynchronize(q, UINT64_MAX), "zeCommandQueueSynchronize");
+      }
+      for (ze_event_handle_t e : ts.events) print_launch(kernel_name(k), groups, e);
+      destroy(ts);
+      check(zeCommandListDestroy(list), "zeCommandListDestroy");
+      if (q != nullptr) check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+      check(zeKernelDestroy(k), "zeKernelDestroy");
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  print_run(g, t0);
+  return 0;
+}
+
+// Without events: a synchronous immediate list, then a regular list on a synchronous queue.
+int no_events(const Gpu& g) {
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t k = make_kernel(g, "add_one", x);
+  const ze_group_count_t groups{5, 1, 1};
+  ze_command_list_handle_t sync_list = immediate_list(g, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  check(zeCommandListAppendLaunchKernel(sync_list, k, &groups, nullptr, 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  print_launch("add_one", groups, nullptr);
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  ze_command_list_handle_t list = regular_list(g);
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  check(zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr),
+        "zeCommandQueueExecuteCommandLists");
+  print_launch(kernel_name(k), groups, nullptr);
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeCommandListDestroy(sync_list), "zeCommandListDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  check(zeKernelDestroy(k), "zeKernelDestroy");
+  return 0;
+}
+
+// A barrier between two kernels, then a kernel held until the host signals the event it waits
+// on: it must not start before that.
+int barriers(const Gpu& g) {
+  const std::uint64_t t0 = device_now(g);
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t k = make_kernel(g, "scale", x);
+  ze_command_list_handle_t list = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  Timestamps ts = timestamp_events(g, 4);
+  const ze_group_count_t groups{64, 1, 1};
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, ts.events[0], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListAppendBarrier(list, ts.events[1], 0, nullptr), "zeCommandListAppendBarrier");
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, ts.events[2], 1, &ts.events[1]),
+        "zeCommandListAppendLaunchKernel");
+  print_launch("scale", groups, ts.events[0]);
+  print_launch("scale", groups, ts.events[2]);
+  ze_event_handle_t gate = ts.events[3], held = ts.events[0];
+  check(zeEventHostReset(held), "zeEventHostReset");
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, held, 1, &gate),
+        "zeCommandListAppendLaunchKernel");
+  const bool waited = zeEventQueryStatus(held) == ZE_RESULT_NOT_READY &&
+                      zeEventHostSynchronize(held, 1000) == ZE_RESULT_NOT_READY;
+  const std::uint64_t before_signal = device_now(g);
+  check(zeEventHostSignal(gate), "zeEventHostSignal");
+  print_launch("scale", groups, held);
+  ze_kernel_timestamp_result_t r{};
+  check(zeEventQueryKernelTimestamp(held, &r), "zeEventQueryKernelTimestamp");
+  std::printf("check held-until-signalled %s\n",
+              waited && r.global.kernelStart >= before_signal ? "ok" : "FAILED");
+  print_run(g, t0);
+  destroy(ts);
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeKernelDestroy(k), "zeKernelDestroy");
+  return 0;
+}
+
+// Kernels and a module created and destroyed mid-run: a regular list recorded with a kernel
+// runs it after the kernel is gone, with the name it had.
+int churn(const Gpu& g) {
+  void* x = alloc_shared(g, 1 << 16);
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_command_list_handle_t list = regular_list(g);
+  const ze_group_count_t groups{1, 1, 1};
+  ze_kernel_handle_t k = make_kernel(g, "fixed_group", x);
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  check(zeKernelDestroy(k), "zeKernelDestroy");
+  for (int i = 0; i < 3; ++i) {
+    ze_kernel_handle_t fresh = make_kernel(g, i % 2 == 0 ? "add_one" : "scale", x);
+    ze_command_list_handle_t now = immediate_list(g, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+    check(zeCommandListAppendLaunchKernel(now, fresh, &groups, nullptr, 0, nullptr),
+          "zeCommandListAppendLaunchKernel");
+    print_launch(kernel_name(fresh), groups, nullptr);
+    check(zeCommandListDestroy(now), "zeCommandListDestroy");
+    check(zeKernelDestroy(fresh), "zeKernelDestroy");
+  }
+  check(zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr),
+        "zeCommandQueueExecuteCommandLists");
+  check(zeCommandQueueSynchronize(q, UINT64_MAX), "zeCommandQueueSynchronize");
+  print_launch("fixed_group", groups, nullptr);
+  check(zeModuleDestroy(g.module), "zeModuleDestroy");
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  return 0;
+}
+
+void print_result(const char* call, ze_result_t r) {
+  std::printf("result %s 0x%x\n", call, static_cast<unsigned>(r));
+}
+
+// Calls with bad handles and arguments; prints each result code (the program must not crash).
+int misuse(const Gpu& g) {
+  void* x = alloc_shared(g, 64);
+  ze_kernel_desc_t kd{};
+  kd.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
+  kd.pKernelName = "scale";
+  ze_kernel_handle_t k = nullptr;
+  print_result("zeKernelCreate(null-module)", zeKernelCreate(nullptr, &kd, &k));
+  kd.pKernelName = "no_such_kernel";
+  print_result("zeKernelCreate(unknown-name)", zeKernelCreate(g.module, &kd, &k));
+  ze_kernel_handle_t dead = make_kernel(g, "scale", x);
+  check(zeKernelDestroy(dead), "zeKernelDestroy");
+  print_result("zeKernelSetGroupSize(destroyed)", zeKernelSetGroupSize(dead, 1, 1, 1));
+  ze_kernel_handle_t live = make_kernel(g, "scale", x);
+  print_result("zeKernelSetArgumentValue(index)", zeKernelSetArgumentValue(live, 9, 4, x));
+  print_result("zeKernelSetArgumentValue(size)", zeKernelSetArgumentValue(live, 1, 2, x));
+  print_result("zeKernelSetGroupSize(zero)", zeKernelSetGroupSize(live, 0, 1, 1));
+  const ze_group_count_t groups{1, 1, 1};
+  ze_command_list_handle_t list = regular_list(g);
+  print_result("zeCommandListAppendLaunchKernel(null-kernel)",
+               zeCommandListAppendLaunchKernel(list, nullptr, &groups, nullptr, 0, nullptr));
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  print_result("zeCommandQueueExecuteCommandLists(open-list)",
+               zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr));
+  print_result("zeEventHostSynchronize(null)", zeEventHostSynchronize(nullptr, 0));
+  const std::uint32_t garbage[8] = {0x07230203, 0x00010000, 0, 10, 0, 0xFFFF0001, 1, 2};
+  ze_module_desc_t md{};
+  md.stype = ZE_STRUCTURE_TYPE_MODULE_DESC;
+  md.format = ZE_MODULE_FORMAT_IL_SPIRV;
+  md.inputSize = sizeof garbage;
+  md.pInputModule = reinterpret_cast<const std::uint8_t*>(garbage);
+  ze_module_handle_t m = nullptr;
+  print_result("zeModuleCreate(malformed)", zeModuleCreate(g.context, g.device, &md, &m, nullptr));
+  print_result("zeModuleDestroy(in-use)", zeModuleDestroy(g.module));
+  ze_image_desc_t id{};
+  id.stype = ZE_STRUCTURE_TYPE_IMAGE_DESC;
+  ze_image_handle_t image = nullptr;
+  print_result("zeImageCreate(unsupported)", zeImageCreate(g.context, g.device, &id, &image));
+  print_result("zeMemFree(foreign)", zeMemFree(g.context, &kd));
   return 0;
 }
 
@@ -207,6 +461,12 @@ int main(int argc, char** argv) {
   const Gpu g = open_gpu(argv[2]);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (scenario == "immediate") return immediate(g);
+  if (scenario == "regular") return regular(g);
+  if (scenario == "threads") return threads(g);
+  if (scenario == "no-events") return no_events(g);
+  if (scenario == "barriers") return barriers(g);
+  if (scenario == "churn") return churn(g);
+  if (scenario == "misuse") return misuse(g);
   std::fprintf(stderr, "ze_sim_app: unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }

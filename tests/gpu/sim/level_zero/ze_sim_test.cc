@@ -1,7 +1,11 @@
 // The simulated Level Zero driver under Debian's real loader: the test programs of ze_sim_app.cc
 // run with ZE_ENABLE_ALT_DRIVERS naming the driver, and their output is checked launch by launch.
 #include <gtest/gtest.h>
+#include <level_zero/ze_api.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <sstream>
@@ -97,6 +101,81 @@ TEST_F(ZeSimTest, ImmediateListRunsKernelsCopiesAndFills) {
   EXPECT_EQ(r.launches[2].groups, "groups=16,1,1");
   EXPECT_EQ(r.values.at("copy-and-fill"), "ok");
   expect_windows_in_run(r);
+}
+
+// The names of the launches, in the order printed.
+std::vector<std::string> names(const AppRun& r) {
+  std::vector<std::string> out;
+  for (const LaunchLine& l : r.launches) out.push_back(l.name);
+  return out;
+}
+
+TEST_F(ZeSimTest, RegularListRunsAtEveryExecutionAndNotAfterReset) {
+  const AppRun r = run_app("regular");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(names(r), (std::vector<std::string>{"scale", "add_one", "scale", "add_one", "scale",
+                                                "add_one", "add_one"}))
+      << r.output;
+  EXPECT_EQ(r.launches.back().groups, "groups=2,1,1");  // recorded anew after the reset
+  expect_windows_in_run(r);
+}
+
+TEST_F(ZeSimTest, QueuesOnSeveralThreadsShareOneEngine) {
+  AppRun r = run_app("threads");
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.launches.size(), 20u) << r.output;
+  std::map<std::string, int> per_groups;
+  for (const LaunchLine& l : r.launches) ++per_groups[l.name + " " + l.groups];
+  EXPECT_EQ(per_groups, (std::map<std::string, int>{{"scale groups=256,1,1", 5},
+                                                    {"add_one groups=512,1,1", 5},
+                                                    {"scale groups=768,1,1", 5},
+                                                    {"add_one groups=1024,1,1", 5}}));
+  // One engine: in start order, no window overlaps the one before.
+  std::sort(r.launches.begin(), r.launches.end(),
+            [](const LaunchLine& a, const LaunchLine& b) { return a.start < b.start; });
+  expect_windows_in_run(r);
+}
+
+TEST_F(ZeSimTest, ListsWithoutEventsRun) {
+  const AppRun r = run_app("no-events");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(names(r), (std::vector<std::string>{"add_one", "add_one"})) << r.output;
+}
+
+TEST_F(ZeSimTest, BarriersOrderKernelsAndAWaitHoldsUntilTheHostSignals) {
+  const AppRun r = run_app("barriers");
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.launches.size(), 3u) << r.output;
+  EXPECT_EQ(r.values.at("held-until-signalled"), "ok") << r.output;
+  expect_windows_in_run(r);
+}
+
+TEST_F(ZeSimTest, KernelsCreatedAndDestroyedMidRunKeepTheirNames) {
+  const AppRun r = run_app("churn");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(names(r), (std::vector<std::string>{"add_one", "scale", "add_one", "fixed_group"}))
+      << r.output;
+}
+
+TEST_F(ZeSimTest, MisuseGetsResultCodesNotACrash) {
+  const AppRun r = run_app("misuse");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto code = [](ze_result_t c) { return fmt::format("0x{:x}", static_cast<unsigned>(c)); };
+  const std::map<std::string, std::string> expected{
+      {"zeKernelCreate(null-module)", code(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)},
+      {"zeKernelCreate(unknown-name)", code(ZE_RESULT_ERROR_INVALID_KERNEL_NAME)},
+      {"zeKernelSetGroupSize(destroyed)", code(ZE_RESULT_ERROR_INVALID_ARGUMENT)},
+      {"zeKernelSetArgumentValue(index)", code(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX)},
+      {"zeKernelSetArgumentValue(size)", code(ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE)},
+      {"zeKernelSetGroupSize(zero)", code(ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)},
+      {"zeCommandListAppendLaunchKernel(null-kernel)", code(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)},
+      {"zeCommandQueueExecuteCommandLists(open-list)", code(ZE_RESULT_ERROR_INVALID_ARGUMENT)},
+      {"zeEventHostSynchronize(null)", code(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)},
+      {"zeModuleCreate(malformed)", code(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)},
+      {"zeModuleDestroy(in-use)", code(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE)},
+      {"zeImageCreate(unsupported)", code(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)},
+      {"zeMemFree(foreign)", code(ZE_RESULT_ERROR_INVALID_ARGUMENT)}};
+  EXPECT_EQ(r.values, expected) << r.output;
 }
 
 }  // namespace
