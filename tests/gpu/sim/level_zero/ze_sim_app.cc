@@ -5,6 +5,7 @@
 //   run device_start=T device_end=T                          the device timer around the run
 //   check <what> ok|FAILED                                   copies and fills read back
 //   result <call> <code>                                     (misuse) each call's result
+//   device <name>                                            the device's name, first
 // Scenarios: immediate, regular, threads, no-events, barriers, churn, misuse.
 #include <level_zero/ze_api.h>
 
@@ -44,6 +45,10 @@ Gpu open_gpu(const char* spirv_path) {
   check(zeDriverGet(&n, &g.driver), "zeDriverGet");
   n = 1;
   check(zeDeviceGet(g.driver, &n, &g.device), "zeDeviceGet");
+  ze_device_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  check(zeDeviceGetProperties(g.device, &props), "zeDeviceGetProperties");
+  std::printf("device %s\n", props.name);
   ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
   check(zeContextCreate(g.driver, &cd, &g.context), "zeContextCreate");
   std::ifstream in(spirv_path, std::ios::binary);

@@ -101,6 +101,15 @@ TEST_F(ZeSimTest, ImmediateListRunsKernelsCopiesAndFills) {
   EXPECT_EQ(r.launches[2].groups, "groups=16,1,1");
   EXPECT_EQ(r.values.at("copy-and-fill"), "ok");
   expect_windows_in_run(r);
+  EXPECT_NE(r.output.find("device oaprof simulated Intel GPU"), std::string::npos) << r.output;
+}
+
+// The loader's tracing layer, through which oaprof intercepts Level Zero, sits above the driver.
+TEST_F(ZeSimTest, ImmediateListRunsUnderTheLoadersTracingLayer) {
+  const AppRun r = run_app("immediate", "ZE_ENABLE_TRACING_LAYER=1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.launches.size(), 3u) << r.output;
+  EXPECT_EQ(r.values.at("copy-and-fill"), "ok");
 }
 
 // The names of the launches, in the order printed.
