@@ -152,6 +152,21 @@ TEST_F(InstallTest, ServiceStartsTheInstalledOaprofd) {
   }
 }
 
+// The units are written when installed: another prefix given to `cmake --install` (as CPack's
+// /usr for the Debian package) is the one their ExecStart names.
+TEST_F(InstallTest, UnitsNameTheOaprofdOfTheInstallsPrefix) {
+  const fs::path prefix = *destdir_ / "other-prefix";
+  const auto r =
+      run(shell_quote(CMAKE_COMMAND_PATH) + " --install " + shell_quote(OAPROF_BUILD_DIR) +
+          " --component Unspecified --prefix " + shell_quote(prefix.string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const fs::path unit_dir = fs::path(OAPROF_SYSTEMD_UNIT_DIR).is_absolute()
+                                ? fs::path(OAPROF_SYSTEMD_UNIT_DIR)
+                                : prefix / OAPROF_SYSTEMD_UNIT_DIR;
+  const std::string exec = unit_value(read_file(unit_dir / "oaprofd.service"), "ExecStart");
+  EXPECT_EQ(exec.substr(0, exec.find(' ')), (prefix / "bin/oaprofd").string());
+}
+
 TEST_F(InstallTest, SocketIsForGroupOaprofOnly) {
   const std::string socket = read_file(unit("oaprofd.socket"));
   // Where clients look by default, and the group oaprofd admits by default.
