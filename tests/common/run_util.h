@@ -1,5 +1,6 @@
-// Helpers for end-to-end tests: run a command and capture its output and status; read a CSV
-// written by oaprof into maps from column name to cell.
+// Helpers for end-to-end tests: run a command and capture its output and status; quote for the
+// shell; read and write whole files; read a CSV written by oaprof into maps from column name to
+// cell.
 #pragma once
 
 #include <sys/wait.h>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,6 +29,26 @@ inline CommandResult run(const std::string& command) {
   const int st = ::pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return r;
+}
+
+// `s` as one word of a shell command line.
+inline std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+inline bool on_path(const std::string& tool) { return run("command -v " + tool).status == 0; }
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Writes `text` to `path`, creating the directories above it.
+inline void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::trunc) << text;
 }
 
 using CsvRow = std::map<std::string, std::string>;

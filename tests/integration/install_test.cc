@@ -22,19 +22,13 @@
 namespace {
 
 namespace fs = std::filesystem;
+using oaprof::testing::on_path;
+using oaprof::testing::read_file;
 using oaprof::testing::run;
+using oaprof::testing::shell_quote;
+using oaprof::testing::write_file;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::trunc) << text;
-}
 
 // A relative install directory is relative to the prefix, as install(DESTINATION) has it.
 fs::path full_dir(const std::string& dir) {
@@ -50,14 +44,6 @@ fs::path staged(const fs::path& destdir, const fs::path& installed) {
 bool executable(const fs::path& p) {
   return fs::is_regular_file(p) && ::access(p.c_str(), X_OK) == 0;
 }
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-bool on_path(const std::string& tool) { return run("command -v " + tool).status == 0; }
 
 // The value of the first `key=` line of a unit file.
 std::string unit_value(const std::string& unit, const std::string& key) {
