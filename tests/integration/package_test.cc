@@ -1,8 +1,9 @@
 // The Debian package (deploy/debian, CPack's DEB generator) made from this build tree by the
-// fixture package_build, unpacked into a scratch root with dpkg-deb: it holds everything a machine
-// needs, its units name the packaged /usr/bin/oaprofd, its Depends were computed, its maintainer
-// scripts create group oaprof and /run/oaprof and enable nothing, and the installed oaprof profiles
-// the installed kernel_runner with the installed layer and kernels. Skipped, saying why, without
+// fixture package_build, unpacked into a scratch root with dpkg-deb and installed into another
+// with `dpkg --root`: it holds everything a machine needs, its units name the packaged
+// /usr/bin/oaprofd, its Depends were computed, its maintainer scripts create group oaprof and
+// /run/oaprof, enable nothing and clean up on purge, and the installed oaprof profiles the
+// installed kernel_runner with the installed layer and kernels. Skipped, saying why, without
 // dpkg-deb.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -159,30 +160,46 @@ TEST_F(PackageTest, DependsAreComputedAndDriversRecommended) {
   EXPECT_EQ(control_field(fields, "Version"), OAPROF_VERSION);
 }
 
-// postinst as dpkg runs it for another root (DPKG_ROOT): the real systemd-sysusers and
-// systemd-tmpfiles create group oaprof and /run/oaprof there, and nothing else is called.
-TEST_F(PackageTest, PostinstCreatesGroupAndStateDirectoryInTheRoot) {
-  for (const char* tool : {"systemd-sysusers", "systemd-tmpfiles"}) {
+// `dpkg --root` installs the package into an empty root of its own and purges it again, running
+// the maintainer scripts as it does for another root: not chrooted (the root has no shell) and
+// with DPKG_ROOT set, so that the real systemd-sysusers and systemd-tmpfiles create group oaprof
+// and /run/oaprof there, and nothing on this system is called. Depends are forced: the libraries
+// are this system's, not the empty root's.
+TEST_F(PackageTest, DpkgRootInstallCreatesGroupAndStateDirectoryAndPurgeRemovesThem) {
+  for (const char* tool : {"dpkg", "systemd-sysusers", "systemd-tmpfiles"}) {
     if (!on_path(tool)) GTEST_SKIP() << "no " << tool << " on PATH";
   }
-  // systemd-tmpfiles gives /run/oaprof to root, which only root (or a user namespace) may do.
+  // Files and /run/oaprof go to root, which only root (or a user namespace) may do.
   const std::string as_root = ::geteuid() == 0 ? "" : "unshare -Ur ";
   if (!as_root.empty() && run("unshare -Ur true").status != 0) {
     GTEST_SKIP() << "not root, and user namespaces are not available here (unshare -Ur)";
   }
+  const fs::path target = *dir_ / "dpkg-root";
+  fs::create_directories(target / "var/lib/dpkg/info");
+  fs::create_directories(target / "var/lib/dpkg/updates");
+  fs::create_directories(target / "etc");
+  write_file(target / "var/lib/dpkg/status", "");
   const fs::path stubs = stub_tools(
       "stubs-root", {"systemctl", "deb-systemd-helper", "deb-systemd-invoke", "udevadm"});
-  fs::create_directories(root() / "etc");
-  const auto r = run(as_root + "env DPKG_ROOT=" + q(root()) + " PATH=" + q(stubs) +
-                     ":\"$PATH\" sh " + q(control("postinst")) + " configure");
-  ASSERT_EQ(r.status, 0) << r.output;
+  const std::string dpkg = as_root + "env PATH=" + q(stubs) +
+                           ":\"$PATH\" dpkg --root=" + q(target) +
+                           " --force-not-root --force-script-chrootless --force-depends"
+                           " --log=/dev/null ";
+  const auto installed = run(dpkg + "-i " + q(*deb_));
+  ASSERT_EQ(installed.status, 0) << installed.output;
+  EXPECT_TRUE(fs::is_regular_file(target / "usr/bin/oaprof"));
   EXPECT_TRUE(
-      std::regex_search(read_file(root() / "etc/group"), std::regex("(^|\n)oaprof:x:[0-9]+:")))
-      << read_file(root() / "etc/group");
+      std::regex_search(read_file(target / "etc/group"), std::regex("(^|\n)oaprof:x:[0-9]+:")))
+      << read_file(target / "etc/group");
   struct stat st {};
-  ASSERT_EQ(::stat((root() / "run/oaprof").c_str(), &st), 0);
+  ASSERT_EQ(::stat((target / "run/oaprof").c_str(), &st), 0);
   EXPECT_TRUE(S_ISDIR(st.st_mode));
   EXPECT_EQ(st.st_mode & 07777, 0755u);
+
+  const auto purged = run(dpkg + "--purge oaprof");
+  ASSERT_EQ(purged.status, 0) << purged.output;
+  EXPECT_FALSE(fs::exists(target / "usr/bin/oaprof"));
+  EXPECT_FALSE(fs::exists(target / "run/oaprof"));
   EXPECT_EQ(read_file(stubs / "calls.log"), "") << "a script for another root touched this system";
 }
 
@@ -226,12 +243,11 @@ TEST_F(PackageTest, ScriptsReloadStopAndPurgeButEnableNothing) {
 TEST_F(PackageTest, InstalledOaprofProfilesInstalledKernelRunner) {
   const fs::path work = *dir_ / "run";
   fs::create_directories(work);
-  const auto r = run("cd " + q(work) +
-                     " && env -u OAPROF_LAYER -u OAPROF_KERNEL_DIR -u OAPROF_METRICS_PATH "
-                     "POCL_CACHE_DIR=" +
-                     q(fs::path(OAPROF_BUILD_DIR) / "pocl-cache") + " timeout 120 " +
-                     q(root() / "usr/bin/oaprof") + " --device sim -o rows.csv -- " +
-                     q(root() / "usr/bin/kernel_runner") + " mad_vect4");
+  const auto r =
+      run("cd " + q(work) +
+          " && env -u OAPROF_LAYER -u OAPROF_KERNEL_DIR -u OAPROF_METRICS_PATH timeout 120 " +
+          q(root() / "usr/bin/oaprof") + " --device sim -o rows.csv -- " +
+          q(root() / "usr/bin/kernel_runner") + " mad_vect4");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto rows = oaprof::testing::read_csv(work / "rows.csv");
   ASSERT_FALSE(rows.empty()) << r.output;
