@@ -237,6 +237,23 @@ TEST_F(PackageTest, ScriptsReloadStopAndPurgeButEnableNothing) {
   EXPECT_THAT(calls, Not(HasSubstr(" start")));
 }
 
+// Where systemd is missing (the Debian 12 image of deploy/kubernetes), postinst creates the group
+// as its sysusers.d entry says, with groupadd, once: getent finds no group oaprof here. Only the
+// stand-ins are on PATH, in a namespace whose /run is empty.
+TEST_F(PackageTest, PostinstWithoutSystemdCreatesTheGroupWithGroupadd) {
+  if (run("unshare -Urm true").status != 0) {
+    GTEST_SKIP() << "user namespaces are not available here (unshare -Urm)";
+  }
+  const fs::path stubs = stub_tools("stubs-no-systemd", {"groupadd", "udevadm", "systemctl"});
+  write_file(stubs / "getent", "#!/bin/sh\nexit 2\n");
+  fs::permissions(stubs / "getent", fs::perms::owner_all);
+  const std::string script = "mount -t tmpfs none /run && env -i PATH=" + q(stubs) + " /bin/sh " +
+                             q(control("postinst")) + " configure";
+  const auto r = run("unshare -Urm /bin/sh -c " + shell_quote(script));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(read_file(stubs / "calls.log"), "groupadd --system oaprof\n");
+}
+
 // The installed tools find the installed layer and kernels by their paths relative to
 // /usr/bin, as they do in the build tree: the package's oaprof profiles the package's
 // kernel_runner on the simulated GPU.
