@@ -49,8 +49,9 @@ class MmioCounterSource final : public ProgrammedSource {
     oa::Report best;
     std::uint32_t best_span = UINT32_MAX;
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
-      oa::Report r = mmio::read_counter_registers(block, format_, read);
-      const auto first_ts = static_cast<std::uint32_t>(r.timestamp >> r.timestamp_shift);
+      const int oa_cs_shift = device_.facts.oa_cs_shift;
+      oa::Report r = mmio::read_counter_registers(block, format_, oa_cs_shift, read);
+      const auto first_ts = static_cast<std::uint32_t>(r.timestamp >> oa_cs_shift);
       const std::uint32_t span = m.read32(mmio::reg::kRingTimestamp) - first_ts;
       if (span < best_span) {
         best = r;

@@ -37,22 +37,24 @@ std::uint64_t read_a_counter(const reg::OaRegisterBlock& block, Read& read, int 
   return read(block.a_upper(idx));
 }
 
-// The report timestamp field from the command-streamer timestamp: formats whose timestamp is
-// shifted (Xe-LPG, report_format.h) count 2^shift raw units per CS tick, so the decoder's shift
-// gives back CS ticks.
-inline std::uint64_t report_timestamp_from_cs(const oa::FormatLayout& l, std::uint32_t cs) {
-  return static_cast<std::uint64_t>(cs) << l.timestamp_shift;
+// The report timestamp field from the command-streamer timestamp: the OA unit's own timestamp
+// advances 2^oa_cs_shift per CS tick (timestamp_clock.h oa_timestamp_cs_shift: 3 - the CTC
+// shift on Xe-LPG, whose OA unit ignores it; 0 elsewhere), so the field counts as the OA unit's
+// and decodes at the same report timestamp rate (oa::report_timestamp_hz).
+inline std::uint64_t report_timestamp_from_cs(std::uint32_t cs, int oa_cs_shift) {
+  return static_cast<std::uint64_t>(cs) << oa_cs_shift;
 }
 
-// `read(offset)` returns one 32-bit register. RPT_ID and CTX_ID are the caller's.
+// `read(offset)` returns one 32-bit register; `oa_cs_shift` as report_timestamp_from_cs. RPT_ID
+// and CTX_ID are the caller's.
 template <class Read>
 oa::Report read_counter_registers(const reg::OaRegisterBlock& block, oa::ReportFormat format,
-                                  Read&& read) {
+                                  int oa_cs_shift, Read&& read) {
   const auto& l = oa::layout_of(format);
   oa::Report r;
   r.header_bits = static_cast<std::uint8_t>(l.header_bits());
   r.timestamp_shift = static_cast<std::uint8_t>(l.timestamp_shift);
-  r.timestamp = report_timestamp_from_cs(l, read(reg::kRingTimestamp));
+  r.timestamp = report_timestamp_from_cs(read(reg::kRingTimestamp), oa_cs_shift);
   r.gpu_ticks = read(block.gpu_ticks);
   for (const oa::CounterRun& run : l.a_runs) {
     for (int i = 0; i < run.count; ++i) {

@@ -244,6 +244,10 @@ void SimGpu::count_eu_events_locked(double eu_clocks) {
   }
 }
 
+int SimGpu::oa_cs_shift_locked() const {
+  return oa_timestamp_cs_shift(config_.platform, regs_[reg::kRpmConfig0 / 4]);
+}
+
 std::uint64_t SimGpu::next_timer_ns_locked() const {
   constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
   const std::uint32_t ctx = regs_[block_.ctx_control / 4];
@@ -253,7 +257,7 @@ std::uint64_t SimGpu::next_timer_ns_locked() const {
   }
   const int exponent =
       static_cast<int>((ctx & kOaCtxControlTimerPeriodMask) >> kOaCtxControlTimerPeriodShift);
-  const double hz = config_.platform.timestamp_hz;
+  const double hz = std::ldexp(config_.platform.timestamp_hz, oa_cs_shift_locked());
   const double period_ticks = std::ldexp(2.0, exponent);
   const double ticks_now = std::floor(static_cast<double>(last_ns_) * hz / 1e9);
   const double next_tick = (std::floor(ticks_now / period_ticks) + 1) * period_ticks;
@@ -284,7 +288,7 @@ void SimGpu::write_periodic_report_locked() {
 // A report of the OA unit's counters in `layout`, as the unit writes it.
 void SimGpu::write_oa_report_locked(const oa::FormatLayout& layout, std::uint32_t rpt_id,
                                     std::uint8_t* out) {
-  oa::Report r = read_counter_registers(block_, layout.format,
+  oa::Report r = read_counter_registers(block_, layout.format, oa_cs_shift_locked(),
                                         [this](std::uint32_t off) { return read_locked(off); });
   r.rpt_id = rpt_id;
   const oa::RawReport raw = oa::encode(layout.format, r);
@@ -443,7 +447,7 @@ void SimGpu::write_rpc_report_locked(std::size_t at, std::uint32_t rpt_id,
                                          : oa::layout_of(oa::ReportFormat::kA32u40_A4u32_B8_C8);
   oa::Report r;
   r.rpt_id = rpt_id;
-  r.timestamp = report_timestamp_from_cs(fallback, read_locked(reg::kRingTimestamp));
+  r.timestamp = report_timestamp_from_cs(read_locked(reg::kRingTimestamp), oa_cs_shift_locked());
   const oa::RawReport raw = oa::encode(fallback.format, r);
   std::memcpy(target(static_cast<std::size_t>(raw.size)), raw.bytes.data(),
               static_cast<std::size_t>(raw.size));

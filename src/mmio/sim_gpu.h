@@ -229,6 +229,10 @@ class SimGpu final : public Mmio {
   std::size_t report_perf_count_locked(std::span<const std::uint32_t> batch, std::size_t at,
                                        GpuAddressSpace& memory);
   void context_switch_locked();
+  // The OA unit's timestamp against RING_TIMESTAMP, from the simulated RPM_CONFIG0 as i915 reads
+  // it (timestamp_clock.h oa_timestamp_cs_shift): its reports' timestamps and its timer count
+  // 2^shift per CS tick, the timer's period being (2 << exponent) of those ticks.
+  int oa_cs_shift_locked() const;
   // Simulated-clock time of the next periodic report; UINT64_MAX while the timer is off.
   std::uint64_t next_timer_ns_locked() const;
   void write_periodic_report_locked();

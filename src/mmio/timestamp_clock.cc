@@ -81,28 +81,40 @@ std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::P
   }
   TimestampRegisters r;
   r.ctc_mode = mmio.read32(reg::kCtcMode);
-  if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) {
-    r.timestamp_override = mmio.read32(reg::kTimestampOverride);
-  } else if (platform.gen != oa::Generation::kGen9) {
+  const bool divide = (r.ctc_mode & reg::kCtcSourceDivideLogic) != 0;
+  if (divide) r.timestamp_override = mmio.read32(reg::kTimestampOverride);
+  // i915_perf_oa_timestamp_frequency() reads RPM_CONFIG0's shift on Xe-LPG whatever CTC_MODE
+  // selects.
+  if ((!divide && platform.gen != oa::Generation::kGen9) ||
+      platform.gen == oa::Generation::kXeLpg) {
     r.rpm_config0 = mmio.read32(reg::kRpmConfig0);
   }
-  return decode_timestamp_frequency(platform, r);
+  auto reading = decode_timestamp_frequency(platform, r);
+  if (reading) reading->oa_cs_shift = oa_timestamp_cs_shift(platform, r.rpm_config0);
+  return reading;
+}
+
+int oa_timestamp_cs_shift(const oa::Platform& platform, std::uint32_t rpm_config0) {
+  if (platform.gen != oa::Generation::kXeLpg) return 0;
+  return 3 - shift_of(rpm_config0, reg::kRpmConfig0CtcShiftMask);
 }
 
 double oa_timestamp_hz(const oa::Platform& platform, double cs_hz, std::uint32_t rpm_config0) {
-  if (platform.gen != oa::Generation::kXeLpg) return cs_hz;
-  return std::ldexp(cs_hz, 3 - shift_of(rpm_config0, reg::kRpmConfig0CtcShiftMask));
+  return std::ldexp(cs_hz, oa_timestamp_cs_shift(platform, rpm_config0));
 }
 
 std::optional<TimestampRegisters> crystal_registers_for(const oa::Platform& platform, double hz) {
-  for (std::uint32_t crystal = 0; crystal < 4; ++crystal) {
-    for (std::uint32_t shift = 0; shift < 4; ++shift) {
-      TimestampRegisters r;
-      r.ctc_mode = shift << 1;
-      r.rpm_config0 = (crystal << reg::kRpmConfig0CrystalShift) | (shift << 1);
-      const auto got = decode_timestamp_frequency(platform, r);
-      if (got && got->hz == hz) return r;
-    }
+  const bool xe_lpg = platform.gen == oa::Generation::kXeLpg;
+  for (std::uint32_t i = 0; i < 16; ++i) {
+    // Every crystal at each shift in turn on Xe-LPG (shift 2 first); elsewhere every shift of
+    // each crystal in turn.
+    const std::uint32_t crystal = xe_lpg ? i % 4 : i / 4;
+    const std::uint32_t shift = xe_lpg ? (i / 4 + 2) % 4 : i % 4;
+    TimestampRegisters r;
+    r.ctc_mode = shift << 1;
+    r.rpm_config0 = (crystal << reg::kRpmConfig0CrystalShift) | (shift << 1);
+    const auto got = decode_timestamp_frequency(platform, r);
+    if (got && got->hz == hz) return r;
   }
   return std::nullopt;
 }

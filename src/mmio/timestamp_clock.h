@@ -25,6 +25,9 @@ struct TimestampRegisters {
 struct TimestampReading {
   double hz = 0;
   std::string how;  // "CTC_MODE shift 2 of the 24 MHz crystal", …, for metadata and doctor
+  // log2 of the OA timestamp rate over `hz` (oa_timestamp_cs_shift): set by
+  // read_timestamp_frequency, which reads RPM_CONFIG0 for it on Xe-LPG.
+  int oa_cs_shift = 0;
 };
 
 // Gen7.5/Gen8: nullopt, there is no clock register (i915 uses a fixed 12.5 MHz, the platform
@@ -44,9 +47,16 @@ std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::P
 // RPM_CONFIG0's CTC shift), i.e. the undivided crystal; on every other generation oaprof drives,
 // `cs_hz` itself.
 double oa_timestamp_hz(const oa::Platform& platform, double cs_hz, std::uint32_t rpm_config0);
+// The same as a power of two: the OA unit's raw report timestamp advances 2^n per CS tick, n = 3
+// - RPM_CONFIG0's CTC shift on Xe-LPG, 0 elsewhere. Report timestamps oaprof builds from
+// RING_TIMESTAMP (MMIO and MI_STORE_REGISTER_MEM read-outs, the simulated OA unit) are scaled by
+// it so that they count as the OA unit's own do.
+int oa_timestamp_cs_shift(const oa::Platform& platform, std::uint32_t rpm_config0);
 
 // Register values that make decode_timestamp_frequency give `hz` on `platform` from the crystal
-// (the simulator's defaults); nullopt when no crystal and shift give it.
+// (the simulator's defaults); nullopt when no crystal and shift give it. On Xe-LPG CTC shift 2
+// is tried first: the one where the OA timestamp >> 1 runs at the CS rate, as Mesa (which shifts
+// it by one "to match the ring timestamp") and the platform table assume.
 std::optional<TimestampRegisters> crystal_registers_for(const oa::Platform& platform, double hz);
 
 }  // namespace oaprof::mmio

@@ -37,7 +37,14 @@ struct DeviceFacts {
   Topology topology;
   TopologySource topology_source = TopologySource::kPlatformTable;
   std::string topology_note;  // why the device was not asked, or what it answered instead
+  // The rate a report's timestamp delta counts at (oa::report_timestamp_hz): the CS timestamp
+  // frequency but on Xe-LPG, where it is the OA timestamp frequency / 2.
   double timestamp_hz = 0;
+  // log2(OA timestamp rate / CS timestamp rate): 3 - the CTC shift on Xe-LPG, else 0 (mmio::
+  // oa_timestamp_cs_shift). The MMIO and MI_STORE_REGISTER_MEM read-outs scale RING_TIMESTAMP by
+  // it to lay out a report's timestamp. Never sent to a client (ipc/wire.h): only the side that
+  // reads the registers uses it.
+  int oa_cs_shift = 0;
   TimestampSource timestamp_source = TimestampSource::kPlatformTable;
   std::string timestamp_note;  // how it was read, or why it was not
   // The enabled L3 banks where the device said (xe's L3_BANK mask): $L3BankTotalCount.

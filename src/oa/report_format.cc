@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -57,9 +58,17 @@ using F = ReportFormat;
 // oa_timestamp_shift -1 and mask 0x7fffffff on DG2 and Meteor Lake ("OA reports have the
 // timestamp value shifted ... we cannot use the top bit"), applied to every format's
 // timestamp delta as ((end - start) mod 2^32) >> 1; Mesa sets oa_timestamp_shift 1 for verx10
-// 125, which its device table gives MTL and ARL. The shifted value counts at the OA timestamp
-// frequency, which i915 reports apart on these parts (I915_PARAM_OA_TIMESTAMP_FREQUENCY;
-// i915_perf_oa_timestamp_frequency(), Wa_14015846243). IGT 1.27.1 lacks the MTL shift.
+// 125, which its device table gives MTL and ARL. IGT 1.27.1 lacks the MTL shift.
+// Rate (report_timestamp_hz): the raw field counts at the OA timestamp frequency, which i915
+// and xe report apart on these parts because "OA unit ignores the CTC_SHIFT": CS clock << (3 -
+// RPM_CONFIG0 bits 2:1) (linux i915_perf.c i915_perf_oa_timestamp_frequency() @ Kingxukai/linux
+// 0291023e7330, Wa_18013179988, IP 12.70-12.74, I915_PARAM_OA_TIMESTAMP_FREQUENCY 57; xe_oa.c
+// xe_oa_timestamp_frequency() @ torvalds/linux 0755a4e3e809, XE_METEORLAKE, the OA unit
+// query's oa_timestamp_freq). IGT's own test divides the raw delta by it (tests/intel/perf.c @
+// b3d809d537fe oa_timestamp_delta and timebase_scale, lines 719-733) and checks that periodic
+// reports are (2 << exponent) raw ticks apart (line 2099) at oa_exponent_to_ns() of that
+// frequency (line 772). The shifted delta therefore counts at half of it: the CS rate only at
+// CTC shift 2, the one Mesa's "to match the ring timestamp" assumes (intel_perf.h).
 // Xe2/Xe3 formats (issue 16). Sources:
 //  [XEOA]  linux drivers/gpu/drm/xe/xe_oa.c @ torvalds/linux
 //          2d46ecc958c9cb7b0f116aa52cf9296b6c71d784: oa_formats[] gives PEC64u64 counter select
@@ -209,6 +218,14 @@ ReportFormat parse_format(std::string_view text, Generation gen) {
   }
   throw std::invalid_argument(fmt::format("report format '{}' does not exist on {}; valid: {}",
                                           text, generation_name(gen), valid));
+}
+
+int report_timestamp_shift(Generation gen) {
+  return layout_of(default_format(gen)).timestamp_shift;
+}
+
+double report_timestamp_hz(Generation gen, double oa_timestamp_hz) {
+  return std::ldexp(oa_timestamp_hz, -report_timestamp_shift(gen));
 }
 
 ReportFormat default_format(Generation gen) {

@@ -113,6 +113,14 @@ ReportFormat parse_format(std::string_view text, Generation gen);
 // The generation's 256-byte OA (OAG) format: what select code 5 ("101") means there.
 ReportFormat default_format(Generation gen);
 
+// The rate a report's timestamp delta counts at once the format's timestamp_shift is applied
+// (what delta.h's timestamp_delta gives and gpu_time_ns divides by), from the OA unit's
+// timestamp frequency (I915_PARAM_OA_TIMESTAMP_FREQUENCY, xe's oa_timestamp_freq): that rate >>
+// the generation's shift. Every format of a generation shares the shift (report_format.cc).
+double report_timestamp_hz(Generation gen, double oa_timestamp_hz);
+// That shift: 1 on Xe-LPG, 0 elsewhere.
+int report_timestamp_shift(Generation gen);
+
 // The format IGT names in a metric set's oa_format attribute (lib/i915/perf-configs: absent or
 // "256B_GENERIC_NOA16" for the generation's 256-byte format, "128B_MPEC8_NOA16" for Meteor Lake's
 // media-unit sets); nullopt for any other name or a format the generation lacks.

@@ -134,7 +134,9 @@ std::string cell(const oaprof::testing::CsvRow& row, const std::string& name) {
 TEST_F(CommandsTest, DecodeEvaluatesIgtSetsOfEveryGen12AndXeLpgPart) {
   // Two 256-byte reports: 12000 timestamp ticks and 1.15 M GPU clocks apart (dwords 1 and 3 in
   // both OAG formats). With --timestamp-frequency 1 GHz, TestOa's GpuTime is the timestamp delta
-  // in ns; Xe-LPG's delta is shifted right by one (IGT/Mesa oa_timestamp_shift, report_format.cc).
+  // in ns on every part: --timestamp-frequency is the OA unit's rate, the one i915 and xe give
+  // (I915_PARAM_OA_TIMESTAMP_FREQUENCY) and the raw delta counts at. Xe-LPG's delta is shifted
+  // right by one (IGT/Mesa oa_timestamp_shift) and so counts at half of it (report_format.cc).
   std::vector<std::uint8_t> pair(512, 0);
   put32(pair, 4, 1000);
   put32(pair, 256 + 4, 1000 + 12000);
@@ -151,8 +153,8 @@ TEST_F(CommandsTest, DecodeEvaluatesIgtSetsOfEveryGen12AndXeLpgPart) {
   for (const Part& part :
        {Part{"tglgt1", igt.c_str(), "12000"}, Part{"tglgt2", igt.c_str(), "12000"},
         Part{"rkl", igt.c_str(), "12000"}, Part{"adl", igt.c_str(), "12000"},
-        Part{"dg1", igt.c_str(), "12000"}, Part{"mtlgt2", mtl.c_str(), "6000"},
-        Part{"mtlgt3", mtl.c_str(), "6000"}}) {
+        Part{"dg1", igt.c_str(), "12000"}, Part{"mtlgt2", mtl.c_str(), "12000"},
+        Part{"mtlgt3", mtl.c_str(), "12000"}}) {
     SCOPED_TRACE(part.name);
     const fs::path csv = dir_ / fmt::format("{}.csv", part.name);
     const auto r = run(fmt::format(

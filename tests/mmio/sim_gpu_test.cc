@@ -152,6 +152,33 @@ TEST_F(SimGpuTest, TheOaTimerWritesReportsOnlyWhileCountingWithTheTimerOnAndABuf
   EXPECT_EQ(sim_.oa_reports_pending(), 0u);
 }
 
+// Meteor Lake's OA unit ignores the CTC shift (linux i915_perf.c
+// i915_perf_oa_timestamp_frequency, Wa_18013179988): its timer fires every (2 << exponent) ticks
+// of the undivided 38.4 MHz crystal and its reports carry those ticks, at every shift, as IGT's
+// tests/intel/perf.c (oa-exponents: periodic reports 2 << exponent apart) checks on hardware.
+TEST(SimGpuXeLpgTest, TheOaTimerAndReportTimestampsCountTheCrystalAtEveryCtcShift) {
+  constexpr double kCrystalHz = 38.4e6;
+  for (const std::uint32_t shift : {1u, 2u, 3u}) {
+    ManualClock clock;
+    SimConfig c;
+    c.platform = sim_platform_by_name("mtlgt2");
+    c.platform.timestamp_hz = kCrystalHz / (1 << (3 - shift));
+    c.timestamp_registers = TimestampRegisters{0, (2u << 3) | (shift << 1), 0};
+    SimGpu sim(c, clock);
+    const reg::OaRegisterBlock& block = reg::oa_block(oa::Generation::kXeLpg);
+    sim.init_oa_buffer(64 * 256);
+    sim.write32(block.ctx_control, timer_ctx(10));
+    sim.write32(block.oa_control, kEnableA36);  // select 5: A24u40_A14u32_B8_C8 on Xe-LPG
+    // Eight periods of 2048 crystal ticks, and a little less than a ninth.
+    clock.advance_ns(static_cast<std::uint64_t>(8 * 2048 / kCrystalHz * 1e9) + 1000);
+    const auto reports = sim.read_oa_reports(100);
+    ASSERT_EQ(reports.size(), 8u) << "shift " << shift;
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      EXPECT_EQ(reports[i].dword(1), 2048u * (i + 1)) << "shift " << shift << ", report " << i;
+    }
+  }
+}
+
 TEST_F(SimGpuTest, AFullOaBufferDropsReportsAndSaysSoInOastatus) {
   sim_.init_oa_buffer(3 * 256);
   sim_.write32(reg::kOaCtxControl, timer_ctx(10));

@@ -19,6 +19,15 @@
 //   IGT fixed in 20ff42269100 ("Update MTL OA timestamp and EU thread config", Wa_14015846243).
 //   oaprof uses 8 threads and the shift. The test applies that fix to the library's device info
 //   before comparing, and counts the counters whose value the fix changes.
+// - The timestamp frequency on Meteor Lake: both sides get one frequency, the rate of the shifted
+//   delta (oaprof's $GpuTimestampFrequency, half of I915_PARAM_OA_TIMESTAMP_FREQUENCY there). IGT's
+//   library, run on the hardware, is given param 57 itself (lib/i915/perf.c @ b3d809d537fe lines
+//   661-663) and divides the shifted delta by it (lines 873-876 with the shift of 456-457), so
+//   its GpuTime is half, and its frequencies twice, what IGT's own test takes as the truth: the
+//   raw delta at param 57 (tests/intel/perf.c oa_timestamp_delta and timebase_scale, lines
+//   719-733; periodic reports 2 << exponent raw ticks apart, line 2099). oaprof follows the test
+//   (docs/hardware-access.md, "Meteor Lake / Arrow Lake OA timestamps"); a counter that divides
+//   by $GpuTimestampFrequency differs from the library by that factor of 2 only.
 // - IGT never fills devinfo.slice_masks nor subslice_slice_stride (lib/i915/perf.c @ 2b29e8ac07fb
 //   lines 286-303 copy only subslice_masks and eu_masks), which $GtSlice<N> and
 //   $GtSlice<N>XeCore<M> read (lib/i915/perf.h lines 295-306): every $GtSlice<N> is false there,

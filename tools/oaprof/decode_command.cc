@@ -17,6 +17,7 @@
 #include "base/cli.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/device_facts.h"
+#include "oa/report_format.h"
 #include "oa/report_stream.h"
 #include "oa/topology.h"
 #include "report/csv.h"
@@ -259,7 +260,9 @@ int run_decode(const DecodeOptions& opt) {
   // come from the options.
   facts = oa::facts_from_options(platform, opt.eus, opt.subslices);
   if (opt.timestamp_hz > 0) {
-    facts.timestamp_hz = opt.timestamp_hz;
+    // The OA unit's rate, as the kernel gives it (param 57, xe's oa_timestamp_freq); the
+    // decoded delta is shifted on Xe-LPG.
+    facts.timestamp_hz = oa::report_timestamp_hz(platform.gen, opt.timestamp_hz);
     facts.timestamp_note = "--timestamp-frequency";
   }
   platform = oa::apply_facts(platform, facts);
@@ -327,7 +330,8 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
   sub->add_option("--format", opt->format,
                   "report format: a select code (101, 5) or a name (default: the set's)");
   sub->add_option("--timestamp-frequency", opt->timestamp_hz,
-                  "the reports' timestamp frequency in Hz (default: the platform's)");
+                  "the OA timestamp frequency in Hz, as i915 or xe gives it (default: the "
+                  "platform's)");
   sub->add_option("--metric-set", opt->metric_set,
                   "metric set symbol (default: Builtin; `oaprof metrics list`)");
   sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "gpu/drm_node.h"
 #include "mmio/timestamp_clock.h"
+#include "oa/report_format.h"
 
 namespace oaprof::gpu {
 namespace {
@@ -138,6 +140,30 @@ OaTimestampRate query_oa_timestamp_hz(I915Query& i915) {
           "I915_PARAM_OA_TIMESTAMP_FREQUENCY on " + i915.describe()};
 }
 
+namespace {
+
+// The report timestamp rate from the OA timestamp frequency (param 57, param 51 on a kernel
+// without it), and the OA unit's rate against the CS one, a power of two (i915_perf.c
+// i915_perf_oa_timestamp_frequency: clock_frequency << (3 - shift)).
+void read_report_rate(const oa::Platform& platform, I915Query& i915, oa::DeviceFacts& f) {
+  const OaTimestampRate oa = query_oa_timestamp_hz(i915);
+  const double cs = query_cs_timestamp_hz(i915);
+  const double ratio = std::log2(oa.hz / cs);
+  if (ratio < 0 || ratio > 3 || ratio != std::floor(ratio)) {
+    throw std::runtime_error(fmt::format(
+        "{}: the OA timestamp frequency {} Hz is not the CS one ({} Hz) times 1, 2, 4 or 8, "
+        "as i915 gives it; pass --timestamp-frequency to decode, and report the kernel",
+        i915.describe(), oa.hz, cs));
+  }
+  f.timestamp_hz = oa::report_timestamp_hz(platform.gen, oa.hz);
+  f.oa_cs_shift = static_cast<int>(ratio);
+  f.timestamp_source = oa::TimestampSource::kI915GetParam;
+  const int shift = oa::report_timestamp_shift(platform.gen);
+  f.timestamp_note = shift == 0 ? oa.how : fmt::format("{}, >> {} in reports", oa.how, shift);
+}
+
+}  // namespace
+
 oa::DeviceFacts read_device_facts(const oa::Platform& platform, I915Query* i915,
                                   const std::string& no_i915, mmio::Mmio* registers) {
   oa::DeviceFacts f = oa::table_facts(platform, no_i915);
@@ -150,9 +176,7 @@ oa::DeviceFacts read_device_facts(const oa::Platform& platform, I915Query* i915,
       f.topology_note = e.what();
     }
     try {
-      f.timestamp_hz = query_cs_timestamp_hz(*i915);
-      f.timestamp_source = oa::TimestampSource::kI915GetParam;
-      f.timestamp_note = "I915_PARAM_CS_TIMESTAMP_FREQUENCY on " + i915->describe();
+      read_report_rate(platform, *i915, f);
       return f;
     } catch (const std::exception& e) {
       f.timestamp_note = e.what();
@@ -161,9 +185,16 @@ oa::DeviceFacts read_device_facts(const oa::Platform& platform, I915Query* i915,
   if (registers != nullptr) {
     try {
       if (const auto r = mmio::read_timestamp_frequency(*registers, platform)) {
-        f.timestamp_hz = r->hz;
+        f.timestamp_hz = oa::report_timestamp_hz(platform.gen, std::ldexp(r->hz, r->oa_cs_shift));
+        f.oa_cs_shift = r->oa_cs_shift;
         f.timestamp_source = oa::TimestampSource::kRegisters;
-        f.timestamp_note = r->how;
+        f.timestamp_note =
+            r->oa_cs_shift == 0
+                ? r->how
+                : fmt::format(
+                      "{}; OA timestamp << {} (CTC shift ignored), >> {} "
+                      "in reports",
+                      r->how, r->oa_cs_shift, oa::report_timestamp_shift(platform.gen));
       }
     } catch (const std::exception& e) {
       f.timestamp_note += fmt::format("; the clock registers could not be read: {}", e.what());

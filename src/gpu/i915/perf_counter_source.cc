@@ -37,7 +37,8 @@ class PerfCounterSource final : public StreamCounterSource {
   oa::RawReport snapshot(std::uint32_t report_id) override {
     if (stream_ < 0) throw std::logic_error("perf read-out: snapshot before start()");
     drain();
-    return take_report(*runner_, device_.platform.gen, format_, report_id, "perf read-out");
+    return take_report(*runner_, device_.platform.gen, format_, report_id,
+                       device_.facts.oa_cs_shift, "perf read-out");
   }
 
   void stop() override {

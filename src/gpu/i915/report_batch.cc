@@ -43,10 +43,11 @@ std::vector<std::uint32_t> snapshot_registers(oa::Generation gen, oa::ReportForm
   // Distinct values for every read make each 40-bit counter's two high-half reads differ, so
   // the recording takes the path that reads the low half again: the most reads a snapshot does.
   std::uint32_t next = 0;
-  (void)mmio::read_counter_registers(mmio::reg::oa_block(gen), format, [&](std::uint32_t offset) {
-    order.push_back(offset);
-    return next++;
-  });
+  (void)mmio::read_counter_registers(mmio::reg::oa_block(gen), format, 0,
+                                     [&](std::uint32_t offset) {
+                                       order.push_back(offset);
+                                       return next++;
+                                     });
   return order;
 }
 
@@ -91,7 +92,7 @@ ReportBatch build_register_batch(std::span<const std::uint32_t> registers,
 }
 
 oa::RawReport assemble_register_report(oa::Generation gen, oa::ReportFormat format,
-                                       std::uint32_t report_id,
+                                       std::uint32_t report_id, int oa_cs_shift,
                                        std::span<const std::uint32_t> stored) {
   const std::vector<std::uint32_t> order = snapshot_registers(gen, format);
   if (stored.size() < order.size()) {
@@ -101,7 +102,7 @@ oa::RawReport assemble_register_report(oa::Generation gen, oa::ReportFormat form
   // Replays the reads: each register's stored values, in the order they were stored.
   std::map<std::uint32_t, std::deque<std::uint32_t>> values;
   for (std::size_t i = 0; i < order.size(); ++i) values[order[i]].push_back(stored[i]);
-  oa::Report r = mmio::read_counter_registers(mmio::reg::oa_block(gen), format,
+  oa::Report r = mmio::read_counter_registers(mmio::reg::oa_block(gen), format, oa_cs_shift,
                                               [&values](std::uint32_t offset) {
                                                 auto& q = values.at(offset);
                                                 const std::uint32_t v = q.front();
@@ -151,7 +152,7 @@ std::unique_ptr<BatchRunner> make_sim_batch_runner(mmio::SimGpu& sim) {
 }
 
 oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFormat format,
-                          std::uint32_t report_id, const std::string& who) {
+                          std::uint32_t report_id, int oa_cs_shift, const std::string& who) {
   if (oa::is_gen12_family(gen)) {
     const ReportBatch batch =
         build_register_batch(snapshot_registers(gen, format), runner.report_address(), report_id);
@@ -163,7 +164,7 @@ oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFor
           "not run; `oaprof doctor` checks the device",
           who, out[0], report_id));
     }
-    return assemble_register_report(gen, format, report_id, std::span(out).subspan(1));
+    return assemble_register_report(gen, format, report_id, oa_cs_shift, std::span(out).subspan(1));
   }
   const ReportBatch batch = build_report_batch(gen, runner.report_address(), report_id);
   oa::RawReport raw;

@@ -51,9 +51,10 @@ std::vector<std::uint32_t> snapshot_registers(oa::Generation gen, oa::ReportForm
 ReportBatch build_register_batch(std::span<const std::uint32_t> registers,
                                  std::uint64_t report_address, std::uint32_t report_id);
 // The report those stored registers make, laid out as `format` with RPT_ID `report_id`:
-// `stored` holds the dwords after the report id, one per register of snapshot_registers.
+// `stored` holds the dwords after the report id, one per register of snapshot_registers;
+// RING_TIMESTAMP is scaled by `oa_cs_shift` (DeviceFacts::oa_cs_shift) as the OA unit counts.
 oa::RawReport assemble_register_report(oa::Generation gen, oa::ReportFormat format,
-                                       std::uint32_t report_id,
+                                       std::uint32_t report_id, int oa_cs_shift,
                                        std::span<const std::uint32_t> stored);
 
 // Runs report batches on a GPU and hands back the report buffer.
@@ -70,8 +71,9 @@ class BatchRunner {
 // One snapshot in a batch: builds the generation's batch (above), runs it, and checks that the
 // result carries `report_id`. Throws std::runtime_error starting with `who` when it does not (the
 // GPU wrote no report: the OA unit is not enabled, or the batch did not run).
+// `oa_cs_shift` as assemble_register_report.
 oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFormat format,
-                          std::uint32_t report_id, const std::string& who);
+                          std::uint32_t report_id, int oa_cs_shift, const std::string& who);
 
 // Executes batches with SimGpu's interpreter on buffers at fixed simulated GPU addresses.
 std::unique_ptr<BatchRunner> make_sim_batch_runner(mmio::SimGpu& sim);

@@ -22,7 +22,8 @@ class RpcCounterSource final : public ProgrammedSource {
   oa::RawReport snapshot(std::uint32_t report_id) override {
     require_started();
     check_context_registers();
-    return take_report(*runner_, device_.platform.gen, format_, report_id, device_.label());
+    return take_report(*runner_, device_.platform.gen, format_, report_id,
+                       device_.facts.oa_cs_shift, device_.label());
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include "gpu/xe/xe_uapi.h"
 #include "mmio/registers.h"
+#include "mmio/timestamp_clock.h"
 
 namespace oaprof::gpu {
 namespace {
@@ -170,7 +171,12 @@ SimXeDevice::SimXeDevice(oa::Platform platform, mmio::Clock& clock, SimXeOptions
 // engines on an OAM unit of the media GT from GRAPHICS_VERx100 1270, on none before (Tiger
 // Lake's OAG lists rcs0 alone: it has no compute engine).
 std::vector<XeOaUnit> SimXeDevice::oa_units() const {
-  const auto hz = static_cast<std::uint64_t>(platform_.timestamp_hz);
+  // xe_oa_timestamp_frequency() @ 0755a4e3e809: the reference clock << (3 - RPM_CONFIG0's CTC
+  // shift) on XE_METEORLAKE, the reference clock elsewhere.
+  const std::uint32_t rpm_config0 =
+      registers_ != nullptr ? registers_->read32(mmio::reg::kRpmConfig0) : 0;
+  const auto hz = static_cast<std::uint64_t>(
+      mmio::oa_timestamp_hz(platform_, platform_.timestamp_hz, rpm_config0));
   const std::uint64_t caps = xe::kOaCapsBase | xe::kOaCapsSyncs;
   XeOaUnit oag{kOagUnit, xe::kOaUnitTypeOag, caps, hz, {{xe::kEngineClassRender, 0, 0, 0}}};
   if (platform_.gen == oa::Generation::kGen12) return {oag};

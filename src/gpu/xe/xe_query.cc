@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "oa/report_format.h"
+
 namespace oaprof::gpu {
 namespace {
 
@@ -329,9 +331,13 @@ oa::DeviceFacts read_xe_device_facts(const oa::Platform& platform, XeQuery* xe,
         std::count_if(oag->engines.begin(), oag->engines.end(),
                       [](const auto& e) { return e.engine_class == xe::kEngineClassCompute; }));
     if (oag->timestamp_hz == 0) throw std::runtime_error("the OAG unit gives no timestamp rate");
-    f.timestamp_hz = static_cast<double>(oag->timestamp_hz);
+    // oa_timestamp_freq is the raw report timestamp's rate (xe_oa_timestamp_frequency); the
+    // delta oaprof decodes is shifted on Xe-LPG (oa::report_timestamp_hz).
+    f.timestamp_hz = oa::report_timestamp_hz(platform.gen, static_cast<double>(oag->timestamp_hz));
     f.timestamp_source = oa::TimestampSource::kXeOaUnit;
-    f.timestamp_note = fmt::format("{}: OA unit {}", xe->describe(), oag->id);
+    const int shift = oa::report_timestamp_shift(platform.gen);
+    f.timestamp_note = fmt::format("{}: OA unit {}{}", xe->describe(), oag->id,
+                                   shift == 0 ? "" : fmt::format(", >> {} in reports", shift));
   } catch (const std::exception& e) {
     f.timestamp_note = e.what();
   }
