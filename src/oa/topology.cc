@@ -168,8 +168,11 @@ DeviceVariables device_variables(const Platform& platform,
   // Xe-LPG: i915 reports one slice of Xe-cores; Mesa rebuilds slices of 4 Xe-cores
   // (intel_device_info.c update_from_single_slice_topology, verx10 >= 125 @ bminor/mesa-mesa
   // 011b31c26d61), which is what $SliceMask, $GtSlice<N> and $GtSlice<N>XeCore<M> mean.
-  // Xe2 follows the same rule until a part shows otherwise (xe reports one flat DSS mask;
-  // unconfirmed on hardware). $GtXeCore<N> tests the flat Xe-core number N itself.
+  // Xe2 under xe: so does Intel's metrics-discovery, whose slices are the groups of 4 Xe-cores
+  // of xe's DSS mask with any core enabled (md_driver_ifc_linux_xe.cpp GetSliceMask, lines
+  // 1297-1317, MD_SUBSLICE_PER_SLICE_XE2 = 4 @ intel/metrics-discovery 80cc115575f1); IGT's xe
+  // library keeps one slice (lib/xe/xe_oa.c @ b3d809d537fe line 467), docs/metrics.md.
+  // $GtXeCore<N> tests the flat Xe-core number N itself.
   if (platform.gen == Generation::kXeLpg || platform.gen == Generation::kXe2) {
     for (auto& [s, ss] : subslices) {
       const int core = s * (topology ? topology->max_subslices : platform.subslices) + ss;

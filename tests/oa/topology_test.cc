@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -19,6 +20,43 @@ using testing::topology_buffer;
 std::uint64_t eval_slice_core(const DeviceVariables& v, int slice, int core) {
   const std::string text = "$GtSlice" + std::to_string(slice) + "XeCore" + std::to_string(core);
   return Equation::compile(text).evaluate({CounterDeltas{}, v}).u;
+}
+
+std::uint64_t eval_variable(const DeviceVariables& v, const std::string& name) {
+  return Equation::compile("$" + name).evaluate({CounterDeltas{}, v}).u;
+}
+
+// Xe2 under xe (issue 30, item 5), as Intel's metrics-discovery computes these on xe
+// (intel/metrics-discovery 80cc115575f1): $SliceTotalCount counts the groups of 4 Xe-cores of
+// the DSS mask with any core enabled (instrumentation/metrics_discovery/linux/
+// md_driver_ifc_linux_xe.cpp GetSliceMask, lines 1297-1317, with GetGtMaxSubslicePerSlice() =
+// MD_SUBSLICE_PER_SLICE_XE2 = 4 for LNL and BMG, md_driver_ifc_linux_common.cpp line 3108 and
+// md_driver_ifc_linux_common.h line 80); $VectorEngineThreadsCount is 8 (md_gfx_device_info.h
+// threadsPerEuMap, lines 228-229). IGT's xe library has one slice and 7 threads (lib/xe/xe_oa.c
+// @ b3d809d537fe lines 467 and 256): the values here are metrics-discovery's.
+TEST(TopologyTest, Xe2SlicesAreGroupsOfFourXeCoresWithEightThreadsPerVectorEngine) {
+  struct Case {
+    const char* platform;
+    std::uint64_t xe_cores;  // the DSS mask xe reports
+    std::uint64_t slices;
+  };
+  for (const Case& c :
+       {Case{"lnl", 0xFF, 2}, Case{"bmg", 0xFFFFF, 5}, Case{"bmg", 0xF0F0F, 3},
+        Case{"bmg", 0x0F00F, 2}, Case{"bmg", 0x11111, 5}, Case{"bmg", 0xFFFFFFFF, 8}}) {
+    Topology t;  // as gpu::topology_from_xe lays xe's masks out: one slice of Xe-cores
+    t.max_slices = 1;
+    t.max_subslices = 32;
+    t.max_eus_per_subslice = 8;
+    t.slice_mask = 1;
+    t.slices = 1;
+    t.subslice_mask = c.xe_cores;
+    t.subslices = std::popcount(c.xe_cores);
+    t.eus = 8 * t.subslices;
+    const DeviceVariables v = device_variables(*platform_by_name(c.platform), t);
+    EXPECT_EQ(eval_variable(v, "SliceTotalCount"), c.slices)
+        << c.platform << " 0x" << std::hex << c.xe_cores;
+    EXPECT_EQ(eval_variable(v, "VectorEngineThreadsCount"), 8u) << c.platform;
+  }
 }
 
 TEST(TopologyTest, KabyLakeGt2WithAFusedOffEu) {
