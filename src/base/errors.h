@@ -16,6 +16,8 @@ namespace oaprof::base {
 // Exit status of a tool's own failures. When oaprof ran a program, it exits with the program's
 // status instead (128 + N when it was killed by signal N), except that a program that succeeded
 // while the session broke (kExitSession) does not hide that.
+// `oaprof doctor` or `oaprof selftest` ran, and one of its checks failed.
+inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitSetup = 3;
 inline constexpr int kExitOutput = 4;

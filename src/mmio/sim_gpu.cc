@@ -93,6 +93,9 @@ SimGpu::SimGpu(SimConfig config, Clock& clock)
       block_(reg::oa_block(config_.platform.gen)),
       eus_(simulated_eus(config_)),
       forcewake_domains_(all_forcewake_domains(config_.platform)),
+      never_acking_request_(config_.faults.forcewake_never_acks
+                                ? oa_forcewake_domains(config_.platform).front().request
+                                : 0),
       clock_(clock),
       regs_(kRegisterFileBytes / 4, 0) {
   last_ns_ = clock_.now_ns();
@@ -185,7 +188,7 @@ void SimGpu::context_switch_locked() {
 void SimGpu::count_locked(double dt_ns) {
   if ((regs_[block_.oa_control / 4] & reg::kOaControlEnable) == 0) return;
   const double clocks = dt_ns * config_.freq_mhz / 1e3;
-  counted_[kTicks] += clocks;
+  counted_[kTicks] += clocks * config_.faults.gpu_ticks_per_clock;
   if (!kernel_running_) return;
   counted_[0] += clocks;  // A0: GPU busy
   // Gen12+: what the NOA network feeds counts only with SQCNT1's PMON enable (i915 sets it in
@@ -235,9 +238,10 @@ void SimGpu::count_eu_events_locked(double eu_clocks) {
                                       w.fpu1,      w.send,     w.thread_occupancy};
       for (int i = 0; i < 7; ++i) {
         const std::uint32_t select = regs_[reg::kEuPerfCntl[i] / 4];
-        add(7 + i, !config_.flex_events || select == 0
-                       ? flex_default[i]
-                       : static_cast<double>((select & 0xFF) + 1) / 256.0);
+        const int fed = config_.faults.flex_misrouted ? 7 + (i + 1) % 7 : 7 + i;
+        add(fed, !config_.flex_events || select == 0
+                     ? flex_default[i]
+                     : static_cast<double>((select & 0xFF) + 1) / 256.0);
       }
       return;
     }
@@ -291,6 +295,7 @@ void SimGpu::write_oa_report_locked(const oa::FormatLayout& layout, std::uint32_
   oa::Report r = read_counter_registers(block_, layout.format, oa_cs_shift_locked(),
                                         [this](std::uint32_t off) { return read_locked(off); });
   r.rpt_id = rpt_id;
+  r.timestamp <<= config_.faults.oa_timestamp_extra_shift;
   const oa::RawReport raw = oa::encode(layout.format, r);
   std::memcpy(out, raw.bytes.data(), static_cast<std::size_t>(raw.size));
 }
@@ -410,8 +415,10 @@ void SimGpu::write_locked(std::uint32_t offset, std::uint32_t value) {
   if (forcewake_domain_of(offset, true) != nullptr) return;  // acks are the hardware's
   if (is_masked_locked(offset)) {
     value = reg::apply_masked(regs_[offset / 4], value);
-    if (const auto* d = forcewake_domain_of(offset, false)) regs_[d->ack / 4] = value;
+    const auto* d = forcewake_domain_of(offset, false);
+    if (d != nullptr && d->request != never_acking_request_) regs_[d->ack / 4] = value;
   }
+  if (config_.faults.oa_debug_not_restored && offset == block_.oa_debug && value == 0) return;
   regs_[offset / 4] = value;
 }
 
@@ -447,7 +454,8 @@ void SimGpu::write_rpc_report_locked(std::size_t at, std::uint32_t rpt_id,
                                          : oa::layout_of(oa::ReportFormat::kA32u40_A4u32_B8_C8);
   oa::Report r;
   r.rpt_id = rpt_id;
-  r.timestamp = report_timestamp_from_cs(read_locked(reg::kRingTimestamp), oa_cs_shift_locked());
+  r.timestamp = report_timestamp_from_cs(read_locked(reg::kRingTimestamp), oa_cs_shift_locked())
+                << config_.faults.oa_timestamp_extra_shift;
   const oa::RawReport raw = oa::encode(fallback.format, r);
   std::memcpy(target(static_cast<std::size_t>(raw.size)), raw.bytes.data(),
               static_cast<std::size_t>(raw.size));

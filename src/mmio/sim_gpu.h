@@ -98,6 +98,24 @@ struct SimWorkload {
   double shader_memory = 0.02;
 };
 
+// Faults `oaprof selftest --sim-fault` gives the simulator, each the hardware behaving unlike one
+// assumption oaprof makes, so that the selftest's check of that assumption is shown to fail
+// (docs/selftest.md). All off by default.
+struct SimFaults {
+  // Reports the OA unit writes (MI_REPORT_PERF_COUNT, periodic) carry a timestamp shifted left
+  // by this many bits more than their format's: the unit's clock is not the rate oaprof assumes.
+  int oa_timestamp_extra_shift = 0;
+  // With flex_events: EU_PERF_CNTLi feeds A(7 + (i + 1) % 7), not A(7 + i).
+  bool flex_misrouted = false;
+  // The first power domain whose forcewake the OA registers need never acknowledges a request.
+  bool forcewake_never_acks = false;
+  // OA_DEBUG ignores a write that would bring back its power-on value: it keeps what oaprof
+  // programmed after oaprof restored it.
+  bool oa_debug_not_restored = false;
+  // GPU_TICKS advance at this multiple of the clock the frequency register reports.
+  double gpu_ticks_per_clock = 1.0;
+};
+
 struct SimConfig {
   oa::Platform platform = oa::simulated_platform();
   double freq_mhz = 1150.0;
@@ -124,6 +142,7 @@ struct SimConfig {
   // CTC_MODE, RPM_CONFIG0 and TIMESTAMP_OVERRIDE as the firmware left them; nullopt for values
   // that give platform.timestamp_hz from the crystal (mmio::crystal_registers_for).
   std::optional<TimestampRegisters> timestamp_registers;
+  SimFaults faults;
 };
 
 // The EUs a simulated part has: config.eus, or the platform's. Throws std::invalid_argument when
@@ -246,6 +265,7 @@ class SimGpu final : public Mmio {
   const reg::OaRegisterBlock& block_;
   int eus_ = 0;  // the part's, fused ones excluded
   std::span<const reg::ForcewakeDomain> forcewake_domains_;
+  std::uint32_t never_acking_request_ = 0;  // SimFaults::forcewake_never_acks: its request register
   Clock& clock_;
   std::mutex mu_;
   std::vector<std::uint32_t> regs_;

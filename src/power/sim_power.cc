@@ -60,10 +60,12 @@ SimPowercap::SimPowercap(fs::path class_dir, SimPowerModel model, Clock clock_ns
 
 std::map<Domain, double> SimPowercap::power_w(double activity) const {
   const double gpu = model_.gpu_active_w * activity;
-  return {{Domain::kPackage, model_.package_idle_w + gpu},
-          {Domain::kCores, model_.cores_idle_w},
-          {Domain::kUncore, model_.uncore_idle_w + gpu},
-          {Domain::kPsys, model_.psys_idle_w + gpu}};
+  std::map<Domain, double> watts = {{Domain::kPackage, model_.package_idle_w + gpu},
+                                    {Domain::kCores, model_.cores_idle_w},
+                                    {Domain::kUncore, model_.uncore_idle_w + gpu},
+                                    {Domain::kPsys, model_.psys_idle_w + gpu}};
+  if (model_.stuck_plane) watts[*model_.stuck_plane] = 0;
+  return watts;
 }
 
 void SimPowercap::set_gpu_activity(double fraction) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "power/energy_source.h"
@@ -30,6 +31,8 @@ struct SimPowerModel {
   // The files change only at multiples of this, as RAPL's counters do (about every 1 ms), each
   // time to the energy at that instant; 0 makes them follow the clock exactly.
   std::uint64_t update_interval_ns = 1'000'000;
+  // A fault for `oaprof selftest --sim-fault rapl-stuck`: this plane's counter never moves.
+  std::optional<Domain> stuck_plane;
 };
 
 class SimPowercap {

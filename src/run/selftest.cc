@@ -1,0 +1,353 @@
+#include "run/selftest.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
+#include "power/sim_power.h"
+#include "report/text_escape.h"
+#include "run/selftest_checks.h"
+#include "session/metric_source.h"
+#include "session/privilege_drop.h"
+#include "session/trusted_metrics.h"
+
+namespace oaprof::run::selftest {
+namespace {
+
+constexpr SimFaultInfo kSimFaults[] = {
+    {SimFault::kOaTimestampShift, "oa-timestamp-shift", "clocks",
+     "reports the OA unit writes carry their timestamp one bit further left"},
+    {SimFault::kFlexMisrouted, "flex-misrouted", "flex-routing",
+     "EU_PERF_CNTLi feeds A(7 + (i + 1) % 7)"},
+    {SimFault::kForcewakeNeverAcks, "forcewake-never-acks", "forcewake",
+     "the first OA power domain never acknowledges forcewake"},
+    {SimFault::kRegisterNotRestored, "register-not-restored", "restore",
+     "OA_DEBUG keeps oaprof's value when oaprof restores it"},
+    {SimFault::kRaplStuck, "rapl-stuck", "energy", "the PP1 (uncore) RAPL plane never moves"},
+    {SimFault::kFusedEus, "fused-eus", "topology",
+     "the part has one subslice's EUs fewer than the platform table"},
+    {SimFault::kGpuTicksClock, "gpu-ticks-clock", "gpu-ticks",
+     "GPU_TICKS count twice the clock the frequency register reports"},
+};
+
+// One check of the fixed list: what it assumes and how far off it may be, and its measurement.
+struct CheckSpec {
+  std::string_view name;
+  std::string_view group;
+  std::string_view assumes;
+  std::string_view tolerance;
+  Outcome (*run)(Context&);
+};
+
+constexpr CheckSpec kChecks[] = {
+    {"topology", "identity",
+     "The platform table's slices, subslices and EUs for this PCI id are what the device reports.",
+     "exact", check_topology},
+    {"timestamp-frequency", "identity",
+     "The driver, the clock registers and (for fixed-rate parts) the table give one timestamp "
+     "frequency.",
+     "0.1%", check_timestamp_frequency},
+    {"clocks", "clocks",
+     "Report timestamps at the device's timestamp frequency advance with CLOCK_MONOTONIC.",
+     "0.5% and 2 ticks outside the window's bounds", check_clocks},
+    {"gpu-ticks", "clocks", "GPU_TICKS count the clock the frequency register reports.",
+     "2% outside the window's bounds", check_gpu_ticks},
+    {"readouts-agree", "read-outs agree",
+     "The same work counted through mmio, rpc and perf gives the same counts per GPU-busy clock.",
+     "2% per counter", check_readouts_agree},
+    {"noa-counting", "programming",
+     "Once oaprof programmed the OA unit (SQCNT1 on Gen12+), the EU counters count work and stay "
+     "still without it.",
+     "idle below 0.1% of busy", check_noa_counting},
+    {"flex-routing", "programming",
+     "EU_PERF_CNTLi feeds A(7+i), as the metric sets' equations read it.",
+     "only that counter moves by more than 2%", check_flex_routing},
+    {"restore", "restore",
+     "After a profile every register oaprof wrote reads back its value from before.", "exact",
+     check_restore},
+    {"forcewake", "restore",
+     "Forcewake through the registers is acknowledged and let go on release.",
+     "acknowledged within 50 ms; released at once", check_forcewake},
+    {"energy", "energy", "Every RAPL plane moves over a window and PKG >= PP0 + PP1.",
+     "1% and 1 mJ", check_energy},
+};
+
+void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& power) {
+  switch (fault) {
+    case SimFault::kOaTimestampShift:
+      sim.faults.oa_timestamp_extra_shift = 1;
+      return;
+    case SimFault::kFlexMisrouted:
+      sim.faults.flex_misrouted = true;
+      return;
+    case SimFault::kForcewakeNeverAcks:
+      sim.faults.forcewake_never_acks = true;
+      return;
+    case SimFault::kRegisterNotRestored:
+      sim.faults.oa_debug_not_restored = true;
+      return;
+    case SimFault::kRaplStuck:
+      power.stuck_plane = power::Domain::kUncore;
+      return;
+    case SimFault::kFusedEus:
+      // One whole subslice fewer: xe fuses whole Xe-cores, i915's simulated query drops the last.
+      sim.eus = sim.platform.eus - sim.platform.eus / std::max(sim.platform.subslices, 1);
+      return;
+    case SimFault::kGpuTicksClock:
+      sim.faults.gpu_ticks_per_clock = 2.0;
+      return;
+  }
+}
+
+std::string first_line(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+void describe_system(const gpu::Device& device, SelftestReport& report) {
+  utsname u{};
+  if (::uname(&u) == 0) report.kernel = u.release;
+  if (device.simulated()) {
+    report.driver = std::string(oa::kernel_driver_name(device.platform.driver)) + " (simulated)";
+    return;
+  }
+  const std::string driver =
+      mmio::bound_driver(device.sysfs_root, mmio::parse_pci_address(device.pci_address))
+          .value_or("");
+  const std::string version = first_line(device.sysfs_root / "module" / driver / "version");
+  report.driver = version.empty() ? driver : driver + " " + version;
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kFail:
+      return "fail";
+    case Verdict::kSkip:
+      return "skip";
+  }
+  return "?";
+}
+
+std::span<const SimFaultInfo> sim_faults() { return kSimFaults; }
+
+SimFault parse_sim_fault(std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const SimFaultInfo& f : kSimFaults) {
+    if (f.name == name) return f.fault;
+    names.push_back(f.name);
+  }
+  throw std::invalid_argument(
+      fmt::format("--sim-fault {}: the simulator's faults are {}", name, fmt::join(names, ", ")));
+}
+
+const SimFaultInfo& sim_fault_info(SimFault fault) {
+  for (const SimFaultInfo& f : kSimFaults) {
+    if (f.fault == fault) return f;
+  }
+  throw std::logic_error("selftest: a fault missing from kSimFaults");
+}
+
+namespace {
+
+// The read-outs to measure through: those asked for (all the device's when none), less those
+// this device or set cannot have, which `c.unusable` lists with the reason.
+void choose_accesses(Context& c, const std::string& no_set) {
+  std::vector<std::string> asked = c.options.accesses;
+  if (asked.empty()) {
+    for (const auto& entry : gpu::counter_sources()) {
+      if (entry.name != "sim") asked.emplace_back(entry.name);
+    }
+  }
+  for (const std::string& a : asked) {
+    const bool xe = c.device.platform.driver == oa::KernelDriver::kXe;
+    if (xe && gpu::access_maps_registers(a)) {
+      c.unusable[a] = "xe owns the OA unit";
+    } else if (a == "perf" && c.config.guid.empty()) {
+      c.unusable[a] = "needs a metric set with a guid: " + no_set;
+    } else if (gpu::access_maps_registers(a) && !c.registers_mapped) {
+      c.unusable[a] = "the registers are not mapped";
+    } else {
+      c.accesses.push_back(a);
+    }
+  }
+}
+
+// The set every read-out is programmed with: options.metric_set from the platform's metric
+// file where one is found, else the bare counters (and `why` says what was missing).
+void choose_config(Context& c, std::string& why) {
+  // Under sudo the metric file is the user's to name and read: opened as them.
+  const auto user = session::credentials_from_sudo(session::process_environment(), ::geteuid());
+  try {
+    const oa::MetricSet set = session::load_metric_set(c.device.platform, c.options.metric_set,
+                                                       c.options.metrics_xml, user);
+    c.config = session::oa_config_for(set, c.device.platform, c.device.facts);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+}
+
+void open_energy(Context& c, const power::SimPowerModel& model) {
+  if (c.device.simulated()) {
+    auto sim = std::make_unique<power::SimEnergySource>(std::filesystem::path(), model);
+    c.sim_power = &sim->simulator();
+    c.energy = std::move(sim);
+    return;
+  }
+  power::EnergyChoice choice =
+      power::choose_energy_source(c.options.energy, c.options.energy_roots);
+  c.energy = std::move(choice.source);
+  c.energy_missing = choice.reason;
+}
+
+CheckResult run_check(const CheckSpec& spec, Context& c) {
+  if (c.options.progress) c.options.progress(spec.name);
+  CheckResult r{.name = std::string(spec.name),
+                .group = std::string(spec.group),
+                .assumes = std::string(spec.assumes),
+                .tolerance = std::string(spec.tolerance)};
+  Outcome o;
+  try {
+    o = spec.run(c);
+  } catch (const std::exception& e) {
+    o = fail("the measurement could not be made", e.what());
+  }
+  r.verdict = o.verdict;
+  r.measurement = std::move(o.measurement);
+  r.reason = std::move(o.reason);
+  r.figures = std::move(o.figures);
+  return r;
+}
+
+gpu::DeviceOptions device_options(const SelftestOptions& options, power::SimPowerModel& power,
+                                  RecordingMmio*& recorder) {
+  gpu::DeviceOptions d = options.device;
+  d.wrap_mmio = [&recorder](std::unique_ptr<mmio::Mmio> inner) -> std::unique_ptr<mmio::Mmio> {
+    auto wrapped = std::make_unique<RecordingMmio>(std::move(inner));
+    recorder = wrapped.get();
+    return wrapped;
+  };
+  if (!d.spec.simulated()) {
+    if (!options.faults.empty()) {
+      throw std::invalid_argument("--sim-fault is for --device sim: a real GPU has its own faults");
+    }
+    d.map_registers =
+        options.accesses.empty() ||
+        std::any_of(options.accesses.begin(), options.accesses.end(),
+                    [](const std::string& a) { return gpu::access_maps_registers(a); });
+    return d;
+  }
+  // The forcewake check takes it itself; the flex-routing check needs configured flex events.
+  d.forcewake.mode = mmio::ForcewakeMode::kNone;
+  d.sim.flex_events = true;
+  for (const SimFault f : options.faults) apply_fault(f, d.sim, power);
+  return d;
+}
+
+}  // namespace
+
+SelftestReport run_selftest(const SelftestOptions& options) {
+  power::SimPowerModel power_model;
+  RecordingMmio* recorder = nullptr;
+  const gpu::DeviceOptions device_opts = device_options(options, power_model, recorder);
+  gpu::Device device = gpu::open_device(device_opts);
+  Context c{.options = options,
+            .device = device,
+            .table = oa::require_platform_for_pci_id(device.pci_id)};
+  c.recorder = recorder;
+  c.format = oa::default_format(device.platform.gen);
+  c.registers_mapped =
+      device_opts.map_registers && device.platform.driver == oa::KernelDriver::kI915;
+  c.windows = options.windows > 0 ? options.windows : options.quick ? 3 : 8;
+  c.window_ns = options.window_ns > 0 ? options.window_ns
+                : options.quick       ? 20'000'000
+                                      : 100'000'000;
+  std::string no_set;
+  choose_config(c, no_set);
+  choose_accesses(c, no_set);
+  open_energy(c, power_model);
+
+  SelftestReport report;
+  report.device = device.mmio->describe();
+  report.platform =
+      fmt::format("{} {} ({})", device.platform.codename, oa::gt_label(device.platform),
+                  oa::generation_name(device.platform.gen));
+  report.pci_id = device.pci_id;
+  report.simulated = device.simulated();
+  report.accesses = c.accesses;
+  report.quick = options.quick;
+  for (const SimFault f : options.faults) report.faults.emplace_back(sim_fault_info(f).name);
+  describe_system(device, report);
+  for (const CheckSpec& spec : kChecks) report.checks.push_back(run_check(spec, c));
+  return report;
+}
+
+bool any_failed(const SelftestReport& report) {
+  return std::any_of(report.checks.begin(), report.checks.end(),
+                     [](const CheckResult& r) { return r.verdict == Verdict::kFail; });
+}
+
+nlohmann::json report_json(const SelftestReport& report, std::string_view oaprof_version) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const CheckResult& r : report.checks) {
+    nlohmann::json figures = nlohmann::json::object();
+    for (const Figure& f : r.figures) figures[f.name] = {{"value", f.value}, {"unit", f.unit}};
+    checks.push_back({{"name", r.name},
+                      {"group", r.group},
+                      {"assumes", r.assumes},
+                      {"tolerance", r.tolerance},
+                      {"verdict", verdict_name(r.verdict)},
+                      {"measurement", r.measurement},
+                      {"reason", r.reason},
+                      {"figures", figures}});
+  }
+  return {{"schema_version", kSchemaVersion},
+          {"oaprof_version", oaprof_version},
+          {"device",
+           {{"label", report.device},
+            {"platform", report.platform},
+            {"pci_id", fmt::format("8086:{:04x}", report.pci_id)},
+            {"simulated", report.simulated}}},
+          {"system",
+           {{"kernel", report.kernel}, {"driver", report.driver}, {"firmware", report.firmware}}},
+          {"accesses", report.accesses},
+          {"sim_faults", report.faults},
+          {"quick", report.quick},
+          {"failed", any_failed(report)},
+          {"checks", checks}};
+}
+
+std::string report_table(const SelftestReport& report) {
+  using report::visible_text;
+  std::string out = fmt::format(
+      "oaprof selftest: {} ({}), read-outs {}{}\n", visible_text(report.device), report.platform,
+      report.accesses.empty() ? "none" : fmt::format("{}", fmt::join(report.accesses, ", ")),
+      report.faults.empty() ? "" : fmt::format(", faults {}", fmt::join(report.faults, ", ")));
+  std::size_t failed = 0, skipped = 0;
+  for (const CheckResult& r : report.checks) {
+    out += fmt::format("{:<4}  {:<20} {}\n", verdict_name(r.verdict), r.name,
+                       visible_text(r.measurement.empty() ? r.assumes : r.measurement));
+    if (!r.reason.empty()) out += fmt::format("{:<26} {}\n", "", visible_text(r.reason));
+    failed += r.verdict == Verdict::kFail;
+    skipped += r.verdict == Verdict::kSkip;
+  }
+  out += fmt::format("{} checks: {} passed, {} failed, {} skipped{}\n", report.checks.size(),
+                     report.checks.size() - failed - skipped, failed, skipped,
+                     report.simulated ? " (device: simulated: a model, not a measurement)" : "");
+  return out;
+}
+
+}  // namespace oaprof::run::selftest

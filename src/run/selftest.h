@@ -1,0 +1,122 @@
+// `oaprof selftest`: a fixed list of checks that measure, through oaprof's own code paths, whether
+// each assumption oaprof makes about the hardware holds on this device, so that owners of a real
+// Intel GPU can settle what the simulator can only repeat. Each check says what it assumes, what
+// it measured, the tolerance and its verdict; the simulator's fault knobs (SimFault) show that
+// each check can fail. The subcommand (tools/oaprof/selftest_command.cc) only parses and prints.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/device.h"
+#include "power/energy_registry.h"
+
+namespace oaprof::run::selftest {
+
+// The version of the JSON report's layout (docs/selftest.md); raised when a field changes meaning
+// or goes away, not when one is added.
+inline constexpr int kSchemaVersion = 1;
+
+enum class Verdict { kPass, kFail, kSkip };
+
+std::string_view verdict_name(Verdict verdict);  // "pass", "fail", "skip"
+
+// One number a check measured, for the report.
+struct Figure {
+  std::string name;  // "ratio_min"
+  double value = 0;
+  std::string unit;  // "Hz", "", "uJ"
+};
+
+struct CheckResult {
+  std::string name;       // "clocks"
+  std::string group;      // "identity", "clocks", …: the groups (docs/selftest.md)
+  std::string assumes;    // one sentence: what oaprof takes for granted
+  std::string tolerance;  // how far the measurement may be off and still pass
+  Verdict verdict = Verdict::kSkip;
+  std::string measurement = {};  // what was found, one line
+  std::string reason = {};       // why it failed or was skipped; empty when it passed
+  std::vector<Figure> figures = {};
+};
+
+// The simulator's faults: each makes the simulated hardware unlike one assumption, and so fails
+// exactly the check named beside it.
+enum class SimFault {
+  kOaTimestampShift,
+  kFlexMisrouted,
+  kForcewakeNeverAcks,
+  kRegisterNotRestored,
+  kRaplStuck,
+  kFusedEus,
+  kGpuTicksClock,
+};
+
+struct SimFaultInfo {
+  SimFault fault;
+  std::string_view name;   // "oa-timestamp-shift", as --sim-fault takes it
+  std::string_view check;  // the check it fails
+  std::string_view what;   // what the simulated hardware then does
+};
+
+std::span<const SimFaultInfo> sim_faults();
+// Throws std::invalid_argument listing the valid names.
+SimFault parse_sim_fault(std::string_view name);
+const SimFaultInfo& sim_fault_info(SimFault fault);
+
+struct SelftestOptions {
+  // The device (spec sim or a PCI address) and how to open it; for the simulator its SimConfig.
+  gpu::DeviceOptions device;
+  // The read-outs to measure through ("mmio", "rpc", "perf"); empty: every one the device has.
+  std::vector<std::string> accesses;
+  // Fewer and shorter windows: a first answer in seconds.
+  bool quick = false;
+  std::vector<SimFault> faults;  // simulator only
+  // The metric set read-outs are programmed with where one is found (perf needs one with a guid);
+  // --metrics-xml names its file, else the platform's own file on the search path.
+  std::string metric_set = "ComputeBasic";
+  std::string metrics_xml;
+  // The energy backend ("auto" on hardware; the simulator uses its own RAPL tree).
+  std::string energy = "auto";
+  power::EnergyRoots energy_roots;
+  // Windows per measurement and their length; 0: the quick or full run's (3 of 20 ms, 8 of
+  // 100 ms). Tests shorten them: every bound a check applies holds for any window.
+  int windows = 0;
+  std::uint64_t window_ns = 0;
+  // Told a line before each check starts, for progress on stderr.
+  std::function<void(std::string_view)> progress;
+};
+
+struct SelftestReport {
+  std::string device;    // "simulated KBL GT2 (24 EUs, 1150 MHz)" or the PCI label
+  std::string platform;  // "KBL GT2 (Gen9)"
+  std::uint16_t pci_id = 0;
+  bool simulated = false;
+  std::string kernel;                 // uname's release, "" where unreadable
+  std::string driver;                 // "i915", "xe" and its module version where sysfs says
+  std::string firmware;               // GuC firmware where debugfs says; "" otherwise
+  std::vector<std::string> accesses;  // the read-outs measured
+  std::vector<std::string> faults;    // the simulator's faults given
+  bool quick = false;
+  std::vector<CheckResult> checks;
+};
+
+// Opens the device and runs every check in order. Throws std::runtime_error (set-up) when the
+// device cannot be opened, and std::invalid_argument for a fault on a real device.
+SelftestReport run_selftest(const SelftestOptions& options);
+
+bool any_failed(const SelftestReport& report);
+
+// The report as docs/selftest.md documents it.
+nlohmann::json report_json(const SelftestReport& report, std::string_view oaprof_version);
+
+// The terminal table: one line per check, the reason under failures and skips.
+std::string report_table(const SelftestReport& report);
+
+}  // namespace oaprof::run::selftest
