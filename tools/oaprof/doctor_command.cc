@@ -111,7 +111,7 @@ int run_doctor(DoctorCommandOptions& opt) {
     } else {
       print_text(opt.checks, checks);
     }
-    return doctor::any_failed(checks) ? 1 : 0;
+    return doctor::any_failed(checks) ? base::kExitCheckFailed : 0;
   });
 }
 
