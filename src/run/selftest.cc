@@ -244,10 +244,12 @@ gpu::DeviceOptions device_options(const SelftestOptions& options, power::SimPowe
     if (!options.faults.empty()) {
       throw std::invalid_argument("--sim-fault is for --device sim: a real GPU has its own faults");
     }
+    // Under xe oaprof maps no BAR (gpu::open_device refuses to): perf alone is measured there.
+    const bool xe = mmio::bound_driver(d.sysfs_root, d.spec.address()) == "xe";
     d.map_registers =
-        options.accesses.empty() ||
-        std::any_of(options.accesses.begin(), options.accesses.end(),
-                    [](const std::string& a) { return gpu::access_maps_registers(a); });
+        !xe && (options.accesses.empty() ||
+                std::any_of(options.accesses.begin(), options.accesses.end(),
+                            [](const std::string& a) { return gpu::access_maps_registers(a); }));
     return d;
   }
   // The forcewake check takes it itself; the flex-routing check needs configured flex events.

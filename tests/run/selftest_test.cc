@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -145,6 +149,31 @@ TEST_F(SelftestTest, AFaultOnARealDeviceIsRefused) {
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("--sim-fault"));
   }
+}
+
+// A device xe drives is measured through xe's stream alone: the selftest must not ask for the BAR,
+// which gpu::open_device refuses under xe (here a fake sysfs; its stream cannot open, and the
+// checks that need it fail saying so rather than the selftest refusing to start).
+TEST_F(SelftestTest, ADeviceXeDrivesIsOpenedWithoutItsRegistersAndMeasuredThroughPerf) {
+  namespace fs = std::filesystem;
+  const fs::path sys =
+      fs::temp_directory_path() / ("oaprof-selftest-xe-" + std::to_string(::getpid()));
+  const fs::path dev = sys / "bus/pci/devices/0000:00:02.0";
+  fs::create_directories(dev);
+  fs::create_directories(sys / "bus/pci/drivers/xe");
+  std::ofstream(dev / "vendor") << "0x8086\n";
+  std::ofstream(dev / "device") << "0x64a0\n";  // Lunar Lake (sim_gpu.cc's lnl)
+  std::ofstream(dev / "class") << "0x030000\n";
+  fs::create_symlink("../../../bus/pci/drivers/xe", dev / "driver");
+  SelftestOptions o = sim_options("lnl");
+  o.device.spec = gpu::DeviceSpec::parse("0000:00:02.0");
+  o.device.sysfs_root = sys;
+  o.energy = "none";
+  const SelftestReport report = run_selftest(o);
+  fs::remove_all(sys);
+  EXPECT_EQ(report.accesses, std::vector<std::string>{"perf"});
+  EXPECT_FALSE(report.simulated);
+  EXPECT_EQ(check(report, "restore").verdict, Verdict::kSkip);
 }
 
 TEST(SimFaultTest, NamesAreParsedAndAnUnknownOneListsTheValidOnes) {
