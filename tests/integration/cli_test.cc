@@ -44,6 +44,7 @@ std::vector<Tool> tools() {
       {oaprof + " platforms", {}},
       {oaprof + " power", {"--sysfs-root", "--dev-root", "--proc-root", "--sim-gpu-activity"}},
       {oaprof + " report", {}},
+      {oaprof + " selftest", {"--sim-platform", "--sim-fault"}},
       {OAPROFD_BIN, {"--sysfs-root", "--sim-platform", "--sim-busy"}},
       {KERNEL_RUNNER_BIN, {"--sysfs-root", "--dev-root"}},
   };

@@ -73,8 +73,8 @@ int run_selftest_command(const SelftestCommandOptions& opt) {
 
 std::pair<CLI::App*, Action> add_selftest_command(CLI::App& app) {
   auto opt = std::make_shared<SelftestCommandOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "selftest", "check, on this GPU, every hardware assumption oaprof makes (docs/selftest.md)");
+  CLI::App* sub =
+      app.add_subcommand("selftest", "check each hardware assumption oaprof makes on this GPU");
   sub->add_option("--device", opt->device, "GPU to check: auto, sim or a PCI address")
       ->capture_default_str();
   std::vector<std::string> accesses = {"all"};
