@@ -21,7 +21,9 @@ constexpr auto kFix = TimestampRule::kFixed;
 //         dg1_info needs i915's force_probe parameter.
 //  [XPCI] linux drivers/gpu/drm/xe/xe_pci.c @ torvalds/linux
 //         03d85ab36bcbcbe9dc962fccd3f8e54d7bb93b35: xe lists TGL, RKL, ADL and DG1 only with
-//         require_force_probe, so i915 stays their default driver.
+//         require_force_probe, so i915 stays their default driver. DGFX_FEATURES (`.is_dgfx =
+//         1`: `discrete`) is in dg1_desc, DG2_FEATURES (DG2, ATS-M), pvc_desc and bmg_desc; the
+//         same macro of [KPCI] is in dg1_info and DG2_FEATURES.
 //  [MIDS] mesa include/pci_ids/iris_pci_ids.h @ bminor/mesa-mesa
 //         17fbd0df5180bc19a2b5a22378e1c88b42a78e6d (BDW and later), and for HSW and CHV
 //         include/pci_ids/i965_pci_ids.h @ Igalia/mesa 450b808eea7979f973fec7f248a0f3c32e7932a1:
@@ -209,6 +211,7 @@ constexpr Platform kAdlNGt05 = gen12("ADL", "adl", 1, 1, 1250, 100, "GT0.5");  /
 constexpr Platform kDg1 = [] {
   Platform p = gen12("DG1", "dg1", 2, 6, 1550, 300);
   p.force_probe = true;
+  p.discrete = true;  // dg1_info and xe's dg1_desc have DGFX_FEATURES [KPCI, XPCI]
   return p;
 }();
 // Raptor Lake [MDEV2]: rpl (RPL-S, GT1, 2 dual subslices), rpl_p (RPL-P and RPL-U, GT2, 6).
@@ -238,9 +241,15 @@ constexpr Platform xe2(std::string_view codename, std::string_view file, int xe_
   p.driver = KernelDriver::kXe;
   return p;
 }
-constexpr Platform kLnl = xe2("LNL", "lnl", 8, 2050);      // lnl
-constexpr Platform kBmgG21 = xe2("BMG", "bmg", 20, 2850);  // bmg
-constexpr Platform kBmgG31 = xe2("BMG", "bmg", 32, 2850);  // bmg
+constexpr Platform kLnl = xe2("LNL", "lnl", 8, 2050);  // lnl
+// Battlemage is a card: xe_pci.c's bmg_desc has DGFX_FEATURES (`.is_dgfx = 1`) [XPCI].
+constexpr Platform bmg(int xe_cores) {
+  Platform p = xe2("BMG", "bmg", xe_cores, 2850);
+  p.discrete = true;
+  return p;
+}
+constexpr Platform kBmgG21 = bmg(20);  // bmg
+constexpr Platform kBmgG31 = bmg(32);  // bmg
 // xe_pci.c's ptl_desc has require_force_probe @ torvalds/linux 03d85ab36bcb ([XPCI]).
 constexpr Platform kPtl = [] {
   Platform p = xe2("PTL", "ptl", 12, 2500, "Xe3");  // ptl

@@ -59,6 +59,10 @@ struct Platform {
   bool has_fp64 = true;                       // double-precision hardware (Mesa has_64bit_float)
   KernelDriver driver = KernelDriver::kI915;  // the driver that binds to it by default
   bool force_probe = false;  // that driver binds only when its force_probe parameter names the id
+  // A card of its own rather than part of the CPU's package: the kernel's IS_DGFX (i915_pci.c and
+  // xe_pci.c DGFX_FEATURES, `.is_dgfx = 1`). Its power is not in the CPU's RAPL planes; its
+  // driver registers a hwmon device with its own energy counter instead (power/hwmon.h).
+  bool discrete = false;
 };
 
 // "GT2", or the row's gt_name ("GT1.5").

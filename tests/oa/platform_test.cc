@@ -195,6 +195,23 @@ TEST(PlatformTest, PerPlatformFactsFromMesa) {
   EXPECT_EQ(kernel_driver_name(platform_for_pci_id(0x46A6)->driver), "i915");
 }
 
+// The kernel's IS_DGFX (DGFX_FEATURES in i915_pci.c and xe_pci.c): a card's power is its own
+// sensors', never RAPL's, so energy is chosen by this flag.
+TEST(PlatformTest, DiscreteCardsAreTheKernelsDgfxOnes) {
+  std::set<std::string_view> discrete;
+  for (const PciId& id : known_pci_ids()) {
+    if (id.platform->discrete) discrete.insert(id.platform->codename);
+  }
+  EXPECT_TRUE(discrete.contains("DG1"));
+  EXPECT_TRUE(discrete.contains("BMG"));
+  for (std::string_view integrated : {"KBL", "TGL", "ADL", "MTL", "ARL", "LNL", "PTL"}) {
+    EXPECT_FALSE(discrete.contains(integrated)) << integrated;
+  }
+  EXPECT_TRUE(platform_for_pci_id(0xE20B)->discrete);   // Arc B580
+  EXPECT_TRUE(platform_for_pci_id(0xE220)->discrete);   // BMG-G31
+  EXPECT_FALSE(platform_for_pci_id(0x64A0)->discrete);  // Lunar Lake, also Xe2
+}
+
 TEST(PlatformTest, PciDeviceIdsAreReadAsUsersWriteThem) {
   EXPECT_EQ(parse_pci_device_id("0x3E92"), 0x3E92);
   EXPECT_EQ(parse_pci_device_id("3e92"), 0x3E92);
