@@ -45,7 +45,7 @@ struct DaemonService::Active {
   session::Unit unit;  // the lock, the journal and the device, released in that reverse order
   std::unique_ptr<power::EnergySource> energy;
   std::optional<EnergyGate> energy_gate;  // what of `energy` this client may see, and how often
-  power::SimEnergySource* sim_energy = nullptr;
+  power::SimulatedEnergy* sim_energy = nullptr;
   std::unique_ptr<gpu::CounterSource> source;
   bool kernel_running = false;
   // What a set switch needs: the format, and where the open found its set (the client's file,
@@ -122,7 +122,7 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
     if (const auto* k = std::get_if<wire::Kernel>(&request)) {
       active_->source->kernel_running(k->running);
       if (active_->sim_energy != nullptr) {
-        active_->sim_energy->simulator().set_gpu_active(k->running);
+        active_->sim_energy->set_gpu_active(k->running);
       }
       active_->kernel_running = k->running;
       return wire::Ok{};
@@ -195,17 +195,18 @@ DaemonService::Active& DaemonService::begin_session(std::uint64_t client, const 
 
 void DaemonService::lend_energy(Active& a, const std::string& requested, wire::Opened& opened) {
   const gpu::Device& device = a.unit.device;
-  const std::string energy_name = options_.lend_energy
-                                      ? session::energy_backend_for(requested, device.simulated())
-                                      : std::string("none");
-  power::check_energy_backend_for_device(energy_name, device.simulated(), device.label());
+  const std::string energy_name =
+      options_.lend_energy
+          ? session::energy_backend_for(requested, device.simulated(), device.platform.discrete)
+          : std::string("none");
+  power::check_energy_backend_for_device(energy_name, session::energy_device(device));
   power::EnergyRoots energy_roots = options_.energy_roots;
-  energy_roots.gpu_pci_address = device.pci_address;  // a discrete GPU's own sensors
+  session::aim_energy_roots(energy_roots, device);  // a discrete card's own sensors, or RAPL
   power::EnergyChoice choice = power::choose_energy_source(energy_name, energy_roots);
   opened.energy_reason = options_.lend_energy ? choice.reason : std::string(kNoEnergyLent);
   if (!choice.source) return;
   a.energy_gate.emplace(options_.energy_min_interval_ns);
-  a.sim_energy = dynamic_cast<power::SimEnergySource*>(choice.source.get());
+  a.sim_energy = dynamic_cast<power::SimulatedEnergy*>(choice.source.get());
   a.energy = std::make_unique<power::EnergySampler>(std::move(choice.source));
   opened.energy_backend = std::string(a.energy->name());
   for (power::Domain d : a.energy->domains()) {

@@ -40,6 +40,9 @@ constexpr SimPlatformChoice kSimPlatforms[] = {
     // Lunar Lake, 8 Xe2 cores, driven by xe: its OA unit is simulated at xe's observation uapi
     // (gpu::SimXeDevice), not at the registers.
     {"lnl", 0x64A0},
+    // Battlemage G21 (Arc B580), 20 Xe2 cores, a discrete card driven by xe, simulated as lnl
+    // is; its energy is a simulated hwmon (power/sim_hwmon.h), as a card's is.
+    {"bmg", 0xE20B},
     // The same Tiger Lake and Meteor Lake parts bound to xe (xe.force_probe): read through xe's
     // observation uapi, whose simulated kernel side programs the simulated registers as xe_oa.c
     // does.

@@ -157,7 +157,7 @@ class GpuAddressSpace {
   virtual std::uint8_t* resolve(std::uint64_t gpu_address, std::size_t size) = 0;
 };
 
-// The platforms `--sim-platform` offers: kblgt2 (the default), tglgt2, mtlgt2, lnl, and
+// The platforms `--sim-platform` offers: kblgt2 (the default), tglgt2, mtlgt2, lnl, bmg, and
 // tglgt2-xe and mtlgt2-xe (those parts with xe bound: driver kXe). Throws
 // std::invalid_argument listing them for another name.
 oa::Platform sim_platform_by_name(std::string_view name);

@@ -68,11 +68,15 @@ std::map<Domain, double> SimPowercap::power_w(double activity) const {
   return watts;
 }
 
-void SimPowercap::set_gpu_activity(double fraction) {
+void check_gpu_activity(double fraction, std::string_view what) {
   if (!(fraction >= 0.0 && fraction <= 1.0)) {
     throw std::invalid_argument(
-        fmt::format("simulated RAPL: GPU activity {} is outside [0, 1]", fraction));
+        fmt::format("{}: GPU activity {} is outside [0, 1]", what, fraction));
   }
+}
+
+void SimPowercap::set_gpu_activity(double fraction) {
+  check_gpu_activity(fraction, "simulated RAPL");
   std::lock_guard lock(mu_);
   // Energy so far accrues at the old activity. The files are brought up to date when they are
   // read (read_through, update), not here: the profiler changes the activity at every kernel
@@ -143,15 +147,23 @@ void SimPowercap::write_locked() {
   }
 }
 
+fs::path make_private_sim_dir(std::string_view what) {
+  static std::atomic<int> serial{0};
+  const fs::path dir = fs::temp_directory_path() /
+                       fmt::format("oaprof-sim-{}-{}-{}", what, ::getpid(), serial.fetch_add(1));
+  fs::remove_all(dir);
+  return dir;
+}
+
+void remove_private_sim_dir(const fs::path& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 SimEnergySource::SimEnergySource(fs::path class_dir, SimPowerModel model,
                                  SimPowercap::Clock clock_ns) {
-  if (class_dir.empty()) {
-    static std::atomic<int> serial{0};
-    owned_dir_ = fs::temp_directory_path() /
-                 fmt::format("oaprof-sim-rapl-{}-{}", ::getpid(), serial.fetch_add(1));
-    fs::remove_all(owned_dir_);
-    class_dir = owned_dir_;
-  }
+  if (class_dir.empty()) class_dir = owned_dir_ = make_private_sim_dir("rapl");
   sim_ = std::make_unique<SimPowercap>(class_dir, model, clock_ns);
   reader_ = std::make_unique<PowercapSource>(class_dir, sim_->clock());
 }
@@ -159,10 +171,7 @@ SimEnergySource::SimEnergySource(fs::path class_dir, SimPowerModel model,
 SimEnergySource::~SimEnergySource() {
   reader_.reset();
   sim_.reset();
-  if (!owned_dir_.empty()) {
-    std::error_code ec;
-    fs::remove_all(owned_dir_, ec);
-  }
+  remove_private_sim_dir(owned_dir_);
 }
 
 EnergyReading SimEnergySource::read() { return sim_->read_through(*reader_); }

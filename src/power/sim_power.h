@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "power/energy_source.h"
@@ -77,9 +78,29 @@ class SimPowercap {
   std::vector<int> energy_fds_;  // one per zone, in kSimZones order
 };
 
+// A fresh directory for a simulated tree, private to this process
+// (<tmp>/oaprof-sim-<what>-<pid>-<n>), and its removal with everything in it (nothing for an
+// empty path).
+std::filesystem::path make_private_sim_dir(std::string_view what);
+void remove_private_sim_dir(const std::filesystem::path& dir);
+
+// Throws std::invalid_argument, naming the simulated source (`what`), for a GPU activity outside
+// [0, 1].
+void check_gpu_activity(double fraction, std::string_view what);
+
+// A simulated energy source (sim, sim-hwmon): a model the simulated GPU drives through its
+// activity, never a measurement.
+class SimulatedEnergy : public EnergySource {
+ public:
+  // Energy up to now accrues at the old activity, from now on at the new. Throws
+  // std::invalid_argument outside [0, 1].
+  virtual void set_gpu_activity(double fraction) = 0;
+  void set_gpu_active(bool active) { set_gpu_activity(active ? 1.0 : 0.0); }
+};
+
 // The "sim" backend: a SimPowercap read through the ordinary powercap reader, so the simulated
 // path exercises the same code as the real one.
-class SimEnergySource final : public EnergySource {
+class SimEnergySource final : public SimulatedEnergy {
  public:
   // An empty `class_dir` makes a private temporary directory, removed with the source.
   explicit SimEnergySource(std::filesystem::path class_dir = {}, SimPowerModel model = {},
@@ -92,6 +113,7 @@ class SimEnergySource final : public EnergySource {
   std::vector<Domain> domains() const override { return reader_->domains(); }
   EnergyReading read() override;
   std::optional<std::uint64_t> wrap_range_uj() const override { return reader_->wrap_range_uj(); }
+  void set_gpu_activity(double fraction) override { sim_->set_gpu_activity(fraction); }
 
   // Drive this from the simulated GPU's kernel-running signal.
   SimPowercap& simulator() { return *sim_; }

@@ -48,6 +48,19 @@ std::optional<std::uint64_t> parse_u64(const std::string& text) {
   return v;
 }
 
+std::optional<std::uint64_t> parse_number(const std::string& text, NumberText kind) {
+  if (kind == NumberText::kUnsigned) return parse_u64(text);
+  const std::size_t begin = text.find_first_not_of(" \t");
+  const bool negative = begin != std::string::npos && text[begin] == '-';
+  const std::string digits = negative ? text.substr(begin + 1) : text;
+  // Decimal only: the hwmon core never writes 0x.
+  if (digits.find_first_of("xX") != std::string::npos) return std::nullopt;
+  const auto magnitude = parse_u64(digits);
+  constexpr std::uint64_t kLongMax = INT64_MAX;
+  if (!magnitude || *magnitude > (negative ? kLongMax + 1 : kLongMax)) return std::nullopt;
+  return negative ? 0 - *magnitude : *magnitude;
+}
+
 std::string open_error_message(const fs::path& file, int err, const std::string& permission_fix) {
   const bool denied = err == EACCES || err == EPERM;
   return fmt::format("cannot read {}: {}{}", file.string(),
@@ -57,26 +70,28 @@ std::string open_error_message(const fs::path& file, int err, const std::string&
 
 namespace {
 
-std::uint64_t parse_number_or_throw(const fs::path& file, const std::string& text) {
+std::uint64_t parse_number_or_throw(const fs::path& file, const std::string& text,
+                                    NumberText kind = NumberText::kUnsigned) {
   const std::string line = text.substr(0, text.find('\n'));
-  const auto v = parse_u64(line);
+  const auto v = parse_number(line, kind);
   if (!v) {
     throw std::runtime_error(fmt::format(
-        "{} does not hold an unsigned number (it holds '{}'): is this the sysfs tree you meant?",
-        file.string(), line));
+        "{} does not hold {} (it holds '{}'): is this the sysfs tree you meant?", file.string(),
+        kind == NumberText::kUnsigned ? "an unsigned number" : "a 64-bit integer", line));
   }
   return *v;
 }
 
 // One read of the number in open file `fd` from its start (sysfs regenerates it on each read).
-std::uint64_t read_number(int fd, const fs::path& file, const std::string& permission_fix) {
+std::uint64_t read_number(int fd, const fs::path& file, const std::string& permission_fix,
+                          NumberText kind = NumberText::kUnsigned) {
   char buf[64];
   ssize_t n;
   do {
     n = ::pread(fd, buf, sizeof buf - 1, 0);
   } while (n < 0 && errno == EINTR);
   if (n < 0) throw std::runtime_error(open_error_message(file, errno, permission_fix));
-  return parse_number_or_throw(file, std::string(buf, static_cast<std::size_t>(n)));
+  return parse_number_or_throw(file, std::string(buf, static_cast<std::size_t>(n)), kind);
 }
 
 int open_or_throw(const fs::path& file, const std::string& permission_fix) {
@@ -110,6 +125,16 @@ OpenNumberFile::OpenNumberFile(fs::path file, std::string permission_fix)
   }
 }
 
+OpenNumberFile::OpenNumberFile(int fd, fs::path file, std::string permission_fix, NumberText text)
+    : file_(std::move(file)), permission_fix_(std::move(permission_fix)), fd_(fd), text_(text) {
+  try {
+    (void)read();
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
 OpenNumberFile::~OpenNumberFile() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -117,7 +142,8 @@ OpenNumberFile::~OpenNumberFile() {
 OpenNumberFile::OpenNumberFile(OpenNumberFile&& other) noexcept
     : file_(std::move(other.file_)),
       permission_fix_(std::move(other.permission_fix_)),
-      fd_(std::exchange(other.fd_, -1)) {}
+      fd_(std::exchange(other.fd_, -1)),
+      text_(other.text_) {}
 
 OpenNumberFile& OpenNumberFile::operator=(OpenNumberFile&& other) noexcept {
   if (this != &other) {
@@ -125,11 +151,14 @@ OpenNumberFile& OpenNumberFile::operator=(OpenNumberFile&& other) noexcept {
     file_ = std::move(other.file_);
     permission_fix_ = std::move(other.permission_fix_);
     fd_ = std::exchange(other.fd_, -1);
+    text_ = other.text_;
   }
   return *this;
 }
 
-std::uint64_t OpenNumberFile::read() const { return read_number(fd_, file_, permission_fix_); }
+std::uint64_t OpenNumberFile::read() const {
+  return read_number(fd_, file_, permission_fix_, text_);
+}
 
 void write_atomically(const fs::path& file, const std::string& text) {
   const fs::path tmp = file.string() + ".tmp";

@@ -17,6 +17,12 @@ std::optional<std::string> read_line(const std::filesystem::path& file);
 // std::runtime_error naming the file, the errno reason and `permission_fix` on EACCES/EPERM.
 std::uint64_t read_u64(const std::filesystem::path& file, const std::string& permission_fix);
 
+// How a sysfs file writes its number: unsigned (powercap's energy_uj), or as the hwmon core
+// prints every attribute, a signed `long` ("%ld", "%lld" in newer kernels: drivers/hwmon/hwmon.c
+// hwmon_attr_show @ torvalds/linux 524703ac1af4), which is read as its 64-bit two's-complement
+// pattern so that a sum that passed LONG_MAX and printed negative still counts forward.
+enum class NumberText { kUnsigned, kSignedLong };
+
 // One sysfs number read again and again: the file stays open and each read is one pread() from
 // offset 0, which makes sysfs produce the value anew (powercap's energy_uj, read at every kernel
 // boundary, would otherwise cost an open and a close per read). Errors are read_u64's.
@@ -24,6 +30,9 @@ class OpenNumberFile {
  public:
   // Opens `file` and reads it once, throwing what read_u64 would.
   OpenNumberFile(std::filesystem::path file, std::string permission_fix);
+  // Takes `fd`, already open on `file` (found by openat beneath a directory the caller trusts),
+  // and reads it once as `text` says; closes it and throws what read_u64 would on failure.
+  OpenNumberFile(int fd, std::filesystem::path file, std::string permission_fix, NumberText text);
   ~OpenNumberFile();
   OpenNumberFile(OpenNumberFile&& other) noexcept;
   OpenNumberFile& operator=(OpenNumberFile&& other) noexcept;
@@ -37,6 +46,7 @@ class OpenNumberFile {
   std::filesystem::path file_;
   std::string permission_fix_;
   int fd_ = -1;
+  NumberText text_ = NumberText::kUnsigned;
 };
 
 // The message read_u64 throws when opening `file` failed with `err`.
@@ -45,6 +55,10 @@ std::string open_error_message(const std::filesystem::path& file, int err,
 
 // Parses an unsigned number (decimal or 0x…); nullopt on anything else.
 std::optional<std::uint64_t> parse_u64(const std::string& text);
+
+// Parses a number written as `text` says: parse_u64's, or a decimal in the range of a signed
+// 64-bit integer, returned as its two's-complement pattern ("-1" is 2^64 - 1); nullopt otherwise.
+std::optional<std::uint64_t> parse_number(const std::string& text, NumberText kind);
 
 // Replaces the file's content in one step (write a sibling, rename), so a reader never sees a
 // half-written number.

@@ -36,6 +36,7 @@
 #include "mmio/pci_bar.h"
 #include "mmio/pci_sysfs.h"
 #include "power/energy_registry.h"
+#include "power/hwmon.h"
 #include "report/row.h"
 #include "run/opencl_loader.h"
 #include "session/daemon_paths.h"
@@ -438,38 +439,87 @@ Check check_xe_observation(const DoctorOptions& options) {
                           value));
 }
 
-Check check_energy(const DoctorOptions& options) {
-  power::EnergyRoots roots;
-  roots.sysfs = options.sysfs_root;
-  roots.dev = options.dev_root;
-  roots.proc = options.proc_root;       // the msr backend's cpuinfo
-  roots.gpu_pci_address = options.pci;  // a discrete xe GPU's own sensors come first
+namespace {
+
+power::GpuPlacement placement_of(const std::optional<oa::Platform>& platform) {
+  if (!platform) return power::GpuPlacement::kUnknown;
+  return platform->discrete ? power::GpuPlacement::kDiscrete : power::GpuPlacement::kIntegrated;
+}
+
+// The simulator's energy is a model chosen by the simulated part's placement; nothing is read.
+Check simulated_energy(power::GpuPlacement placement) {
+  const bool discrete = placement == power::GpuPlacement::kDiscrete;
+  return make("energy", Verdict::kInfo,
+              fmt::format("the simulated part is {}: --energy auto uses {}, a model, not a "
+                          "measurement",
+                          discrete ? "a discrete card" : "an integrated GPU",
+                          discrete ? "sim-hwmon (a simulated card's hwmon)"
+                                   : "sim (a simulated RAPL tree)"));
+}
+
+// A discrete card: its own sensors or nothing, never RAPL (power/energy_registry.h).
+Check discrete_card_energy(const power::EnergyRoots& roots) {
+  constexpr std::string_view kWhy =
+      "RAPL is not used: its planes are the CPU package's and never include a discrete card";
+  try {
+    const auto source = power::make_energy_source("hwmon", roots);
+    std::vector<std::string_view> domains;
+    for (power::Domain d : source->domains()) domains.push_back(power::domain_name(d));
+    const auto* hwmon = dynamic_cast<const power::HwmonSource*>(source.get());
+    return make("energy", Verdict::kOk,
+                fmt::format("{} is a discrete card: its own energy sensors are readable through "
+                            "hwmon ({}: {}); {}",
+                            roots.gpu_pci_address, fmt::join(domains, ", "),
+                            hwmon ? hwmon->describe() : std::string(), kWhy));
+  } catch (const std::exception& e) {
+    return make("energy", Verdict::kWarn,
+                fmt::format("{} is a discrete card and its own energy sensors cannot be read "
+                            "({}); {}, so profiles of it carry no energy figures",
+                            roots.gpu_pci_address, e.what(), kWhy),
+                "use a kernel whose i915 or xe registers the card's hwmon energy1_input "
+                "(docs/energy.md), or profile without energy (--energy none)");
+  }
+}
+
+// An integrated GPU (or an unknown one): the automatic order, each failure said.
+Check rapl_energy(const power::EnergyRoots& roots) {
   std::vector<std::string> reasons;
-  std::string no_gpu_sensors;  // an integrated GPU has none: said only when nothing else opens
-  for (const auto& backend : power::energy_backends()) {
-    if (!backend.automatic) continue;
+  for (const power::EnergyBackendInfo* backend : power::automatic_energy_backends(roots)) {
     try {
-      const auto source = power::make_energy_source(backend.name, roots);
+      const auto source = power::make_energy_source(backend->name, roots);
       std::vector<std::string_view> domains;
       for (power::Domain d : source->domains()) domains.push_back(power::domain_name(d));
       return make(
           "energy", Verdict::kOk,
           fmt::format(
               "{} readable through {} ({}){}",
-              backend.name == "xe-hwmon" ? "the GPU's own energy sensors are" : "RAPL is",
-              backend.name, fmt::join(domains, ", "),
+              backend->name == "hwmon" ? "the GPU's own energy sensors are" : "RAPL is",
+              backend->name, fmt::join(domains, ", "),
               reasons.empty() ? "" : fmt::format("; before it: {}", fmt::join(reasons, "; "))));
     } catch (const std::exception& e) {
-      // Each names its backend: "--energy powercap: …".
-      (backend.name == "xe-hwmon" ? no_gpu_sensors : reasons.emplace_back()) = e.what();
+      reasons.emplace_back(e.what());  // each names its backend: "--energy powercap: …"
     }
   }
-  if (!no_gpu_sensors.empty()) reasons.insert(reasons.begin(), no_gpu_sensors);
   return make("energy", Verdict::kWarn,
               fmt::format("no RAPL backend can be read: {}", fmt::join(reasons, "; ")),
               "run as root (sudo oaprof) or through oaprofd, which read RAPL for you; for the msr "
               "backend: sudo modprobe msr. A virtual machine has no RAPL: profile without energy "
               "(--energy none)");
+}
+
+}  // namespace
+
+Check check_energy(const DoctorOptions& options, const std::optional<oa::Platform>& platform) {
+  const power::GpuPlacement placement = placement_of(platform);
+  if (options.sim) return simulated_energy(placement);
+  power::EnergyRoots roots;
+  roots.sysfs = options.sysfs_root;
+  roots.dev = options.dev_root;
+  roots.proc = options.proc_root;  // the msr backend's cpuinfo
+  roots.gpu_pci_address = options.pci;
+  roots.gpu_placement = placement;
+  return placement == power::GpuPlacement::kDiscrete ? discrete_card_energy(roots)
+                                                     : rapl_energy(roots);
 }
 
 Check check_virtualisation(const PciFacts& pci, const DoctorOptions& options) {
@@ -885,7 +935,10 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   checks.push_back(check_lockdown(options));
   checks.push_back(check_perf_stream_paranoid(options));
   if (pci.driver == "xe") checks.push_back(check_xe_observation(options));
-  checks.push_back(check_energy(options));
+  const std::optional<oa::Platform> platform =
+      options.sim ? std::optional<oa::Platform>(options.sim->platform)
+                  : (pci.intel_display() ? pci.platform : std::nullopt);
+  checks.push_back(check_energy(options, platform));
   checks.push_back(check_virtualisation(pci, options));
   checks.push_back(check_opencl_loader(options));
   checks.push_back(check_opencl_platforms(options));
@@ -893,9 +946,6 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   checks.push_back(check_group(euid));
   checks.push_back(check_exporter(options));
   if (auto note = context_saved_note(pci)) checks.push_back(std::move(*note));
-  const std::optional<oa::Platform> platform =
-      options.sim ? std::optional<oa::Platform>(options.sim->platform)
-                  : (pci.intel_display() ? pci.platform : std::nullopt);
   for (Check& c : check_readouts(platform, options, euid, has_cap_perfmon(options.proc_root))) {
     checks.push_back(std::move(c));
   }

@@ -99,7 +99,10 @@ Check check_engine_clock(const oa::Platform& platform, gpu::XeQuery* xe, const s
 Check check_lockdown(const DoctorOptions& options);
 Check check_perf_stream_paranoid(const DoctorOptions& options);
 Check check_xe_observation(const DoctorOptions& options);
-Check check_energy(const DoctorOptions& options);
+// Which energy source profiles of the GPU (`platform`, when known) would use, and why: a
+// discrete card's own hwmon sensors, never RAPL; RAPL for an integrated GPU; the simulated
+// source of the simulated part's placement with --device sim.
+Check check_energy(const DoctorOptions& options, const std::optional<oa::Platform>& platform);
 Check check_virtualisation(const PciFacts& pci, const DoctorOptions& options);
 Check check_opencl_loader(const DoctorOptions& options);
 Check check_opencl_platforms(const DoctorOptions& options);

@@ -295,18 +295,22 @@ void plan_device(const ProfileOptions& o, const std::map<std::string, std::strin
 }
 
 void plan_energy(const ProfileOptions& o, ProfilePlan& plan) {
-  const auto backends = power::energy_backends();
-  const bool known =
-      o.energy == "auto" || std::any_of(backends.begin(), backends.end(),
-                                        [&](const auto& b) { return b.name == o.energy; });
-  if (!known) {
+  if (power::canonical_energy_backend(o.energy).empty()) {
     std::string names = "auto";
-    for (const auto& b : backends) names += ", " + std::string(b.name);
+    for (const auto& b : power::energy_backends()) names += ", " + std::string(b.name);
     throw base::UsageError(fmt::format("--energy {}: give one of {}", o.energy, names));
   }
-  // Refused before the device is touched (oaprofd asks the same of its own device).
-  power::check_energy_backend_for_device(o.energy, plan.device.spec.simulated(),
-                                         "--device " + plan.device.spec.str());
+  // Refused before the device is touched where the plan knows enough: a simulated part's
+  // placement is its platform's; a real device's is checked once it is open (oaprofd checks its
+  // own device the same way).
+  const bool simulated = plan.device.spec.simulated();
+  power::EnergyDevice device{simulated, power::GpuPlacement::kUnknown,
+                             "--device " + plan.device.spec.str()};
+  if (simulated) {
+    device.placement = plan.device.sim.platform.discrete ? power::GpuPlacement::kDiscrete
+                                                         : power::GpuPlacement::kIntegrated;
+  }
+  power::check_energy_backend_for_device(o.energy, device);
   plan.energy = o.energy;
   plan.igpu_formula = power::parse_igpu_formula_choice(o.igpu_power);
   plan.idle_baseline_ns = power::parse_idle_baseline(o.idle_baseline);

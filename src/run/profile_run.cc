@@ -399,9 +399,9 @@ session::SessionOptions session_options(const ProfilePlan& plan, const session::
     o.sampled.emplace();
     o.sampled->period = *plan.sample_period;
   }
-  if (power::SimEnergySource* sim = energy.sim) {
-    // The simulated RAPL tree draws GPU power while the simulated GPU is busy.
-    o.busy_listener = [sim](bool busy) { sim->simulator().set_gpu_active(busy); };
+  if (power::SimulatedEnergy* sim = energy.sim) {
+    // The simulated energy (a RAPL tree, or a card's hwmon) draws GPU power while it is busy.
+    o.busy_listener = [sim](bool busy) { sim->set_gpu_active(busy); };
   }
   return o;
 }

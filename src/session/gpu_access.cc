@@ -52,13 +52,16 @@ class LocalAccess final : public GpuAccess {
   EnergySetup open_energy() override {
     power::EnergyRoots roots;
     roots.sysfs = sysfs_root_;
-    roots.gpu_pci_address = unit_.device.pci_address;  // a discrete GPU's own sensors (xe-hwmon)
-    power::EnergyChoice choice =
-        power::choose_energy_source(energy_backend_for(energy_, simulated), roots);
+    aim_energy_roots(roots, unit_.device);  // a discrete card's own sensors, or RAPL
+    const std::string backend =
+        energy_backend_for(energy_, simulated, unit_.device.platform.discrete);
+    // Only now is a real device's placement known: refused before the run starts (exit 2).
+    power::check_energy_backend_for_device(backend, energy_device(unit_.device));
+    power::EnergyChoice choice = power::choose_energy_source(backend, roots);
     EnergySetup energy;
     energy.reason = choice.reason;
     if (choice.source) {
-      energy.sim = dynamic_cast<power::SimEnergySource*>(choice.source.get());
+      energy.sim = dynamic_cast<power::SimulatedEnergy*>(choice.source.get());
       // Read often enough in the background that no RAPL counter wraps twice unseen.
       energy.source = std::make_unique<power::EnergySampler>(std::move(choice.source));
     }

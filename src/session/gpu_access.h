@@ -47,7 +47,7 @@ struct GpuRequest {
 struct EnergySetup {
   std::unique_ptr<power::EnergySource> source;
   std::string reason;
-  power::SimEnergySource* sim = nullptr;  // the simulated RAPL tree, driven by the GPU's activity
+  power::SimulatedEnergy* sim = nullptr;  // simulated energy (RAPL or hwmon), driven by the GPU
 };
 
 class GpuAccess {

@@ -34,9 +34,23 @@ Unit open_private_unit(const gpu::DeviceOptions& device) {
   return unit;
 }
 
-std::string energy_backend_for(std::string_view requested, bool device_simulated) {
-  if (requested == "auto" && device_simulated) return "sim";
+std::string energy_backend_for(std::string_view requested, bool device_simulated,
+                               bool device_discrete) {
+  if (requested == "auto" && device_simulated) return device_discrete ? "sim-hwmon" : "sim";
   return std::string(requested);
+}
+
+power::EnergyDevice energy_device(const gpu::Device& device) {
+  return {
+      device.simulated(),
+      device.platform.discrete ? power::GpuPlacement::kDiscrete : power::GpuPlacement::kIntegrated,
+      device.label()};
+}
+
+void aim_energy_roots(power::EnergyRoots& roots, const gpu::Device& device) {
+  roots.gpu_pci_address = device.pci_address;  // empty for the simulator
+  roots.gpu_placement = energy_device(device).placement;
+  roots.sim_gpu_driver = std::string(oa::kernel_driver_name(device.platform.driver));
 }
 
 }  // namespace oaprof::session

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "gpu/device.h"
+#include "power/energy_registry.h"
 #include "session/register_journal.h"
 #include "session/session_lock.h"
 
@@ -61,8 +62,18 @@ Unit take_unit(const UnitFiles& files, const std::string& holder, gpu::DeviceOpt
 // process can reach.
 Unit open_private_unit(const gpu::DeviceOptions& device);
 
-// The energy backend `requested` means on a device: `auto` on a simulated GPU is the simulated
-// RAPL tree, driven by the simulated GPU's activity; anything else is itself.
-std::string energy_backend_for(std::string_view requested, bool device_simulated);
+// The energy backend `requested` means on a device: `auto` on a simulated GPU is its simulated
+// energy, driven by the simulated GPU's activity: the card's hwmon (sim-hwmon) for a discrete
+// part, the RAPL tree (sim) for an integrated one; anything else is itself.
+std::string energy_backend_for(std::string_view requested, bool device_simulated,
+                               bool device_discrete);
+
+// The device as the energy choice sees it (power/energy_registry.h): simulated or not, discrete
+// or integrated (oa::Platform::discrete), and its label.
+power::EnergyDevice energy_device(const gpu::Device& device);
+
+// `roots` pointed at the device: its PCI address (where hwmon looks), its placement (what "auto"
+// tries) and, simulated, the driver whose hwmon sim-hwmon models.
+void aim_energy_roots(power::EnergyRoots& roots, const gpu::Device& device);
 
 }  // namespace oaprof::session

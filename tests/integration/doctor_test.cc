@@ -388,7 +388,8 @@ TEST(DoctorTest, NoRaplWarnsWithEachBackendsReason) {
   EXPECT_EQ(l.verdict, "warn");
   EXPECT_THAT(l.detail, HasSubstr("powercap: "));
   EXPECT_THAT(l.detail, HasSubstr("msr: "));
-  EXPECT_THAT(l.detail, HasSubstr("xe-hwmon: "));  // said once nothing else opens
+  // An integrated GPU has no hwmon of its own: it is neither tried nor mentioned.
+  EXPECT_THAT(l.detail, ::testing::Not(HasSubstr("hwmon")));
   EXPECT_THAT(l.fix, HasSubstr("modprobe msr"));
 }
 
@@ -646,20 +647,38 @@ TEST(DoctorTest, ADiscreteBattlemageIsReadThroughXeAndItsOwnSensors) {
   EXPECT_THAT(driver.detail, HasSubstr("--access perf"));
   const Line energy = line_of(r.output, "energy");
   EXPECT_EQ(energy.verdict, "ok") << r.output;
-  EXPECT_THAT(energy.detail, HasSubstr("xe-hwmon (gpu_card, gpu_pkg)"));
+  EXPECT_THAT(energy.detail,
+              HasSubstr("0000:03:00.0 is a discrete card: its own energy sensors are readable "
+                        "through hwmon (gpu_card, gpu_pkg: xe hwmon3: energy1_input (the card)"));
+  EXPECT_THAT(energy.detail, HasSubstr("RAPL is not used: its planes are the CPU package's"));
   // No render node here: the engine timestamp cannot be asked, and the line says what it costs.
   const Line clock = line_of(r.output, "engine-clock");
   EXPECT_EQ(clock.verdict, "warn") << r.output;
   EXPECT_THAT(clock.detail, HasSubstr("has no DRM render node"));
   EXPECT_THAT(clock.detail, HasSubstr("up to 5 ms of idle"));
   EXPECT_THAT(clock.fix, HasSubstr("render group"));
-  // The integrated GPU of the same machine has no such sensors: RAPL, and no word of xe-hwmon;
+  // The integrated GPU of the same machine has no such sensors: RAPL, and no word of hwmon;
   // i915 drives it, so there is no engine-clock line either.
   const std::string igpu_output = m.doctor().output;
   const Line igpu = line_of(igpu_output, "energy");
   EXPECT_THAT(igpu.detail, HasSubstr("powercap (package)"));
-  EXPECT_THAT(igpu.detail, ::testing::Not(HasSubstr("xe-hwmon")));
+  EXPECT_THAT(igpu.detail, ::testing::Not(HasSubstr("hwmon")));
   EXPECT_EQ(line_of(igpu_output, "engine-clock").verdict, "");
+  // Without its sensors the card has no energy at all, however readable RAPL is: RAPL's planes
+  // never include it.
+  fs::remove_all(m.root() / hwmon);
+  const Line none = line_of(m.doctor("--pci " + bmg).output, "energy");
+  EXPECT_EQ(none.verdict, "warn");
+  EXPECT_THAT(none.detail,
+              HasSubstr("is a discrete card and its own energy sensors cannot be read"));
+  EXPECT_THAT(none.detail, HasSubstr("no i915 or xe hwmon"));
+  EXPECT_THAT(none.detail, ::testing::Not(HasSubstr("powercap")));
+  EXPECT_THAT(none.fix, HasSubstr("--energy none"));
+  // The simulator says which model its part's placement gets.
+  EXPECT_THAT(line_of(m.doctor("--device sim --sim-platform bmg").output, "energy").detail,
+              HasSubstr("a discrete card: --energy auto uses sim-hwmon"));
+  EXPECT_THAT(line_of(m.doctor("--device sim").output, "energy").detail,
+              HasSubstr("an integrated GPU: --energy auto uses sim (a simulated RAPL tree)"));
 }
 
 }  // namespace

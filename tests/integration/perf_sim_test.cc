@@ -128,6 +128,37 @@ TEST_F(PerfSimTest, AnXe2PartProfilesThroughTheSimulatedXeStream) {
   }
 }
 
+// Issue 30: Battlemage is a discrete card, whose power the CPU's RAPL never includes. On the
+// simulator its energy comes from a simulated hwmon laid out as xe registers the card's (read
+// through the real hwmon reader): the card and GPU-package planes, gpu-pkg as the headline, and
+// every figure labelled a model. The simulated RAPL tree is refused by name for it.
+TEST_F(PerfSimTest, ADiscreteBattlemageDrawsItsEnergyFromASimulatedHwmon) {
+  const fs::path csv = dir_ / "bmg.csv";
+  const std::string xml = std::string(OAPROF_IGT_XE_METRICS_DIR) + "/oa-bmg.xml";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --sim-platform bmg --access perf --metric-set ComputeBasic --metrics-xml "
+      "{} --idle-baseline off -o {} -- {} mad_vect4 --min-time 0",
+      OAPROF_BIN, xml, csv.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("energy: sim-hwmon (simulated: a model, not a measurement)"));
+  const auto rows = read_csv(csv);
+  ASSERT_FALSE(rows.empty()) << r.output;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row.at("energy_source"), "sim-hwmon");
+    EXPECT_EQ(row.at("igpu_formula"), "gpu-pkg");
+    EXPECT_THAT(row.at("flags"), HasSubstr("energy_simulated"));
+    EXPECT_GT(std::stoull(row.at("gpu_pkg_energy_uj")), 0u);
+    EXPECT_GT(std::stoull(row.at("gpu_card_energy_uj")), 0u);
+    EXPECT_TRUE(row.at("package_energy_uj").empty());  // no CPU plane is the card's power
+  }
+  const CommandResult rapl = run(
+      fmt::format("{} --device sim --sim-platform bmg --access perf --energy sim -q -o {} -- true",
+                  OAPROF_BIN, (dir_ / "rapl.csv").string()));
+  EXPECT_EQ(rapl.status, 2) << rapl.output;
+  EXPECT_THAT(rapl.output, HasSubstr("never include a discrete card"));
+  EXPECT_THAT(rapl.output, HasSubstr("use --energy auto or sim-hwmon"));
+}
+
 // Issue 16: Tiger Lake and Meteor Lake bound to xe (xe.force_probe), profiled through xe's
 // observation stream with RenderBasic of igt-xe's files: A/B/C rows in the part's own format, the
 // set's metrics, every row saying its boundaries are periodic reports; Meteor Lake's snapshots

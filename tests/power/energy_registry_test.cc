@@ -31,25 +31,29 @@ TEST(EnergyRegistryTest, TableListsTheAutomaticOrder) {
   for (const auto& b : energy_backends()) {
     if (b.automatic) automatic.push_back(b.name);
   }
-  EXPECT_THAT(automatic, ::testing::ElementsAre("xe-hwmon", "powercap", "perf", "msr", "papi"));
+  EXPECT_THAT(automatic, ::testing::ElementsAre("hwmon", "powercap", "perf", "msr", "papi"));
 }
 
 // Simulated energy beside a real GPU would read as that GPU's measured power.
 TEST(EnergyRegistryTest, SimulatedEnergyIsRefusedBesideARealDevice) {
   EXPECT_TRUE(is_simulated_energy_backend("sim"));
+  EXPECT_TRUE(is_simulated_energy_backend("sim-hwmon"));
+  const EnergyDevice real_igpu{false, GpuPlacement::kUnknown, "0000:00:02.0"};
   for (const char* real :
-       {"xe-hwmon", "powercap", "perf", "msr", "papi", "none", "auto", "bogus"}) {
+       {"hwmon", "xe-hwmon", "powercap", "perf", "msr", "papi", "none", "auto", "bogus"}) {
     EXPECT_FALSE(is_simulated_energy_backend(real)) << real;
-    EXPECT_NO_THROW(check_energy_backend_for_device(real, false, "0000:00:02.0")) << real;
+    EXPECT_NO_THROW(check_energy_backend_for_device(real, real_igpu)) << real;
   }
-  EXPECT_NO_THROW(check_energy_backend_for_device("sim", true, "simulated"));
-  try {
-    check_energy_backend_for_device("sim", false, "0000:00:02.0");
-    FAIL() << "--energy sim was accepted beside a real GPU";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("0000:00:02.0"));
-    EXPECT_THAT(e.what(), HasSubstr("a model"));
-    EXPECT_THAT(e.what(), HasSubstr("--device sim"));
+  EXPECT_NO_THROW(check_energy_backend_for_device("sim", {true, GpuPlacement::kIntegrated, "sim"}));
+  for (const char* sim : {"sim", "sim-hwmon"}) {
+    try {
+      check_energy_backend_for_device(sim, real_igpu);
+      ADD_FAILURE() << "--energy " << sim << " was accepted beside a real GPU";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("0000:00:02.0"));
+      EXPECT_THAT(e.what(), HasSubstr("a model"));
+      EXPECT_THAT(e.what(), HasSubstr("--device sim"));
+    }
   }
 }
 
@@ -58,7 +62,8 @@ TEST(EnergyRegistryTest, UnknownNameListsTheValidOnes) {
     make_energy_source("rapl");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("auto, xe-hwmon, powercap, perf, msr, papi, sim, none"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("auto, hwmon, powercap, perf, msr, papi, sim, sim-hwmon, none"));
   }
   EXPECT_THROW(choose_energy_source("rapl"), std::invalid_argument);
 }

@@ -198,7 +198,7 @@ TEST(ProfilePlanTest, UnknownReadOutsForcewakeAndEnergyBackendsAreRefusedWithThe
   EXPECT_NE(refusal(o), "");
   o = with_program();
   o.energy = "battery";
-  EXPECT_THAT(refusal(o), HasSubstr("--energy battery: give one of auto, xe-hwmon, powercap"));
+  EXPECT_THAT(refusal(o), HasSubstr("--energy battery: give one of auto, hwmon, powercap"));
   o = with_program();
   o.igpu_power = "pp2";
   EXPECT_NE(refusal(o), "");
@@ -214,6 +214,26 @@ TEST(ProfilePlanTest, SimulatedEnergyBesideARealDeviceIsRefusedBeforeItIsOpened)
   EXPECT_THAT(refusal(o, {}, kRoot), HasSubstr("--energy sim"));
   o.device_spec = "sim";
   EXPECT_EQ(refusal(o), "");
+}
+
+// A simulated part's placement is known from its platform: a discrete card's energy is never
+// the (simulated) RAPL tree, and an integrated GPU has no card sensors; both refused before the
+// device is opened. The former name of hwmon is still a backend.
+TEST(ProfilePlanTest, EnergyThatDoesNotMeasureTheSimulatedPartIsRefused) {
+  ProfileOptions o = with_program();
+  o.device_spec = "sim";
+  o.sim_platform = "bmg";
+  o.access = "perf";
+  o.energy = "sim";
+  EXPECT_THAT(refusal(o), HasSubstr("never include a discrete card"));
+  for (const char* fits : {"sim-hwmon", "auto", "none", "xe-hwmon"}) {
+    o.energy = fits;
+    EXPECT_EQ(refusal(o), "") << fits;
+  }
+  o = with_program();
+  o.device_spec = "sim";
+  o.energy = "sim-hwmon";
+  EXPECT_THAT(refusal(o), HasSubstr("is an integrated GPU"));
 }
 
 TEST(ProfilePlanTest, AtMostOneOutputOnStandardOutput) {

@@ -81,11 +81,14 @@ TEST_F(UnitTest, ADeviceThatDoesNotOpenLeavesNoJournalAndFreesTheLock) {
   unit.mark_restored();
 }
 
+// The simulator's auto follows the simulated part's placement: a discrete card's hwmon, an
+// integrated GPU's RAPL tree.
 TEST(EnergyBackendTest, AutoOnASimulatedGpuIsTheSimulatorAndAnythingElseIsItself) {
-  EXPECT_EQ(energy_backend_for("auto", true), "sim");
-  EXPECT_EQ(energy_backend_for("auto", false), "auto");
-  EXPECT_EQ(energy_backend_for("powercap", true), "powercap");
-  EXPECT_EQ(energy_backend_for("none", true), "none");
+  EXPECT_EQ(energy_backend_for("auto", true, false), "sim");
+  EXPECT_EQ(energy_backend_for("auto", true, true), "sim-hwmon");
+  EXPECT_EQ(energy_backend_for("auto", false, true), "auto");
+  EXPECT_EQ(energy_backend_for("powercap", true, false), "powercap");
+  EXPECT_EQ(energy_backend_for("none", true, true), "none");
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include "base/cli.h"
 #include "base/duration.h"
 #include "mmio/pci_bar.h"
+#include "mmio/pci_sysfs.h"
+#include "oa/platform.h"
 #include "power/energy_registry.h"
 #include "power/energy_sampler.h"
 #include "power/energy_window.h"
@@ -29,7 +31,7 @@ struct PowerOptions {
   std::string proc_root = "/proc";
   std::string duration = "1s";
   std::string igpu_formula = "auto";
-  std::string pci;  // a discrete GPU whose own sensors to read (xe-hwmon)
+  std::string pci;  // the GPU whose energy to read: a discrete card's own sensors (hwmon)
   double sim_gpu_activity = 0;
   bool json = false;
 };
@@ -72,6 +74,17 @@ void print_table(const std::string& source, const power::EnergyWindow& w) {
   if (!flags.empty()) std::cout << fmt::format("flags: {}\n", fmt::join(flags, ","));
 }
 
+// Where the GPU at `address` sits, from its PCI id (oa::Platform::discrete); unknown where sysfs
+// does not say or oaprof does not know the id.
+power::GpuPlacement placement_of(const std::filesystem::path& sysfs,
+                                 const mmio::PciAddress& address) {
+  const auto id = mmio::read_pci_identity(sysfs, address);
+  const auto platform =
+      id && id->vendor == 0x8086 ? oa::platform_for_pci_id(id->device) : std::nullopt;
+  if (!platform) return power::GpuPlacement::kUnknown;
+  return platform->discrete ? power::GpuPlacement::kDiscrete : power::GpuPlacement::kIntegrated;
+}
+
 // The power meter's options, checked: throws base::UsageError.
 struct PowerPlan {
   std::uint64_t duration_ns = 0;
@@ -91,7 +104,11 @@ PowerPlan plan_power(const PowerOptions& opt) {
   plan.roots.sysfs = opt.sysfs_root;
   plan.roots.dev = opt.dev_root;
   plan.roots.proc = opt.proc_root;
-  if (!opt.pci.empty()) plan.roots.gpu_pci_address = mmio::parse_pci_address(opt.pci).str();
+  if (!opt.pci.empty()) {
+    const mmio::PciAddress address = mmio::parse_pci_address(opt.pci);
+    plan.roots.gpu_pci_address = address.str();
+    plan.roots.gpu_placement = placement_of(plan.roots.sysfs, address);
+  }
   return plan;
 }
 
@@ -101,13 +118,15 @@ std::unique_ptr<power::EnergySource> open_power_source(const PowerOptions& opt,
   try {
     source = power::make_energy_source(opt.energy, plan.roots);
   } catch (const std::invalid_argument& e) {
-    throw base::UsageError(std::string("--energy: ") + e.what());
+    const std::string what = e.what();
+    // A refusal for the GPU names the option already.
+    throw base::UsageError(what.starts_with("--energy") ? what : "--energy: " + what);
   }
   if (!source) {
     throw base::UsageError("--energy none reads nothing; name a backend or leave out --energy");
   }
-  if (auto* sim = dynamic_cast<power::SimEnergySource*>(source.get())) {
-    sim->simulator().set_gpu_activity(opt.sim_gpu_activity);
+  if (auto* sim = dynamic_cast<power::SimulatedEnergy*>(source.get())) {
+    sim->set_gpu_activity(opt.sim_gpu_activity);
   }
   return source;
 }
@@ -155,7 +174,8 @@ std::pair<CLI::App*, Action> add_power_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--duration", opt->duration, "how long to measure (500ms, 1s, 2.5s)")
       ->capture_default_str();
-  sub->add_option("--pci", opt->pci, "a discrete xe GPU whose own sensors xe-hwmon reads");
+  sub->add_option("--pci", opt->pci,
+                  "the GPU to measure: a discrete card's own sensors (hwmon), never RAPL");
   sub->add_option("--igpu-power", opt->igpu_formula, "the headline GPU formula (docs/energy.md)")
       ->capture_default_str();
   base::cli::testing(sub->add_option("--sim-gpu-activity", opt->sim_gpu_activity,
