@@ -1,7 +1,8 @@
-// Energy readings from the RAPL planes, behind one interface whatever the backend. Readings are
-// cumulative microjoules per domain, already unwrapped to 64 bits by the backend. Everything the
-// profiler needs from src/power is reachable from here: backends (energy_registry.h), the window
-// arithmetic (energy_window.h), the long-run sampler (energy_sampler.h) and the simulator.
+// Energy readings from the RAPL planes or a discrete card's own sensors, behind one interface
+// whatever the backend. Readings are cumulative microjoules per domain, already unwrapped to 64
+// bits by the backend. Everything the profiler needs from src/power is reachable from here:
+// backends (energy_registry.h), the window arithmetic (energy_window.h), the long-run sampler
+// (energy_sampler.h) and the simulator.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,8 @@
 
 namespace oaprof::power {
 
-// The CPU's RAPL planes, then a discrete GPU's own sensors (the xe driver's hwmon: the whole
-// board, and the GPU package; xe_hwmon.h).
+// The CPU's RAPL planes, then a discrete GPU's own sensors (its driver's hwmon: the whole board,
+// and the GPU package; hwmon.h).
 enum class Domain { kPackage, kCores, kUncore, kDram, kPsys, kGpuCard, kGpuPackage };
 
 inline constexpr Domain kAllDomains[] = {Domain::kPackage,   Domain::kCores, Domain::kUncore,
