@@ -44,8 +44,8 @@
 //   kSample    u32 report_id | u8 what (bit 0 report, bit 1 energy) -> kSampled
 //   kSampled   u8 flags (bit 0 report, bit 1 energy, bit 2 config_lost, bit 3 stream losses,
 //              bit 4 readout_interrupted)
-//              | [u16 n | n report bytes (n <= 576, an Xe2 PEC report; 256 on i915 parts)] | [u64
-//              time_ns | u8 n | n×(u8 domain | u64 energy_uj)] | [u32 reports_lost | u32
+//              | [u16 n | n report bytes (n <= 640, Xe2's PEC64u64_B8_C8; 256 on i915 parts)] |
+//              [u64 time_ns | u8 n | n×(u8 domain | u64 energy_uj)] | [u32 reports_lost | u32
 //              buffer_lost] Bit 3 and its counts (the perf stream's OA_REPORT_LOST and
 //              OA_BUFFER_LOST records since open) came later within version 1: the daemon sets it
 //              only once a loss happened, so a client that predates it is refused only a reply it
@@ -142,8 +142,9 @@ using oa::SampledWindow;
 inline constexpr std::size_t kMaxTextBytes = 512;
 // Energy domains carried by kOpened and kSampled (power::Domain values, which oa cannot include).
 inline constexpr std::size_t kMaxEnergyDomains = 8;
-// The largest OA report: Xe2's 576-byte PEC report (oa::kMaxReportBytes); i915 parts send 256.
-inline constexpr std::size_t kMaxReportBytes = 576;
+// The largest OA report: Xe2's 640-byte PEC64u64_B8_C8 (oa::kMaxReportBytes); the PEC64u64 that
+// oaprofd streams is 576 bytes, i915 parts send 256.
+inline constexpr std::size_t kMaxReportBytes = 640;
 
 struct Open {
   std::uint32_t pid = 0;

@@ -91,6 +91,29 @@ using F = ReportFormat;
 //  [XEUAPI] linux include/uapi/drm/xe_drm.h @ torvalds/linux
 //          c8507a25cebd179db935dd266a33c51bef1b1e80: enum drm_xe_oa_format_type (OAM_MPEC 4,
 //          PEC 5) and the DRM_XE_OA_FORMAT_MASK_* fields of DRM_XE_OA_PROPERTY_OA_FORMAT.
+// The other Xe2 formats (issue 30, item 7). Sources:
+//  [XEOA2] linux drivers/gpu/drm/xe/xe_oa.c @ torvalds/linux
+//          0755a4e3e809610a14befc9ad28d35e2e460da68: oa_formats[] {select, size, type, header,
+//          counter_size, bc_report}: PEC64u64_B8_C8 {1, 640, PEC, HDR_64_BIT, 1, 1}, PEC64u32
+//          {1, 320, PEC, HDR_64_BIT, 0, 0}, MPEC8u64_B8_C8 {1, 192, OAM_MPEC, HDR_64_BIT}, and
+//          the six below without a layout; xe_oa_init_supported_formats() gives GRAPHICS_VER
+//          >= 20 all eleven (both MPEC ones and the nine PEC ones). Nothing in xe says where a
+//          counter sits.
+//  [MDCALC] intel/metrics-discovery instrumentation/metrics_discovery/common/md_calculation.cpp
+//          @ 80cc115575f1cd2e101a20aaa03b13eda26dc781, AggregateCounters (lines 833-916): a
+//          32-byte header (four 8-byte fields), the PEC counters from byte 32, then 16 32-bit
+//          "NOA" (B/C) counters right after them: 640B_PEC64LL_NOA16 is 64 64-bit PECs, B at
+//          544, C at 576; 192B_MPEC8LL_NOA16 8 64-bit MPECs, B at 96, C at 128 (as IGT's
+//          mtl_oa_formats [IGTT] on Xe-LPG). inc/common/instrumentation/api/instr_gt_driver_ifc.h
+//          at the same commit calls 320B_PEC64 "Xe2+ format: 64 PEC(32-bit)"; md_calculation.cpp
+//          marks it "not implemented", so its PECs from byte 32, 4 bytes apart, are the shared
+//          32-byte header read the same way (64 x 4 = 256 bytes, the rest of 320 unused).
+//  No layout: PEC32u64_G1, PEC32u32_G1, PEC32u64_G2, PEC32u32_G2, PEC36u64_G1_32_G2_4 and
+//  PEC36u64_G1_4_G2_32. Which PEC numbers "G1"/"G2" hold is in none of: xe_oa.c [XEOA2]; IGT
+//  tests/intel/xe_oa.c and lib/xe/xe_oa.c @ b3d809d537fe (lnl_oa_formats names them with sizes
+//  and select codes only, no offsets); metrics-discovery [MDCALC] (no G1/G2 report type);
+//  Mesa src/intel/perf (no Xe2 PEC format at all). oaprof knows their names and refuses them
+//  (undecodable_format_reason) rather than guess.
 // clang-format off
 constexpr CounterRun kA12Runs[] = {{7, 12, 32, 12}};
 constexpr CounterRun kA32u40Runs[] = {{0, 32, 40, 16, 160}, {32, 4, 32, 144}};
@@ -104,6 +127,7 @@ constexpr CounterRun kA24u40Runs[] = {{0, 4, 32, 16},       {4, 20, 40, 32, 164}
 constexpr CounterRun kMpec8u64Runs[] = {{0, 8, 64, 32}};
 constexpr CounterRun kMpec8u32Runs[] = {{0, 8, 32, 32}};
 constexpr CounterRun kPec64Runs[] = {{0, 64, 64, 32}};
+constexpr CounterRun kPec64u32Runs[] = {{0, 64, 32, 32}};
 
 constexpr std::array kAllFormats{
     //          format                      name                      sel uapi size ticks  A runs         bn boff cn coff  hdr64  shift
@@ -125,6 +149,9 @@ constexpr std::array kAllFormats{
     FormatLayout{F::kMpec8u32_B8_C8,         "MPEC8u32_B8_C8",         2, 14, 128,  24,  kMpec8u32Runs,  8, 64,  8, 96,  true,  1},
     FormatLayout{F::kPec64u64,               "PEC64u64",               1, -1, 576,  24,  kPec64Runs,     0, -1,  0, -1,  true,  0},
     FormatLayout{F::kXe2Mpec8u32_B8_C8,      "MPEC8u32_B8_C8",         2, -1, 128,  24,  kMpec8u32Runs,  8, 64,  8, 96,  true,  0},
+    FormatLayout{F::kPec64u64_B8_C8,         "PEC64u64_B8_C8",         1, -1, 640,  24,  kPec64Runs,     8, 544, 8, 576, true,  0},
+    FormatLayout{F::kPec64u32,               "PEC64u32",               1, -1, 320,  24,  kPec64u32Runs,  0, -1,  0, -1,  true,  0},
+    FormatLayout{F::kXe2Mpec8u64_B8_C8,      "MPEC8u64_B8_C8",         1, -1, 192,  24,  kMpec8u64Runs,  8, 96,  8, 128, true,  0},
 };
 // clang-format on
 
@@ -140,8 +167,15 @@ constexpr std::array kGen7_5Formats{kAllFormats[4],  kAllFormats[5], kAllFormats
                                     kAllFormats[10], kAllFormats[11]};
 constexpr std::array kXeLpgFormats{kAllFormats[12], kAllFormats[13], kAllFormats[14],
                                    kAllFormats[15]};
-// Xe2: the OAG unit's PEC format first, so that select code 1 means it [XEOA].
-constexpr std::array kXe2Formats{kAllFormats[16], kAllFormats[17]};
+// Xe2: the OAG unit's PEC format first, so that select code 1 means it [XEOA]; the formats
+// sharing its select code are asked for by name.
+constexpr std::array kXe2Formats{kAllFormats[16], kAllFormats[17], kAllFormats[18], kAllFormats[19],
+                                 kAllFormats[20]};
+
+// Xe2 formats xe streams whose counter layout no public source gives [XEOA2].
+constexpr std::string_view kXe2UndecodableFormats[] = {
+    "PEC32u64_G1", "PEC32u32_G1",         "PEC32u64_G2",
+    "PEC32u32_G2", "PEC36u64_G1_32_G2_4", "PEC36u64_G1_4_G2_32"};
 
 bool parse_int(std::string_view text, int base, int& out) {
   const char* end = text.data() + text.size();
@@ -196,8 +230,25 @@ const FormatLayout& layout_of(ReportFormat format) {
   throw std::logic_error("layout_of: format missing from the table");
 }
 
+std::optional<std::string_view> undecodable_format_reason(std::string_view name, Generation gen) {
+  if (gen != Generation::kXe2) return std::nullopt;
+  for (std::string_view known : kXe2UndecodableFormats) {
+    if (name == known) {
+      return "xe streams it, but no public source (xe_oa.c, IGT, Mesa, metrics-discovery) says "
+             "which counters its groups G1/G2 hold or where they sit in the report";
+    }
+  }
+  return std::nullopt;
+}
+
 ReportFormat parse_format(std::string_view text, Generation gen) {
   if (text == "auto") return default_format(gen);
+  if (const auto why = undecodable_format_reason(text, gen)) {
+    throw std::invalid_argument(fmt::format(
+        "report format '{}' is known on {} but oaprof cannot decode it: {}; use PEC64u64, "
+        "PEC64u64_B8_C8 or PEC64u32",
+        text, generation_name(gen), *why));
+  }
   const auto formats = formats_for(gen);
   std::string valid;
   for (const FormatLayout& l : formats) {

@@ -42,6 +42,12 @@ enum class ReportFormat {
   // held as A0..A63, so that "PEC n READ" and the A-indexed paths share one model.
   kPec64u64,
   kXe2Mpec8u32_B8_C8,
+  // The other Xe2 formats whose layout a public source gives (report_format.cc [MDCALC]):
+  // PEC64u64 with the 8 B and 8 C counters after the PECs, the 64 PECs 32 bits wide, and the
+  // media unit's MPEC8u64_B8_C8 (unshifted timestamp, as kXe2Mpec8u32_B8_C8).
+  kPec64u64_B8_C8,
+  kPec64u32,
+  kXe2Mpec8u64_B8_C8,
 };
 
 // A run of `count` A counters from A<first>, each `bits` wide (32, 40 or 64). Counter i of the
@@ -84,7 +90,7 @@ struct FormatLayout {
   int header_bits() const { return header64 ? 64 : 32; }
 };
 
-inline constexpr int kMaxReportBytes = 576;  // PEC64u64
+inline constexpr int kMaxReportBytes = 640;  // PEC64u64_B8_C8
 inline constexpr int kNumA = 36;
 inline constexpr int kNumB = 8;
 inline constexpr int kNumC = 8;
@@ -109,6 +115,11 @@ std::span<const FormatLayout> all_formats();
 // format name ("A32u40_A4u32_B8_C8"), interpreted for `gen`. Throws std::invalid_argument with a
 // message listing the valid choices when the generation has no such format.
 ReportFormat parse_format(std::string_view text, Generation gen);
+
+// Formats xe streams on a generation that oaprof knows by name but cannot decode, because no
+// public source gives where their counters sit (Xe2's PEC32u64_G1 and the other G1/G2 ones):
+// the reason, for parse_format's message; nullopt for any other name.
+std::optional<std::string_view> undecodable_format_reason(std::string_view name, Generation gen);
 
 // The generation's 256-byte OA (OAG) format: what select code 5 ("101") means there.
 ReportFormat default_format(Generation gen);

@@ -404,18 +404,19 @@ TEST(WireTest, OpenedCarriesTheCountsXesQueriesGave) {
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(cut)));
 }
 
-// An Xe2 PEC report is 576 bytes: it crosses whole, and a longer one is refused.
+// Xe2's largest report (PEC64u64_B8_C8) is 640 bytes: it crosses whole, and a longer one is
+// refused.
 TEST(WireTest, SampledCarriesAWholeXe2Report) {
-  static_assert(kMaxReportBytes == 576);
+  static_assert(kMaxReportBytes == 640);
   Sampled pec;
-  pec.report = std::vector<std::uint8_t>(576);
+  pec.report = std::vector<std::uint8_t>(640);
   for (std::size_t i = 0; i < pec.report->size(); ++i) {
     (*pec.report)[i] = static_cast<std::uint8_t>(i * 7);
   }
   auto bytes = encode({5, pec});
   EXPECT_EQ(std::get<Sampled>(std::get<Message>(decode(bytes)).body).report, pec.report);
-  // The length field says 577 and one more byte follows: still refused.
-  const std::uint16_t n = 577;
+  // The length field says 641 and one more byte follows: still refused.
+  const std::uint16_t n = 641;
   std::memcpy(bytes.data() + kHeaderBytes + 1, &n, 2);
   bytes.push_back(0);
   const std::uint32_t len = static_cast<std::uint32_t>(bytes.size() - kHeaderBytes);

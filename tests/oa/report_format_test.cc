@@ -203,6 +203,31 @@ TEST(ReportFormatTest, XeLpgStreamsOagOarAndTheTwoOamFormats) {
   EXPECT_EQ(from_uapi(12, Generation::kXeLpg), ReportFormat::kA24u40_A14u32_B8_C8);
 }
 
+TEST(ReportFormatTest, Xe2NamesEveryFormatXeStreamsAndRefusesTheGroupedOnes) {
+  // xe_oa.c oa_formats[] @ 0755a4e3e809: sizes and select codes of the decodable ones.
+  EXPECT_EQ(parse_format("1", Generation::kXe2), ReportFormat::kPec64u64);  // still the default
+  EXPECT_EQ(parse_format("PEC64u64_B8_C8", Generation::kXe2), ReportFormat::kPec64u64_B8_C8);
+  EXPECT_EQ(parse_format("PEC64u32", Generation::kXe2), ReportFormat::kPec64u32);
+  EXPECT_EQ(parse_format("MPEC8u64_B8_C8", Generation::kXe2), ReportFormat::kXe2Mpec8u64_B8_C8);
+  EXPECT_EQ(layout_of(ReportFormat::kPec64u64_B8_C8).size_bytes, 640);
+  EXPECT_EQ(layout_of(ReportFormat::kPec64u32).size_bytes, 320);
+  EXPECT_EQ(layout_of(ReportFormat::kXe2Mpec8u64_B8_C8).size_bytes, 192);
+  EXPECT_FALSE(format_exists_on(ReportFormat::kPec64u32, Generation::kXeLpg));
+  for (const char* grouped : {"PEC32u64_G1", "PEC32u32_G1", "PEC32u64_G2", "PEC32u32_G2",
+                              "PEC36u64_G1_32_G2_4", "PEC36u64_G1_4_G2_32"}) {
+    ASSERT_TRUE(undecodable_format_reason(grouped, Generation::kXe2).has_value()) << grouped;
+    try {
+      parse_format(grouped, Generation::kXe2);
+      ADD_FAILURE() << grouped << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("no public source"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(grouped), std::string::npos) << e.what();
+    }
+    // Only Xe2 knows them: elsewhere they are plain unknown names.
+    EXPECT_FALSE(undecodable_format_reason(grouped, Generation::kXeLpg).has_value());
+  }
+}
+
 TEST(ReportFormatTest, A24u40HasThirtyEightACountersOfMixedWidth) {
   // igt lib/i915/perf.c intel_perf_accumulate_reports (b3d809d537fe): A0-3 32-bit, A4-23
   // 40-bit, A24-27 32-bit, A28-31 40-bit, A32-36 32-bit at dwords 36-40, A37 at dword 46.

@@ -1,5 +1,7 @@
 #include "oa/report.h"
 
+#include "oa/delta.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -208,6 +210,58 @@ TEST(ReportTest, DecodesTheOamFormatsSixtyFourBitHeader) {
   EXPECT_EQ(r32.b[1], 0xB1u);
   EXPECT_EQ(r32.c[6], 0xC6u);
   EXPECT_THROW(decode(ReportFormat::kMpec8u64_B8_C8, small), std::invalid_argument);
+}
+
+// Xe2's other formats, built by hand at metrics-discovery's offsets (md_calculation.cpp
+// 80cc115575f1): a 32-byte header, the PECs from byte 32, B and C right after them.
+TEST(ReportTest, DecodesXe2Pec64u64B8C8WithBAndCAfterThePecs) {
+  std::vector<std::uint8_t> bytes(640, 0);
+  put64(bytes, 8, 0x9'0000'0001ull);
+  put64(bytes, 24, 0x3'0000'0002ull);
+  put64(bytes, 32 + 8 * 63, 0xFEDC'BA98'7654'3210ull);  // PEC63
+  put32(bytes, 544 + 4 * 0, 0xB0);
+  put32(bytes, 544 + 4 * 7, 0xB7);
+  put32(bytes, 576 + 4 * 7, 0xC7);
+  const Report r = decode(ReportFormat::kPec64u64_B8_C8, bytes);
+  EXPECT_EQ(r.timestamp, 0x9'0000'0001ull);
+  EXPECT_EQ(r.gpu_ticks, 0x3'0000'0002ull);
+  EXPECT_EQ(r.a[63], 0xFEDC'BA98'7654'3210ull);
+  EXPECT_EQ(r.a_bits[63], 64);
+  EXPECT_EQ(r.b[0], 0xB0u);
+  EXPECT_EQ(r.b[7], 0xB7u);
+  EXPECT_EQ(r.c[7], 0xC7u);
+  EXPECT_THROW(decode(ReportFormat::kPec64u64_B8_C8, std::span(bytes).first(576)),
+               std::invalid_argument);
+}
+
+TEST(ReportTest, DecodesXe2Pec64u32AndItsCountersWrapAt32Bits) {
+  std::vector<std::uint8_t> begin(320, 0), end(320, 0);
+  put32(begin, 32 + 4 * 5, 0xFFFF'FFF0u);  // PEC5 just before its wrap
+  put32(end, 32 + 4 * 5, 0x10u);
+  put32(end, 32 + 4 * 6, 0x66u);     // PEC6, the next dword: its own counter, not PEC5's top
+  put32(end, 32 + 4 * 63, 0x6363u);  // PEC63: the last dword of the 64
+  const Report b = decode(ReportFormat::kPec64u32, begin);
+  const Report e = decode(ReportFormat::kPec64u32, end);
+  EXPECT_EQ(e.a_bits[5], 32);
+  EXPECT_EQ(e.a[5], 0x10u);
+  EXPECT_EQ(e.a[6], 0x66u);
+  EXPECT_EQ(e.a[63], 0x6363u);
+  EXPECT_EQ(layout_of(ReportFormat::kPec64u32).a_total(), 64);
+  EXPECT_EQ(compute_deltas(b, e).a[5], 0x20u);  // 0xFFFFFFF0 -> 0x10 across 2^32
+}
+
+TEST(ReportTest, DecodesXe2Mpec8u64WithAnUnshiftedTimestamp) {
+  std::vector<std::uint8_t> bytes(192, 0);
+  put64(bytes, 8, 0x1'0000'0003ull);
+  put64(bytes, 32 + 8 * 7, 0x77'0000'0000ull);  // MPEC7, 64-bit
+  put32(bytes, 96 + 4 * 3, 0xB3);
+  put32(bytes, 128 + 4 * 4, 0xC4);
+  const Report r = decode(ReportFormat::kXe2Mpec8u64_B8_C8, bytes);
+  EXPECT_EQ(r.timestamp, 0x1'0000'0003ull);
+  EXPECT_EQ(r.a[7], 0x77'0000'0000ull);
+  EXPECT_EQ(r.b[3], 0xB3u);
+  EXPECT_EQ(r.c[4], 0xC4u);
+  EXPECT_EQ(layout_of(ReportFormat::kXe2Mpec8u64_B8_C8).timestamp_shift, 0);
 }
 
 }  // namespace
