@@ -29,6 +29,7 @@ std::span<const reg::ForcewakeDomain> all_forcewake_domains(const oa::Platform& 
       return reg::kForcewakeDomainsGen9;
     case oa::Generation::kGen11:
     case oa::Generation::kGen12:
+    case oa::Generation::kXeHpg:  // intel_uncore.c gives GRAPHICS_VER 12 below 12.70 these
       return reg::kForcewakeDomainsGen11;
     case oa::Generation::kXeLpg:
       return reg::kForcewakeDomainsXeLpg;
@@ -39,9 +40,9 @@ std::span<const reg::ForcewakeDomain> all_forcewake_domains(const oa::Platform& 
 }
 
 std::span<const reg::ForcewakeDomain> oa_forcewake_domains(const oa::Platform& platform) {
-  const bool gen9_on = platform.gen == oa::Generation::kGen9 ||
-                       platform.gen == oa::Generation::kGen11 ||
-                       platform.gen == oa::Generation::kGen12;
+  const bool gen9_on =
+      platform.gen == oa::Generation::kGen9 || platform.gen == oa::Generation::kGen11 ||
+      platform.gen == oa::Generation::kGen12 || platform.gen == oa::Generation::kXeHpg;
   // Xe-LPG: its two domains are exactly the OA registers' (GT with its moved ack, render).
   return gen9_on ? std::span<const reg::ForcewakeDomain>(reg::kOaForcewakeGen9)
                  : all_forcewake_domains(platform);

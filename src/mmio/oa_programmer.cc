@@ -140,7 +140,7 @@ std::vector<PlanStep> plan_gen12(const oa::Platform& platform, oa::ReportFormat 
                           reg::kOaDebugDisableCtxSwitchReports | reg::kOaDebugDisableGoReports)});
   plan.push_back(write_watched(block.ctx_control, 0, false));
   std::uint32_t sqcnt1 = reg::kSqCnt1PmonEnable;
-  if (platform.gen == oa::Generation::kXeLpg) sqcnt1 |= reg::kSqCnt1OaBpc;
+  if (oa::is_xehp_oa(platform.gen)) sqcnt1 |= reg::kSqCnt1OaBpc;  // HAS_OA_BPC_REPORTING
   plan.push_back({PlanStep::Kind::kSetBits, reg::kSqCnt1, sqcnt1, {}, false, true});
   for (const auto& w : config.mux) {
     PlanStep s = mux_write(w);

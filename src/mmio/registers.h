@@ -157,6 +157,7 @@ constexpr const OaRegisterBlock& oa_block(oa::Generation gen) {
   switch (gen) {
     case oa::Generation::kGen12:
       return kOaBlockGen12;
+    case oa::Generation::kXeHpg:  // the same block: A36/A37 are verx10 125's (above)
     case oa::Generation::kXeLpg:
       return kOaBlockXeLpg;
     default:
@@ -184,6 +185,7 @@ constexpr const FrequencyRegister* frequency_register(oa::Generation gen) {
     case oa::Generation::kGen11:
       return &kFreqGen9;
     case oa::Generation::kGen12:
+    case oa::Generation::kXeHpg:  // intel_rps.c takes MTL's register only from 12.70
       return &kFreqGen12;
     case oa::Generation::kXeLpg:
       return &kFreqXeLpg;

@@ -62,6 +62,7 @@ std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& p
     }
     case oa::Generation::kGen11:
     case oa::Generation::kGen12:
+    case oa::Generation::kXeHpg:
     case oa::Generation::kXeLpg: {
       if ((r.ctc_mode & reg::kCtcSourceDivideLogic) != 0) return divide_logic(r.timestamp_override);
       const auto crystal = gen11_crystal_hz(r.rpm_config0);
@@ -83,10 +84,9 @@ std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::P
   r.ctc_mode = mmio.read32(reg::kCtcMode);
   const bool divide = (r.ctc_mode & reg::kCtcSourceDivideLogic) != 0;
   if (divide) r.timestamp_override = mmio.read32(reg::kTimestampOverride);
-  // i915_perf_oa_timestamp_frequency() reads RPM_CONFIG0's shift on Xe-LPG whatever CTC_MODE
-  // selects.
-  if ((!divide && platform.gen != oa::Generation::kGen9) ||
-      platform.gen == oa::Generation::kXeLpg) {
+  // i915_perf_oa_timestamp_frequency() reads RPM_CONFIG0's shift on Xe-LPG and DG2 whatever
+  // CTC_MODE selects.
+  if ((!divide && platform.gen != oa::Generation::kGen9) || oa::is_xehp_oa(platform.gen)) {
     r.rpm_config0 = mmio.read32(reg::kRpmConfig0);
   }
   auto reading = decode_timestamp_frequency(platform, r);
@@ -95,7 +95,8 @@ std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::P
 }
 
 int oa_timestamp_cs_shift(const oa::Platform& platform, std::uint32_t rpm_config0) {
-  if (platform.gen != oa::Generation::kXeLpg) return 0;
+  // Wa_18013179988 (DG2) and Wa_14015846243 (Xe-LPG): i915_perf_oa_timestamp_frequency().
+  if (!oa::is_xehp_oa(platform.gen)) return 0;
   return 3 - shift_of(rpm_config0, reg::kRpmConfig0CtcShiftMask);
 }
 
@@ -104,7 +105,7 @@ double oa_timestamp_hz(const oa::Platform& platform, double cs_hz, std::uint32_t
 }
 
 std::optional<TimestampRegisters> crystal_registers_for(const oa::Platform& platform, double hz) {
-  const bool xe_lpg = platform.gen == oa::Generation::kXeLpg;
+  const bool xe_lpg = oa::is_xehp_oa(platform.gen);  // Xe-LPG and DG2 (Xe-HPG)
   for (std::uint32_t i = 0; i < 16; ++i) {
     // Every crystal at each shift in turn on Xe-LPG (shift 2 first); elsewhere every shift of
     // each crystal in turn.

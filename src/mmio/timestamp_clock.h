@@ -42,8 +42,9 @@ std::optional<TimestampReading> decode_timestamp_frequency(const oa::Platform& p
 std::optional<TimestampReading> read_timestamp_frequency(Mmio& mmio, const oa::Platform& platform);
 
 // The OA unit's timestamp rate as i915_perf_oa_timestamp_frequency() gives it
-// (I915_PARAM_OA_TIMESTAMP_FREQUENCY; xe_oa_timestamp_frequency() alike): on Xe-LPG, whose OA
-// unit "ignores the CTC_SHIFT" (Wa_14015846243, IP 12.70-12.74), the CS rate `cs_hz` << (3 -
+// (I915_PARAM_OA_TIMESTAMP_FREQUENCY; xe_oa_timestamp_frequency() alike): on Xe-HPG and Xe-LPG,
+// whose OA unit "ignores the CTC_SHIFT" (Wa_18013179988 on DG2, Wa_14015846243 on IP
+// 12.70-12.74; linux i915_perf.c @ Kingxukai/linux 0291023e7330), the CS rate `cs_hz` << (3 -
 // RPM_CONFIG0's CTC shift), i.e. the undivided crystal; on every other generation oaprof drives,
 // `cs_hz` itself.
 double oa_timestamp_hz(const oa::Platform& platform, double cs_hz, std::uint32_t rpm_config0);

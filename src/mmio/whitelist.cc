@@ -135,6 +135,20 @@ constexpr PlatformWhitelist kXeLpg{
     {{kXeHpBoolean, kGen12Boolean, kMtlOamBoolean}},
     true};
 
+// DG2 and ATS-M (graphics 12.55): i915_perf_init() gives GRAPHICS_VER 12 gen12_is_valid_mux_addr,
+// which takes gen12_oa_mux_regs below 12.70, and, since DG2 has has_oa_slice_contrib_limits
+// (XE_HP_FEATURES in i915_pci.c), xehp_is_valid_b_counter_addr: xehp_oa_b_counters and
+// gen12_oa_b_counters, its OAM ranges only from 12.70 (mtl_is_valid_oam_b_counter_addr). Source:
+// linux drivers/gpu/drm/i915/i915_perf.c and i915_pci.c @ Kingxukai/linux
+// 0291023e7330da28f2f7453c87c2ab7082d8360f.
+constexpr PlatformWhitelist kXeHpg{
+    "Xe-HPG",
+    "gen12_is_valid_mux_addr (gen12_oa_mux_regs), xehp_is_valid_b_counter_addr, "
+    "gen8_is_valid_flex_addr",
+    {{kGen12Mux}},
+    {{kXeHpBoolean, kGen12Boolean}},
+    true};
+
 const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
   switch (gen) {
     case oa::Generation::kGen7_5:
@@ -147,6 +161,8 @@ const PlatformWhitelist& whitelist_for(oa::Generation gen, bool chv) {
       return kGen11;
     case oa::Generation::kGen12:
       return kGen12;
+    case oa::Generation::kXeHpg:
+      return kXeHpg;
     case oa::Generation::kXeLpg:
       return kXeLpg;
     case oa::Generation::kXe2:

@@ -211,6 +211,7 @@ std::span<const CounterSpec> counters_for(Generation gen) {
       return kGen8Counters;
     case Generation::kGen12:
       return kGen12Counters;
+    case Generation::kXeHpg:  // the same OAG layout; acmgt's RenderBasic reads A0-A35 as mtlgt's
     case Generation::kXeLpg:
       return kXeLpgCounters;
     case Generation::kXe2:
@@ -233,7 +234,7 @@ bool fixed_on_xe_lpg(int index) {
 
 bool a_counter_is_fixed(const Platform& platform, int index) {
   if (platform.gen == Generation::kGen12) return fixed_on_gen12(index);
-  if (platform.gen == Generation::kXeLpg) return fixed_on_xe_lpg(index);
+  if (is_xehp_oa(platform.gen)) return fixed_on_xe_lpg(index);
   if (platform.gen == Generation::kXe2) return false;  // every PEC counter is programmed
   switch (index) {
     case 0:

@@ -70,9 +70,9 @@ DeviceFacts table_facts(const Platform& platform, std::string note) {
   f.topology_source = TopologySource::kPlatformTable;
   f.topology_note = note;
   f.timestamp_hz = platform.timestamp_hz;
-  // The table's Xe-LPG rate is the CS rate at CTC shift 2 (mmio::crystal_registers_for), where
-  // the OA timestamp runs at twice it and the shifted delta at the CS rate.
-  f.oa_cs_shift = platform.gen == Generation::kXeLpg ? 1 : 0;
+  // The table's Xe-LPG and DG2 rate is the CS rate at CTC shift 2 (mmio::crystal_registers_for),
+  // where the OA timestamp runs at twice it and the shifted delta at the CS rate.
+  f.oa_cs_shift = is_xehp_oa(platform.gen) ? 1 : 0;
   f.timestamp_source = TimestampSource::kPlatformTable;
   f.timestamp_note = std::move(note);
   return f;

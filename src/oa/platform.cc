@@ -75,8 +75,30 @@ constexpr auto kFix = TimestampRule::kFixed;
 //         (lib/intel_device_info.c). 0x7D40 is in none of IGT's lists there, but in IGT 1.27.1's
 //         INTEL_MTL_M_IDS (lib/i915_pciids.h @ 2b29e8ac07fbcfadc48b9d60e4d736a6e3b289ab) and is
 //         Mesa's mtl_u like 0x7D45: mtlgt2. 0xB640 (ARL-S) is in none: no IGT file.
+//  DG2 (Arc A-series) and ATS-M (Data Center GPU Flex), graphics IP 12.55 (issue 30):
+//  [KIDS2] as above: INTEL_DG2_G10_{D,E,M}_IDS, INTEL_DG2_G11_{D,E,M}_IDS, INTEL_DG2_G12_{D,M}_IDS,
+//         INTEL_ATS_M150_IDS (0x56C0, 0x56C2) and INTEL_ATS_M75_IDS (0x56C1): 28 ids.
+//  [MIDS] iris_pci_ids.h @ 17fbd0df5180 lists the same 28 as dg2_g10/g11/g12 and atsm_g10/g11,
+//         with the product names the rows carry ("Intel(R) Arc(tm) A770 Graphics" for 0x56A0).
+//  [MDEV3] DG2_CONFIG: XEHP_FEATURES (verx10 125, no has_64bit_float: GFX12_FEATURES keeps
+//         Gen11's false) and XEHP_PLACEHOLDER_THREADS_AND_URB (num_thread_per_eu 8, and no
+//         Xe-core or EU count: "come from hwconfig tables"), has_local_mem.
+//  [IGTD] igt lib/i915/perf.c @ b3d809d537fe is_acm_gt1/2/3 and intel_perf_for_devinfo():
+//         acmgt1 for INTEL_DG2_G11_IDS and INTEL_ATS_M75_IDS, acmgt2 for INTEL_DG2_G12_IDS,
+//         acmgt3 for INTEL_DG2_G10_IDS and INTEL_ATS_M150_IDS (IGT's lib/pciids.h at that commit
+//         lists the same 28 ids as the kernel), eu_threads_count 8, and the OA timestamp shifted.
+//  The Xe-core counts are the full dies' as Intel's product pages give the largest part of each
+//  (G10 32: A770, Flex 170; G11 8: A380, Flex 140 per GPU; G12 16: Pro A60): no upstream table
+//  holds them (nor the 12.55 GT split), so every row is
+//  counts_from_mesa = false and i915's topology query gives the truth; 16 EUs per Xe-core.
+//  i915 binds them by default (dg2_info, atsm_info in i915_pci.c [KPCI2], no force_probe); xe
+//  lists dg2_desc only behind require_force_probe [XPCI3].
 //  Known but not supported (issue 30, item 6): Ponte Vecchio, Wildcat Lake, Nova Lake S and P,
-//  Crescent Island. DG2 (and its ATS-M ids) is left out here: it is to become a platform.
+//  Crescent Island; and the DG2 ids only Intel's compute runtime lists:
+//  [NEO]  intel/compute-runtime shared/source/xe_hpg_core/dg2/device_ids_configs_dg2.h @
+//         e37c60bf2ad415d6f60af8b89b849a30a67d8ac1: 0x4F80-0x4F84 and 0x56AF (A760A) as
+//         DG2-G10, 0x4F87, 0x4F88 as G11, 0x4F85, 0x4F86 as G12. No kernel list [KIDS2] has
+//         them, so neither i915 nor xe binds them, and IGT maps none of them.
 //  [KIDS2] as above: INTEL_PVC_IDS, INTEL_WCL_IDS, INTEL_NVLS_IDS, INTEL_NVLP_IDS, INTEL_CRI_IDS.
 //  [XPCI3] linux drivers/gpu/drm/xe/xe_pci.c @ torvalds/linux
 //         0755a4e3e809610a14befc9ad28d35e2e460da68: pciidlist binds WCL to ptl_desc (no
@@ -217,6 +239,23 @@ constexpr Platform kDg1 = [] {
 // Raptor Lake [MDEV2]: rpl (RPL-S, GT1, 2 dual subslices), rpl_p (RPL-P and RPL-U, GT2, 6).
 constexpr Platform kRplS = gen12("RPL", "adl", 1, 2, 1550, 300);  // rpl
 constexpr Platform kRplP = gen12("RPL", "adl", 2, 6, 1500, 100);  // rpl_p
+// Xe-HPG [MDEV3, IGTD]: discrete DG2 and ATS-M dies, Xe-cores of 16 EUs with 8 threads each,
+// no FP64. `gt` follows IGT's file names (acmgt1 G11, acmgt2 G12, acmgt3 G10); i915 gives the
+// dies no GT number, so the label is the die. 300 MHz to the nominal boost are model defaults.
+constexpr Platform xe_hpg(std::string_view codename, std::string_view file, int gt, int xe_cores,
+                          double max_mhz, std::string_view die) {
+  Platform p{codename,      file,   G::kXeHpg, gt,   1,   xe_cores,
+             16 * xe_cores, 19.2e6, max_mhz,   kCtc, 300, die};
+  p.threads_per_eu = 8;
+  p.has_fp64 = false;
+  p.discrete = true;
+  return p;
+}
+constexpr Platform kDg2G10 = xe_hpg("DG2", "acmgt3", 3, 32, 2400, "G10");     // dg2_g10
+constexpr Platform kDg2G11 = xe_hpg("DG2", "acmgt1", 1, 8, 2450, "G11");      // dg2_g11
+constexpr Platform kDg2G12 = xe_hpg("DG2", "acmgt2", 2, 16, 2050, "G12");     // dg2_g12
+constexpr Platform kAtsM150 = xe_hpg("ATS-M", "acmgt3", 3, 32, 2050, "G10");  // atsm_g10
+constexpr Platform kAtsM75 = xe_hpg("ATS-M", "acmgt1", 1, 8, 2050, "G11");    // atsm_g11
 // Xe-LPG [MDEV2, MPERF]: Xe-cores (dual subslices) of 16 EUs with 8 threads each, FP64.
 constexpr Platform xe_lpg(std::string_view codename, std::string_view file, int gt, int xe_cores,
                           double max_mhz) {
@@ -571,6 +610,36 @@ constexpr PciId kPciIds[] = {
     PciId{0xA7A8, &kRplP},
     PciId{0xA7AA, &kRplP},
     PciId{0xA7AB, &kRplP},
+    // INTEL_DG2_G10_IDS, INTEL_DG2_G11_IDS, INTEL_DG2_G12_IDS, INTEL_ATS_M150_IDS,
+    // INTEL_ATS_M75_IDS [KIDS2]; counts assumed (the full die's), names Mesa's [MIDS].
+    PciId{0x56A0, &kDg2G10, false, {}, "Intel(R) Arc(tm) A770 Graphics"},
+    PciId{0x56A1, &kDg2G10, false, {}, "Intel(R) Arc(tm) A750 Graphics"},
+    PciId{0x56A2, &kDg2G10, false, {}, "Intel(R) Arc(tm) A580 Graphics"},
+    PciId{0x56BE, &kDg2G10, false, {}, "Intel(R) Arc(tm) A750E Graphics"},
+    PciId{0x56BF, &kDg2G10, false, {}, "Intel(R) Arc(tm) A580E Graphics"},
+    PciId{0x5690, &kDg2G10, false, {}, "Intel(R) Arc(tm) A770M Graphics"},
+    PciId{0x5691, &kDg2G10, false, {}, "Intel(R) Arc(tm) A730M Graphics"},
+    PciId{0x5692, &kDg2G10, false, {}, "Intel(R) Arc(tm) A550M Graphics"},
+    PciId{0x56A5, &kDg2G11, false, {}, "Intel(R) Arc(tm) A380 Graphics"},
+    PciId{0x56A6, &kDg2G11, false, {}, "Intel(R) Arc(tm) A310 Graphics"},
+    PciId{0x56B0, &kDg2G11, false, {}, "Intel(R) Arc(tm) Pro A30M Graphics"},
+    PciId{0x56B1, &kDg2G11, false, {}, "Intel(R) Arc(tm) Pro A40/A50 Graphics"},
+    PciId{0x56BA, &kDg2G11, false, {}, "Intel(R) Arc(tm) A380E Graphics"},
+    PciId{0x56BB, &kDg2G11, false, {}, "Intel(R) Arc(tm) A310E Graphics"},
+    PciId{0x56BC, &kDg2G11, false, {}, "Intel(R) Arc(tm) A370E Graphics"},
+    PciId{0x56BD, &kDg2G11, false, {}, "Intel(R) Arc(tm) A350E Graphics"},
+    PciId{0x5693, &kDg2G11, false, {}, "Intel(R) Arc(tm) A370M Graphics"},
+    PciId{0x5694, &kDg2G11, false, {}, "Intel(R) Arc(tm) A350M Graphics"},
+    PciId{0x5695, &kDg2G11, false, {}, "Intel(R) Graphics"},
+    PciId{0x56A3, &kDg2G12, false, {}, "Intel(R) Graphics"},
+    PciId{0x56A4, &kDg2G12, false, {}, "Intel(R) Graphics"},
+    PciId{0x56B2, &kDg2G12, false, {}, "Intel(R) Arc(tm) Pro A60M Graphics"},
+    PciId{0x56B3, &kDg2G12, false, {}, "Intel(R) Arc(tm) Pro A60 Graphics"},
+    PciId{0x5696, &kDg2G12, false, {}, "Intel(R) Arc(tm) A570M Graphics"},
+    PciId{0x5697, &kDg2G12, false, {}, "Intel(R) Arc(tm) A530M Graphics"},
+    PciId{0x56C0, &kAtsM150, false, {}, "Intel(R) Data Center GPU Flex 170"},
+    PciId{0x56C2, &kAtsM150, false, {}, "Intel(R) Data Center GPU Flex 170V"},
+    PciId{0x56C1, &kAtsM75, false, {}, "Intel(R) Data Center GPU Flex 140"},
     // INTEL_ARL_H_IDS (arl_h), INTEL_ARL_U_IDS and INTEL_ARL_S_IDS (arl_u); counts assumed.
     PciId{0x7D51, &kArlGt2, false},
     PciId{0x7DD1, &kArlGt2, false},
@@ -648,22 +717,36 @@ constexpr UnsupportedPlatform kCri{"CRI",           "Crescent Island (discrete, 
                                    "INTEL_CRI_IDS", "xe (cri_desc) behind xe.force_probe",
                                    kNvlS.oa,        kNvlS.reason};
 
+// [NEO]: DG2 ids of Intel's compute runtime that no kernel list names.
+constexpr UnsupportedPlatform kDg2Unbound{
+    "DG2",
+    "Arc Alchemist (DG2), an id only Intel's compute runtime lists",
+    "none",
+    "none: the id is in no list of include/drm/intel/pciids.h, so neither i915 nor xe binds it",
+    "none without a driver; IGT maps the id to no metric file",
+    "no kernel driver binds it, so there is no OA stream and no GPU to run kernels on; if a "
+    "kernel binds it one day, oaprof will take it as the DG2 die its driver says"};
+
 constexpr UnsupportedPciId kUnsupportedPciIds[] = {
-    {0x0B69, &kPvc},  {0x0B6E, &kPvc},  {0x0BD4, &kPvc},  {0x0BD5, &kPvc},  {0x0BD6, &kPvc},
-    {0x0BD7, &kPvc},  {0x0BD8, &kPvc},  {0x0BD9, &kPvc},  {0x0BDA, &kPvc},  {0x0BDB, &kPvc},
-    {0x0BE0, &kPvc},  {0x0BE1, &kPvc},  {0x0BE5, &kPvc},  {0xFD80, &kWcl},  {0xFD81, &kWcl},
-    {0xD740, &kNvlS}, {0xD741, &kNvlS}, {0xD742, &kNvlS}, {0xD743, &kNvlS}, {0xD745, &kNvlS},
-    {0xD74A, &kNvlS}, {0xD74B, &kNvlS}, {0x674C, &kCri},  {0x674D, &kCri},  {0x674E, &kCri},
-    {0x674F, &kCri},  {0x6750, &kCri},  {0xD750, &kNvlP}, {0xD751, &kNvlP}, {0xD752, &kNvlP},
-    {0xD753, &kNvlP}, {0xD754, &kNvlP}, {0xD755, &kNvlP}, {0xD756, &kNvlP}, {0xD757, &kNvlP},
-    {0xD75F, &kNvlP},
+    {0x0B69, &kPvc},        {0x0B6E, &kPvc},        {0x0BD4, &kPvc},        {0x0BD5, &kPvc},
+    {0x0BD6, &kPvc},        {0x0BD7, &kPvc},        {0x0BD8, &kPvc},        {0x0BD9, &kPvc},
+    {0x0BDA, &kPvc},        {0x0BDB, &kPvc},        {0x0BE0, &kPvc},        {0x0BE1, &kPvc},
+    {0x0BE5, &kPvc},        {0xFD80, &kWcl},        {0xFD81, &kWcl},        {0xD740, &kNvlS},
+    {0xD741, &kNvlS},       {0xD742, &kNvlS},       {0xD743, &kNvlS},       {0xD745, &kNvlS},
+    {0xD74A, &kNvlS},       {0xD74B, &kNvlS},       {0x674C, &kCri},        {0x674D, &kCri},
+    {0x674E, &kCri},        {0x674F, &kCri},        {0x6750, &kCri},        {0xD750, &kNvlP},
+    {0xD751, &kNvlP},       {0xD752, &kNvlP},       {0xD753, &kNvlP},       {0xD754, &kNvlP},
+    {0xD755, &kNvlP},       {0xD756, &kNvlP},       {0xD757, &kNvlP},       {0xD75F, &kNvlP},
+    {0x4F80, &kDg2Unbound}, {0x4F81, &kDg2Unbound}, {0x4F82, &kDg2Unbound}, {0x4F83, &kDg2Unbound},
+    {0x4F84, &kDg2Unbound}, {0x4F85, &kDg2Unbound}, {0x4F86, &kDg2Unbound}, {0x4F87, &kDg2Unbound},
+    {0x4F88, &kDg2Unbound}, {0x56AF, &kDg2Unbound},
 };
 
 // Look-up order by name: the first platform with a file is its representative.
-constexpr std::array kPlatforms{&kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4,
-                                &kBxt,    &kGlk,    &kKblGt2, &kKblGt3, &kCflGt2, &kCflGt3,
-                                &kIclGt2, &kEhl4x8, &kTglGt1, &kTglGt2, &kRklGt1, &kAdlPGt2,
-                                &kDg1,    &kMtlGt2, &kMtlGt3, &kLnl,    &kBmgG21, &kPtl};
+constexpr std::array kPlatforms{
+    &kHswGt2, &kBdwGt2, &kChv,    &kSklGt2, &kSklGt3, &kSklGt4, &kBxt,    &kGlk,    &kKblGt2,
+    &kKblGt3, &kCflGt2, &kCflGt3, &kIclGt2, &kEhl4x8, &kTglGt1, &kTglGt2, &kRklGt1, &kAdlPGt2,
+    &kDg1,    &kDg2G11, &kDg2G12, &kDg2G10, &kMtlGt2, &kMtlGt3, &kLnl,    &kBmgG21, &kPtl};
 
 constexpr std::array<std::string_view, kPlatforms.size()> kPlatformNames = [] {
   std::array<std::string_view, kPlatforms.size()> names{};
@@ -685,6 +768,8 @@ std::string_view generation_name(Generation gen) {
       return "Gen11";
     case Generation::kGen12:
       return "Gen12";
+    case Generation::kXeHpg:
+      return "Xe-HPG";
     case Generation::kXeLpg:
       return "Xe-LPG";
     case Generation::kXe2:
@@ -693,9 +778,9 @@ std::string_view generation_name(Generation gen) {
   return "unknown";
 }
 
-bool is_gen12_family(Generation gen) {
-  return gen == Generation::kGen12 || gen == Generation::kXeLpg;
-}
+bool is_gen12_family(Generation gen) { return gen == Generation::kGen12 || is_xehp_oa(gen); }
+
+bool is_xehp_oa(Generation gen) { return gen == Generation::kXeHpg || gen == Generation::kXeLpg; }
 
 bool counts_xe_cores(Generation gen) { return is_gen12_family(gen) || gen == Generation::kXe2; }
 
@@ -784,7 +869,8 @@ Platform require_platform_for_pci_id(std::uint16_t device_id) {
     throw std::invalid_argument(why + "; use --device sim meanwhile");
   }
   throw std::invalid_argument(fmt::format(
-      "PCI device 8086:{:04x} is not an Intel GPU oaprof knows (Haswell through Panther Lake); "
+      "PCI device 8086:{:04x} is not an Intel GPU oaprof knows (Haswell through Panther Lake, "
+      "DG2 and ATS-M); "
       "give the platform with --platform NAME ({}) or use --device sim",
       device_id, fmt::join(kPlatformNames, ", ")));
 }

@@ -16,14 +16,24 @@ namespace oaprof::oa {
 // and FP64 (src/oa/platform.cc and report_format.cc cite the sources). Xe2 is graphics IP 20 and
 // 30 (LNL, BMG; PTL is Xe3): only the xe driver runs it, and its OA unit writes PEC reports (64
 // 64-bit counters behind a 64-bit header) instead of A/B/C; xe programs Xe3 the same way
-// (xe_oa.c: GRAPHICS_VER >= 20).
-enum class Generation { kGen7_5, kGen8, kGen9, kGen11, kGen12, kXeLpg, kXe2 };
+// (xe_oa.c: GRAPHICS_VER >= 20). Xe-HPG is graphics IP 12.55 (DG2, sold as Arc A-series, and
+// the ATS-M data-centre cards): discrete, i915's GRAPHICS_VER 12 like Xe-LPG, whose OAG format
+// (A24u40_A14u32_B8_C8) and timestamp handling it shares, but without FP64 and without the
+// media OA unit (src/oa/platform.cc and report_format.cc cite the sources).
+enum class Generation { kGen7_5, kGen8, kGen9, kGen11, kGen12, kXeHpg, kXeLpg, kXe2 };
 
 std::string_view generation_name(Generation gen);
 
-// Gen12 and Xe-LPG count dual subslices (Xe-cores on Xe-LPG), as i915's topology query and Mesa
-// do; i915 runs both with GRAPHICS_VER 12 (7-bit report reasons, context-valid bit 16).
+// Gen12, Xe-HPG and Xe-LPG count dual subslices (Xe-cores on Xe-HPG and Xe-LPG), as i915's
+// topology query and Mesa do; i915 runs all three with GRAPHICS_VER 12 (7-bit report reasons,
+// context-valid bit 16).
 bool is_gen12_family(Generation gen);
+
+// Graphics IP 12.55 and later under i915 (Xe-HPG, Xe-LPG): Mesa's verx10 125. Their OAG unit
+// streams A24u40_A14u32_B8_C8 with a shifted report timestamp that counts at the OA timestamp
+// frequency (i915_perf_oa_timestamp_frequency), takes the render engine's class and instance
+// when a stream opens, and checks B counters with xehp_is_valid_b_counter_addr.
+bool is_xehp_oa(Generation gen);
 
 // Whether the topology's subslices are Xe-cores (dual subslices): Gen12, Xe-LPG and Xe2.
 bool counts_xe_cores(Generation gen);
@@ -81,6 +91,9 @@ struct PciId {
   // Non-empty where upstream IGT maps the id to no metric file and the row's file is oaprof's
   // inference: the evidence, shown by `oaprof platforms` so no one takes it for IGT's choice.
   std::string_view metric_file_inferred = {};
+  // The marketing name upstream gives the id ("Intel(R) Arc(tm) A770 Graphics" in Mesa's
+  // iris_pci_ids.h); empty where the table does not carry one.
+  std::string_view product = {};
 };
 
 // A platform the kernel's id lists name that oaprof knows of but does not profile, and why

@@ -116,6 +116,7 @@ std::uint32_t report_reasons(std::uint32_t rpt_id, Generation gen) {
     case Generation::kGen7_5:
       return 0;
     case Generation::kGen12:
+    case Generation::kXeHpg:
     case Generation::kXeLpg:
       return (rpt_id >> 19) & 0x7F;  // OAREPORT_REASON_MASK_EXTENDED
     // IGT's intel_xe_perf_read_report_reason (lib/xe/xe_oa.c @ b3d809d537fe) decodes reasons up

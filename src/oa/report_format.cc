@@ -54,6 +54,11 @@ using F = ReportFormat;
 //          [MESA]) reads A24u40 the same way.
 //  [UAPI2] enum drm_i915_oa_format in igt include/drm-uapi/i915_drm.h @ b3d809d537fe: OAR 11,
 //          A24u40 12, MPEC8u64 13, MPEC8u32 14 (Debian's libdrm 2.4.114 stops at 10).
+// DG2 and ATS-M (Xe-HPG, issue 30): [KPERF2] oa_init_supported_formats() gives INTEL_DG2
+// OAR_A32u40_A4u32_B8_C8 and A24u40_A14u32_B8_C8 only (no OAM: the media OA unit is Xe-LPG's),
+// the same oa_formats[] entries as Xe-LPG, so the layouts above are theirs; IGT reads DG2's
+// reports with the same intel_perf_accumulate_reports() branch [IGTL] and tests/intel/perf.c
+// gives DG2 the mtl_oa_formats table's A24u40 entry (b3d809d537fe: IS_DG2 || IS_METEORLAKE).
 // Timestamp shift: IGT lib/i915/perf.c (b3d809d537fe, intel_perf_for_devinfo) sets
 // oa_timestamp_shift -1 and mask 0x7fffffff on DG2 and Meteor Lake ("OA reports have the
 // timestamp value shifted ... we cannot use the top bit"), applied to every format's
@@ -167,6 +172,8 @@ constexpr std::array kGen7_5Formats{kAllFormats[4],  kAllFormats[5], kAllFormats
                                     kAllFormats[10], kAllFormats[11]};
 constexpr std::array kXeLpgFormats{kAllFormats[12], kAllFormats[13], kAllFormats[14],
                                    kAllFormats[15]};
+// Xe-HPG: its OAG format first, so that select code 5 ("101") means it, then OAR [KPERF2].
+constexpr std::array kXeHpgFormats{kAllFormats[12], kAllFormats[13]};
 // Xe2: the OAG unit's PEC format first, so that select code 1 means it [XEOA]; the formats
 // sharing its select code are asked for by name.
 constexpr std::array kXe2Formats{kAllFormats[16], kAllFormats[17], kAllFormats[18], kAllFormats[19],
@@ -196,6 +203,8 @@ std::span<const FormatLayout> formats_for(Generation gen) {
       return kGen8Formats;
     case Generation::kGen7_5:
       return kGen7_5Formats;
+    case Generation::kXeHpg:
+      return kXeHpgFormats;
     case Generation::kXeLpg:
       return kXeLpgFormats;
     case Generation::kXe2:
@@ -283,6 +292,7 @@ ReportFormat default_format(Generation gen) {
   switch (gen) {
     case Generation::kGen7_5:
       return ReportFormat::kA45_B8_C8;
+    case Generation::kXeHpg:
     case Generation::kXeLpg:
       return ReportFormat::kA24u40_A14u32_B8_C8;
     case Generation::kXe2:

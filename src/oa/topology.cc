@@ -173,7 +173,9 @@ DeviceVariables device_variables(const Platform& platform,
   // 1297-1317, MD_SUBSLICE_PER_SLICE_XE2 = 4 @ intel/metrics-discovery 80cc115575f1); IGT's xe
   // library keeps one slice (lib/xe/xe_oa.c @ b3d809d537fe line 467), docs/metrics.md.
   // $GtXeCore<N> tests the flat Xe-core number N itself.
-  if (platform.gen == Generation::kXeLpg || platform.gen == Generation::kXe2) {
+  // Xe-HPG is verx10 125 too (DG2_CONFIG, intel_device_info.c @ 036ec0bb89c9), so DG2's
+  // one-slice query is rebuilt the same way.
+  if (is_xehp_oa(platform.gen) || platform.gen == Generation::kXe2) {
     for (auto& [s, ss] : subslices) {
       const int core = s * (topology ? topology->max_subslices : platform.subslices) + ss;
       if (core < 64) v.xe_core_mask |= std::uint64_t{1} << core;

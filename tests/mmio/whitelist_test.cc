@@ -158,6 +158,20 @@ TEST(WhitelistTest, XeLpgTakesMeteorLakesListsNotGen12s) {
   }
 }
 
+TEST(WhitelistTest, Dg2TakesGen12sMuxListAndXeHpsBooleanListWithoutOam) {
+  // i915_perf.c: DG2 (12.55) is below 12.70, so gen12_oa_mux_regs (0x20CC kept, no VISACTL);
+  // has_oa_slice_contrib_limits gives it xehp_is_valid_b_counter_addr, whose OAM ranges start at
+  // 12.70.
+  const oa::Platform a770 = *oa::platform_for_pci_id(0x56A0);
+  EXPECT_TRUE(is_whitelisted(a770, ConfigRegisterKind::kMux, 0x20CC));
+  EXPECT_FALSE(is_whitelisted(a770, ConfigRegisterKind::kMux, 0x38D100));
+  EXPECT_TRUE(is_whitelisted(a770, ConfigRegisterKind::kBoolean, 0xDC48));
+  EXPECT_TRUE(is_whitelisted(a770, ConfigRegisterKind::kBoolean, 0xDD48));
+  EXPECT_TRUE(is_whitelisted(a770, ConfigRegisterKind::kBoolean, 0xD900));
+  EXPECT_FALSE(is_whitelisted(a770, ConfigRegisterKind::kBoolean, 0x393000));
+  EXPECT_TRUE(is_whitelisted(a770, ConfigRegisterKind::kFlex, 0xE458));
+}
+
 TEST(WhitelistTest, ListsArePerPlatformAsTheKernelsIsValidFunctions) {
   // linux i915_perf.c: chv_is_valid_mux_addr is gen7_oa_mux_regs + chv_oa_mux_regs only, so
   // Cherryview refuses Broadwell's RPM_CONFIG/NOA_CONFIG (0x0D00–0x0D2C) and WAIT_FOR_RC6_EXIT.

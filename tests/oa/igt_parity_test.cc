@@ -327,6 +327,10 @@ std::vector<std::uint8_t> topology_for(const Platform& p, bool fuse_last) {
       max_slices = 1;
       max_subslices = 6;
       break;
+    case Generation::kXeHpg:  // not compared yet (parity_platforms); one slice of the die
+      max_slices = 1;
+      max_subslices = 32;
+      break;
     case Generation::kXeLpg:
       max_slices = 1;
       max_subslices = 8;
@@ -675,9 +679,12 @@ TEST_P(IgtParityTest, MetricValuesEqualIgtsOwnLibrary) {
 
 std::vector<std::string> parity_platforms() {
   std::vector<std::string> out;
-  // IGT 1.27.1's libi915_perf has no Xe2 part (xe2_metrics_test.cc covers LNL, BMG, PTL).
+  // IGT 1.27.1's libi915_perf has no Xe2 part (xe2_metrics_test.cc covers LNL, BMG, PTL). DG2
+  // (acmgt1/2/3) is not compared yet: its files are in metrics/igt-dg2, which this test does not
+  // read yet (issue 30, the DG2 parity step).
   for (const std::string_view n : platform_names()) {
-    if (require_platform_by_name(n).gen != Generation::kXe2) out.emplace_back(n);
+    const Generation gen = require_platform_by_name(n).gen;
+    if (gen != Generation::kXe2 && gen != Generation::kXeHpg) out.emplace_back(n);
   }
   return out;
 }

@@ -70,14 +70,15 @@ std::string family_of(const std::string& macro) {
   const std::string family = rest.substr(0, rest.find('_'));
   if (family.starts_with("ADL")) return "ADL";
   if (family.starts_with("RPL")) return "RPL";  // INTEL_RPLS_IDS, INTEL_RPLU_IDS, INTEL_RPLP_IDS
+  if (family == "ATS") return "ATS-M";          // INTEL_ATS_M150_IDS, INTEL_ATS_M75_IDS
   return family;
 }
 
 Generation generation_of(const std::string& gen) {
   static const std::map<std::string, Generation> kGens = {
-      {"7.5", Generation::kGen7_5}, {"8", Generation::kGen8},   {"9", Generation::kGen9},
-      {"11", Generation::kGen11},   {"12", Generation::kGen12}, {"12.70", Generation::kXeLpg},
-      {"20", Generation::kXe2},     {"30", Generation::kXe2}};
+      {"7.5", Generation::kGen7_5},  {"8", Generation::kGen8},   {"9", Generation::kGen9},
+      {"11", Generation::kGen11},    {"12", Generation::kGen12}, {"12.55", Generation::kXeHpg},
+      {"12.70", Generation::kXeLpg}, {"20", Generation::kXe2},   {"30", Generation::kXe2}};
   return kGens.at(gen);
 }
 

@@ -60,6 +60,23 @@ TEST(ReportFormatTest, LayoutsMatchTheReferenceByteOffsets) {
   EXPECT_EQ(c4.b_offset, 32);
 }
 
+// i915's oa_init_supported_formats() gives DG2 the OAG A24u40_A14u32_B8_C8 and OAR formats only:
+// 101 means A24u40 there, with its shifted timestamp, and the media unit's MPEC formats are not
+// DG2's.
+TEST(ReportFormatTest, Dg2StreamsXeLpgsOagAndOarFormatsButNoMedia) {
+  const auto gen = Generation::kXeHpg;
+  EXPECT_EQ(parse_format("101", gen), ReportFormat::kA24u40_A14u32_B8_C8);
+  EXPECT_EQ(default_format(gen), ReportFormat::kA24u40_A14u32_B8_C8);
+  EXPECT_TRUE(format_exists_on(ReportFormat::kOar_A32u40_A4u32_B8_C8, gen));
+  EXPECT_FALSE(format_exists_on(ReportFormat::kMpec8u32_B8_C8, gen));
+  EXPECT_FALSE(format_exists_on(ReportFormat::kA32u40_A4u32_B8_C8, gen));
+  EXPECT_EQ(formats_for(gen).size(), 2u);
+  EXPECT_EQ(format_from_igt_name("", gen), ReportFormat::kA24u40_A14u32_B8_C8);
+  EXPECT_EQ(format_from_igt_name("128B_MPEC8_NOA16", gen), std::nullopt);
+  EXPECT_EQ(layout_of(ReportFormat::kA24u40_A14u32_B8_C8).timestamp_shift, 1);
+  EXPECT_EQ(from_uapi(12, gen), ReportFormat::kA24u40_A14u32_B8_C8);
+}
+
 TEST(ReportFormatTest, SelectCodesAreInterpretedPerGeneration) {
   // reference/hardware.md §2: 101 is A45_B8_C8 on Haswell and A32u40_A4u32_B8_C8 on Gen8+.
   EXPECT_EQ(parse_format("101", Generation::kGen7_5), ReportFormat::kA45_B8_C8);

@@ -22,7 +22,7 @@ std::vector<std::uint64_t> perf_open_properties(std::uint64_t config_id, oa::Rep
       DRM_I915_PERF_PROP_OA_METRICS_SET, config_id,
       DRM_I915_PERF_PROP_OA_FORMAT,      static_cast<std::uint64_t>(oa::to_uapi(format)),
       DRM_I915_PERF_PROP_OA_EXPONENT,    static_cast<std::uint64_t>(period_exponent)};
-  if (gen == oa::Generation::kXeLpg) {
+  if (oa::is_xehp_oa(gen)) {
     props.insert(props.end(),
                  {kPerfPropOaEngineClass, kEngineClassRender, kPerfPropOaEngineInstance, 0});
   }
