@@ -31,19 +31,40 @@ namespace {
 // (include/uapi/drm/xe_drm.h, DRM_XE_OBSERVATION @ torvalds/linux
 // c8507a25cebd179db935dd266a33c51bef1b1e80); writing them underneath would break that
 // exclusion, unverified on hardware. docs/xe.md says more.
-void refuse_xe(const mmio::PciAddress& addr, const oa::Platform& platform, bool map_registers) {
-  const bool has_oa = platform.gen == oa::Generation::kXe2 || oa::is_gen12_family(platform.gen);
-  if (has_oa && !map_registers) return;
-  if (has_oa) {
-    throw std::runtime_error(fmt::format(
-        "{} is a {} part driven by xe, which owns its OA unit: oaprof reads it only through "
-        "xe's observation stream; use --access perf (docs/xe.md)",
-        addr.str(), platform.codename));
+// A device oaprof has no platform for: a known unsupported id says what it is and why, any other
+// id that oaprof does not know it (never that its driver lacks OA: xe has OA from Gen12 on).
+std::string unknown_device_message(const mmio::PciAddress& addr, std::uint16_t device_id) {
+  if (const std::string why = oa::unsupported_pci_id_message(device_id); !why.empty()) {
+    return fmt::format("{}: {}; use --device sim meanwhile", addr.str(), why);
   }
+  return fmt::format(
+      "{} is an Intel GPU with PCI id 0x{:04x}, which oaprof does not know; please report it, "
+      "and use --device sim meanwhile",
+      addr.str(), device_id);
+}
+
+void refuse_xe(const mmio::PciAddress& addr, const std::optional<mmio::PciIdentity>& id,
+               bool map_registers) {
+  const auto platform = id ? oa::platform_for_pci_id(id->device) : std::nullopt;
+  if (!platform) {
+    if (id) throw std::runtime_error(unknown_device_message(addr, id->device));
+    throw std::runtime_error(fmt::format(
+        "{} is driven by xe, but its PCI identity is unreadable in sysfs; use --device sim "
+        "meanwhile",
+        addr.str()));
+  }
+  const bool has_oa = platform->gen == oa::Generation::kXe2 || oa::is_gen12_family(platform->gen);
+  if (!has_oa) {
+    throw std::runtime_error(fmt::format(
+        "{} ({}) is driven by xe, which has OA only on Gen12 and later (xe_oa_init); bind i915 "
+        "to it, or use --device sim meanwhile",
+        addr.str(), platform->codename));
+  }
+  if (!map_registers) return;
   throw std::runtime_error(fmt::format(
-      "{} is driven by xe, and oaprof does not know it as a part xe has OA for (Gen12 and "
-      "later); use --device sim meanwhile",
-      addr.str()));
+      "{} is a {} part driven by xe, which owns its OA unit: oaprof reads it only through xe's "
+      "observation stream; use --access perf (docs/xe.md)",
+      addr.str(), platform->codename));
 }
 
 // --oa-exponent left at auto (-1): 16 on i915, where snapshots are MI_REPORT_PERF_COUNT and
@@ -271,9 +292,7 @@ Device open_device(const DeviceOptions& options) {
   const bool xe_bound = mmio::bound_driver(options.sysfs_root, addr) == "xe";
   if (xe_bound) {
     // Identified from sysfs first: the BAR is never mapped under xe.
-    const auto found = mmio::read_pci_identity(options.sysfs_root, addr);
-    const auto xe_platform = found ? oa::platform_for_pci_id(found->device) : std::nullopt;
-    refuse_xe(addr, xe_platform.value_or(oa::Platform{}), options.map_registers);
+    refuse_xe(addr, mmio::read_pci_identity(options.sysfs_root, addr), options.map_registers);
   }
   mmio::PciIdentity id;
   if (options.map_registers) {
@@ -293,12 +312,7 @@ Device open_device(const DeviceOptions& options) {
     d.mmio = std::make_unique<UnmappedRegisters>(addr, id);
   }
   const auto platform = oa::platform_for_pci_id(id.device);
-  if (!platform) {
-    throw std::runtime_error(fmt::format(
-        "{} is an Intel GPU with PCI id 0x{:04x}, which oaprof does not know; please report it, "
-        "and use --device sim meanwhile",
-        addr.str(), id.device));
-  }
+  if (!platform) throw std::runtime_error(unknown_device_message(addr, id.device));
   d.platform = *platform;
   // Tiger Lake to Meteor Lake may be bound to xe (xe.force_probe): read through xe then.
   if (xe_bound) d.platform.driver = oa::KernelDriver::kXe;

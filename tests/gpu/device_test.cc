@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string with_pci(const std::string& device, const std::string& pci) {
   return device_spec_with_pci(DeviceSpec::parse(device), pci).str();
@@ -152,6 +153,46 @@ TEST_F(PerfDeviceTest, APartXeHasNoOaForIsRefusedForEveryReadOut) {
   fs::create_directories(root_ / "bus/pci/drivers/i915");
   fs::create_symlink(root_ / "bus/pci/drivers/i915", dir() / "driver");
   EXPECT_NO_THROW((void)open_device(perf_options()));  // i915's is opened as before
+}
+
+// An id oaprof knows it does not support says so with the reason, under either driver, and
+// never that xe lacks OA (xe runs OA on Wildcat Lake); an id no table has says oaprof does not
+// know it.
+TEST_F(PerfDeviceTest, AKnownUnsupportedIdIsNamedWithItsReasonUnderEitherDriver) {
+  write("device", "0xFD80");  // Wildcat Lake, no driver bound: the perf path reads sysfs alone
+  try {
+    (void)open_device(perf_options());
+    FAIL() << "opened an unsupported id";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Wildcat Lake (WCL), which oaprof knows but does not"));
+    EXPECT_THAT(e.what(), Not(HasSubstr("which oaprof does not know")));
+  }
+  const std::string under_xe = refusal_to_map_under_xe("0xFD80");
+  EXPECT_THAT(under_xe, HasSubstr("Wildcat Lake (WCL), which oaprof knows but does not"));
+  EXPECT_THAT(under_xe, Not(HasSubstr("has OA for")));
+  try {
+    (void)open_device(perf_options());
+    FAIL() << "opened an unsupported id under xe";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("knows but does not support"));
+  }
+  write("device", "0x0001");  // in no table
+  try {
+    (void)open_device(perf_options());
+    FAIL() << "opened an unknown id under xe";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("PCI id 0x0001, which oaprof does not know"));
+  }
+}
+
+// An Arc A770 under i915 opens for --access perf as the DG2-G10 die, discrete, Xe-HPG.
+TEST_F(PerfDeviceTest, AnArcA770UnderI915OpensAsDg2G10) {
+  write("device", "0x56A0");
+  const Device d = open_device(perf_options());
+  EXPECT_EQ(d.platform.gen, oa::Generation::kXeHpg);
+  EXPECT_EQ(d.platform.metrics_file, "acmgt3");
+  EXPECT_TRUE(d.platform.discrete);
+  EXPECT_EQ(d.platform.driver, oa::KernelDriver::kI915);
 }
 
 // A Tiger Lake bound to xe (xe.force_probe) opens for --access perf as an xe part: driver xe,

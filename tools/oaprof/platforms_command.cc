@@ -64,6 +64,7 @@ nlohmann::json to_json(const oa::PciId& id) {
   j["igt_metric_file"] = p.metrics_file.empty()
                              ? nlohmann::json(nullptr)
                              : nlohmann::json(oa::metric_file_name(p.metrics_file));
+  j["product"] = id.product.empty() ? nlohmann::json(nullptr) : nlohmann::json(id.product);
   j["igt_metric_file_inferred"] = id.metric_file_inferred.empty()
                                       ? nlohmann::json(nullptr)
                                       : nlohmann::json(id.metric_file_inferred);
@@ -124,11 +125,12 @@ void print_table() {
       "PCI id", "gen", "name", "GT", "EUs", "subsl", "thr/EU", "FP64", "timestamp", "max",
       "IGT metrics", "driver");
   for (const oa::PciId& id : oa::known_pci_ids()) std::cout << table_row(id);
-  std::cout << "EUs and subslices (dual subslices on Gen12) are Mesa's per id; * marks an id Mesa\n"
-               "does not list, whose counts are assumed. On a real device i915's topology query\n"
-               "gives the fused truth. max: nominal maximum frequency in MHz (a model default).\n"
-               "~ marks a metric file that is oaprof's inference: upstream IGT maps the id to\n"
-               "none (`oaprof platforms --pci-id ID` says why).\n";
+  std::cout
+      << "EUs and subslices (dual subslices on Gen12) are Mesa's per id; * marks an id Mesa\n"
+         "gives no count for, whose counts are assumed. On a real device i915's topology query\n"
+         "gives the fused truth. max: nominal maximum frequency in MHz (a model default).\n"
+         "~ marks a metric file that is oaprof's inference: upstream IGT maps the id to\n"
+         "none (`oaprof platforms --pci-id ID` says why).\n";
   print_unsupported_table();
   std::cout << "Sources: src/oa/platform.cc, docs/hardware-access.md.\n";
 }
@@ -143,6 +145,7 @@ std::string metric_file_text(const oa::PciId& id) {
 
 void print_one(const oa::PciId& id) {
   const oa::Platform& p = *id.platform;
+  if (!id.product.empty()) std::cout << fmt::format("product:           {}\n", id.product);
   std::cout << fmt::format(
       "PCI id:            8086:{:04x}\n"
       "generation:        {}\n"
@@ -156,8 +159,8 @@ void print_one(const oa::PciId& id) {
       "kernel driver:     {}\n",
       id.device, oa::generation_name(p.gen), p.codename, oa::gt_label(p), p.eus, p.slices,
       p.subslices, oa::is_gen12_family(p.gen) ? "dual " : "",
-      id.counts_from_mesa ? " (Mesa)" : " (assumed: Mesa lists no such id)", p.threads_per_eu,
-      p.has_fp64 ? "yes" : "no (no FP64 hardware)", timestamp_text(p),
+      id.counts_from_mesa ? " (Mesa)" : " (assumed: Mesa gives no count for this id)",
+      p.threads_per_eu, p.has_fp64 ? "yes" : "no (no FP64 hardware)", timestamp_text(p),
       read_from_device(p) ? fmt::format(" ({:g} MHz until read)", p.timestamp_hz / 1e6) : "",
       p.min_freq_mhz, p.max_freq_mhz, metric_file_text(id), driver_text(p));
 }
