@@ -37,6 +37,11 @@ constexpr SimPlatformChoice kSimPlatforms[] = {
     {"kblgt2", oa::kSimulatedPciId},  // Kaby Lake GT2, 24 EUs (Gen9)
     {"tglgt2", 0x9A49},               // Tiger Lake GT2, 96 EUs in 6 dual subslices (Gen12)
     {"mtlgt2", 0x7D45},               // Meteor Lake GT2, 4 Xe-cores (Xe-LPG)
+    // Arc Alchemist (DG2, Xe-HPG), discrete, by IGT's file names: A380 (G11, 8 Xe-cores), Pro
+    // A60 (G12, 16) and A770 (G10, 32).
+    {"acmgt1", 0x56A5},
+    {"acmgt2", 0x56B3},
+    {"acmgt3", 0x56A0},
     // Lunar Lake, 8 Xe2 cores, driven by xe: its OA unit is simulated at xe's observation uapi
     // (gpu::SimXeDevice), not at the registers.
     {"lnl", 0x64A0},
@@ -204,7 +209,8 @@ void SimGpu::count_locked(double dt_ns) {
 }
 
 // The EU counters as IGT's ComputeBasic of each generation reads them (oa-kblgt2.xml,
-// oa-tglgt2.xml, oa-mtlgt2.xml): the fractions of SimWorkload, in the generation's layout.
+// oa-tglgt2.xml, oa-mtlgt2.xml; RenderBasic of oa-acmgt*.xml, the only EU set IGT's cut DG2 files
+// hold): the fractions of SimWorkload, in the generation's layout.
 void SimGpu::count_eu_events_locked(double eu_clocks) {
   const SimWorkload& w = config_.workload;
   auto add = [&](int counter, double fraction) { counted_[counter] += eu_clocks * fraction; };
@@ -235,6 +241,21 @@ void SimGpu::count_eu_events_locked(double eu_clocks) {
       add(17, w.fpu0);
       add(36, w.shader_memory * 2);
       add(37, w.shader_memory);
+      return;
+    case oa::Generation::kXeHpg:
+      // RenderBasic of oa-acmgt1/2/3.xml: XveActive A7, XveStall A8, XveThreadOccupancy 8 A9 /
+      // threads / EUs, XveFpuEmActive A10, VsFpuActive A11, VsEmActive A12, VsSendActive A13;
+      // GtiReadThroughput 128 A36, GtiWriteThroughput 128 (C6+C7).
+      add(7, w.eu_active);
+      add(8, w.eu_stall);
+      add(9, w.thread_occupancy / 8);
+      add(10, w.fpu_both);
+      add(11, w.fpu0);
+      add(12, w.fpu1);
+      add(13, w.send);
+      add(36, w.shader_memory / 2);
+      add(kC0 + 6, w.shader_memory / 8);
+      add(kC0 + 7, w.shader_memory / 8);
       return;
     default: {
       const double flex_default[7] = {w.eu_active, w.eu_stall, w.fpu_both,        w.fpu0,

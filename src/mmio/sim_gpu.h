@@ -157,8 +157,9 @@ class GpuAddressSpace {
   virtual std::uint8_t* resolve(std::uint64_t gpu_address, std::size_t size) = 0;
 };
 
-// The platforms `--sim-platform` offers: kblgt2 (the default), tglgt2, mtlgt2, lnl, bmg, and
-// tglgt2-xe and mtlgt2-xe (those parts with xe bound: driver kXe). Throws
+// The platforms `--sim-platform` offers: kblgt2 (the default), tglgt2, mtlgt2, acmgt1, acmgt2,
+// acmgt3 (DG2 G11, G12, G10), lnl, bmg, and tglgt2-xe and mtlgt2-xe (those parts with xe bound:
+// driver kXe). Throws
 // std::invalid_argument listing them for another name.
 oa::Platform sim_platform_by_name(std::string_view name);
 std::span<const std::string_view> sim_platform_names();

@@ -90,6 +90,22 @@ TEST_F(SimI915QueryTest, TheTopologyOfAFusedPartAndTheTimestampFrequency) {
   EXPECT_EQ(i915->get_param(other), -EINVAL);
 }
 
+// DG2 as i915's xehp_sseu_info_init() reports it: one slice of 32 possible Xe-cores of up to
+// 16 EUs, whatever the die has (an A380's G11: 8 Xe-cores enabled, the first 8).
+TEST_F(SimI915QueryTest, Dg2HasOneSliceOf32PossibleXeCores) {
+  mmio::SimConfig c;
+  c.platform = platform_of(0x56A5);
+  mmio::SimGpu sim(c, clock_);
+  auto i915 = make_sim_i915_query(sim);
+  const oa::Topology t = query_topology(*i915);
+  EXPECT_EQ(t.max_slices, 1);
+  EXPECT_EQ(t.max_subslices, 32);
+  EXPECT_EQ(t.max_eus_per_subslice, 16);
+  EXPECT_EQ(t.subslices, 8);
+  EXPECT_EQ(t.subslice_mask, 0xFFu);
+  EXPECT_EQ(t.eus, 128);
+}
+
 // A query that fails leaves the table's topology, with the reason; the timestamp frequency then
 // comes from the clock registers when they are mapped.
 TEST_F(SimI915QueryTest, FallsBackToTheTableAndTheRegisters) {

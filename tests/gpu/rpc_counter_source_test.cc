@@ -1,6 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "gpu/counter_source.h"
 #include "gpu/i915/report_batch.h"
 #include "mmio/commands.h"
@@ -105,26 +107,51 @@ oa::CounterDeltas measure_on(std::string_view access, const oa::Platform& platfo
   return measure_with(access, cfg, oa::parse_format("101", platform.gen), c, last);
 }
 
+// mmio's deltas on `p`, after checking that each of `others` gives the same.
+oa::CounterDeltas expect_read_outs_agree(const oa::Platform& p,
+                                         std::initializer_list<const char*> others) {
+  oa::Report end;
+  const oa::CounterDeltas mmio = measure_on("mmio", p, &end);
+  EXPECT_EQ(end.rpt_id & 0xFFFF, 2u);
+  EXPECT_GT(mmio.a[7], 0u);  // an EU counter of the generation's layout counted
+  EXPECT_GT(mmio.timestamp, 0u);
+  for (const char* access : others) {
+    SCOPED_TRACE(access);
+    const oa::CounterDeltas other = measure_on(access, p);
+    EXPECT_EQ(other.timestamp, mmio.timestamp);
+    EXPECT_EQ(other.gpu_ticks, mmio.gpu_ticks);
+    EXPECT_EQ(other.a, mmio.a);
+    EXPECT_EQ(other.b, mmio.b);
+    EXPECT_EQ(other.c, mmio.c);
+  }
+  return mmio;
+}
+
 TEST(ReadOutAgreementTest, Gen12AndXeLpgReadOutsGiveIdenticalDeltas) {
   for (const char* name : {"tglgt2", "mtlgt2"}) {
     SCOPED_TRACE(name);
-    const oa::Platform p = mmio::sim_platform_by_name(name);
-    oa::Report end;
-    const oa::CounterDeltas mmio = measure_on("mmio", p, &end);
-    EXPECT_EQ(end.rpt_id & 0xFFFF, 2u);
-    EXPECT_GT(mmio.a[7], 0u);  // an EU counter of the generation's layout counted
-    EXPECT_GT(mmio.timestamp, 0u);
+    const oa::CounterDeltas mmio =
+        expect_read_outs_agree(mmio::sim_platform_by_name(name), {"rpc", "sim", "perf"});
     EXPECT_NEAR(static_cast<double>(mmio.gpu_ticks), 2'500'777 * 1.15, 1.0);
-    for (const char* access : {"rpc", "sim", "perf"}) {
-      SCOPED_TRACE(access);
-      const oa::CounterDeltas other = measure_on(access, p);
-      EXPECT_EQ(other.timestamp, mmio.timestamp);
-      EXPECT_EQ(other.gpu_ticks, mmio.gpu_ticks);
-      EXPECT_EQ(other.a, mmio.a);
-      EXPECT_EQ(other.b, mmio.b);
-      EXPECT_EQ(other.c, mmio.c);
-    }
   }
+}
+
+// DG2 (acmgt3, an A770's G10): mmio, sim and perf agree in A24u40_A14u32_B8_C8, and rpc is
+// refused with the reason, as DG2's i915 refuses the batch's relocations and pread/pwrite.
+TEST(ReadOutAgreementTest, Dg2ReadOutsGiveIdenticalDeltasAndRpcIsRefused) {
+  const oa::Platform p = mmio::sim_platform_by_name("acmgt3");
+  expect_read_outs_agree(p, {"sim", "perf"});
+  mmio::ManualClock* clock = nullptr;
+  mmio::SimConfig cfg;
+  cfg.platform = p;
+  Device d = sim_device(clock, cfg);
+  try {
+    make_counter_source("rpc", d);
+    ADD_FAILURE() << "rpc was not refused on DG2";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("use --access mmio or --access perf"));
+  }
+  EXPECT_FALSE(rpc_refusal(mmio::sim_platform_by_name("tglgt2")).has_value());
 }
 
 TEST(ReadOutAgreementTest, AContextSwitchDuringAKernelIsFlaggedAndRepaired) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -91,6 +92,66 @@ TEST_F(PerfSimTest, Gen12AndXeLpgPartsProfileThroughEveryReadOut) {
       }
     }
   }
+}
+
+// Issue 30: a simulated DG2 die (`--sim-platform acmgt1|acmgt2|acmgt3`) profiles mad_vect4
+// through `access` (with `set`, or the built-in set), five launches; the run's output and rows.
+struct Dg2Run {
+  CommandResult result;
+  std::vector<oaprof::testing::CsvRow> rows;
+};
+Dg2Run profile_dg2(const fs::path& dir, const char* part, const char* access,
+                   const std::string& set) {
+  const fs::path csv = dir / fmt::format("{}-{}.csv", part, access);
+  Dg2Run run_of{
+      run(fmt::format("{} --device sim --sim-platform {} --access {} {} --idle-baseline off -o {} "
+                      "-- {} mad_vect4 --min-time 0 --max-repeats 4",
+                      OAPROF_BIN, part, access, set, csv.string(), KERNEL_RUNNER_BIN)),
+      {}};
+  if (run_of.result.status == 0) run_of.rows = read_csv(csv);
+  return run_of;
+}
+
+// Every row of a DG2 run counts in DG2's OAG format, with the EU activity of the die's Xe-cores.
+void expect_dg2_rows(const Dg2Run& r, const char* part) {
+  ASSERT_EQ(r.result.status, 0) << r.result.output;
+  EXPECT_THAT(r.result.output, HasSubstr("simulated DG2"));
+  EXPECT_THAT(r.result.output, HasSubstr("A24u40_A14u32_B8_C8"));
+  ASSERT_FALSE(r.rows.empty()) << r.result.output;
+  for (const auto& row : r.rows) {
+    EXPECT_EQ(row.at("kernel"), "mad_vect4");
+    EXPECT_GT(std::stoull(row.at("gpu_ticks")), 0u) << part;
+    EXPECT_GT(std::stoull(row.at("A7")), 0u) << part;  // XveActive's counter
+    EXPECT_GT(std::stod(row.at("XveActive_percent")), 0.0) << part;
+    EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("config_lost")));
+  }
+}
+
+// Through i915 perf: IGT's RenderBasic of the die's own file, streamed by the simulated i915
+// in DG2's format; the EUs are what its topology query answered, not the table's assumption.
+TEST_F(PerfSimTest, Dg2PartsProfileThroughTheSimulatedI915PerfStream) {
+  for (const char* part : {"acmgt1", "acmgt2", "acmgt3"}) {
+    SCOPED_TRACE(part);
+    const Dg2Run r = profile_dg2(dir_, part, "perf",
+                                 fmt::format("--metric-set RenderBasic --metrics-xml {}/oa-{}.xml",
+                                             OAPROF_IGT_DG2_METRICS_DIR, part));
+    expect_dg2_rows(r, part);
+    for (const auto& row : r.rows) {
+      EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("topology_from_table")));
+    }
+  }
+}
+
+// Through the BAR (mmio, DG2's registers are still in BAR0): the built-in set. rpc is refused
+// with the reason, as DG2's i915 refuses its batch.
+TEST_F(PerfSimTest, Dg2PartsProfileThroughMmioAndRefuseRpc) {
+  for (const char* part : {"acmgt1", "acmgt2", "acmgt3"}) {
+    SCOPED_TRACE(part);
+    expect_dg2_rows(profile_dg2(dir_, part, "mmio", ""), part);
+  }
+  const Dg2Run refused = profile_dg2(dir_, "acmgt1", "rpc", "");
+  EXPECT_EQ(refused.result.status, 2) << refused.result.output;
+  EXPECT_THAT(refused.result.output, HasSubstr("use --access mmio or --access perf"));
 }
 
 // Issue 16: a Lunar Lake part, driven by xe, profiled through xe's observation stream with IGT's

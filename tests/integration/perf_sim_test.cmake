@@ -7,7 +7,8 @@ target_compile_definitions(perf_sim_test PRIVATE
   KERNEL_RUNNER_BIN="$<TARGET_FILE:kernel_runner>"
   OAPROF_IGT_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt"
   OAPROF_IGT_MTL_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt-mtl"
-  OAPROF_IGT_XE_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt-xe")
+  OAPROF_IGT_XE_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt-xe"
+  OAPROF_IGT_DG2_METRICS_DIR="${PROJECT_SOURCE_DIR}/../shared/metrics/igt-dg2")
 add_dependencies(perf_sim_test oaprof kernel_runner oaprof_layer)
 gtest_discover_tests(perf_sim_test
   PROPERTIES LABELS integration

@@ -71,13 +71,23 @@ class SimI915Query final : public I915Query {
     return total;
   }
 
+  // i915's xehp_sseu_info_init() (graphics 12.55 and later) gives DG2 one slice of 32 possible
+  // Xe-cores (one geometry and one compute DSS fuse register of 32 bits each) of up to 16 EUs,
+  // whatever the die has; the enabled ones come first. Source: linux
+  // drivers/gpu/drm/i915/gt/intel_sseu.c @ Kingxukai/linux
+  // 0291023e7330da28f2f7453c87c2ab7082d8360f.
+  static int max_subslices_per_slice(const oa::Platform& p, int subslices, int slices) {
+    if (p.gen == oa::Generation::kXeHpg) return std::max(subslices, 32);
+    return (subslices + slices - 1) / slices;
+  }
+
   // The platform's layout, every subslice with the same number of EUs, then EUs fused off from
   // the last subslice backwards until the part has its own count.
   static std::vector<std::uint8_t> topology_bytes(const mmio::SimGpu& sim) {
     const oa::Platform& p = sim.config().platform;
     const int slices = std::max(p.slices, 1);
     const int subslices = std::max(p.subslices, 1);
-    const int per_slice = (subslices + slices - 1) / slices;
+    const int per_slice = max_subslices_per_slice(p, subslices, slices);
     const int per_subslice = (p.eus + subslices - 1) / subslices;
     std::vector<std::uint32_t> masks(static_cast<std::size_t>(slices * per_slice), 0);
     const std::uint32_t full = per_subslice == 32 ? 0xFFFFFFFFu : (1u << per_subslice) - 1;
