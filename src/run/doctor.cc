@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -850,6 +851,26 @@ std::vector<Check> check_xe_readouts(const oa::Platform& platform, const DoctorO
   return out;
 }
 
+// A register read-out the part cannot have whatever the machine: Haswell's OA unit is not
+// programmed over MMIO by oaprof, and DG2's i915 refuses the rpc batch (gpu::rpc_refusal).
+std::optional<Check> readout_not_on_part(const oa::Platform& platform, std::string_view access) {
+  const std::string name = fmt::format("access-{}", access);
+  if (platform.gen == oa::Generation::kGen7_5) {
+    return make(name, Verdict::kWarn,
+                fmt::format("{} is Haswell: oaprof programs the OA unit over MMIO on Gen8 to "
+                            "Xe-LPG only",
+                            platform.codename),
+                "use --access perf");
+  }
+  if (access == "rpc") {
+    if (auto why = gpu::rpc_refusal(platform)) {
+      return make(name, Verdict::kWarn, fmt::format("not on this part: {}", *why),
+                  "use --access mmio or --access perf");
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<Check> check_readouts(const std::optional<oa::Platform>& platform,
                                   const DoctorOptions& options, unsigned euid, bool cap_perfmon) {
   if (!platform) {
@@ -868,12 +889,8 @@ std::vector<Check> check_readouts(const std::optional<oa::Platform>& platform,
   for (const char* access : {"mmio", "rpc"}) {
     const std::string name = fmt::format("access-{}", access);
     const bool rpc = std::string_view(access) == "rpc";
-    if (gen == oa::Generation::kGen7_5) {
-      out.push_back(make(name, Verdict::kWarn,
-                         fmt::format("{} is Haswell: oaprof programs the OA unit over MMIO on "
-                                     "Gen8 to Xe-LPG only",
-                                     platform->codename),
-                         "use --access perf"));
+    if (auto refused = readout_not_on_part(*platform, access)) {
+      out.push_back(std::move(*refused));
       continue;
     }
     std::string what = fmt::format("programs and reads {}", unit);

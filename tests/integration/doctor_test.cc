@@ -581,6 +581,19 @@ TEST(DoctorAccessTest, SaysWhichReadOutsAGen12OrXeLpgPartAllowsAndWhyNot) {
   EXPECT_THAT(line_of(hsw.doctor().output, "access-rpc").fix, HasSubstr("--access perf"));
 }
 
+// DG2: doctor says what profiling does (issue 30): rpc is not possible, whatever the machine,
+// because i915 refuses its batch there; mmio is judged as on the iGPUs.
+TEST(DoctorAccessTest, SaysRpcIsNotPossibleOnDg2) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));  // the simulated part replaces it
+  const auto r = m.doctor("--device sim --sim-platform acmgt1");
+  const Line rpc = line_of(r.output, "access-rpc");
+  EXPECT_EQ(rpc.verdict, "warn") << r.output;
+  EXPECT_THAT(rpc.detail, HasSubstr("i915 refuses its batch on DG2 G11"));
+  EXPECT_THAT(rpc.fix, HasSubstr("--access mmio or --access perf"));
+  EXPECT_EQ(line_of(r.output, "access-mmio").verdict, ::geteuid() == 0 ? "ok" : "warn") << r.output;
+}
+
 // Lunar Lake (xe): the register read-outs are refused with the reason; perf is xe's stream,
 // judged by dev.xe.observation_paranoid, not i915's sysctl.
 TEST(DoctorAccessTest, AnXe2PartIsReadOnlyThroughXesStream) {
