@@ -312,8 +312,8 @@ bool get_payload(Reader& r, Launch& l) {
   for (auto& v : l.offset) ok = ok && r.get(v);
   ok = ok && r.get(l.queued_ns) && r.get(l.submit_ns) && r.get(l.start_ns) && r.get(l.end_ns) &&
        r.get(profiled) && profiled <= 1 && r.get(l.queue) && r.get(l.context) && r.get(l.device) &&
-       r.get(l.tid) && r.get(l.api_ns) && r.get(api) && api <= 1 && r.get(l.passes) &&
-       r.get(l.restore_bytes) && r.get(l.restore_ns) &&
+       r.get(l.tid) && r.get(l.api_ns) && r.get(api) && api <= oa::kMaxLaunchApi &&
+       r.get(l.passes) && r.get(l.restore_bytes) && r.get(l.restore_ns) &&
        r.get_string16(l.kernel_name, kMaxNameBytes);
   if (ok && !r.at_end()) ok = r.get(l.flags) && (l.flags & ~kLaunchKnownFlags) == 0;
   if (ok && (l.flags & kLaunchSampled) != 0) ok = get_sampled_window(r, l);

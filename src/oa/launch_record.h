@@ -14,7 +14,25 @@
 
 namespace oaprof::oa {
 
-enum class LaunchApi : std::uint8_t { kNdRange = 0, kTask = 1 };
+// The entry point a launch came through: OpenCL's two, and Level Zero's four launch appends
+// (ze_api.h, Debian libze-dev 1.8.12 / oneapi-src/level-zero v1.8.12).
+enum class LaunchApi : std::uint8_t {
+  kNdRange = 0,                          // clEnqueueNDRangeKernel
+  kTask = 1,                             // clEnqueueTask
+  kZeLaunchKernel = 2,                   // zeCommandListAppendLaunchKernel
+  kZeLaunchCooperativeKernel = 3,        // zeCommandListAppendLaunchCooperativeKernel
+  kZeLaunchKernelIndirect = 4,           // zeCommandListAppendLaunchKernelIndirect
+  kZeLaunchMultipleKernelsIndirect = 5,  // zeCommandListAppendLaunchMultipleKernelsIndirect
+};
+inline constexpr std::uint8_t kMaxLaunchApi = 5;
+
+// The row's `api`: "opencl" or "level-zero".
+const char* launch_api_family(LaunchApi api);
+// The row's `call`: "ndrange", "task" (OpenCL, what `api` held before Level Zero came),
+// "launch", "cooperative", "indirect", "multiple-indirect" (Level Zero).
+const char* launch_call_name(LaunchApi api);
+// The entry point's own name, for traces: "clEnqueueNDRangeKernel", ….
+const char* launch_entry_point(LaunchApi api);
 
 // How a sampled launch's device times were mapped onto the host's clock.
 enum class ClockCalibration : std::uint8_t {

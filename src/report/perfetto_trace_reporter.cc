@@ -170,8 +170,8 @@ class PerfettoTraceReporter final : public Reporter {
     return it->second;
   }
 
-  // A track per OpenCL queue of each process; rows without a queue (sampled rows of --mode app
-  // and --system-wide) go on one "GPU (sampled)" track under the GPU.
+  // A track per queue (OpenCL, Level Zero) of each process; rows without a queue (sampled rows of
+  // --mode app and --system-wide) go on one "GPU (sampled)" track under the GPU.
   std::uint64_t queue_track(const oa::LaunchRecord& r) {
     auto [it, fresh] = queues_.try_emplace({r.pid, r.launch.queue}, 0);
     if (!fresh) return it->second;
@@ -179,8 +179,11 @@ class PerfettoTraceReporter final : public Reporter {
     if (r.launch.queue == 0) {
       write_track(it->second, gpu_track_, "GPU (sampled)");
     } else {
-      write_track(it->second, process_track(r.pid),
-                  fmt::format("OpenCL queue 0x{:x}", r.launch.queue));
+      // A Level Zero row's queue is its command queue, or its immediate list.
+      const bool opencl = std::string_view(oa::launch_api_family(r.launch.api)) == "opencl";
+      write_track(
+          it->second, process_track(r.pid),
+          fmt::format("{} 0x{:x}", opencl ? "OpenCL queue" : "Level Zero queue", r.launch.queue));
     }
     return it->second;
   }
@@ -241,9 +244,8 @@ class PerfettoTraceReporter final : public Reporter {
     ProtoWriter e;
     e.add_uint(pf::kEventType, pf::kTypeInstant);
     e.add_uint(pf::kEventTrackUuid, track);
-    e.add_string(pf::kEventCategories, "opencl");
-    e.add_string(pf::kEventName,
-                 r.launch.api == oa::LaunchApi::kTask ? "clEnqueueTask" : "clEnqueueNDRangeKernel");
+    e.add_string(pf::kEventCategories, oa::launch_api_family(r.launch.api));
+    e.add_string(pf::kEventName, oa::launch_entry_point(r.launch.api));
     add_annotation(e, Field{"kernel", r.launch.kernel_name});
     add_annotation(e, Field{"launch", launch_ordinal(r)});
     write_event(r.launch.api_ns, e);

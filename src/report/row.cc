@@ -76,7 +76,10 @@ void add_launch_fields(const oa::LaunchRecord& r, std::vector<Field>& f) {
   f.push_back({"pid", std::uint64_t{r.pid}});
   f.push_back({"tid", std::uint64_t{l.tid}});
   f.push_back({"kernel", l.kernel_name});
-  f.push_back({"api", std::string(l.api == oa::LaunchApi::kTask ? "task" : "ndrange")});
+  // `api` says which API (opencl, level-zero); `call` which of its launch calls (what `api` held
+  // before Level Zero came: ndrange or task).
+  f.push_back({"api", std::string(oa::launch_api_family(l.api))});
+  f.push_back({"call", std::string(oa::launch_call_name(l.api))});
   f.push_back({"work_dim", std::uint64_t{l.work_dim}});
   f.push_back({"global_size", dims(l.global, l.work_dim)});
   f.push_back(

@@ -63,7 +63,8 @@ TEST_P(AttachTest, SeveralQueuesOutOfOrderAndTasksGiveOneRowPerLaunch) {
   std::set<std::string> queues;
   for (const auto& row : rows) {
     kernels.insert(row.at("kernel"));
-    apis.insert(row.at("api"));
+    apis.insert(row.at("call"));
+    EXPECT_EQ(row.at("api"), "opencl");
     queues.insert(row.at("queue"));
     EXPECT_FALSE(row.at("kernel_ns").empty());
   }

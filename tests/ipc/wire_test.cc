@@ -68,6 +68,21 @@ TEST(WireTest, LaunchRoundTrips) {
   EXPECT_EQ(out.kernel_name, "mad_vect4");
 }
 
+// Level Zero's four launch calls go over the wire; a call this side does not know is refused.
+TEST(WireTest, LevelZeroLaunchCallsRoundTripAndAnUnknownCallIsRefused) {
+  Launch l;
+  l.work_dim = 3;
+  l.kernel_name = "k";
+  for (LaunchApi api :
+       {LaunchApi::kZeLaunchKernel, LaunchApi::kZeLaunchCooperativeKernel,
+        LaunchApi::kZeLaunchKernelIndirect, LaunchApi::kZeLaunchMultipleKernelsIndirect}) {
+    l.api = api;
+    EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).api, api);
+  }
+  l.api = static_cast<LaunchApi>(oa::kMaxLaunchApi + 1);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
+}
+
 // The layer's validity flags ride after the kernel name; a launch without them (a layer that
 // predates them) has none, and a bit this side does not know is refused.
 TEST(WireTest, LaunchFlagsRoundTripAndUnknownBitsAreRefused) {

@@ -119,7 +119,24 @@ TEST(CsvReporterTest, HeaderHasTheContractColumns) {
   EXPECT_EQ(cols.size(), launch_field_names().size());
   // 3: replay_passes, restore_bytes/_ns; 1: wraps_corrected; 12: window, 5 RAPL planes and a
   // GPU's own 2, 2 powers, formula, source; 2: host, rank
-  EXPECT_EQ(cols.size(), 16u + 3 + 1 + 36 + 8 + 8 + 12 + 2 + 2);
+  EXPECT_EQ(cols.size(), 17u + 3 + 1 + 36 + 8 + 8 + 12 + 2 + 2);
+}
+
+// Issue 31: `api` says which API a row's launch came through, `call` which launch call of it
+// (for OpenCL what `api` held before: ndrange or task).
+TEST(CsvReporterTest, ALevelZeroRowSaysItsApiAndCall) {
+  std::ostringstream out;
+  auto rep = make_csv_reporter(out);
+  rep->begin(info());
+  oa::LaunchRecord r = record();
+  r.launch.api = oa::LaunchApi::kZeLaunchCooperativeKernel;
+  rep->add(r, no_energy());
+  auto row = first_row(out.str());
+  EXPECT_EQ(row["api"], "level-zero");
+  EXPECT_EQ(row["call"], "cooperative");
+  r.launch.api = oa::LaunchApi::kNdRange;
+  EXPECT_EQ(oa::launch_api_family(r.launch.api), std::string("opencl"));
+  EXPECT_EQ(oa::launch_call_name(r.launch.api), std::string("ndrange"));
 }
 
 TEST(CsvReporterTest, APecRunHasAColumnForEachOfItsSixtyFourCounters) {
@@ -157,7 +174,8 @@ TEST(CsvReporterTest, RowValuesLineUpWithTheHeaderAndAreQuoted) {
   EXPECT_EQ(col("launch"), "3");
   EXPECT_EQ(col("tid"), "77");
   EXPECT_EQ(col("queue"), "0xabc");
-  EXPECT_EQ(col("api"), "task");
+  EXPECT_EQ(col("api"), "opencl");
+  EXPECT_EQ(col("call"), "task");
   EXPECT_EQ(col("global_offset"), "0x0");
   EXPECT_EQ(col("kernel"), "k,\"odd\"");
   EXPECT_EQ(col("global_size"), "1024x8");
