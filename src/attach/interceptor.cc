@@ -1,7 +1,5 @@
 #include "attach/interceptor.h"
 
-#include <pthread.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,13 +18,11 @@
 #include <vector>
 
 #include "attach/device_clock.h"
-#include "attach/launch_filter.h"
-#include "attach/layer_config.h"
+#include "attach/layer_link.h"
 #include "attach/mem_tracker.h"
 #include "attach/replay_config.h"
 #include "attach/sampled_launches.h"
 #include "base/monotonic_clock.h"
-#include "ipc/client.h"
 #include "ipc/wire.h"
 
 namespace oaprof::attach {
@@ -40,37 +36,7 @@ thread_local bool t_in_callback = false;  // inside a program's event callback: 
 
 using base::monotonic_ns;
 
-// How long connecting to oaprof's socket may take (ipc::Client's own default).
-constexpr int kConnectTimeoutMs = 10000;
-
 std::uint64_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
-
-// The process and thread ids, asked of the kernel once and again after a fork (the child has new
-// ones), not at every launch: each is a system call.
-std::atomic<pid_t> g_pid{0};
-thread_local pid_t t_tid = 0;
-
-void forget_ids_in_child() {
-  g_pid.store(0);
-  t_tid = 0;  // the forking thread is the child's only thread
-}
-
-pid_t current_pid() {
-  static const bool registered = [] {
-    return ::pthread_atfork(nullptr, nullptr, forget_ids_in_child) == 0;
-  }();
-  pid_t pid = g_pid.load(std::memory_order_relaxed);
-  if (pid == 0 || !registered) {
-    pid = ::getpid();
-    if (registered) g_pid.store(pid, std::memory_order_relaxed);
-  }
-  return pid;
-}
-
-pid_t current_tid() {
-  if (t_tid == 0) t_tid = static_cast<pid_t>(::syscall(SYS_gettid));
-  return t_tid;
-}
 
 std::string kernel_name(cl_kernel k) {
   size_t size = 0;
@@ -86,25 +52,6 @@ std::string kernel_name(cl_kernel k) {
   while (!name.empty() && name.back() == '\0') name.pop_back();
   return name;
 }
-
-// What oaprof told the layer, read once per process before the first call (the way in installs
-// the replay bookkeeping and the sync points by it) and never again: a program that changes its
-// environment later does not change the measurement. Each bad value is logged here, once.
-const LayerConfig& layer_config() {
-  static const LayerConfig config = [] {
-    LayerConfig c = LayerConfig::from_env(&process_env);
-    for (const std::string& error : c.errors) {
-      std::fprintf(stderr, "oaprof layer: %s\n", error.c_str());
-    }
-    return c;
-  }();
-  return config;
-}
-
-// Sampled attribution (OAPROF_ATTRIBUTION=sampled, set by `oaprof --attribution sampled`):
-// launches are neither drained nor snapshotted; their windows go to the privileged side once
-// their events are seen complete at the program's own sync points.
-bool sampled_mode() { return layer_config().attribution == Attribution::kSampled; }
 
 MemTracker& tracker() {
   static MemTracker* t = new MemTracker();  // never destroyed: calls may arrive during exit
@@ -245,7 +192,6 @@ struct Passes {
   // reads energy before it answers the first 'before', and it reads it again after it receives
   // the last 'after', so its window is at least from that answer to that send.
   std::uint64_t window_start_ns = 0, window_end_ns = 0;
-  std::string error;
 };
 
 // Drain: nothing else of this queue, nor what the launch waits for, may run inside the
@@ -303,52 +249,14 @@ class Profiler {
   }
 
  private:
-  Profiler() {
-    const LayerConfig& config = layer_config();
-    if (!config.socket) {
-      disable("OAPROF_SOCKET is not set (start the program under oaprof); running unprofiled");
-      return;
-    }
-    if (!config.measure) {
-      disabled_ = true;  // layer_config() has said why
-      return;
-    }
-    socket_path_ = *config.socket;
-    try {
-      filter_ = LaunchFilter(config.kernel_name, config.launch_skip, config.launch_count);
-    } catch (const std::exception& e) {
-      disable(std::string(e.what()) + "; running unprofiled");
-    }
-  }
+  Profiler() = default;
 
   bool ensure_connected_locked() {
-    if (disabled_) return false;
-    const pid_t pid = current_pid();
-    if (client_ && pid == client_pid_) return true;
-    // First use, or a forked child: the parent's connection is not ours to use, nor are the
-    // parent's sampled launches ours to report.
-    if (client_) forget_parents_launches();
-    std::string error;
-    const LayerConfig& config = layer_config();
-    ipc::channel::WaitPolicy policy;
-    if (config.spin) policy.spin = *config.spin;
-    client_ = ipc::Client::connect(socket_path_, error, kConnectTimeoutMs, policy);
-    if (!client_) {
-      disable(error + "; running unprofiled");
-      return false;
-    }
-    client_pid_ = pid;
-    client_pid_seen_.store(pid, std::memory_order_relaxed);
-    // The shared-memory channel unless OAPROF_CHANNEL=off asks for the socket alone.
-    if (!client_->hello(static_cast<std::uint32_t>(pid), config.channel, error)) {
-      disable("the privileged side refused us: " + error + "; running unprofiled");
-      return false;
-    }
-    if (!config.quiet) {
-      std::fprintf(stderr, "oaprof: measuring OpenCL launches of pid %d through the %s (%s)\n", pid,
-                   g_way_in, client_->has_channel() ? "shared-memory channel" : "socket");
-    }
-    return true;
+    bool forked = false;
+    const bool connected = link_.ensure_connected(g_way_in, forked);
+    // A forked child: the parent's sampled launches are not ours to report.
+    if (forked) forget_parents_launches();
+    return connected;
   }
 
   // In a forked child: the books hold the parent's launches, whose events belong to the
@@ -360,7 +268,7 @@ class Profiler {
   }
 
   void warn_once(std::atomic<bool>& warned, const std::string& what) {
-    if (!warned.exchange(true)) std::fprintf(stderr, "oaprof layer: %s\n", what.c_str());
+    link_.warn_once(warned, what);
   }
 
   // A selected launch, drained and run between snapshots (once, or replayed); its record posted.
@@ -404,28 +312,12 @@ class Profiler {
                  Enqueue enqueue) noexcept;
   wire::Launch base_record(const LaunchState& state, const LaunchArgs& args);
 
-  void disable(const std::string& why) {
-    disabled_ = true;
-    client_.reset();
-    if (!warned_.exchange(true)) std::fprintf(stderr, "oaprof layer: %s\n", why.c_str());
-  }
+  void disable(const std::string& why) { link_.disable(why); }
 
   std::mutex mu_;  // one measured launch at a time: snapshots must bracket exactly one kernel
-  std::string socket_path_;
-  std::unique_ptr<ipc::Client> client_;
-  pid_t client_pid_ = 0;
-  // The same, for sync_point to read before it takes mu_: a child forked while another thread
-  // held mu_ would wait on it for ever, at every clFinish and at exit.
-  std::atomic<pid_t> client_pid_seen_{0};
-  bool disabled_ = false;
-  std::atomic<bool> warned_{false};
+  LayerLink link_{"OpenCL"};
   std::atomic<bool> callback_warned_{false};
   std::atomic<bool> replay_warned_{false};
-  std::atomic<bool> record_warned_{false};
-  // The program's launches so far, selected or not: each launch's index among them is its id
-  // and its row's `launch`, so that rows after --launch-skip N start at N.
-  std::atomic<std::uint64_t> program_launches_{0};
-  LaunchFilter filter_;
   std::mutex queues_mu_;
   std::set<cl_command_queue> added_profiling_;
   // What every record asks of its queue, asked once per queue (until its release).
@@ -443,7 +335,6 @@ class Profiler {
   std::vector<wire::Launch> outbox_;  // ready records not yet posted
   std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
   std::atomic<bool> clock_warned_{false};
-  std::atomic<bool> sampled_warned_{false};
   bool exit_hook_ = false;
 };
 
@@ -452,7 +343,7 @@ void flush_at_exit() { Profiler::get().sync_point(true); }
 cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue) noexcept {
   if (t_in_launch) return enqueue(args, event);  // ours, through the program's entry point
   LaunchState state;
-  state.id = program_launches_.fetch_add(1, std::memory_order_relaxed);
+  state.id = link_.next_launch_id();
   if (t_in_callback) {
     if (!callback_warned_.exchange(true)) {
       std::fprintf(stderr,
@@ -469,7 +360,7 @@ cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue
       return enqueue(args, event);
     }
     state.name = kernel_name(args.k);
-    if (!filter_.select(state.name)) {
+    if (!link_.filter().select(state.name)) {
       lock.unlock();
       return enqueue(args, event);
     }
@@ -563,23 +454,15 @@ bool Profiler::restore_for_pass(const LaunchState& s, const LaunchArgs& a, Buffe
 }
 
 void Profiler::snapshot_before(LaunchState& s, bool energy_first, Passes& p) {
-  if (!client_->call(wire::Snapshot{s.id, wire::Phase::kBefore, energy_first}, p.error)) {
-    disable("snapshot failed: " + p.error + "; running unprofiled from here on");
+  if (!link_.snapshot(s.id, wire::Phase::kBefore, energy_first)) {
     p.measured = false;
     return;
   }
   s.pass_open = true;
-  if (const std::string refused = client_->take_post_error(); !refused.empty()) {
-    // This launch is measured; the previous one's record was refused (dropped there).
-    warn_once(record_warned_, "a launch record was refused: " + refused);
-  }
 }
 
 void Profiler::snapshot_after(LaunchState& s, Passes& p) {
-  if (p.measured && !client_->call(wire::Snapshot{s.id, wire::Phase::kAfter}, p.error)) {
-    disable("snapshot failed: " + p.error + "; running unprofiled from here on");
-    p.measured = false;
-  }
+  if (p.measured && !link_.snapshot(s.id, wire::Phase::kAfter)) p.measured = false;
   s.pass_open = false;
 }
 
@@ -589,11 +472,7 @@ void Profiler::post_record(const LaunchState& s, const LaunchArgs& a, Passes& p)
   rec.restore_bytes = p.restore_bytes;
   rec.restore_ns = p.restore_ns;
   fail_at(FailurePoint::kBeforeRecord);
-  // The record carries no timing, so it does not wait for its reply: the next call reads it
-  // (one round trip fewer per launch), and an error reply still turns profiling off there.
-  if (!client_->post(rec, p.error)) {
-    disable("launch record not sent: " + p.error + "; running unprofiled from here on");
-  }
+  link_.post(rec);
 }
 
 const DeviceClock* Profiler::clock_for(cl_device_id device, cl_command_queue q) {
@@ -693,7 +572,7 @@ SampledLaunches::Completion Profiler::ask_start(cl_event ev, std::uint64_t end,
 }
 
 void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
-  if (!client_) return;
+  if (link_.disabled()) return;
   if (wait) {
     while (cl_event oldest = static_cast<cl_event>(sampled_.oldest_event())) {
       g_next.clWaitForEvents(1, &oldest);
@@ -711,28 +590,13 @@ void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
   if (scope == SampledLaunches::Scope::kOldest && outbox_.size() < kPostBurst) return;
   std::vector<wire::Launch> burst;
   burst.swap(outbox_);
-  std::string error;
-  // The replies are read as they come: a privileged side whose replies nobody reads stops
-  // taking requests once its queue of them is full.
-  for (const wire::Launch& rec : burst) {
-    if (!client_->post(rec, error)) {
-      disable("launch record not sent: " + error + "; running unprofiled from here on");
-      return;
-    }
-    if (!client_->read_arrived_replies(error)) {
-      disable("the privileged side went away: " + error + "; running unprofiled from here on");
-      return;
-    }
-  }
-  if (const std::string refused = client_->take_post_error(); !refused.empty()) {
-    warn_once(sampled_warned_, "a launch record was refused: " + refused);
-  }
+  link_.post_burst(burst);
 }
 
 void Profiler::sync_point(bool wait) noexcept {
   if (!sampled_mode() || t_in_launch) return;
   // A forked child that has not launched yet holds its parent's connection and books.
-  if (client_pid_seen_.load(std::memory_order_relaxed) != current_pid()) return;
+  if (link_.connected_pid() != current_pid()) return;
   try {
     std::lock_guard lock(mu_);
     if (sampled_.in_flight() == 0 && sampled_.waiting() == 0 && outbox_.empty()) return;
@@ -791,10 +655,9 @@ cl_int Profiler::recover(LaunchState& s, const LaunchArgs& a, cl_event* event,
                          Enqueue enqueue) noexcept {
   auto stop_profiling = [this](const char* why) noexcept {
     try {
-      disable(why);
+      link_.disable(why);
     } catch (...) {
-      disabled_ = true;
-      client_.reset();
+      link_.disable({});  // out of memory for the message: off without it
     }
   };
   if (!s.enqueued) {
@@ -806,19 +669,18 @@ cl_int Profiler::recover(LaunchState& s, const LaunchArgs& a, cl_event* event,
   // The kernel is in the queue: the program gets the status its enqueue returned and its event,
   // whatever went wrong here. The row, when it can still be sent, says it is not to be trusted.
   try {
-    if (client_ && s.first != nullptr) {
-      std::string error;
+    if (!link_.disabled() && s.first != nullptr) {
       std::uint32_t passes = s.passes;
       if (s.pass_open) {
         cl_event ev = s.last != nullptr ? s.last : s.first;
         g_next.clWaitForEvents(1, &ev);
-        if (client_->call(wire::Snapshot{s.id, wire::Phase::kAfter}, error)) ++passes;
+        if (link_.snapshot(s.id, wire::Phase::kAfter)) ++passes;
         s.pass_open = false;
       }
       wire::Launch rec = base_record(s, a);
       rec.passes = std::max<std::uint32_t>(passes, 1);
       rec.flags |= wire::kLaunchLayerError;
-      client_->post(rec, error);
+      link_.post(rec);
     }
   } catch (...) {
     // The row is lost then; the privileged side counts it among the dropped launches.

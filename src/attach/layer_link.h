@@ -1,0 +1,75 @@
+// What the in-process front-ends (OpenCL: interceptor.cc; Level Zero: ze_interceptor.cc) share
+// and nothing API-specific: the layer's configuration read once, the process and thread ids, and
+// the link to the privileged side (connect on first use and again in a forked child, the
+// snapshots, the launch records alone or in bursts, the launch selection and the program's launch
+// count). A failure of the link turns it off with one line on stderr; the front-end then passes
+// every call through.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attach/launch_filter.h"
+#include "attach/layer_config.h"
+#include "ipc/client.h"
+#include "ipc/wire.h"
+
+namespace oaprof::attach {
+
+// What oaprof told the layer, read once per process (each bad value logged once, here).
+const LayerConfig& layer_config();
+// Sampled attribution (OAPROF_ATTRIBUTION=sampled).
+bool sampled_mode();
+
+// Asked of the kernel once, and again after a fork.
+pid_t current_pid();
+pid_t current_tid();
+
+class LayerLink {
+ public:
+  // `api` names the launches in the start-up line ("OpenCL", "Level Zero").
+  explicit LayerLink(const char* api);
+  LayerLink(const LayerLink&) = delete;
+  LayerLink& operator=(const LayerLink&) = delete;
+
+  // Connects on first use, and again in a forked child (then `forked` is set: the caller drops
+  // the parent's books). False when the link is off. `way_in` names how the layer came in.
+  // The caller serialises calls to the link.
+  bool ensure_connected(const char* way_in, bool& forked);
+  bool disabled() const { return disabled_; }
+  // The pid of the process that made the connection, readable without the caller's lock.
+  pid_t connected_pid() const { return client_pid_seen_.load(std::memory_order_relaxed); }
+
+  // A pass's snapshot; false (and the link off) when it failed.
+  bool snapshot(std::uint64_t launch_id, ipc::wire::Phase phase, bool energy_first = false);
+  // A launch record, not waited for; false (and the link off) when it could not be sent.
+  bool post(const ipc::wire::Launch& record);
+  // Records posted one after another, their replies read as they come.
+  void post_burst(const std::vector<ipc::wire::Launch>& records);
+
+  void disable(const std::string& why) noexcept;
+  void warn_once(std::atomic<bool>& warned, const std::string& what);
+
+  // The program's launches so far: each one's index is its id and its row's `launch`.
+  std::uint64_t next_launch_id() { return launches_.fetch_add(1, std::memory_order_relaxed); }
+  LaunchFilter& filter() { return filter_; }
+
+ private:
+  const char* api_;
+  std::string socket_path_;
+  std::unique_ptr<ipc::Client> client_;
+  pid_t client_pid_ = 0;
+  std::atomic<pid_t> client_pid_seen_{0};
+  bool disabled_ = false;
+  std::atomic<bool> warned_{false};
+  std::atomic<bool> record_warned_{false};
+  std::atomic<std::uint64_t> launches_{0};
+  LaunchFilter filter_;
+};
+
+}  // namespace oaprof::attach
