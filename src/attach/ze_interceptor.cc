@@ -1,0 +1,598 @@
+#include "attach/ze_interceptor.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attach/layer_link.h"
+#include "attach/ze_events.h"
+#include "base/monotonic_clock.h"
+#include "ipc/wire.h"
+
+namespace oaprof::attach::ze {
+
+namespace wire = ipc::wire;
+
+// One launch as the program appended it: its kernel's name and group size then (a regular list
+// runs it so even after the kernel changed or went), its group counts or where to read them.
+struct Appended {
+  oa::LaunchApi api = oa::LaunchApi::kZeLaunchKernel;
+  std::string name;
+  std::array<std::uint32_t, 3> size{1, 1, 1};
+  ze_group_count_t groups{0, 0, 0};
+  const ze_group_count_t* indirect = nullptr;
+  ze_event_handle_t program_event = nullptr;  // the program's own signal event, if any
+};
+
+// One launch of a regular list's execution, in the order the device runs them.
+struct Step {
+  Gate gate;
+  Appended launch;
+  std::uint64_t id = 0;
+  bool selected = false;
+};
+
+// What the first half of a call hands the second.
+struct CallState {
+  enum class Kind { kImmediate, kRecord, kExecute } kind = Kind::kImmediate;
+  std::unique_lock<std::mutex> lock;  // immediate and execute: held from the first half on
+  wire::Launch record;
+  ze_event_handle_t ours = nullptr;  // an event of oaprof's given to the launch
+  ze_context_handle_t context = nullptr;
+  ze_device_handle_t device = nullptr;
+  // kRecord: the gate appended before the launch.
+  Gate gate;
+  // kExecute: the thread stepping through the gates, and its stop signal.
+  std::thread stepper;
+  std::atomic<bool> cancel{false};
+  std::vector<Step> steps;
+  // The program's thread and its call's time: the rows' (the stepper is the layer's thread).
+  std::uint32_t tid = 0;
+  std::uint64_t api_ns = 0;
+};
+
+namespace {
+
+Next g_next;
+const char* g_way_in = "preload";
+
+using base::monotonic_ns;
+
+// How long the layer waits for the events a launch waits on (and, on a regular list, for what
+// comes before it in the list) before it gives the launch up: a launch that waits on an event
+// the host signals after the call (legal in Level Zero) would otherwise never start. Past it the
+// launch runs unmeasured, with one warning. The list's earlier work on an immediate list, and
+// the kernel itself, are waited for as long as they take.
+constexpr std::uint64_t kWaitsTimeoutNs = 2'000'000'000;
+constexpr std::uint64_t kForever = UINT64_MAX;
+constexpr std::uint64_t kWaitSliceNs = 1'000'000;
+
+std::uint64_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+struct Recorded {
+  Appended launch;
+  Gate gate;
+  bool appended = true;  // false: the append failed, only the gate is in the list
+};
+
+struct ListInfo {
+  ze_context_handle_t context = nullptr;
+  ze_device_handle_t device = nullptr;
+  bool immediate = false;
+  std::vector<Recorded> recorded;
+};
+
+struct KernelInfo {
+  std::string name;
+  std::optional<std::array<std::uint32_t, 3>> size;  // as last set; else its required one
+};
+
+// Waits for `event` in slices, so that `cancel` can stop it; false on timeout or stop.
+bool wait_for(ze_event_handle_t event, std::uint64_t timeout_ns,
+              const std::atomic<bool>* cancel = nullptr) {
+  const std::uint64_t give_up = monotonic_ns() + timeout_ns;
+  for (;;) {
+    const ze_result_t r = g_next.event_sync(event, kWaitSliceNs);
+    if (r == ZE_RESULT_SUCCESS) return true;
+    if (r != ZE_RESULT_NOT_READY) return false;
+    if (cancel != nullptr && cancel->load()) return false;
+    if (monotonic_ns() > give_up) return false;
+  }
+}
+
+// zeKernelGetName's answer (the size includes the terminating NUL), or "?".
+std::string kernel_name(ze_kernel_handle_t k) {
+  std::size_t size = 0;
+  if (g_next.kernel_name(k, &size, nullptr) != ZE_RESULT_SUCCESS || size == 0) return "?";
+  std::vector<char> name(size + 1, '\0');
+  if (g_next.kernel_name(k, &size, name.data()) != ZE_RESULT_SUCCESS) return "?";
+  return std::string(name.data());
+}
+
+}  // namespace
+
+namespace {
+
+class Profiler {
+ public:
+  static Profiler& get() {
+    static Profiler* p = new Profiler();  // never destroyed: calls may arrive during exit
+    return *p;
+  }
+
+  CallState* before_launch(LaunchCall& call);
+  void after_launch(const LaunchCall& call, ze_result_t result, CallState* s);
+  CallState* before_execute(ze_command_queue_handle_t q, std::uint32_t n,
+                            const ze_command_list_handle_t* lists);
+  void after_execute(ze_result_t result, CallState* s);
+
+  void list_created(ze_context_handle_t c, ze_device_handle_t d, ze_command_list_handle_t l,
+                    bool immediate);
+  void list_forget(ze_command_list_handle_t l, bool destroyed);
+  void list_forget_locked(ze_command_list_handle_t l);
+  void kernel_size(ze_kernel_handle_t k, std::array<std::uint32_t, 3> size);
+  void kernel_forget(ze_kernel_handle_t k);
+  void context_forget(ze_context_handle_t c);
+  // After an internal error: off for good, the calls pass through.
+  void fail(const char* where) noexcept;
+
+ private:
+  Profiler() = default;
+  bool connected_locked();
+  const KernelInfo& kernel_locked(ze_kernel_handle_t k);
+  Appended appended_locked(const LaunchCall& call);
+  CallState* record_append(LaunchCall& call, ListInfo& list, std::unique_lock<std::mutex> lock);
+  CallState* measure_immediate(LaunchCall& call, ListInfo& list, std::unique_lock<std::mutex> lock);
+  bool drain(const LaunchCall& call, ze_context_handle_t context);
+  bool barrier_waited(ze_command_list_handle_t list, ze_context_handle_t context,
+                      std::uint32_t wait_count, ze_event_handle_t* waits, std::uint64_t timeout_ns);
+  void warn_host_wait();
+  wire::Launch base_record(const Appended& a, std::uint64_t id, std::uint64_t queue,
+                           ze_context_handle_t c, ze_device_handle_t d) const;
+  void finish_record(wire::Launch& rec, const Appended& a, ze_event_handle_t timed,
+                     ze_context_handle_t c, ze_device_handle_t d);
+  std::vector<Step> plan_execution(std::uint32_t n, const ze_command_list_handle_t* lists,
+                                   ze_context_handle_t& c, ze_device_handle_t& d);
+  void step_through(CallState& s, std::uint64_t queue);
+  bool measure_step(CallState& s, const Step& step, std::uint64_t queue);
+
+  std::mutex mu_;  // one measured launch at a time: snapshots must bracket exactly one kernel
+  LayerLink link_{"Level Zero"};
+  std::map<ze_kernel_handle_t, KernelInfo> kernels_;
+  std::map<ze_command_list_handle_t, ListInfo> lists_;
+  Events events_{g_next};
+  std::atomic<bool> broken_{false};
+  std::atomic<bool> waits_warned_{false};
+  std::atomic<bool> sampled_warned_{false};
+};
+
+bool Profiler::connected_locked() {
+  if (broken_.load()) return false;
+  bool forked = false;
+  const bool connected = link_.ensure_connected(g_way_in, forked);
+  // A forked child: the parent's events and lists are the parent's driver's.
+  if (forked) events_.forget();
+  return connected;
+}
+
+// The name from zeKernelGetName (asked once per kernel handle, until its zeKernelDestroy), and
+// the group size: as the program last set it, else the kernel's required one, else 1.
+const KernelInfo& Profiler::kernel_locked(ze_kernel_handle_t k) {
+  KernelInfo& info = kernels_[k];  // may hold a group size already, set before its first launch
+  if (!info.name.empty()) return info;
+  info.name = kernel_name(k);
+  if (info.size) return info;
+  ze_kernel_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
+  if (g_next.kernel_properties(k, &props) == ZE_RESULT_SUCCESS && props.requiredGroupSizeX != 0) {
+    info.size = std::array<std::uint32_t, 3>{props.requiredGroupSizeX,
+                                             std::max(1u, props.requiredGroupSizeY),
+                                             std::max(1u, props.requiredGroupSizeZ)};
+  }
+  return info;
+}
+
+// What a launch call appends: one kernel, or for LaunchMultipleKernelsIndirect the names of all
+// of them joined by '+' (one row: oaprof cannot bracket the kernels of one call apart).
+Appended Profiler::appended_locked(const LaunchCall& call) {
+  Appended a;
+  a.api = call.api;
+  for (std::uint32_t i = 0; i < call.kernel_count && call.kernels != nullptr; ++i) {
+    const KernelInfo& k = kernel_locked(call.kernels[i]);
+    if (i > 0) a.name += '+';
+    a.name += k.name;
+    if (i == 0) a.size = k.size.value_or(std::array<std::uint32_t, 3>{1, 1, 1});
+  }
+  if (call.groups != nullptr) a.groups = *call.groups;
+  a.indirect = call.indirect;
+  a.program_event = call.signal != nullptr ? *call.signal : nullptr;
+  return a;
+}
+
+CallState* Profiler::before_launch(LaunchCall& call) {
+  if (sampled_mode()) {
+    link_.warn_once(sampled_warned_,
+                    "Level Zero launches are not measured under --attribution sampled yet; use "
+                    "bracketed attribution (docs/level-zero.md)");
+    return nullptr;
+  }
+  std::unique_lock lock(mu_);
+  if (!connected_locked()) return nullptr;
+  const auto it = lists_.find(call.list);
+  if (it == lists_.end()) return nullptr;  // a list the layer never saw created
+  if (it->second.immediate) return measure_immediate(call, it->second, std::move(lock));
+  return record_append(call, it->second, std::move(lock));
+}
+
+// A regular list: the gate goes in before the launch; the launch is numbered and selected at
+// each execution, not here.
+CallState* Profiler::record_append(LaunchCall& call, ListInfo& list,
+                                   std::unique_lock<std::mutex> lock) {
+  auto s = std::make_unique<CallState>();
+  s->kind = CallState::Kind::kRecord;
+  s->context = list.context;
+  if (!events_.open_gate(list.context, call, s->gate)) return nullptr;
+  lock.unlock();
+  return s.release();
+}
+
+// The list's earlier work, then the launch's waits: each a barrier of oaprof's, waited for.
+bool Profiler::drain(const LaunchCall& call, ze_context_handle_t context) {
+  return barrier_waited(call.list, context, 0, nullptr, kForever) &&
+         (call.wait_count == 0 ||
+          barrier_waited(call.list, context, call.wait_count, call.waits, kWaitsTimeoutNs));
+}
+
+bool Profiler::barrier_waited(ze_command_list_handle_t list, ze_context_handle_t context,
+                              std::uint32_t wait_count, ze_event_handle_t* waits,
+                              std::uint64_t timeout_ns) {
+  ze_event_handle_t ready = events_.take(context);
+  if (ready == nullptr) return false;
+  if (g_next.append_barrier(list, ready, wait_count, waits) != ZE_RESULT_SUCCESS) {
+    events_.give_back(ready);
+    return false;
+  }
+  if (!wait_for(ready, timeout_ns)) {
+    // Still pending in the list: it may be signalled later, so it is not used again.
+    warn_host_wait();
+    return false;
+  }
+  events_.give_back(ready);
+  return true;
+}
+
+void Profiler::warn_host_wait() {
+  link_.warn_once(waits_warned_,
+                  "a Level Zero launch waits on an event that was not signalled within 2 s "
+                  "(signalled by the host after the call?); such launches run unmeasured "
+                  "(docs/level-zero.md)");
+}
+
+CallState* Profiler::measure_immediate(LaunchCall& call, ListInfo& list,
+                                       std::unique_lock<std::mutex> lock) {
+  const std::uint64_t api_ns = monotonic_ns();
+  const std::uint64_t id = link_.next_launch_id();
+  Appended a = appended_locked(call);
+  if (!link_.filter().select(a.name)) return nullptr;
+  if (!drain(call, list.context)) return nullptr;
+  if (!link_.snapshot(id, wire::Phase::kBefore)) return nullptr;
+  auto s = std::make_unique<CallState>();
+  s->kind = CallState::Kind::kImmediate;
+  s->context = list.context;
+  s->device = list.device;
+  s->record = base_record(a, id, handle(call.list), list.context, list.device);
+  s->record.api_ns = api_ns;
+  if (*call.signal == nullptr) {
+    // Kernel timestamps for the row: an event of oaprof's, which the program never sees.
+    s->ours = events_.take(list.context);
+    *call.signal = s->ours;
+  }
+  s->lock = std::move(lock);
+  return s.release();
+}
+
+wire::Launch Profiler::base_record(const Appended& a, std::uint64_t id, std::uint64_t queue,
+                                   ze_context_handle_t c, ze_device_handle_t d) const {
+  wire::Launch rec;
+  rec.launch_id = id;
+  rec.work_dim = 3;
+  for (int i = 0; i < 3; ++i) rec.local[static_cast<std::size_t>(i)] = a.size[i];
+  rec.queue = queue;
+  rec.context = handle(c);
+  rec.device = handle(d);
+  rec.tid = static_cast<std::uint32_t>(current_tid());
+  rec.api_ns = monotonic_ns();
+  rec.api = a.api;
+  rec.kernel_name = a.name;
+  rec.flags = wire::kLaunchProgramIndex;
+  return rec;
+}
+
+// The group counts (read now for an indirect launch, where host-readable), and the kernel's
+// times from a kernel-timestamp event.
+void Profiler::finish_record(wire::Launch& rec, const Appended& a, ze_event_handle_t timed,
+                             ze_context_handle_t c, ze_device_handle_t d) {
+  ze_group_count_t groups = a.groups;
+  if (a.indirect != nullptr && !read_host_visible(g_next, c, a.indirect, groups)) groups = {};
+  const std::uint32_t counts[3] = {groups.groupCountX, groups.groupCountY, groups.groupCountZ};
+  for (std::size_t i = 0; i < 3; ++i) rec.global[i] = std::uint64_t{counts[i]} * rec.local[i];
+  if (timed == nullptr) return;
+  const std::optional<KernelTimes> t = events_.kernel_times(timed, d);
+  if (!t) return;
+  rec.profiled = true;
+  rec.queued_ns = rec.submit_ns = rec.start_ns = t->start_ns;
+  rec.end_ns = t->end_ns;
+}
+
+void Profiler::after_launch(const LaunchCall& call, ze_result_t result, CallState* raw) {
+  std::unique_ptr<CallState> s(raw);
+  if (s->kind == CallState::Kind::kRecord) {
+    std::lock_guard lock(mu_);
+    const auto it = lists_.find(call.list);
+    if (it == lists_.end()) return;
+    Recorded r;
+    r.launch = appended_locked(call);
+    r.launch.program_event = s->gate.program_event;
+    r.gate = s->gate;
+    r.appended = result == ZE_RESULT_SUCCESS;
+    events_.close_gate(call.list, r.appended, r.gate);
+    it->second.recorded.push_back(std::move(r));
+    return;
+  }
+  // Immediate: the kernel ran (or failed to go in); the 'after' closes the pass either way.
+  ze_event_handle_t done = s->ours != nullptr ? s->ours : *call.signal;
+  if (result == ZE_RESULT_SUCCESS && done != nullptr && !wait_for(done, kForever)) {
+    s->record.flags |= wire::kLaunchDrainFailed;
+  }
+  const bool measured = link_.snapshot(s->record.launch_id, wire::Phase::kAfter);
+  if (result == ZE_RESULT_SUCCESS && measured) {
+    Appended a;
+    a.groups = call.groups != nullptr ? *call.groups : ze_group_count_t{};
+    a.indirect = call.indirect;
+    for (std::size_t i = 0; i < 3; ++i) a.size[i] = static_cast<std::uint32_t>(s->record.local[i]);
+    finish_record(s->record, a, done, s->context, s->device);
+    link_.post(s->record);
+  }
+  if (s->ours != nullptr) events_.give_back(s->ours);
+}
+
+// The launches of an execution in the order the device runs them: each gets the program's next
+// launch index and the selection's verdict; the gates of those not measured open at once.
+std::vector<Step> Profiler::plan_execution(std::uint32_t n, const ze_command_list_handle_t* lists,
+                                           ze_context_handle_t& c, ze_device_handle_t& d) {
+  std::vector<Step> steps;
+  for (std::uint32_t i = 0; i < n && lists != nullptr; ++i) {
+    const auto it = lists_.find(lists[i]);
+    if (it == lists_.end()) continue;
+    c = it->second.context;
+    d = it->second.device;
+    for (const Recorded& r : it->second.recorded) {
+      Step step;
+      step.gate = r.gate;
+      step.launch = r.launch;
+      if (r.appended) {
+        step.id = link_.next_launch_id();
+        step.selected = link_.filter().select(r.launch.name);
+      }
+      events_.rearm(step.gate);
+      if (!step.selected) events_.open(step.gate);
+      steps.push_back(std::move(step));
+    }
+  }
+  return steps;
+}
+
+CallState* Profiler::before_execute(ze_command_queue_handle_t q, std::uint32_t n,
+                                    const ze_command_list_handle_t* lists) {
+  if (sampled_mode()) return nullptr;
+  std::unique_lock lock(mu_);
+  if (!connected_locked()) return nullptr;
+  auto s = std::make_unique<CallState>();
+  s->kind = CallState::Kind::kExecute;
+  s->tid = static_cast<std::uint32_t>(current_tid());
+  s->api_ns = monotonic_ns();
+  s->steps = plan_execution(n, lists, s->context, s->device);
+  const bool any =
+      std::any_of(s->steps.begin(), s->steps.end(), [](const Step& step) { return step.selected; });
+  if (!any) return nullptr;
+  s->lock = std::move(lock);
+  const std::uint64_t queue = handle(q);
+  CallState* state = s.get();
+  s->stepper = std::thread([this, state, queue] { step_through(*state, queue); });
+  return s.release();
+}
+
+// The stepper: each measured launch between its gate and its end. Once a gate cannot be
+// reached (the execution failed, or waits on the host for longer than the layer waits), every
+// gate left opens at once and those launches run unmeasured.
+void Profiler::step_through(CallState& s, std::uint64_t queue) {
+  bool going = true;
+  for (const Step& step : s.steps) {
+    if (going && step.selected) going = measure_step(s, step, queue);
+    if (!going) events_.open(step.gate);
+  }
+}
+
+bool Profiler::measure_step(CallState& s, const Step& step, std::uint64_t queue) {
+  if (!wait_for(step.gate.ready, kWaitsTimeoutNs, &s.cancel)) {
+    if (!s.cancel.load()) warn_host_wait();
+    return false;
+  }
+  wire::Launch rec = base_record(step.launch, step.id, queue, s.context, s.device);
+  rec.tid = s.tid;
+  rec.api_ns = s.api_ns;
+  if (!link_.snapshot(step.id, wire::Phase::kBefore)) return false;
+  events_.open(step.gate);
+  if (!wait_for(step.gate.done, kForever, &s.cancel)) rec.flags |= wire::kLaunchDrainFailed;
+  if (!link_.snapshot(step.id, wire::Phase::kAfter)) return false;
+  const ze_event_handle_t timed =
+      step.gate.done_is_kernels ? step.gate.done : step.launch.program_event;
+  finish_record(rec, step.launch, timed, s.context, s.device);
+  return link_.post(rec);
+}
+
+void Profiler::after_execute(ze_result_t result, CallState* raw) {
+  std::unique_ptr<CallState> s(raw);
+  if (result != ZE_RESULT_SUCCESS) s->cancel.store(true);  // the lists never ran
+  if (s->stepper.joinable()) s->stepper.join();
+}
+
+void Profiler::list_created(ze_context_handle_t c, ze_device_handle_t d, ze_command_list_handle_t l,
+                            bool immediate) {
+  std::lock_guard lock(mu_);
+  list_forget_locked(l);  // a handle the driver gives again
+  ListInfo& info = lists_[l];
+  info.context = c;
+  info.device = d;
+  info.immediate = immediate;
+}
+
+// Reset or destroyed: its recorded launches are gone, and their gates' events come back.
+void Profiler::list_forget_locked(ze_command_list_handle_t l) {
+  const auto it = lists_.find(l);
+  if (it == lists_.end()) return;
+  for (const Recorded& r : it->second.recorded) events_.release(r.gate);
+  it->second.recorded.clear();
+}
+
+void Profiler::list_forget(ze_command_list_handle_t l, bool destroyed) {
+  std::lock_guard lock(mu_);
+  list_forget_locked(l);
+  if (destroyed) lists_.erase(l);
+}
+
+void Profiler::kernel_size(ze_kernel_handle_t k, std::array<std::uint32_t, 3> size) {
+  std::lock_guard lock(mu_);
+  kernels_[k].size = size;  // the name is asked at its first launch
+}
+
+void Profiler::kernel_forget(ze_kernel_handle_t k) {
+  std::lock_guard lock(mu_);
+  kernels_.erase(k);  // the handle may come back for another kernel
+}
+
+// Before the program's zeContextDestroy: oaprof's event pools of it go first (the driver would
+// refuse to destroy a context with pools alive), with the lists recorded in it.
+void Profiler::context_forget(ze_context_handle_t c) {
+  std::lock_guard lock(mu_);
+  for (auto it = lists_.begin(); it != lists_.end();) {
+    if (it->second.context != c) {
+      ++it;
+      continue;
+    }
+    list_forget_locked(it->first);
+    it = lists_.erase(it);
+  }
+  events_.forget_context(c);
+}
+
+void Profiler::fail(const char* where) noexcept {
+  if (broken_.exchange(true)) return;
+  std::fprintf(stderr,
+               "oaprof layer: internal error in %s; Level Zero calls pass through unmeasured from "
+               "here on\n",
+               where);
+}
+
+// Every entry below catches what the books may throw (out of memory): the program's call goes
+// on as if the layer were not there.
+template <typename Fn>
+auto guarded(const char* where, Fn&& fn) noexcept -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (...) {
+    Profiler::get().fail(where);
+    return decltype(fn())();
+  }
+}
+
+}  // namespace
+
+Next& next() { return g_next; }
+
+void set_way_in(const char* name) { g_way_in = name; }
+
+bool load_next(void* (*lookup)(const char* name), const char** missing) {
+  Next n;
+  bool ok = true;
+  auto get = [&](auto& slot, const char* name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(lookup(name));
+    if (slot == nullptr && ok) {
+      ok = false;
+      *missing = name;
+    }
+  };
+  get(n.init, "zeInit");
+  get(n.append_barrier, "zeCommandListAppendBarrier");
+  get(n.append_wait, "zeCommandListAppendWaitOnEvents");
+  get(n.pool_create, "zeEventPoolCreate");
+  get(n.pool_destroy, "zeEventPoolDestroy");
+  get(n.event_create, "zeEventCreate");
+  get(n.event_destroy, "zeEventDestroy");
+  get(n.event_signal, "zeEventHostSignal");
+  get(n.event_sync, "zeEventHostSynchronize");
+  get(n.event_reset, "zeEventHostReset");
+  get(n.event_timestamp, "zeEventQueryKernelTimestamp");
+  get(n.kernel_name, "zeKernelGetName");
+  get(n.kernel_properties, "zeKernelGetProperties");
+  get(n.device_properties, "zeDeviceGetProperties");
+  get(n.alloc_properties, "zeMemGetAllocProperties");
+  if (ok) g_next = n;
+  return ok;
+}
+
+CallState* before_launch(LaunchCall& call) noexcept {
+  return guarded("a launch", [&] { return Profiler::get().before_launch(call); });
+}
+
+void after_launch(const LaunchCall& call, ze_result_t result, CallState* state) noexcept {
+  if (state == nullptr) return;
+  guarded("a launch", [&] { Profiler::get().after_launch(call, result, state); });
+}
+
+CallState* before_execute(ze_command_queue_handle_t queue, std::uint32_t count,
+                          const ze_command_list_handle_t* lists) noexcept {
+  return guarded("an execution",
+                 [&] { return Profiler::get().before_execute(queue, count, lists); });
+}
+
+void after_execute(ze_result_t result, CallState* state) noexcept {
+  if (state == nullptr) return;
+  guarded("an execution", [&] { Profiler::get().after_execute(result, state); });
+}
+
+void list_created(ze_context_handle_t context, ze_device_handle_t device,
+                  ze_command_list_handle_t list, bool immediate) noexcept {
+  guarded("a list's creation",
+          [&] { Profiler::get().list_created(context, device, list, immediate); });
+}
+
+void list_reset(ze_command_list_handle_t list) noexcept {
+  guarded("a list's reset", [&] { Profiler::get().list_forget(list, false); });
+}
+
+void list_destroyed(ze_command_list_handle_t list) noexcept {
+  guarded("a list's destruction", [&] { Profiler::get().list_forget(list, true); });
+}
+
+void kernel_group_size(ze_kernel_handle_t kernel, std::uint32_t x, std::uint32_t y,
+                       std::uint32_t z) noexcept {
+  guarded("a group size", [&] { Profiler::get().kernel_size(kernel, {x, y, z}); });
+}
+
+void kernel_destroyed(ze_kernel_handle_t kernel) noexcept {
+  guarded("a kernel's destruction", [&] { Profiler::get().kernel_forget(kernel); });
+}
+
+void context_destroying(ze_context_handle_t context) noexcept {
+  guarded("a context's destruction", [&] { Profiler::get().context_forget(context); });
+}
+
+}  // namespace oaprof::attach::ze

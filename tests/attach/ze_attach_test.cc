@@ -1,0 +1,237 @@
+// oaprof attached to Level Zero programs (issue 31): the test programs of the simulated driver
+// (tests/gpu/sim/level_zero/ze_sim_app.cc) run under `oaprof --device sim`, through both ways in
+// (the loader's tracing layer and LD_PRELOAD), and their rows are checked launch by launch
+// against what the program itself printed: names, group counts and sizes, order, threads.
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tests/common/run_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using oaprof::testing::CsvRow;
+using oaprof::testing::read_csv;
+using oaprof::testing::run;
+using ::testing::HasSubstr;
+
+// One `launch NAME groups=X,Y,Z …` line of the program: a kernel execution as it saw it.
+struct AppLaunch {
+  std::string name;
+  std::uint64_t groups[3] = {0, 0, 0};
+};
+
+std::vector<AppLaunch> app_launches(const std::string& output) {
+  std::vector<AppLaunch> out;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    AppLaunch l;
+    unsigned x = 0, y = 0, z = 0;
+    char name[64] = {};
+    if (std::sscanf(line.c_str(), "launch %63s groups=%u,%u,%u", name, &x, &y, &z) != 4) continue;
+    l.name = name;
+    l.groups[0] = x;
+    l.groups[1] = y;
+    l.groups[2] = z;
+    out.push_back(l);
+  }
+  return out;
+}
+
+// "AxBxC" as three numbers.
+std::vector<std::uint64_t> dims(const std::string& text) {
+  std::vector<std::uint64_t> v;
+  std::istringstream in(text);
+  for (std::string part; std::getline(in, part, 'x');) v.push_back(std::stoull(part));
+  return v;
+}
+
+// The row's group counts: its global size over its group size, in each dimension.
+std::vector<std::uint64_t> group_counts(const CsvRow& row) {
+  const auto global = dims(row.at("global_size")), local = dims(row.at("local_size"));
+  std::vector<std::uint64_t> counts;
+  for (std::size_t i = 0; i < global.size() && i < local.size(); ++i) {
+    counts.push_back(local[i] == 0 ? 0 : global[i] / local[i]);
+  }
+  return counts;
+}
+
+// The rows in the program's order of launches (the `launch` column).
+std::vector<CsvRow> in_launch_order(std::vector<CsvRow> rows) {
+  std::sort(rows.begin(), rows.end(), [](const CsvRow& a, const CsvRow& b) {
+    return std::stoull(a.at("launch")) < std::stoull(b.at("launch"));
+  });
+  return rows;
+}
+
+class ZeAttachTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (std::string(ZE_SIM_APP).empty() || std::string(ZE_SIM_SPIRV).empty()) {
+      GTEST_SKIP() << "no Level Zero test program here (libze-dev, clang-15 or llvm-spirv-15)";
+    }
+    dir_ = fs::temp_directory_path() / fmt::format("oaprof-ze-{}-{}", ::getpid(), counter_++);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // `ze_sim_app scenario` under oaprof with this test's way in.
+  oaprof::testing::CommandResult profile(const std::string& scenario,
+                                         const std::string& extra = "") {
+    return run(fmt::format("{} --device sim --energy none -q --inject {} -o {} {} -- {} {} {}",
+                           OAPROF_BIN, GetParam(), csv().string(), extra, ZE_SIM_APP, scenario,
+                           ZE_SIM_SPIRV));
+  }
+  fs::path csv() const { return dir_ / "out.csv"; }
+
+  // Every row is a Level Zero launch whose name, group counts and order are the program's own.
+  static void expect_rows_are_the_programs(const std::vector<CsvRow>& rows,
+                                           const std::vector<AppLaunch>& app) {
+    ASSERT_FALSE(app.empty());
+    ASSERT_EQ(rows.size(), app.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      SCOPED_TRACE(fmt::format("launch {}", i));
+      EXPECT_EQ(rows[i].at("kernel"), app[i].name);
+      EXPECT_EQ(group_counts(rows[i]),
+                (std::vector<std::uint64_t>{app[i].groups[0], app[i].groups[1], app[i].groups[2]}));
+      EXPECT_EQ(rows[i].at("api"), "level-zero");
+      EXPECT_EQ(rows[i].at("call"), "launch");
+      EXPECT_EQ(rows[i].at("work_dim"), "3");
+      EXPECT_FALSE(rows[i].at("kernel_ns").empty());
+      EXPECT_GT(std::stod(rows[i].at("gpu_time_ns")), 0);
+    }
+  }
+
+  static inline int counter_ = 0;
+  fs::path dir_;
+};
+
+TEST_P(ZeAttachTest, ImmediateListLaunchesAreRowsInTheProgramsOrder) {
+  const auto r = profile("immediate");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("check copy-and-fill ok"));
+  const auto rows = in_launch_order(read_csv(csv()));
+  expect_rows_are_the_programs(rows, app_launches(r.output));
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("launch"), std::to_string(i));
+    EXPECT_EQ(rows[i].at("local_size"), "32x1x1");  // the program's zeKernelSetGroupSize
+    EXPECT_EQ(rows[i].at("queue"), rows[0].at("queue"));
+  }
+}
+
+// A regular list executed three times, reset and recorded anew: each execution of each kernel
+// is one row, on the program's thread, and nothing of the list before its reset runs again.
+TEST_P(ZeAttachTest, RegularListGivesARowPerKernelPerExecutionAndForgetsItsResetLaunches) {
+  const auto r = profile("regular");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = in_launch_order(read_csv(csv()));
+  expect_rows_are_the_programs(rows, app_launches(r.output));
+  ASSERT_EQ(rows.size(), 7u) << r.output;
+  for (const CsvRow& row : rows) {
+    EXPECT_EQ(row.at("tid"), row.at("pid"));  // the thread that executed the list
+    EXPECT_EQ(row.at("queue"), rows[0].at("queue"));
+    EXPECT_THAT(row.at("flags"), ::testing::Not(HasSubstr("drain_failed")));
+  }
+}
+
+// Four threads, two with queues and regular lists, two with immediate lists, all at once.
+TEST_P(ZeAttachTest, QueuesAndListsOnFourThreadsGiveEveryLaunchOnItsThread) {
+  const auto r = profile("threads");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = read_csv(csv());
+  const auto app = app_launches(r.output);
+  ASSERT_EQ(rows.size(), 20u) << r.output;
+  std::multiset<std::string> got, want;
+  std::set<std::string> tids, queues;
+  for (const CsvRow& row : rows) {
+    const auto c = group_counts(row);
+    got.insert(fmt::format("{} {}", row.at("kernel"), c.empty() ? 0 : c[0]));
+    tids.insert(row.at("tid"));
+    queues.insert(row.at("queue"));
+  }
+  for (const AppLaunch& l : app) want.insert(fmt::format("{} {}", l.name, l.groups[0]));
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(tids.size(), 4u);
+  EXPECT_EQ(queues.size(), 4u);
+}
+
+// Launches without events of the program's, on a synchronous immediate list and a regular list
+// on a synchronous queue: measured, with kernel times from events of oaprof's.
+TEST_P(ZeAttachTest, LaunchesWithoutEventsAndSynchronousQueuesAreMeasured) {
+  const auto r = profile("no-events");
+  ASSERT_EQ(r.status, 0) << r.output;
+  expect_rows_are_the_programs(in_launch_order(read_csv(csv())), app_launches(r.output));
+}
+
+// Kernels destroyed mid-run: a regular list recorded with one keeps its name and required
+// group size.
+TEST_P(ZeAttachTest, AKernelDestroyedAfterItsAppendKeepsItsNameAndSize) {
+  const auto r = profile("churn");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = in_launch_order(read_csv(csv()));
+  expect_rows_are_the_programs(rows, app_launches(r.output));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[3].at("local_size"), "16x1x1");  // reqd_work_group_size(16, 1, 1)
+}
+
+// A launch held by an event the host signals after the call cannot be bracketed (the layer
+// would wait for ever): it runs unmeasured with one warning, and the program sees its launch
+// held as without oaprof.
+TEST_P(ZeAttachTest, ALaunchHeldByTheHostRunsUnmeasuredAndStaysHeld) {
+  const auto r = profile("barriers");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("check held-until-signalled ok"));
+  EXPECT_THAT(r.output, HasSubstr("such launches run unmeasured"));
+  const auto rows = in_launch_order(read_csv(csv()));
+  auto app = app_launches(r.output);
+  app.pop_back();  // the held one
+  expect_rows_are_the_programs(rows, app);
+}
+
+// -k, --launch-skip: counted over every execution of every kernel, in the program's order.
+TEST_P(ZeAttachTest, TheLaunchSelectionCountsEveryExecution) {
+  const auto r = profile("regular", "-k add_one --launch-skip 1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<std::string> launches;
+  for (const CsvRow& row : in_launch_order(read_csv(csv()))) {
+    EXPECT_EQ(row.at("kernel"), "add_one");
+    launches.push_back(row.at("launch"));
+  }
+  EXPECT_EQ(launches, (std::vector<std::string>{"3", "5", "6"}));
+}
+
+// A program that misuses Level Zero gets the same result codes with and without oaprof.
+TEST_P(ZeAttachTest, MisuseGetsTheSameResultCodesAsWithoutOaprof) {
+  const auto alone = run(fmt::format("ZE_ENABLE_ALT_DRIVERS={} {} misuse {}", ZE_SIM_DRIVER,
+                                     ZE_SIM_APP, ZE_SIM_SPIRV));
+  const auto profiled = profile("misuse");
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  EXPECT_EQ(profiled.status, alone.status) << profiled.output;
+  auto results = [](const std::string& output) {
+    std::string lines;
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("result ", 0) == 0) lines += line + "\n";
+    }
+    return lines;
+  };
+  EXPECT_FALSE(results(alone.output).empty());
+  EXPECT_EQ(results(profiled.output), results(alone.output));
+}
+
+INSTANTIATE_TEST_SUITE_P(WaysIn, ZeAttachTest, ::testing::Values("layer", "preload"));
+
+}  // namespace
