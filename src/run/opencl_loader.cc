@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cerrno>
+#include <utility>
 
 #include "session/user_file.h"
 
@@ -69,18 +70,39 @@ std::string ldconfig_listing() {
   return {};
 }
 
-attach::LoaderInfo find_opencl_loader(const std::string& library,
-                                      const std::string& ld_library_path,
-                                      const std::optional<session::Credentials>& as) {
+namespace {
+
+// The candidate path that `as` can open, and the descriptor it opened (the caller closes it).
+std::optional<std::pair<std::string, int>> open_library_file(
+    const std::string& library, const std::string& ld_library_path,
+    const std::optional<session::Credentials>& as) {
   const std::string listing = library.find('/') == std::string::npos ? ldconfig_listing() : "";
   for (const std::string& path : attach::library_candidates(library, ld_library_path, listing)) {
-    int fd = -1;
     try {
-      fd = session::open_user_file(path, session::UserFileAccess::kRead, as);
+      return std::pair{path, session::open_user_file(path, session::UserFileAccess::kRead, as)};
     } catch (const session::UserFileError&) {
       continue;  // not there, or not the user's to read: the linker would not get it either
     }
-    return attach::identify_loader(path, read_all(fd, kMaxLoaderBytes));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> find_library_file(const std::string& library,
+                                             const std::string& ld_library_path,
+                                             const std::optional<session::Credentials>& as) {
+  const auto found = open_library_file(library, ld_library_path, as);
+  if (!found) return std::nullopt;
+  ::close(found->second);
+  return found->first;
+}
+
+attach::LoaderInfo find_opencl_loader(const std::string& library,
+                                      const std::string& ld_library_path,
+                                      const std::optional<session::Credentials>& as) {
+  if (const auto found = open_library_file(library, ld_library_path, as)) {
+    return attach::identify_loader(found->first, read_all(found->second, kMaxLoaderBytes));
   }
   return attach::no_loader(library);
 }

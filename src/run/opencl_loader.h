@@ -20,6 +20,12 @@ attach::LoaderInfo find_opencl_loader(const std::string& library,
                                       const std::string& ld_library_path,
                                       const std::optional<session::Credentials>& as);
 
+// The first file for `library` the dynamic linker would load (attach::library_candidates) that
+// `as` can read; nullopt when there is none.
+std::optional<std::string> find_library_file(const std::string& library,
+                                             const std::string& ld_library_path,
+                                             const std::optional<session::Credentials>& as);
+
 // What `ldconfig -p` prints (the dynamic linker's cache), or "" when it cannot be run. It runs with
 // an empty environment and reads only /etc/ld.so.cache.
 std::string ldconfig_listing();

@@ -335,9 +335,60 @@ attach::LayerConfig layer_config(const ProfilePlan& plan, const session::Server*
   return config;
 }
 
-// The program's environment: the interceptor (layer or preload, ours first) and the layer's
-// configuration; `way_in` gets the interceptor chosen ("layer" or "preload"). Throws
-// std::runtime_error when oaprof's own library is missing.
+// Puts `lib` first in the colon-separated list `var` of the program's environment: ours goes
+// first, so it sees the program's calls before any other layer or preload the user has.
+void prepend_library(session::ChildSpec& child, const char* var, const std::string& lib) {
+  std::string rest;
+  if (auto set = child.set_env.find(var); set != child.set_env.end()) {
+    rest = set->second;
+  } else {
+    const auto env = session::process_environment();
+    if (auto it = env.find(var); it != env.end()) rest = it->second;
+  }
+  child.set_env[var] = lib + (rest.empty() ? "" : ":" + rest);
+}
+
+// Level Zero's way in (docs/level-zero.md): "layer" (the loader's tracing layer, which oaprof
+// turns on with ZE_ENABLE_TRACING_LAYER) or "preload". auto: the tracing layer where the dynamic
+// linker finds it as the loader loads it (by name, libze_tracing_layer.so.1).
+std::string level_zero_way(const ProfilePlan& plan, const std::string& search) {
+  if (plan.inject != "auto") return plan.inject;
+  const std::optional<std::string> tracing =
+      find_library_file("libze_tracing_layer.so.1", search, plan.creds);
+  if (!plan.quiet) {
+    std::cerr << (tracing ? fmt::format("oaprof: Level Zero: the loader's tracing layer ({})\n",
+                                        *tracing)
+                          : std::string("oaprof: Level Zero: no tracing layer "
+                                        "(libze_tracing_layer.so.1); preloading instead\n"));
+  }
+  return tracing ? "layer" : "preload";
+}
+
+// The Level Zero library (always preloaded: both ways in start at the program's zeInit) and,
+// under --device sim, the simulated driver for the loader (ZE_ENABLE_ALT_DRIVERS) unless the
+// user named drivers.
+void add_level_zero(const ProfilePlan& plan, session::ChildSpec& child, const std::string& search) {
+  const std::string way = level_zero_way(plan, search);
+  const fs::path lib = way == "layer"
+                           ? installed_library("OAPROF_ZE_LAYER", "liboaprof_ze_layer.so")
+                           : installed_library("OAPROF_ZE_PRELOAD", "liboaprof_ze_preload.so");
+  std::error_code ec;
+  if (!fs::exists(lib, ec)) {
+    if (!plan.quiet) std::cerr << "oaprof: this oaprof was built without Level Zero support\n";
+    return;
+  }
+  require_readable(lib, plan.creds);
+  prepend_library(child, "LD_PRELOAD", lib.string());
+  if (way == "layer") child.set_env["ZE_ENABLE_TRACING_LAYER"] = "1";
+  const auto env = session::process_environment();
+  if (!plan.device.spec.simulated() || env.count("ZE_ENABLE_ALT_DRIVERS") > 0) return;
+  const fs::path driver = installed_library("OAPROF_ZE_SIM", "liboaprof_ze_sim.so");
+  if (fs::exists(driver, ec)) child.set_env["ZE_ENABLE_ALT_DRIVERS"] = driver.string();
+}
+
+// The program's environment: the interceptors (OpenCL: layer or preload; Level Zero: its
+// library) and the layer's configuration; `way_in` gets OpenCL's way in ("layer" or
+// "preload"). Throws std::runtime_error when oaprof's own library is missing.
 session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* server,
                                 std::string& way_in) {
   session::ChildSpec child;
@@ -345,11 +396,11 @@ session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* 
   child.credentials = plan.creds;
   for (const auto& [k, v] : layer_config(plan, server).to_env()) child.set_env[k] = v;
   if (server == nullptr) return child;
+  const char* search_env = std::getenv("LD_LIBRARY_PATH");  // the program inherits it
+  const std::string search = search_env != nullptr ? search_env : "";
   std::string inject = plan.inject;
   if (inject == "auto") {
-    const char* search = std::getenv("LD_LIBRARY_PATH");  // the program inherits it
-    const attach::LoaderInfo loader =
-        find_opencl_loader("libOpenCL.so.1", search != nullptr ? search : "", plan.creds);
+    const attach::LoaderInfo loader = find_opencl_loader("libOpenCL.so.1", search, plan.creds);
     inject = loader.supports_layers ? "layer" : "preload";
     if (!plan.quiet) std::cerr << fmt::format("oaprof: OpenCL loader: {}\n", loader.note);
   }
@@ -358,14 +409,8 @@ session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* 
   const fs::path lib = layer ? installed_library("OAPROF_LAYER", "liboaprof_layer.so")
                              : installed_library("OAPROF_PRELOAD", "liboaprof_preload.so");
   require_readable(lib, plan.creds);
-  // Ours goes first, so it sees the program's calls before any other layer or preload the user
-  // has.
-  const char* var = layer ? "OPENCL_LAYERS" : "LD_PRELOAD";
-  const auto env = session::process_environment();
-  auto existing = env.find(var);
-  child.set_env[var] =
-      lib.string() +
-      (existing != env.end() && !existing->second.empty() ? ":" + existing->second : "");
+  prepend_library(child, layer ? "OPENCL_LAYERS" : "LD_PRELOAD", lib.string());
+  add_level_zero(plan, child, search);
   return child;
 }
 

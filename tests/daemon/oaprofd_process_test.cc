@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -386,6 +387,36 @@ TEST(OaprofdProcessTest, KernelReplayAcrossSetsSwitchesTheDaemonsSetByName) {
   }
   EXPECT_THAT(r.output, HasSubstr("reprogrammed 6 times between passes"));
   EXPECT_THAT(d.log(), HasSubstr("switches among metric sets, now also L3_1"));
+}
+
+// Issue 31: a Level Zero program's regular list through oaprofd, bracketed kernel by kernel as
+// locally: one row per execution of each kernel, named, in the program's order.
+TEST(OaprofdProcessTest, ALevelZeroProgramIsProfiledThroughTheDaemon) {
+#ifndef ZE_SIM_APP
+  GTEST_SKIP() << "no Level Zero test program here (libze-dev, clang-15 or llvm-spirv-15)";
+#else
+  ScratchDir dir;
+  Daemon d(dir, "sim");
+  const fs::path csv = dir.path() / "ze.csv";
+  const auto r = oaprof::testing::run(fmt::format(
+      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline off "
+      "-q -o {} -- {} regular {}",
+      d.socket(), OAPROF_BIN, csv.string(), ZE_SIM_APP, ZE_SIM_SPIRV));
+  ASSERT_EQ(r.status, 0) << r.output << d.log();
+  auto rows = oaprof::testing::read_csv(csv);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::stoull(a.at("launch")) < std::stoull(b.at("launch"));
+  });
+  std::vector<std::string> kernels;
+  for (const auto& row : rows) {
+    kernels.push_back(row.at("kernel"));
+    EXPECT_EQ(row.at("api"), "level-zero");
+    EXPECT_GT(std::stod(row.at("gpu_time_ns")), 0);
+  }
+  EXPECT_EQ(kernels, (std::vector<std::string>{"scale", "add_one", "scale", "add_one", "scale",
+                                               "add_one", "add_one"}))
+      << r.output;
+#endif
 }
 
 TEST(OaprofdProcessTest, OaprofKeepsItsRowsAndSaysSoWhenOaprofdDiesMidRun) {
