@@ -581,6 +581,34 @@ Check check_opencl_loader(const DoctorOptions& options) {
               "works as it is; ocl-icd 2.3 or later lets oaprof come in as an OpenCL layer");
 }
 
+Check check_level_zero(const DoctorOptions& options) {
+  const char* env = std::getenv("LD_LIBRARY_PATH");
+  const std::string search = env != nullptr ? env : "";
+  const auto loader =
+      oaprof::run::find_library_file(options.level_zero_loader, search, options.sudo_user);
+  if (!loader) {
+    return make("level-zero", Verdict::kInfo,
+                fmt::format("no Level Zero loader ({}): Level Zero programs (SYCL, PyTorch XPU, "
+                            "OpenMP offload) cannot run here; OpenCL ones are profiled as before",
+                            options.level_zero_loader),
+                "sudo apt install libze1 (and intel-level-zero-gpu for the GPU)");
+  }
+  const auto tracing =
+      oaprof::run::find_library_file(options.level_zero_tracing, search, options.sudo_user);
+  if (tracing) {
+    return make("level-zero", Verdict::kOk,
+                fmt::format("loader {}; tracing layer {}: Level Zero launches come in through "
+                            "the tracing layer (--inject auto)",
+                            *loader, *tracing));
+  }
+  return make("level-zero", Verdict::kInfo,
+              fmt::format("loader {}; no tracing layer ({}): Level Zero launches come in by "
+                          "LD_PRELOAD, which misses programs that dlopen the loader and look its "
+                          "entry points up themselves",
+                          *loader, options.level_zero_tracing),
+              "install a loader that ships libze_tracing_layer (libze1 1.8 or later)");
+}
+
 namespace {
 
 // The few OpenCL entry points doctor needs, looked up at run time so that oaprof itself does not
@@ -959,6 +987,7 @@ std::vector<Check> run_checks(const DoctorOptions& options) {
   checks.push_back(check_virtualisation(pci, options));
   checks.push_back(check_opencl_loader(options));
   checks.push_back(check_opencl_platforms(options));
+  checks.push_back(check_level_zero(options));
   checks.push_back(check_daemon(options, euid));
   checks.push_back(check_group(euid));
   checks.push_back(check_exporter(options));

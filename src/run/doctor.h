@@ -46,6 +46,9 @@ struct DoctorOptions {
   // Empty: $OAPROF_DAEMON_SOCKET, else session::kDefaultDaemonSocket (session/daemon_paths.h).
   std::string daemon_socket;
   std::string opencl_library = "libOpenCL.so.1";
+  // The Level Zero loader and its tracing layer, by the names the loader loads them by.
+  std::string level_zero_loader = "libze_loader.so.1";
+  std::string level_zero_tracing = "libze_tracing_layer.so.1";
   // Under sudo, the invoking user: the loader is looked for and read as them (run/opencl_loader.h).
   std::optional<session::Credentials> sudo_user;
   // Listing OpenCL platforms loads every ICD into this process; tests of other checks skip it.
@@ -106,6 +109,9 @@ Check check_energy(const DoctorOptions& options, const std::optional<oa::Platfor
 Check check_virtualisation(const PciFacts& pci, const DoctorOptions& options);
 Check check_opencl_loader(const DoctorOptions& options);
 Check check_opencl_platforms(const DoctorOptions& options);
+// Level Zero's way in: the loader's tracing layer where the dynamic linker finds it (what
+// `--inject auto` picks), else LD_PRELOAD; and whether there is a Level Zero loader at all.
+Check check_level_zero(const DoctorOptions& options);
 // `euid` decides whether a missing daemon matters: root profiles without it (sudo oaprof).
 Check check_daemon(const DoctorOptions& options, unsigned euid);
 Check check_group(unsigned euid);

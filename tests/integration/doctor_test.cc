@@ -196,6 +196,23 @@ int tcp_listener(int& fd) {
   return ntohs(a.sin_port);
 }
 
+// Issue 31: doctor names the Level Zero way in, found where the dynamic linker finds the loader
+// and its tracing layer (here: the first directory of LD_LIBRARY_PATH).
+TEST(DoctorTest, LevelZeroReportsTheTracingLayerItWouldUse) {
+  FakeMachine m;
+  m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
+  const fs::path libs = m.root() / "libs";
+  fs::create_directories(libs);
+  for (const char* name : {"libze_loader.so.1", "libze_tracing_layer.so.1"}) {
+    std::ofstream(libs / name) << "not loaded, only found";
+  }
+  const auto r = m.doctor("", "LD_LIBRARY_PATH=" + libs.string());
+  const Line l = line_of(r.output, "level-zero");
+  EXPECT_EQ(l.verdict, "ok") << r.output;
+  EXPECT_THAT(l.detail, HasSubstr((libs / "libze_tracing_layer.so.1").string()));
+  EXPECT_THAT(l.detail, HasSubstr("tracing layer (--inject auto)"));
+}
+
 TEST(DoctorTest, TheExporterDropInIsCheckedForItsAddressAndWhetherItAnswers) {
   FakeMachine m;
   m.healthy(pci_id_of(oaprof::oa::Generation::kGen9));
