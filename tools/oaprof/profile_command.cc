@@ -88,7 +88,8 @@ Action add_profile_options(CLI::App& app) {
       ->capture_default_str();
   what->add_option("--sample-period", opt->sample_period, "sampled: read period (100us-100ms)")
       ->capture_default_str();
-  what->add_option("--inject", opt->inject, "interception: layer, preload or auto")
+  what->add_option("--inject", opt->inject,
+                   "interception: layer (OpenCL, Level Zero tracing), preload, auto")
       ->check(CLI::IsMember({"auto", "layer", "preload"}))
       ->capture_default_str();
 
