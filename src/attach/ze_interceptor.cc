@@ -159,7 +159,12 @@ class Profiler {
   void finish_record(wire::Launch& rec, const Appended& a, ze_event_handle_t timed,
                      ze_context_handle_t c, ze_device_handle_t d);
   std::vector<Step> plan_execution(std::uint32_t n, const ze_command_list_handle_t* lists,
-                                   ze_context_handle_t& c, ze_device_handle_t& d);
+                                   bool measuring, ze_context_handle_t& c, ze_device_handle_t& d);
+
+ public:
+  void open_gates(std::uint32_t n, const ze_command_list_handle_t* lists) noexcept;
+
+ private:
   void step_through(CallState& s, std::uint64_t queue);
   bool measure_step(CallState& s, const Step& step, std::uint64_t queue);
 
@@ -366,7 +371,8 @@ void Profiler::after_launch(const LaunchCall& call, ze_result_t result, CallStat
 // The launches of an execution in the order the device runs them: each gets the program's next
 // launch index and the selection's verdict; the gates of those not measured open at once.
 std::vector<Step> Profiler::plan_execution(std::uint32_t n, const ze_command_list_handle_t* lists,
-                                           ze_context_handle_t& c, ze_device_handle_t& d) {
+                                           bool measuring, ze_context_handle_t& c,
+                                           ze_device_handle_t& d) {
   std::vector<Step> steps;
   for (std::uint32_t i = 0; i < n && lists != nullptr; ++i) {
     const auto it = lists_.find(lists[i]);
@@ -379,7 +385,7 @@ std::vector<Step> Profiler::plan_execution(std::uint32_t n, const ze_command_lis
       step.launch = r.launch;
       if (r.appended) {
         step.id = link_.next_launch_id();
-        step.selected = link_.filter().select(r.launch.name);
+        step.selected = measuring && link_.filter().select(r.launch.name);
       }
       events_.rearm(step.gate);
       if (!step.selected) events_.open(step.gate);
@@ -389,16 +395,18 @@ std::vector<Step> Profiler::plan_execution(std::uint32_t n, const ze_command_lis
   return steps;
 }
 
+// The gates of the lists' recorded launches open as the execution goes: at once for launches
+// not measured (and for all of them when nothing is measured: a gate left shut would hold the
+// program's list for ever), one by one by the stepper for the others.
 CallState* Profiler::before_execute(ze_command_queue_handle_t q, std::uint32_t n,
                                     const ze_command_list_handle_t* lists) {
-  if (sampled_mode()) return nullptr;
   std::unique_lock lock(mu_);
-  if (!connected_locked()) return nullptr;
+  const bool measuring = !sampled_mode() && connected_locked();
   auto s = std::make_unique<CallState>();
   s->kind = CallState::Kind::kExecute;
   s->tid = static_cast<std::uint32_t>(current_tid());
   s->api_ns = monotonic_ns();
-  s->steps = plan_execution(n, lists, s->context, s->device);
+  s->steps = plan_execution(n, lists, measuring, s->context, s->device);
   const bool any =
       std::any_of(s->steps.begin(), s->steps.end(), [](const Step& step) { return step.selected; });
   if (!any) return nullptr;
@@ -407,6 +415,24 @@ CallState* Profiler::before_execute(ze_command_queue_handle_t q, std::uint32_t n
   CallState* state = s.get();
   s->stepper = std::thread([this, state, queue] { step_through(*state, queue); });
   return s.release();
+}
+
+// After an internal error in before_execute: every gate of the lists opens, so that the
+// program's lists run (unmeasured).
+void Profiler::open_gates(std::uint32_t n, const ze_command_list_handle_t* lists) noexcept {
+  try {
+    std::lock_guard lock(mu_);
+    for (std::uint32_t i = 0; i < n && lists != nullptr; ++i) {
+      const auto it = lists_.find(lists[i]);
+      if (it == lists_.end()) continue;
+      for (const Recorded& r : it->second.recorded) {
+        events_.rearm(r.gate);
+        events_.open(r.gate);
+      }
+    }
+  } catch (...) {
+    // Nothing more can be done: the mutex or the books are gone.
+  }
 }
 
 // The stepper: each measured launch between its gate and its end. Once a gate cannot be
@@ -559,8 +585,13 @@ void after_launch(const LaunchCall& call, ze_result_t result, CallState* state) 
 
 CallState* before_execute(ze_command_queue_handle_t queue, std::uint32_t count,
                           const ze_command_list_handle_t* lists) noexcept {
-  return guarded("an execution",
-                 [&] { return Profiler::get().before_execute(queue, count, lists); });
+  CallState* state = nullptr;
+  const bool ok = guarded("an execution", [&] {
+    state = Profiler::get().before_execute(queue, count, lists);
+    return true;
+  });
+  if (!ok) Profiler::get().open_gates(count, lists);
+  return state;
 }
 
 void after_execute(ze_result_t result, CallState* state) noexcept {
