@@ -176,12 +176,18 @@ class Profiler {
   std::atomic<bool> broken_{false};
   std::atomic<bool> waits_warned_{false};
   std::atomic<bool> sampled_warned_{false};
+  std::atomic<bool> replay_warned_{false};
 };
 
 bool Profiler::connected_locked() {
   if (broken_.load()) return false;
   bool forked = false;
   const bool connected = link_.ensure_connected(g_way_in, forked);
+  if (connected && layer_config().replay.enabled()) {
+    link_.warn_once(replay_warned_,
+                    "kernel replay (--replay) is not built for Level Zero: its launches run once, "
+                    "measured (docs/level-zero.md)");
+  }
   // A forked child: the parent's events and lists are the parent's driver's.
   if (forked) events_.forget();
   return connected;

@@ -213,6 +213,16 @@ TEST_P(ZeAttachTest, TheLaunchSelectionCountsEveryExecution) {
   EXPECT_EQ(launches, (std::vector<std::string>{"3", "5", "6"}));
 }
 
+// Kernel replay is not built for Level Zero: said once, and every launch still runs once.
+TEST_P(ZeAttachTest, KernelReplayIsRefusedWithAWarningAndLaunchesRunOnce) {
+  const auto r = profile("immediate", "--replay 3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("kernel replay (--replay) is not built for Level Zero"));
+  const auto rows = read_csv(csv());
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  for (const CsvRow& row : rows) EXPECT_EQ(row.at("replay_passes"), "1");
+}
+
 // A program that misuses Level Zero gets the same result codes with and without oaprof.
 TEST_P(ZeAttachTest, MisuseGetsTheSameResultCodesAsWithoutOaprof) {
   const auto alone = run(fmt::format("ZE_ENABLE_ALT_DRIVERS={} {} misuse {}", ZE_SIM_DRIVER,
