@@ -41,6 +41,7 @@ std::uint64_t monotonic_ns() {
 struct DaemonService::Active {
   std::uint64_t client = 0;
   Peer peer;
+  PodIdentity pod;  // of the client's process when it opened; none for the exporter's own
   std::string holder;
   session::Unit unit;  // the lock, the journal and the device, released in that reverse order
   std::unique_ptr<power::EnergySource> energy;
@@ -116,7 +117,7 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
     if (const auto* summary = std::get_if<wire::Summary>(&request)) {
       // Only a session's holder, and a bounded number kept until the exporter takes them.
       if (summaries_.size() == kMaxKeptSummaries) summaries_.erase(summaries_.begin());
-      summaries_.push_back({peer.uid, *summary});
+      summaries_.push_back({peer.uid, active_->pod, *summary});
       return wire::Ok{};
     }
     if (const auto* k = std::get_if<wire::Kernel>(&request)) {
@@ -182,7 +183,10 @@ DaemonService::Active& DaemonService::begin_session(std::uint64_t client, const 
   active->client = client;
   active->peer = peer;
   active->holder = session::holder_text(peer.uid, peer.pid);
-  if (background_client_ == client) {
+  if (background_client_ != client) {
+    // Once a session, at its open: the pid is SO_PEERCRED's at connect, the file the kernel's.
+    active->pod = read_pod_identity(options_.proc_root, peer.pid);
+  } else {
     // What a local `sudo oaprof` is told when the lock is the exporter's: it cannot take the unit
     // from a lock, but a session through oaprofd can.
     active->holder +=

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "daemon/energy_gate.h"
+#include "daemon/pod_identity.h"
 #include "gpu/device.h"
 #include "ipc/wire.h"
 #include "power/energy_registry.h"
@@ -31,10 +32,12 @@ struct Peer {
   pid_t pid = 0;
 };
 
-// A per-kernel summary as a client sent it, with the uid of the connection that did: the exporter
-// bounds the kernel labels one uid may take.
+// A per-kernel summary as a client sent it, with the uid of the connection that did (the
+// exporter bounds the kernel labels one uid may take) and the pod and container its process was
+// in when it opened the session (the exporter's per-pod labels).
 struct ClientSummary {
   uid_t uid = 0;
+  PodIdentity pod;
   ipc::wire::Summary summary;
 };
 
@@ -43,7 +46,10 @@ struct ServiceOptions {
   std::filesystem::path state_dir = "/run/oaprof";
   std::vector<std::filesystem::path> metrics_dirs;
   power::EnergyRoots energy_roots;
-  uid_t metrics_owner = 0;  // who must own every metric file and directory above it (root)
+  uid_t metrics_owner = 0;
+  // Where /proc is: each client's cgroup, read once as its session opens, names its pod.
+  std::filesystem::path proc_root =
+      "/proc";  // who must own every metric file and directory above it (root)
   // Energy for sessions (energy_gate.h): false refuses it to every client (oaprofd --energy off);
   // otherwise no two distinct readings of a session are closer than this.
   bool lend_energy = true;

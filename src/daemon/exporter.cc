@@ -388,28 +388,46 @@ void Exporter::publish_counters(const oa::CounterDeltas& d) {
   }
 }
 
-std::string Exporter::kernel_label(uid_t uid, const std::string& name) {
+std::string Exporter::kernel_label(uid_t uid, const std::string& pod_uid, const std::string& name) {
   std::string label;
   for (char c : name) label += (c >= 0x20 && c < 0x7F) ? c : '?';
   if (label.empty()) label = "?";
   if (kernel_labels_.contains(label)) return label;
   if (label == kOtherKernels || label == kPrivateKernels) return std::string(kOtherKernels);
   const auto mine = kernel_labels_by_uid_.find(uid);
+  const auto pods = kernel_labels_by_pod_.find(pod_uid);
   if (kernel_labels_.size() >= kMaxKernelSeries ||
-      (mine != kernel_labels_by_uid_.end() && mine->second >= kMaxKernelSeriesPerUid)) {
+      (mine != kernel_labels_by_uid_.end() && mine->second >= kMaxKernelSeriesPerUid) ||
+      (pods != kernel_labels_by_pod_.end() && pods->second >= kMaxKernelSeriesPerPod)) {
     return std::string(kOtherKernels);
   }
   kernel_labels_.insert(label);
   ++kernel_labels_by_uid_[uid];
+  if (!pod_uid.empty()) ++kernel_labels_by_pod_[pod_uid];
   return label;
+}
+
+PodIdentity Exporter::pod_labels(const PodIdentity& pod) {
+  std::pair<std::string, std::string> key{pod.pod_uid, pod.container_id};
+  if (pod_labels_.contains(key)) return pod;
+  if (pod_labels_.size() >= kMaxPodLabels) {
+    return PodIdentity{std::string(kOtherPod), std::string(kOtherPod)};
+  }
+  pod_labels_.insert(std::move(key));
+  return pod;
 }
 
 void Exporter::publish_summaries() {
   for (const ClientSummary& s : service_.take_summaries()) {
     const bool named = s.summary.share_names && options_.kernel_names;
+    // Validated ids only (pod_identity.h): no client's text reaches these labels.
+    const PodIdentity pod = pod_labels(s.pod);
     for (const ipc::wire::KernelSummary& k : s.summary.kernels) {
       const prometheus::Labels labels{
-          {"kernel", named ? kernel_label(s.uid, k.kernel) : std::string(kPrivateKernels)}};
+          {"kernel",
+           named ? kernel_label(s.uid, s.pod.pod_uid, k.kernel) : std::string(kPrivateKernels)},
+          {"pod_uid", pod.pod_uid},
+          {"container_id", pod.container_id}};
       metrics_->kernel_launches.Add(labels).Increment(static_cast<double>(k.launches));
       metrics_->kernel_gpu.Add(labels).Increment(static_cast<double>(k.gpu_ns) / 1e9);
       metrics_->kernel_energy.Add(labels).Increment(static_cast<double>(k.energy_uj) / 1e6);

@@ -63,9 +63,17 @@ class Exporter {
   // other client count towards one series without names, kPrivateKernels. Shared names get at
   // most kMaxKernelSeries series, at most kMaxKernelSeriesPerUid of them for one uid (one
   // summary's worth), so that neither a client nor one member of the group can take them all;
-  // names past either bound count under kOtherKernels.
+  // names past either bound count under kOtherKernels. A pod's names (all its containers', all
+  // uids') are bounded as one uid's are, kMaxKernelSeriesPerPod.
   static constexpr std::size_t kMaxKernelSeries = 64;
   static constexpr std::size_t kMaxKernelSeriesPerUid = 16;
+  static constexpr std::size_t kMaxKernelSeriesPerPod = 16;
+  // Per-kernel series are also labelled with the client's pod_uid and container_id (empty
+  // outside a pod or container, pod_identity.h): the first kMaxPodLabels distinct pairs for the
+  // daemon's life get theirs, later ones count under kOtherPod in both labels. So the per-kernel
+  // families hold at most (kMaxKernelSeries + 2) x (kMaxPodLabels + 2) series each.
+  static constexpr std::size_t kMaxPodLabels = 64;
+  static constexpr std::string_view kOtherPod = "other";
   static constexpr std::string_view kPrivateKernels = "(private)";
   static constexpr std::string_view kOtherKernels = "other";
   // The HTTP server's bounds against a local user who holds connections open (civetweb gives
@@ -101,9 +109,12 @@ class Exporter {
   void publish_counters(const oa::CounterDeltas& d);
   void publish_energy(const power::EnergyReading& now);
   void publish_summaries();
-  // The kernel label a name `uid` shared gets: printable ASCII, and kOtherKernels once
-  // kMaxKernelSeries names, or kMaxKernelSeriesPerUid of this uid's, have their own series.
-  std::string kernel_label(uid_t uid, const std::string& name);
+  // The kernel label a name `uid` in pod `pod_uid` shared gets: printable ASCII, and
+  // kOtherKernels once kMaxKernelSeries names, or kMaxKernelSeriesPerUid of this uid's, or
+  // kMaxKernelSeriesPerPod of this pod's, have their own series.
+  std::string kernel_label(uid_t uid, const std::string& pod_uid, const std::string& name);
+  // The pod_uid and container_id labels of `pod`: its own, or kOtherPod past kMaxPodLabels.
+  PodIdentity pod_labels(const PodIdentity& pod);
   void let_go(const std::string& why);
   // Counts a scrape error; logs it unless it repeats the last one logged (a unit that cannot be
   // taken fails the same way every period, and the journal needs it once).
@@ -119,7 +130,9 @@ class Exporter {
   std::uint64_t sessions_seen_ = 0;           // the service's client sessions already counted
   std::chrono::milliseconds safe_period_{0};  // 0 until a session says how fast counters wrap
   std::set<std::string> kernel_labels_;       // kernel names with series of their own
-  std::map<uid_t, std::size_t> kernel_labels_by_uid_;  // how many of them each uid added
+  std::map<uid_t, std::size_t> kernel_labels_by_uid_;         // how many of them each uid added
+  std::map<std::string, std::size_t> kernel_labels_by_pod_;   // and each pod (by its uid)
+  std::set<std::pair<std::string, std::string>> pod_labels_;  // (pod_uid, container_id) shown
   std::string last_error_;  // the last error logged; cleared once a period is sampled
 };
 

@@ -132,6 +132,32 @@ TEST_F(DaemonServiceTest, ASessionProgramsSamplesAndRestoresEveryRegister) {
   EXPECT_THAT(log_, HasSubstr("session opened for uid 1000, pid 4321"));
 }
 
+TEST_F(DaemonServiceTest, ASummaryCarriesThePodItsClientRanIn) {
+  // A fake /proc where alice's pid is in a pod (containerd, systemd driver) and bob's is not.
+  const std::string uid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", id(64, 'c');
+  const std::filesystem::path proc = dir_.path() / "proc";
+  std::filesystem::create_directories(proc / std::to_string(alice_.pid));
+  std::filesystem::create_directories(proc / std::to_string(bob_.pid));
+  std::ofstream(proc / std::to_string(alice_.pid) / "cgroup")
+      << "0::/kubepods.slice/kubepods-pod0a1b2c3d_4e5f_4a6b_8c7d_9e0f1a2b3c4d.slice/"
+      << "cri-containerd-" << id << ".scope\n";
+  std::ofstream(proc / std::to_string(bob_.pid) / "cgroup") << "0::/user.slice\n";
+  ServiceOptions o = options_with_metrics({});
+  o.proc_root = proc;
+  service_ = std::make_unique<DaemonService>(o);
+
+  for (const Peer& peer : {alice_, bob_}) {
+    ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, peer, open_request())));
+    const wire::Summary summary{{{"k", 1, 2, 3}}, false};
+    ASSERT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, peer, summary)));
+    service_->handle(1, peer, wire::Close{});
+  }
+  const std::vector<ClientSummary> kept = service_->take_summaries();
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[0].pod, (PodIdentity{uid, id}));
+  EXPECT_EQ(kept[1].pod, PodIdentity{});
+}
+
 TEST_F(DaemonServiceTest, ASecondClientIsToldWhoHoldsTheUnit) {
   ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, open_request())));
   const auto busy = std::get<wire::Error>(service_->handle(2, bob_, open_request()));

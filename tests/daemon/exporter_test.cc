@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -307,6 +308,67 @@ TEST(ExporterKernelSeriesTest, SharedNamesOfManyUsersTakeAtMostTheBound) {
   EXPECT_EQ(series, Exporter::kMaxKernelSeries + 1);  // and "other"
   EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"other\"}"),
             static_cast<double>(sent - Exporter::kMaxKernelSeries));
+}
+
+// A client in a pod: its summary's series carry the pod and container its process was in when
+// it opened (read through the fake /proc); one outside any pod gets both labels empty.
+const std::string kPodUid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+const std::string kContainerId(64, 'e');
+
+std::string pod_cgroup(int pod) {
+  return fmt::format(
+      "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod{:08x}_4e5f_4a6b_8c7d_"
+      "9e0f1a2b3c4d.slice/cri-containerd-{}.scope\n",
+      pod, kContainerId);
+}
+
+TEST(ExporterPodLabelsTest, ASessionFromAPodIsLabelledWithItsPodAndContainer) {
+  test_support::SimulatedExporter exporter;
+  exporter.put_in_cgroup(777, pod_cgroup(0x0a1b2c3d));
+  ASSERT_TRUE(exporter.run_session(1, 1000, {{{"mad_vect4", 28, 1'500'000'000, 0}}, true}, 777));
+  ASSERT_TRUE(exporter.run_session(2, 1001, {{{"secret", 5, 1'000'000, 0}}, false}, 4242));
+  const std::string page = exporter.page();
+  const auto m = parse_metrics(page);
+  EXPECT_EQ(m.at(fmt::format("oaprof_kernel_launches_total{{container_id=\"{}\",kernel=\"mad_"
+                             "vect4\",pod_uid=\"{}\"}}",
+                             kContainerId, kPodUid)),
+            28);
+  EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"(private)\"}"), 5);
+  EXPECT_THAT(page, HasSubstr("oaprof_kernel_gpu_seconds_total{container_id=\"\",kernel=\"("
+                              "private)\",pod_uid=\"\"}"));
+}
+
+// Pods come and go for the daemon's life: past kMaxPodLabels distinct ones, they share "other";
+// and one pod's users together name at most kMaxKernelSeriesPerPod kernels.
+TEST(ExporterPodLabelsTest, PodLabelsAndOnePodsNamesAreBounded) {
+  test_support::SimulatedExporter exporter;
+  const int pods = static_cast<int>(Exporter::kMaxPodLabels) + 3;
+  for (int pod = 0; pod < pods; ++pod) {
+    exporter.put_in_cgroup(1000 + pod, pod_cgroup(pod));
+    ASSERT_TRUE(exporter.run_session(1, 1000, {{{"k", 1, 1'000'000, 0}}, false}, 1000 + pod));
+    // oaprofd keeps only kMaxKeptSummaries for the exporter
+    if ((pod + 1) % DaemonService::kMaxKeptSummaries == 0) exporter.exporter().tick();
+  }
+  exporter.put_in_cgroup(999, pod_cgroup(0x7fffffff));  // a pod already past the bound
+  for (uid_t uid : {2000u, 2001u}) {
+    wire::Summary summary{{}, true};
+    while (summary.kernels.size() < wire::kMaxSummaryKernels) {
+      summary.kernels.push_back({fmt::format("u{}k{}", uid, summary.kernels.size()), 1, 1, 0});
+    }
+    ASSERT_TRUE(exporter.run_session(1, uid, summary, 999));
+  }
+  std::set<std::string> pod_labels;
+  std::size_t named = 0;
+  const std::regex pod_label(R"re(pod_uid="([^"]*)")re");
+  for (const auto& [series, value] : parse_metrics(exporter.page())) {
+    if (!series.starts_with("oaprof_kernel_launches_total{")) continue;
+    std::smatch match;
+    if (std::regex_search(series, match, pod_label)) pod_labels.insert(match[1]);
+    named += series.find("kernel=\"u200") != std::string::npos;
+  }
+  EXPECT_EQ(pod_labels.size(), Exporter::kMaxPodLabels + 1);  // and "other"
+  EXPECT_TRUE(pod_labels.contains("other"));
+  EXPECT_EQ(named, Exporter::kMaxKernelSeriesPerPod);
 }
 
 TEST_F(ExporterTest, AnAddressInUseIsAClearError) {

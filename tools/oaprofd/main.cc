@@ -71,6 +71,7 @@ struct CommandLine {
   std::string device = "auto";
   std::vector<std::string> metrics_dirs;
   std::string sysfs_root = "/sys";
+  std::string proc_root = "/proc";
   std::string energy = "session";
   std::size_t max_clients = 64;
   bool foreground = false;
@@ -130,6 +131,9 @@ void add_exporter_and_testing_options(CLI::App& app, CommandLine& cl) {
       ->capture_default_str();
   testing(app.add_option("--sysfs-root", cl.sysfs_root, "where sysfs is, for the energy backends"))
       ->capture_default_str();
+  testing(app.add_option("--proc-root", cl.proc_root,
+                         "where /proc is, for clients' cgroups (their pods)"))
+      ->capture_default_str();
   testing(
       app.add_option("--sim-platform", cl.sim_platform, "with --device sim: the simulated part"))
       ->check(CLI::IsMember(std::vector<std::string>(oaprof::mmio::sim_platform_names().begin(),
@@ -167,6 +171,7 @@ daemon::ServiceOptions service_options(const CommandLine& cl, bool sim_platform_
   for (const auto& d : cl.metrics_dirs) so.metrics_dirs.emplace_back(d);
   if (so.metrics_dirs.empty()) so.metrics_dirs.emplace_back(metrics_dir_default());
   so.energy_roots.sysfs = cl.sysfs_root;
+  so.proc_root = cl.proc_root;
   so.lend_energy = cl.energy == "session";
   so.log = [](int level, const std::string& line) { log_line(level, line); };
   return so;
