@@ -1,7 +1,6 @@
 #include "gpu/counter_source.h"
 
 #include <array>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -67,21 +66,6 @@ bool access_maps_registers(std::string_view name) {
   return true;
 }
 
-// i915 refuses the rpc read-out's batch on DG2: EXECBUFFER2 with relocations (eb_validate_vma)
-// and GEM pread/pwrite (i915_gem_pread_ioctl, i915_gem_pwrite_ioctl) fail for GRAPHICS_VER 12
-// parts other than Tiger Lake ("also covers all platforms with local memory"). Source: linux
-// drivers/gpu/drm/i915/gem/i915_gem_execbuffer.c @ Kingxukai/linux
-// 0291023e7330da28f2f7453c87c2ab7082d8360f and drivers/gpu/drm/i915/i915_gem.c (same rule).
-// The simulator refuses it too, so that its read-outs are the ones the hardware allows.
-std::optional<std::string> rpc_refusal(const oa::Platform& platform) {
-  if (platform.gen != oa::Generation::kXeHpg) return std::nullopt;
-  return fmt::format(
-      "--access rpc: i915 refuses its batch on {} {} (relocations and GEM pread/pwrite are "
-      "rejected on every graphics 12 part after Tiger Lake, and on every card with local "
-      "memory); use --access mmio or --access perf (docs/hardware-access.md)",
-      platform.codename, oa::gt_label(platform));
-}
-
 std::unique_ptr<CounterSource> make_counter_source(std::string_view name, Device& device) {
   std::string valid;
   for (const auto& entry : kSources) {
@@ -95,9 +79,6 @@ std::unique_ptr<CounterSource> make_counter_source(std::string_view name, Device
           "{} is driven by xe, which owns its OA unit: oaprof reads it only through xe's "
           "observation stream; use --access perf, not {} (docs/xe.md)",
           device.platform.codename, name));
-    }
-    if (name == "rpc") {
-      if (auto why = rpc_refusal(device.platform)) throw std::invalid_argument(*why);
     }
     return entry.make(device);
   }

@@ -99,10 +99,6 @@ std::span<const CounterSourceEntry> counter_sources();
 // needs no BAR; true for an unknown name (make_counter_source refuses it later).
 bool access_maps_registers(std::string_view name);
 
-// Why the rpc read-out cannot run on `platform` under its driver (DG2: i915 refuses the batch's
-// relocations and GEM pread/pwrite), or nothing where it can.
-std::optional<std::string> rpc_refusal(const oa::Platform& platform);
-
 // Throws std::invalid_argument listing the valid names when `name` is unknown, and with the
 // reason when the platform's driver refuses the read-out (xe and the register read-outs, DG2 and
 // rpc).

@@ -880,7 +880,7 @@ std::vector<Check> check_xe_readouts(const oa::Platform& platform, const DoctorO
 }
 
 // A register read-out the part cannot have whatever the machine: Haswell's OA unit is not
-// programmed over MMIO by oaprof, and DG2's i915 refuses the rpc batch (gpu::rpc_refusal).
+// programmed over MMIO by oaprof.
 std::optional<Check> readout_not_on_part(const oa::Platform& platform, std::string_view access) {
   const std::string name = fmt::format("access-{}", access);
   if (platform.gen == oa::Generation::kGen7_5) {
@@ -889,12 +889,6 @@ std::optional<Check> readout_not_on_part(const oa::Platform& platform, std::stri
                             "Xe-LPG only",
                             platform.codename),
                 "use --access perf");
-  }
-  if (access == "rpc") {
-    if (auto why = gpu::rpc_refusal(platform)) {
-      return make(name, Verdict::kWarn, fmt::format("not on this part: {}", *why),
-                  "use --access mmio or --access perf");
-    }
   }
   return std::nullopt;
 }

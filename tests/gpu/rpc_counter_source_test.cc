@@ -3,7 +3,11 @@
 
 #include <initializer_list>
 
+#include <fmt/format.h>
+#include <i915_drm.h>
+
 #include "gpu/counter_source.h"
+#include "gpu/i915/i915_gem.h"
 #include "gpu/i915/report_batch.h"
 #include "mmio/commands.h"
 #include "mmio/registers.h"
@@ -136,22 +140,125 @@ TEST(ReadOutAgreementTest, Gen12AndXeLpgReadOutsGiveIdenticalDeltas) {
   }
 }
 
-// DG2 (acmgt3, an A770's G10): mmio, sim and perf agree in A24u40_A14u32_B8_C8, and rpc is
-// refused with the reason, as DG2's i915 refuses the batch's relocations and pread/pwrite.
-TEST(ReadOutAgreementTest, Dg2ReadOutsGiveIdenticalDeltasAndRpcIsRefused) {
-  const oa::Platform p = mmio::sim_platform_by_name("acmgt3");
-  expect_read_outs_agree(p, {"sim", "perf"});
+// DG2 (acmgt3, an A770's G10): every read-out agrees in A24u40_A14u32_B8_C8; rpc's batch goes
+// through softpin and FIXED mappings there, as DG2's i915 takes no other.
+TEST(ReadOutAgreementTest, Dg2ReadOutsGiveIdenticalDeltas) {
+  expect_read_outs_agree(mmio::sim_platform_by_name("acmgt3"), {"rpc", "sim", "perf"});
+}
+
+// The old path, tried on the simulated i915 of each part: a relocation (EXECBUFFER2) and a
+// pwrite/pread of one GEM buffer. i915 takes them before Gen12 and on Tiger Lake only.
+struct OldPathAnswers {
+  int execbuffer_with_relocation;
+  int pwrite;
+  int pread;
+};
+
+OldPathAnswers try_old_path(const char* platform) {
   mmio::ManualClock* clock = nullptr;
   mmio::SimConfig cfg;
-  cfg.platform = p;
+  cfg.platform = mmio::sim_platform_by_name(platform);
   Device d = sim_device(clock, cfg);
-  try {
-    make_counter_source("rpc", d);
-    ADD_FAILURE() << "rpc was not refused on DG2";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("use --access mmio or --access perf"));
+  auto gem = make_sim_i915_gem(*d.sim);
+  drm_i915_gem_create create{};
+  create.size = 4096;
+  EXPECT_EQ(gem->create(create), 0);
+  const std::uint32_t batch[] = {mmio::cmd::kMiBatchBufferEnd, mmio::cmd::kMiNoop};
+  std::uint8_t bytes[sizeof batch];
+  drm_i915_gem_pwrite w{};
+  w.handle = create.handle;
+  w.size = sizeof batch;
+  w.data_ptr = reinterpret_cast<std::uintptr_t>(batch);
+  drm_i915_gem_pread r{};
+  r.handle = create.handle;
+  r.size = sizeof bytes;
+  r.data_ptr = reinterpret_cast<std::uintptr_t>(bytes);
+  OldPathAnswers answers{0, gem->pwrite(w), gem->pread(r)};
+  drm_i915_gem_relocation_entry reloc{};
+  reloc.target_handle = create.handle;
+  reloc.offset = 8;  // after the end: harmless where it is applied
+  drm_i915_gem_exec_object2 object{};
+  object.handle = create.handle;
+  object.relocation_count = 1;
+  object.relocs_ptr = reinterpret_cast<std::uintptr_t>(&reloc);
+  drm_i915_gem_execbuffer2 exec{};
+  exec.buffers_ptr = reinterpret_cast<std::uintptr_t>(&object);
+  exec.buffer_count = 1;
+  exec.batch_len = sizeof batch;
+  exec.flags = I915_EXEC_RENDER;
+  answers.execbuffer_with_relocation = gem->execbuffer2(exec);
+  return answers;
+}
+
+TEST(SimI915GemTest, RefusesRelocationsAndPreadPwriteOnEveryGen12PartButTigerLake) {
+  for (const char* name : {"mtlgt2", "acmgt1", "acmgt2", "acmgt3"}) {
+    SCOPED_TRACE(name);
+    const OldPathAnswers a = try_old_path(name);
+    EXPECT_EQ(a.execbuffer_with_relocation, -EINVAL);  // eb_validate_vma
+    EXPECT_EQ(a.pwrite, -EOPNOTSUPP);                  // i915_gem_pwrite_ioctl
+    EXPECT_EQ(a.pread, -EOPNOTSUPP);                   // i915_gem_pread_ioctl
   }
-  EXPECT_FALSE(rpc_refusal(mmio::sim_platform_by_name("tglgt2")).has_value());
+  for (const char* name : {"kblgt2", "tglgt2"}) {
+    SCOPED_TRACE(name);
+    const OldPathAnswers a = try_old_path(name);
+    EXPECT_EQ(a.execbuffer_with_relocation, 0);
+    EXPECT_EQ(a.pwrite, 0);
+    EXPECT_EQ(a.pread, 0);
+  }
+}
+
+// GEM_MMAP_OFFSET: a card with local memory offers only FIXED, an integrated part everything
+// but FIXED (__assign_mmap_offset).
+TEST(SimI915GemTest, OffersTheMmapTypesI915OffersOnThePart) {
+  struct Case {
+    const char* platform;
+    std::uint64_t type;
+    int expected;
+  };
+  for (const Case c :
+       {Case{"acmgt1", I915_MMAP_OFFSET_FIXED, 0}, Case{"acmgt1", I915_MMAP_OFFSET_WB, -ENODEV},
+        Case{"mtlgt2", I915_MMAP_OFFSET_FIXED, -ENODEV}, Case{"mtlgt2", I915_MMAP_OFFSET_WC, 0}}) {
+    SCOPED_TRACE(fmt::format("{} type {}", c.platform, c.type));
+    mmio::ManualClock* clock = nullptr;
+    mmio::SimConfig cfg;
+    cfg.platform = mmio::sim_platform_by_name(c.platform);
+    Device d = sim_device(clock, cfg);
+    auto gem = make_sim_i915_gem(*d.sim);
+    drm_i915_gem_create create{};
+    create.size = 4096;
+    ASSERT_EQ(gem->create(create), 0);
+    drm_i915_gem_mmap_offset m{};
+    m.handle = create.handle;
+    m.flags = c.type;
+    EXPECT_EQ(gem->mmap_offset(m), c.expected);
+  }
+}
+
+// Where i915 refuses relocations, a softpinned object that overlaps another or is not canonical
+// is refused, as i915 cannot move it.
+TEST(SimI915GemTest, RefusesMisplacedSoftpins) {
+  mmio::ManualClock* clock = nullptr;
+  mmio::SimConfig cfg;
+  cfg.platform = mmio::sim_platform_by_name("mtlgt2");
+  Device d = sim_device(clock, cfg);
+  auto gem = make_sim_i915_gem(*d.sim);
+  drm_i915_gem_create a{}, b{};
+  a.size = b.size = 8192;
+  ASSERT_EQ(gem->create(a), 0);
+  ASSERT_EQ(gem->create(b), 0);
+  drm_i915_gem_exec_object2 objects[2]{};
+  objects[0].handle = a.handle;
+  objects[1].handle = b.handle;
+  for (auto& o : objects) o.flags = EXEC_OBJECT_PINNED | EXEC_OBJECT_SUPPORTS_48B_ADDRESS;
+  objects[0].offset = 0x200000;
+  objects[1].offset = 0x201000;  // inside the first
+  drm_i915_gem_execbuffer2 exec{};
+  exec.buffers_ptr = reinterpret_cast<std::uintptr_t>(objects);
+  exec.buffer_count = 2;
+  exec.flags = I915_EXEC_RENDER;
+  EXPECT_EQ(gem->execbuffer2(exec), -EINVAL);
+  objects[1].offset = 0x0000'8000'0000'0000ull;  // bit 47 set but not sign-extended
+  EXPECT_EQ(gem->execbuffer2(exec), -EINVAL);
 }
 
 TEST(ReadOutAgreementTest, AContextSwitchDuringAKernelIsFlaggedAndRepaired) {
@@ -212,7 +319,7 @@ TEST(RpcCounterSourceTest, SnapshotBeforeStartAndForeignConfigsAreRefused) {
 
 TEST(RpcCounterSourceTest, RealHardwareWithoutARenderNodeSaysWhatToDo) {
   try {
-    make_drm_batch_runner("/nonexistent/renderD128");
+    make_drm_batch_runner("/nonexistent/renderD128", mmio::sim_platform_by_name("mtlgt2"));
     FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_THAT(e.what(), HasSubstr("cannot open render node /nonexistent/renderD128"));

@@ -63,8 +63,8 @@ class DrmI915Perf final : public I915Perf {
 
   void close_stream(int stream) override { close(stream); }
 
-  std::unique_ptr<BatchRunner> make_batch_runner() override {
-    return make_drm_batch_runner(render_node_);
+  std::unique_ptr<BatchRunner> make_batch_runner(const oa::Platform& platform) override {
+    return make_drm_batch_runner(render_node_, platform);
   }
 
  private:

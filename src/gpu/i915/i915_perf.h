@@ -43,8 +43,9 @@ class I915Perf {
   virtual int enable_stream(int stream, bool enable) = 0;
   // close() of the stream: i915 disables OA and releases the configuration.
   virtual void close_stream(int stream) = 0;
-  // MI_REPORT_PERF_COUNT batches on the same GPU, for snapshots at kernel boundaries.
-  virtual std::unique_ptr<BatchRunner> make_batch_runner() = 0;
+  // MI_REPORT_PERF_COUNT batches on the same GPU, for snapshots at kernel boundaries, the way
+  // i915 takes them on `platform` (make_gem_batch_runner).
+  virtual std::unique_ptr<BatchRunner> make_batch_runner(const oa::Platform& platform) = 0;
 };
 
 // The real interface: `render_node` is a path or "auto"; configs are looked up under

@@ -93,7 +93,7 @@ class PerfCounterSource final : public StreamCounterSource {
           perf_->describe(), std::strerror(-stream)));
     }
     stream_ = stream;
-    runner_ = perf_->make_batch_runner();
+    runner_ = perf_->make_batch_runner(device_.platform);
   }
 
  private:

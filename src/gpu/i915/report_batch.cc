@@ -113,44 +113,6 @@ oa::RawReport assemble_register_report(oa::Generation gen, oa::ReportFormat form
   return oa::encode(format, r);
 }
 
-namespace {
-
-class SimBatchRunner final : public BatchRunner, private mmio::GpuAddressSpace {
- public:
-  static constexpr std::uint64_t kReportAddress = 0x20000;
-  static constexpr std::size_t kReportBytes = 4096;
-
-  explicit SimBatchRunner(mmio::SimGpu& sim) : sim_(sim), reports_(kReportBytes) {}
-
-  std::uint64_t report_address() const override { return kReportAddress; }
-
-  void run(const ReportBatch& batch, std::span<std::uint8_t> report) override {
-    std::fill(reports_.begin(), reports_.end(), 0);
-    sim_.execute_batch(batch.dwords, *this);
-    std::memcpy(report.data(), reports_.data(), std::min(report.size(), reports_.size()));
-  }
-
- private:
-  std::uint8_t* resolve(std::uint64_t gpu_address, std::size_t size) override {
-    if (gpu_address < kReportAddress || gpu_address + size > kReportAddress + kReportBytes) {
-      throw std::invalid_argument(
-          fmt::format("batch writes {} bytes at GPU address 0x{:X}, outside the report buffer "
-                      "0x{:X}+{}",
-                      size, gpu_address, kReportAddress, kReportBytes));
-    }
-    return reports_.data() + (gpu_address - kReportAddress);
-  }
-
-  mmio::SimGpu& sim_;
-  std::vector<std::uint8_t> reports_;
-};
-
-}  // namespace
-
-std::unique_ptr<BatchRunner> make_sim_batch_runner(mmio::SimGpu& sim) {
-  return std::make_unique<SimBatchRunner>(sim);
-}
-
 oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFormat format,
                           std::uint32_t report_id, int oa_cs_shift, const std::string& who) {
   if (oa::is_gen12_family(gen)) {

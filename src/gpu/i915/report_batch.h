@@ -75,12 +75,16 @@ class BatchRunner {
 oa::RawReport take_report(BatchRunner& runner, oa::Generation gen, oa::ReportFormat format,
                           std::uint32_t report_id, int oa_cs_shift, const std::string& who);
 
-// Executes batches with SimGpu's interpreter on buffers at fixed simulated GPU addresses.
-std::unique_ptr<BatchRunner> make_sim_batch_runner(mmio::SimGpu& sim);
+class I915Gem;
 
-// i915 through libdrm: opens `render_node` ("auto": the first /dev/dri/renderD* driven by
-// i915), makes GEM buffers for batch and reports, and submits with EXECBUFFER2 on the render
-// engine with a relocation for the report address.
-std::unique_ptr<BatchRunner> make_drm_batch_runner(const std::string& render_node);
+// The runner on i915's GEM interface (i915_gem.h): relocations and pwrite/pread where i915 takes
+// them, softpin and GEM_MMAP_OFFSET on the parts where it refuses them (gem_batch_runner.cc).
+std::unique_ptr<BatchRunner> make_gem_batch_runner(std::unique_ptr<I915Gem> gem,
+                                                   const oa::Platform& platform);
+// That runner on the simulated i915 of `sim` (make_sim_i915_gem), for `sim`'s platform.
+std::unique_ptr<BatchRunner> make_sim_batch_runner(mmio::SimGpu& sim);
+// That runner on `render_node` ("auto": the first /dev/dri/renderD* driven by i915).
+std::unique_ptr<BatchRunner> make_drm_batch_runner(const std::string& render_node,
+                                                   const oa::Platform& platform);
 
 }  // namespace oaprof::gpu

@@ -33,8 +33,9 @@ class RpcCounterSource final : public ProgrammedSource {
 }  // namespace
 
 std::unique_ptr<CounterSource> make_rpc_source(Device& device) {
-  auto runner = device.simulated() ? make_sim_batch_runner(*device.sim)
-                                   : make_drm_batch_runner(resolve_render_node(device));
+  auto runner = device.simulated()
+                    ? make_sim_batch_runner(*device.sim)
+                    : make_drm_batch_runner(resolve_render_node(device), device.platform);
   return std::make_unique<RpcCounterSource>(device, std::move(runner));
 }
 

@@ -307,7 +307,9 @@ class SimI915Perf final : public I915Perf {
     driver_->stream_open = false;
   }
 
-  std::unique_ptr<BatchRunner> make_batch_runner() override { return make_sim_batch_runner(sim_); }
+  std::unique_ptr<BatchRunner> make_batch_runner(const oa::Platform&) override {
+    return make_sim_batch_runner(sim_);  // the simulated i915 of sim_'s own platform
+  }
 
  private:
   bool privileged() const { return options_.perf_stream_paranoid == 0 || options_.perfmon_capable; }
