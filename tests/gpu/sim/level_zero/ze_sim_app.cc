@@ -6,7 +6,7 @@
 //   check <what> ok|FAILED                                   copies and fills read back
 //   result <call> <code>                                     (misuse) each call's result
 //   device <name>                                            the device's name, first
-// Scenarios: immediate, regular, threads, no-events, barriers, churn, misuse.
+// Scenarios: immediate, regular, threads, no-events, barriers, churn, plain-events, misuse.
 #include <level_zero/ze_api.h>
 
 #include <cinttypes>
@@ -342,6 +342,55 @@ int no_events(const Gpu& g) {
   return 0;
 }
 
+// Events from a pool without kernel timestamps, as launches' signal events: on an immediate
+// list (held until the host signals the event it waits on) and in a regular list executed
+// twice. Each must say complete exactly when its kernel is.
+int plain_events(const Gpu& g) {
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t k = make_kernel(g, "scale", x);
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+                          ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 3};
+  ze_event_pool_handle_t pool = nullptr;
+  check(zeEventPoolCreate(g.context, &pd, 0, nullptr, &pool), "zeEventPoolCreate");
+  ze_event_handle_t e[3] = {};
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, i, ZE_EVENT_SCOPE_FLAG_HOST,
+                       ZE_EVENT_SCOPE_FLAG_HOST};
+    check(zeEventCreate(pool, &ed, &e[i]), "zeEventCreate");
+  }
+  const ze_group_count_t groups{32, 1, 1};
+  ze_command_list_handle_t imm = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  check(zeCommandListAppendLaunchKernel(imm, k, &groups, e[0], 1, &e[1]),
+        "zeCommandListAppendLaunchKernel");
+  bool ok = zeEventQueryStatus(e[0]) == ZE_RESULT_NOT_READY;
+  check(zeEventHostSignal(e[1]), "zeEventHostSignal");
+  check(zeEventHostSynchronize(e[0], UINT64_MAX), "zeEventHostSynchronize");
+  print_launch("scale", groups, nullptr);
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_command_list_handle_t list = regular_list(g);
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, e[2], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  for (int run = 0; run < 2; ++run) {
+    check(zeEventHostReset(e[2]), "zeEventHostReset");
+    ok = ok && zeEventQueryStatus(e[2]) == ZE_RESULT_NOT_READY;
+    check(zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr),
+          "zeCommandQueueExecuteCommandLists");
+    check(zeEventHostSynchronize(e[2], UINT64_MAX), "zeEventHostSynchronize");
+    print_launch("scale", groups, nullptr);
+  }
+  check(zeCommandQueueSynchronize(q, UINT64_MAX), "zeCommandQueueSynchronize");
+  std::printf("check plain-event-status %s\n", ok ? "ok" : "FAILED");
+  for (ze_event_handle_t ev : e) check(zeEventDestroy(ev), "zeEventDestroy");
+  check(zeEventPoolDestroy(pool), "zeEventPoolDestroy");
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeCommandListDestroy(imm), "zeCommandListDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  check(zeKernelDestroy(k), "zeKernelDestroy");
+  check(zeMemFree(g.context, x), "zeMemFree");
+  return 0;
+}
+
 // A barrier between two kernels, then a kernel held until the host signals the event it waits
 // on: it must not start before that.
 int barriers(const Gpu& g) {
@@ -471,6 +520,7 @@ int main(int argc, char** argv) {
   if (scenario == "no-events") return no_events(g);
   if (scenario == "barriers") return barriers(g);
   if (scenario == "churn") return churn(g);
+  if (scenario == "plain-events") return plain_events(g);
   if (scenario == "misuse") return misuse(g);
   std::fprintf(stderr, "ze_sim_app: unknown scenario '%s'\n", scenario.c_str());
   return 2;

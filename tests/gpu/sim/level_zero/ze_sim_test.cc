@@ -159,6 +159,15 @@ TEST_F(ZeSimTest, BarriersOrderKernelsAndAWaitHoldsUntilTheHostSignals) {
   expect_windows_in_run(r);
 }
 
+// Events of a pool without kernel timestamps complete with their kernel, also when it waits on
+// the host (the program checks it; oaprof's sampled attribution must keep it so).
+TEST_F(ZeSimTest, PlainEventsCompleteWithTheirKernels) {
+  const AppRun r = run_app("plain-events");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(names(r), (std::vector<std::string>{"scale", "scale", "scale"})) << r.output;
+  EXPECT_EQ(r.values.at("plain-event-status"), "ok") << r.output;
+}
+
 TEST_F(ZeSimTest, KernelsCreatedAndDestroyedMidRunKeepTheirNames) {
   const AppRun r = run_app("churn");
   ASSERT_EQ(r.status, 0) << r.output;
