@@ -133,6 +133,37 @@ std::optional<KernelTimes> Events::kernel_times(ze_event_handle_t event,
   return k;
 }
 
+// The kernel is complete, so it started before the global timestamp pair read now: its start
+// lies `back` ticks before the pair's device time, counted modulo the kernel timestamps' valid
+// bits (unambiguous while it is less than their range ago: 343 s at 12.5 MHz and 32 bits). It
+// is put on the host's clock by the device's anchor, one pair kept for a second: one line for
+// all windows of that second, so that windows apart on the device stay apart on the host (a
+// fresh pair per window would move each by up to a timer tick, 80 ns on the simulator).
+std::optional<Events::HostWindow> Events::host_window(ze_event_handle_t event,
+                                                      ze_device_handle_t device) {
+  const std::optional<KernelTimes> k = kernel_times(event, device);
+  std::uint64_t host_ns = 0, ticks = 0;
+  ze_kernel_timestamp_result_t ts{};
+  if (!k || next_.global_timestamps(device, &host_ns, &ticks) != ZE_RESULT_SUCCESS ||
+      next_.event_timestamp(event, &ts) != ZE_RESULT_SUCCESS) {
+    return std::nullopt;
+  }
+  Timer& t = timers_[device];
+  const std::uint64_t back = ((ticks & t.mask) - (ts.global.kernelStart & t.mask)) & t.mask;
+  if (t.anchor_host_ns == 0 || host_ns - t.anchor_host_ns > kAnchorNs) {
+    t.anchor_host_ns = host_ns;
+    t.anchor_ticks = ticks;
+  }
+  const auto since_anchor = static_cast<std::int64_t>(ticks - back - t.anchor_ticks);
+  const std::uint64_t offset_ns =
+      ticks_to_ns(since_anchor < 0 ? -since_anchor : since_anchor, t.hz);
+  HostWindow w;
+  w.device = *k;
+  w.host_start_ns = since_anchor < 0 ? t.anchor_host_ns - offset_ns : t.anchor_host_ns + offset_ns;
+  w.host_end_ns = w.host_start_ns + (k->end_ns - k->start_ns);
+  return w;
+}
+
 void Events::forget() {
   pools_.clear();
   free_.clear();

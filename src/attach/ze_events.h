@@ -56,6 +56,13 @@ class Events {
   // The kernel's window from a kernel-timestamp event, on `device`'s timer; nullopt when the
   // event has none (a pool without ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP).
   std::optional<KernelTimes> kernel_times(ze_event_handle_t event, ze_device_handle_t device);
+  // Sampled attribution: a complete event's kernel window, also on CLOCK_MONOTONIC (the host
+  // time zeDeviceGetGlobalTimestamps pairs with the device's timer); nullopt as kernel_times.
+  struct HostWindow {
+    KernelTimes device;
+    std::uint64_t host_start_ns = 0, host_end_ns = 0;
+  };
+  std::optional<HostWindow> host_window(ze_event_handle_t event, ze_device_handle_t device);
 
   // A forked child: the parent's events are the parent's driver's; dropped, not destroyed.
   void forget();
@@ -66,7 +73,10 @@ class Events {
   struct Timer {
     std::uint64_t hz = 0;
     std::uint64_t mask = 0;  // the kernel timestamps' valid bits
+    // Sampled attribution: a zeDeviceGetGlobalTimestamps pair, renewed every kAnchorNs.
+    std::uint64_t anchor_host_ns = 0, anchor_ticks = 0;
   };
+  static constexpr std::uint64_t kAnchorNs = 1'000'000'000;
   bool grow(ze_context_handle_t context);
   const Timer& timer(ze_device_handle_t device);
 

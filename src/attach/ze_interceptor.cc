@@ -7,11 +7,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "attach/layer_link.h"
+#include "attach/sampled_launches.h"
 #include "attach/ze_events.h"
 #include "base/monotonic_clock.h"
 #include "ipc/wire.h"
@@ -33,7 +35,8 @@ struct Appended {
 
 // One launch of a regular list's execution, in the order the device runs them.
 struct Step {
-  Gate gate;
+  Gate gate;  // sampled attribution: `done` is the event that times the launch
+  ze_command_list_handle_t list = nullptr;
   Appended launch;
   std::uint64_t id = 0;
   bool selected = false;
@@ -41,7 +44,7 @@ struct Step {
 
 // What the first half of a call hands the second.
 struct CallState {
-  enum class Kind { kImmediate, kRecord, kExecute } kind = Kind::kImmediate;
+  enum class Kind { kImmediate, kRecord, kExecute, kSampled } kind = Kind::kImmediate;
   std::unique_lock<std::mutex> lock;  // immediate and execute: held from the first half on
   wire::Launch record;
   ze_event_handle_t ours = nullptr;  // an event of oaprof's given to the launch
@@ -56,6 +59,8 @@ struct CallState {
   // The program's thread and its call's time: the rows' (the stepper is the layer's thread).
   std::uint32_t tid = 0;
   std::uint64_t api_ns = 0;
+  std::uint64_t queue = 0;
+  bool selected_now = false;  // sampled, immediate: the launch selection's verdict
 };
 
 namespace {
@@ -80,6 +85,20 @@ struct Recorded {
   Appended launch;
   Gate gate;
   bool appended = true;  // false: the append failed, only the gate is in the list
+  // Sampled attribution: the event whose kernel timestamps time it (oaprof's when `ours`).
+  ze_event_handle_t timed = nullptr;
+  bool timed_ours = false;
+};
+
+// A sampled launch in the books (SampledLaunches' event): the event that times it, and whether
+// the books give it back when done (an immediate launch's event of oaprof's).
+struct Timed {
+  ze_event_handle_t event = nullptr;
+  bool give_back = false;
+  bool gone = false;  // the program reset or destroyed it, or its list or context, first
+  ze_command_list_handle_t list = nullptr;
+  ze_context_handle_t context = nullptr;
+  ze_device_handle_t device = nullptr;
 };
 
 struct ListInfo {
@@ -120,6 +139,8 @@ std::string kernel_name(ze_kernel_handle_t k) {
 
 namespace {
 
+void flush_sampled_at_exit();
+
 class Profiler {
  public:
   static Profiler& get() {
@@ -142,6 +163,11 @@ class Profiler {
   void context_forget(ze_context_handle_t c);
   // After an internal error: off for good, the calls pass through.
   void fail(const char* where) noexcept;
+
+  // Sampled attribution.
+  void pool_created(ze_event_pool_handle_t pool, bool timestamps);
+  void event_created(ze_event_pool_handle_t pool, ze_event_handle_t event);
+  void sync_point(ze_event_handle_t gone);
 
  private:
   Profiler() = default;
@@ -166,6 +192,21 @@ class Profiler {
 
  private:
   void step_through(CallState& s, std::uint64_t queue);
+
+  CallState* sample_launch(LaunchCall& call, ListInfo& list);
+  bool time_launch(LaunchCall& call, ze_context_handle_t c, ze_event_handle_t& timed);
+  void after_sampled(const LaunchCall& call, ze_result_t result, CallState& s);
+  void record_sampled(const LaunchCall& call, ze_result_t result, CallState& s, ListInfo& list);
+  CallState* execute_sampled(ze_command_queue_handle_t q, std::uint32_t n,
+                             const ze_command_list_handle_t* lists);
+  void rearm_sampled(const std::vector<Step>& steps);
+  void after_execute_sampled(ze_result_t result, CallState& s);
+  void add_sampled(Timed* t, wire::Launch rec, const Appended& a);
+  SampledLaunches::Completion ask(Timed& t);
+  void harvest_locked(SampledLaunches::Scope scope = SampledLaunches::Scope::kAll);
+  // The launches in the books that `which` picks can no longer be read: their rows are dropped.
+  template <typename Pred>
+  void forget_timed_locked(Pred which);
   bool measure_step(CallState& s, const Step& step, std::uint64_t queue);
 
   std::mutex mu_;  // one measured launch at a time: snapshots must bracket exactly one kernel
@@ -175,8 +216,14 @@ class Profiler {
   Events events_{g_next};
   std::atomic<bool> broken_{false};
   std::atomic<bool> waits_warned_{false};
-  std::atomic<bool> sampled_warned_{false};
   std::atomic<bool> replay_warned_{false};
+  // Sampled attribution: the launches waiting for their events, and which events have kernel
+  // timestamps (the program's, by their pool's flags).
+  SampledLaunches sampled_;
+  std::set<Timed*> in_flight_;
+  std::map<ze_event_pool_handle_t, bool> timestamp_pools_;
+  std::set<ze_event_handle_t> timestamp_events_;
+  bool exit_hook_ = false;
 };
 
 bool Profiler::connected_locked() {
@@ -189,7 +236,12 @@ bool Profiler::connected_locked() {
                     "measured (docs/level-zero.md)");
   }
   // A forked child: the parent's events and lists are the parent's driver's.
-  if (forked) events_.forget();
+  if (forked) {
+    events_.forget();
+    for (Timed* t : in_flight_) delete t;
+    in_flight_.clear();
+    sampled_ = SampledLaunches{};
+  }
   return connected;
 }
 
@@ -228,16 +280,11 @@ Appended Profiler::appended_locked(const LaunchCall& call) {
 }
 
 CallState* Profiler::before_launch(LaunchCall& call) {
-  if (sampled_mode()) {
-    link_.warn_once(sampled_warned_,
-                    "Level Zero launches are not measured under --attribution sampled yet; use "
-                    "bracketed attribution (docs/level-zero.md)");
-    return nullptr;
-  }
   std::unique_lock lock(mu_);
   if (!connected_locked()) return nullptr;
   const auto it = lists_.find(call.list);
   if (it == lists_.end()) return nullptr;  // a list the layer never saw created
+  if (sampled_mode()) return sample_launch(call, it->second);
   if (it->second.immediate) return measure_immediate(call, it->second, std::move(lock));
   return record_append(call, it->second, std::move(lock));
 }
@@ -344,6 +391,7 @@ void Profiler::finish_record(wire::Launch& rec, const Appended& a, ze_event_hand
 
 void Profiler::after_launch(const LaunchCall& call, ze_result_t result, CallState* raw) {
   std::unique_ptr<CallState> s(raw);
+  if (s->kind == CallState::Kind::kSampled) return after_sampled(call, result, *s);
   if (s->kind == CallState::Kind::kRecord) {
     std::lock_guard lock(mu_);
     const auto it = lists_.find(call.list);
@@ -406,8 +454,9 @@ std::vector<Step> Profiler::plan_execution(std::uint32_t n, const ze_command_lis
 // program's list for ever), one by one by the stepper for the others.
 CallState* Profiler::before_execute(ze_command_queue_handle_t q, std::uint32_t n,
                                     const ze_command_list_handle_t* lists) {
+  if (sampled_mode()) return execute_sampled(q, n, lists);
   std::unique_lock lock(mu_);
-  const bool measuring = !sampled_mode() && connected_locked();
+  const bool measuring = connected_locked();
   auto s = std::make_unique<CallState>();
   s->kind = CallState::Kind::kExecute;
   s->tid = static_cast<std::uint32_t>(current_tid());
@@ -472,6 +521,7 @@ bool Profiler::measure_step(CallState& s, const Step& step, std::uint64_t queue)
 
 void Profiler::after_execute(ze_result_t result, CallState* raw) {
   std::unique_ptr<CallState> s(raw);
+  if (s->kind == CallState::Kind::kSampled) return after_execute_sampled(result, *s);
   if (result != ZE_RESULT_SUCCESS) s->cancel.store(true);  // the lists never ran
   if (s->stepper.joinable()) s->stepper.join();
 }
@@ -490,7 +540,15 @@ void Profiler::list_created(ze_context_handle_t c, ze_device_handle_t d, ze_comm
 void Profiler::list_forget_locked(ze_command_list_handle_t l) {
   const auto it = lists_.find(l);
   if (it == lists_.end()) return;
-  for (const Recorded& r : it->second.recorded) events_.release(r.gate);
+  if (sampled_mode()) {
+    // A sync point: its launches' events are read before they go.
+    harvest_locked();
+    forget_timed_locked([l](const Timed& t) { return t.list == l; });
+  }
+  for (const Recorded& r : it->second.recorded) {
+    events_.release(r.gate);
+    if (r.timed_ours) events_.give_back(r.timed);
+  }
   it->second.recorded.clear();
 }
 
@@ -514,6 +572,10 @@ void Profiler::kernel_forget(ze_kernel_handle_t k) {
 // refuse to destroy a context with pools alive), with the lists recorded in it.
 void Profiler::context_forget(ze_context_handle_t c) {
   std::lock_guard lock(mu_);
+  if (sampled_mode()) {
+    harvest_locked();
+    forget_timed_locked([c](const Timed& t) { return t.context == c; });
+  }
   for (auto it = lists_.begin(); it != lists_.end();) {
     if (it->second.context != c) {
       ++it;
@@ -523,6 +585,229 @@ void Profiler::context_forget(ze_context_handle_t c) {
     it = lists_.erase(it);
   }
   events_.forget_context(c);
+}
+
+// Sampled attribution: the launch goes in at once, with no drain and no snapshot, timed by a
+// kernel-timestamp event that is read at the program's sync points (sync_point).
+CallState* Profiler::sample_launch(LaunchCall& call, ListInfo& list) {
+  auto s = std::make_unique<CallState>();
+  s->kind = CallState::Kind::kSampled;
+  s->context = list.context;
+  s->device = list.device;
+  s->gate.program_event = *call.signal;
+  s->gate.done_is_kernels = time_launch(call, list.context, s->gate.done);
+  if (!list.immediate) return s.release();  // numbered and selected at each execution
+  s->api_ns = monotonic_ns();
+  const Appended a = appended_locked(call);
+  s->record = base_record(a, link_.next_launch_id(), handle(call.list), list.context, list.device);
+  s->record.api_ns = s->api_ns;
+  s->selected_now = link_.filter().select(a.name);
+  return s.release();
+}
+
+// The event whose kernel timestamps time the launch: the program's own where its pool has them
+// (read, never changed); else one of oaprof's, given to the launch in the program's place (true).
+// Kernel timestamps of an event from another pool are undefined (ze_api.h of libze-dev 1.8.12,
+// zeEventQueryKernelTimestamp), hence the pools' flags in the books.
+bool Profiler::time_launch(LaunchCall& call, ze_context_handle_t c, ze_event_handle_t& timed) {
+  timed = *call.signal;
+  if (timed != nullptr && timestamp_events_.count(timed) != 0) return false;
+  timed = events_.take(c);
+  if (timed == nullptr) return false;
+  *call.signal = timed;
+  return true;
+}
+
+// The program's own event, where oaprof's took its place, is signalled by a barrier after the
+// launch once oaprof's is: it means what it meant, the kernel's end.
+void Profiler::after_sampled(const LaunchCall& call, ze_result_t result, CallState& s) {
+  std::lock_guard lock(mu_);
+  const Gate& g = s.gate;
+  const bool ok = result == ZE_RESULT_SUCCESS && g.done != nullptr;
+  if (ok && g.done_is_kernels && g.program_event != nullptr) {
+    ze_event_handle_t ours = g.done;
+    g_next.append_barrier(call.list, g.program_event, 1, &ours);
+  }
+  const auto it = lists_.find(call.list);
+  if (it != lists_.end() && !it->second.immediate)
+    return record_sampled(call, result, s, it->second);
+  if (!ok || !s.selected_now) {
+    if (g.done_is_kernels) events_.give_back(g.done);
+    return;
+  }
+  Appended a;
+  a.groups = call.groups != nullptr ? *call.groups : ze_group_count_t{};
+  a.indirect = call.indirect;
+  for (std::size_t i = 0; i < 3; ++i) a.size[i] = static_cast<std::uint32_t>(s.record.local[i]);
+  add_sampled(new Timed{g.done, g.done_is_kernels, false, call.list, s.context, s.device},
+              std::move(s.record), a);
+}
+
+void Profiler::record_sampled(const LaunchCall& call, ze_result_t result, CallState& s,
+                              ListInfo& list) {
+  Recorded r;
+  r.launch = appended_locked(call);
+  r.launch.program_event = s.gate.program_event;
+  r.appended = result == ZE_RESULT_SUCCESS;
+  r.timed = s.gate.done;
+  r.timed_ours = s.gate.done_is_kernels;
+  if (!r.appended && r.timed_ours) {
+    events_.give_back(r.timed);
+    r.timed = nullptr;
+    r.timed_ours = false;
+  }
+  list.recorded.push_back(std::move(r));
+}
+
+// A regular list's execution: each recorded launch is numbered and selected as bracketed ones
+// are, and its event of oaprof's reset for it.
+CallState* Profiler::execute_sampled(ze_command_queue_handle_t q, std::uint32_t n,
+                                     const ze_command_list_handle_t* lists) {
+  std::lock_guard lock(mu_);
+  if (!connected_locked()) return nullptr;
+  auto s = std::make_unique<CallState>();
+  s->kind = CallState::Kind::kSampled;
+  s->tid = static_cast<std::uint32_t>(current_tid());
+  s->api_ns = monotonic_ns();
+  s->queue = handle(q);
+  for (std::uint32_t i = 0; i < n && lists != nullptr; ++i) {
+    const auto it = lists_.find(lists[i]);
+    if (it == lists_.end()) continue;
+    for (const Recorded& r : it->second.recorded) {
+      if (!r.appended) continue;
+      Step step;
+      step.list = lists[i];
+      step.launch = r.launch;
+      step.gate.done = r.timed;
+      step.gate.done_is_kernels = r.timed_ours;
+      step.id = link_.next_launch_id();
+      step.selected = r.timed != nullptr && link_.filter().select(r.launch.name);
+      s->steps.push_back(std::move(step));
+    }
+  }
+  rearm_sampled(s->steps);
+  return s.release();
+}
+
+// oaprof's events are reset before the list runs again. Where the list's previous execution
+// still runs (executed again before the program synchronised), its events are waited for
+// first, or its rows would be lost: the one wait of sampled attribution that the program did
+// not ask for (docs/level-zero.md).
+void Profiler::rearm_sampled(const std::vector<Step>& steps) {
+  bool waited = false;
+  for (const Step& step : steps) {
+    if (!step.gate.done_is_kernels) continue;
+    for (const Timed* t : in_flight_) {
+      if (t->event != step.gate.done) continue;
+      wait_for(step.gate.done, kForever);
+      waited = true;
+    }
+  }
+  if (waited) harvest_locked();
+  for (const Step& step : steps) {
+    if (step.gate.done_is_kernels) g_next.event_reset(step.gate.done);
+  }
+}
+
+void Profiler::after_execute_sampled(ze_result_t result, CallState& s) {
+  if (result != ZE_RESULT_SUCCESS) return;  // the lists never ran
+  std::lock_guard lock(mu_);
+  for (const Step& step : s.steps) {
+    if (!step.selected) continue;
+    const auto it = lists_.find(step.list);
+    if (it == lists_.end()) continue;
+    const ListInfo& list = it->second;
+    wire::Launch rec = base_record(step.launch, step.id, s.queue, list.context, list.device);
+    rec.tid = s.tid;
+    rec.api_ns = s.api_ns;
+    add_sampled(new Timed{step.gate.done, false, false, step.list, list.context, list.device},
+                std::move(rec), step.launch);
+  }
+}
+
+void flush_sampled_at_exit() { sync_point(); }
+
+// Into the books, with its group counts (an indirect launch's read now, where host-readable).
+void Profiler::add_sampled(Timed* t, wire::Launch rec, const Appended& a) {
+  finish_record(rec, a, nullptr, t->context, t->device);
+  if (sampled_.in_flight() >= SampledLaunches::kMaxInFlight) {
+    // A program that never synchronises: wait for its oldest launch rather than grow the books.
+    wait_for(static_cast<Timed*>(sampled_.oldest_event())->event, kForever);
+    harvest_locked(SampledLaunches::Scope::kOldest);
+  }
+  in_flight_.insert(t);
+  sampled_.add(t, std::move(rec), false);
+  if (!exit_hook_) exit_hook_ = std::atexit(flush_sampled_at_exit) == 0;
+}
+
+SampledLaunches::Completion Profiler::ask(Timed& t) {
+  using State = SampledLaunches::Completion::State;
+  SampledLaunches::Completion c;
+  const ze_result_t status =
+      t.gone ? ZE_RESULT_ERROR_INVALID_ARGUMENT : g_next.event_status(t.event);
+  if (status == ZE_RESULT_NOT_READY) return c;
+  const std::optional<Events::HostWindow> w =
+      status == ZE_RESULT_SUCCESS ? events_.host_window(t.event, t.device) : std::nullopt;
+  if (!w) {
+    c.state = State::kFailed;
+    return c;
+  }
+  c.state = State::kComplete;
+  c.queued_ns = c.submit_ns = c.start_ns = w->device.start_ns;
+  c.end_ns = w->device.end_ns;
+  c.host_start_ns = w->host_start_ns;
+  c.host_end_ns = w->host_end_ns;
+  c.clock = oa::ClockCalibration::kDeviceAndHostTimer;
+  return c;
+}
+
+void Profiler::harvest_locked(SampledLaunches::Scope scope) {
+  if (link_.disabled() || sampled_.in_flight() == 0) return;
+  std::vector<wire::Launch> ready = sampled_.harvest(
+      [this](void* t, const wire::Launch&) { return ask(*static_cast<Timed*>(t)); },
+      [this](void* raw) {
+        Timed* t = static_cast<Timed*>(raw);
+        if (t->give_back) events_.give_back(t->event);
+        in_flight_.erase(t);
+        delete t;
+      },
+      scope);
+  if (!ready.empty()) link_.post_burst(ready);
+}
+
+template <typename Pred>
+void Profiler::forget_timed_locked(Pred which) {
+  bool any = false;
+  for (Timed* t : in_flight_) {
+    if (!which(*t)) continue;
+    t->gone = true;
+    any = true;
+  }
+  if (any) harvest_locked();
+}
+
+void Profiler::pool_created(ze_event_pool_handle_t pool, bool timestamps) {
+  std::lock_guard lock(mu_);
+  timestamp_pools_[pool] = timestamps;  // a handle the driver gives again is overwritten
+}
+
+void Profiler::event_created(ze_event_pool_handle_t pool, ze_event_handle_t event) {
+  std::lock_guard lock(mu_);
+  const auto it = timestamp_pools_.find(pool);
+  if (it != timestamp_pools_.end() && it->second) {
+    timestamp_events_.insert(event);
+  } else {
+    timestamp_events_.erase(event);
+  }
+}
+
+// What completed is read and posted; an event the program is about to reset or destroy is
+// read first, and its launch's row dropped if it had not completed.
+void Profiler::sync_point(ze_event_handle_t gone) {
+  if (!sampled_mode() || link_.connected_pid() != current_pid()) return;
+  std::lock_guard lock(mu_);
+  harvest_locked();
+  if (gone != nullptr) forget_timed_locked([gone](const Timed& t) { return t.event == gone; });
 }
 
 void Profiler::fail(const char* where) noexcept {
@@ -572,6 +857,8 @@ bool load_next(void* (*lookup)(const char* name), const char** missing) {
   get(n.event_sync, "zeEventHostSynchronize");
   get(n.event_reset, "zeEventHostReset");
   get(n.event_timestamp, "zeEventQueryKernelTimestamp");
+  get(n.event_status, "zeEventQueryStatus");
+  get(n.global_timestamps, "zeDeviceGetGlobalTimestamps");
   get(n.kernel_name, "zeKernelGetName");
   get(n.kernel_properties, "zeKernelGetProperties");
   get(n.device_properties, "zeDeviceGetProperties");
@@ -630,6 +917,19 @@ void kernel_destroyed(ze_kernel_handle_t kernel) noexcept {
 
 void context_destroying(ze_context_handle_t context) noexcept {
   guarded("a context's destruction", [&] { Profiler::get().context_forget(context); });
+}
+
+void event_pool_created(ze_event_pool_handle_t pool, const ze_event_pool_desc_t* desc) noexcept {
+  const bool timestamps = desc != nullptr && (desc->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP);
+  guarded("an event pool's creation", [&] { Profiler::get().pool_created(pool, timestamps); });
+}
+
+void event_created(ze_event_pool_handle_t pool, ze_event_handle_t event) noexcept {
+  guarded("an event's creation", [&] { Profiler::get().event_created(pool, event); });
+}
+
+void sync_point(ze_event_handle_t gone) noexcept {
+  guarded("a sync point", [&] { Profiler::get().sync_point(gone); });
 }
 
 }  // namespace oaprof::attach::ze

@@ -41,6 +41,8 @@ struct Next {
   decltype(&zeEventHostSynchronize) event_sync = nullptr;
   decltype(&zeEventHostReset) event_reset = nullptr;
   decltype(&zeEventQueryKernelTimestamp) event_timestamp = nullptr;
+  decltype(&zeEventQueryStatus) event_status = nullptr;
+  decltype(&zeDeviceGetGlobalTimestamps) global_timestamps = nullptr;
   decltype(&zeKernelGetName) kernel_name = nullptr;
   decltype(&zeKernelGetProperties) kernel_properties = nullptr;
   decltype(&zeDeviceGetProperties) device_properties = nullptr;
@@ -123,5 +125,13 @@ void kernel_group_size(ze_kernel_handle_t kernel, std::uint32_t x, std::uint32_t
                        std::uint32_t z) noexcept;
 void kernel_destroyed(ze_kernel_handle_t kernel) noexcept;
 void context_destroying(ze_context_handle_t context) noexcept;
+
+// Sampled attribution (docs/level-zero.md): which events have kernel timestamps (their pool's
+// ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP), and the program's sync points, where the launches that
+// completed are collected. `gone`: an event the program is about to reset or destroy (read
+// first, then forgotten); `queue_gone`: a queue about to be destroyed.
+void event_pool_created(ze_event_pool_handle_t pool, const ze_event_pool_desc_t* desc) noexcept;
+void event_created(ze_event_pool_handle_t pool, ze_event_handle_t event) noexcept;
+void sync_point(ze_event_handle_t gone = nullptr) noexcept;
 
 }  // namespace oaprof::attach::ze

@@ -63,6 +63,29 @@ void ZE_APICALL on_group_size(ze_kernel_set_group_size_params_t* p, ze_result_t 
   }
 }
 
+// Sampled attribution's books: which events have kernel timestamps, and the program's sync
+// points (after a wait that succeeded; before an event or queue goes).
+void ZE_APICALL on_pool_created(ze_event_pool_create_params_t* p, ze_result_t r, void*, void**) {
+  if (r == ZE_RESULT_SUCCESS) ze::event_pool_created(**p->pphEventPool, *p->pdesc);
+}
+void ZE_APICALL on_event_created(ze_event_create_params_t* p, ze_result_t r, void*, void**) {
+  if (r == ZE_RESULT_SUCCESS) ze::event_created(*p->phEventPool, **p->pphEvent);
+}
+template <typename Params>
+void ZE_APICALL after_wait(Params*, ze_result_t r, void*, void**) {
+  if (r == ZE_RESULT_SUCCESS) ze::sync_point();
+}
+void ZE_APICALL before_event_reset(ze_event_host_reset_params_t* p, ze_result_t, void*, void**) {
+  ze::sync_point(*p->phEvent);
+}
+void ZE_APICALL before_event_destroy(ze_event_destroy_params_t* p, ze_result_t, void*, void**) {
+  ze::sync_point(*p->phEvent);
+}
+void ZE_APICALL before_queue_destroy(ze_command_queue_destroy_params_t*, ze_result_t, void*,
+                                     void**) {
+  ze::sync_point();
+}
+
 ze::LaunchCall call_of(ze_command_list_append_launch_kernel_params_t* p) {
   return ze::direct_launch(LaunchApi::kZeLaunchKernel, *p->phCommandList, p->phKernel,
                            *p->ppLaunchFuncArgs, p->phSignalEvent, *p->pnumWaitEvents,
@@ -119,6 +142,24 @@ bool reg_launch(zel_tracer_handle_t tracer, const char* name) {
          reg(tracer, name, ZEL_REGISTER_EPILOGUE, &launch_epilogue<Params>);
 }
 
+bool register_sync_callbacks(zel_tracer_handle_t t) {
+  constexpr auto pro = ZEL_REGISTER_PROLOGUE;
+  constexpr auto epi = ZEL_REGISTER_EPILOGUE;
+  return reg(t, "zelTracerEventPoolCreateRegisterCallback", epi, &on_pool_created) &&
+         reg(t, "zelTracerEventCreateRegisterCallback", epi, &on_event_created) &&
+         reg(t, "zelTracerCommandQueueSynchronizeRegisterCallback", epi,
+             &after_wait<ze_command_queue_synchronize_params_t>) &&
+         reg(t, "zelTracerEventHostSynchronizeRegisterCallback", epi,
+             &after_wait<ze_event_host_synchronize_params_t>) &&
+         reg(t, "zelTracerEventQueryStatusRegisterCallback", epi,
+             &after_wait<ze_event_query_status_params_t>) &&
+         reg(t, "zelTracerFenceHostSynchronizeRegisterCallback", epi,
+             &after_wait<ze_fence_host_synchronize_params_t>) &&
+         reg(t, "zelTracerEventHostResetRegisterCallback", pro, &before_event_reset) &&
+         reg(t, "zelTracerEventDestroyRegisterCallback", pro, &before_event_destroy) &&
+         reg(t, "zelTracerCommandQueueDestroyRegisterCallback", pro, &before_queue_destroy);
+}
+
 bool register_callbacks(zel_tracer_handle_t t) {
   constexpr auto pro = ZEL_REGISTER_PROLOGUE;
   constexpr auto epi = ZEL_REGISTER_EPILOGUE;
@@ -130,6 +171,7 @@ bool register_callbacks(zel_tracer_handle_t t) {
          reg(t, "zelTracerKernelDestroyRegisterCallback", pro, &before_kernel_destroy) &&
          reg(t, "zelTracerContextDestroyRegisterCallback", pro, &before_context_destroy) &&
          reg(t, "zelTracerKernelSetGroupSizeRegisterCallback", epi, &on_group_size) &&
+         register_sync_callbacks(t) &&
          reg(t, "zelTracerCommandQueueExecuteCommandListsRegisterCallback", pro,
              &execute_prologue) &&
          reg(t, "zelTracerCommandQueueExecuteCommandListsRegisterCallback", epi,

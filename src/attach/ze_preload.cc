@@ -109,6 +109,83 @@ OAPROF_EXPORT ze_result_t ZE_APICALL zeContextDestroy(ze_context_handle_t c) {
   return real(c);
 }
 
+// Sampled attribution's books: which events have kernel timestamps, and the program's sync
+// points (after a wait that succeeded; before an event or queue goes).
+OAPROF_EXPORT ze_result_t ZE_APICALL zeEventPoolCreate(ze_context_handle_t c,
+                                                       const ze_event_pool_desc_t* desc, uint32_t n,
+                                                       ze_device_handle_t* devices,
+                                                       ze_event_pool_handle_t* pool) {
+  static const auto real = loader<decltype(&zeEventPoolCreate)>("zeEventPoolCreate");
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  const ze_result_t r = real(c, desc, n, devices, pool);
+  if (r == ZE_RESULT_SUCCESS && g_ready.load() && pool != nullptr) {
+    ze::event_pool_created(*pool, desc);
+  }
+  return r;
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t pool,
+                                                   const ze_event_desc_t* desc,
+                                                   ze_event_handle_t* event) {
+  static const auto real = loader<decltype(&zeEventCreate)>("zeEventCreate");
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  const ze_result_t r = real(pool, desc, event);
+  if (r == ZE_RESULT_SUCCESS && g_ready.load() && event != nullptr) ze::event_created(pool, *event);
+  return r;
+}
+
+namespace {
+
+// A call after which what completed is collected (when it succeeded), or before which an event
+// (`gone`) is read before the program resets or destroys it.
+template <typename Real, typename... Args>
+ze_result_t synced(Real real, bool before, ze_event_handle_t gone, Args... args) {
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  if (before && g_ready.load()) ze::sync_point(gone);
+  const ze_result_t r = real(args...);
+  if (!before && r == ZE_RESULT_SUCCESS && g_ready.load()) ze::sync_point();
+  return r;
+}
+
+}  // namespace
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeCommandQueueSynchronize(ze_command_queue_handle_t q,
+                                                               uint64_t timeout) {
+  static const auto real =
+      loader<decltype(&zeCommandQueueSynchronize)>("zeCommandQueueSynchronize");
+  return synced(real, false, nullptr, q, timeout);
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeEventHostSynchronize(ze_event_handle_t e, uint64_t timeout) {
+  static const auto real = loader<decltype(&zeEventHostSynchronize)>("zeEventHostSynchronize");
+  return synced(real, false, nullptr, e, timeout);
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeEventQueryStatus(ze_event_handle_t e) {
+  static const auto real = loader<decltype(&zeEventQueryStatus)>("zeEventQueryStatus");
+  return synced(real, false, nullptr, e);
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeFenceHostSynchronize(ze_fence_handle_t f, uint64_t timeout) {
+  static const auto real = loader<decltype(&zeFenceHostSynchronize)>("zeFenceHostSynchronize");
+  return synced(real, false, nullptr, f, timeout);
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t e) {
+  static const auto real = loader<decltype(&zeEventHostReset)>("zeEventHostReset");
+  return synced(real, true, e, e);
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t e) {
+  static const auto real = loader<decltype(&zeEventDestroy)>("zeEventDestroy");
+  return synced(real, true, e, e);
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t q) {
+  static const auto real = loader<decltype(&zeCommandQueueDestroy)>("zeCommandQueueDestroy");
+  return synced(real, true, nullptr, q);
+}
+
 namespace {
 
 // A launch between the interceptor's two halves. The program's arguments go down as they came,

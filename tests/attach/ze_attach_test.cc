@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -221,6 +222,67 @@ TEST_P(ZeAttachTest, KernelReplayIsRefusedWithAWarningAndLaunchesRunOnce) {
   const auto rows = read_csv(csv());
   ASSERT_EQ(rows.size(), 3u) << r.output;
   for (const CsvRow& row : rows) EXPECT_EQ(row.at("replay_passes"), "1");
+}
+
+// The rows of a run, in launch order, as the fields both attributions must agree on.
+std::vector<std::string> row_keys(const std::vector<CsvRow>& rows) {
+  std::vector<std::string> keys;
+  for (const CsvRow& row : in_launch_order(rows)) {
+    keys.push_back(fmt::format("{} {} {} {} {} {}", row.at("launch"), row.at("kernel"),
+                               row.at("global_size"), row.at("local_size"), row.at("api"),
+                               row.at("call")));
+  }
+  return keys;
+}
+
+// Sampled attribution times Level Zero launches by kernel-timestamp events read at the
+// program's sync points: the same programs give the same rows as bracketed (names, counts,
+// order, sizes), each a sampled row with its error bound, whose counters' window is the
+// kernel's (its GPU time is its kernel time) and shares it with no other launch, as the one
+// engine of the simulated GPU runs them one at a time.
+TEST_P(ZeAttachTest, SampledAttributionGivesTheRowsOfBracketedWithKernelWindows) {
+  for (const std::string scenario : {"immediate", "regular", "no-events", "churn", "threads"}) {
+    SCOPED_TRACE(scenario);
+    const auto bracketed = profile(scenario);
+    ASSERT_EQ(bracketed.status, 0) << bracketed.output;
+    auto want = row_keys(read_csv(csv()));
+    const auto sampled = profile(scenario, "--attribution sampled");
+    ASSERT_EQ(sampled.status, 0) << sampled.output;
+    const auto rows = read_csv(csv());
+    auto got = row_keys(rows);
+    if (scenario == "threads") {  // four threads: the launch numbers' order is the scheduler's
+      for (auto* keys : {&want, &got}) {
+        for (std::string& k : *keys) k = k.substr(k.find(' ') + 1);
+        std::sort(keys->begin(), keys->end());
+      }
+    }
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(got, want) << sampled.output;
+    for (const CsvRow& row : rows) {
+      SCOPED_TRACE(row.at("launch"));
+      EXPECT_FALSE(row.at("attribution_error").empty());
+      EXPECT_EQ(std::stod(row.at("overlap_share")), 0.0);
+      const double kernel = std::stod(row.at("kernel_ns")), gpu = std::stod(row.at("gpu_time_ns"));
+      EXPECT_NEAR(gpu, kernel, 0.02 * kernel + 100e3);
+    }
+  }
+}
+
+// Sampled attribution waits for nothing the program does not: a launch held until the host
+// signals its event runs measured, and the program's own events (kernel-timestamp pools in
+// `barriers`, a pool without them in `plain-events`) keep their meaning.
+TEST_P(ZeAttachTest, SampledAttributionKeepsTheProgramsEventsAndHoldsNothing) {
+  const auto held = profile("barriers", "--attribution sampled");
+  ASSERT_EQ(held.status, 0) << held.output;
+  EXPECT_THAT(held.output, HasSubstr("check held-until-signalled ok"));
+  EXPECT_THAT(held.output, ::testing::Not(HasSubstr("run unmeasured")));
+  expect_rows_are_the_programs(in_launch_order(read_csv(csv())), app_launches(held.output));
+  const auto plain = profile("plain-events", "--attribution sampled");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  EXPECT_THAT(plain.output, HasSubstr("check plain-event-status ok"));
+  const auto rows = in_launch_order(read_csv(csv()));
+  expect_rows_are_the_programs(rows, app_launches(plain.output));
+  ASSERT_EQ(rows.size(), 3u) << plain.output;
 }
 
 // A program that misuses Level Zero gets the same result codes with and without oaprof.
