@@ -14,6 +14,9 @@
 //   layer steps through the gates: wait for 'ready' (everything before the kernel is done),
 //   snapshot, signal 'go', wait for 'done', snapshot: one exact row per kernel per execution.
 //   zeCommandListReset forgets the recorded launches.
+// Sampled attribution: no barrier, snapshot or wait; each launch is timed by a kernel-timestamp
+// event (the program's where its pool has them, else oaprof's), read at the program's sync
+// points into SampledLaunches, as OpenCL's sampled launches are.
 // It never throws into the program nor changes a call's result; on an internal failure it logs
 // once and passes calls through.
 #pragma once
