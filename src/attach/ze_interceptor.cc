@@ -60,7 +60,6 @@ struct CallState {
   std::uint32_t tid = 0;
   std::uint64_t api_ns = 0;
   std::uint64_t queue = 0;
-  bool selected_now = false;  // sampled, immediate: the launch selection's verdict
 };
 
 namespace {
@@ -594,14 +593,18 @@ CallState* Profiler::sample_launch(LaunchCall& call, ListInfo& list) {
   s->kind = CallState::Kind::kSampled;
   s->context = list.context;
   s->device = list.device;
+  if (list.immediate) {
+    // Numbered and selected now (a regular list's launches: at each execution). A launch not
+    // selected gets no event of oaprof's: one still pending could not be given back.
+    s->api_ns = monotonic_ns();
+    const Appended a = appended_locked(call);
+    s->record =
+        base_record(a, link_.next_launch_id(), handle(call.list), list.context, list.device);
+    s->record.api_ns = s->api_ns;
+    if (!link_.filter().select(a.name)) return nullptr;
+  }
   s->gate.program_event = *call.signal;
   s->gate.done_is_kernels = time_launch(call, list.context, s->gate.done);
-  if (!list.immediate) return s.release();  // numbered and selected at each execution
-  s->api_ns = monotonic_ns();
-  const Appended a = appended_locked(call);
-  s->record = base_record(a, link_.next_launch_id(), handle(call.list), list.context, list.device);
-  s->record.api_ns = s->api_ns;
-  s->selected_now = link_.filter().select(a.name);
   return s.release();
 }
 
@@ -631,7 +634,7 @@ void Profiler::after_sampled(const LaunchCall& call, ze_result_t result, CallSta
   const auto it = lists_.find(call.list);
   if (it != lists_.end() && !it->second.immediate)
     return record_sampled(call, result, s, it->second);
-  if (!ok || !s.selected_now) {
+  if (!ok) {
     if (g.done_is_kernels) events_.give_back(g.done);
     return;
   }

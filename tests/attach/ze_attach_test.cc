@@ -214,6 +214,23 @@ TEST_P(ZeAttachTest, TheLaunchSelectionCountsEveryExecution) {
   EXPECT_EQ(launches, (std::vector<std::string>{"3", "5", "6"}));
 }
 
+// The selection under sampled attribution: the same launch numbers as bracketed, on immediate
+// and regular lists.
+TEST_P(ZeAttachTest, TheLaunchSelectionIsTheSameUnderSampledAttribution) {
+  struct Case {
+    std::string scenario, kernel;
+    std::vector<std::string> want;
+  };
+  for (const Case& c :
+       {Case{"regular", "add_one", {"3", "5", "6"}}, Case{"immediate", "scale", {"2"}}}) {
+    const auto r = profile(c.scenario, "-k " + c.kernel + " --launch-skip 1 --attribution sampled");
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::vector<std::string> launches;
+    for (const CsvRow& row : in_launch_order(read_csv(csv()))) launches.push_back(row.at("launch"));
+    EXPECT_EQ(launches, c.want) << c.scenario;
+  }
+}
+
 // Kernel replay is not built for Level Zero: said once, and every launch still runs once.
 TEST_P(ZeAttachTest, KernelReplayIsRefusedWithAWarningAndLaunchesRunOnce) {
   const auto r = profile("immediate", "--replay 3");
