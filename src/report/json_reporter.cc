@@ -1,9 +1,9 @@
 // JSON: one document with the run's metadata and the same rows as the CSV. A run may hold
-// hundreds of thousands of launches, so a row is written compact (schema_version 2): the header's
-// "columns" names each value once, and a row is the list of its values in that order (null: not
-// measured); doubles carry nine significant digits; the row's energy object (its last column)
-// leaves out what says nothing (null fields, iGPU formulas of a window not measured). Readers
-// take version 1 too, whose rows are objects.
+// hundreds of thousands of launches, so a row is written compact (schema_version 2 and later): the
+// header's "columns" names each value once, and a row is the list of its values in that order
+// (null: not measured); doubles carry nine significant digits; the row's energy object (its last
+// column) leaves out what says nothing (null fields, iGPU formulas of a window not measured).
+// Readers take version 1 too, whose rows are objects.
 //
 // In a file the document is kept valid on disk at every flush: each row is written over the
 // document's closing brackets, which are then written again, so a crash of the profiled program

@@ -66,7 +66,7 @@ struct RunTable {
 // bounds, no host/rank columns.
 RunTable parse_run_csv(std::string_view text, const std::string& source);
 
-// An oaprof JSON document (--json, schema_version 1 or 2), with the bounds and checks of
+// An oaprof JSON document (--json, schema_version 1 to 3), with the bounds and checks of
 // parse_run_json. Throws RunInputError.
 RunTable parse_run_table_json(std::string_view text, const std::string& source);
 

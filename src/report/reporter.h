@@ -20,7 +20,7 @@ namespace oaprof::report {
 
 // Bumped whenever a JSON field changes meaning or disappears; adding fields keeps it. 2: rows
 // are lists of values named by the header's "columns" (1: rows are objects); readers take both.
-inline constexpr int kJsonSchemaVersion = 2;
+inline constexpr int kJsonSchemaVersion = 3;  // 3: `api` names the API, `call` the call
 
 struct RunInfo {
   std::string oaprof_version;

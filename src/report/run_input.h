@@ -90,7 +90,7 @@ struct RunnerRun {
 
 using RunInput = std::variant<OaprofRun, RunnerRun>;
 
-// Reads schema_version 1 (rows as objects) and 2 (a "columns" list and rows as lists of
+// Reads schema_version 1 (rows as objects) and 2 or 3 (a "columns" list and rows as lists of
 // values). Throws RunInputError naming `source` and the offending row and field.
 RunInput parse_run_json(std::string_view text, const std::string& source);
 

@@ -260,7 +260,8 @@ void require_schema_version(const ordered_json& meta, const std::string& source)
   const auto it = meta.find("schema_version");
   if (it == meta.end() || !it->is_number()) fail(source, "the run has no \"schema_version\"");
   const double version = it->get<double>();
-  if (version != 1 && version != kJsonSchemaVersion) {
+  // 2 and 3 share a shape (3 split the launch call out of `api` into `call`).
+  if (version != 1 && version != 2 && version != kJsonSchemaVersion) {
     fail(source, fmt::format("schema_version {} is not one this oaprof reads (1 to {}); write it "
                              "again with this oaprof's --json",
                              version, kJsonSchemaVersion));
