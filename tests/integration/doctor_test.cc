@@ -547,7 +547,8 @@ TEST(DoctorTopologyTest, ReportsWhatTheSimulatedI915Answers) {
   EXPECT_THAT(topology.detail, HasSubstr("KBL has 24: the rest are fused off"));
   Line timestamp = line_of(r.output, "timestamp");
   EXPECT_EQ(timestamp.verdict, "ok");
-  EXPECT_THAT(timestamp.detail, HasSubstr("12 MHz, read from i915 (I915_PARAM_CS_TIMESTAMP"));
+  EXPECT_THAT(timestamp.detail,
+              HasSubstr("12 MHz, read from i915 (I915_PARAM_OA_TIMESTAMP_FREQUENCY"));
   r = m.doctor("--device sim --sim-no-i915");
   topology = line_of(r.output, "topology");
   EXPECT_EQ(topology.verdict, "warn") << r.output;

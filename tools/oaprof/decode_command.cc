@@ -330,8 +330,7 @@ std::pair<CLI::App*, Action> add_decode_command(CLI::App& app) {
   sub->add_option("--format", opt->format,
                   "report format: a select code (101, 5) or a name (default: the set's)");
   sub->add_option("--timestamp-frequency", opt->timestamp_hz,
-                  "the OA timestamp frequency in Hz, as i915 or xe gives it (default: the "
-                  "platform's)");
+                  "OA timestamp Hz, as i915/xe give it (default: platform's)");
   sub->add_option("--metric-set", opt->metric_set,
                   "metric set symbol (default: Builtin; `oaprof metrics list`)");
   sub->add_option("--metrics-xml", opt->metrics_xml, "IGT metric file to take the set from");

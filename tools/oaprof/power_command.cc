@@ -162,7 +162,7 @@ std::pair<CLI::App*, Action> add_power_command(CLI::App& app) {
   auto opt = std::make_shared<PowerOptions>();
   CLI::App* sub = app.add_subcommand(
       "power", "a power meter: RAPL planes, GPU sensors, GPU power (docs/energy.md)");
-  std::string backends = "energy backend: auto";
+  std::string backends = "backend: auto";
   for (const auto& b : power::energy_backends()) backends += fmt::format(", {}", b.name);
   sub->add_option("--energy", opt->energy, backends)->capture_default_str();
   base::cli::testing(sub->add_option("--sysfs-root", opt->sysfs_root, "where sysfs is"))
