@@ -272,6 +272,49 @@ TEST_F(XeObservationTest, PeriodicPecReportsCountTheBusyTimeBetweenThem) {
   xe_->close_stream(stream);
 }
 
+// The simulated unit writes each Xe2 format in its own layout (metrics-discovery's offsets,
+// oa/report_format.cc): a 32-bit PEC format holds 32-bit counters, not PEC64u64's qwords cut
+// short, and the B/C format puts its PECs where PEC64u64 has them.
+TEST_F(XeObservationTest, EachDecodableXe2FormatIsWrittenInItsOwnLayout) {
+  const int id = add_config();
+  struct Case {
+    oa::ReportFormat format;
+    std::uint64_t xe_value;  // type | select << 8 | counter size << 16 | B/C << 24
+  };
+  for (const Case c :
+       {Case{oa::ReportFormat::kPec64u32, 5u | 1u << 8},
+        Case{oa::ReportFormat::kPec64u64_B8_C8, 5u | 1u << 8 | 1u << 16 | 1u << 24}}) {
+    SCOPED_TRACE(oa::layout_of(c.format).name);
+    XeOaStreamParams p = pec_params(static_cast<std::uint64_t>(id), 10);
+    p.oa_format = c.xe_value;
+    const int stream = open(p);
+    ASSERT_GE(stream, 0);
+    clock_.advance_ns(1'000'000);
+    device_.set_busy(true);
+    clock_.advance_ns(2'000'000);
+    device_.set_busy(false);
+    clock_.advance_ns(1'000'000);
+    std::vector<std::vector<std::uint8_t>> reports;
+    XeStreamCounts counts;
+    const int bytes = oa::layout_of(c.format).size_bytes;
+    drain_xe_stream(
+        *xe_, stream, bytes, counts, 16u << 20,
+        [](std::span<const std::uint8_t> r, void* ctx) {
+          static_cast<std::vector<std::vector<std::uint8_t>>*>(ctx)->emplace_back(r.begin(),
+                                                                                  r.end());
+        },
+        &reports);
+    ASSERT_GE(reports.size(), 2u);
+    EXPECT_EQ(reports.front().size(), static_cast<std::size_t>(bytes));
+    const oa::CounterDeltas d = oa::compute_deltas(oa::decode(c.format, reports.front()),
+                                                   oa::decode(c.format, reports.back()));
+    EXPECT_EQ(d.a[0], 1'025'000u);  // PEC i counts (i % 4 + 1) / 4 of 4.1 M busy clocks
+    EXPECT_EQ(d.a[3], 4'100'000u);
+    EXPECT_EQ(d.a[63], 4'100'000u);
+    xe_->close_stream(stream);
+  }
+}
+
 TEST_F(XeObservationTest, AnOverflowIsEioThenStatusAndTheNewestReportsRemain) {
   device_.options().oa_buffer_bytes = 10 * 576;
   const int stream = open(pec_params(static_cast<std::uint64_t>(add_config()), 10));

@@ -9,6 +9,7 @@
 #include "gpu/xe/xe_uapi.h"
 #include "mmio/registers.h"
 #include "mmio/timestamp_clock.h"
+#include "oa/report.h"
 
 namespace oaprof::gpu {
 namespace {
@@ -96,6 +97,9 @@ struct XeFormat {
   int bytes;
   std::optional<oa::ReportFormat> registers = std::nullopt;  // what SimGpu writes (Gen12, Xe-LPG)
   bool format_zero = false;
+  // Xe2: the layout the simulated unit writes (oa/report_format.cc, metrics-discovery's
+  // offsets); none for the G1/G2 formats, whose layout no public source gives.
+  std::optional<oa::ReportFormat> layout = std::nullopt;
 };
 // xe's enum drm_xe_oa_format_type; OAM (2) has no format in the simulated tables.
 constexpr std::uint8_t kTypeOag = 0, kTypeOar = 1, kTypeOac = 3, kTypeOamMpec = 4, kTypePec = 5;
@@ -110,11 +114,19 @@ const XeFormat kXeLpgFormats[] = {
     {kTypeOac, 1, 0, 0, 320},     {kTypeOac, 2, 0, 0, 192},
     {kTypeOamMpec, 1, 0, 0, 192}, {kTypeOamMpec, 2, 0, 0, 128},
 };
+constexpr auto kNoRegs = std::nullopt;
 const XeFormat kXe2Formats[] = {
-    {kTypeOamMpec, 1, 0, 0, 192}, {kTypeOamMpec, 2, 0, 0, 128}, {kTypePec, 1, 1, 0, 576},
-    {kTypePec, 1, 1, 1, 640},     {kTypePec, 1, 0, 0, 320},     {kTypePec, 5, 1, 0, 320},
-    {kTypePec, 5, 0, 0, 192},     {kTypePec, 6, 1, 0, 320},     {kTypePec, 6, 0, 0, 192},
-    {kTypePec, 3, 1, 0, 320},     {kTypePec, 4, 1, 0, 320},
+    {kTypeOamMpec, 1, 0, 0, 192, kNoRegs, false, oa::ReportFormat::kXe2Mpec8u64_B8_C8},
+    {kTypeOamMpec, 2, 0, 0, 128, kNoRegs, false, oa::ReportFormat::kXe2Mpec8u32_B8_C8},
+    {kTypePec, 1, 1, 0, 576, kNoRegs, false, oa::ReportFormat::kPec64u64},
+    {kTypePec, 1, 1, 1, 640, kNoRegs, false, oa::ReportFormat::kPec64u64_B8_C8},
+    {kTypePec, 1, 0, 0, 320, kNoRegs, false, oa::ReportFormat::kPec64u32},
+    {kTypePec, 5, 1, 0, 320},
+    {kTypePec, 5, 0, 0, 192},
+    {kTypePec, 6, 1, 0, 320},
+    {kTypePec, 6, 0, 0, 192},
+    {kTypePec, 3, 1, 0, 320},
+    {kTypePec, 4, 1, 0, 320},
 };
 
 std::span<const XeFormat> formats_of(oa::Generation gen) {
@@ -227,19 +239,28 @@ std::uint64_t SimXeDevice::last_poll_tick() const {
   return static_cast<std::uint64_t>(static_cast<double>(at) * platform_.timestamp_hz / 1e9);
 }
 
-std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, int bytes) const {
-  std::vector<std::uint8_t> r(static_cast<std::size_t>(bytes));
+std::vector<std::uint8_t> SimXeDevice::report_at(std::uint64_t tick, const Stream& stream) const {
+  const int bytes = stream.report_bytes;
   const double s = static_cast<double>(tick) / platform_.timestamp_hz;
   const auto t = static_cast<std::uint64_t>(s * 1e9);
-  const auto put64 = [&](int qword, std::uint64_t v) { std::memcpy(&r[8 * qword], &v, 8); };
-  put64(0, 1);  // report id: non-zero, as xe's tail check requires of a landed report
-  put64(1, tick + options_.timestamp_base_ticks);
-  put64(3, static_cast<std::uint64_t>(s * options_.gpu_mhz * 1e6));
   const auto busy_clocks =
       static_cast<std::uint64_t>(static_cast<double>(busy_ns_until(t)) * options_.gpu_mhz / 1e3);
-  for (int i = 0; i < 64 && 32 + 8 * i + 8 <= bytes; ++i) {
-    put64(4 + i, busy_clocks * static_cast<std::uint64_t>(i % 4 + 1) / 4);
+  // Counter i counts (i % 4 + 1) / 4 of the busy clocks, in the format's own widths.
+  oa::Report report;
+  report.rpt_id = 1;  // non-zero, as xe's tail check requires of a landed report
+  report.timestamp = tick + options_.timestamp_base_ticks;
+  report.gpu_ticks = static_cast<std::uint64_t>(s * options_.gpu_mhz * 1e6);
+  for (std::size_t i = 0; i < report.a.size(); ++i) {
+    report.a[i] = busy_clocks * (i % 4 + 1) / 4;
   }
+  if (stream.layout) {
+    const oa::RawReport raw = oa::encode(*stream.layout, report);
+    return {raw.bytes.begin(), raw.bytes.begin() + raw.size};
+  }
+  // A G1/G2 format: PEC64u64's layout cut to its size (oaprof refuses to decode these).
+  std::vector<std::uint8_t> r(static_cast<std::size_t>(bytes));
+  const oa::RawReport pec = oa::encode(oa::ReportFormat::kPec64u64, report);
+  std::memcpy(r.data(), pec.bytes.data(), r.size());
   return r;
 }
 
@@ -303,7 +324,7 @@ void SimXeDevice::advance(Stream& s) {
     while (s.buffer.size() + keep_new > capacity) s.buffer.pop_front();
   }
   for (std::uint64_t k = skip; k < due; ++k) {
-    s.buffer.push_back(report_at(s.next_report_tick + k * period, s.report_bytes));
+    s.buffer.push_back(report_at(s.next_report_tick + k * period, s));
   }
   s.next_report_tick += due * period;
 }
@@ -380,6 +401,7 @@ class SimXeObservation final : public XeObservation {
     SimXeDevice::Stream s;
     s.unit = p.oa_unit_id;
     s.report_bytes = format->bytes;
+    s.layout = format->layout;
     s.sample = p.sample;
     // oa_exponent_to_ns: (2 << exponent) timestamp ticks.
     s.period_ticks = p.period_exponent >= 0 ? 2ull << p.period_exponent : 0;

@@ -32,6 +32,7 @@
 #include "mmio/oa_programmer.h"
 #include "mmio/sim_gpu.h"
 #include "oa/platform.h"
+#include "oa/report_format.h"
 
 namespace oaprof::gpu {
 
@@ -88,6 +89,9 @@ class SimXeDevice {
   struct Stream {
     std::uint32_t unit = 0;
     int report_bytes = 0;
+    // Xe2: the layout its reports are written in (none for the G1/G2 formats, whose layout no
+    // public source gives: their reports carry PEC64u64's layout cut to their size).
+    std::optional<oa::ReportFormat> layout;
     std::uint64_t period_ticks = 0;  // (2 << exponent) OA timestamp ticks; 0: no sampling
     bool sample = false;
     bool enabled = false;
@@ -110,7 +114,7 @@ class SimXeDevice {
   void advance(Stream& s);
   void advance_all();
   std::uint64_t busy_ns_until(std::uint64_t t) const;
-  std::vector<std::uint8_t> report_at(std::uint64_t tick, int bytes) const;
+  std::vector<std::uint8_t> report_at(std::uint64_t tick, const Stream& s) const;
   std::uint64_t now_ticks() const;
   std::uint64_t register_timestamp() const;  // Gen12, Xe-LPG: the registers' RING_TIMESTAMP
   // The tick of xe's last buffer poll (options.poll_ns > 0): reports up to it are readable.
