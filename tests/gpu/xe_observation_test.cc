@@ -61,6 +61,24 @@ class XeObservationTest : public ::testing::Test {
     p.period_exponent = exponent;
     return p;
   }
+  // 1 ms idle, 2 ms busy, 1 ms idle, then every report of `stream` (of `bytes` each).
+  std::vector<std::vector<std::uint8_t>> reports_around_2ms_busy(int stream, int bytes,
+                                                                 XeStreamCounts& counts) {
+    clock_.advance_ns(1'000'000);
+    device_.set_busy(true);
+    clock_.advance_ns(2'000'000);
+    device_.set_busy(false);
+    clock_.advance_ns(1'000'000);
+    std::vector<std::vector<std::uint8_t>> reports;
+    drain_xe_stream(
+        *xe_, stream, bytes, counts, 16u << 20,
+        [](std::span<const std::uint8_t> r, void* ctx) {
+          static_cast<std::vector<std::vector<std::uint8_t>>*>(ctx)->emplace_back(r.begin(),
+                                                                                  r.end());
+        },
+        &reports);
+    return reports;
+  }
 };
 
 TEST(XeUapiTest, ObservationIoctlNumbersAreTheKernels) {
@@ -242,19 +260,8 @@ TEST_F(XeObservationTest, PeriodicPecReportsCountTheBusyTimeBetweenThem) {
   ASSERT_EQ(units.size(), 2u);
   ASSERT_NE(render_oag(units), nullptr);
   EXPECT_EQ(render_oag(units)->id, 0u);
-  clock_.advance_ns(1'000'000);
-  device_.set_busy(true);
-  clock_.advance_ns(2'000'000);
-  device_.set_busy(false);
-  clock_.advance_ns(1'000'000);
-  std::vector<std::vector<std::uint8_t>> reports;
   XeStreamCounts counts;
-  drain_xe_stream(
-      *xe_, stream, 576, counts, 16u << 20,
-      [](std::span<const std::uint8_t> r, void* ctx) {
-        static_cast<std::vector<std::vector<std::uint8_t>>*>(ctx)->emplace_back(r.begin(), r.end());
-      },
-      &reports);
+  const auto reports = reports_around_2ms_busy(stream, 576, counts);
   EXPECT_EQ(counts.reports, reports.size());
   EXPECT_EQ(reports.size(), 37u);  // 4 ms / 106.67 us
   EXPECT_FALSE(counts.lost_anything());
@@ -289,21 +296,9 @@ TEST_F(XeObservationTest, EachDecodableXe2FormatIsWrittenInItsOwnLayout) {
     p.oa_format = c.xe_value;
     const int stream = open(p);
     ASSERT_GE(stream, 0);
-    clock_.advance_ns(1'000'000);
-    device_.set_busy(true);
-    clock_.advance_ns(2'000'000);
-    device_.set_busy(false);
-    clock_.advance_ns(1'000'000);
-    std::vector<std::vector<std::uint8_t>> reports;
     XeStreamCounts counts;
     const int bytes = oa::layout_of(c.format).size_bytes;
-    drain_xe_stream(
-        *xe_, stream, bytes, counts, 16u << 20,
-        [](std::span<const std::uint8_t> r, void* ctx) {
-          static_cast<std::vector<std::vector<std::uint8_t>>*>(ctx)->emplace_back(r.begin(),
-                                                                                  r.end());
-        },
-        &reports);
+    const auto reports = reports_around_2ms_busy(stream, bytes, counts);
     ASSERT_GE(reports.size(), 2u);
     EXPECT_EQ(reports.front().size(), static_cast<std::size_t>(bytes));
     const oa::CounterDeltas d = oa::compute_deltas(oa::decode(c.format, reports.front()),
