@@ -387,8 +387,15 @@ TEST_P(AttachTest, SampledAttributionKeepsOverlappingKernelsOverlapped) {
   if (pairs_overlapped(alone.output) == 0) {
     GTEST_SKIP() << "this OpenCL runtime ran no two kernels at once, even unprofiled";
   }
-  const auto sampled = profile("overlap", "--attribution sampled --sample-period 200us");
-  ASSERT_EQ(sampled.status, 0) << sampled.output;
+  // Whether two kernels meet is up to the runtime's threads: on a loaded machine one run may
+  // happen to serialise them, so up to five runs are given the chance; a layer that serialises
+  // (drains or waits) never lets them meet.
+  oaprof::testing::CommandResult sampled;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    sampled = profile("overlap", "--attribution sampled --sample-period 200us");
+    ASSERT_EQ(sampled.status, 0) << sampled.output;
+    if (pairs_overlapped(sampled.output) >= 1) break;
+  }
   EXPECT_GE(pairs_overlapped(sampled.output), 1) << sampled.output;
   const auto rows = read_csv(csv());
   ASSERT_EQ(static_cast<int>(rows.size()), launches_made(sampled.output)) << sampled.output;
