@@ -321,36 +321,38 @@ ze_result_t launch_of(const Kernel& k, Launch& out) {
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t append_launch(ze_command_list_handle_t h, ze_kernel_handle_t hk,
-                          const ze_group_count_t* groups, ze_event_handle_t signal, std::uint32_t n,
-                          ze_event_handle_t* waits) {
+// One launch of `hk`: its group counts now, or (indirect) read from `groups` when it runs, as
+// the device would.
+ze_result_t append_one_launch(ze_command_list_handle_t h, ze_kernel_handle_t hk,
+                              const ze_group_count_t* groups, ze_event_handle_t signal,
+                              std::uint32_t n, ze_event_handle_t* waits, bool indirect) {
   return append_with_events(h, signal, n, waits, [&](State& s, Command& c) {
     Kernel* k = nullptr;
     OAPROF_ZE_FIND(s, hk, k);
     if (groups == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Launch launch;
     if (const ze_result_t r = launch_of(*k, launch); r != ZE_RESULT_SUCCESS) return r;
-    launch.groups = *groups;
+    if (indirect) {
+      launch.indirect = groups;
+    } else {
+      launch.groups = *groups;
+    }
     c.op = Command::Op::kLaunch;
     c.launches.push_back(std::move(launch));
     return ZE_RESULT_SUCCESS;
   });
 }
 
+ze_result_t append_launch(ze_command_list_handle_t h, ze_kernel_handle_t hk,
+                          const ze_group_count_t* groups, ze_event_handle_t signal, std::uint32_t n,
+                          ze_event_handle_t* waits) {
+  return append_one_launch(h, hk, groups, signal, n, waits, false);
+}
+
 ze_result_t append_launch_indirect(ze_command_list_handle_t h, ze_kernel_handle_t hk,
                                    const ze_group_count_t* groups, ze_event_handle_t signal,
                                    std::uint32_t n, ze_event_handle_t* waits) {
-  return append_with_events(h, signal, n, waits, [&](State& s, Command& c) {
-    Kernel* k = nullptr;
-    OAPROF_ZE_FIND(s, hk, k);
-    if (groups == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    Launch launch;
-    if (const ze_result_t r = launch_of(*k, launch); r != ZE_RESULT_SUCCESS) return r;
-    launch.indirect = groups;  // read when it runs, as the device would
-    c.op = Command::Op::kLaunch;
-    c.launches.push_back(std::move(launch));
-    return ZE_RESULT_SUCCESS;
-  });
+  return append_one_launch(h, hk, groups, signal, n, waits, true);
 }
 
 ze_result_t append_launch_multiple(ze_command_list_handle_t h, std::uint32_t kernels,
