@@ -111,8 +111,9 @@ using F = ReportFormat;
 //          544, C at 576; 192B_MPEC8LL_NOA16 8 64-bit MPECs, B at 96, C at 128 (as IGT's
 //          mtl_oa_formats [IGTT] on Xe-LPG). inc/common/instrumentation/api/instr_gt_driver_ifc.h
 //          at the same commit calls 320B_PEC64 "Xe2+ format: 64 PEC(32-bit)"; md_calculation.cpp
-//          marks it "not implemented", so its PECs from byte 32, 4 bytes apart, are the shared
-//          32-byte header read the same way (64 x 4 = 256 bytes, the rest of 320 unused).
+//          gives no offsets for it, so oaprof infers them from the shared 32-byte header: PECs
+//          from byte 32, 4 bytes apart (64 x 4 = 256 bytes, the rest of 320 unused).
+//          docs/hardware-access.md marks this layout as oaprof's inference.
 //  No layout: PEC32u64_G1, PEC32u32_G1, PEC32u64_G2, PEC32u32_G2, PEC36u64_G1_32_G2_4 and
 //  PEC36u64_G1_4_G2_32. Which PEC numbers "G1"/"G2" hold is in none of: xe_oa.c [XEOA2]; IGT
 //  tests/intel/xe_oa.c and lib/xe/xe_oa.c @ b3d809d537fe (lnl_oa_formats names them with sizes
