@@ -30,14 +30,15 @@ class SampledLaunches {
 
   // What an event says when asked: still running, complete with its window on the host's clock
   // (and the OpenCL times of the record), or failed (no window: the record is dropped). `record`
-  // is the launch's, as add() was given it.
+  // is the launch's, as add() was given it; the asker may complete it with what is known only
+  // once the launch ran (a Level Zero indirect launch's group counts).
   struct Completion {
     enum class State { kRunning, kComplete, kFailed } state = State::kRunning;
     std::uint64_t host_start_ns = 0, host_end_ns = 0;
     std::uint64_t queued_ns = 0, submit_ns = 0, start_ns = 0, end_ns = 0;
     oa::ClockCalibration clock = oa::ClockCalibration::kDeviceAndHostTimer;
   };
-  using Ask = std::function<Completion(void* event, const oa::Launch& record)>;
+  using Ask = std::function<Completion(void* event, oa::Launch& record)>;
 
   // A launch just enqueued, `record.api_ns` being the host time of the program's call (no
   // launch starts before it), on `record.queue`, which runs its launches in order unless

@@ -184,14 +184,11 @@ void Events::forget_context(ze_context_handle_t context) {
   free_.erase(context);
 }
 
-bool read_host_visible(const Next& next, ze_context_handle_t context, const ze_group_count_t* where,
-                       ze_group_count_t& out) {
+bool host_visible(const Next& next, ze_context_handle_t context, const void* where) {
   ze_memory_allocation_properties_t props{};
   props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
   if (next.alloc_properties(context, where, &props, nullptr) != ZE_RESULT_SUCCESS) return false;
-  if (props.type != ZE_MEMORY_TYPE_HOST && props.type != ZE_MEMORY_TYPE_SHARED) return false;
-  out = *where;
-  return true;
+  return props.type == ZE_MEMORY_TYPE_HOST || props.type == ZE_MEMORY_TYPE_SHARED;
 }
 
 }  // namespace oaprof::attach::ze

@@ -88,9 +88,14 @@ class Events {
   std::map<ze_device_handle_t, Timer> timers_;
 };
 
-// `*where` into `out` when the memory is the host's or shared (readable here); false for device
-// memory or memory the driver does not know.
-bool read_host_visible(const Next& next, ze_context_handle_t context, const ze_group_count_t* where,
-                       ze_group_count_t& out);
+// Whether the driver knows `where` as host or shared memory (readable here): not device memory.
+bool host_visible(const Next& next, ze_context_handle_t context, const void* where);
+// `*where` into `out` when host_visible; false otherwise.
+template <typename T>
+bool read_host_visible(const Next& next, ze_context_handle_t context, const T* where, T& out) {
+  if (where == nullptr || !host_visible(next, context, where)) return false;
+  out = *where;
+  return true;
+}
 
 }  // namespace oaprof::attach::ze

@@ -24,9 +24,13 @@ namespace wire = ipc::wire;
 
 // One launch as the program appended it: its kernel's name and group size then (a regular list
 // runs it so even after the kernel changed or went), its group counts or where to read them.
+// LaunchMultipleKernelsIndirect: `name` joins every kernel's (for the selection), `names` holds
+// each, and `count` is where the device reads how many of them run.
 struct Appended {
   oa::LaunchApi api = oa::LaunchApi::kZeLaunchKernel;
   std::string name;
+  std::vector<std::string> names;
+  const std::uint32_t* count = nullptr;
   std::array<std::uint32_t, 3> size{1, 1, 1};
   ze_group_count_t groups{0, 0, 0};
   const ze_group_count_t* indirect = nullptr;
@@ -47,6 +51,7 @@ struct CallState {
   enum class Kind { kImmediate, kRecord, kExecute, kSampled } kind = Kind::kImmediate;
   std::unique_lock<std::mutex> lock;  // immediate and execute: held from the first half on
   wire::Launch record;
+  Appended launch;                   // immediate lists: the launch, finished once it ran
   ze_event_handle_t ours = nullptr;  // an event of oaprof's given to the launch
   ze_context_handle_t context = nullptr;
   ze_device_handle_t device = nullptr;
@@ -98,6 +103,7 @@ struct Timed {
   ze_command_list_handle_t list = nullptr;
   ze_context_handle_t context = nullptr;
   ze_device_handle_t device = nullptr;
+  Appended launch;  // its counts and names are read once it completed
 };
 
 struct ListInfo {
@@ -200,8 +206,8 @@ class Profiler {
                              const ze_command_list_handle_t* lists);
   void rearm_sampled(const std::vector<Step>& steps);
   void after_execute_sampled(ze_result_t result, CallState& s);
-  void add_sampled(Timed* t, wire::Launch rec, const Appended& a);
-  SampledLaunches::Completion ask(Timed& t);
+  void add_sampled(Timed* t, wire::Launch rec);
+  SampledLaunches::Completion ask(Timed& t, wire::Launch& rec);
   void harvest_locked(SampledLaunches::Scope scope = SampledLaunches::Scope::kAll);
   // The launches in the books that `which` picks can no longer be read: their rows are dropped.
   template <typename Pred>
@@ -270,10 +276,12 @@ Appended Profiler::appended_locked(const LaunchCall& call) {
     const KernelInfo& k = kernel_locked(call.kernels[i]);
     if (i > 0) a.name += '+';
     a.name += k.name;
+    if (call.count_buffer != nullptr) a.names.push_back(k.name);
     if (i == 0) a.size = k.size.value_or(std::array<std::uint32_t, 3>{1, 1, 1});
   }
   if (call.groups != nullptr) a.groups = *call.groups;
   a.indirect = call.indirect;
+  a.count = call.count_buffer;
   a.program_event = call.signal != nullptr ? *call.signal : nullptr;
   return a;
 }
@@ -346,6 +354,7 @@ CallState* Profiler::measure_immediate(LaunchCall& call, ListInfo& list,
   s->device = list.device;
   s->record = base_record(a, id, handle(call.list), list.context, list.device);
   s->record.api_ns = api_ns;
+  s->launch = std::move(a);
   if (*call.signal == nullptr) {
     // Kernel timestamps for the row: an event of oaprof's, which the program never sees.
     s->ours = events_.take(list.context);
@@ -372,12 +381,18 @@ wire::Launch Profiler::base_record(const Appended& a, std::uint64_t id, std::uin
   return rec;
 }
 
-// The group counts (read now for an indirect launch, where host-readable), and the kernel's
-// times from a kernel-timestamp event.
+// The group counts (read now for an indirect launch, where host-readable), the kernels that ran
+// (a multiple-indirect launch's count, read now), and the kernel's times from a kernel-timestamp
+// event. Called once the launch ran: the device may have written the counts just before it.
 void Profiler::finish_record(wire::Launch& rec, const Appended& a, ze_event_handle_t timed,
                              ze_context_handle_t c, ze_device_handle_t d) {
   ze_group_count_t groups = a.groups;
   if (a.indirect != nullptr && !read_host_visible(g_next, c, a.indirect, groups)) groups = {};
+  std::uint32_t ran = 0;
+  if (read_host_visible(g_next, c, a.count, ran) && ran > 0 && ran < a.names.size()) {
+    rec.kernel_name = a.names[0];
+    for (std::uint32_t i = 1; i < ran; ++i) rec.kernel_name += '+' + a.names[i];
+  }
   const std::uint32_t counts[3] = {groups.groupCountX, groups.groupCountY, groups.groupCountZ};
   for (std::size_t i = 0; i < 3; ++i) rec.global[i] = std::uint64_t{counts[i]} * rec.local[i];
   if (timed == nullptr) return;
@@ -411,11 +426,7 @@ void Profiler::after_launch(const LaunchCall& call, ze_result_t result, CallStat
   }
   const bool measured = link_.snapshot(s->record.launch_id, wire::Phase::kAfter);
   if (result == ZE_RESULT_SUCCESS && measured) {
-    Appended a;
-    a.groups = call.groups != nullptr ? *call.groups : ze_group_count_t{};
-    a.indirect = call.indirect;
-    for (std::size_t i = 0; i < 3; ++i) a.size[i] = static_cast<std::uint32_t>(s->record.local[i]);
-    finish_record(s->record, a, done, s->context, s->device);
+    finish_record(s->record, s->launch, done, s->context, s->device);
     link_.post(s->record);
   }
   if (s->ours != nullptr) events_.give_back(s->ours);
@@ -597,11 +608,11 @@ CallState* Profiler::sample_launch(LaunchCall& call, ListInfo& list) {
     // Numbered and selected now (a regular list's launches: at each execution). A launch not
     // selected gets no event of oaprof's: one still pending could not be given back.
     s->api_ns = monotonic_ns();
-    const Appended a = appended_locked(call);
-    s->record =
-        base_record(a, link_.next_launch_id(), handle(call.list), list.context, list.device);
+    s->launch = appended_locked(call);
+    s->record = base_record(s->launch, link_.next_launch_id(), handle(call.list), list.context,
+                            list.device);
     s->record.api_ns = s->api_ns;
-    if (!link_.filter().select(a.name)) return nullptr;
+    if (!link_.filter().select(s->launch.name)) return nullptr;
   }
   s->gate.program_event = *call.signal;
   s->gate.done_is_kernels = time_launch(call, list.context, s->gate.done);
@@ -638,12 +649,8 @@ void Profiler::after_sampled(const LaunchCall& call, ze_result_t result, CallSta
     if (g.done_is_kernels) events_.give_back(g.done);
     return;
   }
-  Appended a;
-  a.groups = call.groups != nullptr ? *call.groups : ze_group_count_t{};
-  a.indirect = call.indirect;
-  for (std::size_t i = 0; i < 3; ++i) a.size[i] = static_cast<std::uint32_t>(s.record.local[i]);
-  add_sampled(new Timed{g.done, g.done_is_kernels, false, call.list, s.context, s.device},
-              std::move(s.record), a);
+  add_sampled(new Timed{g.done, g.done_is_kernels, false, call.list, s.context, s.device, s.launch},
+              std::move(s.record));
 }
 
 void Profiler::record_sampled(const LaunchCall& call, ze_result_t result, CallState& s,
@@ -723,16 +730,16 @@ void Profiler::after_execute_sampled(ze_result_t result, CallState& s) {
     wire::Launch rec = base_record(step.launch, step.id, s.queue, list.context, list.device);
     rec.tid = s.tid;
     rec.api_ns = s.api_ns;
-    add_sampled(new Timed{step.gate.done, false, false, step.list, list.context, list.device},
-                std::move(rec), step.launch);
+    add_sampled(
+        new Timed{step.gate.done, false, false, step.list, list.context, list.device, step.launch},
+        std::move(rec));
   }
 }
 
 void flush_sampled_at_exit() { sync_point(); }
 
-// Into the books, with its group counts (an indirect launch's read now, where host-readable).
-void Profiler::add_sampled(Timed* t, wire::Launch rec, const Appended& a) {
-  finish_record(rec, a, nullptr, t->context, t->device);
+// Into the books; its group counts are read once it completed (ask).
+void Profiler::add_sampled(Timed* t, wire::Launch rec) {
   if (sampled_.in_flight() >= SampledLaunches::kMaxInFlight) {
     // A program that never synchronises: wait for its oldest launch rather than grow the books.
     wait_for(static_cast<Timed*>(sampled_.oldest_event())->event, kForever);
@@ -743,7 +750,7 @@ void Profiler::add_sampled(Timed* t, wire::Launch rec, const Appended& a) {
   if (!exit_hook_) exit_hook_ = std::atexit(flush_sampled_at_exit) == 0;
 }
 
-SampledLaunches::Completion Profiler::ask(Timed& t) {
+SampledLaunches::Completion Profiler::ask(Timed& t, wire::Launch& rec) {
   using State = SampledLaunches::Completion::State;
   SampledLaunches::Completion c;
   const ze_result_t status =
@@ -755,6 +762,7 @@ SampledLaunches::Completion Profiler::ask(Timed& t) {
     c.state = State::kFailed;
     return c;
   }
+  finish_record(rec, t.launch, nullptr, t.context, t.device);
   c.state = State::kComplete;
   c.queued_ns = c.submit_ns = c.start_ns = w->device.start_ns;
   c.end_ns = w->device.end_ns;
@@ -767,7 +775,7 @@ SampledLaunches::Completion Profiler::ask(Timed& t) {
 void Profiler::harvest_locked(SampledLaunches::Scope scope) {
   if (link_.disabled() || sampled_.in_flight() == 0) return;
   std::vector<wire::Launch> ready = sampled_.harvest(
-      [this](void* t, const wire::Launch&) { return ask(*static_cast<Timed*>(t)); },
+      [this](void* t, wire::Launch& rec) { return ask(*static_cast<Timed*>(t), rec); },
       [this](void* raw) {
         Timed* t = static_cast<Timed*>(raw);
         if (t->give_back) events_.give_back(t->event);

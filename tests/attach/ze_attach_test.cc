@@ -26,11 +26,22 @@ using oaprof::testing::read_csv;
 using oaprof::testing::run;
 using ::testing::HasSubstr;
 
-// One `launch NAME groups=X,Y,Z …` line of the program: a kernel execution as it saw it.
+// One `launch NAME groups=X,Y,Z … [call=C] [pid=P]` line of the program: a kernel execution as
+// it saw it (the call defaults to zeCommandListAppendLaunchKernel's).
 struct AppLaunch {
   std::string name;
   std::uint64_t groups[3] = {0, 0, 0};
+  std::string call = "launch";
+  std::string pid;
 };
+
+// The value of ` key=VALUE` in `line`, or "".
+std::string field(const std::string& line, const std::string& key) {
+  const auto at = line.find(" " + key + "=");
+  if (at == std::string::npos) return "";
+  const auto start = at + key.size() + 2;
+  return line.substr(start, line.find(' ', start) - start);
+}
 
 std::vector<AppLaunch> app_launches(const std::string& output) {
   std::vector<AppLaunch> out;
@@ -44,6 +55,8 @@ std::vector<AppLaunch> app_launches(const std::string& output) {
     l.groups[0] = x;
     l.groups[1] = y;
     l.groups[2] = z;
+    if (const std::string call = field(line, "call"); !call.empty()) l.call = call;
+    l.pid = field(line, "pid");
     out.push_back(l);
   }
   return out;
@@ -108,7 +121,7 @@ class ZeAttachTest : public ::testing::TestWithParam<std::string> {
       EXPECT_EQ(group_counts(rows[i]),
                 (std::vector<std::uint64_t>{app[i].groups[0], app[i].groups[1], app[i].groups[2]}));
       EXPECT_EQ(rows[i].at("api"), "level-zero");
-      EXPECT_EQ(rows[i].at("call"), "launch");
+      EXPECT_EQ(rows[i].at("call"), app[i].call);
       EXPECT_EQ(rows[i].at("work_dim"), "3");
       EXPECT_FALSE(rows[i].at("kernel_ns").empty());
       EXPECT_GT(std::stod(rows[i].at("gpu_time_ns")), 0);
@@ -321,6 +334,54 @@ TEST_P(ZeAttachTest, MisuseGetsTheSameResultCodesAsWithoutOaprof) {
   };
   EXPECT_FALSE(results(alone.output).empty());
   EXPECT_EQ(results(profiled.output), results(alone.output));
+}
+
+// Cooperative, indirect and multiple-indirect launches, on an immediate list and in a regular
+// list executed twice, in both attributions: each is a row with its call, and the group counts
+// (and kernel count) a copy in the list wrote just before it, read once it ran.
+TEST_P(ZeAttachTest, EveryLaunchCallIsARowWithTheCountsItRanWith) {
+  for (const std::string attribution : {"bracketed", "sampled"}) {
+    SCOPED_TRACE(attribution);
+    const auto r = profile("launch-kinds", "--attribution " + attribution);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto rows = in_launch_order(read_csv(csv()));
+    expect_rows_are_the_programs(rows, app_launches(r.output));
+    ASSERT_EQ(rows.size(), 9u) << r.output;
+    EXPECT_EQ(rows[8].at("kernel"), "scale+add_one+scale");  // its count was 3 that time
+  }
+}
+
+// Sampled attribution waits for nothing, so an indirect launch's counts are read once its event
+// says it ran: here a copy that the host holds until after the launch calls and the execution
+// returned writes them.
+TEST_P(ZeAttachTest, SampledIndirectLaunchesGetTheCountsWrittenAfterTheirCall) {
+  const auto r = profile("launch-kinds-held", "--attribution sampled");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = in_launch_order(read_csv(csv()));
+  expect_rows_are_the_programs(rows, app_launches(r.output));
+  ASSERT_EQ(rows.size(), 9u) << r.output;
+}
+
+// A child forked after the parent's launches, launching in a context of its own: its rows are
+// its own (its pid, its launches in its order), and the parent's before and after the fork are
+// the parent's, in both attributions.
+TEST_P(ZeAttachTest, AForkedChildsLaunchesAreRowsOfItsOwn) {
+  for (const std::string attribution : {"bracketed", "sampled"}) {
+    SCOPED_TRACE(attribution);
+    const auto r = profile("fork", "--attribution " + attribution);
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::map<std::string, std::vector<CsvRow>> rows_of;
+    for (const CsvRow& row : in_launch_order(read_csv(csv())))
+      rows_of[row.at("pid")].push_back(row);
+    std::map<std::string, std::vector<AppLaunch>> app_of;
+    for (const AppLaunch& l : app_launches(r.output)) app_of[l.pid].push_back(l);
+    ASSERT_EQ(app_of.size(), 2u) << r.output;
+    ASSERT_EQ(rows_of.size(), 2u) << r.output;
+    for (const auto& [pid, launches] : app_of) {
+      SCOPED_TRACE("pid " + pid);
+      expect_rows_are_the_programs(rows_of[pid], launches);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(WaysIn, ZeAttachTest, ::testing::Values("layer", "preload"));

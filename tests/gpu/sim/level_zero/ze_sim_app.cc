@@ -1,13 +1,16 @@
 // A Level Zero program for tests: it runs one scenario (argv[1]) with the SPIR-V module argv[2]
 // on the first GPU the loader offers, and prints what it did line by line, so that a test can
 // check it under the simulated driver (and, later, under oaprof):
-//   launch <name> groups=X,Y,Z size=X,Y,Z [start=T end=T]   one line per kernel execution
+//   launch <name> groups=X,Y,Z [start=T end=T] [call=C] [pid=P]   one line per kernel execution
 //   run device_start=T device_end=T                          the device timer around the run
 //   check <what> ok|FAILED                                   copies and fills read back
 //   result <call> <code>                                     (misuse) each call's result
 //   device <name>                                            the device's name, first
-// Scenarios: immediate, regular, threads, no-events, barriers, churn, plain-events, misuse.
+// Scenarios: immediate, regular, threads, no-events, barriers, churn, plain-events, misuse,
+// launch-kinds, launch-kinds-held, fork.
 #include <level_zero/ze_api.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -458,6 +461,139 @@ int churn(const Gpu& g) {
   return 0;
 }
 
+// Launch calls other than zeCommandListAppendLaunchKernel: cooperative, indirect and
+// multiple-indirect. A copy in the list just before them writes the indirect group counts and
+// kernel count (zero until then: read too early, they are wrong), on an immediate list and in a
+// regular list executed twice with other counts. The multiple-indirect launch names three
+// kernels and runs as many as its count says. With `held` (launch-kinds-held), the copy waits
+// for an event the host signals only after the launch calls and the execution returned, as a
+// kernel computing the counts would finish later: only a layer that waits for nothing (sampled
+// attribution) can run it; one that drains would wait for the host for ever.
+struct IndirectArgs {
+  ze_group_count_t one;      // LaunchKernelIndirect's
+  ze_group_count_t many[3];  // LaunchMultipleKernelsIndirect's, one per kernel
+  std::uint32_t count;       // how many of its kernels run
+};
+
+void print_call(const char* call, const std::string& name, const ze_group_count_t& groups) {
+  std::lock_guard lock(print_mu);
+  std::printf("launch %s groups=%u,%u,%u call=%s\n", name.c_str(), groups.groupCountX,
+              groups.groupCountY, groups.groupCountZ, call);
+}
+
+// Appends the copy of `src` into `args`, a barrier, and the three kinds of launch.
+void append_launch_kinds(ze_command_list_handle_t list, ze_kernel_handle_t* kernels,
+                         IndirectArgs* args, const IndirectArgs* src,
+                         const ze_group_count_t& cooperative, ze_event_handle_t* events,
+                         ze_event_handle_t hold) {
+  auto event = [&](int i) { return events != nullptr ? events[i] : nullptr; };
+  check(zeCommandListAppendLaunchCooperativeKernel(list, kernels[0], &cooperative, event(0), 0,
+                                                   nullptr),
+        "zeCommandListAppendLaunchCooperativeKernel");
+  check(zeCommandListAppendMemoryCopy(list, args, src, sizeof *args, nullptr, hold ? 1 : 0,
+                                      hold ? &hold : nullptr),
+        "zeCommandListAppendMemoryCopy");
+  check(zeCommandListAppendBarrier(list, nullptr, 0, nullptr), "zeCommandListAppendBarrier");
+  check(zeCommandListAppendLaunchKernelIndirect(list, kernels[1], &args->one, event(1), 0, nullptr),
+        "zeCommandListAppendLaunchKernelIndirect");
+  check(zeCommandListAppendLaunchMultipleKernelsIndirect(list, 3, kernels, &args->count, args->many,
+                                                         event(2), 0, nullptr),
+        "zeCommandListAppendLaunchMultipleKernelsIndirect");
+}
+
+void print_launch_kinds(const IndirectArgs& src, const ze_group_count_t& cooperative) {
+  print_call("cooperative", "scale", cooperative);
+  print_call("indirect", "add_one", src.one);
+  const char* names[] = {"scale", "add_one", "scale"};
+  std::string joined;
+  for (std::uint32_t i = 0; i < src.count; ++i)
+    joined += (i > 0 ? "+" : "") + std::string(names[i]);
+  print_call("multiple-indirect", joined, src.many[0]);
+}
+
+int launch_kinds(const Gpu& g, bool held) {
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t kernels[3] = {make_kernel(g, "scale", x), make_kernel(g, "add_one", x),
+                                   nullptr};
+  kernels[2] = kernels[0];
+  auto* args = static_cast<IndirectArgs*>(alloc_shared(g, sizeof(IndirectArgs)));
+  auto* src = static_cast<IndirectArgs*>(alloc_shared(g, sizeof(IndirectArgs)));
+  *args = IndirectArgs{};
+  *src = IndirectArgs{{6, 1, 1}, {{3, 1, 1}, {5, 1, 1}, {7, 1, 1}}, 2};
+  ze_command_list_handle_t imm = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  Timestamps ts = timestamp_events(g, 4);
+  ze_event_handle_t hold = held ? ts.events[3] : nullptr;
+  append_launch_kinds(imm, kernels, args, src, {4, 1, 1}, ts.events.data(), hold);
+  if (hold != nullptr) check(zeEventHostSignal(hold), "zeEventHostSignal");
+  check(zeEventHostSynchronize(ts.events[2], UINT64_MAX), "zeEventHostSynchronize");
+  print_launch_kinds(*src, {4, 1, 1});
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_command_list_handle_t list = regular_list(g);
+  append_launch_kinds(list, kernels, args, src, {2, 1, 1}, nullptr, hold);
+  check(zeCommandListClose(list), "zeCommandListClose");
+  for (int run = 0; run < 2; ++run) {
+    *args = IndirectArgs{};
+    if (hold != nullptr) check(zeEventHostReset(hold), "zeEventHostReset");
+    if (run == 1) *src = IndirectArgs{{9, 1, 1}, {{8, 1, 1}, {2, 1, 1}, {4, 1, 1}}, 3};
+    check(zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr),
+          "zeCommandQueueExecuteCommandLists");
+    if (hold != nullptr) check(zeEventHostSignal(hold), "zeEventHostSignal");
+    check(zeCommandQueueSynchronize(q, UINT64_MAX), "zeCommandQueueSynchronize");
+    print_launch_kinds(*src, {2, 1, 1});
+  }
+  destroy(ts);
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeCommandListDestroy(imm), "zeCommandListDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  for (int i = 0; i < 2; ++i) check(zeKernelDestroy(kernels[i]), "zeKernelDestroy");
+  for (void* p : {x, static_cast<void*>(args), static_cast<void*>(src)}) {
+    check(zeMemFree(g.context, p), "zeMemFree");
+  }
+  return 0;
+}
+
+// Two launches on an immediate list of a context of its own, each printed with the process id.
+void launch_twice_in_own_context(const Gpu& parent, const char* kernel) {
+  Gpu g = parent;
+  ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  check(zeContextCreate(g.driver, &cd, &g.context), "zeContextCreate");
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t k = make_kernel(g, kernel, x);
+  ze_command_list_handle_t list = immediate_list(g, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  for (std::uint32_t i = 1; i <= 2; ++i) {
+    const ze_group_count_t groups{i * 3, 1, 1};
+    check(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+          "zeCommandListAppendLaunchKernel");
+    std::lock_guard lock(print_mu);
+    std::printf("launch %s groups=%u,1,1 pid=%d\n", kernel, groups.groupCountX, ::getpid());
+  }
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeKernelDestroy(k), "zeKernelDestroy");
+  check(zeMemFree(g.context, x), "zeMemFree");
+  check(zeContextDestroy(g.context), "zeContextDestroy");
+}
+
+// The parent launches twice, forks a child that launches twice in a context of its own (the
+// parent's objects are not the child's to use on a real driver), waits for it, and launches
+// twice more.
+int fork_child(const Gpu& g) {
+  launch_twice_in_own_context(g, "scale");
+  std::fflush(stdout);
+  const pid_t child = ::fork();
+  if (child < 0) return 1;
+  if (child == 0) {
+    launch_twice_in_own_context(g, "add_one");
+    std::exit(0);  // atexit handlers run: the layer's last rows go out
+  }
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "ze_sim_app: the child failed (status %d)\n", status);
+    return 1;
+  }
+  launch_twice_in_own_context(g, "scale");
+  return 0;
+}
+
 void print_result(const char* call, ze_result_t r) {
   std::printf("result %s 0x%x\n", call, static_cast<unsigned>(r));
 }
@@ -522,6 +658,9 @@ int main(int argc, char** argv) {
   if (scenario == "churn") return churn(g);
   if (scenario == "plain-events") return plain_events(g);
   if (scenario == "misuse") return misuse(g);
+  if (scenario == "launch-kinds") return launch_kinds(g, false);
+  if (scenario == "launch-kinds-held") return launch_kinds(g, true);
+  if (scenario == "fork") return fork_child(g);
   std::fprintf(stderr, "ze_sim_app: unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }
