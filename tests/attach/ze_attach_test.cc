@@ -317,13 +317,12 @@ TEST_P(ZeAttachTest, SampledAttributionKeepsTheProgramsEventsAndHoldsNothing) {
   ASSERT_EQ(rows.size(), 3u) << plain.output;
 }
 
-// A program that misuses Level Zero gets the same result codes with and without oaprof.
+// A program that misuses Level Zero (bad and null handles, null pointers, in the calls the layer
+// reads) gets the same result codes with and without oaprof, in both attributions.
 TEST_P(ZeAttachTest, MisuseGetsTheSameResultCodesAsWithoutOaprof) {
   const auto alone = run(fmt::format("ZE_ENABLE_ALT_DRIVERS={} {} misuse {}", ZE_SIM_DRIVER,
                                      ZE_SIM_APP, ZE_SIM_SPIRV));
-  const auto profiled = profile("misuse");
   ASSERT_EQ(alone.status, 0) << alone.output;
-  EXPECT_EQ(profiled.status, alone.status) << profiled.output;
   auto results = [](const std::string& output) {
     std::string lines;
     std::istringstream in(output);
@@ -332,8 +331,13 @@ TEST_P(ZeAttachTest, MisuseGetsTheSameResultCodesAsWithoutOaprof) {
     }
     return lines;
   };
-  EXPECT_FALSE(results(alone.output).empty());
-  EXPECT_EQ(results(profiled.output), results(alone.output));
+  ASSERT_THAT(results(alone.output), HasSubstr("result zeContextDestroy(null)"));
+  for (const std::string attribution : {"bracketed", "sampled"}) {
+    SCOPED_TRACE(attribution);
+    const auto profiled = profile("misuse", "--attribution " + attribution);
+    EXPECT_EQ(profiled.status, alone.status) << profiled.output;
+    EXPECT_EQ(results(profiled.output), results(alone.output));
+  }
 }
 
 // Cooperative, indirect and multiple-indirect launches, on an immediate list and in a regular
@@ -381,6 +385,31 @@ TEST_P(ZeAttachTest, AForkedChildsLaunchesAreRowsOfItsOwn) {
       SCOPED_TRACE("pid " + pid);
       expect_rows_are_the_programs(rows_of[pid], launches);
     }
+  }
+}
+
+// OpenCL (PoCL) and Level Zero launches in one process, in turn: both recorded, in both
+// attributions, the `api` column saying which, each API's launches numbered in its order.
+TEST_P(ZeAttachTest, OpenClAndLevelZeroInOneProcessAreBothRecorded) {
+  for (const std::string attribution : {"bracketed", "sampled"}) {
+    SCOPED_TRACE(attribution);
+    const auto r = profile("with-opencl", "--attribution " + attribution);
+    ASSERT_EQ(r.status, 0) << r.output;
+    std::vector<CsvRow> ze_rows;
+    std::vector<std::string> cl_rows;
+    for (const CsvRow& row : in_launch_order(read_csv(csv()))) {
+      if (row.at("api") == "level-zero") {
+        ze_rows.push_back(row);
+        continue;
+      }
+      EXPECT_EQ(row.at("api"), "opencl");
+      EXPECT_EQ(row.at("call"), "ndrange");
+      cl_rows.push_back(
+          fmt::format("{} {} {}", row.at("launch"), row.at("kernel"), row.at("global_size")));
+    }
+    expect_rows_are_the_programs(ze_rows, app_launches(r.output));
+    EXPECT_EQ(ze_rows.size(), 2u);
+    EXPECT_EQ(cl_rows, (std::vector<std::string>{"0 tick 64", "1 tick 128"})) << r.output;
   }
 }
 

@@ -389,8 +389,9 @@ TEST(OaprofdProcessTest, KernelReplayAcrossSetsSwitchesTheDaemonsSetByName) {
   EXPECT_THAT(d.log(), HasSubstr("switches among metric sets, now also L3_1"));
 }
 
-// Issue 31: a Level Zero program's regular list through oaprofd, bracketed kernel by kernel as
-// locally: one row per execution of each kernel, named, in the program's order.
+// Issue 31: a Level Zero program's regular list through oaprofd, in both attributions as
+// locally: bracketed kernel by kernel, sampled by kernel timestamps with an error bound; one row
+// per execution of each kernel, named, with its group counts, in the program's order.
 TEST(OaprofdProcessTest, ALevelZeroProgramIsProfiledThroughTheDaemon) {
 #ifndef ZE_SIM_APP
   GTEST_SKIP() << "no Level Zero test program here (libze-dev, clang-15 or llvm-spirv-15)";
@@ -398,24 +399,31 @@ TEST(OaprofdProcessTest, ALevelZeroProgramIsProfiledThroughTheDaemon) {
   ScratchDir dir;
   Daemon d(dir, "sim");
   const fs::path csv = dir.path() / "ze.csv";
-  const auto r = oaprof::testing::run(fmt::format(
-      "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline off "
-      "-q -o {} -- {} regular {}",
-      d.socket(), OAPROF_BIN, csv.string(), ZE_SIM_APP, ZE_SIM_SPIRV));
-  ASSERT_EQ(r.status, 0) << r.output << d.log();
-  auto rows = oaprof::testing::read_csv(csv);
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return std::stoull(a.at("launch")) < std::stoull(b.at("launch"));
-  });
-  std::vector<std::string> kernels;
-  for (const auto& row : rows) {
-    kernels.push_back(row.at("kernel"));
-    EXPECT_EQ(row.at("api"), "level-zero");
-    EXPECT_GT(std::stod(row.at("gpu_time_ns")), 0);
+  for (const std::string attribution : {"bracketed", "sampled"}) {
+    SCOPED_TRACE(attribution);
+    const auto r = oaprof::testing::run(fmt::format(
+        "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline off "
+        "--attribution {} -q -o {} -- {} regular {}",
+        d.socket(), OAPROF_BIN, attribution, csv.string(), ZE_SIM_APP, ZE_SIM_SPIRV));
+    ASSERT_EQ(r.status, 0) << r.output << d.log();
+    auto rows = oaprof::testing::read_csv(csv);
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return std::stoull(a.at("launch")) < std::stoull(b.at("launch"));
+    });
+    std::vector<std::string> launches;
+    for (const auto& row : rows) {
+      launches.push_back(row.at("kernel") + " " + row.at("global_size"));
+      EXPECT_EQ(row.at("api"), "level-zero");
+      EXPECT_GT(std::stod(row.at("gpu_time_ns")), 0);
+      const auto error = row.find("attribution_error");  // sampled rows' column
+      EXPECT_EQ(error != row.end() && !error->second.empty(), attribution == "sampled");
+    }
+    // The program's groups (2 of scale, 3 of add_one; after the reset 2 of add_one) of 32.
+    EXPECT_EQ(launches, (std::vector<std::string>{"scale 64x1x1", "add_one 96x1x1", "scale 64x1x1",
+                                                  "add_one 96x1x1", "scale 64x1x1",
+                                                  "add_one 96x1x1", "add_one 64x1x1"}))
+        << r.output;
   }
-  EXPECT_EQ(kernels, (std::vector<std::string>{"scale", "add_one", "scale", "add_one", "scale",
-                                               "add_one", "add_one"}))
-      << r.output;
 #endif
 }
 

@@ -7,7 +7,9 @@
 //   result <call> <code>                                     (misuse) each call's result
 //   device <name>                                            the device's name, first
 // Scenarios: immediate, regular, threads, no-events, barriers, churn, plain-events, misuse,
-// launch-kinds, launch-kinds-held, fork.
+// launch-kinds, launch-kinds-held, fork, with-opencl (OpenCL's first device beside).
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
 #include <level_zero/ze_api.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -552,6 +554,79 @@ int launch_kinds(const Gpu& g, bool held) {
   return 0;
 }
 
+// OpenCL's first device (PoCL here), with a `tick` kernel: OpenCL beside Level Zero.
+struct Cl {
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  cl_program program = nullptr;
+  cl_kernel kernel = nullptr;
+  cl_mem buffer = nullptr;
+};
+
+void check_cl(cl_int err, const char* what) {
+  if (err == CL_SUCCESS) return;
+  std::fprintf(stderr, "ze_sim_app: %s failed: %d\n", what, err);
+  std::exit(1);
+}
+
+Cl open_cl() {
+  Cl c;
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  check_cl(clGetPlatformIDs(1, &platform, nullptr), "clGetPlatformIDs");
+  check_cl(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
+  cl_int err = CL_SUCCESS;
+  c.context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+  check_cl(err, "clCreateContext");
+  c.queue = clCreateCommandQueueWithProperties(c.context, device, nullptr, &err);
+  check_cl(err, "clCreateCommandQueueWithProperties");
+  const char* src = "__kernel void tick(__global int* a) { a[get_global_id(0)] += 1; }";
+  c.program = clCreateProgramWithSource(c.context, 1, &src, nullptr, &err);
+  check_cl(err, "clCreateProgramWithSource");
+  check_cl(clBuildProgram(c.program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
+  c.kernel = clCreateKernel(c.program, "tick", &err);
+  check_cl(err, "clCreateKernel");
+  c.buffer = clCreateBuffer(c.context, CL_MEM_READ_WRITE, 256 * sizeof(int), nullptr, &err);
+  check_cl(err, "clCreateBuffer");
+  check_cl(clSetKernelArg(c.kernel, 0, sizeof c.buffer, &c.buffer), "clSetKernelArg");
+  return c;
+}
+
+void close_cl(Cl& c) {
+  clReleaseMemObject(c.buffer);
+  clReleaseKernel(c.kernel);
+  clReleaseProgram(c.program);
+  clReleaseCommandQueue(c.queue);
+  clReleaseContext(c.context);
+}
+
+// OpenCL and Level Zero in turn, each launch finished before the next: tick, scale, tick,
+// add_one. OpenCL launches print `cl-launch tick global=N`.
+int with_opencl(const Gpu& g) {
+  Cl cl = open_cl();
+  void* x = alloc_shared(g, 1 << 16);
+  ze_command_list_handle_t list = immediate_list(g, ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+  const char* names[] = {"scale", "add_one"};
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    const size_t global = 64 * (i + 1);
+    check_cl(clEnqueueNDRangeKernel(cl.queue, cl.kernel, 1, nullptr, &global, nullptr, 0, nullptr,
+                                    nullptr),
+             "clEnqueueNDRangeKernel");
+    check_cl(clFinish(cl.queue), "clFinish");
+    std::printf("cl-launch tick global=%zu\n", global);
+    ze_kernel_handle_t k = make_kernel(g, names[i], x);
+    const ze_group_count_t groups{4 * (i + 1), 1, 1};
+    check(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+          "zeCommandListAppendLaunchKernel");
+    print_launch(names[i], groups, nullptr);
+    check(zeKernelDestroy(k), "zeKernelDestroy");
+  }
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeMemFree(g.context, x), "zeMemFree");
+  close_cl(cl);
+  return 0;
+}
+
 // Two launches on an immediate list of a context of its own, each printed with the process id.
 void launch_twice_in_own_context(const Gpu& parent, const char* kernel) {
   Gpu g = parent;
@@ -598,6 +673,70 @@ void print_result(const char* call, ze_result_t r) {
   std::printf("result %s 0x%x\n", call, static_cast<unsigned>(r));
 }
 
+// Launch calls with null pointers and handles where the layer reads its arguments, on a regular
+// list, an immediate one and none.
+void misuse_launches(const Gpu& g, ze_kernel_handle_t k, ze_command_list_handle_t list,
+                     ze_command_queue_handle_t q) {
+  ze_command_list_handle_t imm = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  const ze_group_count_t groups{1, 1, 1};
+  const std::uint32_t count = 1;
+  for (ze_command_list_handle_t l : {list, imm}) {
+    const bool regular = l == list;
+    print_result(regular ? "launch(regular,null-groups)" : "launch(immediate,null-groups)",
+                 zeCommandListAppendLaunchKernel(l, k, nullptr, nullptr, 0, nullptr));
+    print_result(regular ? "launch(regular,null-waits)" : "launch(immediate,null-waits)",
+                 zeCommandListAppendLaunchKernel(l, k, &groups, nullptr, 1, nullptr));
+    print_result(regular ? "indirect(regular,null-args)" : "indirect(immediate,null-args)",
+                 zeCommandListAppendLaunchKernelIndirect(l, k, nullptr, nullptr, 0, nullptr));
+    print_result(regular ? "multiple(regular,null-kernels)" : "multiple(immediate,null-kernels)",
+                 zeCommandListAppendLaunchMultipleKernelsIndirect(l, 1, nullptr, &count, &groups,
+                                                                  nullptr, 0, nullptr));
+    print_result(
+        regular ? "cooperative(regular,null-kernel)" : "cooperative(immediate,null-kernel)",
+        zeCommandListAppendLaunchCooperativeKernel(l, nullptr, &groups, nullptr, 0, nullptr));
+  }
+  print_result("launch(null-list)",
+               zeCommandListAppendLaunchKernel(nullptr, k, &groups, nullptr, 0, nullptr));
+  print_result("zeCommandQueueExecuteCommandLists(null-lists)",
+               zeCommandQueueExecuteCommandLists(q, 1, nullptr, nullptr));
+  ze_command_list_handle_t dead = regular_list(g);
+  check(zeCommandListDestroy(dead), "zeCommandListDestroy");
+  print_result("zeCommandQueueExecuteCommandLists(destroyed-list)",
+               zeCommandQueueExecuteCommandLists(q, 1, &dead, nullptr));
+  print_result("zeCommandListReset(null)", zeCommandListReset(nullptr));
+  print_result("zeCommandListDestroy(null)", zeCommandListDestroy(nullptr));
+  check(zeCommandListDestroy(imm), "zeCommandListDestroy");
+}
+
+// Calls on the objects the layer keeps books of (lists, kernels, pools, events, contexts), with
+// null pointers and handles.
+void misuse_books(const Gpu& g) {
+  ze_event_pool_handle_t pool = nullptr;
+  print_result("zeEventPoolCreate(null-desc)",
+               zeEventPoolCreate(g.context, nullptr, 0, nullptr, &pool));
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+                          ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP, 1};
+  print_result("zeEventPoolCreate(null-out)",
+               zeEventPoolCreate(g.context, &pd, 0, nullptr, nullptr));
+  ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, 0, 0};
+  ze_event_handle_t e = nullptr;
+  print_result("zeEventCreate(null-pool)", zeEventCreate(nullptr, &ed, &e));
+  print_result("zeEventPoolDestroy(null)", zeEventPoolDestroy(nullptr));
+  print_result("zeEventDestroy(null)", zeEventDestroy(nullptr));
+  print_result("zeEventHostReset(null)", zeEventHostReset(nullptr));
+  ze_command_list_desc_t ld{};
+  ld.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC;
+  print_result("zeCommandListCreate(null-out)",
+               zeCommandListCreate(g.context, g.device, &ld, nullptr));
+  print_result("zeCommandListCreateImmediate(null-desc)",
+               zeCommandListCreateImmediate(g.context, g.device, nullptr, nullptr));
+  print_result("zeKernelSetGroupSize(null)", zeKernelSetGroupSize(nullptr, 1, 1, 1));
+  print_result("zeKernelDestroy(null)", zeKernelDestroy(nullptr));
+  print_result("zeCommandQueueSynchronize(null)", zeCommandQueueSynchronize(nullptr, 0));
+  print_result("zeFenceHostSynchronize(null)", zeFenceHostSynchronize(nullptr, 0));
+  print_result("zeContextDestroy(null)", zeContextDestroy(nullptr));
+}
+
 // Calls with bad handles and arguments; prints each result code (the program must not crash).
 int misuse(const Gpu& g) {
   void* x = alloc_shared(g, 64);
@@ -637,6 +776,8 @@ int misuse(const Gpu& g) {
   ze_image_handle_t image = nullptr;
   print_result("zeImageCreate(unsupported)", zeImageCreate(g.context, g.device, &id, &image));
   print_result("zeMemFree(foreign)", zeMemFree(g.context, &kd));
+  misuse_launches(g, live, list, q);
+  misuse_books(g);
   return 0;
 }
 
@@ -661,6 +802,7 @@ int main(int argc, char** argv) {
   if (scenario == "launch-kinds") return launch_kinds(g, false);
   if (scenario == "launch-kinds-held") return launch_kinds(g, true);
   if (scenario == "fork") return fork_child(g);
+  if (scenario == "with-opencl") return with_opencl(g);
   std::fprintf(stderr, "ze_sim_app: unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }
