@@ -172,6 +172,9 @@ class Profiler {
   // Sampled attribution.
   void pool_created(ze_event_pool_handle_t pool, bool timestamps);
   void event_created(ze_event_pool_handle_t pool, ze_event_handle_t event);
+  void event_forget(ze_event_handle_t event);
+  void pool_forget(ze_event_pool_handle_t pool);
+  std::size_t event_books_size();
   void sync_point(ze_event_handle_t gone);
 
  private:
@@ -200,6 +203,7 @@ class Profiler {
 
   CallState* sample_launch(LaunchCall& call, ListInfo& list);
   bool time_launch(LaunchCall& call, ze_context_handle_t c, ze_event_handle_t& timed);
+  bool has_timestamps_locked(ze_event_handle_t event) const;
   void after_sampled(const LaunchCall& call, ze_result_t result, CallState& s);
   void record_sampled(const LaunchCall& call, ze_result_t result, CallState& s, ListInfo& list);
   CallState* execute_sampled(ze_command_queue_handle_t q, std::uint32_t n,
@@ -226,8 +230,13 @@ class Profiler {
   // timestamps (the program's, by their pool's flags).
   SampledLaunches sampled_;
   std::set<Timed*> in_flight_;
-  std::map<ze_event_pool_handle_t, bool> timestamp_pools_;
-  std::set<ze_event_handle_t> timestamp_events_;
+  // The program's pools: whether each has kernel timestamps, and its events; each event's pool.
+  struct Pool {
+    bool timestamps = false;
+    std::set<ze_event_handle_t> events;
+  };
+  std::map<ze_event_pool_handle_t, Pool> pools_;
+  std::map<ze_event_handle_t, ze_event_pool_handle_t> event_pools_;
   bool exit_hook_ = false;
 };
 
@@ -625,7 +634,7 @@ CallState* Profiler::sample_launch(LaunchCall& call, ListInfo& list) {
 // zeEventQueryKernelTimestamp), hence the pools' flags in the books.
 bool Profiler::time_launch(LaunchCall& call, ze_context_handle_t c, ze_event_handle_t& timed) {
   timed = *call.signal;
-  if (timed != nullptr && timestamp_events_.count(timed) != 0) return false;
+  if (timed != nullptr && has_timestamps_locked(timed)) return false;
   timed = events_.take(c);
   if (timed == nullptr) return false;
   *call.signal = timed;
@@ -799,17 +808,50 @@ void Profiler::forget_timed_locked(Pred which) {
 
 void Profiler::pool_created(ze_event_pool_handle_t pool, bool timestamps) {
   std::lock_guard lock(mu_);
-  timestamp_pools_[pool] = timestamps;  // a handle the driver gives again is overwritten
+  Pool& p = pools_[pool];  // a handle the driver gives again starts afresh
+  for (ze_event_handle_t e : p.events) event_pools_.erase(e);
+  p = Pool{timestamps, {}};
 }
 
 void Profiler::event_created(ze_event_pool_handle_t pool, ze_event_handle_t event) {
   std::lock_guard lock(mu_);
-  const auto it = timestamp_pools_.find(pool);
-  if (it != timestamp_pools_.end() && it->second) {
-    timestamp_events_.insert(event);
-  } else {
-    timestamp_events_.erase(event);
+  const auto it = pools_.find(pool);
+  if (it == pools_.end()) return;  // a pool made before the layer was ready
+  if (const auto old = event_pools_.find(event); old != event_pools_.end()) {
+    pools_[old->second].events.erase(event);  // a handle the driver gives again
   }
+  it->second.events.insert(event);
+  event_pools_[event] = pool;
+}
+
+bool Profiler::has_timestamps_locked(ze_event_handle_t event) const {
+  const auto e = event_pools_.find(event);
+  if (e == event_pools_.end()) return false;
+  const auto p = pools_.find(e->second);
+  return p != pools_.end() && p->second.timestamps;
+}
+
+void Profiler::event_forget(ze_event_handle_t event) {
+  std::lock_guard lock(mu_);
+  const auto e = event_pools_.find(event);
+  if (e == event_pools_.end()) return;
+  if (const auto p = pools_.find(e->second); p != pools_.end()) p->second.events.erase(event);
+  event_pools_.erase(e);
+}
+
+// A pool destroyed with events still alive (the driver may refuse it, but its entry must not
+// outlive it): its events go with it.
+void Profiler::pool_forget(ze_event_pool_handle_t pool) {
+  std::lock_guard lock(mu_);
+  const auto p = pools_.find(pool);
+  if (p == pools_.end()) return;
+  for (ze_event_handle_t e : p->second.events) event_pools_.erase(e);
+  pools_.erase(p);
+}
+
+std::size_t Profiler::event_books_size() {
+  std::lock_guard lock(mu_);
+  return pools_.size() + event_pools_.size();
 }
 
 // What completed is read and posted; an event the program is about to reset or destroy is
@@ -937,6 +979,18 @@ void event_pool_created(ze_event_pool_handle_t pool, const ze_event_pool_desc_t*
 
 void event_created(ze_event_pool_handle_t pool, ze_event_handle_t event) noexcept {
   guarded("an event's creation", [&] { Profiler::get().event_created(pool, event); });
+}
+
+void event_destroying(ze_event_handle_t event) noexcept {
+  guarded("an event's destruction", [&] { Profiler::get().event_forget(event); });
+}
+
+void event_pool_destroying(ze_event_pool_handle_t pool) noexcept {
+  guarded("an event pool's destruction", [&] { Profiler::get().pool_forget(pool); });
+}
+
+std::size_t event_books_size() noexcept {
+  return guarded("the books' size", [&] { return Profiler::get().event_books_size(); });
 }
 
 void sync_point(ze_event_handle_t gone) noexcept {

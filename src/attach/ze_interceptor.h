@@ -23,6 +23,7 @@
 
 #include <level_zero/ze_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "oa/launch_record.h"
@@ -133,8 +134,15 @@ void context_destroying(ze_context_handle_t context) noexcept;
 // ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP), and the program's sync points, where the launches that
 // completed are collected. `gone`: an event the program is about to reset or destroy (read
 // first, then forgotten); `queue_gone`: a queue about to be destroyed.
+// Each pool's and event's entry goes at its destruction (`*_destroying`: before the call, as the
+// handle may come back at once), so that a program that keeps making and destroying them does
+// not grow the books.
 void event_pool_created(ze_event_pool_handle_t pool, const ze_event_pool_desc_t* desc) noexcept;
 void event_created(ze_event_pool_handle_t pool, ze_event_handle_t event) noexcept;
+void event_destroying(ze_event_handle_t event) noexcept;
+void event_pool_destroying(ze_event_pool_handle_t pool) noexcept;
+// The pools and events in those books (for tests).
+std::size_t event_books_size() noexcept;
 void sync_point(ze_event_handle_t gone = nullptr) noexcept;
 
 }  // namespace oaprof::attach::ze

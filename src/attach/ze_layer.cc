@@ -80,6 +80,10 @@ void ZE_APICALL before_event_reset(ze_event_host_reset_params_t* p, ze_result_t,
 }
 void ZE_APICALL before_event_destroy(ze_event_destroy_params_t* p, ze_result_t, void*, void**) {
   ze::sync_point(*p->phEvent);
+  ze::event_destroying(*p->phEvent);
+}
+void ZE_APICALL before_pool_destroy(ze_event_pool_destroy_params_t* p, ze_result_t, void*, void**) {
+  ze::event_pool_destroying(*p->phEventPool);
 }
 void ZE_APICALL before_queue_destroy(ze_command_queue_destroy_params_t*, ze_result_t, void*,
                                      void**) {
@@ -157,6 +161,7 @@ bool register_sync_callbacks(zel_tracer_handle_t t) {
              &after_wait<ze_fence_host_synchronize_params_t>) &&
          reg(t, "zelTracerEventHostResetRegisterCallback", pro, &before_event_reset) &&
          reg(t, "zelTracerEventDestroyRegisterCallback", pro, &before_event_destroy) &&
+         reg(t, "zelTracerEventPoolDestroyRegisterCallback", pro, &before_pool_destroy) &&
          reg(t, "zelTracerCommandQueueDestroyRegisterCallback", pro, &before_queue_destroy);
 }
 

@@ -178,7 +178,19 @@ OAPROF_EXPORT ze_result_t ZE_APICALL zeEventHostReset(ze_event_handle_t e) {
 
 OAPROF_EXPORT ze_result_t ZE_APICALL zeEventDestroy(ze_event_handle_t e) {
   static const auto real = loader<decltype(&zeEventDestroy)>("zeEventDestroy");
-  return synced(real, true, e, e);
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  if (g_ready.load()) {
+    ze::sync_point(e);  // its launch is read before it goes
+    ze::event_destroying(e);
+  }
+  return real(e);
+}
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeEventPoolDestroy(ze_event_pool_handle_t pool) {
+  static const auto real = loader<decltype(&zeEventPoolDestroy)>("zeEventPoolDestroy");
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  if (g_ready.load()) ze::event_pool_destroying(pool);  // before: the handle may come back
+  return real(pool);
 }
 
 OAPROF_EXPORT ze_result_t ZE_APICALL zeCommandQueueDestroy(ze_command_queue_handle_t q) {
