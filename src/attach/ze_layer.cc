@@ -1,6 +1,7 @@
 // liboaprof_ze_layer.so: the Level Zero way in through the loader's tracing layer
 // (ZE_ENABLE_TRACING_LAYER=1, which oaprof sets). The library is preloaded for one entry point
-// only, zeInit: the loader's tracing API answers ZE_RESULT_ERROR_UNINITIALIZED until zeInit has
+// only, zeInit (and zeInitDrivers where the headers have it): the loader's tracing API answers
+// ZE_RESULT_ERROR_UNINITIALIZED until zeInit has
 // run its one-time initialisation (which loads libze_tracing_layer), so the tracer is created
 // right after the program's first successful zeInit (oneapi-src/level-zero v1.8.12,
 // source/lib/ze_libapi.cpp zeInit and source/lib/zel_tracing_libapi.cpp zelTracerCreate). Its
@@ -218,6 +219,8 @@ void start_tracing() {
   ze::set_way_in("tracing layer");
 }
 
+std::once_flag g_started;
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) ze_result_t ZE_APICALL
@@ -225,7 +228,20 @@ zeInit(ze_init_flags_t flags) {
   static const auto real = loader<decltype(&zeInit)>("zeInit");
   if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
   const ze_result_t r = real(flags);
-  static std::once_flag started;
-  if (r == ZE_RESULT_SUCCESS) std::call_once(started, start_tracing);
+  if (r == ZE_RESULT_SUCCESS) std::call_once(g_started, start_tracing);
   return r;
 }
+
+#ifdef OAPROF_HAVE_ZE_INIT_DRIVERS
+// Level Zero 1.10's initialisation (loader 1.18 and later), which newer SYCL runtimes call
+// instead of zeInit: it runs the loader's one-time initialisation too. Built only where the
+// headers declare it (CMake's check).
+extern "C" __attribute__((visibility("default"))) ze_result_t ZE_APICALL
+zeInitDrivers(uint32_t* count, ze_driver_handle_t* drivers, ze_init_driver_type_desc_t* desc) {
+  static const auto real = loader<decltype(&zeInitDrivers)>("zeInitDrivers");
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  const ze_result_t r = real(count, drivers, desc);
+  if (r == ZE_RESULT_SUCCESS) std::call_once(g_started, start_tracing);
+  return r;
+}
+#endif

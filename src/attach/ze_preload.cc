@@ -2,7 +2,8 @@
 // is absent (or --inject preload). It defines the entry points the layer needs in front of the
 // loader's (the program's calls that the dynamic linker binds: not those of a program that
 // dlopens the loader and looks entry points up with dlsym itself) and calls the loader's through
-// dlsym(RTLD_NEXT). Nothing is measured before the program's zeInit succeeds.
+// dlsym(RTLD_NEXT). Nothing is measured before the program's zeInit (or zeInitDrivers, where the
+// headers have it) succeeds.
 #include <dlfcn.h>
 #include <level_zero/ze_api.h>
 
@@ -29,21 +30,44 @@ Fn loader(const char* name) {
 
 #define OAPROF_EXPORT extern "C" __attribute__((visibility("default")))
 
-OAPROF_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags) {
-  static const auto real = loader<decltype(&zeInit)>("zeInit");
-  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
-  const ze_result_t r = real(flags);
-  if (r != ZE_RESULT_SUCCESS || g_ready.load()) return r;
+namespace {
+
+// After the program's first successful zeInit or zeInitDrivers: the loader's entry points the
+// layer calls, then measuring.
+void start_after_init() {
+  if (g_ready.load()) return;
   const char* missing = nullptr;
   if (!ze::load_next(&next_symbol, &missing)) {
     std::fprintf(stderr, "oaprof layer: the Level Zero loader lacks %s; running unprofiled\n",
                  missing);
-    return r;
+    return;
   }
   ze::set_way_in("preload library");
   g_ready.store(true);
+}
+
+}  // namespace
+
+OAPROF_EXPORT ze_result_t ZE_APICALL zeInit(ze_init_flags_t flags) {
+  static const auto real = loader<decltype(&zeInit)>("zeInit");
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  const ze_result_t r = real(flags);
+  if (r == ZE_RESULT_SUCCESS) start_after_init();
   return r;
 }
+
+#ifdef OAPROF_HAVE_ZE_INIT_DRIVERS
+// Level Zero 1.10's initialisation (loader 1.18 and later), which newer SYCL runtimes call
+// instead of zeInit; built only where the headers declare it (CMake's check).
+OAPROF_EXPORT ze_result_t ZE_APICALL zeInitDrivers(uint32_t* count, ze_driver_handle_t* drivers,
+                                                   ze_init_driver_type_desc_t* desc) {
+  static const auto real = loader<decltype(&zeInitDrivers)>("zeInitDrivers");
+  if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
+  const ze_result_t r = real(count, drivers, desc);
+  if (r == ZE_RESULT_SUCCESS) start_after_init();
+  return r;
+}
+#endif
 
 OAPROF_EXPORT ze_result_t ZE_APICALL zeCommandListCreate(ze_context_handle_t c,
                                                          ze_device_handle_t d,
