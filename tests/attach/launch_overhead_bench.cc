@@ -11,9 +11,17 @@
 //   launch_overhead_bench [--launches N] [--repeat R]      the comparison (default 10000, 3)
 //   launch_overhead_bench --app N drain|nodrain|events OUT_FILE   the app itself (used above)
 //   launch_overhead_bench --platforms                      the OpenCL platforms and devices
+//   launch_overhead_bench --ze-app N drain|nodrain OUT_FILE   the Level Zero app (used below)
+// Where the Level Zero test kernels and simulated driver were built, the same comparison runs for
+// a Level Zero program on the simulated driver: (h) drained (each launch waited for) and (i)
+// undrained alone, (j) bracketed and (k) sampled under oaprof: (j − h) / launches and
+// (k − i) / launches are the microseconds oaprof's Level Zero layer adds per launch.
 // OAPROF_BENCH_PLATFORM=NAME picks the OpenCL platform whose name holds NAME (default: the first).
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#ifdef OAPROF_BENCH_ZE_SPIRV
+#include <level_zero/ze_api.h>
+#endif
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -156,6 +165,88 @@ int app(int n, AppMode mode, const char* out) {
   return right ? 0 : 1;
 }
 
+#ifdef OAPROF_BENCH_ZE_SPIRV
+void check_ze(ze_result_t r, const char* what) {
+  if (r == ZE_RESULT_SUCCESS) return;
+  std::fprintf(stderr, "launch_overhead_bench: %s failed (0x%x)\n", what, static_cast<unsigned>(r));
+  std::exit(3);
+}
+
+// An immediate list on the first device with the `add_one` kernel of the Level Zero test module.
+ze_command_list_handle_t ze_setup(ze_context_handle_t& ctx, ze_kernel_handle_t& k, bool drain) {
+  check_ze(zeInit(ZE_INIT_FLAG_GPU_ONLY), "zeInit");
+  ze_driver_handle_t driver = nullptr;
+  ze_device_handle_t device = nullptr;
+  std::uint32_t n = 1;
+  check_ze(zeDriverGet(&n, &driver), "zeDriverGet");
+  n = 1;
+  check_ze(zeDeviceGet(driver, &n, &device), "zeDeviceGet");
+  ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+  check_ze(zeContextCreate(driver, &cd, &ctx), "zeContextCreate");
+  std::ifstream in(OAPROF_BENCH_ZE_SPIRV, std::ios::binary);
+  const std::vector<char> spirv{std::istreambuf_iterator<char>(in), {}};
+  ze_module_desc_t md{};
+  md.stype = ZE_STRUCTURE_TYPE_MODULE_DESC;
+  md.format = ZE_MODULE_FORMAT_IL_SPIRV;
+  md.inputSize = spirv.size();
+  md.pInputModule = reinterpret_cast<const std::uint8_t*>(spirv.data());
+  ze_module_handle_t module = nullptr;
+  check_ze(zeModuleCreate(ctx, device, &md, &module, nullptr), "zeModuleCreate");
+  ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, "add_one"};
+  check_ze(zeKernelCreate(module, &kd, &k), "zeKernelCreate");
+  ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  void* buffer = nullptr;
+  check_ze(zeMemAllocShared(ctx, &dd, &hd, kItems * sizeof(int), 64, device, &buffer),
+           "zeMemAllocShared");
+  check_ze(zeKernelSetArgumentValue(k, 0, sizeof buffer, &buffer), "zeKernelSetArgumentValue");
+  check_ze(zeKernelSetGroupSize(k, kItems, 1, 1), "zeKernelSetGroupSize");
+  ze_command_queue_desc_t qd{};
+  qd.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+  qd.mode = drain ? ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS : ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+  ze_command_list_handle_t list = nullptr;
+  check_ze(zeCommandListCreateImmediate(ctx, device, &qd, &list), "zeCommandListCreateImmediate");
+  return list;
+}
+
+// Launches `n` one-group kernels (after kWarmup) on an immediate list, each waited for (`drain`:
+// a synchronous list) or not (then one barrier's event at the end), and writes the timed loop's
+// duration in ns to `out`. The simulated driver's kernels compute nothing: no result to check.
+int ze_app(int n, bool drain, const char* out) {
+  ze_context_handle_t ctx = nullptr;
+  ze_kernel_handle_t k = nullptr;
+  ze_command_list_handle_t list = ze_setup(ctx, k, drain);
+  ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+                          ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+  ze_event_pool_handle_t pool = nullptr;
+  check_ze(zeEventPoolCreate(ctx, &pd, 0, nullptr, &pool), "zeEventPoolCreate");
+  ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST,
+                     ZE_EVENT_SCOPE_FLAG_HOST};
+  ze_event_handle_t done = nullptr;
+  check_ze(zeEventCreate(pool, &ed, &done), "zeEventCreate");
+  const ze_group_count_t groups{1, 1, 1};
+  auto loop = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      check_ze(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+               "zeCommandListAppendLaunchKernel");
+    }
+    check_ze(zeEventHostReset(done), "zeEventHostReset");
+    check_ze(zeCommandListAppendBarrier(list, done, 0, nullptr), "zeCommandListAppendBarrier");
+    check_ze(zeEventHostSynchronize(done, UINT64_MAX), "zeEventHostSynchronize");
+  };
+  loop(kWarmup);
+  const std::uint64_t t0 = monotonic_ns();
+  loop(n);
+  const std::uint64_t loop_ns = monotonic_ns() - t0;
+  std::ofstream(out) << loop_ns << "\n";
+  check_ze(zeEventDestroy(done), "zeEventDestroy");
+  check_ze(zeEventPoolDestroy(pool), "zeEventPoolDestroy");
+  check_ze(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check_ze(zeKernelDestroy(k), "zeKernelDestroy");
+  return 0;
+}
+#endif
+
 struct Run {
   double loop_ns = 0;
   double process_ns = 0;
@@ -212,7 +303,29 @@ struct Timings {
   Run a{1e300, 1e300}, b{1e300, 1e300}, g{1e300, 1e300}, c{1e300, 1e300}, d{1e300, 1e300},
       e{1e300, 1e300}, f{1e300, 1e300};
   bool daemon = false;
+  // Level Zero on the simulated driver: h, i alone (drained, not); j, k under oaprof.
+  Run h{1e300, 1e300}, i{1e300, 1e300}, j{1e300, 1e300}, k{1e300, 1e300};
+  bool level_zero = false;
 };
+
+void print_level_zero(const Timings& t, double n) {
+  if (!t.level_zero) {
+    std::printf("Level Zero: not measured (built without the Level Zero test kernels)\n");
+    return;
+  }
+  auto line = [&](const char* what, const Run& r) {
+    std::printf("%-36s %10.1f ms  %7.2f us/launch\n", what, r.loop_ns / 1e6, r.loop_ns / n / 1e3);
+  };
+  line("(h) L0 app, synchronous list", t.h);
+  line("(i) L0 app, no drain", t.i);
+  line("(j) L0 under oaprof, bracketed", t.j);
+  line("(k) L0 under oaprof, sampled", t.k);
+  std::printf(
+      "Level Zero (simulated driver): bracketed added per launch (j-h)/n: %.2f us; sampled "
+      "(k-i)/n: %.2f us; wall-time ratios j/h %.2f, k/i %.2f\n",
+      (t.j.loop_ns - t.h.loop_ns) / n / 1e3, (t.k.loop_ns - t.i.loop_ns) / n / 1e3,
+      t.j.loop_ns / t.h.loop_ns, t.k.loop_ns / t.i.loop_ns);
+}
 
 void print(const Timings& t, int launches, int repeat) {
   const double n = launches;
@@ -249,6 +362,7 @@ void print(const Timings& t, int launches, int repeat) {
       "whole processes: a %.0f ms, b %.0f ms, c %.0f ms, d %.0f ms (start-up, build, "
       "oaprof set-up)\n",
       t.a.process_ns / 1e6, t.b.process_ns / 1e6, t.c.process_ns / 1e6, t.d.process_ns / 1e6);
+  print_level_zero(t, n);
 }
 
 int compare(int launches, int repeat, const char* self) {
@@ -263,13 +377,14 @@ int compare(int launches, int repeat, const char* self) {
   };
   const std::size_t expected = static_cast<std::size_t>(launches + kWarmup);
   bool rows_right = true;
-  // One run under oaprof; its rows must be one per launch.
-  auto profiled = [&](const std::string& prefix, const std::string& options, const char* drain) {
-    const Run r =
-        timed(fmt::format("{}{} --device sim -q --energy none --mode kernel {} -o {} -- "
-                          "{} {} {}",
-                          prefix, OAPROF_BIN, options, csv.string(), app_cmd, drain, out.string()),
-              out);
+  // One run under oaprof of `app` (by default the OpenCL one); its rows must be one per launch.
+  auto profiled = [&](const std::string& prefix, const std::string& options, const char* drain,
+                      const std::string& app = "") {
+    const Run r = timed(fmt::format("{}{} --device sim -q --energy none --mode kernel {} -o {} -- "
+                                    "{} {} {}",
+                                    prefix, OAPROF_BIN, options, csv.string(),
+                                    app.empty() ? app_cmd : app, drain, out.string()),
+                        out);
     const std::size_t rows = oaprof::testing::read_csv(csv).size();
     if (rows != expected) {
       std::fprintf(stderr, "launch_overhead_bench: oaprof %s recorded %zu rows, expected %zu\n",
@@ -288,6 +403,17 @@ int compare(int launches, int repeat, const char* self) {
     best(t.g, timed(fmt::format("{} events {}", app_cmd, out.string()), out));
     best(t.c, profiled("", "", "drain"));
     best(t.d, profiled("", sampled, "nodrain"));
+#ifdef OAPROF_BENCH_ZE_SPIRV
+    // oaprof names the simulated driver itself under --device sim; alone, the app is told.
+    const std::string ze_cmd = fmt::format("{} --ze-app {}", self, launches);
+    const std::string alone =
+        fmt::format("ZE_ENABLE_ALT_DRIVERS={} {}", OAPROF_BENCH_ZE_DRIVER, ze_cmd);
+    t.level_zero = true;
+    best(t.h, timed(fmt::format("{} drain {}", alone, out.string()), out));
+    best(t.i, timed(fmt::format("{} nodrain {}", alone, out.string()), out));
+    best(t.j, profiled("", "", "drain", ze_cmd));
+    best(t.k, profiled("", sampled, "nodrain", ze_cmd));
+#endif
     if (!t.daemon) continue;
     best(t.e, profiled(via, "--daemon always", "drain"));
     best(t.f, profiled(via, "--daemon always " + sampled, "nodrain"));
@@ -308,6 +434,11 @@ int main(int argc, char** argv) {
                                                : AppMode::kNoDrain;
     return app(std::stoi(args[1]), mode, args[3].c_str());
   }
+#ifdef OAPROF_BENCH_ZE_SPIRV
+  if (args.size() == 4 && args[0] == "--ze-app") {
+    return ze_app(std::stoi(args[1]), args[2] == "drain", args[3].c_str());
+  }
+#endif
   int launches = 10000, repeat = 3;
   for (std::size_t i = 0; i + 1 < args.size(); i += 2) {
     if (args[i] == "--launches") {
