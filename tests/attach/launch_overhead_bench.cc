@@ -308,14 +308,17 @@ struct Timings {
   bool level_zero = false;
 };
 
+// One timed loop: its total and per launch.
+void print_line(const char* what, const Run& r, double n) {
+  std::printf("%-36s %10.1f ms  %7.2f us/launch\n", what, r.loop_ns / 1e6, r.loop_ns / n / 1e3);
+}
+
 void print_level_zero(const Timings& t, double n) {
   if (!t.level_zero) {
     std::printf("Level Zero: not measured (built without the Level Zero test kernels)\n");
     return;
   }
-  auto line = [&](const char* what, const Run& r) {
-    std::printf("%-36s %10.1f ms  %7.2f us/launch\n", what, r.loop_ns / 1e6, r.loop_ns / n / 1e3);
-  };
+  auto line = [n](const char* what, const Run& r) { print_line(what, r, n); };
   line("(h) L0 app, synchronous list", t.h);
   line("(i) L0 app, no drain", t.i);
   line("(j) L0 under oaprof, bracketed", t.j);
@@ -329,9 +332,7 @@ void print_level_zero(const Timings& t, double n) {
 
 void print(const Timings& t, int launches, int repeat) {
   const double n = launches;
-  auto line = [&](const char* what, const Run& r) {
-    std::printf("%-36s %10.1f ms  %7.2f us/launch\n", what, r.loop_ns / 1e6, r.loop_ns / n / 1e3);
-  };
+  auto line = [n](const char* what, const Run& r) { print_line(what, r, n); };
   std::printf("launches per run %d (+%d warm-up), best of %d runs each\n", launches, kWarmup,
               repeat);
   line("(a) app, clFinish each", t.a);
