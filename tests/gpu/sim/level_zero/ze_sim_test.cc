@@ -179,7 +179,7 @@ TEST_F(ZeSimTest, MisuseGetsResultCodesNotACrash) {
   const AppRun r = run_app("misuse");
   ASSERT_EQ(r.status, 0) << r.output;
   const auto code = [](ze_result_t c) { return fmt::format("0x{:x}", static_cast<unsigned>(c)); };
-  const std::map<std::string, std::string> expected{
+  std::map<std::string, std::string> expected{
       {"zeKernelCreate(null-module)", code(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)},
       {"zeKernelCreate(unknown-name)", code(ZE_RESULT_ERROR_INVALID_KERNEL_NAME)},
       {"zeKernelSetGroupSize(destroyed)", code(ZE_RESULT_ERROR_INVALID_ARGUMENT)},
@@ -192,7 +192,35 @@ TEST_F(ZeSimTest, MisuseGetsResultCodesNotACrash) {
       {"zeModuleCreate(malformed)", code(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY)},
       {"zeModuleDestroy(in-use)", code(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE)},
       {"zeImageCreate(unsupported)", code(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)},
-      {"zeMemFree(foreign)", code(ZE_RESULT_ERROR_INVALID_ARGUMENT)}};
+      {"zeMemFree(foreign)", code(ZE_RESULT_ERROR_INVALID_ARGUMENT)},
+      {"zeCommandQueueExecuteCommandLists(null-lists)", code(ZE_RESULT_ERROR_INVALID_NULL_POINTER)},
+      {"zeCommandQueueExecuteCommandLists(destroyed-list)", code(ZE_RESULT_ERROR_INVALID_ARGUMENT)},
+      {"launch(null-list)", code(ZE_RESULT_ERROR_INVALID_NULL_HANDLE)}};
+  // The layer's null-pointer cases, the same on a regular and an immediate list (ze_api.h of
+  // libze-dev 1.8.12: a null wait list with a count is ZE_RESULT_ERROR_INVALID_SIZE).
+  for (const char* kind : {"regular", "immediate"}) {
+    const auto add = [&](const char* call, const char* what, ze_result_t c) {
+      expected[fmt::format("{}({},{})", call, kind, what)] = code(c);
+    };
+    add("launch", "null-groups", ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    add("launch", "null-waits", ZE_RESULT_ERROR_INVALID_SIZE);
+    add("indirect", "null-args", ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    add("multiple", "null-kernels", ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    add("cooperative", "null-kernel", ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+  }
+  // The books' calls with null handles and pointers.
+  for (const char* call :
+       {"zeCommandListReset(null)", "zeCommandListDestroy(null)", "zeEventCreate(null-pool)",
+        "zeEventPoolDestroy(null)", "zeEventDestroy(null)", "zeEventHostReset(null)",
+        "zeKernelSetGroupSize(null)", "zeKernelDestroy(null)", "zeCommandQueueSynchronize(null)",
+        "zeFenceHostSynchronize(null)", "zeContextDestroy(null)"}) {
+    expected[call] = code(ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+  }
+  for (const char* call :
+       {"zeEventPoolCreate(null-desc)", "zeEventPoolCreate(null-out)",
+        "zeCommandListCreate(null-out)", "zeCommandListCreateImmediate(null-desc)"}) {
+    expected[call] = code(ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+  }
   EXPECT_EQ(r.values, expected) << r.output;
 }
 
