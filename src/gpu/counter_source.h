@@ -77,6 +77,11 @@ class CounterSource {
   virtual bool readout_interrupted() const { return false; }
   // --access perf: the stream's records since start(); zero for read-outs without a stream.
   virtual PerfStreamCounts perf_stream_counts() const { return {}; }
+  // --access perf under i915: the newest report the OA unit wrote on its own (periodic) that the
+  // last snapshot's drain read, beside the snapshot's own report (MI_REPORT_PERF_COUNT, or the
+  // registers on Gen12+), so the two paths can be compared; nullopt before the first or for
+  // read-outs without a stream.
+  virtual std::optional<oa::RawReport> last_periodic_report() const { return std::nullopt; }
   // The GPU's current frequency (RPSTAT, read_gpu_freq_mhz), which the session reads beside every
   // snapshot of a launch so that the row can say the clock changed (freq_changed); nullopt where
   // this read-out cannot tell (Gen12, no register access, through oaprofd).

@@ -243,7 +243,8 @@ Device make_sim_device(std::unique_ptr<mmio::Clock> clock, const mmio::SimConfig
     // xe fuses whole Xe-cores: --sim-eus keeps as many as it fills.
     const int per_core = std::max(config.platform.eus / std::max(config.platform.subslices, 1), 1);
     SimXeOptions xe_options{.gpu_mhz = config.freq_mhz,
-                            .xe_cores = std::max(mmio::simulated_eus(config) / per_core, 1)};
+                            .xe_cores = std::max(mmio::simulated_eus(config) / per_core, 1),
+                            .rejected_config_uuid = config.faults.rejected_config_uuid};
     d.sim_xe = std::make_unique<SimXeDevice>(config.platform, *d.clock, xe_options, d.sim);
     // Asked as a real xe is: its OA units and GT topology queries.
     const auto query = make_sim_xe_query(*d.sim_xe);

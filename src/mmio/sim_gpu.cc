@@ -15,6 +15,7 @@
 #include "mmio/commands.h"
 #include "mmio/counter_registers.h"
 #include "mmio/registers.h"
+#include "mmio/whitelist.h"
 
 namespace oaprof::mmio {
 
@@ -179,6 +180,12 @@ void SimGpu::advance_locked() {
   }
 }
 
+void SimGpu::switch_context() {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  context_switch_locked();
+}
+
 void SimGpu::context_switch_locked() {
   ++context_switches_;
   auto image_value = [this](std::uint32_t offset) {
@@ -197,6 +204,7 @@ void SimGpu::count_locked(double dt_ns) {
   if ((regs_[block_.oa_control / 4] & reg::kOaControlEnable) == 0) return;
   const double clocks = dt_ns * config_.freq_mhz / 1e3;
   counted_[kTicks] += clocks * config_.faults.gpu_ticks_per_clock;
+  count_unsettled_noa_locked(dt_ns);
   if (!kernel_running_) return;
   counted_[0] += clocks;  // A0: GPU busy
   // Gen12+: what the NOA network feeds counts only with SQCNT1's PMON enable (i915 sets it in
@@ -206,6 +214,15 @@ void SimGpu::count_locked(double dt_ns) {
     return;
   }
   count_eu_events_locked(clocks * eus_);
+}
+
+void SimGpu::count_unsettled_noa_locked(double dt_ns) {
+  if (!mux_written_ns_ || config_.faults.noa_settle_ns == 0) return;
+  const double settled = static_cast<double>(*mux_written_ns_ + config_.faults.noa_settle_ns);
+  const double from = static_cast<double>(last_ns_);
+  const double unsettled_ns = std::clamp(settled - from, 0.0, dt_ns);
+  for (int i = 0; i < oa::kNumB + oa::kNumC; ++i)
+    counted_[kB0 + i] += unsettled_ns * kNoaGarbagePerNs;
 }
 
 // The EU counters as IGT's ComputeBasic of each generation reads them (oa-kblgt2.xml,
@@ -320,6 +337,10 @@ void SimGpu::write_oa_report_locked(const oa::FormatLayout& layout, std::uint32_
                                         [this](std::uint32_t off) { return read_locked(off); });
   r.rpt_id = rpt_id;
   r.timestamp <<= config_.faults.oa_timestamp_extra_shift;
+  if (rpt_id == kTimerReportId && config_.faults.periodic_counts_doubled) {
+    // Modulo each field's width: encode() keeps the low bits, so deltas double too.
+    for (int i = 1; i < oa::kMaxNumA; ++i) r.a[i] <<= 1;
+  }
   const oa::RawReport raw = oa::encode(layout.format, r);
   std::memcpy(out, raw.bytes.data(), static_cast<std::size_t>(raw.size));
 }
@@ -327,6 +348,7 @@ void SimGpu::write_oa_report_locked(const oa::FormatLayout& layout, std::uint32_
 void SimGpu::set_context_image(std::vector<oa::RegisterWrite> image) {
   std::lock_guard lock(mu_);
   advance_locked();
+  if (config_.faults.context_image_stale) return;
   context_image_ = std::move(image);
 }
 
@@ -443,6 +465,8 @@ void SimGpu::write_locked(std::uint32_t offset, std::uint32_t value) {
     if (d != nullptr && d->request != never_acking_request_) regs_[d->ack / 4] = value;
   }
   if (config_.faults.oa_debug_not_restored && offset == block_.oa_debug && value == 0) return;
+  if (is_whitelisted(config_.platform, ConfigRegisterKind::kMux, offset))
+    mux_written_ns_ = last_ns_;
   regs_[offset / 4] = value;
 }
 

@@ -50,6 +50,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -114,7 +115,26 @@ struct SimFaults {
   bool oa_debug_not_restored = false;
   // GPU_TICKS advance at this multiple of the clock the frequency register reports.
   double gpu_ticks_per_clock = 1.0;
+  // The simulated i915 and xe refuse ADD_CONFIG of the configuration with this UUID with EINVAL,
+  // as a kernel whose register lists lack one of its registers would. Empty: none.
+  std::string rejected_config_uuid;
+  // The NOA mux takes this long after each mux register write to settle (0: settled before the
+  // plan's delay ends): until then the B and C counters count kNoaGarbagePerNs events that follow
+  // no work, whether the GPU is busy or not.
+  std::uint64_t noa_settle_ns = 0;
+  // What i915 writes into the context images is dropped: a context switch loads another
+  // context's values into the context-saved registers (OACTXCONTROL, EU_PERF_CNTL0-6 on Gen8-11),
+  // as if i915 had not put oaprof's configuration into every image.
+  bool context_image_stale = false;
+  // Periodic (timer) reports carry every A counter but A0 at twice its count: the unit's own
+  // reports disagree with MI_REPORT_PERF_COUNT's and the registers'.
+  bool periodic_counts_doubled = false;
 };
+
+// The garbage rate of an unsettled NOA mux (SimFaults::noa_settle_ns), per B or C counter: small
+// beside the busy GPU's clock (1e-4 of it at 500 MHz), so per-busy-clock ratios barely move, but
+// far above nothing in an idle window.
+inline constexpr double kNoaGarbagePerNs = 5e-5;  // 50 per ms
 
 struct SimConfig {
   oa::Platform platform = oa::simulated_platform();
@@ -184,6 +204,9 @@ class SimGpu final : public Mmio {
   const SimConfig& config() const { return config_; }
   int eus() const { return eus_; }  // the part's, fused ones excluded
   std::uint64_t context_switches();
+  // A context switch now, as another context's work would cause one: the context-saved
+  // registers are reloaded from the image (set_context_image) or context_image_value.
+  void switch_context();
 
   // Executes a batch as the render command streamer would: MI_NOOP, MI_LOAD_REGISTER_IMM,
   // MI_STORE_REGISTER_MEM, MI_STORE_DWORD_IMM (Gen4+ form), MI_REPORT_PERF_COUNT (Gen8 form; the
@@ -236,6 +259,9 @@ class SimGpu final : public Mmio {
   void advance_locked();
   void count_locked(double dt_ns);
   void count_eu_events_locked(double eu_clocks);
+  // SimFaults::noa_settle_ns: garbage in B and C over the part of [last_ns_, last_ns_ + dt_ns]
+  // before the mux settles.
+  void count_unsettled_noa_locked(double dt_ns);
   bool counter_register_locked(std::uint32_t offset, std::uint32_t& value) const;
   void write_oa_report_locked(const oa::FormatLayout& layout, std::uint32_t rpt_id,
                               std::uint8_t* out);
@@ -274,7 +300,8 @@ class SimGpu final : public Mmio {
   std::uint64_t last_ns_ = 0;
   bool kernel_running_ = false;
   std::uint64_t context_switches_ = 0;
-  std::vector<std::uint32_t> published_;  // what serve() last put in the mapping
+  std::optional<std::uint64_t> mux_written_ns_;  // the last mux write (SimFaults::noa_settle_ns)
+  std::vector<std::uint32_t> published_;         // what serve() last put in the mapping
   std::vector<oa::RegisterWrite> context_image_;
   std::size_t oa_buffer_bytes_ = 0;
   std::size_t oa_buffer_used_bytes_ = 0;

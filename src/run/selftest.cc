@@ -15,6 +15,7 @@
 #include "power/sim_power.h"
 #include "report/text_escape.h"
 #include "run/selftest_checks.h"
+#include "run/selftest_driver.h"
 #include "session/metric_source.h"
 #include "session/privilege_drop.h"
 #include "session/trusted_metrics.h"
@@ -36,6 +37,17 @@ constexpr SimFaultInfo kSimFaults[] = {
      "the part has one subslice's EUs fewer than the platform table"},
     {SimFault::kGpuTicksClock, "gpu-ticks-clock", "gpu-ticks",
      "GPU_TICKS count twice the clock the frequency register reports"},
+    {SimFault::kConfigRejected, "config-rejected", "driver-accepts-configs",
+     "the driver refuses one metric set's register list (the first of the platform's file "
+     "other than the selftest's own set) with EINVAL"},
+    {SimFault::kNoaSlowSettle, "noa-slow-settle", "noa-settle",
+     "the NOA mux settles 25 ms after its last write, 50 times the plan's delay: B and C count "
+     "garbage until then"},
+    {SimFault::kCtxImageStale, "ctx-image-stale", "context-switch",
+     "i915's context images lack oaprof's configuration: a context switch loads another "
+     "context's OACTXCONTROL and EU_PERF_CNTL0-6 (Gen8-11)"},
+    {SimFault::kPeriodicCountsDoubled, "periodic-counts-doubled", "rpc-vs-periodic",
+     "the OA unit's periodic reports carry every A counter but A0 at twice its count"},
 };
 
 // One check of the fixed list: what it assumes and how far off it may be, and its measurement.
@@ -63,6 +75,10 @@ constexpr CheckSpec kChecks[] = {
     {"readouts-agree", "read-outs agree",
      "The same work counted through mmio, rpc and perf gives the same counts per GPU-busy clock.",
      "2% per counter", check_readouts_agree},
+    {"rpc-vs-periodic", "read-outs agree",
+     "The reports the OA unit writes on its own (periodic) and the snapshots a window is "
+     "bracketed by (MI_REPORT_PERF_COUNT; the registers on Gen12+) count the same work alike.",
+     "2% per counter per GPU-busy clock", check_rpc_vs_periodic},
     {"noa-counting", "programming",
      "Once oaprof programmed the OA unit (SQCNT1 on Gen12+), the EU counters count work and stay "
      "still without it.",
@@ -70,6 +86,18 @@ constexpr CheckSpec kChecks[] = {
     {"flex-routing", "programming",
      "EU_PERF_CNTLi feeds A(7+i), as the metric sets' equations read it.",
      "only that counter moves by more than 2%", check_flex_routing},
+    {"driver-accepts-configs", "programming",
+     "The kernel driver accepts every IGT metric set's register list for this part (i915 "
+     "PERF_ADD_CONFIG, xe's observation add-config), and removes each again.",
+     "every set accepted and removed", check_driver_accepts_configs},
+    {"noa-settle", "programming",
+     "The NOA mux has settled once the plan's 500 us delay is over: B and C counters count at "
+     "their later rates from the first window on.",
+     "5% and 2 events per ms between the first and the last idle sub-window", check_noa_settle},
+    {"context-switch", "programming",
+     "The OA configuration survives a context switch: i915 puts it into every context image for "
+     "its stream (Gen8-11), and mmio and rpc notice the loss (config_lost).",
+     "flex-fed counters per GPU-busy clock within 2% across a switch", check_context_switch},
     {"restore", "restore",
      "After a profile every register oaprof wrote reads back its value from before.", "exact",
      check_restore},
@@ -104,6 +132,11 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
     case SimFault::kGpuTicksClock:
       sim.faults.gpu_ticks_per_clock = 2.0;
       return;
+    case SimFault::kConfigRejected:
+    case SimFault::kNoaSlowSettle:
+    case SimFault::kCtxImageStale:
+    case SimFault::kPeriodicCountsDoubled:
+      return;  // apply_driver_fault (selftest_driver.cc)
   }
 }
 
@@ -255,7 +288,10 @@ gpu::DeviceOptions device_options(const SelftestOptions& options, power::SimPowe
   // The forcewake check takes it itself; the flex-routing check needs configured flex events.
   d.forcewake.mode = mmio::ForcewakeMode::kNone;
   d.sim.flex_events = true;
-  for (const SimFault f : options.faults) apply_fault(f, d.sim, power);
+  for (const SimFault f : options.faults) {
+    apply_fault(f, d.sim, power);
+    apply_driver_fault(f, options, d.sim);
+  }
   return d;
 }
 

@@ -56,6 +56,10 @@ enum class SimFault {
   kRaplStuck,
   kFusedEus,
   kGpuTicksClock,
+  kConfigRejected,
+  kNoaSlowSettle,
+  kCtxImageStale,
+  kPeriodicCountsDoubled,
 };
 
 struct SimFaultInfo {

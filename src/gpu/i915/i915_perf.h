@@ -15,6 +15,7 @@
 #include <i915_drm.h>
 
 #include "gpu/i915/report_batch.h"
+#include "mmio/oa_programmer.h"
 
 namespace oaprof::gpu {
 
@@ -47,6 +48,11 @@ class I915Perf {
   // i915 takes them on `platform` (make_gem_batch_runner).
   virtual std::unique_ptr<BatchRunner> make_batch_runner(const oa::Platform& platform) = 0;
 };
+
+// DRM_IOCTL_I915_PERF_ADD_CONFIG of a metric set's registers (its mux, boolean and flex lists, as
+// struct drm_i915_perf_oa_config carries them) under its guid (up to 36 characters): the new id,
+// or -errno.
+int add_oa_config(I915Perf& perf, const mmio::OaConfig& config);
 
 // The real interface: `render_node` is a path or "auto"; configs are looked up under
 // `card_sysfs` (e.g. /sys/class/drm/card0).

@@ -11,6 +11,7 @@
 // The uapi sits behind I915Perf: ioctls on a real GPU, SimI915Perf on the simulator, which
 // behaves as i915 does (checks, errno, context images, record layout), so the same read-out runs
 // end to end on both.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -58,6 +59,14 @@ class PerfCounterSource final : public StreamCounterSource {
     return {records_.samples, records_.reports_lost, records_.buffer_lost};
   }
 
+  std::optional<oa::RawReport> last_periodic_report() const override {
+    if (records_.last_report.empty()) return std::nullopt;
+    oa::RawReport r;
+    r.size = static_cast<int>(std::min(records_.last_report.size(), r.bytes.size()));
+    std::memcpy(r.bytes.data(), records_.last_report.data(), static_cast<std::size_t>(r.size));
+    return r;
+  }
+
   // RPSTAT where the BAR is mapped (the simulator); without it, unknown.
   std::optional<double> gpu_freq_mhz() override { return read_gpu_freq_mhz(device_); }
 
@@ -103,21 +112,7 @@ class PerfCounterSource final : public StreamCounterSource {
       throw std::invalid_argument(
           fmt::format("metric set guid '{}' is not a 36-character UUID", config.guid));
     }
-    auto regs = [](const std::vector<oa::RegisterWrite>& ws) {
-      std::vector<std::uint32_t> out;
-      for (const auto& w : ws) out.insert(out.end(), {w.address, w.value});
-      return out;
-    };
-    const auto mux = regs(config.mux), boolean = regs(config.boolean), flex = regs(config.flex);
-    drm_i915_perf_oa_config c{};
-    std::memcpy(c.uuid, config.guid.data(), sizeof c.uuid);
-    c.n_mux_regs = static_cast<std::uint32_t>(config.mux.size());
-    c.n_boolean_regs = static_cast<std::uint32_t>(config.boolean.size());
-    c.n_flex_regs = static_cast<std::uint32_t>(config.flex.size());
-    c.mux_regs_ptr = reinterpret_cast<std::uintptr_t>(mux.data());
-    c.boolean_regs_ptr = reinterpret_cast<std::uintptr_t>(boolean.data());
-    c.flex_regs_ptr = reinterpret_cast<std::uintptr_t>(flex.data());
-    const int id = perf_->add_config(c);
+    const int id = add_oa_config(*perf_, config);
     if (id < 0) {
       throw std::runtime_error(fmt::format(
           "{} refused metric set {} (PERF_ADD_CONFIG): {}; adding a configuration needs "

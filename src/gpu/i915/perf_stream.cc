@@ -1,5 +1,7 @@
 #include "gpu/i915/perf_stream.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -8,7 +10,27 @@
 #include <fmt/format.h>
 #include <i915_drm.h>
 
+#include "gpu/i915/i915_perf.h"
+
 namespace oaprof::gpu {
+
+int add_oa_config(I915Perf& perf, const mmio::OaConfig& config) {
+  auto regs = [](const std::vector<oa::RegisterWrite>& ws) {
+    std::vector<std::uint32_t> out;
+    for (const auto& w : ws) out.insert(out.end(), {w.address, w.value});
+    return out;
+  };
+  const auto mux = regs(config.mux), boolean = regs(config.boolean), flex = regs(config.flex);
+  drm_i915_perf_oa_config c{};
+  std::memcpy(c.uuid, config.guid.data(), std::min(config.guid.size(), sizeof c.uuid));
+  c.n_mux_regs = static_cast<std::uint32_t>(config.mux.size());
+  c.n_boolean_regs = static_cast<std::uint32_t>(config.boolean.size());
+  c.n_flex_regs = static_cast<std::uint32_t>(config.flex.size());
+  c.mux_regs_ptr = reinterpret_cast<std::uintptr_t>(mux.data());
+  c.boolean_regs_ptr = reinterpret_cast<std::uintptr_t>(boolean.data());
+  c.flex_regs_ptr = reinterpret_cast<std::uintptr_t>(flex.data());
+  return perf.add_config(c);
+}
 
 std::vector<std::uint64_t> perf_open_properties(std::uint64_t config_id, oa::ReportFormat format,
                                                 int period_exponent, oa::Generation gen) {

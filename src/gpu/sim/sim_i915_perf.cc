@@ -157,6 +157,8 @@ class SimI915Perf final : public I915Perf {
     if (!uuid_is_valid(args.uuid)) return -EINVAL;
     SimConfigEntry entry;
     entry.uuid.assign(args.uuid, sizeof args.uuid);
+    // A register list this kernel's tables lack (alloc_oa_regs: "Invalid oa_reg address").
+    if (entry.uuid == sim_.config().faults.rejected_config_uuid) return -EINVAL;
     entry.registers.guid = entry.uuid;
     const oa::Platform& platform = sim_.config().platform;
     auto copy = [&](std::uint64_t ptr, std::uint32_t n, mmio::ConfigRegisterKind kind,

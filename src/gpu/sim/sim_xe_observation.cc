@@ -360,6 +360,7 @@ class SimXeObservation final : public XeObservation {
     std::vector<std::uint32_t> regs(2 * static_cast<std::size_t>(c.n_regs));
     if (!read_user(c.regs_ptr, regs.data(), regs.size() * sizeof(std::uint32_t))) return -EFAULT;
     SimXeDevice::Config config{std::string(c.uuid, 36), {}};
+    if (config.uuid == d_.options_.rejected_config_uuid) return -EINVAL;
     for (std::size_t i = 0; i < regs.size(); i += 2) {
       if (!valid_config_address(d_.platform_.gen, regs[i])) return -EINVAL;
       config.regs.emplace_back(regs[i], regs[i + 1]);

@@ -55,6 +55,9 @@ struct SimXeOptions {
   // Added to ENGINE_CYCLES' answer only: a part whose engine timestamp is not the OA unit's
   // (which xe_oa.c's xe_oa_timestamp_frequency rules out on Xe2, unconfirmed on hardware).
   std::int64_t engine_cycles_skew_ticks = 0;
+  // ADD_CONFIG of this UUID fails with EINVAL, as on a kernel whose register lists lack one of
+  // its registers (mmio::SimFaults::rejected_config_uuid). Empty: none.
+  std::string rejected_config_uuid;
 };
 
 // One simulated xe device: its OA units (an OAG with the render and compute engines, an OAM
