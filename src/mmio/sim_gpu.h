@@ -117,7 +117,7 @@ struct SimFaults {
   double gpu_ticks_per_clock = 1.0;
   // The simulated i915 and xe refuse ADD_CONFIG of the configuration with this UUID with EINVAL,
   // as a kernel whose register lists lack one of its registers would. Empty: none.
-  std::string rejected_config_uuid;
+  std::string rejected_config_uuid = {};
   // The NOA mux takes this long after each mux register write to settle (0: settled before the
   // plan's delay ends): until then the B and C counters count kNoaGarbagePerNs events that follow
   // no work, whether the GPU is busy or not.

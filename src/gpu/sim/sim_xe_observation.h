@@ -57,7 +57,7 @@ struct SimXeOptions {
   std::int64_t engine_cycles_skew_ticks = 0;
   // ADD_CONFIG of this UUID fails with EINVAL, as on a kernel whose register lists lack one of
   // its registers (mmio::SimFaults::rejected_config_uuid). Empty: none.
-  std::string rejected_config_uuid;
+  std::string rejected_config_uuid = {};
 };
 
 // One simulated xe device: its OA units (an OAG with the render and compute engines, an OAM
