@@ -4,8 +4,6 @@
 // simulated drivers and GPU behave as the faults say.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -18,6 +16,7 @@
 #include "gpu/sim/sim_xe_observation.h"
 #include "mmio/sim_gpu.h"
 #include "run/selftest.h"
+#include "selftest_test_util.h"
 
 namespace oaprof::run::selftest {
 namespace {
@@ -28,20 +27,10 @@ constexpr const char* kPlatforms[] = {"kblgt2", "tglgt2", "mtlgt2"};
 
 class SelftestDriverTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    const std::string metrics = std::string(OAPROF_METRICS_DIR);
-    ::setenv("OAPROF_METRICS_PATH",
-             (metrics + "/igt:" + metrics + "/igt-mtl:" + metrics + "/igt-xe").c_str(), 1);
-  }
+  static void SetUpTestSuite() { use_shared_metrics_path(); }
 
   static SelftestReport run_on(std::string_view platform, std::vector<SimFault> faults = {}) {
-    SelftestOptions o;
-    o.device.spec = gpu::DeviceSpec::sim();
-    o.device.sim.platform = mmio::sim_platform_by_name(platform);
-    o.faults = std::move(faults);
-    o.windows = 3;
-    o.window_ns = 5'000'000;
-    return run_selftest(o);
+    return run_selftest(sim_options(platform, std::move(faults)));
   }
 
   static const CheckResult& result(const SelftestReport& report, std::string_view name) {

@@ -15,6 +15,7 @@
 
 #include "mmio/sim_gpu.h"
 #include "run/selftest.h"
+#include "selftest_test_util.h"
 
 namespace oaprof::run::selftest {
 
@@ -27,23 +28,9 @@ using ::testing::HasSubstr;
 
 class SelftestTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    // Where the perf read-out finds each platform's IGT metric file (ComputeBasic).
-    const std::string metrics = std::string(OAPROF_METRICS_DIR);
-    ::setenv("OAPROF_METRICS_PATH",
-             (metrics + "/igt:" + metrics + "/igt-mtl:" + metrics + "/igt-xe").c_str(), 1);
-  }
+  // Where the perf read-out finds each platform's IGT metric file (ComputeBasic).
+  static void SetUpTestSuite() { use_shared_metrics_path(); }
 };
-
-SelftestOptions sim_options(std::string_view platform, std::vector<SimFault> faults = {}) {
-  SelftestOptions o;
-  o.device.spec = gpu::DeviceSpec::sim();
-  o.device.sim.platform = mmio::sim_platform_by_name(platform);
-  o.faults = std::move(faults);
-  o.windows = 3;
-  o.window_ns = 5'000'000;
-  return o;
-}
 
 const CheckResult& check(const SelftestReport& report, std::string_view name) {
   for (const CheckResult& r : report.checks) {
