@@ -15,6 +15,7 @@
 #include "oa/metric_set.h"
 #include "power/energy_source.h"
 #include "power/energy_window.h"
+#include "report/selftest_flags.h"
 
 namespace oaprof::report {
 
@@ -58,6 +59,9 @@ struct RunInfo {
   oa::DeviceVariables device_variables;
   // How energy windows are judged: --min-window, --igpu-power, the idle baseline.
   power::WindowOptions energy_options;
+  // The checks the device's last `oaprof selftest` failed, with what each covers: rows that report
+  // it are flagged selftest_failed:<check> (run/selftest_result.h). Empty: none, or no result.
+  std::vector<SelftestFailure> selftest_failed;
 };
 
 // The energy of a row's own window (possibly unavailable, with the reason), and the readings

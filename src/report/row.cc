@@ -155,6 +155,7 @@ std::string row_flags(const oa::LaunchRecord& r, const power::EnergyWindow& w, c
   // Figures from the simulated RAPL tree are a model: said on every row that carries them.
   if (info.energy_simulated && w.unavailable_reason.empty()) add_flag("energy_simulated");
   for (const auto& flag : metric_flags) add_flag(flag);
+  add_selftest_flags(r, w, info, add_flag);
   return flags;
 }
 

@@ -50,6 +50,7 @@
 #include "run/opencl_loader.h"
 #include "run/profile_plan.h"
 #include "run/profile_run.h"
+#include "run/selftest_result.h"
 #include "session/child.h"
 #include "session/daemon_paths.h"
 #include "session/gpu_access.h"
@@ -249,6 +250,22 @@ report::RunInfo make_run_info(const ProfilePlan& plan, session::GpuAccess& gpu,
   info.energy_options.formula = plan.igpu_formula.value_or(power::default_igpu_formula(
       energy.source ? energy.source->domains() : std::vector<power::Domain>{}));
   return info;
+}
+
+// The device's last `oaprof selftest`, kept in the state directory: the failed checks its rows
+// are flagged by (report/selftest_flags.h), and why a result was ignored, on stderr.
+void read_selftest_result(const ProfilePlan& plan, const session::GpuAccess& gpu,
+                          report::RunInfo& info) {
+  namespace st = selftest;
+  const std::string address = gpu.simulated ? "" : plan.device.spec.resolved().str();
+  const st::ResultIdentity identity{
+      st::device_key(gpu.simulated, gpu.platform, address), st::platform_label(gpu.platform),
+      st::driver_description(gpu.simulated, gpu.platform, plan.device.sysfs_root, address),
+      st::kernel_release(), OAPROF_VERSION};
+  st::KeptResult kept = st::read_kept_result(plan.state_dir, identity);
+  info.selftest_failed = std::move(kept.failed);
+  if (plan.quiet) return;
+  for (const std::string& note : kept.notes) std::cerr << "oaprof: " << note << "\n";
 }
 
 void measure_idle(const ProfilePlan& plan, power::EnergySource& energy, report::RunInfo& info) {
@@ -812,6 +829,7 @@ int run_once(const ProfilePlan& plan, std::span<report::Pass> captures = {},
   std::vector<OutputPlan> names;
   if (int rc = open_run_outputs(plan, outs, names); rc != 0) return untouched(gpu, rc);
   report::RunInfo info = make_run_info(plan, gpu, energy);
+  read_selftest_result(plan, gpu, info);
   if (energy.source) measure_idle(plan, *energy.source, info);
   std::vector<SetOutput> sets;
   for (std::size_t k = 0; k < outs.size(); ++k) {

@@ -16,6 +16,7 @@
 #include "report/text_escape.h"
 #include "run/selftest_checks.h"
 #include "run/selftest_driver.h"
+#include "run/selftest_result.h"
 #include "session/metric_source.h"
 #include "session/privilege_drop.h"
 #include "session/trusted_metrics.h"
@@ -140,25 +141,10 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
   }
 }
 
-std::string first_line(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 void describe_system(const gpu::Device& device, SelftestReport& report) {
-  utsname u{};
-  if (::uname(&u) == 0) report.kernel = u.release;
-  if (device.simulated()) {
-    report.driver = std::string(oa::kernel_driver_name(device.platform.driver)) + " (simulated)";
-    return;
-  }
-  const std::string driver =
-      mmio::bound_driver(device.sysfs_root, mmio::parse_pci_address(device.pci_address))
-          .value_or("");
-  const std::string version = first_line(device.sysfs_root / "module" / driver / "version");
-  report.driver = version.empty() ? driver : driver + " " + version;
+  report.kernel = kernel_release();
+  report.driver = driver_description(device.simulated(), device.platform, device.sysfs_root,
+                                     device.pci_address);
 }
 
 }  // namespace
@@ -320,9 +306,8 @@ SelftestReport run_selftest(const SelftestOptions& options) {
 
   SelftestReport report;
   report.device = device.mmio->describe();
-  report.platform =
-      fmt::format("{} {} ({})", device.platform.codename, oa::gt_label(device.platform),
-                  oa::generation_name(device.platform.gen));
+  report.platform = platform_label(device.platform);
+  report.device_key = device_key(device.simulated(), device.platform, device.pci_address);
   report.pci_id = device.pci_id;
   report.simulated = device.simulated();
   report.accesses = c.accesses;

@@ -100,6 +100,9 @@ struct SelftestOptions {
 struct SelftestReport {
   std::string device;    // "simulated KBL GT2 (24 EUs, 1150 MHz)" or the PCI label
   std::string platform;  // "KBL GT2 (Gen9)"
+  // The device the result is kept for (run/selftest_result.h): its PCI address, or
+  // sim-<PCI id>-<driver> for the simulator.
+  std::string device_key;
   std::uint16_t pci_id = 0;
   bool simulated = false;
   std::string kernel;                 // uname's release, "" where unreadable

@@ -21,6 +21,10 @@ using ::testing::Not;
 
 const std::string kSim = std::string(OAPROF_BIN) + " selftest --device sim --quick";
 
+std::string state_env(const fs::path& state) {
+  return "env OAPROF_STATE_DIR=" + oaprof::testing::shell_quote(state.string()) + " ";
+}
+
 TEST(SelftestCliTest, QuickRunPassesAndWritesTheDocumentedReport) {
   const fs::path json =
       fs::temp_directory_path() / ("oaprof-selftest-" + std::to_string(::getpid()) + ".json");
@@ -51,6 +55,41 @@ TEST(SelftestCliTest, AFaultFailsItsCheckWithExitStatusOneAndProgressOnStderr) {
   EXPECT_THAT(r.output, HasSubstr("fail  energy"));
   EXPECT_THAT(r.output, HasSubstr("oaprof selftest: energy…"));
   EXPECT_THAT(r.output, HasSubstr("1 failed"));
+}
+
+// The state directory a test keeps its results in, its own: a fresh 0700 directory under /tmp.
+fs::path fresh_state_dir() {
+  std::string pattern = (fs::temp_directory_path() / "oaprof-st-state-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) return {};
+  return pattern;
+}
+
+// The flags of the one row a profile run of `sleep` on the simulator writes.
+std::string profiled_row_flags(const fs::path& state, const fs::path& csv) {
+  const auto r = run(state_env(state) + std::string(OAPROF_BIN) +
+                     " --device sim --daemon never --mode app --idle-baseline off -o " +
+                     csv.string() + " -- sleep 0.02");
+  EXPECT_EQ(r.status, 0) << r.output;
+  const auto rows = oaprof::testing::read_csv(csv);
+  EXPECT_EQ(rows.size(), 1u) << r.output;
+  return rows.empty() ? "" : rows[0].at("flags");
+}
+
+// The end to end: a selftest whose energy check failed makes the next profile run of that
+// device flag its rows' energy; a later selftest that passed takes the flag away.
+TEST(SelftestCliTest, AProfileRunFlagsRowsByTheDevicesLastSelftest) {
+  const fs::path state = fresh_state_dir();
+  ASSERT_FALSE(state.empty());
+  const fs::path csv = state / "rows.csv";
+  auto r = run(state_env(state) + kSim + " --sim-fault rapl-stuck");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("result kept in " + state.string()));
+  EXPECT_THAT(profiled_row_flags(state, csv), HasSubstr("selftest_failed:energy"));
+
+  r = run(state_env(state) + kSim);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(profiled_row_flags(state, csv), Not(HasSubstr("selftest_failed")));
+  fs::remove_all(state);
 }
 
 // --help and --help-all are the shared vocabulary's (cli_test.cc); an unknown fault is a usage

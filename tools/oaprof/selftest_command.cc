@@ -13,6 +13,7 @@
 #include "report/json_text.h"
 #include "report/reporter.h"
 #include "run/selftest.h"
+#include "run/selftest_result.h"
 #include "session/privilege_drop.h"
 #include "session/user_file.h"
 #include "tools/oaprof/commands.h"
@@ -64,6 +65,8 @@ int run_selftest_command(const SelftestCommandOptions& opt) {
   return base::run_command("oaprof selftest", [&opt] {
     const run::selftest::SelftestReport report = run::selftest::run_selftest(selftest_options(opt));
     std::cout << run::selftest::report_table(report);
+    std::cerr << "oaprof selftest: " << run::selftest::keep_last_result(report, OAPROF_VERSION)
+              << "\n";
     if (!opt.json_file.empty()) {
       write_json(opt.json_file, run::selftest::report_json(report, OAPROF_VERSION));
     }
