@@ -14,6 +14,7 @@
 #include "mmio/pci_sysfs.h"
 #include "power/sim_power.h"
 #include "report/text_escape.h"
+#include "run/selftest_act_freq.h"
 #include "run/selftest_checks.h"
 #include "run/selftest_driver.h"
 #include "run/selftest_result.h"
@@ -49,6 +50,8 @@ constexpr SimFaultInfo kSimFaults[] = {
      "context's OACTXCONTROL and EU_PERF_CNTL0-6 (Gen8-11)"},
     {SimFault::kPeriodicCountsDoubled, "periodic-counts-doubled", "rpc-vs-periodic",
      "the OA unit's periodic reports carry every A counter but A0 at twice its count"},
+    {SimFault::kActFreqMismatch, "act-freq-mismatch", "gpu-ticks",
+     "the driver's sysfs act_freq says half the frequency the GPU runs at"},
 };
 
 // One check of the fixed list: what it assumes and how far off it may be, and its measurement.
@@ -138,6 +141,8 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
     case SimFault::kCtxImageStale:
     case SimFault::kPeriodicCountsDoubled:
       return;  // apply_driver_fault (selftest_driver.cc)
+    case SimFault::kActFreqMismatch:
+      return;  // the fake sysfs tree's (sim_card_tree), not the registers'
   }
 }
 
@@ -232,6 +237,30 @@ void open_energy(Context& c, const power::SimPowerModel& model) {
   c.energy_missing = choice.reason;
 }
 
+// The simulator's sysfs card directory, with act_freq at the frequency its register reports
+// (half that with act-freq-mismatch); null where the register gives none.
+std::unique_ptr<SimCardTree> sim_card_tree(const SelftestOptions& options, gpu::Device& device) {
+  const std::optional<double> mhz = gpu::read_gpu_freq_mhz(device);
+  if (!mhz) return nullptr;
+  const bool wrong = std::find(options.faults.begin(), options.faults.end(),
+                               SimFault::kActFreqMismatch) != options.faults.end();
+  return std::make_unique<SimCardTree>(device.platform.driver, wrong ? *mhz / 2 : *mhz);
+}
+
+// Where the driver reports act_freq: the card's sysfs directory, or the simulator's fake tree.
+void choose_card_sysfs(Context& c, std::unique_ptr<SimCardTree>& sim_card) {
+  if (c.device.simulated()) {
+    sim_card = sim_card_tree(c.options, c.device);
+    if (sim_card) c.card_sysfs = sim_card->card();
+    return;
+  }
+  try {
+    c.card_sysfs = gpu::resolve_card_sysfs(c.device);
+  } catch (const std::exception&) {
+    // No DRM card: gpu-ticks says act_freq was not compared, with the path it looked under.
+  }
+}
+
 CheckResult run_check(const CheckSpec& spec, Context& c) {
   if (c.options.progress) c.options.progress(spec.name);
   CheckResult r{.name = std::string(spec.name),
@@ -303,6 +332,8 @@ SelftestReport run_selftest(const SelftestOptions& options) {
   choose_config(c, no_set);
   choose_accesses(c, no_set);
   open_energy(c, power_model);
+  std::unique_ptr<SimCardTree> sim_card;
+  choose_card_sysfs(c, sim_card);
 
   SelftestReport report;
   report.device = device.mmio->describe();

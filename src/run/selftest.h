@@ -60,6 +60,7 @@ enum class SimFault {
   kNoaSlowSettle,
   kCtxImageStale,
   kPeriodicCountsDoubled,
+  kActFreqMismatch,
 };
 
 struct SimFaultInfo {

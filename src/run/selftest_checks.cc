@@ -17,6 +17,7 @@
 #include "mmio/timestamp_clock.h"
 #include "oa/device_facts.h"
 #include "oa/report.h"
+#include "run/selftest_act_freq.h"
 #include "run/selftest_checks.h"
 
 namespace oaprof::run::selftest {
@@ -204,6 +205,26 @@ Outcome check_clocks(Context& c) {
 }
 
 // clocks: GPU_TICKS count the clock the frequency register reports.
+namespace {
+
+// GPU_TICKS over windows against one frequency reference: the ratio's range and the windows
+// outside 2% of the bounds the reference's readings before and after put on them.
+struct TicksAgainst {
+  double lowest = 1e300, highest = 0;
+  int outside = 0, windows = 0;
+  void add(const Window& w, double mhz_before, double mhz_after) {
+    const auto ticks = static_cast<double>(w.deltas.gpu_ticks);
+    const double fewest = std::min(mhz_before, mhz_after) * static_cast<double>(w.min_ns) / 1e3;
+    const double most = std::max(mhz_before, mhz_after) * static_cast<double>(w.max_ns) / 1e3;
+    lowest = std::min(lowest, ticks / most);
+    highest = std::max(highest, ticks / std::max(fewest, 1.0));
+    outside += ticks >= fewest * 0.98 && ticks <= most * 1.02 ? 0 : 1;
+    ++windows;
+  }
+};
+
+}  // namespace
+
 Outcome check_gpu_ticks(Context& c) {
   const std::optional<std::string> access = register_access(c);
   if (!access)
@@ -213,30 +234,42 @@ Outcome check_gpu_ticks(Context& c) {
                             oa::generation_name(c.device.platform.gen)));
   }
   StartedSource source(c, *access);
-  double lowest = 1e300, highest = 0;
-  int outside = 0;
+  TicksAgainst reg, act;
+  ActFreq act_before = read_act_freq(c.card_sysfs, c.device.platform.driver);
   for (int i = 0; i < c.windows; ++i) {
     const double f0 = gpu::read_gpu_freq_mhz(c.device).value_or(0);
     const Window w = measure_window(c, *source, c.window_ns, false);
     const double f1 = gpu::read_gpu_freq_mhz(c.device).value_or(0);
-    const auto ticks = static_cast<double>(w.deltas.gpu_ticks);
-    const double fewest = std::min(f0, f1) * static_cast<double>(w.min_ns) / 1e3;
-    const double most = std::max(f0, f1) * static_cast<double>(w.max_ns) / 1e3;
-    lowest = std::min(lowest, ticks / most);
-    highest = std::max(highest, ticks / std::max(fewest, 1.0));
-    outside += ticks >= fewest * 0.98 && ticks <= most * 1.02 ? 0 : 1;
+    const ActFreq act_after = read_act_freq(c.card_sysfs, c.device.platform.driver);
+    reg.add(w, f0, f1);
+    // sysfs says whole MHz: 1 MHz of slack for its rounding.
+    if (act_before.mhz && act_after.mhz) act.add(w, *act_before.mhz - 1, *act_after.mhz + 1);
+    act_before = act_after;
   }
-  std::vector<Figure> figures = {{"ratio_min", lowest, ""}, {"ratio_max", highest, ""}};
-  const std::string measured = fmt::format(
+  std::vector<Figure> figures = {{"ratio_min", reg.lowest, ""}, {"ratio_max", reg.highest, ""}};
+  std::string measured = fmt::format(
       "GPU_TICKS / (frequency register × CLOCK_MONOTONIC) through {} over {} windows: "
       "{:.4f}..{:.4f}",
-      *access, c.windows, lowest, highest);
-  if (outside == 0) return pass(measured, std::move(figures));
-  return fail(measured,
-              fmt::format("{} of {} windows counted GPU_TICKS unlike the frequency register's "
-                          "clock: average frequencies and per-clock figures are off",
-                          outside, c.windows),
-              std::move(figures));
+      *access, c.windows, reg.lowest, reg.highest);
+  if (act.windows > 0) {
+    figures.push_back({"act_freq_ratio_min", act.lowest, ""});
+    figures.push_back({"act_freq_ratio_max", act.highest, ""});
+    measured += fmt::format("; against sysfs act_freq ({}): {:.4f}..{:.4f}", act_before.source,
+                            act.lowest, act.highest);
+  } else {
+    measured += fmt::format("; sysfs act_freq not compared: {}", act_before.source);
+  }
+  if (reg.outside == 0 && act.outside == 0) return pass(measured, std::move(figures));
+  return fail(
+      measured,
+      reg.outside > 0
+          ? fmt::format("{} of {} windows counted GPU_TICKS unlike the frequency "
+                        "register's clock: average frequencies and per-clock figures are off",
+                        reg.outside, c.windows)
+          : fmt::format("{} of {} windows counted GPU_TICKS unlike sysfs act_freq: the "
+                        "driver's frequency and the counters' clock disagree",
+                        act.outside, act.windows),
+      std::move(figures));
 }
 
 namespace {

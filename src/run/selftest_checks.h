@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +55,9 @@ struct Context {
   power::SimPowercap* sim_power = nullptr;  // the simulator's RAPL model, driven by busy windows
   int windows = 8;
   std::uint64_t window_ns = 100'000'000;
+  // The DRM card directory where the driver reports act_freq (run/selftest_act_freq.h); for the
+  // simulator its fake tree. Empty: not known (the gpu-ticks check then says so).
+  std::filesystem::path card_sysfs = {};
 };
 
 // What a check found; the frame adds its name, group, assumption and tolerance.

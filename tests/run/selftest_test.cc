@@ -15,6 +15,7 @@
 
 #include "mmio/sim_gpu.h"
 #include "run/selftest.h"
+#include "run/selftest_act_freq.h"
 #include "selftest_test_util.h"
 
 namespace oaprof::run::selftest {
@@ -67,6 +68,8 @@ TEST_F(SelftestTest, EveryReadOutOfAnI915PartIsMeasuredAndEveryCheckPasses) {
   for (const CheckResult& r : report.checks) {
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.name << ": " << r.reason;
   }
+  // gpu-ticks compared against the simulator's sysfs act_freq too, not only the register.
+  EXPECT_THAT(check(report, "gpu-ticks").measurement, HasSubstr("against sysfs act_freq"));
 }
 
 // A test per fault, on the platforms where its check measures: exactly that check fails.
@@ -163,6 +166,25 @@ TEST_F(SelftestTest, ADeviceXeDrivesIsOpenedWithoutItsRegistersAndMeasuredThroug
   EXPECT_EQ(report.accesses, std::vector<std::string>{"perf"});
   EXPECT_FALSE(report.simulated);
   EXPECT_EQ(check(report, "restore").verdict, Verdict::kSkip);
+}
+
+// act_freq where each driver reports it (run/selftest_act_freq.h names the upstream files).
+TEST(ActFreqTest, EachDriversFileIsReadAndAMissingOneSaysWhere) {
+  namespace fs = std::filesystem;
+  const fs::path card =
+      fs::temp_directory_path() / ("oaprof-act-freq-" + std::to_string(::getpid())) / "card1";
+  fs::create_directories(card / "gt/gt0");
+  std::ofstream(card / "gt_act_freq_mhz") << "300\n";  // i915's legacy file alone
+  EXPECT_EQ(read_act_freq(card, oa::KernelDriver::kI915).mhz, 300.0);
+  std::ofstream(card / "gt/gt0/rps_act_freq_mhz") << "1250\n";  // the per-GT one wins
+  EXPECT_EQ(read_act_freq(card, oa::KernelDriver::kI915).mhz, 1250.0);
+  const ActFreq xe = read_act_freq(card, oa::KernelDriver::kXe);
+  EXPECT_FALSE(xe.mhz);
+  EXPECT_THAT(xe.source, HasSubstr("device/tile0/gt0/freq0/act_freq"));
+  fs::create_directories(card / "device/tile0/gt0/freq0");
+  std::ofstream(card / "device/tile0/gt0/freq0/act_freq") << "1900\n";
+  EXPECT_EQ(read_act_freq(card, oa::KernelDriver::kXe).mhz, 1900.0);
+  fs::remove_all(card.parent_path());
 }
 
 TEST(SimFaultTest, NamesAreParsedAndAnUnknownOneListsTheValidOnes) {
