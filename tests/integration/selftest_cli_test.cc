@@ -19,17 +19,34 @@ using oaprof::testing::run;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::string kSim = std::string(OAPROF_BIN) + " selftest --device sim --quick";
-
 std::string state_env(const fs::path& state) {
   return "env OAPROF_STATE_DIR=" + oaprof::testing::shell_quote(state.string()) + " ";
 }
 
-TEST(SelftestCliTest, QuickRunPassesAndWritesTheDocumentedReport) {
+// The state directory a test keeps its results in, its own: a fresh 0700 directory under /tmp.
+fs::path fresh_state_dir() {
+  std::string pattern = (fs::temp_directory_path() / "oaprof-st-state-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) return {};
+  return pattern;
+}
+
+// Every selftest here keeps its result in a directory of its own, never in /run/oaprof, where
+// other runs on the simulator (as root) would flag their rows by it.
+class SelftestCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_FALSE(state_.empty()); }
+  void TearDown() override { fs::remove_all(state_); }
+  std::string sim() const {
+    return state_env(state_) + std::string(OAPROF_BIN) + " selftest --device sim --quick";
+  }
+  const fs::path state_ = fresh_state_dir();
+};
+
+TEST_F(SelftestCliTest, QuickRunPassesAndWritesTheDocumentedReport) {
   const fs::path json =
       fs::temp_directory_path() / ("oaprof-selftest-" + std::to_string(::getpid()) + ".json");
   // stdout alone: the table; progress goes to stderr.
-  const auto r = run("{ " + kSim + " --json " + json.string() + " 2>/dev/null; }");
+  const auto r = run("{ " + sim() + " --json " + json.string() + " 2>/dev/null; }");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("pass  clocks"));
   EXPECT_THAT(r.output, HasSubstr("device: simulated"));
@@ -49,19 +66,12 @@ TEST(SelftestCliTest, QuickRunPassesAndWritesTheDocumentedReport) {
   }
 }
 
-TEST(SelftestCliTest, AFaultFailsItsCheckWithExitStatusOneAndProgressOnStderr) {
-  const auto r = run(kSim + " --sim-fault rapl-stuck");
+TEST_F(SelftestCliTest, AFaultFailsItsCheckWithExitStatusOneAndProgressOnStderr) {
+  const auto r = run(sim() + " --sim-fault rapl-stuck");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("fail  energy"));
   EXPECT_THAT(r.output, HasSubstr("oaprof selftest: energy…"));
   EXPECT_THAT(r.output, HasSubstr("1 failed"));
-}
-
-// The state directory a test keeps its results in, its own: a fresh 0700 directory under /tmp.
-fs::path fresh_state_dir() {
-  std::string pattern = (fs::temp_directory_path() / "oaprof-st-state-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) return {};
-  return pattern;
 }
 
 // The flags of the one row a profile run of `sleep` on the simulator writes.
@@ -77,25 +87,23 @@ std::string profiled_row_flags(const fs::path& state, const fs::path& csv) {
 
 // The end to end: a selftest whose energy check failed makes the next profile run of that
 // device flag its rows' energy; a later selftest that passed takes the flag away.
-TEST(SelftestCliTest, AProfileRunFlagsRowsByTheDevicesLastSelftest) {
-  const fs::path state = fresh_state_dir();
-  ASSERT_FALSE(state.empty());
+TEST_F(SelftestCliTest, AProfileRunFlagsRowsByTheDevicesLastSelftest) {
+  const fs::path& state = state_;
   const fs::path csv = state / "rows.csv";
-  auto r = run(state_env(state) + kSim + " --sim-fault rapl-stuck");
+  auto r = run(sim() + " --sim-fault rapl-stuck");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("result kept in " + state.string()));
   EXPECT_THAT(profiled_row_flags(state, csv), HasSubstr("selftest_failed:energy"));
 
-  r = run(state_env(state) + kSim);
+  r = run(sim());
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(profiled_row_flags(state, csv), Not(HasSubstr("selftest_failed")));
-  fs::remove_all(state);
 }
 
 // --help and --help-all are the shared vocabulary's (cli_test.cc); an unknown fault is a usage
 // error.
-TEST(SelftestCliTest, AnUnknownFaultIsABadOption) {
-  EXPECT_EQ(run(kSim + " --sim-fault gremlins").status, 2);
+TEST_F(SelftestCliTest, AnUnknownFaultIsABadOption) {
+  EXPECT_EQ(run(sim() + " --sim-fault gremlins").status, 2);
 }
 
 }  // namespace
