@@ -16,6 +16,7 @@
 #include "mmio/counter_registers.h"
 #include "mmio/registers.h"
 #include "mmio/whitelist.h"
+#include "oa/energy_events.h"
 
 namespace oaprof::mmio {
 
@@ -106,7 +107,10 @@ SimGpu::SimGpu(SimConfig config, Clock& clock)
                                 ? oa_forcewake_domains(config_.platform).front().request
                                 : 0),
       clock_(clock),
-      regs_(kRegisterFileBytes / 4, 0) {
+      regs_(kRegisterFileBytes / 4, 0),
+      energy_model_(config_.energy_model ? config_.energy_model
+                                         : sim_energy_model(config_.platform.gen)),
+      noise_rng_(energy_model_ ? energy_model_->seed : 1) {
   last_ns_ = clock_.now_ns();
   const auto freq_units = static_cast<std::uint32_t>(std::lround(config_.freq_mhz * 3.0 / 50.0));
   const reg::FrequencyRegister* freq = reg::frequency_register(config_.platform.gen);
@@ -128,10 +132,38 @@ std::string SimGpu::describe() const {
                      oa::gt_label(config_.platform), eus_, config_.freq_mhz);
 }
 
-void SimGpu::set_kernel_running(bool running) {
+void SimGpu::set_kernel_running(bool running, const oa::KernelWork* work) {
   std::lock_guard lock(mu_);
   advance_locked();
+  if (kernel_running_ && !running) finish_known_work_locked();
+  if (running && !kernel_running_) {
+    known_work_.reset();
+    if (work != nullptr && sim_models_known_work(config_.platform.gen)) {
+      known_work_ = sim_kernel_events(*work, config_.platform.gen, eus_, config_.freq_mhz);
+    }
+    known_progress_ = 0;
+    const double noise = energy_model_ ? energy_model_->noise : 0;
+    launch_noise_ = std::max(0.0, 1 + noise * std::normal_distribution<double>()(noise_rng_));
+  }
   kernel_running_ = running;
+}
+
+// A kernel ends with all of its work counted, however long it ran (PoCL runs it on the CPU at
+// its own pace; a test's clock may not move at all).
+void SimGpu::finish_known_work_locked() {
+  if (!known_work_) return;
+  SimCounts rest;
+  rest.add(known_work_->counts, 1 - known_progress_);
+  known_progress_ = 1;
+  record_events_locked(rest, 0);
+  known_work_.reset();
+}
+
+std::optional<double> SimGpu::gpu_energy_j() {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  if (!energy_model_) return std::nullopt;
+  return energy_j_;
 }
 
 const reg::ForcewakeDomain* SimGpu::forcewake_domain_of(std::uint32_t offset, bool ack) const {
@@ -201,19 +233,71 @@ void SimGpu::context_switch_locked() {
 }
 
 void SimGpu::count_locked(double dt_ns) {
-  if ((regs_[block_.oa_control / 4] & reg::kOaControlEnable) == 0) return;
   const double clocks = dt_ns * config_.freq_mhz / 1e3;
-  counted_[kTicks] += clocks * config_.faults.gpu_ticks_per_clock;
-  count_unsettled_noa_locked(dt_ns);
-  if (!kernel_running_) return;
-  counted_[0] += clocks;  // A0: GPU busy
+  if ((regs_[block_.oa_control / 4] & reg::kOaControlEnable) != 0) {
+    counted_[kTicks] += clocks * config_.faults.gpu_ticks_per_clock;
+    count_unsettled_noa_locked(dt_ns);
+  }
+  SimCounts events;
+  if (kernel_running_) kernel_events_locked(dt_ns, clocks, events);
+  record_events_locked(events, dt_ns);
+}
+
+void SimGpu::kernel_events_locked(double dt_ns, double clocks, SimCounts& out) {
+  out.a[0] = clocks;  // A0: GPU busy
+  if (!known_work_) {
+    count_eu_events_locked(clocks * eus_, out);
+    return;
+  }
+  // The known work's events at the rate the part would do them; the rest when the kernel ends.
+  const double step = known_work_->duration_ns > 0
+                          ? std::min(1 - known_progress_, dt_ns / known_work_->duration_ns)
+                          : 1 - known_progress_;
+  out.add(known_work_->counts, step);
+  known_progress_ += step;
+  // Stalls and thread occupancy stay the workload's fractions of the busy time.
+  SimCounts fractions;
+  count_eu_events_locked(clocks * eus_, fractions);
+  const auto keep_time_based = [&](int counter) { out.a[counter] = fractions.a[counter]; };
+  if (config_.platform.gen == oa::Generation::kGen12) {
+    for (int q = 0; q < 4; ++q) {
+      keep_time_based(11 + q);
+      keep_time_based(15 + q);
+    }
+  } else {
+    keep_time_based(8);
+    keep_time_based(13);
+  }
+}
+
+void SimGpu::record_events_locked(const SimCounts& events, double dt_ns) {
+  if (energy_model_) {
+    const oa::EnergyEventSet* set = oa::energy_events(config_.platform.gen);
+    double dynamic = 0;
+    for (std::size_t k = 0; set != nullptr && k < set->events.size(); ++k) {
+      const double value = oa::event_sum(set->events[k], [&](oa::CounterKind kind, int i) {
+        const auto at = static_cast<std::size_t>(i);
+        return kind == oa::CounterKind::kA   ? events.a[at]
+               : kind == oa::CounterKind::kB ? events.b[at]
+                                             : events.c[at];
+      });
+      if (k < energy_model_->joules_per_event.size()) {
+        dynamic += value * energy_model_->joules_per_event[k];
+      }
+    }
+    energy_j_ += energy_model_->static_w * dt_ns * 1e-9 + dynamic * launch_noise_;
+  }
+  if ((regs_[block_.oa_control / 4] & reg::kOaControlEnable) == 0) return;
+  counted_[0] += events.a[0];
   // Gen12+: what the NOA network feeds counts only with SQCNT1's PMON enable (i915 sets it in
   // gen12_enable_metric_set "in order to collect valid metrics").
   if (oa::is_gen12_family(config_.platform.gen) &&
       (regs_[reg::kSqCnt1 / 4] & reg::kSqCnt1PmonEnable) == 0) {
     return;
   }
-  count_eu_events_locked(clocks * eus_);
+  for (int i = 1; i < kSimA; ++i) counted_[i] += events.a[static_cast<std::size_t>(i)];
+  for (int i = 0; i < oa::kNumB; ++i) counted_[kB0 + i] += events.b[static_cast<std::size_t>(i)];
+  for (int i = 0; i < oa::kNumC; ++i) counted_[kC0 + i] += events.c[static_cast<std::size_t>(i)];
 }
 
 void SimGpu::count_unsettled_noa_locked(double dt_ns) {
@@ -228,9 +312,16 @@ void SimGpu::count_unsettled_noa_locked(double dt_ns) {
 // The EU counters as IGT's ComputeBasic of each generation reads them (oa-kblgt2.xml,
 // oa-tglgt2.xml, oa-mtlgt2.xml; RenderBasic of oa-acmgt*.xml, the only EU set IGT's cut DG2 files
 // hold): the fractions of SimWorkload, in the generation's layout.
-void SimGpu::count_eu_events_locked(double eu_clocks) {
+void SimGpu::count_eu_events_locked(double eu_clocks, SimCounts& out) {
   const SimWorkload& w = config_.workload;
-  auto add = [&](int counter, double fraction) { counted_[counter] += eu_clocks * fraction; };
+  auto add = [&](int counter, double fraction) {
+    const double n = eu_clocks * fraction;
+    if (counter < kSimA) {
+      out.a[static_cast<std::size_t>(counter)] += n;
+    } else {
+      out.c[static_cast<std::size_t>(counter - kC0)] += n;
+    }
+  };
   add(32, w.shader_memory);
   switch (config_.platform.gen) {
     case oa::Generation::kGen12:

@@ -11,7 +11,10 @@
 // generation reads them: Gen9 A7 EU active, A8 stall, A9–A11 FPU, A12 send, A13 thread occupancy;
 // Gen12 A7–A10 EU active, A11–A14 stall and A15–A18 occupancy in four quarters, C2–C7 memory
 // traffic; Xe-LPG A7 active, A8 stall, A9 FPU, A10 EM, A12 FPU+EM, A14 send, A15 occupancy, A17
-// FP32, A36/A37 memory traffic; A32 shader memory everywhere. On Gen12 and Xe-LPG the counters
+// FP32, A36/A37 memory traffic; A32 shader memory everywhere. A kernel whose work is known
+// (set_kernel_running with an oa::KernelWork) drives the EU, FPU, send, L3, SLM and GTI counters
+// by that work instead (mmio/sim_work.h), and every event feeds a per-event energy model
+// (mmio/sim_energy.h) the simulated RAPL tree draws from. On Gen12 and Xe-LPG the counters
 // fed by the NOA network (all but A0 and GPU_TICKS) count only while SQCNT1's PMON enable is
 // set, the bit i915 sets before every OA stream. RING_TIMESTAMP runs at the platform's timestamp
 // frequency regardless of OA. Counters wrap at 40 bits (A0–A31) and 32 bits (rest).
@@ -49,6 +52,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,7 +61,10 @@
 #include "mmio/forcewake.h"
 #include "mmio/mmio.h"
 #include "mmio/registers.h"
+#include "mmio/sim_energy.h"
+#include "mmio/sim_work.h"
 #include "mmio/timestamp_clock.h"
+#include "oa/kernel_work.h"
 #include "oa/platform.h"
 #include "oa/register_write.h"
 #include "oa/report.h"
@@ -163,6 +170,9 @@ struct SimConfig {
   // that give platform.timestamp_hz from the crystal (mmio::crystal_registers_for).
   std::optional<TimestampRegisters> timestamp_registers;
   SimFaults faults;
+  // The per-event energy model (mmio/sim_energy.h); nullopt: the platform's table
+  // (sim_energy_model), which Xe-LPG, Xe-HPG and Xe2 lack.
+  std::optional<SimEnergyModel> energy_model;
 };
 
 // The EUs a simulated part has: config.eus, or the platform's. Throws std::invalid_argument when
@@ -199,7 +209,17 @@ class SimGpu final : public Mmio {
   std::string describe() const override;
 
   // The workload signal: the model counts GPU busy and EU activity only while this is true.
-  void set_kernel_running(bool running);
+  // With `work` (a kernel whose work is known, bench::known_work) on a part that models it
+  // (sim_models_known_work), the EU, send, L3, SLM and GTI counters advance by that work's events
+  // (sim_kernel_events), spread over the time the part would take and completed when the kernel
+  // stops; otherwise by the workload fractions.
+  void set_kernel_running(bool running, const oa::KernelWork* work = nullptr);
+
+  // The GPU's energy since the simulator started, by the per-event model (static power over the
+  // time plus each event's energy, with a launch's noise); nullopt without a model. A model,
+  // never a measurement: the simulated RAPL tree and hwmon draw from it.
+  std::optional<double> gpu_energy_j();
+  const std::optional<SimEnergyModel>& energy_model() const { return energy_model_; }
 
   const SimConfig& config() const { return config_; }
   int eus() const { return eus_; }  // the part's, fused ones excluded
@@ -248,7 +268,7 @@ class SimGpu final : public Mmio {
 
  private:
   // A0..A37 (Xe-LPG's last), GPU_TICKS, B, C.
-  static constexpr int kSimA = 38;
+  static constexpr int kSimA = kSimACounters;
   enum Counter : int {
     kTicks = kSimA,
     kB0 = kTicks + 1,
@@ -258,7 +278,12 @@ class SimGpu final : public Mmio {
 
   void advance_locked();
   void count_locked(double dt_ns);
-  void count_eu_events_locked(double eu_clocks);
+  // This interval's events, by the known work or the workload fractions, into `out`.
+  void kernel_events_locked(double dt_ns, double clocks, SimCounts& out);
+  void count_eu_events_locked(double eu_clocks, SimCounts& out);
+  // Adds the events to the counters (where the OA unit counts them) and their energy.
+  void record_events_locked(const SimCounts& events, double dt_ns);
+  void finish_known_work_locked();
   // SimFaults::noa_settle_ns: garbage in B and C over the part of [last_ns_, last_ns_ + dt_ns]
   // before the mux settles.
   void count_unsettled_noa_locked(double dt_ns);
@@ -299,6 +324,12 @@ class SimGpu final : public Mmio {
   std::array<double, kCounterCount> counted_{};  // events since start, before the start offset
   std::uint64_t last_ns_ = 0;
   bool kernel_running_ = false;
+  std::optional<SimKernelEvents> known_work_;  // the running kernel's, when known
+  double known_progress_ = 0;                  // the share of its events counted so far
+  std::optional<SimEnergyModel> energy_model_;
+  std::mt19937_64 noise_rng_;
+  double launch_noise_ = 1;  // the running launch's factor on its dynamic energy
+  double energy_j_ = 0;
   std::uint64_t context_switches_ = 0;
   std::optional<std::uint64_t> mux_written_ns_;  // the last mux write (SimFaults::noa_settle_ns)
   std::vector<std::uint32_t> published_;         // what serve() last put in the mapping
