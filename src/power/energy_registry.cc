@@ -81,10 +81,15 @@ std::unique_ptr<EnergySource> open_backend(std::string_view name, const EnergyRo
     return std::make_unique<MsrSource>(roots.dev_cpu_dir(), roots.cpu_dir(), roots.cpuinfo());
   }
   if (name == "papi") return make_papi_source(roots.powercap_dir());
-  if (name == "sim") return std::make_unique<SimEnergySource>(roots.sim_dir);
+  if (name == "sim") {
+    SimPowerModel model;
+    model.gpu_energy_j = roots.sim_gpu_energy_j;
+    return std::make_unique<SimEnergySource>(roots.sim_dir, model);
+  }
   if (name == "sim-hwmon") {
     SimHwmonModel model;
     model.driver = roots.sim_gpu_driver;
+    model.gpu_energy_j = roots.sim_gpu_energy_j;
     return std::make_unique<SimHwmonSource>(roots.sim_dir, model);
   }
   return nullptr;  // none

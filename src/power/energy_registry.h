@@ -16,6 +16,7 @@
 
 #include "power/energy_source.h"
 #include "power/perf_power.h"
+#include "power/sim_power.h"
 
 namespace oaprof::power {
 
@@ -46,6 +47,9 @@ struct EnergyRoots {
   GpuPlacement gpu_placement = GpuPlacement::kUnknown;
   // The simulated card's driver, "i915" or "xe", whose hwmon layout sim-hwmon models.
   std::string sim_gpu_driver = "xe";
+  // The simulated GPU's per-event energy model, which sim and sim-hwmon then draw the GPU's
+  // power from (SimPowerModel::gpu_energy_j); empty: they follow its activity.
+  GpuEnergyJ sim_gpu_energy_j;
 
   std::filesystem::path powercap_dir() const { return sysfs / "class" / "powercap"; }
   std::filesystem::path perf_pmu_dir() const {

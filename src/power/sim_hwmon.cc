@@ -74,6 +74,11 @@ fs::path SimHwmon::device_dir() const {
 }
 
 std::map<Domain, double> SimHwmon::power_w(double activity) const {
+  if (gpu_feed_.active()) {
+    // The GPU's share comes from its energy model (advance_locked): none of it here.
+    return {{Domain::kGpuPackage, 0.0},
+            {Domain::kGpuCard, model_.card_idle_w - model_.package_idle_w}};
+  }
   const double gpu = model_.gpu_active_w * activity;
   return {{Domain::kGpuPackage, model_.package_idle_w + gpu},
           {Domain::kGpuCard, model_.card_idle_w + gpu}};
@@ -101,6 +106,8 @@ void SimHwmon::advance_locked() {
     // W × ns = nJ.
     nj += static_cast<std::uint64_t>(std::llround(power_w(activity_).at(domain) * elapsed_ns));
   }
+  const auto gpu_nj = static_cast<std::uint64_t>(std::llround(gpu_feed_.take_j() * 1e9));
+  for (auto& entry : energy_nj_) entry.second += gpu_nj;
   last_ns_ = now;
 }
 

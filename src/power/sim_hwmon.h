@@ -27,6 +27,9 @@ struct SimHwmonModel {
   double card_idle_w = 20.0;    // the board: package, memory, regulators, fans
   // Added to package and board while the GPU is busy, times its activity (0..1).
   double gpu_active_w = 80.0;
+  // When set, the GPU's energy instead (sim_power.h): the package is the GPU (its idle power
+  // replaced by the model's static power), the board the rest of its idle power and the GPU.
+  GpuEnergyJ gpu_energy_j;
 };
 
 class SimHwmon {
@@ -55,6 +58,7 @@ class SimHwmon {
   void write_locked();
   std::filesystem::path root_;
   SimHwmonModel model_;
+  GpuEnergyFeed gpu_feed_{model_.gpu_energy_j};
   Clock clock_ns_;
   std::mutex mu_;
   std::uint64_t last_ns_ = 0;

@@ -31,8 +31,20 @@ constexpr struct {
 
 }  // namespace
 
+double GpuEnergyFeed::take_j() {
+  if (!source_) return 0;
+  const std::optional<double> now = source_();
+  if (!now) return 0;
+  const double added = std::max(0.0, *now - last_j_);
+  last_j_ = *now;
+  return added;
+}
+
 SimPowercap::SimPowercap(fs::path class_dir, SimPowerModel model, Clock clock_ns)
-    : class_dir_(std::move(class_dir)), model_(model), clock_ns_(std::move(clock_ns)) {
+    : class_dir_(std::move(class_dir)),
+      model_(model),
+      gpu_feed_(model_.gpu_energy_j),
+      clock_ns_(std::move(clock_ns)) {
   if (model_.max_energy_range_uj == 0) {
     throw std::invalid_argument("simulated RAPL: max_energy_range_uj must be positive");
   }
@@ -59,6 +71,16 @@ SimPowercap::SimPowercap(fs::path class_dir, SimPowerModel model, Clock clock_ns
 }
 
 std::map<Domain, double> SimPowercap::power_w(double activity) const {
+  if (gpu_feed_.active()) {
+    // The GPU's share comes from its energy model (add_gpu_energy_locked): none of it here.
+    std::map<Domain, double> watts = {
+        {Domain::kPackage, model_.cores_idle_w},
+        {Domain::kCores, model_.cores_idle_w},
+        {Domain::kUncore, 0.0},
+        {Domain::kPsys, model_.psys_idle_w - model_.package_idle_w + model_.cores_idle_w}};
+    if (model_.stuck_plane) watts[*model_.stuck_plane] = 0;
+    return watts;
+  }
   const double gpu = model_.gpu_active_w * activity;
   std::map<Domain, double> watts = {{Domain::kPackage, model_.package_idle_w + gpu},
                                     {Domain::kCores, model_.cores_idle_w},
@@ -125,7 +147,23 @@ void SimPowercap::advance_locked() {
     }
     energy_nj_[domain] += static_cast<std::uint64_t>(std::llround(watts * elapsed_ns));
   }
+  // The GPU's energy since the last advance, spread evenly over the interval like the power.
+  if (gpu_feed_.active()) {
+    const long double to_update = update_ns > last_ns_ ? update_ns - last_ns_ : 0;
+    add_gpu_energy_locked(gpu_feed_.take_j(), static_cast<double>(to_update / elapsed_ns));
+  }
   last_ns_ = now;
+}
+
+void SimPowercap::add_gpu_energy_locked(double gpu_j, double published_share) {
+  const auto nj = static_cast<std::uint64_t>(std::llround(gpu_j * 1e9));
+  for (Domain d : {Domain::kUncore, Domain::kPackage, Domain::kPsys}) {
+    if (model_.stuck_plane == d) continue;
+    // published_nj_ was just set to the energy at the update instant without the GPU's share.
+    published_nj_[d] +=
+        static_cast<std::uint64_t>(std::llround(static_cast<double>(nj) * published_share));
+    energy_nj_[d] += nj;
+  }
 }
 
 void SimPowercap::write_locked() {

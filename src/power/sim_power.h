@@ -20,6 +20,23 @@
 
 namespace oaprof::power {
 
+// The GPU's energy from a per-event model outside this folder (the simulated GPU's,
+// mmio/sim_energy.h): joules so far, nullopt when it has none. The simulated RAPL tree and hwmon
+// then draw the GPU's share of each plane from it instead of from an activity.
+using GpuEnergyJ = std::function<std::optional<double>()>;
+
+// Pulls a GpuEnergyJ: the joules added since the previous pull.
+class GpuEnergyFeed {
+ public:
+  explicit GpuEnergyFeed(GpuEnergyJ source) : source_(std::move(source)) {}
+  bool active() const { return static_cast<bool>(source_); }
+  double take_j();
+
+ private:
+  GpuEnergyJ source_;
+  double last_j_ = 0;
+};
+
 struct SimPowerModel {
   // Idle power of each plane; the package includes its cores and uncore, psys the whole platform.
   double package_idle_w = 2.0;
@@ -28,6 +45,9 @@ struct SimPowerModel {
   double psys_idle_w = 4.0;
   // Added to uncore (PP1), package and psys while the GPU is busy, times its activity (0..1).
   double gpu_active_w = 9.0;
+  // When set, the GPU's energy instead: the uncore plane is the GPU (its idle power replaced by
+  // the model's static power), the package its cores and the GPU, psys the rest and the package.
+  GpuEnergyJ gpu_energy_j;
   std::uint64_t max_energy_range_uj = 262143328850;  // a typical client part's range
   // The files change only at multiples of this, as RAPL's counters do (about every 1 ms), each
   // time to the energy at that instant; 0 makes them follow the clock exactly.
@@ -65,9 +85,11 @@ class SimPowercap {
 
  private:
   void advance_locked();
+  void add_gpu_energy_locked(double gpu_j, double published_share);
   void write_locked();
   std::filesystem::path class_dir_;
   SimPowerModel model_;
+  GpuEnergyFeed gpu_feed_;
   Clock clock_ns_;
   mutable std::mutex mu_;
   std::uint64_t last_ns_ = 0;

@@ -29,6 +29,21 @@ double joules(const EnergyReading& a, const EnergyReading& b, Domain d) {
   return static_cast<double>(b.energy_uj.at(d) - a.energy_uj.at(d)) / 1e6;
 }
 
+TEST(SimHwmonTest, AGpuEnergyModelIsThePackageAndInTheCard) {
+  VirtualClock clock;
+  std::atomic<double> gpu_j{0};
+  SimHwmonModel model;
+  model.gpu_energy_j = [&] { return std::optional<double>(gpu_j.load()); };
+  SimHwmonSource src({}, model, clock.fn());
+  src.set_gpu_active(true);  // the activity no longer matters
+  const EnergyReading a = src.read();
+  clock.now_ns += kSecondNs;
+  gpu_j = 4.0;
+  const EnergyReading b = src.read();
+  EXPECT_NEAR(joules(a, b, Domain::kGpuPackage), 4.0, 1e-5);
+  EXPECT_NEAR(joules(a, b, Domain::kGpuCard), model.card_idle_w - model.package_idle_w + 4.0, 1e-5);
+}
+
 TEST(SimHwmonTest, XesLayoutAdvancesTheCardAndPackageByTheGpusActivity) {
   VirtualClock clock;
   SimHwmonModel model;

@@ -125,3 +125,62 @@ TEST(SimPowerTest, APrivateTreeIsRemovedWithTheSource) {
 
 }  // namespace
 }  // namespace oaprof::power
+
+namespace oaprof::power {
+namespace {
+
+// A GPU energy model's joules so far, as the simulated GPU reports them.
+struct FakeGpuEnergy {
+  std::atomic<double> joules{0};
+  GpuEnergyJ fn() {
+    return [this] { return std::optional<double>(joules.load()); };
+  }
+};
+
+TEST(SimPowerGpuModelTest, TheGpuModelsEnergyIsTheUncorePlaneAndInPackageAndPsys) {
+  VirtualClock clock;
+  FakeGpuEnergy gpu;
+  SimPowerModel model;
+  model.update_interval_ns = 0;
+  model.gpu_energy_j = gpu.fn();
+  SimEnergySource src({}, model, clock.fn());
+  src.simulator().set_gpu_active(true);  // the activity no longer matters
+  const EnergyReading a = src.read();
+  clock.now_ns += kSecondNs;
+  gpu.joules = 2.5;
+  const EnergyReading b = src.read();
+  auto joules = [&](Domain d) {
+    return static_cast<double>(b.energy_uj.at(d) - a.energy_uj.at(d)) / 1e6;
+  };
+  EXPECT_NEAR(joules(Domain::kUncore), 2.5, 1e-5);
+  EXPECT_NEAR(joules(Domain::kPackage), model.cores_idle_w + 2.5, 1e-5);
+  EXPECT_NEAR(joules(Domain::kCores), model.cores_idle_w, 1e-5);
+  EXPECT_NEAR(joules(Domain::kPsys),
+              model.psys_idle_w - model.package_idle_w + model.cores_idle_w + 2.5, 1e-5);
+  // P_PKG − P_PP0 is the GPU's energy alone.
+  EXPECT_NEAR(igpu_power(a, b).pkg_pp0_w.value(), 2.5, 1e-5);
+}
+
+TEST(SimPowerGpuModelTest, TheGpuModelsEnergyAppearsAtRaplsNextUpdate) {
+  VirtualClock clock;
+  clock.now_ns = 0;
+  FakeGpuEnergy gpu;
+  SimPowerModel model;  // updates once a millisecond
+  model.gpu_energy_j = gpu.fn();
+  SimEnergySource src({}, model, clock.fn());
+  const EnergyReading a = src.read();
+  clock.now_ns += 1'500'000;
+  gpu.joules = 3.0;  // spread over the 1.5 ms: two thirds before the update at 1 ms
+  const EnergyReading b = src.read();
+  EXPECT_NEAR(
+      static_cast<double>(b.energy_uj.at(Domain::kUncore) - a.energy_uj.at(Domain::kUncore)), 2e6,
+      1);
+  clock.now_ns += 600'000;  // past the next update: all of it
+  const EnergyReading c = src.read();
+  EXPECT_NEAR(
+      static_cast<double>(c.energy_uj.at(Domain::kUncore) - a.energy_uj.at(Domain::kUncore)), 3e6,
+      1);
+}
+
+}  // namespace
+}  // namespace oaprof::power
