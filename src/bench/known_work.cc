@@ -22,6 +22,7 @@ oa::KernelWork compute_work(const KernelSpec& spec, double items, const WorkPara
   const double vector_bytes = static_cast<double>(spec.element_bytes()) * spec.width;
   w.global_bytes = 2 * items * vector_bytes;
   w.footprint_bytes = w.global_bytes;
+  w.global_accesses = 2 * items;
   return w;
 }
 
@@ -32,6 +33,7 @@ oa::KernelWork load_store_work(const KernelSpec& spec, double items, const WorkP
   w.work_items = items;
   w.global_bytes = 2 * bytes;  // every byte read once and written once
   w.footprint_bytes = 2 * bytes;
+  w.global_accesses = 2 * bytes / vector_bytes;  // one load and one store per vector
   return w;
 }
 

@@ -1,6 +1,7 @@
 #include "mmio/sim_work.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace oaprof::mmio {
 namespace {
@@ -9,10 +10,11 @@ namespace {
 // bytes per shader-memory message, EU-cycles of dispatch per work-item, GTI bytes a clock.
 constexpr double kFp32OpsPerEuCycle = 8;
 constexpr double kFp64OpsPerEuCycle = 2;
-constexpr double kBytesPerSendCycle = 32;
+constexpr double kAccessesPerSendCycle = 4;  // lanes' loads or stores issued an EU-cycle
 constexpr double kBytesPerMessage = 64;
 constexpr double kDispatchEuCyclesPerItem = 0.25;
 constexpr double kGtiBytesPerClock = 64;
+constexpr double kItemsPerEu = 16 * 7;
 
 struct EuCycles {
   double fpu0 = 0;
@@ -27,7 +29,7 @@ EuCycles eu_cycles(const oa::KernelWork& w) {
   const double paired = (w.fp32_ops + w.int_ops) / kFp32OpsPerEuCycle;
   e.fpu0 = paired + w.fp64_ops / kFp64OpsPerEuCycle;
   e.fpu1 = paired;
-  e.send = w.global_bytes / kBytesPerSendCycle;
+  e.send = w.global_accesses / kAccessesPerSendCycle;
   e.active = std::max(e.fpu0, e.fpu1) + e.send + w.work_items * kDispatchEuCyclesPerItem;
   return e;
 }
@@ -85,8 +87,11 @@ SimKernelEvents sim_kernel_events(const oa::KernelWork& work, oa::Generation gen
   } else {
     gen12_counts(e, gti, out.counts);
   }
-  // The busiest resource sets the time: the EUs (their cycles shared by all EUs) or GTI.
-  const double clocks = std::max({e.active / std::max(1, eus), gti / kGtiBytesPerClock, 1.0});
+  // The busiest resource sets the time: the EUs (their cycles shared by the EUs the work-items
+  // fill: a SIMD16 thread each, 7 threads an EU) or GTI.
+  const double used_eus = std::clamp(std::ceil(work.work_items / kItemsPerEu), 1.0,
+                                     static_cast<double>(std::max(1, eus)));
+  const double clocks = std::max({e.active / used_eus, gti / kGtiBytesPerClock, 1.0});
   out.duration_ns = clocks * 1e3 / freq_mhz;
   return out;
 }

@@ -7,11 +7,13 @@
 // Gen9: FP32 and integer operations keep both FPUs busy, SIMD4 each (8 lane operations an
 // EU-cycle in which Fpu0Active A10 and Fpu1Active A11 both count); FP64 only FPU0, SIMD2
 // (2 an EU-cycle: the method's quarter rate); EuFpuBothActive A9 the overlap. Send A12: one
-// EU-cycle per 32 bytes moved; ShaderMemoryAccesses A32: one per 64 bytes; SLM A30/A31: 64 bytes a
-// count, half read, half written; EU active A7: the busiest FPU, the sends and a dispatch cost per
-// work-item. GTI (C4 read, C5 write, 64 bytes a count, half each): the footprint when it fits the
-// simulated L3, every byte moved when it does not. Gen12 (no FPU counters in its ComputeBasic):
-// the same EU-cycles into EU active A7-A10 in quarters, GTI into C4-C7 (read) and C2-C3 (write).
+// EU-cycle per 4 global loads or stores; ShaderMemoryAccesses A32: one per 64 bytes; SLM A30/A31:
+// 64 bytes a count, half read, half written; EU active A7: the busiest FPU, the sends and a
+// dispatch cost per work-item. GTI (C4 read, C5 write, 64 bytes a count, half each): the footprint
+// when it fits the simulated L3, every byte moved when it does not. The kernel takes the longer of
+// its EU-cycles over the EUs its work-items fill (a SIMD16 thread each, 7 an EU) and its GTI bytes
+// at 64 a clock. Gen12 (no FPU counters in its ComputeBasic): the same EU-cycles into EU active
+// A7-A10 in quarters, GTI into C4-C7 (read) and C2-C3 (write).
 #pragma once
 
 #include <array>

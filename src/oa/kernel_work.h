@@ -18,7 +18,8 @@ struct KernelWork {
   // the distinct bytes among them: what must come from memory at least once.
   double global_bytes = 0;
   double footprint_bytes = 0;
-  double slm_bytes = 0;  // shared local memory read and written
+  double global_accesses = 0;  // the loads and stores behind global_bytes, per work-item summed
+  double slm_bytes = 0;        // shared local memory read and written
 
   bool operator==(const KernelWork&) const = default;
 };

@@ -34,6 +34,7 @@ TEST(KnownWorkTest, LoadStoreMovesItsBufferBothWaysWhateverTheSize) {
   ASSERT_TRUE(w);
   EXPECT_DOUBLE_EQ(w->global_bytes, 2.0 * (1 << 20));
   EXPECT_DOUBLE_EQ(w->footprint_bytes, 2.0 * (1 << 20));
+  EXPECT_DOUBLE_EQ(w->global_accesses, 2.0 * (1 << 20) / 16);  // a float4 load and store each
   EXPECT_EQ(w->fp32_ops, 0);
 }
 

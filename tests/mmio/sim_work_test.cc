@@ -42,6 +42,7 @@ TEST(SimWorkTest, Gen9CountsAKnownKernelsFpuSendAndGtiEventsWhenItEnds) {
   w.fp32_ops = 1.6e6;  // both FPUs together, 8 an EU-cycle: 2e5 EU-cycles on each
   w.fp64_ops = 2e5;    // FPU0 alone, 2 an EU-cycle
   w.global_bytes = 64e3;
+  w.global_accesses = 8e3;
   w.footprint_bytes = 32e3;  // fits the simulated L3: read from memory once
   const oa::Report begin = b.read();
   b.sim->set_kernel_running(true, &w);
@@ -60,9 +61,14 @@ TEST(SimWorkTest, Gen9CountsAKnownKernelsFpuSendAndGtiEventsWhenItEnds) {
 TEST(SimWorkTest, KnownEventsSpreadOverTheTimeThePartWouldTake) {
   Bench b("kblgt2");
   oa::KernelWork w;
+  w.work_items = 24 * 112;       // fills the 24 EUs
   w.fp32_ops = 24 * 8 * 1.15e6;  // 1.15e6 cycles of all 24 EUs: 1 ms at 1150 MHz
   const auto events = sim_kernel_events(w, oa::Generation::kGen9, 24, 1150);
   EXPECT_NEAR(events.duration_ns, 1e6, 1);
+  // 112 work-items fill one EU: the same work takes 24 times as long.
+  oa::KernelWork narrow = w;
+  narrow.work_items = 112;
+  EXPECT_NEAR(sim_kernel_events(narrow, oa::Generation::kGen9, 24, 1150).duration_ns, 24e6, 24);
   const oa::Report begin = b.read();
   b.sim->set_kernel_running(true, &w);
   b.clock.advance_ns(500'000);
@@ -80,6 +86,7 @@ TEST(SimWorkTest, Gen12PutsTheWorkIntoItsComputeBasicLayout) {
   oa::KernelWork w;
   w.fp32_ops = 8e5;  // 1e5 EU-cycles
   w.global_bytes = 64e6;
+  w.global_accesses = 8e6;
   w.footprint_bytes = 64e6;  // beyond the simulated L3: every byte from memory
   const oa::Report begin = b.read();
   b.sim->set_kernel_running(true, &w);
