@@ -242,6 +242,12 @@ class Profiler {
     std::lock_guard lock(queues_mu_);
     return added_profiling_.count(q) > 0;
   }
+  // The program released `k`, perhaps for the last time: its handle may come back as another
+  // kernel, so its name is asked again at its next launch.
+  void forget_kernel_name(cl_kernel k) {
+    std::lock_guard lock(names_mu_);
+    kernel_names_.erase(k);
+  }
   void forget_queue(cl_command_queue q) {
     std::lock_guard lock(queues_mu_);
     added_profiling_.erase(q);
@@ -328,6 +334,11 @@ class Profiler {
   };
   std::map<cl_command_queue, QueueInfo> queue_info_;
   QueueInfo queue_info(cl_command_queue q);
+  // Kernel names by handle, asked once per kernel rather than twice per launch (a name is two
+  // calls into the runtime); forgotten at every release of the kernel by the program.
+  std::string cached_kernel_name(cl_kernel k);
+  std::mutex names_mu_;
+  std::map<cl_kernel, std::string> kernel_names_;
   SampledLaunches sampled_;
   static constexpr std::size_t kPostBurst = 64;
   static constexpr std::uint32_t kAskEvery = 16;
@@ -359,7 +370,7 @@ cl_int Profiler::launch(const LaunchArgs& args, cl_event* event, Enqueue enqueue
       lock.unlock();
       return enqueue(args, event);
     }
-    state.name = kernel_name(args.k);
+    state.name = cached_kernel_name(args.k);
     if (!link_.filter().select(state.name)) {
       lock.unlock();
       return enqueue(args, event);
@@ -606,6 +617,19 @@ void Profiler::sync_point(bool wait) noexcept {
   } catch (...) {
     t_in_launch = false;  // out of memory: the records are lost, the program goes on
   }
+}
+
+std::string Profiler::cached_kernel_name(cl_kernel k) {
+  {
+    std::lock_guard lock(names_mu_);
+    if (auto it = kernel_names_.find(k); it != kernel_names_.end()) return it->second;
+  }
+  std::string name = kernel_name(k);
+  if (name != "?") {  // a failed question is asked again next time
+    std::lock_guard lock(names_mu_);
+    kernel_names_.emplace(k, name);
+  }
+  return name;
 }
 
 Profiler::QueueInfo Profiler::queue_info(cl_command_queue q) {
@@ -963,8 +987,12 @@ cl_kernel CL_API_CALL intercept_clone_kernel(cl_kernel k, cl_int* err) {
 }
 
 cl_int CL_API_CALL intercept_release_kernel(cl_kernel k) {
+  // Every release, not only the last the count shows: a kernel the runtime still holds for a
+  // pending command is freed later, without a call that passes here.
+  Profiler::get().forget_kernel_name(k);
   cl_uint refs = 0;
-  if (g_next.clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==
+  if (replay_enabled() &&
+      g_next.clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, nullptr) ==
           CL_SUCCESS &&
       refs == 1) {
     tracker().kernel_released(k);
@@ -989,6 +1017,8 @@ void install(_cl_icd_dispatch& table) {
     table.clFinish = &intercept_finish;
     table.clWaitForEvents = &intercept_wait_for_events;
   }
+  // Kernel names are cached per handle in every mode: a release must reach the cache.
+  if (table.clReleaseKernel != nullptr) table.clReleaseKernel = &intercept_release_kernel;
   if (!replay_enabled()) return;
   // Entries the loader below does not have (an older OpenCL) stay null, as they were.
   auto set = [](auto& slot, auto fn) {
@@ -1007,7 +1037,6 @@ void install(_cl_icd_dispatch& table) {
   set(table.clSetKernelArgSVMPointer, &intercept_set_kernel_arg_svm_pointer);
   set(table.clSetKernelExecInfo, &intercept_set_kernel_exec_info);
   set(table.clCloneKernel, &intercept_clone_kernel);
-  set(table.clReleaseKernel, &intercept_release_kernel);
 }
 
 }  // namespace oaprof::attach

@@ -79,6 +79,7 @@ cl_int CL_API_CALL intercept_set_kernel_arg_svm_pointer(cl_kernel k, cl_uint ind
 cl_int CL_API_CALL intercept_set_kernel_exec_info(cl_kernel k, cl_kernel_exec_info name,
                                                   size_t size, const void* value);
 cl_kernel CL_API_CALL intercept_clone_kernel(cl_kernel k, cl_int* err);
+// Installed in every mode (the kernel-name cache forgets the handle), replay or not.
 cl_int CL_API_CALL intercept_release_kernel(cl_kernel k);
 // Whether replay is on for this process (OAPROF_REPLAY), for the preload way in, whose tracking
 // entry points exist either way.

@@ -187,7 +187,6 @@ inline constexpr auto& intercept_SetKernelArg = intercept_set_kernel_arg;
 inline constexpr auto& intercept_SetKernelArgSVMPointer = intercept_set_kernel_arg_svm_pointer;
 inline constexpr auto& intercept_SetKernelExecInfo = intercept_set_kernel_exec_info;
 inline constexpr auto& intercept_CloneKernel = intercept_clone_kernel;
-inline constexpr auto& intercept_ReleaseKernel = intercept_release_kernel;
 }  // namespace oaprof::attach
 
 namespace {
@@ -241,4 +240,8 @@ OAPROF_TRACKED(cl_int, SetKernelExecInfo, CL_INVALID_OPERATION,
                (k, name, size, value))
 OAPROF_TRACKED(cl_kernel, CloneKernel, missing<cl_kernel>(err), (cl_kernel k, cl_int* err),
                (k, err))
-OAPROF_TRACKED(cl_int, ReleaseKernel, CL_INVALID_OPERATION, (cl_kernel k), (k))
+// In every mode: the interceptor caches kernel names per handle until the program releases it.
+OAPROF_EXPORT cl_int clReleaseKernel(cl_kernel k) {
+  if (real().clReleaseKernel == nullptr) return CL_INVALID_OPERATION;
+  return oaprof::attach::intercept_release_kernel(k);
+}

@@ -54,6 +54,8 @@ struct FakeCl {
   // that completes between the layer's two questions (its status then says complete).
   static inline bool end_late = false;
   static inline std::set<cl_event> end_asked;
+  static inline std::string kernel_name = "fake_kernel";  // what the kernel's name is now
+  static inline int name_questions = 0;  // clGetKernelInfo(CL_KERNEL_FUNCTION_NAME) calls
 };
 
 cl_event make_event() {
@@ -110,13 +112,18 @@ cl_int CL_API_CALL fake_finish(cl_command_queue) {
 }
 cl_int CL_API_CALL fake_wait(cl_uint, const cl_event*) { return CL_SUCCESS; }
 
-cl_int CL_API_CALL fake_kernel_info(cl_kernel, cl_kernel_info, size_t size, void* value,
+cl_int CL_API_CALL fake_kernel_info(cl_kernel, cl_kernel_info name, size_t size, void* value,
                                     size_t* size_ret) {
-  constexpr char kName[] = "fake_kernel";
-  if (size_ret != nullptr) *size_ret = sizeof kName;
-  if (value != nullptr && size >= sizeof kName) std::memcpy(value, kName, sizeof kName);
+  if (name != CL_KERNEL_FUNCTION_NAME) return CL_INVALID_VALUE;
+  ++FakeCl::name_questions;
+  const std::string& kernel = FakeCl::kernel_name;
+  if (size_ret != nullptr) *size_ret = kernel.size() + 1;
+  if (value != nullptr && size > kernel.size())
+    std::memcpy(value, kernel.c_str(), kernel.size() + 1);
   return CL_SUCCESS;
 }
+
+cl_int CL_API_CALL fake_release_kernel(cl_kernel) { return CL_SUCCESS; }
 
 cl_int CL_API_CALL fake_profiling_info(cl_event ev, cl_profiling_info name, size_t size,
                                        void* value, size_t*) {
@@ -148,6 +155,7 @@ void install_fake_cl() {
   d.clRetainEvent = &fake_retain_event;
   d.clGetEventInfo = &fake_event_info;
   d.clEnqueueMarkerWithWaitList = &fake_marker;
+  d.clReleaseKernel = &fake_release_kernel;
 }
 
 // ---- The privileged side: a session on the simulator behind the socket the layer finds in
@@ -273,6 +281,41 @@ TEST(InterceptorTest, AMeasuredLaunchHandsOutItsEventAndLeaksNone) {
 
 // A drain that failed may have left earlier work running inside the snapshots: the row says so,
 // and the program's launch goes on as it would have.
+// A kernel's name is two calls into the runtime: asked once for all of the kernel's launches.
+TEST(InterceptorTest, AKernelsNameIsAskedOncePerKernel) {
+  run_in_child([](Problems& p, PrivilegedSide& side) {
+    constexpr int kLaunches = 20;
+    for (int i = 0; i < kLaunches; ++i)
+      p.check(launch_one(nullptr) == CL_SUCCESS, "a launch failed");
+    p.check(FakeCl::name_questions <= 2,
+            fmt::format("{} name questions for {} launches of one kernel, not 2",
+                        FakeCl::name_questions, kLaunches));
+    const auto rows = side.rows(kLaunches);
+    p.check(rows.size() == kLaunches, fmt::format("{} rows, not {}", rows.size(), kLaunches));
+    for (const auto& r : rows)
+      p.check(r.launch.kernel_name == "fake_kernel", "a row's name differs");
+  });
+}
+
+// Once the program releases a kernel its handle may name another: that launch's row has the new
+// kernel's name, not the one cached for the handle.
+TEST(InterceptorTest, AReleasedKernelsHandleIsAskedItsNameAgain) {
+  run_in_child([](Problems& p, PrivilegedSide& side) {
+    p.check(launch_one(nullptr) == CL_SUCCESS, "the first launch failed");
+    p.check(intercept_release_kernel(kKernel) == CL_SUCCESS, "the release failed");
+    FakeCl::kernel_name = "another_kernel";  // the runtime reused the handle
+    p.check(launch_one(nullptr) == CL_SUCCESS, "the second launch failed");
+    const auto rows = side.rows(2);
+    p.check(rows.size() == 2, fmt::format("{} rows, not 2", rows.size()));
+    if (rows.size() == 2) {
+      p.check(rows[0].launch.kernel_name == "fake_kernel", "the first row's name is wrong");
+      p.check(
+          rows[1].launch.kernel_name == "another_kernel",
+          "the reused handle's row has the released kernel's name: " + rows[1].launch.kernel_name);
+    }
+  });
+}
+
 TEST(InterceptorTest, AFailedDrainFlagsTheRow) {
   run_in_child([](Problems& p, PrivilegedSide& side) {
     FakeCl::finish_rc = CL_OUT_OF_RESOURCES;
