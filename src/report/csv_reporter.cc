@@ -2,6 +2,7 @@
 // waits, so a crash of the profiled program leaves every finished row on disk. Units are in the
 // column names; text cells are quoted and neutralised by report/csv.h; an empty cell means "not
 // measured".
+#include <iterator>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -13,24 +14,29 @@
 namespace oaprof::report {
 namespace {
 
-std::string cell(const Field& f) {
+// Appends `f`'s cell to `line`: numbers formatted in place, text through csv_text.
+void append_cell(const Field& f, std::string& line) {
   struct Visitor {
     int decimals;
-    std::string operator()(std::monostate) const { return {}; }
-    std::string operator()(std::uint64_t v) const { return std::to_string(v); }
-    std::string operator()(double v) const { return fmt::format("{:.{}f}", v, decimals); }
-    std::string operator()(const std::string& v) const { return csv_text(v); }
+    std::string& line;
+    void operator()(std::monostate) const {}
+    void operator()(std::uint64_t v) const { fmt::format_to(std::back_inserter(line), "{}", v); }
+    void operator()(double v) const {
+      fmt::format_to(std::back_inserter(line), "{:.{}f}", v, decimals);
+    }
+    void operator()(const std::string& v) const { line += csv_text(v); }
   };
-  return std::visit(Visitor{f.decimals}, f.value);
+  std::visit(Visitor{f.decimals, line}, f.value);
 }
 
 }  // namespace
 
 std::string csv_line(const std::vector<Field>& fields) {
   std::string line;
-  for (const auto& f : fields) {
-    if (!line.empty()) line += ',';
-    line += cell(f);
+  line.reserve(fields.size() * 8);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    append_cell(fields[i], line);
   }
   return line;
 }
@@ -43,6 +49,7 @@ class CsvReporter final : public Reporter {
 
   void begin(const RunInfo& info) override {
     info_ = info;
+    prepare_row_columns(info_);
     out_ << csv_text_line(launch_field_names(info)) << '\n';
     out_.flush();
   }

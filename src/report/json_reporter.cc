@@ -74,6 +74,7 @@ class JsonReporter final : public Reporter {
 
   void begin(const RunInfo& info) override {
     info_ = info;
+    prepare_row_columns(info_);
     json meta{
         {"schema_version", kJsonSchemaVersion},
         {"oaprof_version", info.oaprof_version},

@@ -23,6 +23,15 @@ namespace oaprof::report {
 // are lists of values named by the header's "columns" (1: rows are objects); readers take both.
 inline constexpr int kJsonSchemaVersion = 3;  // 3: `api` names the API, `call` the call
 
+// What every row of a run shares about its derived metrics: their column names and which of
+// them the device's variables make available. Worked out once per run (prepare_row_columns in
+// report/row.h) instead of once per row, where it cost more than the equations themselves.
+struct MetricColumns {
+  const oa::MetricSet* metrics = nullptr;  // the set they were worked out for
+  std::vector<std::string> names;
+  std::vector<bool> available;
+};
+
 struct RunInfo {
   std::string oaprof_version;
   std::string mode = "kernel";  // kernel | app | system-wide
@@ -57,6 +66,8 @@ struct RunInfo {
   // Derived metrics: every counter of this set is evaluated on each row's deltas (null: none).
   const oa::MetricSet* metrics = nullptr;
   oa::DeviceVariables device_variables;
+  // `metrics`' columns, when a reporter prepared them; rows work them out themselves otherwise.
+  std::shared_ptr<const MetricColumns> metric_columns;
   // How energy windows are judged: --min-window, --igpu-power, the idle baseline.
   power::WindowOptions energy_options;
   // The checks the device's last `oaprof selftest` failed, with what each covers: rows that report

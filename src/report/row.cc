@@ -1,6 +1,7 @@
 #include "report/row.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -26,26 +27,47 @@ std::string metric_column(const oa::MetricCounter& c) {
 // equation divided by zero is left empty and named in a metric_div_zero flag: IGT's code gives
 // such a metric 0 (lib/i915/perf-configs/codegen.py, emit_udiv/emit_fdiv), which would read as a
 // measured zero.
+MetricColumns make_metric_columns(const RunInfo& info) {
+  MetricColumns columns;
+  columns.metrics = info.metrics;
+  if (info.metrics == nullptr) return columns;
+  for (const auto& c : info.metrics->counters()) columns.names.push_back(metric_column(c));
+  columns.available = info.metrics->available_counters(info.device_variables);
+  return columns;
+}
+
 void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vector<Field>& f,
                        std::vector<std::string>& flags) {
   if (info.metrics == nullptr) return;
+  const bool prepared = info.metric_columns && info.metric_columns->metrics == info.metrics;
+  const MetricColumns own = prepared ? MetricColumns{} : make_metric_columns(info);
+  const MetricColumns& columns = prepared ? *info.metric_columns : own;
   const auto& counters = info.metrics->counters();
   const std::vector<oa::EquationValue> values =
       info.metrics->evaluate(r.deltas, info.device_variables);
-  const std::vector<bool> available_counters =
-      info.metrics->available_counters(info.device_variables);
   for (std::size_t i = 0; i < counters.size(); ++i) {
     const auto& c = counters[i];
-    std::string name = metric_column(c);
-    const bool available = available_counters[i];
+    const bool available = columns.available[i];
     const oa::EquationValue& v = values[i];
     if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + c.symbol);
-    f.push_back({name,
+    f.push_back({columns.names[i],
                  !available || v.div_by_zero ? FieldValue{}
                  : v.is_float                ? FieldValue{v.f}
                                              : FieldValue{v.u},
                  3});
   }
+}
+
+// "A0", "B3", ...: the raw counters' column names, made once rather than formatted per row.
+const std::string& counter_column(char bank, int index) {
+  static const auto names = [] {
+    std::array<std::vector<std::string>, 3> all;
+    for (int i = 0; i < 64; ++i) {
+      for (int b = 0; b < 3; ++b) all[b].push_back(fmt::format("{}{}", "ABC"[b], i));
+    }
+    return all;
+  }();
+  return names[static_cast<std::size_t>(bank - 'A')].at(static_cast<std::size_t>(index));
 }
 
 // A0..A35 for every A/B/C format; Xe2's PEC64u64 holds its 64 PEC counters as A0..A63, and a
@@ -116,10 +138,10 @@ void add_counter_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vec
   f.push_back({"wraps_corrected", static_cast<std::uint64_t>(r.deltas.wraps_corrected)});
   for (int i = 0; i < a_columns(info); ++i) {
     f.push_back(
-        {fmt::format("A{}", i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
+        {counter_column('A', i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
   }
-  for (int i = 0; i < oa::kNumB; ++i) f.push_back({fmt::format("B{}", i), r.deltas.b[i]});
-  for (int i = 0; i < oa::kNumC; ++i) f.push_back({fmt::format("C{}", i), r.deltas.c[i]});
+  for (int i = 0; i < oa::kNumB; ++i) f.push_back({counter_column('B', i), r.deltas.b[i]});
+  for (int i = 0; i < oa::kNumC; ++i) f.push_back({counter_column('C', i), r.deltas.c[i]});
 }
 
 // Energy of this row's own window: empty cells, with the reason in the flags, when it could not
@@ -168,7 +190,9 @@ std::uint64_t launch_ordinal(const oa::LaunchRecord& r) {
 std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& energy,
                                  const RunInfo& info) {
   std::vector<Field> f;
-  f.reserve(80);
+  // Every field without a move of the others: a growing vector moved each row's fields twice.
+  f.reserve(64 + static_cast<std::size_t>(a_columns(info) + oa::kNumB + oa::kNumC) +
+            (info.metrics ? info.metrics->counters().size() : 0));
   add_launch_fields(r, f);
   add_counter_fields(r, info, f);
   add_energy_fields(energy.window, info, f);
@@ -179,6 +203,10 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   f.push_back({"rank", info.rank.empty() ? FieldValue{} : FieldValue{info.rank}});
   f.push_back({"flags", row_flags(r, energy.window, info, metric_flags)});
   return f;
+}
+
+void prepare_row_columns(RunInfo& info) {
+  info.metric_columns = std::make_shared<const MetricColumns>(make_metric_columns(info));
 }
 
 std::vector<std::string> metric_field_names(const RunInfo& info) {

@@ -32,6 +32,10 @@ std::uint64_t launch_ordinal(const oa::LaunchRecord& record);
 std::vector<Field> launch_fields(const oa::LaunchRecord& record, const RowEnergy& energy,
                                  const RunInfo& info);
 
+// Works out `info`'s metric columns once (RunInfo::metric_columns), for a reporter's begin():
+// every row of the run then reuses them.
+void prepare_row_columns(RunInfo& info);
+
 // The column names, the same for every row of a run.
 std::vector<std::string> launch_field_names(const RunInfo& info = {});
 

@@ -314,6 +314,29 @@ TEST(CsvReporterTest, AMetricThatDividesByZeroIsEmptyAndNamedInTheFlags) {
   EXPECT_EQ(row2["flags"].find("metric_div_zero"), std::string::npos);
 }
 
+// A run's reporters work out the metric columns once (prepare_row_columns); a row made with them
+// is the row made without, and columns prepared for another set are not used.
+TEST(CsvReporterTest, PreparedMetricColumnsGiveTheSameRow) {
+  const oa::MetricSet set = shares_set(false), other = shares_set(true);
+  RunInfo plain = info();
+  plain.metrics = &set;
+  RunInfo prepared = plain;
+  prepare_row_columns(prepared);
+  ASSERT_NE(prepared.metric_columns, nullptr);
+  oa::LaunchRecord r = record();
+  for (const std::uint64_t ticks : {std::uint64_t{0}, std::uint64_t{11500}}) {
+    r.deltas.gpu_ticks = ticks;
+    EXPECT_EQ(csv_line(launch_fields(r, no_energy(), prepared)),
+              csv_line(launch_fields(r, no_energy(), plain)));
+  }
+  RunInfo stale = prepared;
+  stale.metrics = &other;
+  RunInfo fresh = plain;
+  fresh.metrics = &other;
+  EXPECT_EQ(csv_line(launch_fields(r, no_energy(), stale)),
+            csv_line(launch_fields(r, no_energy(), fresh)));
+}
+
 // Energy from the simulated RAPL tree is a model: every row that carries it says so, and every
 // row names its energy source.
 TEST(CsvReporterTest, RowsNameTheirEnergySourceAndFlagSimulatedEnergy) {
