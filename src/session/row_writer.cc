@@ -1,11 +1,14 @@
 #include "session/row_writer.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace oaprof::session {
 
-RowWriter::RowWriter(Session::Sink write, std::function<void()> flush)
-    : write_(std::move(write)), flush_(std::move(flush)) {
+RowWriter::RowWriter(Session::Sink write, std::function<void()> flush, std::size_t max_queued)
+    : write_(std::move(write)),
+      flush_(std::move(flush)),
+      max_queued_(std::max<std::size_t>(max_queued, 1)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -26,16 +29,20 @@ void RowWriter::add(const oa::LaunchRecord& record, const power::EnergyReading* 
                     const power::EnergyReading* end) {
   Row row{record, begin ? std::optional(*begin) : std::nullopt,
           end ? std::optional(*end) : std::nullopt};
-  bool first_of_batch = false;
+  bool first_of_batch = false, full = false;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    // The writer is behind: wait for it (it writes what is queued at once, without its window).
+    idle_.wait(lock, [&] { return queue_.size() < max_queued_ || error_ != nullptr; });
     rethrow_locked();
     first_of_batch = queue_.empty();
     queue_.push_back(std::move(row));
     ++queued_;
+    full = queue_.size() >= max_queued_;
   }
-  // The writer is only waiting for the first row of a batch; later ones it gathers by itself.
-  if (first_of_batch) work_.notify_one();
+  // The writer is only waiting for the first row of a batch, or to hear that the queue is full;
+  // other rows it gathers by itself.
+  if (first_of_batch || full) work_.notify_one();
 }
 
 Session::Sink RowWriter::sink() {
@@ -65,8 +72,11 @@ void RowWriter::run() {
     if (queue_.empty()) return;  // stopping, and everything is written
     // Gather the rows of the next few milliseconds into this batch, unless someone waits.
     const std::uint64_t drains = drain_requests_;
-    work_.wait_for(lock, kBatchWindow, [&] { return stop_ || drain_requests_ != drains; });
+    work_.wait_for(lock, kBatchWindow, [&] {
+      return stop_ || drain_requests_ != drains || queue_.size() >= max_queued_;
+    });
     batch.swap(queue_);
+    idle_.notify_all();  // room again for an add() that waits
     const bool failed = error_ != nullptr;
     lock.unlock();
     std::exception_ptr error;

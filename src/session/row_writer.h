@@ -24,18 +24,23 @@ namespace oaprof::session {
 class RowWriter {
  public:
   static constexpr std::chrono::milliseconds kBatchWindow{2};
+  // Rows queued at most: past it add() waits for the writer (a row is never dropped). A program
+  // whose launches come faster than rows are written (tiny kernels on a CPU device sharing the
+  // writer's cores) otherwise grew oaprof by a kB or so a row: 400 MB after 1 M launches.
+  static constexpr std::size_t kMaxQueued = 4096;
 
   // `write` formats and writes one row (to buffers); `flush` pushes what was written out and
   // throws if the output failed (a full disk). Both run on the writer's thread only.
-  RowWriter(Session::Sink write, std::function<void()> flush);
+  RowWriter(Session::Sink write, std::function<void()> flush, std::size_t max_queued = kMaxQueued);
   // Writes and flushes what is queued, then stops the thread. Never throws: call drain() first to
   // hear of errors.
   ~RowWriter();
   RowWriter(const RowWriter&) = delete;
   RowWriter& operator=(const RowWriter&) = delete;
 
-  // Queues one row (the record and readings are copied). Throws the first error a write or flush
-  // met, so the client whose launch it was hears that its rows are not being kept.
+  // Queues one row (the record and readings are copied), after waiting for room when
+  // `max_queued` rows wait already. Throws the first error a write or flush met, so the client
+  // whose launch it was hears that its rows are not being kept.
   void add(const oa::LaunchRecord& record, const power::EnergyReading* begin,
            const power::EnergyReading* end);
   // A Session::Sink that queues here.
@@ -54,6 +59,7 @@ class RowWriter {
 
   Session::Sink write_;
   std::function<void()> flush_;
+  std::size_t max_queued_;
   mutable std::mutex mu_;
   std::condition_variable work_;
   std::condition_variable idle_;

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "report/reporter.h"
@@ -35,6 +37,39 @@ struct Log {
     return events;
   }
 };
+
+// A writer that falls behind holds the rows back, not the memory: past its bound add() waits, and
+// once the writer goes on every row is written, in order.
+TEST(RowWriterTest, AddWaitsForRoomInsteadOfQueueingWithoutBound) {
+  constexpr std::size_t kBound = 8, kRows = 5 * kBound;
+  std::mutex gate;  // held: the writer's first write waits, as a slow disk would make it
+  std::unique_lock hold(gate);
+  std::atomic<std::size_t> added{0};
+  std::vector<std::uint64_t> written;
+  {
+    RowWriter writer(
+        [&](const oa::LaunchRecord& r, const power::EnergyReading*, const power::EnergyReading*) {
+          std::lock_guard pass(gate);
+          written.push_back(r.index);
+        },
+        [] {}, kBound);
+    std::thread producer([&] {
+      for (std::size_t i = 0; i < kRows; ++i) {
+        writer.add(row(i), nullptr, nullptr);
+        ++added;
+      }
+    });
+    // The first batch is in the writer's hands and the queue is full: no further add() returns.
+    for (int i = 0; i < 10'000 && added.load() < kBound; ++i) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // room to run past the bound
+    EXPECT_LE(added.load(), 2 * kBound) << "rows queued past the bound while the writer waits";
+    hold.unlock();
+    producer.join();
+    writer.drain();
+  }
+  ASSERT_EQ(written.size(), kRows);
+  for (std::size_t i = 0; i < kRows; ++i) EXPECT_EQ(written[i], i);
+}
 
 TEST(RowWriterTest, WritesRowsInOrderWithTheirReadingsAndFlushesBeforeDrainReturns) {
   Log log;
