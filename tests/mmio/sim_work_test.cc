@@ -63,17 +63,22 @@ TEST(SimWorkTest, KnownEventsSpreadOverTheTimeThePartWouldTake) {
   oa::KernelWork w;
   w.work_items = 24 * 112;       // fills the 24 EUs
   w.fp32_ops = 24 * 8 * 1.15e6;  // 1.15e6 cycles of all 24 EUs: 1 ms at 1150 MHz
+  // Dispatch adds a quarter EU-cycle per work-item: 672 EU-cycles, 28 clocks of the 24 EUs.
+  const double dispatch_ns = 28 / 1.15;
   const auto events = sim_kernel_events(w, oa::Generation::kGen9, 24, 1150);
-  EXPECT_NEAR(events.duration_ns, 1e6, 1);
+  EXPECT_NEAR(events.duration_ns, 1e6 + dispatch_ns, 1);
   // 112 work-items fill one EU: the same work takes 24 times as long.
   oa::KernelWork narrow = w;
   narrow.work_items = 112;
-  EXPECT_NEAR(sim_kernel_events(narrow, oa::Generation::kGen9, 24, 1150).duration_ns, 24e6, 24);
+  // (its 28 EU-cycles of dispatch on one EU take as long as the 672 above on 24)
+  EXPECT_NEAR(sim_kernel_events(narrow, oa::Generation::kGen9, 24, 1150).duration_ns,
+              24e6 + dispatch_ns, 1);
   const oa::Report begin = b.read();
   b.sim->set_kernel_running(true, &w);
   b.clock.advance_ns(500'000);
   const oa::CounterDeltas half = oa::compute_deltas(begin, b.read());
-  EXPECT_NEAR(static_cast<double>(half.a[10]), 24 * 1.15e6 / 2, 2);
+  const double half_done = 0.5e6 / events.duration_ns;
+  EXPECT_NEAR(static_cast<double>(half.a[10]), 24 * 1.15e6 * half_done, 2);
   b.clock.advance_ns(1'500'000);  // past the work: the FPUs are done, the GPU still busy
   b.sim->set_kernel_running(false);
   const oa::CounterDeltas all = oa::compute_deltas(begin, b.read());
