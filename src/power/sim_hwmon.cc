@@ -103,19 +103,23 @@ void SimHwmon::advance_locked() {
   if (now <= last_ns_) return;
   const auto elapsed_ns = static_cast<long double>(now - last_ns_);
   for (auto& [domain, nj] : energy_nj_) {
+    if (domain == model_.stuck_domain) continue;
     // W × ns = nJ.
     nj += static_cast<std::uint64_t>(std::llround(power_w(activity_).at(domain) * elapsed_ns));
   }
   const auto gpu_nj = static_cast<std::uint64_t>(std::llround(gpu_feed_.take_j() * 1e9));
-  for (auto& entry : energy_nj_) entry.second += gpu_nj;
+  for (auto& [domain, nj] : energy_nj_) {
+    if (domain != model_.stuck_domain) nj += gpu_nj;
+  }
   last_ns_ = now;
 }
 
 void SimHwmon::write_locked() {
   // Fixed-width text rewritten in place, as SimPowercap does: never a shorter number that would
-  // leave stale digits behind.
+  // leave stale digits behind. The sum wraps modulo 2^64 and prints signed, as the driver's `long`.
   for (const auto& [domain, fd] : files_) {
-    const std::string text = fmt::format("{:020}\n", energy_nj_.at(domain) / 1000);
+    const std::uint64_t uj = model_.start_uj + energy_nj_.at(domain) / 1000;
+    const std::string text = fmt::format("{:020}\n", static_cast<std::int64_t>(uj));
     if (::pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
       throw std::runtime_error(
           fmt::format("simulated hwmon: writing an energy file failed: {}", std::strerror(errno)));

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ struct SimHwmonModel {
   // When set, the GPU's energy instead (sim_power.h): the package is the GPU (its idle power
   // replaced by the model's static power), the board the rest of its idle power and the GPU.
   GpuEnergyJ gpu_energy_j;
+  // Every counter's value at creation, in µJ: the driver's running sum after a long uptime. The
+  // files print it as the driver's signed `long` does, so a start just below 2^63 crosses into
+  // negative numbers as a real one would after 292 years at 1000 W (hwmon.h): what `oaprof
+  // selftest`'s energy check runs across on a simulated card.
+  std::uint64_t start_uj = 0;
+  // A fault for `oaprof selftest --sim-fault hwmon-stuck`: this channel's counter never moves.
+  std::optional<Domain> stuck_domain;
 };
 
 class SimHwmon {

@@ -21,6 +21,7 @@
 #include "session/metric_source.h"
 #include "session/privilege_drop.h"
 #include "session/trusted_metrics.h"
+#include "session/unit.h"
 
 namespace oaprof::run::selftest {
 namespace {
@@ -52,6 +53,8 @@ constexpr SimFaultInfo kSimFaults[] = {
      "the OA unit's periodic reports carry every A counter but A0 at twice its count"},
     {SimFault::kActFreqMismatch, "act-freq-mismatch", "gpu-ticks",
      "the driver's sysfs act_freq says half the frequency the GPU runs at"},
+    {SimFault::kHwmonStuck, "hwmon-stuck", "energy",
+     "a discrete card's GPU package energy (hwmon) never moves"},
 };
 
 // One check of the fixed list: what it assumes and how far off it may be, and its measurement.
@@ -108,8 +111,11 @@ constexpr CheckSpec kChecks[] = {
     {"forcewake", "restore",
      "Forcewake through the registers is acknowledged and let go on release.",
      "acknowledged within 50 ms; released at once", check_forcewake},
-    {"energy", "energy", "Every RAPL plane moves over a window and PKG >= PP0 + PP1.",
-     "1% and 1 mJ", check_energy},
+    {"energy", "energy",
+     "Every plane of the device's energy backend moves over a window, the whole covers its parts "
+     "(RAPL: PKG >= PP0 + PP1; a card's hwmon: CARD >= GPU_PKG), and no window holds more than "
+     "the power the sampler's wrap handling is sized for.",
+     "1% and 1 mJ; 1000 W", check_energy},
 };
 
 void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& power) {
@@ -143,6 +149,8 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
       return;  // apply_driver_fault (selftest_driver.cc)
     case SimFault::kActFreqMismatch:
       return;  // the fake sysfs tree's (sim_card_tree), not the registers'
+    case SimFault::kHwmonStuck:
+      return;  // the simulated card's hwmon (open_energy)
   }
 }
 
@@ -225,14 +233,26 @@ void choose_config(Context& c, std::string& why) {
 }
 
 void open_energy(Context& c, const power::SimPowerModel& model) {
+  if (c.device.simulated() && c.device.platform.discrete) {
+    // A card's own hwmon, as a profile reads it: the energy check opens it (selftest_energy.cc).
+    c.sim_card.emplace();
+    c.sim_card->driver = std::string(oa::kernel_driver_name(c.device.platform.driver));
+    const auto& faults = c.options.faults;
+    if (std::find(faults.begin(), faults.end(), SimFault::kHwmonStuck) != faults.end()) {
+      c.sim_card->stuck_domain = power::Domain::kGpuPackage;
+    }
+    return;
+  }
   if (c.device.simulated()) {
     auto sim = std::make_unique<power::SimEnergySource>(std::filesystem::path(), model);
-    c.sim_power = &sim->simulator();
+    c.sim_power = sim.get();
     c.energy = std::move(sim);
     return;
   }
-  power::EnergyChoice choice =
-      power::choose_energy_source(c.options.energy, c.options.energy_roots);
+  // Aimed at this device: a card's own hwmon sensors, an integrated GPU's RAPL.
+  power::EnergyRoots roots = c.options.energy_roots;
+  session::aim_energy_roots(roots, c.device);
+  power::EnergyChoice choice = power::choose_energy_source(c.options.energy, roots);
   c.energy = std::move(choice.source);
   c.energy_missing = choice.reason;
 }

@@ -61,6 +61,7 @@ enum class SimFault {
   kCtxImageStale,
   kPeriodicCountsDoubled,
   kActFreqMismatch,
+  kHwmonStuck,
 };
 
 struct SimFaultInfo {

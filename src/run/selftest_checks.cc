@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -321,71 +320,6 @@ Outcome check_readouts_agree(Context& c) {
                   fmt::join(c.accesses, ", "), worst);
   if (differ.empty()) return pass(measured, std::move(figures));
   return fail(measured, "the read-outs disagree: " + fmt::format("{}", fmt::join(differ, "; ")),
-              std::move(figures));
-}
-
-namespace {
-
-struct EnergyWindow {
-  std::map<power::Domain, double> uj;  // per plane over the window
-};
-
-EnergyWindow energy_window(Context& c, std::uint64_t ns, bool busy) {
-  const power::EnergyReading before = c.energy->read();
-  if (busy && c.sim_power != nullptr) c.sim_power->set_gpu_active(true);
-  wait_ns(ns);
-  if (busy && c.sim_power != nullptr) c.sim_power->set_gpu_active(false);
-  const power::EnergyReading after = c.energy->read();
-  EnergyWindow w;
-  for (const auto& [domain, uj] : after.energy_uj) {
-    const auto it = before.energy_uj.find(domain);
-    if (it != before.energy_uj.end()) w.uj[domain] = static_cast<double>(uj - it->second);
-  }
-  return w;
-}
-
-// Planes that did not move, and whether PKG fell short of PP0 + PP1 (1% and 1 mJ of slack for
-// the planes' update instants), over one window.
-void judge_energy(const EnergyWindow& w, std::set<std::string>& still, bool& pkg_short) {
-  for (const auto& [domain, uj] : w.uj) {
-    if (uj <= 0) still.insert(std::string(power::plane_name(domain)));
-  }
-  const auto pkg = w.uj.find(power::Domain::kPackage);
-  const auto pp0 = w.uj.find(power::Domain::kCores);
-  const auto pp1 = w.uj.find(power::Domain::kUncore);
-  if (pkg != w.uj.end() && pp0 != w.uj.end() && pp1 != w.uj.end()) {
-    pkg_short = pkg_short || pkg->second < (pp0->second + pp1->second) * 0.99 - 1000;
-  }
-}
-
-}  // namespace
-
-// energy: every plane the backend offers moves, and the package covers its cores and uncore.
-Outcome check_energy(Context& c) {
-  if (!c.energy) return skip("no energy source: " + c.energy_missing);
-  std::set<std::string> still;
-  bool pkg_short = false;
-  std::vector<Figure> figures;
-  for (int i = 0; i < std::max(c.windows / 2, 2); ++i) {
-    const EnergyWindow w = energy_window(c, c.window_ns, i % 2 == 1);
-    judge_energy(w, still, pkg_short);
-    if (i < 2) {
-      for (const auto& [domain, uj] : w.uj) {
-        figures.push_back(
-            {fmt::format("{}_{}_uj", i == 1 ? "busy" : "idle", power::domain_name(domain)), uj,
-             "uJ"});
-      }
-    }
-  }
-  std::vector<std::string> planes;
-  for (const power::Domain d : c.energy->domains()) planes.emplace_back(power::plane_name(d));
-  const std::string measured = fmt::format(
-      "{}: planes {}; {} still; PKG {} PP0 + PP1", c.energy->name(), fmt::join(planes, ", "),
-      still.empty() ? "none" : fmt::format("{}", fmt::join(still, ", ")), pkg_short ? "<" : ">=");
-  if (still.empty() && !pkg_short) return pass(measured, std::move(figures));
-  return fail(measured,
-              still.empty() ? "the package plane counted less than its cores and uncore"
-                            : "a plane did not move over a window: its energy figures are 0",
               std::move(figures));
 }
 

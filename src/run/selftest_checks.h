@@ -19,6 +19,7 @@
 #include "oa/platform.h"
 #include "oa/report_format.h"
 #include "power/energy_source.h"
+#include "power/sim_hwmon.h"
 #include "power/sim_power.h"
 #include "run/selftest.h"
 
@@ -51,8 +52,12 @@ struct Context {
   bool registers_mapped = false;  // oaprof may read the BAR (i915, not --access perf only)
   const RecordingMmio* recorder = nullptr;  // in front of the device's registers
   std::unique_ptr<power::EnergySource> energy = nullptr;
-  std::string energy_missing = {};          // why there is none
-  power::SimPowercap* sim_power = nullptr;  // the simulator's RAPL model, driven by busy windows
+  std::string energy_missing = {};  // why there is none
+  // The simulator's RAPL tree or card hwmon, driven by busy windows.
+  power::SimulatedEnergy* sim_power = nullptr;
+  // A simulated discrete card: the energy check reopens its hwmon with every counter just below
+  // the driver's wrap, so that its windows run across it (selftest_energy.cc).
+  std::optional<power::SimHwmonModel> sim_card = std::nullopt;
   int windows = 8;
   std::uint64_t window_ns = 100'000'000;
   // The DRM card directory where the driver reports act_freq (run/selftest_act_freq.h); for the

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
+#include <string>
 
 #include "power/energy_registry.h"
 #include "tests/power/fake_tree.h"
@@ -42,6 +44,25 @@ TEST(SimHwmonTest, AGpuEnergyModelIsThePackageAndInTheCard) {
   const EnergyReading b = src.read();
   EXPECT_NEAR(joules(a, b, Domain::kGpuPackage), 4.0, 1e-5);
   EXPECT_NEAR(joules(a, b, Domain::kGpuCard), model.card_idle_w - model.package_idle_w + 4.0, 1e-5);
+}
+
+// A start just below 2^63 µJ: the files print the driver's `long` turning negative, as a real
+// one would, and the reader counts across it; a stuck channel never moves.
+TEST(SimHwmonTest, CountersStartWhereTheModelSaysAndCrossTheDriversLongTop) {
+  VirtualClock clock;
+  SimHwmonModel model;
+  model.start_uj = (std::uint64_t{1} << 63) - 1'000'000;  // 1 J below
+  model.stuck_domain = Domain::kGpuCard;
+  SimHwmonSource src({}, model, clock.fn());
+  const EnergyReading a = src.read();
+  clock.now_ns += kSecondNs;  // 8 J of idle package: across the top
+  const EnergyReading b = src.read();
+  EXPECT_NEAR(joules(a, b, Domain::kGpuPackage), model.package_idle_w, 1e-5);
+  EXPECT_EQ(joules(a, b, Domain::kGpuCard), 0.0);
+  std::ifstream file(src.simulator().device_dir() / "hwmon/hwmon0/energy2_input");
+  std::string text;
+  std::getline(file, text);
+  EXPECT_EQ(text.front(), '-') << text;
 }
 
 TEST(SimHwmonTest, XesLayoutAdvancesTheCardAndPackageByTheGpusActivity) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mmio/sim_gpu.h"
+#include "power/sim_hwmon.h"
 #include "run/selftest.h"
 #include "run/selftest_act_freq.h"
 #include "selftest_test_util.h"
@@ -85,6 +86,8 @@ TEST_P(SelftestFaultTest, FailsItsOwnCheckAndNoOther) {
   // i915's read-outs on Gen12 and Xe-LPG snapshot OAG with MI_STORE_REGISTER_MEM (the CS
   // timestamp); reports the unit writes are snapshots on Gen8–11 (MI_RPC) and under xe.
   if (fault.fault == SimFault::kOaTimestampShift) platforms = {"kblgt2", "tglgt2-xe", "mtlgt2-xe"};
+  // A card's own energy sensors: DG2 under i915 (one channel), Battlemage under xe (two).
+  if (fault.fault == SimFault::kHwmonStuck) platforms = {"acmgt1", "bmg"};
   for (const std::string_view platform : platforms) {
     SCOPED_TRACE(platform);
     SelftestOptions options = sim_options(platform, {fault.fault});
@@ -132,6 +135,24 @@ TEST_F(SelftestTest, TheJsonReportCarriesTheSchemaVersionAndEveryCheckWithItsNum
   EXPECT_NEAR(ticks["figures"]["ratio_min"]["value"].get<double>(), 2.0, 0.2);
 }
 
+// A discrete card's energy is its own hwmon's, as a profile reads it, never the CPU package's
+// RAPL: every plane its driver registers moves, the card covers its package, and the windows run
+// across the driver's wrap (the sum printed as a negative `long`) without miscounting it.
+TEST_F(SelftestTest, ADiscreteCardsEnergyCheckReadsItsHwmonAcrossTheDriversWrap) {
+  for (const std::string_view platform : {"acmgt1", "acmgt2", "acmgt3", "bmg"}) {
+    SCOPED_TRACE(platform);
+    const SelftestReport report = run_selftest(sim_options(platform));
+    const CheckResult& energy = check(report, "energy");
+    EXPECT_EQ(energy.verdict, Verdict::kPass) << report_table(report);
+    EXPECT_THAT(energy.measurement, HasSubstr("sim-hwmon: planes "));
+    EXPECT_THAT(energy.measurement, HasSubstr("wraps at 9223372036854775808 uJ"));
+    // Battlemage under xe has the board's channel too; DG2 under i915 the package's alone.
+    EXPECT_THAT(energy.measurement,
+                HasSubstr(platform == "bmg" ? "planes CARD, GPU_PKG;" : "planes GPU_PKG;"));
+    EXPECT_THAT(energy.measurement, HasSubstr("CARD >= GPU_PKG"));
+  }
+}
+
 TEST_F(SelftestTest, AFaultOnARealDeviceIsRefused) {
   SelftestOptions o = sim_options("kblgt2", {SimFault::kRaplStuck});
   o.device.spec = gpu::DeviceSpec::parse("0000:00:02.0");
@@ -143,20 +164,29 @@ TEST_F(SelftestTest, AFaultOnARealDeviceIsRefused) {
   }
 }
 
+// A sysfs tree in a temporary directory with one Intel display device of `pci_id` at `address`,
+// bound to xe; the caller removes it.
+std::filesystem::path fake_xe_device(std::string_view tag, std::string_view address,
+                                     std::string_view pci_id) {
+  namespace fs = std::filesystem;
+  const fs::path sys = fs::temp_directory_path() /
+                       ("oaprof-selftest-" + std::string(tag) + "-" + std::to_string(::getpid()));
+  const fs::path dev = sys / "bus/pci/devices" / address;
+  fs::create_directories(dev);
+  fs::create_directories(sys / "bus/pci/drivers/xe");
+  std::ofstream(dev / "vendor") << "0x8086\n";
+  std::ofstream(dev / "device") << pci_id << "\n";
+  std::ofstream(dev / "class") << "0x030000\n";
+  fs::create_symlink("../../../bus/pci/drivers/xe", dev / "driver");
+  return sys;
+}
+
 // A device xe drives is measured through xe's stream alone: the selftest must not ask for the BAR,
 // which gpu::open_device refuses under xe (here a fake sysfs; its stream cannot open, and the
 // checks that need it fail saying so rather than the selftest refusing to start).
 TEST_F(SelftestTest, ADeviceXeDrivesIsOpenedWithoutItsRegistersAndMeasuredThroughPerf) {
   namespace fs = std::filesystem;
-  const fs::path sys =
-      fs::temp_directory_path() / ("oaprof-selftest-xe-" + std::to_string(::getpid()));
-  const fs::path dev = sys / "bus/pci/devices/0000:00:02.0";
-  fs::create_directories(dev);
-  fs::create_directories(sys / "bus/pci/drivers/xe");
-  std::ofstream(dev / "vendor") << "0x8086\n";
-  std::ofstream(dev / "device") << "0x64a0\n";  // Lunar Lake (sim_gpu.cc's lnl)
-  std::ofstream(dev / "class") << "0x030000\n";
-  fs::create_symlink("../../../bus/pci/drivers/xe", dev / "driver");
+  const fs::path sys = fake_xe_device("xe", "0000:00:02.0", "0x64a0");  // Lunar Lake (lnl)
   SelftestOptions o = sim_options("lnl");
   o.device.spec = gpu::DeviceSpec::parse("0000:00:02.0");
   o.device.sysfs_root = sys;
@@ -166,6 +196,22 @@ TEST_F(SelftestTest, ADeviceXeDrivesIsOpenedWithoutItsRegistersAndMeasuredThroug
   EXPECT_EQ(report.accesses, std::vector<std::string>{"perf"});
   EXPECT_FALSE(report.simulated);
   EXPECT_EQ(check(report, "restore").verdict, Verdict::kSkip);
+}
+
+// On a real card the energy check reads the card's own hwmon, found under its PCI device as a
+// profile finds it, not the CPU package's RAPL (a fake sysfs: Battlemage bound to xe, its hwmon
+// laid out by the simulated card's tree; nothing drives it, so only the backend is asserted).
+TEST_F(SelftestTest, ARealCardsEnergyCheckReadsTheHwmonUnderItsOwnPciDevice) {
+  namespace fs = std::filesystem;
+  const fs::path sys = fake_xe_device("card", "0000:03:00.0", "0xe20b");  // Battlemage G21 (bmg)
+  power::SimHwmon card(sys);  // xe's channels under 0000:03:00.0/hwmon/hwmon0
+  SelftestOptions o = sim_options("bmg");
+  o.device.spec = gpu::DeviceSpec::parse("0000:03:00.0");
+  o.device.sysfs_root = sys;
+  o.energy_roots.sysfs = sys;
+  const SelftestReport report = run_selftest(o);
+  fs::remove_all(sys);
+  EXPECT_THAT(check(report, "energy").measurement, HasSubstr("hwmon: planes CARD, GPU_PKG;"));
 }
 
 // act_freq where each driver reports it (run/selftest_act_freq.h names the upstream files).
