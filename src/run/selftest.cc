@@ -154,10 +154,50 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
   }
 }
 
-void describe_system(const gpu::Device& device, SelftestReport& report) {
+// <debugfs>/dri/<minor> of the device: its DRM card's number (cardN) is the minor.
+std::optional<std::filesystem::path> dri_debugfs_dir(const gpu::Device& device,
+                                                     const std::filesystem::path& debugfs,
+                                                     std::string& why) {
+  try {
+    const std::string card = std::filesystem::path(gpu::resolve_card_sysfs(device)).filename();
+    if (card.rfind("card", 0) == 0 && card.size() > 4) return debugfs / "dri" / card.substr(4);
+    why = "the device's DRM directory is not named cardN: " + card;
+  } catch (const std::exception& e) {
+    why = std::string("no DRM card for the device: ") + e.what();
+  }
+  return std::nullopt;
+}
+
+void describe_firmware(const gpu::Device& device, const SelftestOptions& options,
+                       SelftestReport& report) {
+  std::optional<SimDebugfs> sim;
+  std::optional<std::filesystem::path> dri;
+  std::string why;
+  if (device.simulated()) {
+    sim.emplace(device.platform.driver);
+    dri = sim->dri_dir();
+  } else {
+    dri = dri_debugfs_dir(device, options.debugfs_root, why);
+  }
+  if (dri) {
+    report.guc = read_firmware(*dri, device.platform.driver, "guc_info");
+    report.huc = read_firmware(*dri, device.platform.driver, "huc_info");
+  } else {
+    report.guc.reason = report.huc.reason = why;
+  }
+  report.firmware = fmt::format("GuC {}, HuC {}", report.guc.version, report.huc.version);
+}
+
+void describe_system(const gpu::Device& device, const SelftestOptions& options,
+                     SelftestReport& report) {
   report.kernel = kernel_release();
   report.driver = driver_description(device.simulated(), device.platform, device.sysfs_root,
                                      device.pci_address);
+  describe_firmware(device, options, report);
+}
+
+nlohmann::json firmware_json(const FirmwareVersion& f) {
+  return {{"version", f.version}, {"path", f.path}, {"status", f.status}, {"reason", f.reason}};
 }
 
 }  // namespace
@@ -364,7 +404,7 @@ SelftestReport run_selftest(const SelftestOptions& options) {
   report.accesses = c.accesses;
   report.quick = options.quick;
   for (const SimFault f : options.faults) report.faults.emplace_back(sim_fault_info(f).name);
-  describe_system(device, report);
+  describe_system(device, options, report);
   for (const CheckSpec& spec : kChecks) report.checks.push_back(run_check(spec, c));
   return report;
 }
@@ -396,7 +436,11 @@ nlohmann::json report_json(const SelftestReport& report, std::string_view oaprof
             {"pci_id", fmt::format("8086:{:04x}", report.pci_id)},
             {"simulated", report.simulated}}},
           {"system",
-           {{"kernel", report.kernel}, {"driver", report.driver}, {"firmware", report.firmware}}},
+           {{"kernel", report.kernel},
+            {"driver", report.driver},
+            {"firmware", report.firmware},
+            {"firmware_versions",
+             {{"guc", firmware_json(report.guc)}, {"huc", firmware_json(report.huc)}}}}},
           {"accesses", report.accesses},
           {"sim_faults", report.faults},
           {"quick", report.quick},

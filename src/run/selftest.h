@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <span>
@@ -17,6 +18,7 @@
 
 #include "gpu/device.h"
 #include "power/energy_registry.h"
+#include "run/selftest_firmware.h"
 
 namespace oaprof::run::selftest {
 
@@ -91,6 +93,8 @@ struct SelftestOptions {
   // The energy backend ("auto" on hardware; the simulator uses its own RAPL tree).
   std::string energy = "auto";
   power::EnergyRoots energy_roots;
+  // Where the driver's debugfs is mounted, for the GuC and HuC versions (run/selftest_firmware.h).
+  std::filesystem::path debugfs_root = "/sys/kernel/debug";
   // Windows per measurement and their length; 0: the quick or full run's (3 of 20 ms, 8 of
   // 100 ms). Tests shorten them: every bound a check applies holds for any window.
   int windows = 0;
@@ -107,9 +111,11 @@ struct SelftestReport {
   std::string device_key;
   std::uint16_t pci_id = 0;
   bool simulated = false;
-  std::string kernel;                 // uname's release, "" where unreadable
-  std::string driver;                 // "i915", "xe" and its module version where sysfs says
-  std::string firmware;               // GuC firmware where debugfs says; "" otherwise
+  std::string kernel;    // uname's release, "" where unreadable
+  std::string driver;    // "i915", "xe" and its module version where sysfs says
+  std::string firmware;  // "GuC 70.29.2, HuC 8.5.4" (or "unknown") in one line
+  FirmwareVersion guc;   // each with its path and status, or why it is unknown
+  FirmwareVersion huc;
   std::vector<std::string> accesses;  // the read-outs measured
   std::vector<std::string> faults;    // the simulator's faults given
   bool quick = false;
