@@ -20,22 +20,26 @@ namespace {
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
-TEST(UcInfoTest, I915sDumpGivesPathStatusAndTheVersionFound) {
-  const UcInfo info = parse_uc_info(
-      "GuC firmware: i915/tgl_guc_70.bin\n\tstatus: RUNNING\n\tversion: wanted 70.5, found "
-      "70.20\n\tuCode: 327680 bytes\n");
-  EXPECT_EQ(info.path, "i915/tgl_guc_70.bin");
-  EXPECT_EQ(info.status, "RUNNING");
-  EXPECT_EQ(info.version, "70.20");  // found, not wanted
-}
-
-TEST(UcInfoTest, XesDumpGivesTheReleaseVersionNotTheCompatibilityOne) {
-  const UcInfo info = parse_uc_info(
-      "GuC firmware: xe/bmg_guc_70.bin\n\tstatus: running\n\twanted release version 70.29.2\n"
-      "\tfound release version 70.36.0\n\tfound compatibility version 1.13.0\n");
-  EXPECT_EQ(info.path, "xe/bmg_guc_70.bin");
-  EXPECT_EQ(info.status, "running");
-  EXPECT_EQ(info.version, "70.36.0");
+// Each driver's dump: the version found, not the one wanted (xe: the release version, not the
+// compatibility one).
+TEST(UcInfoTest, EachDriversDumpGivesPathStatusAndTheVersionFound) {
+  struct Case {
+    std::string_view text, path, status, version;
+  };
+  const Case cases[] = {
+      {"GuC firmware: i915/tgl_guc_70.bin\n\tstatus: RUNNING\n\tversion: wanted 70.5, found "
+       "70.20\n\tuCode: 327680 bytes\n",
+       "i915/tgl_guc_70.bin", "RUNNING", "70.20"},
+      {"GuC firmware: xe/bmg_guc_70.bin\n\tstatus: running\n\twanted release version 70.29.2\n"
+       "\tfound release version 70.36.0\n\tfound compatibility version 1.13.0\n",
+       "xe/bmg_guc_70.bin", "running", "70.36.0"},
+  };
+  for (const Case& c : cases) {
+    const UcInfo info = parse_uc_info(c.text);
+    EXPECT_EQ(info.path, c.path);
+    EXPECT_EQ(info.status, c.status);
+    EXPECT_EQ(info.version, c.version);
+  }
 }
 
 TEST(UcInfoTest, GarbledOrHostileTextIsLeftOutNotPassedOn) {
