@@ -85,7 +85,12 @@ TEST_F(SelftestDriverTest, ConfigRejectedFailsDriverAcceptsConfigsNamingTheOneSe
 TEST_F(SelftestDriverTest, NoaSlowSettleFailsNoaSettleWithGarbageInTheFirstWindow) {
   for (const char* platform : kPlatforms) {
     SCOPED_TRACE(platform);
-    const SelftestReport report = run_on(platform, {SimFault::kNoaSlowSettle});
+    // The garbage lasts 25 ms of real time: a stall before the first window hides it, so a
+    // loaded machine gets five tries (selftest_test.cc's fault test does the same).
+    SelftestReport report = run_on(platform, {SimFault::kNoaSlowSettle});
+    for (int i = 1; i < 5 && result(report, "noa-settle").verdict != Verdict::kFail; ++i) {
+      report = run_on(platform, {SimFault::kNoaSlowSettle});
+    }
     const CheckResult& r = result(report, "noa-settle");
     EXPECT_EQ(r.verdict, Verdict::kFail);
     // The garbage rate is 50 events per ms; the tolerance 2 per ms and 5%.

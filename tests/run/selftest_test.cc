@@ -94,7 +94,15 @@ TEST_P(SelftestFaultTest, FailsItsOwnCheckAndNoOther) {
     // xe's snapshots wait a period and a poll each: windows long beside that, so the doubled
     // timestamp lies outside even the widest bounds a loaded machine gives.
     if (fault.fault == SimFault::kOaTimestampShift) options.window_ns = 20'000'000;
-    const SelftestReport report = run_selftest(options);
+    // noa-slow-settle's garbage lasts 25 ms of real time after the mux write: a machine that
+    // stalls the selftest longer than that before its first window hides it. Such a run is
+    // repeated (a stall five times in a row is not seen); no other fault depends on timing.
+    const int attempts = fault.fault == SimFault::kNoaSlowSettle ? 5 : 1;
+    SelftestReport report;
+    for (int i = 0; i < attempts; ++i) {
+      report = run_selftest(options);
+      if (failed(report) == std::vector<std::string>{std::string(fault.check)}) break;
+    }
     EXPECT_EQ(failed(report), std::vector<std::string>{std::string(fault.check)})
         << report_table(report);
   }
