@@ -140,12 +140,22 @@ void SimGpu::set_kernel_running(bool running, const oa::KernelWork* work) {
     known_work_.reset();
     if (work != nullptr && sim_models_known_work(config_.platform.gen)) {
       known_work_ = sim_kernel_events(*work, config_.platform.gen, eus_, config_.freq_mhz);
+      apply_known_work_faults(known_work_->counts);
     }
     known_progress_ = 0;
     const double noise = energy_model_ ? energy_model_->noise : 0;
     launch_noise_ = std::max(0.0, 1 + noise * std::normal_distribution<double>()(noise_rng_));
   }
   kernel_running_ = running;
+}
+
+void SimGpu::apply_known_work_faults(SimCounts& counts) const {
+  if (config_.faults.fpu_count_halved && config_.platform.gen == oa::Generation::kGen9) {
+    for (const std::size_t fpu : {9, 10, 11}) counts.a[fpu] /= 2;
+  }
+  if (config_.faults.gti_bytes_lost) {
+    for (double& c : counts.c) c /= 2;
+  }
 }
 
 // A kernel ends with all of its work counted, however long it ran (PoCL runs it on the CPU at
@@ -245,6 +255,10 @@ void SimGpu::count_locked(double dt_ns) {
 
 void SimGpu::kernel_events_locked(double dt_ns, double clocks, SimCounts& out) {
   out.a[0] = clocks;  // A0: GPU busy
+  if (config_.faults.render_counter_leak) {
+    out.a[6] += clocks * kRenderLeakPerClock;   // PsThreads
+    out.a[21] += clocks * kRenderLeakPerClock;  // RasterizedPixels
+  }
   if (!known_work_) {
     count_eu_events_locked(clocks * eus_, out);
     return;

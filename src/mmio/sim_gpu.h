@@ -136,7 +136,20 @@ struct SimFaults {
   // Periodic (timer) reports carry every A counter but A0 at twice its count: the unit's own
   // reports disagree with MI_REPORT_PERF_COUNT's and the registers'.
   bool periodic_counts_doubled = false;
+  // A known kernel's FPU events (Gen9's EuFpuBothActive A9, Fpu0Active A10, Fpu1Active A11: the
+  // only FPU counters mmio/sim_work.h models) count half: the FPU counters miss every other
+  // active cycle, so FLOPs derived from them are half the kernel's.
+  bool fpu_count_halved = false;
+  // A known kernel's C-counter events (where ComputeBasic's GtiRead/WriteThroughput read, Gen9
+  // and Gen12) count half: GTI loses half the bytes the kernel moved.
+  bool gti_bytes_lost = false;
+  // While a kernel runs, PsThreads (A6) and RasterizedPixels (A21), render-pipeline counters at
+  // the same place in every generation's ComputeBasic, count kRenderLeakPerClock a GPU clock.
+  bool render_counter_leak = false;
 };
+
+// What render_counter_leak makes each leaking counter count per busy GPU clock.
+inline constexpr double kRenderLeakPerClock = 0.01;
 
 // The garbage rate of an unsettled NOA mux (SimFaults::noa_settle_ns), per B or C counter: small
 // beside the busy GPU's clock (1e-4 of it at 500 MHz), so per-busy-clock ratios barely move, but
@@ -284,6 +297,8 @@ class SimGpu final : public Mmio {
   // Adds the events to the counters (where the OA unit counts them) and their energy.
   void record_events_locked(const SimCounts& events, double dt_ns);
   void finish_known_work_locked();
+  // SimFaults that change what a known kernel's work counts (fpu_count_halved, gti_bytes_lost).
+  void apply_known_work_faults(SimCounts& counts) const;
   // SimFaults::noa_settle_ns: garbage in B and C over the part of [last_ns_, last_ns_ + dt_ns]
   // before the mux settles.
   void count_unsettled_noa_locked(double dt_ns);

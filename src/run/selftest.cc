@@ -18,6 +18,7 @@
 #include "run/selftest_checks.h"
 #include "run/selftest_driver.h"
 #include "run/selftest_result.h"
+#include "run/selftest_work.h"
 #include "session/metric_source.h"
 #include "session/privilege_drop.h"
 #include "session/trusted_metrics.h"
@@ -55,6 +56,13 @@ constexpr SimFaultInfo kSimFaults[] = {
      "the driver's sysfs act_freq says half the frequency the GPU runs at"},
     {SimFault::kHwmonStuck, "hwmon-stuck", "energy",
      "a discrete card's GPU package energy (hwmon) never moves"},
+    {SimFault::kFpuCountHalved, "fpu-count-halved", "known-work-flops",
+     "the FPU counters (Gen9's A9-A11) count half of a known kernel's FPU cycles"},
+    {SimFault::kGtiBytesLost, "gti-bytes-lost", "known-work-bytes",
+     "the GTI counters (the C counters ComputeBasic's GtiRead/WriteThroughput read) count half "
+     "of a known kernel's bytes"},
+    {SimFault::kRenderCounterLeak, "render-counter-leak", "idle-and-render-quiet",
+     "PsThreads (A6) and RasterizedPixels (A21) count 1% of the busy clock during compute"},
 };
 
 // One check of the fixed list: what it assumes and how far off it may be, and its measurement.
@@ -86,6 +94,18 @@ constexpr CheckSpec kChecks[] = {
      "The reports the OA unit writes on its own (periodic) and the snapshots a window is "
      "bracketed by (MI_REPORT_PERF_COUNT; the registers on Gen12+) count the same work alike.",
      "2% per counter per GPU-busy clock", check_rpc_vs_periodic},
+    {"known-work-flops", "counters",
+     "FLOPs derived from the FPU counters as the metric set's equations read them (Fpu0Active, "
+     "Fpu1Active) are the FLOPs kernel_runner's mad_vect4 and mad_vect8 do.",
+     "10% per kernel and size", check_known_work_flops},
+    {"known-work-bytes", "counters",
+     "GTI bytes from the metric set's GtiReadThroughput and GtiWriteThroughput are the bytes "
+     "kernel_runner's load_store moves at sizes beyond the last-level cache.",
+     "10% per size", check_known_work_bytes},
+    {"idle-and-render-quiet", "counters",
+     "An idle window keeps the busy and EU counters still, and render-pipeline counters stay at "
+     "0 during compute.",
+     "idle shares below 0.1%; render counters exactly 0", check_idle_and_render_quiet},
     {"noa-counting", "programming",
      "Once oaprof programmed the OA unit (SQCNT1 on Gen12+), the EU counters count work and stay "
      "still without it.",
@@ -151,6 +171,15 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
       return;  // the fake sysfs tree's (sim_card_tree), not the registers'
     case SimFault::kHwmonStuck:
       return;  // the simulated card's hwmon (open_energy)
+    case SimFault::kFpuCountHalved:
+      sim.faults.fpu_count_halved = true;
+      return;
+    case SimFault::kGtiBytesLost:
+      sim.faults.gti_bytes_lost = true;
+      return;
+    case SimFault::kRenderCounterLeak:
+      sim.faults.render_counter_leak = true;
+      return;
   }
 }
 

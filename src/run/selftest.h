@@ -64,6 +64,9 @@ enum class SimFault {
   kPeriodicCountsDoubled,
   kActFreqMismatch,
   kHwmonStuck,
+  kFpuCountHalved,
+  kGtiBytesLost,
+  kRenderCounterLeak,
 };
 
 struct SimFaultInfo {

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,23 @@ inline SelftestOptions sim_options(std::string_view platform, std::vector<SimFau
   o.windows = 3;
   o.window_ns = 5'000'000;
   return o;
+}
+
+// The check of that name in a report.
+inline const CheckResult& check(const SelftestReport& report, std::string_view name) {
+  for (const CheckResult& r : report.checks) {
+    if (r.name == name) return r;
+  }
+  throw std::logic_error("no check " + std::string(name));
+}
+
+// The names of the checks that failed, in the report's order.
+inline std::vector<std::string> failed(const SelftestReport& report) {
+  std::vector<std::string> names;
+  for (const CheckResult& r : report.checks) {
+    if (r.verdict == Verdict::kFail) names.push_back(r.name);
+  }
+  return names;
 }
 
 }  // namespace oaprof::run::selftest
