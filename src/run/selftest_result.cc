@@ -47,6 +47,9 @@ constexpr CheckCover kCovers[] = {
     {"readouts-agree", report::SelftestCovers::kEveryRow},
     {"noa-counting", report::SelftestCovers::kEveryRow},
     {"flex-routing", report::SelftestCovers::kEveryRow},
+    {"known-work-flops", report::SelftestCovers::kEveryRow},
+    {"known-work-bytes", report::SelftestCovers::kEveryRow},
+    {"idle-and-render-quiet", report::SelftestCovers::kEveryRow},
     // What is left behind after a run, not what a row measured.
     {"restore", report::SelftestCovers::kNoRow},
     // Register reads of a GT that may be asleep.
