@@ -2,7 +2,8 @@
 // programmed with is evaluated by its own equations over windows whose work is known beforehand
 // (bench::known_work), as a profile's rows evaluate it. The counter names are those of IGT's
 // ComputeBasic sets (lib/i915/perf-configs/oa-kblgt2.xml, oa-tglgt2.xml, oa-mtlgt2.xml at IGT
-// commit ecb9eb7f6a22, 2025-10-24; metrics/igt*/NOTICE); a set without them is skipped, named.
+// commit ecb9eb7f6a22, 2025-10-24; metrics/igt*/NOTICE; KBL's render, GTI and busy equations also
+// read in intel-gpu-tools 5b3d63df223a's oa-kblgt2.xml); a set without them is skipped, named.
 #include "run/selftest_work.h"
 
 #include <fmt/format.h>
