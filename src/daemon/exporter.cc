@@ -214,6 +214,7 @@ Exporter::Exporter(DaemonService& service, ExporterOptions options)
         fmt::format("cannot serve metrics on {}: {}", options_.listen.civetweb(), e.what()));
   }
   exposer_->RegisterCollectable(registry_);
+  if (options_.kubelet_pods) pods_ = std::make_unique<KubeletPods>(*options_.kubelet_pods);
 }
 
 Exporter::~Exporter() {
@@ -418,20 +419,47 @@ PodIdentity Exporter::pod_labels(const PodIdentity& pod) {
 }
 
 void Exporter::publish_summaries() {
-  for (const ClientSummary& s : service_.take_summaries()) {
-    const bool named = s.summary.share_names && options_.kernel_names;
-    // Validated ids only (pod_identity.h): no client's text reaches these labels.
-    const PodIdentity pod = pod_labels(s.pod);
-    for (const ipc::wire::KernelSummary& k : s.summary.kernels) {
-      const prometheus::Labels labels{
-          {"kernel",
-           named ? kernel_label(s.uid, s.pod.pod_uid, k.kernel) : std::string(kPrivateKernels)},
-          {"pod_uid", pod.pod_uid},
-          {"container_id", pod.container_id}};
-      metrics_->kernel_launches.Add(labels).Increment(static_cast<double>(k.launches));
-      metrics_->kernel_gpu.Add(labels).Increment(static_cast<double>(k.gpu_ns) / 1e9);
-      metrics_->kernel_energy.Add(labels).Increment(static_cast<double>(k.energy_uj) / 1e6);
+  for (ClientSummary& s : service_.take_summaries()) {
+    const std::uint64_t list = pods_ && !s.pod.pod_uid.empty() ? pods_->next_list() : 0;
+    waiting_.push_back({std::move(s), list});
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    PodName name;
+    if (!ready(*it, name)) {
+      ++it;
+      continue;
     }
+    publish(it->summary, name);
+    it = waiting_.erase(it);
+  }
+}
+
+bool Exporter::ready(const WaitingSummary& w, PodName& name) {
+  if (!pods_ || w.summary.pod.pod_uid.empty()) return true;
+  KubeletPods::Lookup found = pods_->find(w.summary.pod.pod_uid);
+  if (found.name) {
+    name = std::move(*found.name);
+    return true;
+  }
+  return found.lists_done >= w.list || waiting_.size() > kMaxWaitingSummaries;
+}
+
+void Exporter::publish(const ClientSummary& s, const PodName& name) {
+  const bool named = s.summary.share_names && options_.kernel_names;
+  // Validated ids and names only (pod_identity.h, kubelet_pods.h): no client's text, and no
+  // text of the pod list but a pod's namespace and name, reaches these labels.
+  const PodIdentity pod = pod_labels(s.pod);
+  const bool other = pod.pod_uid == kOtherPod;
+  for (const ipc::wire::KernelSummary& k : s.summary.kernels) {
+    const prometheus::Labels labels{{"kernel", named ? kernel_label(s.uid, s.pod.pod_uid, k.kernel)
+                                                     : std::string(kPrivateKernels)},
+                                    {"pod_uid", pod.pod_uid},
+                                    {"container_id", pod.container_id},
+                                    {"namespace", other ? std::string() : name.pod_namespace},
+                                    {"pod", other ? std::string() : name.name}};
+    metrics_->kernel_launches.Add(labels).Increment(static_cast<double>(k.launches));
+    metrics_->kernel_gpu.Add(labels).Increment(static_cast<double>(k.gpu_ns) / 1e9);
+    metrics_->kernel_energy.Add(labels).Increment(static_cast<double>(k.energy_uj) / 1e6);
   }
 }
 

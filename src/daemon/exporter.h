@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "daemon/daemon_service.h"
+#include "daemon/kubelet_pods.h"
 #include "daemon/listen_address.h"
 #include "oa/delta.h"
 #include "oa/metric_set.h"
@@ -54,6 +55,9 @@ struct ExporterOptions {
   // --share-kernel-names) get series of their own (opt-in, the default); false counts every
   // client's figures under Exporter::kPrivateKernels alone (off).
   bool kernel_names = true;
+  // oaprofd --kubelet-pods: where the node's pod list is, for the per-kernel series' namespace
+  // and pod labels (kubelet_pods.h); without it both labels are empty.
+  std::optional<KubeletPodsOptions> kubelet_pods;
 };
 
 class Exporter {
@@ -72,7 +76,14 @@ class Exporter {
   // outside a pod or container, pod_identity.h): the first kMaxPodLabels distinct pairs for the
   // daemon's life get theirs, later ones count under kOtherPod in both labels. So the per-kernel
   // families hold at most (kMaxKernelSeries + 2) x (kMaxPodLabels + 2) series each.
+  // With a pod list, they also get the pod's namespace and pod (its name), empty for a pod the
+  // list does not name and under kOtherPod: each pod_uid has one of each, so the bound holds
+  // (twice over at most, for a pod first published before the list named it).
+  // A summary of a pod the list does not name waits, for at most kMaxWaitingSummaries, until a
+  // list fetched after it arrived has come (or failed to), so that a new pod's first series
+  // already carry its name.
   static constexpr std::size_t kMaxPodLabels = 64;
+  static constexpr std::size_t kMaxWaitingSummaries = 64;
   static constexpr std::string_view kOtherPod = "other";
   static constexpr std::string_view kPrivateKernels = "(private)";
   static constexpr std::string_view kOtherKernels = "other";
@@ -108,7 +119,15 @@ class Exporter {
   void read_unit();
   void publish_counters(const oa::CounterDeltas& d);
   void publish_energy(const power::EnergyReading& now);
+  // A client's summary waiting for a pod list fetched after `list` (KubeletPods::next_list).
+  struct WaitingSummary {
+    ClientSummary summary;
+    std::uint64_t list = 0;
+  };
   void publish_summaries();
+  // Whether `w` may be published now, with its pod's name (when the list names it) in `name`.
+  bool ready(const WaitingSummary& w, PodName& name);
+  void publish(const ClientSummary& s, const PodName& name);
   // The kernel label a name `uid` in pod `pod_uid` shared gets: printable ASCII, and
   // kOtherKernels once kMaxKernelSeries names, or kMaxKernelSeriesPerUid of this uid's, or
   // kMaxKernelSeriesPerPod of this pod's, have their own series.
@@ -133,7 +152,9 @@ class Exporter {
   std::map<uid_t, std::size_t> kernel_labels_by_uid_;         // how many of them each uid added
   std::map<std::string, std::size_t> kernel_labels_by_pod_;   // and each pod (by its uid)
   std::set<std::pair<std::string, std::string>> pod_labels_;  // (pod_uid, container_id) shown
-  std::string last_error_;  // the last error logged; cleared once a period is sampled
+  std::string last_error_;               // the last error logged; cleared once a period is sampled
+  std::unique_ptr<KubeletPods> pods_;    // with options_.kubelet_pods
+  std::vector<WaitingSummary> waiting_;  // in the order they came
 };
 
 }  // namespace oaprof::daemon

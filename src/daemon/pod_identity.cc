@@ -12,6 +12,7 @@ namespace oaprof::daemon {
 namespace {
 
 constexpr std::size_t kContainerIdDigits = 64;
+constexpr std::size_t kStaticPodUidDigits = 32;
 constexpr std::array<std::size_t, 5> kUuidGroups{8, 4, 4, 4, 12};
 constexpr std::array<std::string_view, 2> kQosClasses{"burstable", "besteffort"};
 
@@ -176,6 +177,10 @@ std::optional<std::string_view> line_path(std::string_view line) {
 }
 
 }  // namespace
+
+bool is_pod_uid(std::string_view s) {
+  return pod_uid(s, '-').has_value() || (s.size() == kStaticPodUidDigits && is_lower_hex(s));
+}
 
 PodIdentity parse_pod_identity(std::string_view cgroup_text) {
   std::optional<PodIdentity> found;

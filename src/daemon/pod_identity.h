@@ -36,6 +36,11 @@ struct PodIdentity {
   bool operator==(const PodIdentity&) const = default;
 };
 
+// Whether `s` is a pod UID as this file writes them: 8-4-4-4-12 lowercase hex digits (the API
+// server's UUIDs), or 32 lowercase hex digits (a static pod's, which the kubelet names by its
+// manifest's hash).
+bool is_pod_uid(std::string_view s);
+
 // The identity /proc/PID/cgroup's text names. Every line that names one must name the same one
 // (they do: a process is in one container); lines that disagree give none. No I/O.
 PodIdentity parse_pod_identity(std::string_view cgroup_text);

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -335,7 +336,45 @@ TEST(ExporterPodLabelsTest, ASessionFromAPodIsLabelledWithItsPodAndContainer) {
             28);
   EXPECT_EQ(m.at("oaprof_kernel_launches_total{kernel=\"(private)\"}"), 5);
   EXPECT_THAT(page, HasSubstr("oaprof_kernel_gpu_seconds_total{container_id=\"\",kernel=\"("
-                              "private)\",pod_uid=\"\"}"));
+                              "private)\",namespace=\"\",pod=\"\",pod_uid=\"\"}"));
+}
+
+// With the kubelet's pod list, a pod's series also carry its namespace and name, from their very
+// first sample (the summary waits for a list fetched after it came); a pod the list does not name
+// gets neither, once that list has come.
+TEST(ExporterPodLabelsTest, WithAPodListSeriesCarryThePodsNamespaceAndName) {
+  test_support::ScratchDir dir;
+  const std::filesystem::path list = dir.path() / "pods.json";
+  std::ofstream(list) << R"({"kind":"PodList","items":[{"metadata":{"uid":")" << kPodUid
+                      << R"(","namespace":"team-a","name":"trainer-0"}}]})";
+  ExporterOptions eo;
+  eo.kubelet_pods =
+      KubeletPodsOptions{list.string(), std::chrono::milliseconds(0), std::chrono::seconds(2), {}};
+  test_support::SimulatedExporter exporter(eo);
+  exporter.put_in_cgroup(777, pod_cgroup(0x0a1b2c3d));
+  exporter.put_in_cgroup(778, pod_cgroup(0x1a1b2c3d));  // a pod the list does not name
+  ASSERT_TRUE(exporter.run_session(1, 1000, {{{"mad_vect4", 28, 1'000'000, 0}}, true}, 777));
+  ASSERT_TRUE(exporter.run_session(2, 1000, {{{"mad_vect4", 3, 1'000'000, 0}}, true}, 778));
+  const std::string named = fmt::format(
+      "oaprof_kernel_launches_total{{container_id=\"{}\",kernel=\"mad_vect4\",namespace=\"team-"
+      "a\",pod=\"trainer-0\",pod_uid=\"{}\"}}",
+      kContainerId, kPodUid);
+  const std::string unnamed = fmt::format(
+      "oaprof_kernel_launches_total{{container_id=\"{}\",kernel=\"mad_vect4\",pod_uid=\"1a1b2c3d-"
+      "4e5f-4a6b-8c7d-9e0f1a2b3c4d\"}}",
+      kContainerId);
+  std::map<std::string, double> m;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(m.contains(named) && m.contains(unnamed)) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    m = parse_metrics(exporter.page());
+  }
+  EXPECT_EQ(m[named], 28);
+  EXPECT_EQ(m[unnamed], 3);
+  std::size_t series = 0;
+  for (const auto& [name, value] : m) series += name.starts_with("oaprof_kernel_launches_total{");
+  EXPECT_EQ(series, 2u);  // no series of either pod without what the list says of it
 }
 
 // Pods come and go for the daemon's life: past kMaxPodLabels distinct ones, they share "other";

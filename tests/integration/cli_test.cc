@@ -114,6 +114,20 @@ TEST(CliTest, DurationsTakeOneSyntaxAndBareMilliseconds) {
   EXPECT_THAT(short_period.output, HasSubstr("--metrics-period"));
 }
 
+// --kubelet-pods is checked before anything starts: it needs the exporter, and a name to look
+// up (as root) or an https URL is refused with what it takes.
+TEST(CliTest, OaprofdRefusesAKubeletPodListItCannotUse) {
+  const auto alone = run(fmt::format("{} --kubelet-pods /tmp/pods.json", OAPROFD_BIN));
+  EXPECT_EQ(alone.status, 2) << alone.output;
+  EXPECT_THAT(alone.output, HasSubstr("--kubelet-pods goes with --metrics-listen"));
+  for (const char* bad : {"http://kubelet:10255/pods", "https://10.0.0.1:10250/pods"}) {
+    const auto r =
+        run(fmt::format("{} --metrics-listen 127.0.0.1:0 --kubelet-pods {}", OAPROFD_BIN, bad));
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("neither http://IP:PORT/PATH")) << bad;
+  }
+}
+
 // --json takes a FILE: an optional value once swallowed the `--`, so the program's own options
 // were parsed as oaprof's and the program never ran.
 TEST(CliTest, ProfileJsonFileLeavesTheProgramsCommandLineAlone) {

@@ -79,6 +79,8 @@ struct CommandLine {
   bool exporting = false;  // --metrics-listen given, with or without a value
   int metrics_period_ms = 1000;
   std::string kernel_names = "opt-in";
+  std::string kubelet_pods;
+  int kubelet_pods_interval_ms = 10'000;
   bool sim_busy = false;
   std::string sim_platform = "kblgt2";
 };
@@ -129,6 +131,13 @@ void add_exporter_and_testing_options(CLI::App& app, CommandLine& cl) {
                  "exporter's kernel names: opt-in (oaprof --share-kernel-names) or off")
       ->check(CLI::IsMember({"opt-in", "off"}))
       ->capture_default_str();
+  app.add_option("--kubelet-pods", cl.kubelet_pods,
+                 "namespace/pod labels from http://IP:10255/pods or a file (exporter.md)");
+  app.add_option("--kubelet-pods-interval", cl.kubelet_pods_interval_ms,
+                 "least time between two fetches of that list (DURATION, 0-1h)")
+      ->transform(base::cli::as_milliseconds())
+      ->check(CLI::Range(0, 3'600'000))
+      ->capture_default_str();
   testing(app.add_option("--sysfs-root", cl.sysfs_root, "where sysfs is, for the energy backends"))
       ->capture_default_str();
   testing(app.add_option("--proc-root", cl.proc_root,
@@ -146,8 +155,20 @@ std::optional<daemon::ExporterOptions> exporter_options(const CommandLine& cl) {
   if (cl.sim_busy && (!cl.exporting || !cl.device.starts_with("sim"))) {
     throw base::UsageError("--sim-busy goes with --device sim and --metrics-listen");
   }
+  if (!cl.kubelet_pods.empty() && !cl.exporting) {
+    throw base::UsageError("--kubelet-pods goes with --metrics-listen");
+  }
   if (!cl.exporting) return std::nullopt;
   daemon::ExporterOptions eo;
+  if (!cl.kubelet_pods.empty()) {
+    if (auto error = daemon::kubelet_pods_source_error(cl.kubelet_pods)) {
+      throw base::UsageError("--kubelet-pods: " + *error);
+    }
+    eo.kubelet_pods = daemon::KubeletPodsOptions{
+        cl.kubelet_pods, std::chrono::milliseconds(cl.kubelet_pods_interval_ms),
+        std::chrono::milliseconds(2'000),
+        [](int level, const std::string& line) { log_line(level, line); }};
+  }
   eo.listen = daemon::parse_listen_address(
       cl.metrics_listen.empty() ? std::string(daemon::kDefaultMetricsListen) : cl.metrics_listen);
   eo.period = std::chrono::milliseconds(cl.metrics_period_ms);
