@@ -4,8 +4,8 @@
   check_manifests.py [--dir DIR] [--oaprofd-help FILE]
 
 Checked: each manifest has apiVersion, kind, metadata.name and the namespace of namespace.yaml;
-the DaemonSet's selector matches its pods; the Service, the monitors, the NetworkPolicy and the
-plain-Prometheus job select those pods and name a port the container declares; the exporter
+the DaemonSet's selector matches its pods; the monitors and the job honour the exporter's labels;
+the Service, the monitors, the NetworkPolicy and the plain-Prometheus job select those pods and name a port the container declares; the exporter
 listens on that port; oaprofd's flags (in the DaemonSet and the Dockerfile) are options
 `oaprofd --help-all` lists (given as FILE); the socket and the state directory lie on the host's
 /run/oaprof; the example workload mounts that directory where oaprof looks for the socket and
@@ -22,6 +22,9 @@ import yaml
 
 DEFAULT_SOCKET = "/run/oaprof/oaprofd.sock"  # session/daemon_paths.h, where clients look
 HOST_STATE_DIR = "/run/oaprof"  # the host's state directory (udev/tmpfiles.d/oaprof.conf)
+# The per-kernel series' namespace and pod are the client's pod (docs/exporter.md); without
+# honouring them the target's (oaprofd's own pod) would be written over them.
+HONOR_LABELS = "does not honour the exporter's labels (per-kernel namespace and pod)"
 
 
 class Problems:
@@ -174,6 +177,8 @@ def check_monitor(name, mon, labels, port_set, namespace, problems):
             problems.add(name, f"port {endpoint.get('port')!r} is not one of {sorted(port_set)}")
         if endpoint.get("path", "/metrics") != "/metrics":
             problems.add(name, "oaprofd serves /metrics only")
+        if endpoint.get("honorLabels") is not True:
+            problems.add(name, HONOR_LABELS)
 
 
 def check_network_policy(name, policy, pod_labels, ports, problems):
@@ -205,6 +210,8 @@ def check_scrape_config(name, doc, pod_labels, namespace, problems):
         problems.add(name, f"no keep rule that keeps pods labelled app.kubernetes.io/name={app}")
     if not relabel_keeps(job, "__meta_kubernetes_pod_container_port_name", "metrics"):
         problems.add(name, "no keep rule that keeps the container port named metrics")
+    if job.get("honor_labels") is not True:
+        problems.add(name, HONOR_LABELS)
     sd = (job.get("kubernetes_sd_configs") or [{}])[0]
     if namespace not in sd.get("namespaces", {}).get("names", []):
         problems.add(name, f"kubernetes_sd_configs does not look in namespace {namespace}")

@@ -118,6 +118,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "oaprof looks for /run/oaprof/oaprofd.sock, which is not"},
         Mistake{"PrivilegedDaemonSet", "daemonset.yaml", "privileged: false", "privileged: true",
                 "oaprofd must run unprivileged"},
+        Mistake{"MonitorThatOverwritesPodLabels", "servicemonitor.yaml", "honorLabels: true",
+                "honorLabels: false", "servicemonitor.yaml: does not honour the exporter's labels"},
+        Mistake{"ScrapeJobThatOverwritesPodLabels", "prometheus-scrape.yaml", "honor_labels: true",
+                "honor_labels: false",
+                "prometheus-scrape.yaml: does not honour the exporter's labels"},
         Mistake{"ScrapeJobThatDropsThePods", "prometheus-scrape.yaml", "regex: oaprofd",
                 "regex: oaprof-exporter", "no keep rule that keeps pods labelled"}),
     [](const ::testing::TestParamInfo<Mistake>& param) { return std::string(param.param.what); });

@@ -106,6 +106,32 @@ std::optional<double> query(int port, const std::string& promql) {
   return std::stod(result[0]["value"][1].get<std::string>());
 }
 
+const std::string kPodUid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+const std::string kContainerId(64, 'c');
+
+// Runs `command` (through sh) as oaprofd's client at dir/d.sock, and returns its exit status. In
+// a pod: the fake /proc under `dir` says first that this pid is in the pod's container (as the
+// containerd runtime with the systemd driver names it), and exec keeps the pid.
+int run_as_client(const std::string& command, const fs::path& dir, bool in_pod) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (in_pod) {
+      std::string uid = kPodUid;
+      std::replace(uid.begin(), uid.end(), '-', '_');
+      const fs::path proc = dir / "proc" / std::to_string(::getpid());
+      fs::create_directories(proc);
+      std::ofstream(proc / "cgroup") << fmt::format(
+          "0::/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{}.scope\n", uid, kContainerId);
+    }
+    ::setenv("OAPROF_DAEMON_SOCKET", (dir / "d.sock").c_str(), 1);
+    ::execl("/bin/sh", "sh", "-c", ("exec " + command).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 class PrometheusTest : public ::testing::Test {
  protected:
   PrometheusTest() {
@@ -126,9 +152,31 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
     GTEST_SKIP() << kPrometheus << " is missing (apt-get install prometheus)";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   const fs::path oaprofd_log = dir_ / "oaprofd.log";
-  oaprofd_ = spawn({OAPROFD_BIN, "--device", "sim", "--socket", (dir_ / "d.sock").string(),
-                    "--state-dir", (dir_ / "state").string(), "--group", std::to_string(::getgid()),
-                    "--metrics-listen", "127.0.0.1:0", "--metrics-period", "250", "--sim-busy"},
+  // The pod a run below is in: the cgroup its pid names under the fake /proc, and the pod list.
+  std::ofstream(dir_ / "pods.json") << fmt::format(
+      R"({{"kind":"PodList","items":[{{"metadata":{{"uid":"{}","namespace":"team-a",)"
+      R"("name":"trainer-0"}}}}]}})",
+      kPodUid);
+  oaprofd_ = spawn({OAPROFD_BIN,
+                    "--device",
+                    "sim",
+                    "--socket",
+                    (dir_ / "d.sock").string(),
+                    "--state-dir",
+                    (dir_ / "state").string(),
+                    "--group",
+                    std::to_string(::getgid()),
+                    "--metrics-listen",
+                    "127.0.0.1:0",
+                    "--metrics-period",
+                    "250",
+                    "--sim-busy",
+                    "--proc-root",
+                    (dir_ / "proc").string(),
+                    "--kubelet-pods",
+                    (dir_ / "pods.json").string(),
+                    "--kubelet-pods-interval",
+                    "0s"},
                    oaprofd_log);
   int exporter_port = -1;
   const std::regex serving(R"(metrics on http://127\.0\.0\.1:(\d+)/metrics)");
@@ -143,8 +191,10 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
   const int prom_port = free_port();
   std::ofstream(dir_ / "prometheus.yml") << fmt::format(
       "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-      "scrape_configs:\n  - job_name: oaprof\n    static_configs:\n"
-      "      - targets: ['127.0.0.1:{}']\n",
+      "scrape_configs:\n  - job_name: oaprof\n    honor_labels: true\n    static_configs:\n"
+      "      - targets: ['127.0.0.1:{}']\n"
+      // What the Prometheus Operator puts on a target: oaprofd's own namespace and pod.
+      "        labels: {{namespace: oaprof, pod: oaprofd-x}}\n",
       exporter_port);
   const fs::path prom_log = dir_ / "prometheus.log";
   prometheus_ = spawn({kPrometheus, "--config.file=" + (dir_ / "prometheus.yml").string(),
@@ -184,13 +234,14 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
   // A profile through oaprofd takes the unit from the exporter, and its per-kernel summary
   // reaches Prometheus: as many launches as the run wrote rows, under its kernel's name only
   // with --share-kernel-names, under kernel="(private)" without.
-  const auto rows_of_run = [&](const std::string& option, const std::string& name) {
+  const auto rows_of_run = [&](const std::string& option, const std::string& name,
+                               bool in_pod = false) {
     const fs::path csv = dir_ / (name + ".csv");
     const std::string command = fmt::format(
-        "OAPROF_DAEMON_SOCKET={} {} --daemon always --device sim --energy none --idle-baseline "
-        "off {} -q -o {} -- {} mad_vect4 --min-time 1",
-        (dir_ / "d.sock").string(), OAPROF_BIN, option, csv.string(), KERNEL_RUNNER_BIN);
-    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+        "{} --daemon always --device sim --energy none --idle-baseline off {} -q -o {} -- {} "
+        "mad_vect4 --min-time 1",
+        OAPROF_BIN, option, csv.string(), KERNEL_RUNNER_BIN);
+    EXPECT_EQ(run_as_client(command, dir_, in_pod), 0) << command;
     std::ifstream rows(csv);
     return std::count(std::istreambuf_iterator<char>(rows), {}, '\n') - 1;  // less the header
   };
@@ -213,7 +264,18 @@ TEST_F(PrometheusTest, PromQlOverARealScrapeGivesWhatTheSimulatorWasDrivenTo) {
   const auto shared_launches = launches_of("mad_vect4");
   ASSERT_TRUE(shared_launches) << read_text(oaprofd_log);
   EXPECT_EQ(*shared_launches, static_cast<double>(shared_rows));
-  EXPECT_GE(query(prom_port, "oaprof_profiling_sessions_total").value_or(0), 2.0);
+  // The private runs came from no pod: no namespace, not oaprofd's from the target.
+  EXPECT_EQ(query(prom_port, "count(oaprof_kernel_launches_total{namespace!=\"\"})"), std::nullopt);
+
+  // A run from the pod: its series carry the pod's UID, container, namespace and name.
+  const auto pod_rows = rows_of_run("--share-kernel-names", "pod", true);
+  ASSERT_GT(pod_rows, 0);
+  const auto pod_launches = launches_of(fmt::format(
+      "mad_vect4\",namespace=\"team-a\",pod=\"trainer-0\",pod_uid=\"{}\",container_id=\"{}",
+      kPodUid, kContainerId));
+  ASSERT_TRUE(pod_launches) << read_text(oaprofd_log);
+  EXPECT_EQ(*pod_launches, static_cast<double>(pod_rows));
+  EXPECT_GE(query(prom_port, "oaprof_profiling_sessions_total").value_or(0), 3.0);
 }
 
 }  // namespace
