@@ -29,8 +29,9 @@ std::optional<std::string> container_id(std::string_view s) {
 }
 
 // A pod UID with `separator` between its groups ('-' on cgroupfs, '_' where systemd escaped it),
-// in the canonical dashed form.
+// in the canonical dashed form; or a static pod's, 32 hex digits without groups, as it is.
 std::optional<std::string> pod_uid(std::string_view s, char separator) {
+  if (s.size() == kStaticPodUidDigits && is_lower_hex(s)) return std::string(s);
   std::string uid;
   for (std::size_t g = 0; g < kUuidGroups.size(); ++g) {
     if (g > 0) {
@@ -178,9 +179,7 @@ std::optional<std::string_view> line_path(std::string_view line) {
 
 }  // namespace
 
-bool is_pod_uid(std::string_view s) {
-  return pod_uid(s, '-').has_value() || (s.size() == kStaticPodUidDigits && is_lower_hex(s));
-}
+bool is_pod_uid(std::string_view s) { return pod_uid(s, '-').has_value(); }
 
 PodIdentity parse_pod_identity(std::string_view cgroup_text) {
   std::optional<PodIdentity> found;

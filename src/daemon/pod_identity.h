@@ -2,7 +2,8 @@
 // in (/proc/PID/cgroup), for the exporter's per-pod labels. The cgroup path is named by the
 // kubelet and the container runtime, in directories only root may create, so a client cannot
 // choose it; the parser still accepts only the exact shapes below (a 64-digit hex container id,
-// a UUID pod uid) and returns nothing for anything else, so no other text becomes a label.
+// a UUID pod uid, or a static pod's 32 hex digits) and returns nothing for anything else, so no
+// other text becomes a label.
 //
 // Shapes, per line `hierarchy-ID:controllers:path` (cgroup v1; `0::path` on v2), after any
 // leading `/..` (oaprofd in a cgroup namespace of its own, as in a pod, sees other cgroups so):
@@ -16,6 +17,10 @@
 // step in the slice hierarchy (ConvertCgroupNameToSystemd, pkg/kubelet/cm/cgroup_manager_linux.go,
 // kubernetes 00ac878e); containerd's "cri-containerd" systemd prefix and CRI-O's "crio" scope
 // prefix; docker's "docker-<id>.scope" under system.slice (moby's systemd cgroup driver).
+// Static pods (from manifest files on the node) have no UID from the API server: the kubelet
+// gives each the MD5 of its object, node and file as 32 lowercase hex digits without dashes
+// (applyDefaults, pkg/kubelet/config/common.go), and names its cgroup "pod" + that UID like any
+// other's (GetPodCgroupNameSuffix, pkg/kubelet/cm/cgroup_manager_linux.go; podCgroupNamePrefix).
 // Levels below the container's own cgroup (a container that made cgroups of its own) are allowed:
 // they cannot move it out of the cgroups above, which decide the labels.
 #pragma once
@@ -31,7 +36,7 @@ namespace oaprof::daemon {
 // Both empty when the process is in no pod or container the parser knows; container_id alone
 // for a container outside Kubernetes.
 struct PodIdentity {
-  std::string pod_uid;       // canonical form: 8-4-4-4-12 lowercase hex digits
+  std::string pod_uid;       // 8-4-4-4-12 lowercase hex digits, or 32 for a static pod (is_pod_uid)
   std::string container_id;  // 64 lowercase hex digits
   bool operator==(const PodIdentity&) const = default;
 };

@@ -12,6 +12,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "tests/common/daemon_test_util.h"
 
@@ -99,6 +100,28 @@ TEST(PodIdentity, ACgroupAUserDelegatedNamesNoPod) {
   EXPECT_EQ(parse_pod_identity("0::/user.slice/user-1000.slice/user@1000.service/kubepods/pod" +
                                kUid + "/" + kId + "\n"),
             PodIdentity{});
+}
+
+// A static pod's UID is the kubelet's hash of its manifest, 32 hex digits without dashes
+// (applyDefaults, pkg/kubelet/config/common.go), in its cgroup name as any pod's UID is (and so
+// the same under systemd, having no '-' to escape).
+TEST(PodIdentity, StaticPodsUidsAreTheKubeletsHash) {
+  const std::string hash = "6f1b9c0e2d3a4b5c6d7e8f9012345678";
+  const PodIdentity static_pod{hash, kId};
+  EXPECT_EQ(
+      parse_pod_identity("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" +
+                         hash + ".slice/cri-containerd-" + kId + ".scope\n"),
+      static_pod);
+  EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + hash + "/" + kId + "\n"), static_pod);
+  EXPECT_EQ(parse_pod_identity("0::/kubepods/besteffort/pod" + hash + "/crio-" + kId + "\n"),
+            static_pod);
+  EXPECT_TRUE(is_pod_uid(hash));
+  for (const std::string& bad :
+       std::vector<std::string>{hash.substr(1), hash + "0", "6F1B9C0E2D3A4B5C6D7E8F9012345678",
+                                "6f1b9c0e2d3a4b5c6d7e8f901234567g"}) {
+    EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + bad + "/" + kId), PodIdentity{}) << bad;
+    EXPECT_FALSE(is_pod_uid(bad)) << bad;
+  }
 }
 
 TEST(PodIdentity, MalformedIdsAreRefused) {

@@ -1,6 +1,7 @@
 // Fuzzes the parsing of /proc/PID/cgroup into a pod and container (daemon/pod_identity.h), whose
 // results become Prometheus labels. Whatever the bytes, a result is either empty or exactly the
-// shapes a label may take: a UUID of lowercase hex digits, 64 lowercase hex digits; a pod never
+// shapes a label may take: a UUID of lowercase hex digits or a static pod's 32, 64 lowercase hex
+// digits; a pod never
 // comes without its container; and the bytes must have named it.
 #include <cstddef>
 #include <cstdint>
@@ -22,15 +23,6 @@ bool is_container_id(const std::string& s) {
   return true;
 }
 
-bool is_uuid(const std::string& s) {
-  if (s.size() != 36) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const bool dash_here = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash_here ? s[i] != '-' : !is_lower_hex(s[i])) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -41,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (text.find(id.container_id) == std::string_view::npos) std::abort();
   }
   if (!id.pod_uid.empty()) {
-    if (!is_uuid(id.pod_uid) || id.container_id.empty()) std::abort();
+    if (!oaprof::daemon::is_pod_uid(id.pod_uid) || id.container_id.empty()) std::abort();
     std::string escaped = id.pod_uid;
     for (char& c : escaped) c = c == '-' ? '_' : c;
     if (text.find(id.pod_uid) == std::string_view::npos &&
