@@ -184,8 +184,9 @@ DaemonService::Active& DaemonService::begin_session(std::uint64_t client, const 
   active->peer = peer;
   active->holder = session::holder_text(peer.uid, peer.pid);
   if (background_client_ != client) {
-    // Once a session, at its open: the pid is SO_PEERCRED's at connect, the file the kernel's.
-    active->pod = read_pod_identity(options_.proc_root, peer.pid);
+    // Once a session, at its open: the pid is SO_PEERCRED's at connect, the file the kernel's,
+    // and the process the one that connected (or none, if it has exited since).
+    active->pod = read_pod_identity(options_.proc_root, peer.pid, peer.process.get());
   } else {
     // What a local `sudo oaprof` is told when the lock is the exporter's: it cannot take the unit
     // from a lock, but a session through oaprofd can.

@@ -30,6 +30,9 @@ struct Peer {
   uid_t uid = 0;
   gid_t gid = 0;
   pid_t pid = 0;
+  // The process itself, held since the connection was accepted (pod_identity.h); null where it
+  // could not be held, and for the exporter's own session.
+  std::shared_ptr<const PeerProcess> process = nullptr;
 };
 
 // A per-kernel summary as a client sent it, with the uid of the connection that did (the
@@ -46,10 +49,9 @@ struct ServiceOptions {
   std::filesystem::path state_dir = "/run/oaprof";
   std::vector<std::filesystem::path> metrics_dirs;
   power::EnergyRoots energy_roots;
-  uid_t metrics_owner = 0;
+  uid_t metrics_owner = 0;  // who must own every metric file and directory above it (root)
   // Where /proc is: each client's cgroup, read once as its session opens, names its pod.
-  std::filesystem::path proc_root =
-      "/proc";  // who must own every metric file and directory above it (root)
+  std::filesystem::path proc_root = "/proc";
   // Energy for sessions (energy_gate.h): false refuses it to every client (oaprofd --energy off);
   // otherwise no two distinct readings of a session are closer than this.
   bool lend_energy = true;

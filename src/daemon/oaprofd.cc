@@ -310,7 +310,7 @@ void Oaprofd::accept_client() {
     ::close(fd);
     return;
   }
-  const Peer peer{cred->uid, cred->gid, cred->pid};
+  const Peer peer{cred->uid, cred->gid, cred->pid, PeerProcess::of_socket(fd, cred->pid)};
   const std::vector<gid_t> groups = peer_groups(fd);
   if (const auto refused = admission(peer, groups)) {
     ++refused_;

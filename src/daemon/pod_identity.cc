@@ -1,12 +1,22 @@
 #include "daemon/pod_identity.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
 #include <optional>
 #include <utility>
 #include <vector>
+
+// The socket option that gives a connected peer's pidfd: include/uapi/asm-generic/socket.h
+// (added in Linux 6.5), for the architectures that take asm-generic's numbers
+// (x86, arm64); absent from older libc headers.
+#if !defined(SO_PEERPIDFD) && (defined(__x86_64__) || defined(__aarch64__) || defined(__i386__))
+#define SO_PEERPIDFD 77
+#endif
 
 namespace oaprof::daemon {
 namespace {
@@ -196,7 +206,36 @@ PodIdentity parse_pod_identity(std::string_view cgroup_text) {
   return found.value_or(PodIdentity{});
 }
 
-PodIdentity read_pod_identity(const std::filesystem::path& proc_root, pid_t pid) {
+std::shared_ptr<const PeerProcess> PeerProcess::of_socket(int fd, pid_t pid) {
+#ifdef SO_PEERPIDFD
+  int pidfd = -1;
+  socklen_t len = sizeof pidfd;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+    return std::make_shared<const PeerProcess>(pidfd);
+  }
+#else
+  (void)fd;
+#endif
+  return of_pid(pid);
+}
+
+std::shared_ptr<const PeerProcess> PeerProcess::of_pid(pid_t pid) {
+  if (pid <= 0) return nullptr;
+  const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd < 0) return nullptr;
+  ::fcntl(static_cast<int>(pidfd), F_SETFD, FD_CLOEXEC);  // pidfd_open sets it; say so anyway
+  return std::make_shared<const PeerProcess>(static_cast<int>(pidfd));
+}
+
+PeerProcess::~PeerProcess() { ::close(pidfd_); }
+
+bool PeerProcess::running() const {
+  pollfd p{pidfd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;
+}
+
+PodIdentity read_pod_identity(const std::filesystem::path& proc_root, pid_t pid,
+                              const PeerProcess* process) {
   if (pid <= 0) return {};
   const int root = ::open(proc_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root < 0) return {};
@@ -216,6 +255,7 @@ PodIdentity read_pod_identity(const std::filesystem::path& proc_root, pid_t pid)
   }
   ::close(fd);
   text.resize(have);
+  if (process != nullptr && !process->running()) return {};  // the pid may be another's now
   return parse_pod_identity(text);
 }
 

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -50,10 +51,37 @@ bool is_pod_uid(std::string_view s);
 // (they do: a process is in one container); lines that disagree give none. No I/O.
 PodIdentity parse_pod_identity(std::string_view cgroup_text);
 
+// A client's process, held by a pidfd from the moment oaprofd accepted its connection. A pid
+// alone names whichever process has it now: a client that connects, hands its socket to a child
+// and exits leaves its pid free for another process, perhaps in another pod, before oaprofd
+// reads /proc/PID/cgroup. Holding the process keeps its pid from being given to another while it
+// runs, so a read of /proc/PID that the process outlived was of that process.
+class PeerProcess {
+ public:
+  // The process at the other end of the connected socket `fd`: the kernel's own reference
+  // (SO_PEERPIDFD, Linux 6.5), else the process that has `pid` now (pidfd_open, Linux 5.3: as
+  // good as the pid was at accept). Null where neither is available.
+  static std::shared_ptr<const PeerProcess> of_socket(int fd, pid_t pid);
+  // The process that has `pid` now (pidfd_open); null where it cannot be held.
+  static std::shared_ptr<const PeerProcess> of_pid(pid_t pid);
+  explicit PeerProcess(int pidfd) : pidfd_(pidfd) {}
+  ~PeerProcess();
+  PeerProcess(const PeerProcess&) = delete;
+  PeerProcess& operator=(const PeerProcess&) = delete;
+  // False once the process has exited (the pidfd polls readable), reaped or not.
+  bool running() const;
+
+ private:
+  int pidfd_;
+};
+
 // Reads `proc_root`/PID/cgroup (at most kMaxCgroupFileBytes) without following a symbolic link
 // at the pid's directory or the file, and parses it; none when the file cannot be read (the
-// process has gone, or oaprofd cannot see its pid: pid 0 from SO_PEERCRED).
+// process has gone, or oaprofd cannot see its pid: pid 0 from SO_PEERCRED), and none when
+// `process` (the client's, when held) had exited by the end of the read: the file may then have
+// been another process's that was given the pid.
 inline constexpr std::size_t kMaxCgroupFileBytes = 64 * 1024;
-PodIdentity read_pod_identity(const std::filesystem::path& proc_root, pid_t pid);
+PodIdentity read_pod_identity(const std::filesystem::path& proc_root, pid_t pid,
+                              const PeerProcess* process = nullptr);
 
 }  // namespace oaprof::daemon

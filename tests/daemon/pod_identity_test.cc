@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -161,6 +164,37 @@ TEST(PodIdentity, ReadsThroughAFakeProc) {
   EXPECT_EQ(read_pod_identity(dir.path(), 4242), kPod);
   EXPECT_EQ(read_pod_identity(dir.path(), 4243), PodIdentity{});  // gone
   EXPECT_EQ(read_pod_identity(dir.path(), 0), PodIdentity{});     // not in oaprofd's pid namespace
+}
+
+// The pid-reuse race: a client connects, hands its socket on and exits, and its pid is given to
+// a process in some pod before oaprofd reads /proc/PID/cgroup. Here the fake /proc says the pid
+// is in a pod throughout (as the new owner's file would); the held process decides: labels while
+// it runs, none once it has exited, reaped or not.
+TEST(PodIdentity, AClientThatExitedBeforeTheReadNamesNoPod) {
+  test_support::ScratchDir dir;
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipe_fds[1]);
+    char c;
+    (void)::read(pipe_fds[0], &c, 1);  // until the test closes the pipe
+    ::_exit(0);
+  }
+  ::close(pipe_fds[0]);
+  const auto process = PeerProcess::of_pid(child);
+  ASSERT_NE(process, nullptr) << "pidfd_open is missing (Linux < 5.3)";
+  const std::filesystem::path pid_dir = dir.path() / std::to_string(child);
+  std::filesystem::create_directories(pid_dir);
+  std::ofstream(pid_dir / "cgroup") << "0::/kubepods/pod" << kUid << "/" << kId << "\n";
+  EXPECT_TRUE(process->running());
+  EXPECT_EQ(read_pod_identity(dir.path(), child, process.get()), kPod);
+  ::close(pipe_fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_FALSE(process->running());
+  EXPECT_EQ(read_pod_identity(dir.path(), child, process.get()), PodIdentity{});
+  EXPECT_EQ(read_pod_identity(dir.path(), child), kPod);  // what a pid alone would have said
 }
 
 TEST(PodIdentity, NeverFollowsALinkAtThePidOrTheFile) {
