@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/energy_model.h"
 #include "report/field_json.h"
 #include "report/json_text.h"
 #include "report/reporter.h"
@@ -53,6 +54,32 @@ json compact_energy(json energy) {
     it = empty ? energy.erase(it) : std::next(it);
   }
   return energy;
+}
+
+// The model a run's energy_model_* columns come from: what it was calibrated on and how well it
+// predicts a kernel it has not seen.
+json model_meta(const model::EnergyModel& m) {
+  return {{"device", m.device},
+          {"platform", m.platform},
+          {"driver", m.driver},
+          {"metric_set", m.metric_set},
+          {"energy", m.energy},
+          {"frequency_mhz", {{"min", m.freq_min_mhz}, {"max", m.freq_max_mhz}}},
+          {"leave_one_kernel_out_rms_relative", m.loo_rms_relative}};
+}
+
+// The row's modelled energy beside the measured window: the figure, its error, the reasons it
+// is extrapolated (a list, where the CSV joins them) and the comparison with the measurement.
+json modelled_json(const ModelledEnergy& m) {
+  json out{{"energy_j", m.energy_j},
+           {"error_j", m.error_j},
+           {"extrapolated", m.extrapolated},
+           {"disagrees", m.disagrees}};
+  if (m.measured_j) {
+    out["measured_j"] = *m.measured_j;
+    out["measured_error_j"] = m.measured_error_j;
+  }
+  return out;
 }
 
 constexpr const char* kTail = "\n]}\n";
@@ -97,6 +124,7 @@ class JsonReporter final : public Reporter {
         {"host", info.host},
         {"rank", info.rank.empty() ? json(nullptr) : json(info.rank)}};
     if (info.facts) add_facts(meta, *info.facts);
+    if (info.energy_model) meta["energy_model"] = model_meta(*info.energy_model);
     json columns = launch_field_names(info);
     columns.push_back("energy");
     meta["columns"] = std::move(columns);
@@ -112,7 +140,9 @@ class JsonReporter final : public Reporter {
   void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
     json row = json::array();
     for (const auto& f : launch_fields(r, energy, info_)) row.push_back(value(f));
-    row.push_back(compact_energy(power::to_json(energy.window)));  // each figure labelled
+    json window = compact_energy(power::to_json(energy.window));  // each figure labelled
+    if (energy.modelled) window["model"] = modelled_json(*energy.modelled);
+    row.push_back(std::move(window));
     if (seekable()) out_.seekp(tail_pos_);
     out_ << (rows_++ ? ",\n  " : "\n  ") << json_text(row);
     if (seekable()) {

@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,10 @@
 #include "power/energy_source.h"
 #include "power/energy_window.h"
 #include "report/selftest_flags.h"
+
+namespace oaprof::model {
+struct EnergyModel;
+}  // namespace oaprof::model
 
 namespace oaprof::report {
 
@@ -73,6 +78,27 @@ struct RunInfo {
   // The checks the device's last `oaprof selftest` failed, with what each covers: rows that report
   // it are flagged selftest_failed:<check> (run/selftest_result.h). Empty: none, or no result.
   std::vector<SelftestFailure> selftest_failed;
+  // --energy-model: every row also gets the energy this model gives its counters, with an error
+  // bar (null: no model, no such columns).
+  std::shared_ptr<const model::EnergyModel> energy_model;
+};
+
+// A row's energy by the energy model (model/energy_model.h), and how it compares with the row's
+// measured energy where the row has a window long enough to be trusted.
+struct ModelledEnergy {
+  double energy_j = 0;
+  double error_j = 0;
+  double duration_s =
+      0;  // the window it covers: the measured one where trusted, else the counters'
+
+  // Why the figure is extrapolated (model::Prediction's reasons); empty: it is not.
+  std::vector<std::string> extrapolated;
+  // The measured energy of the same window and its error (RAPL's update period's worth of the
+  // window's power); nullopt where the row has no measured window of at least --min-window.
+  std::optional<double> measured_j;
+  double measured_error_j = 0;
+  // |measured − modelled| exceeds the two errors combined in quadrature.
+  bool disagrees = false;
 };
 
 // The energy of a row's own window (possibly unavailable, with the reason), and the readings
@@ -81,6 +107,8 @@ struct RowEnergy {
   power::EnergyWindow window;
   std::optional<power::EnergyReading> begin;
   std::optional<power::EnergyReading> end;
+  // With RunInfo::energy_model: the row's modelled energy; nullopt without a model.
+  std::optional<ModelledEnergy> modelled;
 };
 
 class Reporter {

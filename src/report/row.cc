@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "model/energy_model.h"
 #include "oa/platform.h"
 #include "oa/report_format.h"
 
@@ -162,9 +163,24 @@ void add_energy_fields(const power::EnergyWindow& w, const RunInfo& info, std::v
                info.energy_backend.empty() ? FieldValue{} : FieldValue{info.energy_backend}});
 }
 
+// With --energy-model: the row's modelled energy and its error bar, and why it is extrapolated
+// (each reason separated by "; "); no columns without a model.
+void add_model_fields(const std::optional<ModelledEnergy>& m, const RunInfo& info,
+                      std::vector<Field>& f) {
+  if (!info.energy_model) return;
+  f.push_back({"energy_model_j", m ? FieldValue{m->energy_j} : FieldValue{}, 9});
+  f.push_back({"energy_model_err_j", m ? FieldValue{m->error_j} : FieldValue{}, 9});
+  std::string why;
+  for (const std::string& reason : m ? m->extrapolated : std::vector<std::string>{}) {
+    why += (why.empty() ? "" : "; ") + reason;
+  }
+  f.push_back({"energy_model_extrapolated_why", why.empty() ? FieldValue{} : FieldValue{why}});
+}
+
 // The row's flags, `;`-separated: what makes its figures other than a plain measurement.
-std::string row_flags(const oa::LaunchRecord& r, const power::EnergyWindow& w, const RunInfo& info,
+std::string row_flags(const oa::LaunchRecord& r, const RowEnergy& e, const RunInfo& info,
                       const std::vector<std::string>& metric_flags) {
+  const power::EnergyWindow& w = e.window;
   std::string flags;
   auto add_flag = [&](const std::string& flag) { flags += (flags.empty() ? "" : ";") + flag; };
   if (r.launch.passes > 1) add_flag("replayed");
@@ -177,6 +193,8 @@ std::string row_flags(const oa::LaunchRecord& r, const power::EnergyWindow& w, c
   // Figures from the simulated RAPL tree are a model: said on every row that carries them.
   if (info.energy_simulated && w.unavailable_reason.empty()) add_flag("energy_simulated");
   for (const auto& flag : metric_flags) add_flag(flag);
+  if (e.modelled && !e.modelled->extrapolated.empty()) add_flag("energy_model_extrapolated");
+  if (e.modelled && e.modelled->disagrees) add_flag("energy_model_disagrees");
   add_selftest_flags(r, w, info, add_flag);
   return flags;
 }
@@ -196,12 +214,13 @@ std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& ene
   add_launch_fields(r, f);
   add_counter_fields(r, info, f);
   add_energy_fields(energy.window, info, f);
+  add_model_fields(energy.modelled, info, f);
   std::vector<std::string> metric_flags;
   add_metric_fields(r, info, f, metric_flags);
   f.push_back({"device", info.device});
   f.push_back({"host", info.host});
   f.push_back({"rank", info.rank.empty() ? FieldValue{} : FieldValue{info.rank}});
-  f.push_back({"flags", row_flags(r, energy.window, info, metric_flags)});
+  f.push_back({"flags", row_flags(r, energy, info, metric_flags)});
   return f;
 }
 
@@ -224,12 +243,48 @@ std::vector<std::string> launch_field_names(const RunInfo& info) {
   return names;
 }
 
+namespace {
+
+// RAPL's counters move about once a millisecond, so a window's measured energy is uncertain by
+// about that much of its power (2 % of a 50 ms window: docs/energy.md).
+constexpr double kRaplUpdateS = 1e-3;
+
+// The row's measured energy where its window is long enough to be trusted, with that error.
+void compare_with_measured(const power::EnergyWindow& w, ModelledEnergy& m) {
+  const std::optional<double> watts = w.igpu_w();
+  if (!w.measured() || w.shorter_than_min_window || !watts || w.duration_ns == 0) return;
+  m.measured_j = *watts * static_cast<double>(w.duration_ns) / 1e9;
+  m.measured_error_j = std::abs(*watts) * kRaplUpdateS;
+  m.disagrees = std::abs(*m.measured_j - m.energy_j) > std::hypot(m.error_j, m.measured_error_j);
+}
+
+}  // namespace
+
+ModelledEnergy modelled_energy(const oa::LaunchRecord& r, const power::EnergyWindow& w,
+                               const RunInfo& info, const model::EnergyModel& model) {
+  // Over the measured window where there is one, so that both figures cover the same time (the
+  // fit paired a window's energy with its length the same way); else over the counters' window.
+  const bool trusted_window = w.measured() && !w.shorter_than_min_window && w.duration_ns > 0;
+  const double duration_s = trusted_window ? static_cast<double>(w.duration_ns) / 1e9
+                                           : oa::gpu_time_ns(r.deltas, info.timestamp_hz) / 1e9;
+  const bool clock_known = r.deltas.has_gpu_ticks && r.deltas.timestamp > 0;
+  const double freq_mhz =
+      clock_known ? oa::average_frequency_mhz(r.deltas, info.timestamp_hz) : std::nan("");
+  model::Prediction p = model::predict(model, r.deltas, duration_s, freq_mhz, info.metric_set);
+  if (!clock_known) p.extrapolated.push_back("the GPU clock is unknown (no GPU_TICKS delta)");
+  ModelledEnergy m{p.energy_j,   p.error_j, duration_s, std::move(p.extrapolated),
+                   std::nullopt, 0,         false};
+  compare_with_measured(w, m);
+  return m;
+}
+
 RowEnergy row_energy(const oa::LaunchRecord& r, const power::EnergyReading* begin,
                      const power::EnergyReading* end, const RunInfo& info,
                      const std::string& no_energy_reason) {
   RowEnergy e;
   if (begin == nullptr || end == nullptr) {
     e.window = power::unavailable_energy_window(no_energy_reason);
+    if (info.energy_model) e.modelled = modelled_energy(r, e.window, info, *info.energy_model);
     return e;
   }
   power::WindowOptions wo = info.energy_options;
@@ -242,6 +297,7 @@ RowEnergy row_energy(const oa::LaunchRecord& r, const power::EnergyReading* begi
     e.begin = *begin;
     e.end = *end;
   }
+  if (info.energy_model) e.modelled = modelled_energy(r, e.window, info, *info.energy_model);
   return e;
 }
 

@@ -50,6 +50,11 @@ std::string csv_line(const std::vector<Field>& fields);
 // the run's options with the row's busy time and average GPU clock; without them, a window
 // without figures that says `no_energy_reason`. Never throws: readings that cannot make a window
 // give a flagged one (power::make_energy_window), so one bad row never stops the rows after it.
+// The row's energy by `model`: over its measured window where that is long enough to be trusted
+// (and then compared with the measurement), else over its counters' window.
+ModelledEnergy modelled_energy(const oa::LaunchRecord& record, const power::EnergyWindow& window,
+                               const RunInfo& info, const model::EnergyModel& model);
+
 RowEnergy row_energy(const oa::LaunchRecord& record, const power::EnergyReading* begin,
                      const power::EnergyReading* end, const RunInfo& info,
                      const std::string& no_energy_reason);

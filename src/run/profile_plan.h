@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,6 +20,7 @@
 #include "attach/launch_filter.h"
 #include "attach/layer_config.h"
 #include "gpu/device.h"
+#include "model/energy_model.h"
 #include "oa/builtin_metric_set.h"
 #include "power/energy_source.h"
 #include "session/privilege_drop.h"
@@ -62,6 +64,7 @@ struct ProfileOptions {
   std::string energy = "auto";
   std::string igpu_power = "auto";
   std::string idle_baseline = "250ms";
+  std::string energy_model;  // --energy-model FILE: model.json of `oaprof model fit`
   std::string sysfs_root = "/sys";
   bool quiet = false;
   bool share_kernel_names = false;  // --share-kernel-names
@@ -142,6 +145,10 @@ struct ProfilePlan {
   // nullopt: auto, decided by the energy source (power::default_igpu_formula).
   std::optional<power::IgpuFormula> igpu_formula;
   std::optional<std::uint64_t> idle_baseline_ns;
+  // --energy-model: read as the invoking user and checked (run/energy_model_file.h) before
+  // anything is opened; every row then gets its modelled energy. Null: none.
+  std::shared_ptr<const model::EnergyModel> energy_model;
+  std::string energy_model_path;  // as given, for messages
 
   OutputPlan outputs;
   bool quiet = false;

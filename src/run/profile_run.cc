@@ -47,6 +47,7 @@
 #include "report/pass_merge.h"
 #include "report/reporter.h"
 #include "report/row.h"
+#include "run/energy_model_file.h"
 #include "run/opencl_loader.h"
 #include "run/profile_plan.h"
 #include "run/profile_run.h"
@@ -149,6 +150,18 @@ int open_gpu(const ProfilePlan& plan, std::unique_ptr<session::GpuAccess>& gpu) 
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     return base::kExitSetup;
+  }
+}
+
+// --energy-model of another generation than the device: 0, or kExitUsage after saying why.
+int check_energy_model(const ProfilePlan& plan, const session::GpuAccess& gpu) {
+  if (!plan.energy_model) return 0;
+  try {
+    require_model_fits(*plan.energy_model, gpu.platform, plan.energy_model_path);
+    return 0;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "oaprof: " << e.what() << "\n";
+    return base::kExitUsage;
   }
 }
 
@@ -823,12 +836,14 @@ int run_once(const ProfilePlan& plan, std::span<report::Pass> captures = {},
   std::unique_ptr<session::GpuAccess> access;
   if (int rc = open_gpu(plan, access); rc != 0) return rc;
   session::GpuAccess& gpu = *access;
+  if (int rc = check_energy_model(plan, gpu); rc != 0) return untouched(gpu, rc);
   session::EnergySetup energy;
   if (int rc = open_energy(plan, gpu, energy); rc != 0) return untouched(gpu, rc);
   std::vector<std::unique_ptr<Outputs>> outs;
   std::vector<OutputPlan> names;
   if (int rc = open_run_outputs(plan, outs, names); rc != 0) return untouched(gpu, rc);
   report::RunInfo info = make_run_info(plan, gpu, energy);
+  info.energy_model = plan.energy_model;
   read_selftest_result(plan, gpu, info);
   if (energy.source) measure_idle(plan, *energy.source, info);
   std::vector<SetOutput> sets;
@@ -1017,6 +1032,12 @@ int run_profile(const ProfileOptions& options) {
   // A bad option throws base::UsageError: exit 2 through base::run_command, nothing opened.
   const auto env = session::process_environment();
   ProfilePlan plan = make_profile_plan(options, env, ::geteuid(), run_identity(env));
+  // Read as the user who ran sudo, now that the plan knows who that is; a bad file ends the run
+  // here (exit 2), before any device or program.
+  if (!options.energy_model.empty()) {
+    plan.energy_model = read_energy_model(options.energy_model, plan.creds);
+    plan.energy_model_path = options.energy_model;
+  }
   // Before any thread: SIGINT, SIGTERM, SIGHUP and SIGQUIT are taken by the signal thread, so
   // that what a signal does (forward it, finish the outputs, restore the GPU) is ordinary code.
   // Only the commands that may hold registers start it; those that drop to the sudo user

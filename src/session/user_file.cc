@@ -114,4 +114,25 @@ int open_user_file(const std::string& path, UserFileAccess access,
   return fd;
 }
 
+std::string read_user_file(const std::string& path, std::size_t max_bytes,
+                           const std::optional<Credentials>& as) {
+  const int fd = open_user_file(path, UserFileAccess::kRead, as);
+  std::string text;
+  char buf[8192];
+  ssize_t n = 0;
+  while ((n = ::read(fd, buf, sizeof buf)) != 0) {
+    const int err = errno;
+    if (n < 0 && err == EINTR) continue;
+    if (n < 0 || text.size() + static_cast<std::size_t>(n) > max_bytes) {
+      ::close(fd);
+      throw UserFileError(n < 0 ? fmt::format("cannot read {}: {}", path, std::strerror(err))
+                                : fmt::format("{} is larger than {} bytes", path, max_bytes),
+                          n < 0 ? err : EFBIG);
+    }
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 }  // namespace oaprof::session

@@ -6,6 +6,7 @@
 // Without sudo the process opens it itself, as whoever it is.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,5 +38,11 @@ class UserFileError : public std::runtime_error {
 // sudo, the uid it was opened as.
 int open_user_file(const std::string& path, UserFileAccess access,
                    const std::optional<Credentials>& as);
+
+// The whole of `path`, opened as open_user_file(kRead) does, when it is at most `max_bytes`: a
+// small file the user names (a model, a configuration). Throws UserFileError naming the path when
+// it cannot be opened or read, or is larger.
+std::string read_user_file(const std::string& path, std::size_t max_bytes,
+                           const std::optional<Credentials>& as);
 
 }  // namespace oaprof::session

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "oa/energy_events.h"
+#include "tests/common/energy_model_fixture.h"
 
 namespace oaprof::model {
 namespace {
@@ -11,24 +12,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// A Gen9 model: 1 W static, 1 nJ per busy cycle, 10 pJ per GTI byte, everything else 0; calibrated
-// at 1100-1200 MHz for busy rates up to 1.2e9/s and GTI rates up to 1e10 B/s; SLM never moved.
-EnergyModel gen9_model() {
-  EnergyModel m;
-  m.generation = oa::Generation::kGen9;
-  m.metric_set = "ComputeBasic";
-  m.freq_min_mhz = 1100;
-  m.freq_max_mhz = 1200;
-  m.static_power = {"static_power", "W", 1.0, 0.9, 1.1, true, 1, 1};
-  for (const oa::EnergyEvent& e : oa::energy_events(oa::Generation::kGen9)->events) {
-    m.events.push_back({std::string(e.name), std::string(e.unit), 0, 0, 0, true, 0, 1e12});
-  }
-  m.events[0] = {"gpu_busy_cycles", "cycle", 1e-9, 0.9e-9, 1.1e-9, true, 0, 1.2e9};
-  m.events[5].calibrated = false;  // slm_bytes
-  m.events[7] = {"gti_bytes", "byte", 1e-11, 1e-11, 1e-11, true, 0, 1e10};
-  m.loo_rms_relative = 0.05;
-  return m;
-}
+using oaprof::testing::gen9_energy_model;
+
+EnergyModel gen9_model() { return gen9_energy_model(); }
 
 TEST(EnergyPredictTest, EnergyIsStaticPowerPlusEachEventsEnergyWithItsError) {
   oa::CounterDeltas d;

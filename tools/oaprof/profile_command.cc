@@ -101,6 +101,8 @@ Action add_profile_options(CLI::App& app) {
   energy
       ->add_option("--idle-baseline", opt->idle_baseline, "measure idle power first: DURATION|off")
       ->capture_default_str();
+  energy->add_option("--energy-model", opt->energy_model,
+                     "model.json of `oaprof model fit`: every row's modelled energy");
 
   auto* out = app.add_option_group("Output");
   out->add_option("-o,--output", opt->csv_path, "CSV file, a row per launch (- for stdout)")
