@@ -162,6 +162,8 @@ struct KernelSums {
   std::size_t launches = 0;
   double time_ns = 0, flops = 0, bytes = 0, power_sum = 0;
   std::size_t power_n = 0;
+  // --energy-model's figures of the launches without a measured power, and their GPU time.
+  double model_j = 0, model_ns = 0;
   bool have_flops = true, have_bytes = true;
   std::string counters;
   std::set<std::string> flags;
@@ -185,6 +187,9 @@ std::map<std::string, KernelSums> sum_by_kernel(const OaprofRun& run, const std:
     if (l.igpu_power_w) {
       a.power_sum += *l.igpu_power_w;
       ++a.power_n;
+    } else if (l.energy_model_j && l.gpu_time_ns && *l.gpu_time_ns > 0) {
+      a.model_j += *l.energy_model_j;  // over the counters' window, which gpu_time_ns measures
+      a.model_ns += *l.gpu_time_ns;
     }
     add_flags(a.flags, l.flags);
   }
@@ -203,8 +208,14 @@ KernelRow kernel_row(const OaprofRun& run, const std::string& kernel, KernelSums
   row.flags = join(a.flags);
   if (a.time_ns > 0 && a.have_flops) row.gflops = a.flops / a.time_ns;
   if (a.time_ns > 0 && a.have_bytes) row.gbps = a.bytes / a.time_ns;
-  if (a.power_n > 0) {
+  // Measured power wins; the energy model's stands in only where no launch was measured.
+  if (a.power_n == 0 && a.model_ns > 0) {
+    row.power_w = a.model_j / a.model_ns * 1e9;
+    row.power_modelled = true;
+  } else if (a.power_n > 0) {
     row.power_w = a.power_sum / static_cast<double>(a.power_n);
+  }
+  if (row.power_w) {
     row.energy_per_launch_j = *row.power_w * a.time_ns / static_cast<double>(a.launches) * 1e-9;
     if (row.gflops && *row.power_w > 0) row.gflops_per_w = *row.gflops / *row.power_w;
   }
@@ -233,6 +244,7 @@ void add_oaprof(const OaprofRun& run, const std::regex* re, RooflineModel& m) {
   for (auto& [kernel, a] : sum_by_kernel(run, re)) {
     KernelRow row = kernel_row(run, kernel, a);
     if (row.power_w) m.any_energy = true;
+    if (row.power_modelled) m.any_modelled_energy = true;
     if (row.gflops && row.gbps && *row.gflops > 0 && *row.gbps > 0) {
       m.points.push_back(estimate_point(run, row, a));
     }
@@ -252,12 +264,13 @@ void add_power_roofline(RooflineModel& m) {
     if (k.gbps && *k.gbps > 0 && (!best_bytes || gbps_per_w(k) > gbps_per_w(*best_bytes)))
       best_bytes = &k;
     if (!k.gflops_per_w || !k.gbps || *k.gbps <= 0 || *k.gflops_per_w <= 0) continue;
-    m.power_points.push_back({k.kernel, *k.gflops / *k.gbps, *k.gflops_per_w, k.estimate,
-                              k.simulated,
-                              fmt::format("{}: {:.4g} GFLOP/s per W ({:.4g} GFLOP/s at {:.4g} W){}",
-                                          k.kernel, *k.gflops_per_w, *k.gflops, *k.power_w,
-                                          k.estimate ? ", an estimate from counters" : ""),
-                              k.flags});
+    m.power_points.push_back(
+        {k.kernel, *k.gflops / *k.gbps, *k.gflops_per_w, k.estimate, k.simulated,
+         fmt::format("{}: {:.4g} GFLOP/s per W ({:.4g} GFLOP/s at {:.4g} W{}){}", k.kernel,
+                     *k.gflops_per_w, *k.gflops, *k.power_w,
+                     k.power_modelled ? " modelled by the energy model, not measured" : "",
+                     k.estimate ? ", an estimate from counters" : ""),
+         k.flags, k.power_modelled});
   }
   if (best_flops) {
     m.power_ceilings.push_back({"best GFLOP/s per W: " + best_flops->kernel, "these inputs",

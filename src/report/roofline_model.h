@@ -41,6 +41,7 @@ struct RooflinePoint {
   bool simulated = false;
   std::string detail;  // the tooltip: how the figures were obtained, counters named
   std::string flags;
+  bool modelled_energy = false;  // the power roofline's point of a kernel without measured power
 };
 
 struct SweepPoint {
@@ -65,6 +66,9 @@ struct KernelRow {
   std::optional<double> gbps;
   bool estimate = false;
   std::optional<double> power_w;  // mean iGPU power over the launches that have one
+  // No launch had a measured window: power_w is the energy model's (energy_model_j over the
+  // launches' GPU time), not a measurement.
+  bool power_modelled = false;
   std::optional<double> energy_per_launch_j;
   std::optional<double> gflops_per_w;
   std::string flags;  // the union of the rows' flags; empty: clean
@@ -90,6 +94,7 @@ struct RooflineModel {
   std::vector<KernelRow> kernels;
   std::vector<RunMeta> runs;
   bool any_energy = false;
+  bool any_modelled_energy = false;
   bool any_simulated = false;
 };
 

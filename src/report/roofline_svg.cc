@@ -143,8 +143,9 @@ std::string chart_points(const RooflineLayout& L, const std::vector<RooflinePoin
         si(p.intensity), si(p.gflops), num(cx), num(cy),
         p.estimate ? "fill=\"none\" stroke=\"#000\" stroke-width=\"1.5\"" : "fill=\"#000\"",
         xml_escape(p.detail), p.flags.empty() ? "" : xml_escape(" [flags: " + p.flags + "]"));
-    s += fmt::format("<text class=\"point-label\" x=\"{}\" y=\"{}\">{}{}</text></g>\n", num(cx + 7),
-                     num(cy - 7), xml_escape(p.kernel), p.estimate ? " (estimate)" : "");
+    s += fmt::format("<text class=\"point-label\" x=\"{}\" y=\"{}\">{}{}{}</text></g>\n",
+                     num(cx + 7), num(cy - 7), xml_escape(p.kernel),
+                     p.estimate ? " (estimate)" : "", p.modelled_energy ? " ~modelled" : "");
   }
   return s;
 }
@@ -278,6 +279,15 @@ std::string kernel_table(const RooflineModel& m) {
   return s + "</tbody></table>\n";
 }
 
+// Where a kernel's power is the energy model's (no launch had a measured window), the table's ~
+// and the points' "~modelled" say so; this line says what they mean.
+std::string modelled_energy_legend(const RooflineModel& m) {
+  if (!m.any_modelled_energy) return "";
+  return "<p id=\"modelled-energy\">~ modelled, not measured: the iGPU power of a kernel none of "
+         "whose launches had a measured energy window is the energy model's (oaprof "
+         "--energy-model: energy_model_j over the launches' GPU time; docs/energy.md).</p>\n";
+}
+
 std::string energy_section(const RooflineModel& m) {
   std::string s = "<h2>Energy</h2>\n";
   if (!m.any_energy) {
@@ -290,8 +300,8 @@ std::string energy_section(const RooflineModel& m) {
   for (const KernelRow& k : m.kernels) {
     if (!k.power_w) continue;
     s += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>\n", xml_escape(k.kernel),
-        opt(k.power_w),
+        "<tr><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td>{}</tr>\n", xml_escape(k.kernel),
+        opt(k.power_w), k.power_modelled ? " ~" : "",
         k.energy_per_launch_j ? fmt::format("{:.4g}", *k.energy_per_launch_j * 1e3) : "–",
         opt(k.gflops_per_w), flags_cell(k.flags));
   }
@@ -303,7 +313,7 @@ std::string energy_section(const RooflineModel& m) {
       kPower.id, kWidth, kHeight,
       chart_body(m.power_ceilings, m.power_points, m.any_simulated,
                  "Power roofline: GFLOP/s per watt", kPower));
-  return s +
+  return s + modelled_energy_legend(m) +
          "<p>The power roofline's ceilings are the best efficiencies these inputs show "
          "(GFLOP/s per W and GB/s per W of their kernels), not theoretical figures.</p>\n";
 }

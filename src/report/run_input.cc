@@ -89,6 +89,7 @@ OaprofLaunch parse_launch(const json& row, const std::string& source, std::size_
   l.kernel_ns = r.number("kernel_ns");
   l.gpu_time_ns = r.number("gpu_time_ns");
   l.igpu_power_w = r.number("igpu_power_w");
+  l.energy_model_j = r.number("energy_model_j");
   l.window_ns = r.number("window_ns");
   l.flags = r.text("flags");
   for (const auto& [key, value] : row.items()) {

@@ -43,6 +43,7 @@ struct OaprofLaunch {
   std::optional<double> kernel_ns;
   std::optional<double> gpu_time_ns;
   std::optional<double> igpu_power_w;
+  std::optional<double> energy_model_j;  // --energy-model's figure for the row
   std::optional<double> window_ns;
   std::string flags;
   std::map<std::string, double> numbers;

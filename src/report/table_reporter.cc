@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "model/energy_model.h"
 #include "report/reporter.h"
 #include "report/text_escape.h"
 
@@ -70,6 +71,11 @@ class TableReporter final : public Reporter {
       if (!energy.window.unavailable_reason.empty())
         energy_reason_ = energy.window.unavailable_reason;
     }
+    if (energy.modelled) {
+      a.model_j += energy.modelled->energy_j;
+      a.model_err_j += energy.modelled->error_j;  // linearly: the rows share coefficients
+      a.model_s += energy.modelled->duration_s;
+    }
   }
 
   void end() override {
@@ -106,6 +112,11 @@ class TableReporter final : public Reporter {
         }
         for (const auto& f : w.flags()) energy_flags_.insert(f);
       }
+      // No measured figure: the energy model's, marked, where the run has one.
+      if (igpu == "-" && a.model_s > 0) {
+        igpu = fixed(a.model_j / a.model_s, 2) + "~";
+        any_modelled_ = true;
+      }
       // The name is the program's: its control bytes shown, never sent to the terminal.
       std::string line = fmt::format(
           "{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", visible_text(name), a.launches,
@@ -130,6 +141,7 @@ class TableReporter final : public Reporter {
         "the idle baseline; * window shorter than {} ms)\n",
         power::formula_label(info_.energy_options.formula),
         info_.energy_options.min_window_ns / 1'000'000);
+    if (any_modelled_) out_ << model_legend();
     if (!energy_reason_.empty()) out_ << "energy: " << energy_reason_ << "\n";
     if (!energy_flags_.empty()) {
       std::string flags;
@@ -156,7 +168,20 @@ class TableReporter final : public Reporter {
     std::optional<power::EnergyReading> energy_begin, energy_end;
     std::uint64_t busy_ns = 0;
     bool energy_missing = false;
+    // --energy-model: the launches' modelled energy, its error and the time it covers, summed.
+    double model_j = 0, model_err_j = 0, model_s = 0;
   };
+
+  // What a `~` figure is: modelled, by which model, and how far to trust it.
+  std::string model_legend() const {
+    const model::EnergyModel& m = *info_.energy_model;
+    return fmt::format(
+        "(~ iGPU_W modelled, not measured: the energy model of {} ({}, {:.0f}-{:.0f} MHz, {:.1f} "
+        "% leave-one-kernel-out error) applied to the launches' counters, where no window was "
+        "measured; each row's figure and error bar are in energy_model_j, energy_model_err_j)\n",
+        visible_text(m.platform), visible_text(m.metric_set), m.freq_min_mhz, m.freq_max_mhz,
+        100 * m.loo_rms_relative);
+  }
   // A launch's share values, weighted by its GPU clocks so that the kernel's figure is the
   // share of all its clocks; a value whose equation divided by zero is left out.
   void add_shares(const oa::LaunchRecord& r, Aggregate& a) const {
@@ -175,6 +200,7 @@ class TableReporter final : public Reporter {
 
   std::vector<Share> shares_;
   std::string energy_reason_;
+  bool any_modelled_ = false;
   std::set<std::string> energy_flags_;
   std::ostream& out_;
   RunInfo info_;

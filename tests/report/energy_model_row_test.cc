@@ -158,5 +158,37 @@ TEST(EnergyModelRowTest, JsonRowsCarryTheModelAndTheRunNamesIt) {
   EXPECT_GT(model.at("error_j").get<double>(), 0);
 }
 
+// The terminal table: a kernel without a measured window shows the model's power, marked `~`,
+// and a legend line says what that is; a measured kernel keeps its measurement.
+TEST(EnergyModelRowTest, TheTableShowsModelledPowerWhereNothingWasMeasuredAndSaysSo) {
+  const RunInfo info = model_info();
+  std::ostringstream out;
+  auto table = make_table_reporter(out);
+  table->begin(info);
+  oa::LaunchRecord unmeasured = busy_record();
+  unmeasured.launch.kernel_name = "sampled_k";
+  table->add(unmeasured, row_energy(unmeasured, nullptr, nullptr, info, "sampled attribution"));
+  oa::LaunchRecord bracketed = busy_record(100'000'000);
+  bracketed.launch.kernel_name = "measured_k";
+  table->add(bracketed, measured(bracketed, info, 100, 0.4));
+  table->end();
+  // 0.02 J over 10 ms: 2 W, modelled; 0.4 J over 100 ms: 4 W, measured.
+  EXPECT_THAT(out.str(), ::testing::ContainsRegex("sampled_k .* 2\\.00~ "));
+  EXPECT_THAT(out.str(), ::testing::ContainsRegex("measured_k .* 4\\.00 "));
+  EXPECT_THAT(out.str(),
+              HasSubstr("(~ iGPU_W modelled, not measured: the energy model of KBL GT2"));
+}
+
+TEST(EnergyModelRowTest, WithoutModelledFiguresTheTableHasNoLegend) {
+  RunInfo info = model_info();
+  std::ostringstream out;
+  auto table = make_table_reporter(out);
+  table->begin(info);
+  const oa::LaunchRecord r = busy_record(100'000'000);
+  table->add(r, measured(r, info, 100, 0.4));
+  table->end();
+  EXPECT_THAT(out.str(), Not(HasSubstr("~")));
+}
+
 }  // namespace
 }  // namespace oaprof::report

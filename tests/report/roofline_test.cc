@@ -93,6 +93,36 @@ TEST(RooflineTest, NoPowerRooflineWithoutEnergy) {
   EXPECT_THAT(html_report(m, "t"), HasSubstr("No input has iGPU energy"));
 }
 
+// A run without measured energy but with --energy-model's figures: the power roofline uses them,
+// the table and the points say they are modelled, and a legend line says what that means.
+TEST(RooflineTest, ThePowerRooflineUsesModelledEnergyWhereNothingWasMeasuredAndSaysSo) {
+  OaprofRun o = oaprof_run();
+  for (auto& l : o.launches) {
+    l.igpu_power_w.reset();
+    l.energy_model_j = 3e-3;  // over the 1 ms of GPU time: 3 W
+  }
+  const auto m = build_roofline_model({o}, {}, nullptr);
+  ASSERT_EQ(m.kernels.size(), 1u);
+  ASSERT_TRUE(m.kernels[0].power_w);
+  EXPECT_DOUBLE_EQ(*m.kernels[0].power_w, 3);
+  EXPECT_TRUE(m.kernels[0].power_modelled);
+  ASSERT_EQ(m.power_points.size(), 1u);
+  EXPECT_TRUE(m.power_points[0].modelled_energy);
+  EXPECT_THAT(m.power_points[0].detail, HasSubstr("modelled by the energy model, not measured"));
+  const std::string html = html_report(m, "t");
+  EXPECT_THAT(html, HasSubstr("id=\"modelled-energy\""));
+  EXPECT_THAT(html, HasSubstr(" ~modelled"));
+}
+
+TEST(RooflineTest, MeasuredPowerWinsOverModelledEnergy) {
+  OaprofRun o = oaprof_run();  // 2 W measured
+  for (auto& l : o.launches) l.energy_model_j = 3e-3;
+  const auto m = build_roofline_model({o}, {}, nullptr);
+  EXPECT_DOUBLE_EQ(*m.kernels[0].power_w, 2);
+  EXPECT_FALSE(m.kernels[0].power_modelled);
+  EXPECT_THAT(html_report(m, "t"), Not(HasSubstr("modelled-energy")));
+}
+
 TEST(RooflineTest, KernelsRegexSelects) {
   const std::regex re("^mad");
   const auto m = build_roofline_model({runner(), oaprof_run()}, {}, &re);
