@@ -291,7 +291,8 @@ class Profiler {
   // One pass's kernel, enqueued one layer down and waited for; returns what its enqueue returned.
   static cl_int enqueue_pass(LaunchState& state, const LaunchArgs& args, Enqueue enqueue);
   // A pass's 'before' and 'after' snapshots; a failed one turns profiling off.
-  void snapshot_before(LaunchState& state, bool energy_first, Passes& passes);
+  void snapshot_before(LaunchState& state, const LaunchArgs& args, bool energy_first,
+                       Passes& passes);
   void snapshot_after(LaunchState& state, Passes& passes);
   void post_record(const LaunchState& state, const LaunchArgs& args, Passes& passes);
   // Sampled attribution: enqueues at once, keeps the event, and posts the records that are ready.
@@ -423,7 +424,7 @@ void Profiler::run_passes(LaunchState& s, const LaunchArgs& a, Enqueue enqueue,
     if (s.passes > 0 && !restore_for_pass(s, a, saved, p)) break;
     const bool energy_first =
         s.passes == 0 && p.replaying && replay.mode == ReplayConfig::Mode::kAuto;
-    snapshot_before(s, energy_first, p);
+    snapshot_before(s, a, energy_first, p);
     if (s.passes == 0) p.window_start_ns = monotonic_ns();
     const cl_int rc = enqueue_pass(s, a, enqueue);
     p.window_end_ns = monotonic_ns();
@@ -464,8 +465,21 @@ bool Profiler::restore_for_pass(const LaunchState& s, const LaunchArgs& a, Buffe
   return false;
 }
 
-void Profiler::snapshot_before(LaunchState& s, bool energy_first, Passes& p) {
-  if (!link_.snapshot(s.id, wire::Phase::kBefore, energy_first)) {
+// What the simulator needs to count the launch's known work (oaprof asks for it on a simulated
+// device only): the kernel's name and its work-items; none when they exceed what a hint carries.
+std::optional<wire::WorkHint> work_hint(const LaunchState& s, const LaunchArgs& a) {
+  if (!layer_config().work_hints) return std::nullopt;
+  wire::WorkHint hint{s.name, 1};
+  for (cl_uint i = 0; a.gws != nullptr && i < std::min<cl_uint>(a.dim, 3); ++i) {
+    if (a.gws[i] != 0 && hint.global_size > wire::kMaxWorkItems / a.gws[i]) return std::nullopt;
+    hint.global_size *= a.gws[i];
+  }
+  if (!wire::sendable(hint)) return std::nullopt;
+  return hint;
+}
+
+void Profiler::snapshot_before(LaunchState& s, const LaunchArgs& a, bool energy_first, Passes& p) {
+  if (!link_.snapshot(s.id, wire::Phase::kBefore, energy_first, work_hint(s, a))) {
     p.measured = false;
     return;
   }

@@ -18,6 +18,7 @@ constexpr const char* kSocketVar = "OAPROF_SOCKET";
 constexpr const char* kKernelNameVar = "OAPROF_KERNEL_NAME";
 constexpr const char* kLaunchSkipVar = "OAPROF_LAUNCH_SKIP";
 constexpr const char* kLaunchCountVar = "OAPROF_LAUNCH_COUNT";
+constexpr const char* kWorkHintsVar = "OAPROF_WORK_HINTS";
 constexpr const char* kChannelVar = ipc::channel::kChannelEnv;
 constexpr const char* kSpinVar = ipc::channel::kSpinEnv;
 constexpr const char* kQuietVar = "OAPROF_LAYER_QUIET";
@@ -102,6 +103,11 @@ void read_selection(const LayerConfig::Getter& get, LayerConfig& c) {
   }
   c.launch_skip = read_count(get, kLaunchSkipVar, c).value_or(0);
   c.launch_count = read_count(get, kLaunchCountVar, c);
+  if (const std::optional<std::string> v = get(kWorkHintsVar); v && *v == "1") {
+    c.work_hints = true;
+  } else if (v && !v->empty() && *v != "0") {
+    c.errors.push_back(quoted(kWorkHintsVar, *v) + " is neither 1 nor 0; snapshots name no kernel");
+  }
 }
 
 void read_user_knobs(const LayerConfig::Getter& get, LayerConfig& c) {
@@ -159,6 +165,7 @@ std::vector<std::pair<std::string, std::string>> LayerConfig::to_env() const {
   if (!kernel_name.empty()) env.emplace_back(kKernelNameVar, kernel_name);
   if (launch_skip > 0) env.emplace_back(kLaunchSkipVar, std::to_string(launch_skip));
   if (launch_count) env.emplace_back(kLaunchCountVar, std::to_string(*launch_count));
+  if (work_hints) env.emplace_back(kWorkHintsVar, "1");
   if (!channel) env.emplace_back(kChannelVar, "off");
   if (spin) env.emplace_back(kSpinVar, std::to_string(spin->count()));
   if (quiet) env.emplace_back(kQuietVar, "1");

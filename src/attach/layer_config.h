@@ -52,6 +52,10 @@ struct LayerConfig {
   std::string kernel_name;                    // OAPROF_KERNEL_NAME: empty, a name or "regex:RE"
   std::uint64_t launch_skip = 0;              // OAPROF_LAUNCH_SKIP
   std::optional<std::uint64_t> launch_count;  // OAPROF_LAUNCH_COUNT; nullopt: no limit
+  // OAPROF_WORK_HINTS=1, on a simulated device: each 'before' snapshot names its kernel and
+  // work-items (ipc::wire::WorkHint), so the simulator counts a catalogue kernel's known work.
+  // Never on a real one, nor for an oaprof that predates it (its decoder would refuse them).
+  bool work_hints = false;
 
   // Never written by oaprof: knobs the user sets, which reach the program through the
   // environment it inherits from oaprof.

@@ -107,10 +107,11 @@ bool LayerLink::ensure_connected(const char* way_in, bool& forked) {
   return true;
 }
 
-bool LayerLink::snapshot(std::uint64_t launch_id, wire::Phase phase, bool energy_first) {
+bool LayerLink::snapshot(std::uint64_t launch_id, wire::Phase phase, bool energy_first,
+                         std::optional<wire::WorkHint> work) {
   if (!client_) return false;
   std::string error;
-  if (!client_->call(wire::Snapshot{launch_id, phase, energy_first}, error)) {
+  if (!client_->call(wire::Snapshot{launch_id, phase, energy_first, std::move(work)}, error)) {
     disable("snapshot failed: " + error + "; running unprofiled from here on");
     return false;
   }

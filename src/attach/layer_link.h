@@ -46,7 +46,9 @@ class LayerLink {
   pid_t connected_pid() const { return client_pid_seen_.load(std::memory_order_relaxed); }
 
   // A pass's snapshot; false (and the link off) when it failed.
-  bool snapshot(std::uint64_t launch_id, ipc::wire::Phase phase, bool energy_first = false);
+  // `work`: the launch's hint for a simulated device, on a 'before' only.
+  bool snapshot(std::uint64_t launch_id, ipc::wire::Phase phase, bool energy_first = false,
+                std::optional<ipc::wire::WorkHint> work = std::nullopt);
   // A launch record, not waited for; false (and the link off) when it could not be sent.
   bool post(const ipc::wire::Launch& record);
   // Records posted one after another, their replies read as they come.

@@ -121,7 +121,8 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
       return wire::Ok{};
     }
     if (const auto* k = std::get_if<wire::Kernel>(&request)) {
-      active_->source->kernel_running(k->running);
+      // Bounded by the decoder; it changes only this session's simulated counters and energy.
+      active_->source->kernel_running(k->running, k->work ? &*k->work : nullptr);
       if (active_->sim_energy != nullptr) {
         active_->sim_energy->set_gpu_active(k->running);
       }

@@ -12,6 +12,7 @@
 
 #include "gpu/device.h"
 #include "mmio/oa_programmer.h"
+#include "oa/kernel_work.h"
 #include "oa/report.h"
 #include "oa/report_format.h"
 
@@ -61,8 +62,12 @@ class CounterSource {
     stop();
     start(format, config);
   }
-  // Workload signal: a kernel starts or ends. Only the simulator's model uses it.
-  virtual void kernel_running(bool running) = 0;
+  // Workload signal: a kernel starts or ends, with its known work when the caller knows it (a
+  // catalogue kernel: the simulator then counts that work instead of its workload fractions).
+  // Only the simulator's model uses it; `work` is read during the call only.
+  void kernel_running(bool running, const oa::KernelWork* work = nullptr) {
+    signal_kernel(running, work);
+  }
   // True when the last snapshot found the context-saved registers (OACTXCONTROL,
   // EU_PERF_CNTL0–6 on Gen8–11) no longer holding the programmed values: a context switch
   // reloaded them, so flex-dependent counters since the previous snapshot are wrong. The read-out
@@ -86,6 +91,10 @@ class CounterSource {
   // snapshot of a launch so that the row can say the clock changed (freq_changed); nullopt where
   // this read-out cannot tell (Gen12, no register access, through oaprofd).
   virtual std::optional<double> gpu_freq_mhz() { return std::nullopt; }
+
+ protected:
+  // kernel_running's work, per read-out (its callers keep the one-argument form).
+  virtual void signal_kernel(bool running, const oa::KernelWork* work) = 0;
 };
 
 struct CounterSourceEntry {

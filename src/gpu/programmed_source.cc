@@ -31,8 +31,8 @@ void ProgrammedSource::stop() {
   started_ = false;
 }
 
-void ProgrammedSource::kernel_running(bool running) {
-  if (device_.sim != nullptr) device_.sim->set_kernel_running(running);
+void ProgrammedSource::signal_kernel(bool running, const oa::KernelWork* work) {
+  if (device_.sim != nullptr) device_.sim->set_kernel_running(running, work);
 }
 
 void ProgrammedSource::check_context_registers() {

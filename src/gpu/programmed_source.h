@@ -17,11 +17,11 @@ class ProgrammedSource : public CounterSource {
   void start(oa::ReportFormat format) override;
   void start(oa::ReportFormat format, const mmio::OaConfig& config) override;
   void stop() override;
-  void kernel_running(bool running) override;
   bool config_lost() const override { return config_lost_; }
   std::optional<double> gpu_freq_mhz() override { return read_gpu_freq_mhz(device_); }
 
  protected:
+  void signal_kernel(bool running, const oa::KernelWork* work) override;
   // Call at the top of every snapshot: flags and repairs lost context-saved registers.
   void check_context_registers();
   void require_started() const;

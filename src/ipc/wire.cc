@@ -1,6 +1,7 @@
 #include "ipc/wire.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
@@ -110,6 +111,17 @@ void put_payload(Writer& w, const Snapshot& s) {
   w.put(s.launch_id);
   w.put(static_cast<std::uint8_t>(static_cast<std::uint8_t>(s.phase) |
                                   (s.energy_first ? kSnapshotEnergyFirst : 0)));
+  if (!s.work) return;  // as from a layer that predates hints
+  if (s.phase != Phase::kBefore) {
+    throw std::invalid_argument("a work hint belongs to a 'before' snapshot only");
+  }
+  if (!sendable(*s.work)) {
+    throw std::length_error(fmt::format(
+        "a work hint's name is 1 to {} bytes and its size 1 to {} work-items; leave it out",
+        kMaxWorkNameBytes, kMaxWorkItems));
+  }
+  w.put(s.work->global_size);
+  w.put_string16(s.work->kernel_name, kMaxWorkNameBytes, "kernel name");
 }
 void put_payload(Writer& w, const Launch& l) {
   w.put(l.launch_id);
@@ -263,8 +275,30 @@ void put_payload(Writer& w, const Sampled& s) {
     w.put(s.stream_losses->buffer_lost);
   }
 }
+// oa::KernelWork's figures in their wire order.
+constexpr double oa::KernelWork::*kWorkFields[] = {
+    &oa::KernelWork::work_items,      &oa::KernelWork::fp32_ops,
+    &oa::KernelWork::fp64_ops,        &oa::KernelWork::int_ops,
+    &oa::KernelWork::flops,           &oa::KernelWork::global_bytes,
+    &oa::KernelWork::footprint_bytes, &oa::KernelWork::global_accesses,
+    &oa::KernelWork::slm_bytes,
+};
+static_assert(sizeof(oa::KernelWork) ==
+                  sizeof(kWorkFields) / sizeof(kWorkFields[0]) * sizeof(double),
+              "every figure of oa::KernelWork goes on the wire");
+
+// A figure as the wire carries it: whole, within kMaxWorkCount (NaN and negatives are none).
+std::uint64_t work_count(double value) {
+  if (!(value > 0)) return 0;
+  if (value >= static_cast<double>(kMaxWorkCount)) return kMaxWorkCount;
+  return static_cast<std::uint64_t>(std::llround(value));
+}
+
 void put_payload(Writer& w, const Kernel& k) {
   w.put(static_cast<std::uint8_t>(k.running ? 1 : 0));
+  if (!k.work) return;  // as from a client that predates the work
+  if (!k.running) throw std::invalid_argument("a kernel's work goes with its start only");
+  for (auto field : kWorkFields) w.put(work_count((*k.work).*field));
 }
 void put_payload(Writer&, const Close&) {}
 void put_payload(Writer& w, const SwitchSet& s) {
@@ -291,6 +325,13 @@ bool get_payload(Reader& r, Snapshot& s) {
   phase &= static_cast<std::uint8_t>(~kSnapshotEnergyFirst);
   if (phase > 1) return false;
   s.phase = static_cast<Phase>(phase);
+  if (r.at_end()) return true;  // no hint: a real device, or a layer that predates hints
+  WorkHint hint;
+  if (s.phase != Phase::kBefore || !r.get(hint.global_size) ||
+      !r.get_string16(hint.kernel_name, kMaxWorkNameBytes) || !sendable(hint)) {
+    return false;
+  }
+  s.work = std::move(hint);
   return true;
 }
 bool get_sampled_window(Reader& r, Launch& l) {
@@ -433,6 +474,15 @@ bool get_payload(Reader& r, Kernel& k) {
   std::uint8_t running = 0;
   if (!r.get(running) || running > 1) return false;
   k.running = running == 1;
+  if (r.at_end()) return true;  // no work: unknown, or a client that predates it
+  if (!k.running) return false;
+  oa::KernelWork work;
+  for (auto field : kWorkFields) {
+    std::uint64_t v = 0;
+    if (!r.get(v) || v > kMaxWorkCount) return false;
+    work.*field = static_cast<double>(v);
+  }
+  k.work = work;
   return true;
 }
 bool get_payload(Reader&, Close&) { return true; }
@@ -465,6 +515,11 @@ std::variant<Message, DecodeError> decode_body(Reader& r, std::uint32_t id, std:
 }
 
 }  // namespace
+
+bool sendable(const WorkHint& hint) {
+  return !hint.kernel_name.empty() && hint.kernel_name.size() <= kMaxWorkNameBytes &&
+         hint.global_size >= 1 && hint.global_size <= kMaxWorkItems;
+}
 
 std::vector<std::uint8_t> encode(const Message& message) {
   Writer payload;

@@ -8,7 +8,12 @@
 // A message is at most kMaxMessageBytes. Every request gets exactly one reply (kOk or kError)
 // carrying the same request_id. Payloads:
 //   kHello     u32 pid | u32 flags                              -> kOk
-//   kSnapshot  u64 launch_id | u8 phase (0 before, 1 after; bit 7: energy first) -> kOk
+//   kSnapshot  u64 launch_id | u8 phase (0 before, 1 after; bit 7: energy first)
+//              | [u64 global_size | u16 name_len | name bytes]  -> kOk
+//              The bracketed part (the launch's work hint) came later within version 1: only
+//              a 'before' carries it, only when oaprof asked the layer for it (a simulated
+//              device, attach/layer_config.h), so an oaprof that predates it never receives one.
+//              The name is 1 to kMaxWorkNameBytes, the size 1 to kMaxWorkItems, or it is refused.
 //   kLaunch    u64 launch_id | u32 work_dim | 3×u64 global | 3×u64 local | 3×u64 offset
 //              | u64 queued_ns | u64 submit_ns | u64 start_ns | u64 end_ns | u8 profiled
 //              | u64 queue | u64 context | u64 device | u32 tid | u64 api_ns | u8 api
@@ -50,7 +55,11 @@
 //              OA_BUFFER_LOST records since open) came later within version 1: the daemon sets it
 //              only once a loss happened, so a client that predates it is refused only a reply it
 //              could not have shown correctly anyway.
-//   kKernel    u8 running (0 or 1)                             -> kOk
+//   kKernel    u8 running (0 or 1) | [9×u64 work]              -> kOk
+//              The work (came later within version 1; only with running 1): the kernel's known
+//              work (oa::KernelWork, whole numbers up to kMaxWorkCount each, in its field order)
+//              for the simulator to count. A client sends it only to a simulated device and, when
+//              an older oaprofd refuses it as malformed, sends the signal without it from then on.
 //   kClose     (empty)                                         -> kOk, every register restored
 //   kSwitchSet str metric_set                                  -> kOk, the unit counting that set
 //              of the file the session opened (kernel replay across sets; came later within
@@ -72,6 +81,7 @@
 #include <vector>
 
 #include "oa/device_facts.h"
+#include "oa/kernel_work.h"
 #include "oa/launch_record.h"
 
 namespace oaprof::ipc::wire {
@@ -117,6 +127,20 @@ struct Hello {
   std::uint32_t flags = 0;
 };
 
+// What the simulator needs to know a launch's work before it runs (the 'before' snapshot comes
+// before the record that names the kernel): the function's name and its work-items. Real devices
+// ignore it. Names are the program's, so untrusted: bounded here, looked up in the catalogue
+// only (bench::known_work), never shown.
+inline constexpr std::size_t kMaxWorkNameBytes = 128;
+inline constexpr std::uint64_t kMaxWorkItems = std::uint64_t{1} << 40;
+struct WorkHint {
+  std::string kernel_name;        // 1 to kMaxWorkNameBytes bytes
+  std::uint64_t global_size = 0;  // the product of the launch's global sizes, 1 to kMaxWorkItems
+  friend bool operator==(const WorkHint&, const WorkHint&) = default;
+};
+// Whether `hint` may be sent: a longer name is no catalogue kernel's, so the layer leaves it out.
+bool sendable(const WorkHint& hint);
+
 struct Snapshot {
   std::uint64_t launch_id = 0;
   Phase phase = Phase::kBefore;
@@ -124,6 +148,9 @@ struct Snapshot {
   // it once the reply is on its way (off the program's path); auto replay asks for it first on
   // a launch's first 'before', so the window it measures lies inside the energy window.
   bool energy_first = false;
+  // A 'before' only, and sendable(): encode() throws std::invalid_argument or std::length_error
+  // for another.
+  std::optional<WorkHint> work = std::nullopt;
 };
 inline constexpr std::uint8_t kSnapshotEnergyFirst = 0x80;
 
@@ -204,8 +231,13 @@ struct Sampled {
   std::optional<StreamLosses> stream_losses;  // absent: none so far
 };
 
+// Each figure of a kernel's work on the wire: a whole number exact in a double.
+inline constexpr std::uint64_t kMaxWorkCount = std::uint64_t{1} << 53;
 struct Kernel {
   bool running = false;
+  // The kernel's known work, when the client knows it (a catalogue kernel on the simulator);
+  // with running only. Fractions are rounded to whole numbers on the wire.
+  std::optional<oa::KernelWork> work = std::nullopt;
 };
 
 struct Close {};

@@ -29,6 +29,7 @@
 #include "attach/layer_config.h"
 #include "attach/loader.h"
 #include "base/errors.h"
+#include "bench/known_work.h"
 #include "gpu/counter_source.h"
 #include "gpu/device.h"
 #include "ipc/wire.h"
@@ -350,8 +351,11 @@ std::string output_names(const OutputPlan& o) {
 
 // What oaprof tells its layer in the program: the run's window, replay and attribution always
 // (so values inherited from the user's environment cannot replay behind --replay), and the
-// session's address and launch selection in kernel mode. The one place the contract is written.
-attach::LayerConfig layer_config(const ProfilePlan& plan, const session::Server* server) {
+// session's address and launch selection in kernel mode, and on a simulated device that the
+// 'before' snapshots name their kernel (the simulator counts its known work). The one place the
+// contract is written.
+attach::LayerConfig layer_config(const ProfilePlan& plan, const session::Server* server,
+                                 bool simulated) {
   attach::LayerConfig config;
   config.min_window = plan.min_window;
   std::string unused;  // the plan has checked --replay
@@ -362,6 +366,7 @@ attach::LayerConfig layer_config(const ProfilePlan& plan, const session::Server*
   config.kernel_name = plan.filter.name();
   config.launch_skip = plan.filter.skip();
   config.launch_count = plan.filter.count();
+  config.work_hints = simulated;
   return config;
 }
 
@@ -420,11 +425,11 @@ void add_level_zero(const ProfilePlan& plan, session::ChildSpec& child, const st
 // library) and the layer's configuration; `way_in` gets OpenCL's way in ("layer" or
 // "preload"). Throws std::runtime_error when oaprof's own library is missing.
 session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* server,
-                                std::string& way_in) {
+                                bool simulated, std::string& way_in) {
   session::ChildSpec child;
   child.argv = plan.command;
   child.credentials = plan.creds;
-  for (const auto& [k, v] : layer_config(plan, server).to_env()) child.set_env[k] = v;
+  for (const auto& [k, v] : layer_config(plan, server, simulated).to_env()) child.set_env[k] = v;
   if (server == nullptr) return child;
   const char* search_env = std::getenv("LD_LIBRARY_PATH");  // the program inherits it
   const std::string search = search_env != nullptr ? search_env : "";
@@ -477,6 +482,13 @@ session::SessionOptions session_options(const ProfilePlan& plan, const session::
   if (power::SimulatedEnergy* sim = energy.sim) {
     // The simulated energy (a RAPL tree, or a card's hwmon) draws GPU power while it is busy.
     o.busy_listener = [sim](bool busy) { sim->set_gpu_active(busy); };
+  }
+  // The simulator counts a catalogue kernel's known work (kernel_runner's defaults: the layer
+  // names the kernel and its work-items, not the program's other arguments).
+  if (gpu.simulated) {
+    o.work_resolver = [](const ipc::wire::WorkHint& hint) {
+      return bench::known_work(hint.kernel_name, hint.global_size);
+    };
   }
   return o;
 }
@@ -727,7 +739,7 @@ int ProfileRun::run_program() {
       so.label = "(application)";
       app_sampler.emplace(session_, so);
     }
-    child = program_spec(plan_, server.get(), way_in_);
+    child = program_spec(plan_, server.get(), gpu_.simulated, way_in_);
   } catch (const std::exception& e) {
     std::cerr << "oaprof: " << e.what() << "\n";
     server.reset();

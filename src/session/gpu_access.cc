@@ -53,10 +53,6 @@ class LocalAccess final : public GpuAccess {
     power::EnergyRoots roots;
     roots.sysfs = sysfs_root_;
     aim_energy_roots(roots, unit_.device);  // a discrete card's own sensors, or RAPL
-    if (mmio::SimGpu* sim = unit_.device.sim; sim != nullptr && sim->energy_model()) {
-      // The simulated GPU's per-event energy model feeds the simulated planes (sim_energy.h).
-      roots.sim_gpu_energy_j = [sim] { return sim->gpu_energy_j(); };
-    }
     const std::string backend =
         energy_backend_for(energy_, simulated, unit_.device.platform.discrete);
     // Only now is a real device's placement known: refused before the run starts (exit 2).

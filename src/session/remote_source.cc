@@ -60,8 +60,19 @@ class RemoteCounterSource final : public gpu::CounterSource {
     return r;
   }
   void stop() override { client_->close(); }
-  void kernel_running(bool running) override {
+  void signal_kernel(bool running, const oa::KernelWork* work) override {
     if (!simulated_) return;
+    if (work != nullptr && daemon_takes_work_) {
+      const wire::Body reply = client_->call(wire::Kernel{running, *work});
+      const auto* e = std::get_if<wire::Error>(&reply);
+      if (e == nullptr || e->code != wire::ErrorCode::kBadMessage) {
+        throw_if_error(reply, "kernel signal");
+        return;
+      }
+      // An oaprofd that predates the work refuses it as malformed: it keeps its workload
+      // fractions, and is sent the plain signal from now on.
+      daemon_takes_work_ = false;
+    }
     throw_if_error(client_->call(wire::Kernel{running}), "kernel signal");
   }
   // oaprofd programs the set it finds under that name in the file the session opened.
@@ -86,6 +97,7 @@ class RemoteCounterSource final : public gpu::CounterSource {
   std::shared_ptr<DaemonClient> client_;
   oa::ReportFormat format_;
   bool simulated_;
+  bool daemon_takes_work_ = true;  // until it refuses a kernel's work
   bool config_lost_ = false;
   bool readout_interrupted_ = false;
   gpu::PerfStreamCounts stream_counts_;

@@ -48,6 +48,7 @@ Session::Session(gpu::CounterSource& source, oa::ReportFormat format, Sink sink,
   set_energy_source(options.energy);
   set_energy_reuse(options.energy_reuse);
   set_busy_listener(std::move(options.busy_listener));
+  set_work_resolver(std::move(options.work_resolver));
   if (options.launch_reads) set_launch_reads(*options.launch_reads);
   if (options.sampled) set_sampled(*options.sampled);
 }
@@ -269,8 +270,13 @@ std::optional<power::EnergyReading> Session::read_energy_locked() {
   }
 }
 
-void Session::busy_locked(bool busy) {
-  source_.kernel_running(busy);
+void Session::set_work_resolver(WorkResolver resolver) {
+  std::lock_guard lock(mu_);
+  work_resolver_ = std::move(resolver);
+}
+
+void Session::busy_locked(bool busy, const oa::KernelWork* work) {
+  source_.kernel_running(busy, work);
   if (busy_listener_) busy_listener_(busy);
 }
 
@@ -384,7 +390,9 @@ Body Session::snapshot(std::uint64_t client_id, const ipc::wire::Snapshot& s) {
     if (p.pairs == 0) p.stream_before = source_.perf_stream_counts();
     running_client_ = client_id;
     // In order with the other clients' kernel signals: the simulated RAPL tree follows it.
-    busy_locked(true);
+    std::optional<oa::KernelWork> work;
+    if (s.work && work_resolver_) work = work_resolver_(*s.work);
+    busy_locked(true, work ? &*work : nullptr);
     deferred_.push_back({client_id, s.launch_id, s.phase, read_energy && !s.energy_first});
   } else {
     if (!p.before) {

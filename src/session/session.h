@@ -77,6 +77,11 @@ inline constexpr std::chrono::nanoseconds kRaplUpdateInterval{1'000'000};
 
 // Everything a session is told before it starts, in one place: the run builds it from its plan
 // and hands it to the constructor. Each field is what the setter of the same name below does.
+// The work of a launch the layer named before it ran (ipc::wire::WorkHint), for a simulated
+// device to count: nullopt for a kernel whose work is unknown. The run gives bench::known_work;
+// the session cannot see the catalogue's floor.
+using WorkResolver = std::function<std::optional<oa::KernelWork>(const ipc::wire::WorkHint&)>;
+
 struct SessionOptions {
   mmio::OaConfig config;  // the metric set's register programming; empty: the bare counters
   std::vector<PassSet> pass_sets;  // kernel replay across sets (set_pass_configs); empty: none
@@ -84,6 +89,8 @@ struct SessionOptions {
   power::EnergySource* energy = nullptr;  // must outlive the session
   std::chrono::nanoseconds energy_reuse = kRaplUpdateInterval;
   std::function<void(bool)> busy_listener;
+  // Set for a simulated device only: a real one has nothing to do with a kernel's known work.
+  WorkResolver work_resolver;
   std::optional<LaunchReadOptions> launch_reads;
   std::optional<SampledOptions> sampled;
 };
@@ -135,6 +142,9 @@ class Session {
   // Told when the GPU starts and stops being busy with a measured kernel: the simulated RAPL
   // tree follows the simulated GPU through it.
   void set_busy_listener(std::function<void(bool)> listener);
+  // Resolves the work hints of 'before' snapshots for the source's kernel signal (a simulated
+  // device counts the kernel's known work); unset: hints are ignored.
+  void set_work_resolver(WorkResolver resolver);
   // Before start(): how long launches are kept exact (a thread of the session reads the counters
   // while a pass is open when `read_period` is set).
   void set_launch_reads(const LaunchReadOptions& options);
@@ -265,7 +275,7 @@ class Session {
   // The most reads the timeline keeps (each a CounterDeltas, under a kilobyte).
   static constexpr std::uint64_t kMaxTimelineReads = 16384;
   void stop_reader();
-  void busy_locked(bool busy);
+  void busy_locked(bool busy, const oa::KernelWork* work = nullptr);
   void settle_locked(std::uint64_t client_id);
   ipc::wire::Body snapshot(std::uint64_t client_id, const ipc::wire::Snapshot& s);
   // Kernel replay across sets: programs the set of `p`'s next pass if the unit holds another.
@@ -290,6 +300,7 @@ class Session {
   std::optional<power::EnergyReading> last_after_;  // the latest 'after' reading, and when
   std::chrono::steady_clock::time_point last_after_at_;
   std::function<void(bool)> busy_listener_;
+  WorkResolver work_resolver_;
   bool started_ = false;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Pending> pending_;  // (client, launch id)
   std::vector<Deferred> deferred_;

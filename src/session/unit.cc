@@ -51,6 +51,11 @@ void aim_energy_roots(power::EnergyRoots& roots, const gpu::Device& device) {
   roots.gpu_pci_address = device.pci_address;  // empty for the simulator
   roots.gpu_placement = energy_device(device).placement;
   roots.sim_gpu_driver = std::string(oa::kernel_driver_name(device.platform.driver));
+  if (mmio::SimGpu* sim = device.sim; sim != nullptr && sim->energy_model()) {
+    // The simulated GPU's per-event energy model feeds the simulated planes (sim_energy.h), for
+    // `sudo oaprof` and oaprofd alike. The source made from `roots` must not outlive `device`.
+    roots.sim_gpu_energy_j = [sim] { return sim->gpu_energy_j(); };
+  }
 }
 
 }  // namespace oaprof::session

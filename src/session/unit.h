@@ -73,7 +73,8 @@ std::string energy_backend_for(std::string_view requested, bool device_simulated
 power::EnergyDevice energy_device(const gpu::Device& device);
 
 // `roots` pointed at the device: its PCI address (where hwmon looks), its placement (what "auto"
-// tries) and, simulated, the driver whose hwmon sim-hwmon models.
+// tries) and, simulated, the driver whose hwmon sim-hwmon models and the simulated GPU's
+// per-event energy model where it has one (the energy source must not outlive `device`).
 void aim_energy_roots(power::EnergyRoots& roots, const gpu::Device& device);
 
 }  // namespace oaprof::session

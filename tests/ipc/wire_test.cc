@@ -1,6 +1,7 @@
 #include "ipc/wire.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -216,6 +217,86 @@ TEST(WireTest, ASnapshotCarriesItsEnergyFirstFlagAndRefusesUnknownPhases) {
     bytes.back() = phase;
     EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(bytes))) << int(phase);
   }
+}
+
+// Issue 35: a 'before' may name its kernel and work-items for the simulator. Absent, the bytes are
+// an older layer's; present, they are bounded, and only a 'before' carries them.
+TEST(WireTest, ABeforeSnapshotCarriesABoundedWorkHint) {
+  const WorkHint hint{"mad_vect4", 4096};
+  const auto got = std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kBefore, true, hint}}).body);
+  ASSERT_TRUE(got.work);
+  EXPECT_EQ(*got.work, hint);
+  EXPECT_TRUE(got.energy_first);
+  EXPECT_FALSE(std::get<Snapshot>(roundtrip({1, Snapshot{5, Phase::kBefore}}).body).work);
+  EXPECT_EQ(encode({1, Snapshot{5, Phase::kBefore}}).size(), kHeaderBytes + 9)
+      << "without a hint, a snapshot keeps the bytes an older oaprof decodes";
+  EXPECT_THROW(encode({1, Snapshot{5, Phase::kAfter, false, hint}}), std::invalid_argument);
+  for (const WorkHint& bad : {WorkHint{"", 1}, WorkHint{"k", 0}, WorkHint{"k", kMaxWorkItems + 1},
+                              WorkHint{std::string(kMaxWorkNameBytes + 1, 'k'), 1}}) {
+    EXPECT_FALSE(sendable(bad));
+    EXPECT_THROW(encode({1, Snapshot{5, Phase::kBefore, false, bad}}), std::length_error);
+  }
+  // What a hostile layer could write instead: each refused by the decoder.
+  const auto with_hint = [](std::uint8_t phase, std::uint64_t size, const std::string& name) {
+    auto bytes = encode({1, Snapshot{5, Phase::kBefore}});
+    bytes.back() = phase;
+    const auto n = static_cast<std::uint16_t>(name.size());
+    bytes.insert(bytes.end(), reinterpret_cast<const std::uint8_t*>(&size),
+                 reinterpret_cast<const std::uint8_t*>(&size) + 8);
+    bytes.insert(bytes.end(), reinterpret_cast<const std::uint8_t*>(&n),
+                 reinterpret_cast<const std::uint8_t*>(&n) + 2);
+    bytes.insert(bytes.end(), name.begin(), name.end());
+    const auto len = static_cast<std::uint32_t>(bytes.size() - kHeaderBytes);
+    std::memcpy(&bytes[12], &len, 4);
+    return decode(bytes);
+  };
+  EXPECT_TRUE(std::holds_alternative<Message>(with_hint(0, 64, "mad_vect4")));
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(with_hint(1, 64, "mad_vect4")));  // an 'after'
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(with_hint(0, 0, "mad_vect4")));
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(with_hint(0, kMaxWorkItems + 1, "k")));
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(with_hint(0, 64, "")));
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(
+      with_hint(0, 64, std::string(kMaxWorkNameBytes + 1, 'k'))));
+}
+
+// oaprof hands oaprofd the work it resolved: whole figures within kMaxWorkCount, with a start only.
+TEST(WireTest, AKernelStartCarriesItsWorkAndRefusesFiguresPastTheBound) {
+  // mad_vect4 over 4096 work-items
+  const oa::KernelWork w{.work_items = 4096,
+                         .fp32_ops = 8388608,
+                         .flops = 16777216,
+                         .global_bytes = 131072,
+                         .footprint_bytes = 131072,
+                         .global_accesses = 8192};
+  const auto got = std::get<Kernel>(roundtrip({1, Kernel{true, w}}).body);
+  ASSERT_TRUE(got.work);
+  EXPECT_EQ(*got.work, w);
+  EXPECT_EQ(encode({1, Kernel{true}}).size(), kHeaderBytes + 1)
+      << "without work, the signal keeps the bytes an older oaprofd decodes";
+  EXPECT_THROW(encode({1, Kernel{false, w}}), std::invalid_argument);
+  // NaN, negatives and fractions go as whole numbers in range: one encoding each.
+  oa::KernelWork odd;
+  odd.fp32_ops = std::nan("");
+  odd.fp64_ops = -5;
+  odd.int_ops = 1e300;
+  odd.flops = 2.5;
+  const oa::KernelWork sent = *std::get<Kernel>(roundtrip({1, Kernel{true, odd}}).body).work;
+  EXPECT_EQ(sent.fp32_ops, 0);
+  EXPECT_EQ(sent.fp64_ops, 0);
+  EXPECT_EQ(sent.int_ops, static_cast<double>(kMaxWorkCount));
+  EXPECT_EQ(sent.flops, 3);
+  auto past = encode({1, Kernel{true, w}});
+  const std::uint64_t too_many = kMaxWorkCount + 1;
+  std::memcpy(&past[kHeaderBytes + 1], &too_many, 8);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(past)));
+  auto stopped = encode({1, Kernel{true, w}});
+  stopped[kHeaderBytes] = 0;  // an end with work
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(stopped)));
+  auto cut = encode({1, Kernel{true, w}});
+  cut.resize(cut.size() - 1);
+  const auto len = static_cast<std::uint32_t>(cut.size() - kHeaderBytes);
+  std::memcpy(&cut[12], &len, 4);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(cut)));
 }
 
 TEST(WireTest, EveryTruncationIsRejectedNotCrashed) {

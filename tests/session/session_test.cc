@@ -97,6 +97,40 @@ TEST_F(SessionTest, BeforeAfterLaunchGivesOneRowWithTheKernelsDeltas) {
   EXPECT_TRUE(rows_[0].flags.empty());
 }
 
+// Issue 35: a 'before' that names its kernel hands the simulator the kernel's known work (the
+// resolver, bench::known_work in a run), so the row counts that work instead of the workload
+// fractions; a name the resolver does not know, or a session without a resolver (a real device),
+// keeps the fractions.
+TEST_F(SessionTest, ABeforeThatNamesAKnownKernelMakesTheSimulatorCountItsWork) {
+  oa::KernelWork work;
+  work.work_items = 4096;
+  work.fp32_ops = 8'000'000;  // both FPUs, 8 an EU-cycle: 1e6 EU-cycles on each
+  std::vector<std::string> asked;
+  const auto launch_named = [&](std::uint64_t id, const std::string& name) {
+    answer(1, 99, wire::Snapshot{id, wire::Phase::kBefore, false, wire::WorkHint{name, 4096}});
+    sim_.clock->advance_ns(1'000'000);
+    answer(1, 99, wire::Snapshot{id, wire::Phase::kAfter});
+    answer(1, 99, launch_record(id));
+  };
+  session_.start();
+  launch_named(0, "mad_vect4");  // no resolver yet: as on a real device
+  session_.set_work_resolver([&](const wire::WorkHint& hint) -> std::optional<oa::KernelWork> {
+    asked.push_back(hint.kernel_name);
+    if (hint.kernel_name != "mad_vect4" || hint.global_size != 4096) return std::nullopt;
+    return work;
+  });
+  launch_named(1, "mad_vect4");
+  launch_named(2, "[2Jnot_a_kernel");
+  ASSERT_EQ(rows_.size(), 3u);
+  EXPECT_EQ(asked, (std::vector<std::string>{"mad_vect4", "[2Jnot_a_kernel"}));
+  EXPECT_EQ(rows_[1].deltas.a[10], 1'000'000u);
+  EXPECT_EQ(rows_[1].deltas.a[11], 1'000'000u);
+  for (int unknown : {0, 2}) {
+    EXPECT_NE(rows_[unknown].deltas.a[10], 1'000'000u) << "row " << unknown;
+    EXPECT_GT(rows_[unknown].deltas.a[10], 0u) << "the workload fractions, row " << unknown;
+  }
+}
+
 // Issue 29, item 13: the row carries the program's own index of the launch (its launch_id: the
 // layer counts every launch, measured or not), not the session's count, which starts at 0.
 TEST_F(SessionTest, ARowCarriesTheProgramsOwnIndexOfItsLaunch) {
@@ -684,9 +718,9 @@ class VanishingSource final : public gpu::CounterSource {
     inner_.stop();
     fail_if_gone();
   }
-  void kernel_running(bool running) override {
+  void signal_kernel(bool running, const oa::KernelWork* work) override {
     fail_if_gone();
-    inner_.kernel_running(running);
+    inner_.kernel_running(running, work);
   }
   bool gone = false;
   int stops = 0;
@@ -757,7 +791,9 @@ class InterruptedSource final : public gpu::CounterSource {
     return inner_.snapshot(id);
   }
   void stop() override { inner_.stop(); }
-  void kernel_running(bool running) override { inner_.kernel_running(running); }
+  void signal_kernel(bool running, const oa::KernelWork* work) override {
+    inner_.kernel_running(running, work);
+  }
   bool readout_interrupted() const override { return last_interrupted_; }
 
  private:

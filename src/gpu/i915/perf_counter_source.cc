@@ -51,8 +51,8 @@ class PerfCounterSource final : public StreamCounterSource {
     perf_->close_node();
   }
 
-  void kernel_running(bool running) override {
-    if (device_.sim != nullptr) device_.sim->set_kernel_running(running);
+  void signal_kernel(bool running, const oa::KernelWork* work) override {
+    if (device_.sim != nullptr) device_.sim->set_kernel_running(running, work);
   }
 
   PerfStreamCounts perf_stream_counts() const override {

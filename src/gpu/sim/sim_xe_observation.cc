@@ -208,8 +208,8 @@ XeGtTopology SimXeDevice::gt_topology() const {
   return t;
 }
 
-void SimXeDevice::set_busy(bool busy) {
-  if (registers_ != nullptr) registers_->set_kernel_running(busy);
+void SimXeDevice::set_busy(bool busy, const oa::KernelWork* work) {
+  if (registers_ != nullptr) registers_->set_kernel_running(busy, work);
   advance_all();
   const std::uint64_t now = clock_.now_ns();
   if (busy && !busy_since_) busy_since_ = now;

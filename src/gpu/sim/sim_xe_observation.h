@@ -77,7 +77,8 @@ class SimXeDevice {
   std::vector<XeOaUnit> oa_units() const;
   // GT 0's masks for DRM_XE_DEVICE_QUERY_GT_TOPOLOGY.
   XeGtTopology gt_topology() const;
-  void set_busy(bool busy);  // the workload signal: a kernel runs
+  // The workload signal: a kernel runs, with its known work when the caller knows it.
+  void set_busy(bool busy, const oa::KernelWork* work = nullptr);
   // DRM_XE_DEVICE_QUERY_ENGINE_CYCLES for a render or compute engine of the OAG: the GPU
   // timestamp now and the clock's time; 0 or -EINVAL as xe_query.c answers.
   int engine_cycles(xe::QueryEngineCycles& q) const;

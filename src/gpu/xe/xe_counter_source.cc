@@ -107,8 +107,8 @@ class XeCounterSource final : public StreamCounterSource {
     xe_.reset();
   }
 
-  void kernel_running(bool running) override {
-    if (device_.sim_xe) device_.sim_xe->set_busy(running);
+  void signal_kernel(bool running, const oa::KernelWork* work) override {
+    if (device_.sim_xe) device_.sim_xe->set_busy(running, work);
   }
 
   PerfStreamCounts perf_stream_counts() const override {
