@@ -28,6 +28,7 @@
 #include "session/register_journal.h"
 #include "session/remote_source.h"
 #include "tests/common/daemon_test_util.h"
+#include "tests/common/known_work_rows.h"
 #include "tests/common/run_util.h"
 
 namespace oaprof::daemon {
@@ -339,6 +340,23 @@ TEST(OaprofdProcessTest, ATigerLakeBoundToXeProfilesThroughTheDaemonAsAnXePart) 
 
 // Issue 17's sampled attribution through oaprofd: the session's periodic reads are the daemon's
 // snapshots, one per period whatever the launches; the launches' records stay in the client.
+// Issue 35: through oaprofd too, the simulated counters of a catalogue kernel follow its known
+// work: oaprof resolves the layer's hint and hands the work to oaprofd with the kernel signal.
+TEST(OaprofdProcessTest, SimulatedCountersThroughOaprofdMatchTheKernelsKnownWork) {
+  const SimDaemon sim(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml", "kblgt2", "work.sock");
+  for (const std::string kernel : {"mad_vect4", "load_store_vect4"}) {
+    const fs::path csv = sim.dir.path() / (kernel + ".csv");
+    const auto r =
+        sim.profile(fmt::format("--format 101 -q -o {} -- {} {} --min-time 1 "
+                                "--max-repeats 2",
+                                csv.string(), KERNEL_RUNNER_BIN, kernel));
+    ASSERT_EQ(r.status, 0) << r.output << sim.daemon.log();
+    const auto rows = oaprof::testing::read_csv(csv);
+    ASSERT_FALSE(rows.empty()) << r.output;
+    for (const auto& row : rows) oaprof::testing::expect_counts_match_known_work(row);
+  }
+}
+
 TEST(OaprofdProcessTest, SampledAttributionThroughOaprofdAttributesEveryLaunch) {
   const SimDaemon sim(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-tglgt2.xml", "tglgt2", "samp.sock");
   const fs::path csv = sim.dir.path() / "sampled.csv";
