@@ -132,6 +132,48 @@ TEST_F(DaemonServiceTest, ASessionProgramsSamplesAndRestoresEveryRegister) {
   EXPECT_THAT(log_, HasSubstr("session opened for uid 1000, pid 4321"));
 }
 
+// The largest rise of any plane between two energy samples.
+std::uint64_t largest_rise_uj(const wire::EnergyValues& from, const wire::EnergyValues& to) {
+  std::uint64_t rise = 0;
+  for (std::size_t i = 0; i < std::min(from.energy_uj.size(), to.energy_uj.size()); ++i) {
+    rise = std::max(rise, to.energy_uj[i].second - from.energy_uj[i].second);
+  }
+  return rise;
+}
+
+// Issue 35: oaprofd's simulated energy draws from the simulated GPU's per-event model, as a
+// local run's does: a kernel start that carries heavy known work (1e12 FP32 operations: joules
+// in the model, counted in full when the kernel ends) shows in the planes, where the activity
+// model would add milliwatts over the microseconds it ran.
+TEST_F(DaemonServiceTest, SimulatedEnergyFollowsTheKnownWorkOfAKernel) {
+  ServiceOptions so = options_with_metrics({});
+  so.energy_min_interval_ns = 0;
+  service_ = std::make_unique<DaemonService>(so);
+  wire::Open o = open_request();
+  o.energy = "sim";
+  ASSERT_TRUE(std::holds_alternative<wire::Opened>(service_->handle(1, alice_, o)));
+  const auto energy = [&] {
+    return *std::get<wire::Sampled>(
+                service_->handle(1, alice_, wire::Sample{0, wire::kSampleEnergy}))
+                .energy;
+  };
+  const wire::EnergyValues before = energy();
+  oa::KernelWork heavy;
+  heavy.work_items = 4096;
+  heavy.fp32_ops = 1e12;
+  ASSERT_TRUE(
+      std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Kernel{true, heavy})));
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(service_->handle(1, alice_, wire::Kernel{false})));
+  // The planes publish at RAPL's update interval (1 ms): read until one has passed since.
+  wire::EnergyValues after = energy();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (after.time_ns < before.time_ns + 3'000'000 &&
+         std::chrono::steady_clock::now() < deadline) {
+    after = energy();
+  }
+  EXPECT_GT(largest_rise_uj(before, after), 1'000'000u) << "at least a joule";
+}
+
 TEST_F(DaemonServiceTest, ASummaryCarriesThePodItsClientRanIn) {
   // A fake /proc where alice's pid is in a pod (containerd, systemd driver) and bob's is not.
   const std::string uid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", id(64, 'c');
