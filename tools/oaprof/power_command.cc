@@ -40,7 +40,7 @@ std::string watts_text(const std::optional<double>& w) {
   return w ? fmt::format("{:9.3f} W", *w) : std::string("        - ");
 }
 
-void print_table(const std::string& source, const power::EnergyWindow& w) {
+void print_power_table(const std::string& source, const power::EnergyWindow& w) {
   std::cout << fmt::format("energy source: {}{}\n", source,
                            power::is_simulated_energy_backend(source)
                                ? " (device: simulated; a model, not a measurement)"
@@ -152,7 +152,7 @@ int run_power(const PowerOptions& opt) {
       j["simulated"] = power::is_simulated_energy_backend(name);
       std::cout << report::json_text(j, 2) << "\n";
     } else {
-      print_table(name, w);
+      print_power_table(name, w);
     }
     return 0;
   });
