@@ -67,7 +67,7 @@ class EnergyPolicyTest : public ::testing::Test {
 
   test_support::ScratchDir dir_;
   std::filesystem::path regs_ = dir_.path() / "regs";
-  static constexpr daemon::Peer alice_{1000, 1000, 4321};
+  static inline const daemon::Peer alice_{1000, 1000, 4321, nullptr};
 };
 
 TEST_F(EnergyPolicyTest, OnlyTheSessionsOwnClientGetsEnergy) {

@@ -57,7 +57,7 @@ class HostileKernelWorkTest : public ::testing::Test {
   test_support::ScratchDir dir_;
   std::filesystem::path regs_ = dir_.path() / "regs";
   std::unique_ptr<daemon::DaemonService> service_;
-  static constexpr daemon::Peer alice_{1000, 1000, 4321};
+  static inline const daemon::Peer alice_{1000, 1000, 4321, nullptr};
 };
 
 TEST_F(HostileKernelWorkTest, OaprofdRefusesWorkPastItsBoundOrWithAnEndAndServesOn) {
