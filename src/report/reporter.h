@@ -131,6 +131,9 @@ void flush_or_throw(std::ostream& out, std::string_view what);
 
 std::unique_ptr<Reporter> make_csv_reporter(std::ostream& out);
 std::unique_ptr<Reporter> make_table_reporter(std::ostream& out);
+// Test seam: how many durations a table from make_table_reporter keeps for its medians, all
+// kernels together (one per distinct duration, however many launches came).
+std::size_t table_durations_kept(const Reporter& table);
 // Sends every call to each of `reporters`, in order.
 std::unique_ptr<Reporter> make_tee_reporter(std::vector<std::unique_ptr<Reporter>> reporters);
 // On a stream that can seek (a file) the document is valid after every row; on one that cannot (a

@@ -1,5 +1,4 @@
 // The terminal summary: one line per kernel name, with the headline figures and their units.
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -12,18 +11,12 @@
 #include <fmt/format.h>
 
 #include "model/energy_model.h"
+#include "report/exact_median.h"
 #include "report/reporter.h"
 #include "report/text_escape.h"
 
 namespace oaprof::report {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string fixed(double v, int digits) {
   return std::isnan(v) ? std::string("-") : fmt::format("{:.{}f}", v, digits);
@@ -52,9 +45,8 @@ class TableReporter final : public Reporter {
     if (inserted) order_.push_back(r.launch.kernel_name);
     Aggregate& a = it->second;
     a.launches++;
-    const double kns = kernel_time_ns(r);
-    if (!std::isnan(kns)) a.kernel_ns.push_back(kns);
-    a.gpu_ns.push_back(oa::gpu_time_ns(r.deltas, info_.timestamp_hz));
+    if (!std::isnan(kernel_time_ns(r))) a.kernel_ns.add(r.launch.end_ns - r.launch.start_ns);
+    a.gpu_ticks.add(r.deltas.timestamp);
     a.timestamp += r.deltas.timestamp;
     a.ticks += r.deltas.gpu_ticks;
     a.busy += r.deltas.a[0];
@@ -95,6 +87,14 @@ class TableReporter final : public Reporter {
          << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", "window_ms", "iGPU_W", "dyn_W", "flagged");
     for (const auto& name : order_) {
       const Aggregate& a = kernels_.at(name);
+      // The same conversions as the rows' (kernel_time_ns, gpu_time_ns), so that the medians
+      // are the rows' medians.
+      const auto as_ns = [](std::uint64_t ns) { return static_cast<double>(ns); };
+      const auto ticks_as_ns = [this](std::uint64_t ticks) {
+        oa::CounterDeltas d;
+        d.timestamp = ticks;
+        return oa::gpu_time_ns(d, info_.timestamp_hz);
+      };
       const double ticks = static_cast<double>(a.ticks);
       const double freq = a.timestamp
                               ? ticks * info_.timestamp_hz / static_cast<double>(a.timestamp) / 1e6
@@ -120,7 +120,8 @@ class TableReporter final : public Reporter {
       // The name is the program's: its control bytes shown, never sent to the terminal.
       std::string line = fmt::format(
           "{:<24} {:>8} {:>12} {:>12} {:>9} {:>8}", visible_text(name), a.launches,
-          fixed(median(a.kernel_ns) / 1e3, 1), fixed(median(a.gpu_ns) / 1e3, 1), fixed(freq, 0),
+          fixed(a.kernel_ns.median(as_ns) / 1e3, 1),
+          fixed(a.gpu_ticks.median(ticks_as_ns) / 1e3, 1), fixed(freq, 0),
           fixed(ticks > 0 ? 100.0 * static_cast<double>(a.busy) / ticks : std::nan(""), 1));
       for (std::size_t i = 0; i < shares_.size(); ++i) {
         const auto& [weighted, clocks] = a.shares[i];
@@ -150,6 +151,12 @@ class TableReporter final : public Reporter {
     }
   }
 
+  std::size_t durations_kept() const {
+    std::size_t kept = 0;
+    for (const auto& [name, a] : kernels_) kept += a.kernel_ns.distinct() + a.gpu_ticks.distinct();
+    return kept;
+  }
+
  private:
   // The metric-set counters the table shows as shares, by their column header.
   static constexpr std::pair<std::string_view, std::string_view> kShareColumns[] = {
@@ -160,7 +167,9 @@ class TableReporter final : public Reporter {
   };
   struct Aggregate {
     std::uint64_t launches = 0, flagged = 0;
-    std::vector<double> kernel_ns, gpu_ns;
+    // For the medians: kernel times (ns, OpenCL profiling) and GPU times (timestamp ticks),
+    // counted per distinct value rather than kept per launch, so that memory stays flat.
+    ExactMedian kernel_ns, gpu_ticks;
     std::uint64_t timestamp = 0, ticks = 0, busy = 0;
     // Per share column: the sum of value × GPU clocks, and of the clocks, over the launches
     // whose value is defined.
@@ -209,6 +218,10 @@ class TableReporter final : public Reporter {
 };
 
 }  // namespace
+
+std::size_t table_durations_kept(const Reporter& table) {
+  return dynamic_cast<const TableReporter&>(table).durations_kept();
+}
 
 std::unique_ptr<Reporter> make_table_reporter(std::ostream& out) {
   return std::make_unique<TableReporter>(out);

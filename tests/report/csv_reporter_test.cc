@@ -635,6 +635,42 @@ TEST(TableReporterTest, ASetWithoutEuSharesLeavesTheirColumnsOut) {
   EXPECT_THAT(table, ::testing::Not(HasSubstr("FPU2_%")));
 }
 
+// Issue 33: a run of millions of launches keeps its memory flat. The medians once kept every
+// launch's two durations (16 bytes a launch); now one count per distinct duration.
+TEST(TableReporterTest, KeepsOneDurationPerDistinctValueHoweverManyLaunchesCome) {
+  std::ostringstream out;
+  auto rep = make_table_reporter(out);
+  rep->begin(info());
+  auto r = record();
+  for (std::uint64_t i = 0; i < 100'000; ++i) {
+    r.launch.end_ns = r.launch.start_ns + 4000 + 1000 * (i % 3);  // 4, 5 or 6 µs
+    r.deltas.timestamp = 120 + i % 2;
+    rep->add(r, no_energy());
+  }
+  EXPECT_EQ(table_durations_kept(*rep), 3u + 2u);
+  rep->end();
+  EXPECT_THAT(out.str(), ::testing::ContainsRegex("100000 +5\\.0 +10\\.0"));
+}
+
+// The medians are those of every launch, exact: the mean of the middle two of an even count,
+// in the rows' units (OpenCL ns; timestamp ticks at the run's frequency).
+TEST(TableReporterTest, TheMediansAreTheLaunchesExactMedians) {
+  std::vector<oa::LaunchRecord> rows;
+  for (const auto& [ns, ticks] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+           {9000, 48}, {1000, 12}, {3000, 30}, {2000, 24}}) {
+    auto r = record();
+    r.launch.end_ns = r.launch.start_ns + ns;
+    r.deltas.timestamp = ticks;
+    rows.push_back(r);
+  }
+  auto unprofiled = record();  // no kernel time of its own: out of kernel_us's median only
+  unprofiled.launch.profiled = false;
+  unprofiled.deltas.timestamp = 60;
+  rows.push_back(unprofiled);
+  // kernel_us: (2000 + 3000) / 2 ns; gpu_us: 30 ticks at 12 MHz, the middle one of five.
+  EXPECT_THAT(table_of(info(), rows), ::testing::ContainsRegex("5 +2\\.5 +2\\.5 "));
+}
+
 TEST(TableReporterTest, TheTableNamesTheEnergyBackendAndSaysWhenItIsSimulated) {
   RunInfo i = info();
   i.energy_backend = "sim";
