@@ -96,7 +96,8 @@ bool LayerLink::ensure_connected(const char* way_in, bool& forked) {
   client_pid_ = pid;
   client_pid_seen_.store(pid, std::memory_order_relaxed);
   // The shared-memory channel unless OAPROF_CHANNEL=off asks for the socket alone.
-  if (!client_->hello(static_cast<std::uint32_t>(pid), config.channel, error)) {
+  // Launch records only go through post(): their kOk is not needed, only an error reply.
+  if (!client_->hello(static_cast<std::uint32_t>(pid), config.channel, error, nullptr, true)) {
     disable("the privileged side refused us: " + error + "; running unprofiled");
     return false;
   }

@@ -111,7 +111,8 @@ void ChannelServer::serve() {
       continue;
     }
     if (stopping) ++drained;
-    if (!publish(out, answer_({buf.data(), n}))) return fail();
+    const std::vector<std::uint8_t> reply = answer_({buf.data(), n});
+    if (!reply.empty() && !publish(out, reply)) return fail();
     answered_.fetch_add(1, std::memory_order_relaxed);
     settle_();
   }

@@ -22,7 +22,8 @@ namespace oaprof::ipc {
 
 class ChannelServer {
  public:
-  // Encodes the reply to one message of the client.
+  // Encodes the reply to one message of the client; empty when none is due (a launch record
+  // accepted for a client that asked for error replies only).
   using Answer = std::function<std::vector<std::uint8_t>(std::span<const std::uint8_t>)>;
 
   // Makes the mapping and starts serving it; nullptr with `error` set when the kernel refuses

@@ -106,11 +106,14 @@ bool Client::attach_channel(int fd) {
   return true;
 }
 
-bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error, wire::Error* refusal) {
+bool Client::hello(std::uint32_t pid, bool want_channel, std::string& error, wire::Error* refusal,
+                   bool launch_errors_only) {
   const std::uint32_t id = next_id_++;
-  if (!send(wire::Hello{pid, want_channel ? channel::kHelloWantsChannel : 0}, id, error)) {
-    return false;
-  }
+  std::uint32_t flags = 0;
+  if (want_channel) flags |= channel::kHelloWantsChannel;
+  if (want_channel && launch_errors_only) flags |= channel::kHelloLaunchErrorsOnly;
+  if (!send(wire::Hello{pid, flags}, id, error)) return false;
+  launch_errors_only_ = (flags & channel::kHelloLaunchErrorsOnly) != 0;
   std::vector<std::uint8_t>& buf = buf_;
   int passed = -1;
   const long n = channel::receive_with_fd(fd_, buf, &passed);
@@ -257,6 +260,11 @@ bool Client::receive(std::vector<std::uint8_t>& buf, wire::Message& reply, std::
 }
 
 bool Client::exchange(const wire::Body& request, wire::Body& reply, std::string& error) {
+  if (launch_errors_only_ && std::holds_alternative<wire::Launch>(request)) {
+    // Its kOk may never come: waiting for it would run into the receive timeout.
+    error = "a launch record is posted on this connection (its hello asked for error replies only)";
+    return false;
+  }
   const std::uint32_t id = next_id_++;
   if (!send(request, id, error)) return false;
   for (;;) {

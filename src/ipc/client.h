@@ -33,9 +33,11 @@ class Client {
   // Says hello for process `pid` and asks for a shared-memory channel (`want_channel`). True on
   // kOk; the channel is used from then on when the privileged side handed one over.
   // `refusal`, when given, gets the error reply that refused it (a connection refused at
-  // accept: not authorised, busy).
+  // accept: not authorised, busy). `launch_errors_only`: launch records only ever go through
+  // post(), so a privileged side may leave out their kOk on the channel
+  // (channel::kHelloLaunchErrorsOnly); call() then refuses a launch record.
   bool hello(std::uint32_t pid, bool want_channel, std::string& error,
-             ipc::wire::Error* refusal = nullptr);
+             ipc::wire::Error* refusal = nullptr, bool launch_errors_only = false);
   bool has_channel() const { return channel_ != nullptr; }
 
   // Sends one request and waits for its reply. True on kOk; false with `error` set otherwise.
@@ -77,7 +79,8 @@ class Client {
   channel::WaitPolicy policy_;
   std::uint32_t next_id_ = 1;
   std::string post_error_;
-  std::vector<std::uint8_t> buf_;  // one reply at a time
+  bool launch_errors_only_ = false;  // asked for in the hello: a launch record gets no kOk
+  std::vector<std::uint8_t> buf_;    // one reply at a time
   struct Channel;
   std::unique_ptr<Channel> channel_;
 };

@@ -35,6 +35,11 @@ inline constexpr std::size_t kSlotBytes = 4 + wire::kMaxMessageBytes;
 // Hello.flags bit: the layer would take a channel. The reply to such a hello carries the
 // mapping's file descriptor when the privileged side offers one.
 inline constexpr std::uint32_t kHelloWantsChannel = 1;
+// Hello.flags bit, with kHelloWantsChannel: the layer needs no kOk for a launch record it posts
+// through the channel, only an error reply. A privileged side that honours it publishes nothing
+// for an accepted record, so neither side waits for room for a reply per launch; one that
+// predates it ignores the bit and replies, which the layer reads and discards as before.
+inline constexpr std::uint32_t kHelloLaunchErrorsOnly = 2;
 
 struct alignas(64) RingControl {
   alignas(64) std::atomic<std::uint32_t> tail;              // messages the producer has published

@@ -207,8 +207,12 @@ Server::Answer Server::answer(const Client& client, std::span<const std::uint8_t
     a.reply.body = session_.handle(client.id, static_cast<std::uint32_t>(client.pid), msg.body);
   }
   const auto* hello = std::get_if<wire::Hello>(&msg.body);
-  a.wants_channel = hello != nullptr && (hello->flags & ipc::channel::kHelloWantsChannel) != 0 &&
-                    std::holds_alternative<wire::Ok>(a.reply.body);
+  const bool ok = std::holds_alternative<wire::Ok>(a.reply.body);
+  a.wants_channel =
+      hello != nullptr && (hello->flags & ipc::channel::kHelloWantsChannel) != 0 && ok;
+  a.launch_errors_only =
+      a.wants_channel && (hello->flags & ipc::channel::kHelloLaunchErrorsOnly) != 0;
+  a.launch_accepted = ok && std::holds_alternative<wire::Launch>(msg.body);
   return a;
 }
 
@@ -217,7 +221,10 @@ bool Server::offer_channel(int fd, Client& client, const wire::Message& ok) {
   const std::uint64_t id = client.id;
   client.channel = ipc::ChannelServer::create(
       [this, &client](std::span<const std::uint8_t> bytes) {
-        return wire::encode(answer(client, bytes).reply);
+        const Answer a = answer(client, bytes);
+        // No reply for an accepted record: the layer would only read and discard it.
+        if (a.launch_accepted && client.launch_errors_only) return std::vector<std::uint8_t>{};
+        return wire::encode(a.reply);
       },
       [this, id] { session_.settle(id); }, fd, wait_policy_, error);
   // Counted before the reply goes: the client may act on it at once.
@@ -249,6 +256,8 @@ Server::Served Server::serve_one(int fd, Client& client) {
     sent = send_message(fd, ipc::oversized_reply(n));
   } else {
     const Answer a = answer(client, std::span<const std::uint8_t>(buf, n));
+    // Before the channel's thread starts, which reads it.
+    if (a.wants_channel && !client.channel) client.launch_errors_only = a.launch_errors_only;
     sent = a.wants_channel && !client.channel ? offer_channel(fd, client, a.reply)
                                               : send_message(fd, a.reply);
     session_.settle(client.id);  // the energy reading and the like, once the client can go on

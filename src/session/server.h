@@ -72,10 +72,14 @@ class Server {
     uid_t uid;
     // The shared-memory fast path, once the client's hello asked for it and it could be made.
     std::unique_ptr<ipc::ChannelServer> channel;
+    // Its hello asked for no kOk to a launch record on the channel (kHelloLaunchErrorsOnly).
+    bool launch_errors_only = false;
   };
   struct Answer {
     ipc::wire::Message reply;
-    bool wants_channel = false;  // a hello asking for a channel, answered kOk
+    bool wants_channel = false;       // a hello asking for a channel, answered kOk
+    bool launch_errors_only = false;  // that hello also asked for kHelloLaunchErrorsOnly
+    bool launch_accepted = false;     // a launch record, answered kOk
   };
   void loop();
   void accept_client();

@@ -12,9 +12,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <variant>
+#include <vector>
 
 #include "ipc/client.h"
 #include "tests/common/sim_fixture.h"
@@ -183,34 +186,129 @@ TEST_F(ServerTest, ARecordLeftInTheChannelByAnExitingClientIsKept) {
   EXPECT_EQ(session_.launches_dropped(), 0u);
 }
 
+// A client that speaks the channel's rings itself: it sees every reply the server publishes.
+struct RawChannel {
+  int fd = -1;
+  int mapping_fd = -1;
+  void* mapping = MAP_FAILED;
+  ipc::channel::ChannelLayout* layout = nullptr;
+  ~RawChannel() {
+    if (mapping != MAP_FAILED) ::munmap(mapping, ipc::channel::kChannelBytes);
+    if (mapping_fd >= 0) ::close(mapping_fd);
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Says hello on `fd` with `flags` and maps the channel its reply hands over.
+void open_raw_channel(RawChannel& c, std::uint32_t flags) {
+  const auto hello = wire::encode({1, wire::Hello{1, flags}});
+  ASSERT_EQ(::send(c.fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  ASSERT_GT(ipc::channel::receive_with_fd(c.fd, buf, &c.mapping_fd), 0);
+  ASSERT_GE(c.mapping_fd, 0);
+  c.mapping = ::mmap(nullptr, ipc::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+                     c.mapping_fd, 0);
+  ASSERT_NE(c.mapping, MAP_FAILED);
+  c.layout = ipc::channel::attach(c.mapping, ipc::channel::kChannelBytes);
+  ASSERT_NE(c.layout, nullptr);
+}
+
+// The replies a channel opened with `flags` publishes for two bracketed launches, their records
+// and a record the session refuses (launch 99, never snapshotted), in order.
+std::vector<wire::Message> replies_to_two_launches(RawChannel& c) {
+  ipc::channel::Producer out(c.layout->to_server, c.layout->to_server_slots);
+  ipc::channel::Consumer in(c.layout->to_client, c.layout->to_client_slots);
+  std::vector<wire::Message> replies;
+  std::uint8_t buf[wire::kMaxMessageBytes];
+  // Waits for the replies to reach `request_id` (generously: milliseconds are expected).
+  auto read_until = [&](std::uint32_t request_id) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::size_t n = 0;
+      if (in.try_pop(buf, &n) != ipc::channel::RingStatus::kOk) {
+        in.wait_for_message({});
+        continue;
+      }
+      replies.push_back(std::get<wire::Message>(wire::decode({buf, n})));
+      if (replies.back().request_id == request_id) return;
+    }
+    ADD_FAILURE() << "no reply to request " << request_id;
+  };
+  std::uint32_t id = 2;
+  for (std::uint64_t launch = 0; launch < 2; ++launch) {
+    for (const wire::Body& b : std::vector<wire::Body>{wire::Snapshot{launch, wire::Phase::kBefore},
+                                                       wire::Snapshot{launch, wire::Phase::kAfter},
+                                                       finished_launch(launch)}) {
+      EXPECT_EQ(out.try_push(wire::encode({id++, b})), ipc::channel::RingStatus::kOk);
+    }
+  }
+  EXPECT_EQ(out.try_push(wire::encode({id, finished_launch(99)})), ipc::channel::RingStatus::kOk);
+  read_until(id);
+  return replies;
+}
+
+// Issue 33: a layer that asked for error replies only gets none for an accepted launch record,
+// so neither side waits for room for one per launch; a refused record still gets its error.
+TEST_F(ServerTest, ALaunchRecordIsAnsweredOnlyWhenRefusedIfTheHelloAskedSo) {
+  RawChannel c;
+  c.fd = raw_connect();
+  ASSERT_NO_FATAL_FAILURE(
+      open_raw_channel(c, ipc::channel::kHelloWantsChannel | ipc::channel::kHelloLaunchErrorsOnly));
+  const std::vector<wire::Message> replies = replies_to_two_launches(c);
+  std::vector<std::uint32_t> ids;
+  for (const wire::Message& m : replies) ids.push_back(m.request_id);
+  EXPECT_EQ(ids, (std::vector<std::uint32_t>{2, 3, 5, 6, 8})) << "the records 4 and 7 got replies";
+  ASSERT_FALSE(replies.empty());
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(replies.back().body));
+  EXPECT_EQ(rows_.load(), 2);
+}
+
+// A layer that predates the flag (or an old privileged side's peer) gets a kOk per record as ever.
+TEST_F(ServerTest, ALaunchRecordIsAnsweredWhenTheHelloDidNotAskForErrorsOnly) {
+  RawChannel c;
+  c.fd = raw_connect();
+  ASSERT_NO_FATAL_FAILURE(open_raw_channel(c, ipc::channel::kHelloWantsChannel));
+  const std::vector<wire::Message> replies = replies_to_two_launches(c);
+  ASSERT_EQ(replies.size(), 7u);
+  EXPECT_EQ(replies[2].request_id, 4u);
+  EXPECT_TRUE(std::holds_alternative<wire::Ok>(replies[2].body));
+  EXPECT_TRUE(std::holds_alternative<wire::Error>(replies.back().body));
+  EXPECT_EQ(rows_.load(), 2);
+}
+
+// The client keeps to its word: with error replies only, a launch record cannot wait for a kOk.
+TEST_F(ServerTest, AClientThatAskedForErrorsOnlyPostsItsLaunchRecords) {
+  std::string error;
+  auto client = ipc::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(1, true, error, nullptr, true)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
+  EXPECT_FALSE(client->call(finished_launch(0), error));
+  EXPECT_NE(error.find("posted"), std::string::npos) << error;
+  ASSERT_TRUE(client->post(finished_launch(0), error)) << error;
+  // Its refusal of a record no snapshot announced still reaches the layer.
+  ASSERT_TRUE(client->post(finished_launch(7), error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{1, wire::Phase::kBefore}, error)) << error;
+  EXPECT_NE(client->take_post_error().find("not snapshotted"), std::string::npos);
+}
+
 // The client owns half of the mapping: when it scribbles over the ring's counters the server
 // cuts it off (its socket is shut down) and goes on serving everyone else.
 TEST_F(ServerTest, AClientThatCorruptsItsChannelIsCutOffAndOthersAreServed) {
-  const int fd = raw_connect();
-  const auto hello = wire::encode({1, wire::Hello{1, ipc::channel::kHelloWantsChannel}});
-  ASSERT_EQ(::send(fd, hello.data(), hello.size(), 0), static_cast<ssize_t>(hello.size()));
-  std::uint8_t buf[wire::kMaxMessageBytes];
-  int mapping_fd = -1;
-  ASSERT_GT(ipc::channel::receive_with_fd(fd, buf, &mapping_fd), 0);
-  ASSERT_GE(mapping_fd, 0);
+  RawChannel c;
+  c.fd = raw_connect();
+  ASSERT_NO_FATAL_FAILURE(open_raw_channel(c, ipc::channel::kHelloWantsChannel));
   // Sealed: the client cannot shrink the mapping under the server.
-  EXPECT_NE(::ftruncate(mapping_fd, 16), 0);
-  void* m = ::mmap(nullptr, ipc::channel::kChannelBytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-                   mapping_fd, 0);
-  ASSERT_NE(m, MAP_FAILED);
-  auto* layout = ipc::channel::attach(m, ipc::channel::kChannelBytes);
-  ASSERT_NE(layout, nullptr);
-  layout->to_server.tail.store(1000);  // far more messages than there are slots
-  ipc::channel::wake_consumer(layout->to_server);
-  pollfd p{fd, POLLIN, 0};
+  EXPECT_NE(::ftruncate(c.mapping_fd, 16), 0);
+  c.layout->to_server.tail.store(1000);  // far more messages than there are slots
+  ipc::channel::wake_consumer(c.layout->to_server);
+  pollfd p{c.fd, POLLIN, 0};
   bool hung_up = false;
   for (int i = 0; i < 400 && !hung_up; ++i) {
     hung_up = ::poll(&p, 1, 10) > 0 && (p.revents & POLLHUP) != 0;
   }
   EXPECT_TRUE(hung_up) << "the server kept a client that corrupted its channel";
-  ::munmap(m, ipc::channel::kChannelBytes);
-  ::close(mapping_fd);
-  ::close(fd);
 
   std::string error;
   auto client = ipc::Client::connect(path_, error);
