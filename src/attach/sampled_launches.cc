@@ -29,7 +29,12 @@ void SampledLaunches::complete(Running& r, const Completion& c) {
   const std::uint64_t end = std::max(c.host_start_ns, c.host_end_ns);
   rec.sampled = wire::SampledWindow{c.host_start_ns, end, 0, c.clock};
   rec.flags |= wire::kLaunchSampled;
-  spans_.push_back({r.seq, c.host_start_ns, end});
+  // Launches mostly complete in order of their start: an append, as a rule.
+  const auto at =
+      std::upper_bound(spans_.begin(), spans_.end(), c.host_start_ns,
+                       [](std::uint64_t start, const Span& s) { return start < s.start_ns; });
+  spans_.insert(at, {r.seq, c.host_start_ns, end});
+  longest_span_ns_ = std::max(longest_span_ns_, end - c.host_start_ns);
   Queue& q = queues_[rec.queue];
   q.floor_ns = std::max(q.floor_ns, end);
   // Every launch enqueued so far may have run beside it; none enqueued from now on can have,
@@ -37,16 +42,23 @@ void SampledLaunches::complete(Running& r, const Completion& c) {
   done_.push_back({r.seq, next_seq_, std::move(rec)});
 }
 
-std::uint32_t SampledLaunches::overlap_ppm(const Done& d) const {
+std::uint32_t SampledLaunches::overlap_ppm(const Done& d) {
   const std::uint64_t start = d.record.sampled->host_start_ns, end = d.record.sampled->host_end_ns;
   auto shares = [&](const Span& s) {
     return s.start_ns < end && start < s.end_ns && s.seq != d.seq && s.seq < d.barrier;
   };
+  // Only windows that start before this one ends, and no earlier than the longest kept one
+  // before its start, can share it: a short range of spans_ (sorted by start), not all of it.
+  auto by_start = [](const Span& s, std::uint64_t t) { return s.start_ns < t; };
+  const auto first = std::lower_bound(spans_.begin(), spans_.end(),
+                                      start - std::min(start, longest_span_ns_), by_start);
+  const auto last = std::lower_bound(first, spans_.end(), end, by_start);
+  windows_examined_ += static_cast<std::uint64_t>(last - first);
   // Most launches share nothing: found without building the sweep's input.
-  if (std::none_of(spans_.begin(), spans_.end(), shares)) return 0;
+  if (std::none_of(first, last, shares)) return 0;
   std::vector<oa::Window> windows{{start, end}};
-  for (const Span& s : spans_) {
-    if (shares(s)) windows.push_back({s.start_ns, s.end_ns});
+  for (auto s = first; s != last; ++s) {
+    if (shares(*s)) windows.push_back({s->start_ns, s->end_ns});
   }
   const double share = oa::overlap_shares(windows).front();
   return static_cast<std::uint32_t>(std::clamp(share, 0.0, 1.0) * 1e6 + 0.5);
@@ -119,7 +131,9 @@ void SampledLaunches::prune() {
   // earliest_running_start(): a window that ended before all of those overlaps none of them.
   std::uint64_t earliest = earliest_running_start();
   for (const Done& d : done_) earliest = std::min(earliest, d.record.sampled->host_start_ns);
-  std::erase_if(spans_, [&](const Span& s) { return s.end_ns < earliest; });
+  std::erase_if(spans_, [&](const Span& s) { return s.end_ns < earliest; });  // keeps the order
+  longest_span_ns_ = 0;
+  for (const Span& s : spans_) longest_span_ns_ = std::max(longest_span_ns_, s.end_ns - s.start_ns);
   // A queue's floor outlives its running launches: the next launch on it starts after that
   // floor too, and without it the windows before it would be kept. Only a program with very
   // many queues has its idle ones forgotten.

@@ -61,6 +61,9 @@ class SampledLaunches {
   std::size_t waiting() const { return done_.size(); }
   // Completed windows kept for the overlap of launches not yet ready.
   std::size_t windows_kept() const { return spans_.size(); }
+  // How many kept windows the overlap shares have looked at, all launches together: a few per
+  // launch, not all kept ones per launch (a sync point completing N launches at once).
+  std::uint64_t windows_examined() const { return windows_examined_; }
 
  private:
   struct Running {
@@ -84,7 +87,7 @@ class SampledLaunches {
     std::uint64_t seq, start_ns, end_ns;
   };
   void complete(Running& r, const Completion& c);
-  std::uint32_t overlap_ppm(const Done& d) const;
+  std::uint32_t overlap_ppm(const Done& d);
   // Forgets the windows no waiting or running launch can overlap any more.
   void prune();
   // The earliest a running launch can start: per queue, its oldest running launch's call, or on
@@ -94,7 +97,12 @@ class SampledLaunches {
   std::uint64_t next_seq_ = 0;
   std::deque<Running> running_;
   std::vector<Done> done_;
-  std::vector<Span> spans_;  // completed windows that may still overlap a launch not yet ready
+  // Completed windows that may still overlap a launch not yet ready, in order of their start,
+  // and the longest of them: a window starting more than that before a launch's start ended
+  // before it, so a launch's neighbours lie in a short range of them.
+  std::vector<Span> spans_;
+  std::uint64_t longest_span_ns_ = 0;
+  std::uint64_t windows_examined_ = 0;
   std::map<std::uint64_t, Queue> queues_;
   static constexpr std::size_t kMaxIdleQueues = 256;
   std::uint64_t failed_ = 0;

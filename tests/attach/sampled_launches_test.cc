@@ -202,5 +202,39 @@ TEST(SampledLaunchesQueueTest, AQueueThatGoesIdleKeepsItsFloorAndFewWindows) {
   }
 }
 
+// Issue 33: a sync point that completes many launches at once looks, for each one's overlap, at
+// the few windows that can share it, not at every window kept: 10,000 launches back to back
+// once cost 10,000 windows looked at each. The shares stay exact: the pairs that do overlap say so.
+TEST(SampledLaunchesQueueTest, OverlapSharesLookAtTheNeighboursOnlyAndStayExact) {
+  SampledLaunches books;
+  constexpr std::uintptr_t kLaunches = 10'000;
+  for (std::uintptr_t i = 1; i <= kLaunches; ++i) {
+    wire::Launch rec;
+    rec.queue = 0x10 + i % 2;  // two out-of-order queues: any launch may run beside any other
+    rec.api_ns = i;
+    books.add(reinterpret_cast<void*>(i), rec, /*in_order=*/false);
+  }
+  // Back to back, 100 ns each, except that every 100th overlaps the next by half of it.
+  const auto ready = books.harvest(
+      [](void* ev, const wire::Launch&) {
+        const auto i = reinterpret_cast<std::uintptr_t>(ev);
+        SampledLaunches::Completion c;
+        c.state = SampledLaunches::Completion::State::kComplete;
+        c.host_start_ns = 1000 + 100 * i;
+        c.host_end_ns = c.host_start_ns + (i % 100 == 0 ? 150 : 100);
+        return c;
+      },
+      [](void*) {});
+  ASSERT_EQ(ready.size(), kLaunches);
+  for (std::size_t k = 0; k < ready.size(); ++k) {
+    const std::uintptr_t i = k + 1;
+    const bool shared = (i % 100 == 0 && i < kLaunches) || (i % 100 == 1 && i > 1);
+    EXPECT_EQ(ready[k].sampled->overlap_ppm != 0, shared) << "launch " << i;
+  }
+  EXPECT_EQ(ready[99].sampled->overlap_ppm, 333'333u);  // 50 of its 150 ns shared with the next
+  EXPECT_EQ(ready[100].sampled->overlap_ppm, 500'000u);
+  EXPECT_LE(books.windows_examined(), 4 * kLaunches);
+}
+
 }  // namespace
 }  // namespace oaprof::attach
