@@ -204,7 +204,9 @@ void start_tracing() {
   const auto enable = loader<decltype(&zelTracerSetEnabled)>("zelTracerSetEnabled");
   static int user_data = 0;  // the loader refuses a tracer without user data
   zel_tracer_desc_t desc{ZEL_STRUCTURE_TYPE_TRACER_DESC, nullptr, &user_data};
-  zel_tracer_handle_t tracer = nullptr;
+  // The tracer lives as long as the process: its handle is kept where LeakSanitizer (and anyone
+  // reading a core) finds it, not dropped with this frame.
+  static zel_tracer_handle_t tracer = nullptr;
   const ze_result_t made =
       create != nullptr ? create(&desc, &tracer) : ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
   if (made != ZE_RESULT_SUCCESS || enable == nullptr || !register_callbacks(tracer) ||
