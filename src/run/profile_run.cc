@@ -530,7 +530,6 @@ class ProfileRun {
   std::chrono::nanoseconds programming_time_{0};
   const ProfilePlan& plan_;
   session::GpuAccess& gpu_;
-  session::EnergySetup& energy_;
   std::string no_energy_reason_;
   std::string way_in_;  // "layer" or "preload" once the program is started in kernel mode
   // Rows are formatted and written on a thread of their own: the thread answering the program's
@@ -547,7 +546,6 @@ ProfileRun::ProfileRun(const ProfilePlan& plan, session::GpuAccess& gpu,
     : sets_(std::move(sets)),
       plan_(plan),
       gpu_(gpu),
-      energy_(energy),
       no_energy_reason_(plan.sample_period ? "sampled attribution: a launch has no energy "
                                              "window of its own (docs/attach.md)"
                         : energy.source    ? "the energy could not be read for this window"
