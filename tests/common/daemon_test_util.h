@@ -24,9 +24,14 @@ namespace oaprof::test_support {
 
 class ScratchDir {
  public:
+  // Short: socket paths must fit sun_path. On tmpfs where there is one, as /run/oaprof is on a
+  // real machine: a session journals each register it programs with a sync, and on a busy disk
+  // (CI's, under a parallel build) a sync can take a tenth of a second, which made tests that open
+  // many sessions measure the disk rather than oaprof (issue 29's floods missed their bound).
   ScratchDir() {
-    // Short: socket paths must fit sun_path.
-    std::string tmpl = "/tmp/oapd-XXXXXX";
+    std::error_code ec;
+    const bool shm = std::filesystem::is_directory("/dev/shm", ec);
+    std::string tmpl = shm ? "/dev/shm/oapd-XXXXXX" : "/tmp/oapd-XXXXXX";
     path_ = ::mkdtemp(tmpl.data());
   }
   // In `parent` rather than /tmp, whose sticky, world-writable mode makes nothing below it a
