@@ -43,7 +43,7 @@
 #include "session/daemon_paths.h"
 #include "session/remote_source.h"
 
-namespace oaprof::tools::doctor {
+namespace oaprof::run::doctor {
 namespace fs = std::filesystem;
 
 namespace {
@@ -1064,4 +1064,4 @@ bool any_failed(const std::vector<Check>& checks) {
                      [](const Check& c) { return c.verdict == Verdict::kFail; });
 }
 
-}  // namespace oaprof::tools::doctor
+}  // namespace oaprof::run::doctor

@@ -21,7 +21,7 @@ namespace oaprof::gpu {
 class XeQuery;
 }
 
-namespace oaprof::tools::doctor {
+namespace oaprof::run::doctor {
 
 // kInfo is a note that needs no action; only kFail makes `oaprof doctor` exit 1.
 enum class Verdict { kOk, kInfo, kWarn, kFail, kSkip };
@@ -146,4 +146,4 @@ std::vector<Check> run_checks(const DoctorOptions& options);
 
 bool any_failed(const std::vector<Check>& checks);
 
-}  // namespace oaprof::tools::doctor
+}  // namespace oaprof::run::doctor

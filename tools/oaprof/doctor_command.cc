@@ -20,6 +20,8 @@
 namespace oaprof::tools {
 namespace {
 
+namespace doctor = run::doctor;
+
 struct DoctorCommandOptions {
   doctor::DoctorOptions checks;
   // Parsed as strings: CLI11 would print a std::filesystem::path default with quotes.
