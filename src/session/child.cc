@@ -1,6 +1,7 @@
 #include "session/child.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -126,17 +127,46 @@ int exec_program(const std::vector<std::string>& programs, ExecArgs& args) {
   return exec_errno;
 }
 
+// Makes `fd` the child's `target` (1 or 2), open across exec; -1 leaves ours. Returns errno or 0.
+int redirect(int fd, int target) {
+  if (fd < 0) return 0;
+  // dup2 onto itself would keep a close-on-exec flag.
+  if (fd == target) return ::fcntl(fd, F_SETFD, 0) == 0 ? 0 : errno;
+  return ::dup2(fd, target) == target ? 0 : errno;
+}
+
+// The spawn's settings that the child applies itself, prepared before the fork.
+struct ChildSetup {
+  sigset_t program_mask;
+  std::optional<DropPlan> drop;
+  int stdout_fd = -1, stderr_fd = -1;
+  bool dies_with_parent = false;
+  pid_t parent = 0;
+};
+
+// After the drop (a change of credentials clears the parent-death signal). The parent may have
+// died before prctl: then no signal will come, and the child must not run on.
+int arm_parent_death(const ChildSetup& setup) {
+  if (!setup.dies_with_parent) return 0;
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return errno;
+  if (::getppid() != setup.parent) ::_exit(127);
+  return 0;
+}
+
 // Drops privileges when asked, then execs the program; exits 127 with the reason on the pipe.
-[[noreturn]] void run_child(const int pipe_fds[2], const sigset_t& program_mask,
-                            const std::optional<DropPlan>& drop,
+[[noreturn]] void run_child(const int pipe_fds[2], const ChildSetup& setup,
                             const std::vector<std::string>& programs, ExecArgs& args) {
   // From here to execve: system calls only.
   ::close(pipe_fds[0]);
-  ::sigprocmask(SIG_SETMASK, &program_mask, nullptr);
-  if (drop) {
+  ::sigprocmask(SIG_SETMASK, &setup.program_mask, nullptr);
+  if (setup.drop) {
     // Nothing of the user's runs unless the drop is complete and checked.
-    const DropFailure f = apply_drop(*drop);
+    const DropFailure f = apply_drop(*setup.drop);
     if (f.failed()) fail_in_child(pipe_fds[1], {f.stage, f.err});
+  }
+  for (const int err : {arm_parent_death(setup), redirect(setup.stdout_fd, STDOUT_FILENO),
+                        redirect(setup.stderr_fd, STDERR_FILENO)}) {
+    if (err != 0) fail_in_child(pipe_fds[1], {DropStage::kDone, err});
   }
   const int exec_errno = exec_program(programs, args);
   fail_in_child(pipe_fds[1], {DropStage::kDone, exec_errno});
@@ -172,10 +202,15 @@ pid_t spawn_child(const ChildSpec& spec) {
   // malloc, in NSS behind initgroups, in setenv) would never be released. Everything that needs
   // more (the user's groups and home, the environment, the program's path) is resolved here.
   std::map<std::string, std::string> env = inherited_env(spec.set_env);
-  std::optional<DropPlan> drop;
+  ChildSetup setup{.program_mask = mmio::SignalThread::mask_for_programs(),
+                   .drop = std::nullopt,
+                   .stdout_fd = spec.stdout_fd,
+                   .stderr_fd = spec.stderr_fd,
+                   .dies_with_parent = spec.dies_with_parent,
+                   .parent = ::getpid()};
   if (spec.credentials) {
     use_account_env(spec.credentials->uid, env);
-    drop = make_drop_plan(*spec.credentials);
+    setup.drop = make_drop_plan(*spec.credentials);
   }
   const std::vector<std::string> programs = resolve_program(spec.argv[0], env);
   ExecArgs args(spec.argv, env);
@@ -185,8 +220,7 @@ pid_t spawn_child(const ChildSpec& spec) {
     throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   }
   // oaprof takes its signals on a thread with them blocked everywhere; the program gets the mask
-  // it would have had without oaprof.
-  const sigset_t program_mask = mmio::SignalThread::mask_for_programs();
+  // it would have had without oaprof (setup.program_mask).
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
@@ -194,7 +228,7 @@ pid_t spawn_child(const ChildSpec& spec) {
     ::close(pipe_fds[1]);
     throw std::runtime_error(fmt::format("fork: {}", std::strerror(err)));
   }
-  if (pid == 0) run_child(pipe_fds, program_mask, drop, programs, args);
+  if (pid == 0) run_child(pipe_fds, setup, programs, args);
   ::close(pipe_fds[1]);
   await_exec(pid, pipe_fds[0], spec);
   return pid;

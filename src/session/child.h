@@ -18,6 +18,13 @@ struct ChildSpec {
   std::vector<std::string> argv;
   std::map<std::string, std::string> set_env;  // added to (or replacing in) our environment
   std::optional<Credentials> credentials;
+  // Where the child's stdout and stderr go (our descriptors, made its 1 and 2 before exec); -1:
+  // ours. The selftest reads a load's progress and errors this way (run/selftest_load.h).
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  // Killed (SIGKILL) when the thread that spawned it ends, even by a crash, so that a helper we
+  // start cannot outlive us. Set after the drop: the kernel clears it on a change of credentials.
+  bool dies_with_parent = false;
 };
 
 // fork + exec; returns the child's pid once exec succeeded. The groups, the environment and the

@@ -1,6 +1,8 @@
 #include "session/child.h"
 
+#include <fcntl.h>
 #include <pwd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <vector>
 
 #include "mmio/signal_restore.h"
 
@@ -200,6 +203,78 @@ TEST(SpawnChildTest, PathSearchGoesOnAndAScriptWithoutAShebangRunsUnderSh) {
     EXPECT_EQ(run(Credentials{65534, 65534, ""}), "second");
   }
   fs::remove_all(dir);
+}
+
+// What a pipe's read end holds once every writer closed it.
+std::string read_all(int fd) {
+  std::string text;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, std::size_t(n));
+  ::close(fd);
+  return text;
+}
+
+// stdout and stderr go to the spec's descriptors, also after a drop to another user.
+TEST(SpawnChildTest, StdoutAndStderrGoWhereTheSpecSays) {
+  std::vector<std::optional<Credentials>> users = {std::nullopt};
+  if (::geteuid() == 0) users.push_back(Credentials{65534, 65534, ""});
+  for (const auto& as : users) {
+    int out[2], err[2];
+    ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
+    ASSERT_EQ(::pipe2(err, O_CLOEXEC), 0);
+    ChildSpec spec;
+    spec.argv = {"/bin/sh", "-c", "echo to-stdout; echo to-stderr >&2"};
+    spec.credentials = as;
+    spec.stdout_fd = out[1];
+    spec.stderr_fd = err[1];
+    const pid_t pid = spawn_child(spec);
+    ::close(out[1]);
+    ::close(err[1]);
+    EXPECT_EQ(read_all(out[0]), "to-stdout\n");
+    EXPECT_EQ(read_all(err[0]), "to-stderr\n");
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(shell_status(status), 0);
+  }
+}
+
+// In a process of its own that adopts orphans: a middle process spawns `sleep 20` and exits at
+// once. 0: the orphan was killed by SIGKILL (dies_with_parent took); 1: it lived on.
+int orphan_fate(const std::optional<Credentials>& as) {
+  const pid_t outer = ::fork();
+  if (outer == 0) {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    const pid_t middle = ::fork();
+    if (middle == 0) {
+      ChildSpec spec;
+      spec.argv = {"/bin/sleep", "20"};
+      spec.credentials = as;
+      spec.dies_with_parent = true;
+      try {
+        spawn_child(spec);
+      } catch (const std::exception&) {
+        ::_exit(2);
+      }
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(middle, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ::_exit(2);
+    const pid_t orphan = ::waitpid(-1, &status, 0);  // ours now; 20 s if it lived on
+    ::_exit(orphan > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(outer, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A helper that dies with its parent, also once dropped to another user (the kernel clears the
+// parent-death signal on a change of credentials: it must be set after the drop).
+TEST(SpawnChildTest, AChildThatDiesWithItsParentDoesNotOutliveIt) {
+  EXPECT_EQ(orphan_fate(std::nullopt), 0);
+  if (::geteuid() == 0) {
+    EXPECT_EQ(orphan_fate(Credentials{65534, 65534, ""}), 0);
+  }
 }
 
 TEST(ShellStatusTest, SignalsMapTo128PlusN) {
