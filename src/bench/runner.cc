@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -474,12 +475,29 @@ double Runner::launch(cl_kernel kernel, std::size_t global, std::size_t local) {
 }
 
 void Runner::measure(cl_kernel kernel, RunResult& r) {
+  if (options_.busy_ms > 0) return keep_busy(kernel, r);
   if (options_.warmup) launch(kernel, r.global_size, r.local_size);
   RepeatTracker tracker({options_.min_time_ms * 1e6, options_.max_repeats, 0.02});
   do {
     r.kernel_ns.push_back(launch(kernel, r.global_size, r.local_size));
     tracker.add(r.kernel_ns.back());
   } while (tracker.more());
+  r.stats = summarize(r.kernel_ns);
+}
+
+// Each launch is waited for, so once a stop is noticed no launch of ours is left on the GPU: the
+// tool that measured the load may take the next window as idle once this process is gone.
+void Runner::keep_busy(cl_kernel kernel, RunResult& r) {
+  const auto end = std::chrono::steady_clock::now() +
+                   std::chrono::duration<double, std::milli>(options_.busy_ms);
+  const auto stopped = [this] { return options_.busy_stop != nullptr && *options_.busy_stop != 0; };
+  r.kernel_ns.push_back(launch(kernel, r.global_size, r.local_size));
+  if (options_.busy_started) options_.busy_started();
+  while (!stopped() && std::chrono::steady_clock::now() < end) {
+    const double ns = launch(kernel, r.global_size, r.local_size);
+    // A load may run for minutes of short launches: the statistics keep the first max_repeats.
+    if (r.kernel_ns.size() < options_.max_repeats) r.kernel_ns.push_back(ns);
+  }
   r.stats = summarize(r.kernel_ns);
 }
 

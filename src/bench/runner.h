@@ -5,7 +5,9 @@
 
 #include <CL/cl.h>
 
+#include <csignal>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -59,6 +61,12 @@ struct RunnerOptions {
   std::size_t stride = 16;  // pointer-chase stride in 4-byte elements: 16 = one 64-byte line
   Variant variant = Variant::kPrivate;
   double power_ms = 100;  // target duration of one launch of a power variant
+  // A load for other tools to measure (kernel_runner --busy, which `oaprof selftest` starts):
+  // launch back to back for this long, or until *busy_stop is set, instead of the repeat rule.
+  // 0: off.
+  double busy_ms = 0;
+  std::function<void()> busy_started;                     // after the first launch finished
+  const volatile std::sig_atomic_t* busy_stop = nullptr;  // set by a signal handler
 };
 
 struct RunResult {
@@ -139,6 +147,7 @@ class Runner {
   RunResult run_empty(const KernelSpec& spec);
   double launch(cl_kernel kernel, std::size_t global, std::size_t local);
   void measure(cl_kernel kernel, RunResult& r);
+  void keep_busy(cl_kernel kernel, RunResult& r);
 
   RunnerOptions options_;
   cl_platform_id platform_ = nullptr;

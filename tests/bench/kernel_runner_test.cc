@@ -1,6 +1,9 @@
 // Runs the kernel_runner executable: the catalogue listing, name suggestions, sweeps (one row per
 // step, marks where the launch fills the hardware threads), peaks and the usage exit code.
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -180,6 +183,51 @@ TEST(KernelRunnerTest, PeaksSayNoFp64WhereThereIsNone) {
   EXPECT_EQ(j["hw_threads"], 64 * 7);
   ASSERT_EQ(apl.status, 0) << apl.out;
   EXPECT_THAT(apl.out, HasSubstr("108 threads  (EUs x 6 per EU)"));  // 18 EUs x 6
+}
+
+// --busy: a load for other tools. It runs one kernel back to back until its time is up, says on
+// stderr when the first launch finished, and prints its row as usual.
+TEST(KernelRunnerTest, BusyRunsOneKernelForItsTimeAndSaysWhenItStarted) {
+  const std::string args = "mad_vect8 --wi 8 --iterations 8 --busy 200ms";
+  const Result r = run(args);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, HasSubstr("\nmad_vect8 "));
+  EXPECT_THAT(stderr_of(args), HasSubstr("kernel_runner: busy: mad_vect8 launching on "));
+  EXPECT_EQ(run("mad_vect8 add_vect4 --busy 1s").status, 2);  // one kernel only
+  EXPECT_THAT(stderr_of("mad_vect8 --busy 1s --sweep wg=1:2"), HasSubstr("without --sweep"));
+}
+
+// SIGTERM ends a load after the launch in flight (so no launch of it is left on the GPU): the
+// run ends as a normal one, status 0 and its row, not killed by the signal.
+TEST(KernelRunnerTest, BusyStopsCleanlyOnSigterm) {
+  int err[2], out[2];
+  ASSERT_EQ(::pipe(err), 0);
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1], STDERR_FILENO);
+    ::execl(KERNEL_RUNNER_BIN, KERNEL_RUNNER_BIN, "mad_vect8", "--wi", "8", "--iterations", "8",
+            "--busy", "600s", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(err[1]);
+  ::close(out[1]);
+  FILE* err_in = ::fdopen(err[0], "r");
+  char line[512] = {};
+  const bool started = std::fgets(line, sizeof line, err_in) != nullptr;
+  EXPECT_THAT(std::string(line), HasSubstr("busy: mad_vect8 launching"));
+  ::kill(pid, SIGTERM);
+  std::string text;
+  char buf[512];
+  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) text.append(buf, std::size_t(n));
+  ::close(out[0]);
+  std::fclose(err_in);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(started);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_THAT(text, HasSubstr("\nmad_vect8 "));
 }
 
 }  // namespace

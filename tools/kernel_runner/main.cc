@@ -2,6 +2,8 @@
 // program. Under oaprof every launch it makes is measured through the layer.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -154,6 +156,11 @@ void add_repeat_and_output_options(CLI::App& app, CommandLine& cl) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_flag("--no-warmup", cl.no_warmup, "skip the unmeasured warm-up launch");
+  app.add_option("--busy", opt.busy_ms,
+                 "a load for other tools: launch one kernel back to back for DURATION or until "
+                 "SIGTERM, saying on stderr when the first launch finished")
+      ->transform(base::cli::as_milliseconds())
+      ->check(CLI::PositiveNumber);
   // Flags, not files: kernel_runner writes only to stdout, and an optional FILE would swallow
   // the kernel names that follow (docs/cli.md).
   auto* csv_flag = app.add_flag("--csv", cl.csv, "write CSV instead of a table");
@@ -200,6 +207,9 @@ Plan make_plan(CommandLine& cl) {
     throw base::UsageError("name at least one kernel (see --list), e.g. kernel_runner mad_vect4");
   }
   for (const auto& n : cl.names) plan.specs.push_back(kernel_spec(n));
+  if (cl.runner.busy_ms > 0 && (plan.specs.size() != 1 || plan.sweep)) {
+    throw base::UsageError("--busy runs one kernel without --sweep, e.g. --busy 60s mad_vect8");
+  }
   return plan;
 }
 
@@ -212,6 +222,28 @@ int list_devices() {
   return 0;
 }
 
+volatile std::sig_atomic_t busy_stop = 0;
+
+extern "C" void request_busy_stop(int) { busy_stop = 1; }
+
+// --busy: SIGTERM and SIGINT end the load after the launch in flight, and stderr says when it
+// has started, for the tool that waits on it (oaprof selftest, docs/kernel_runner.md).
+void prepare_busy(bench::Runner& runner, const std::string& kernel) {
+  bench::RunnerOptions& options = runner.options();
+  struct sigaction action {};
+  action.sa_handler = request_busy_stop;
+  action.sa_flags = SA_RESTART;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+  options.busy_stop = &busy_stop;
+  options.busy_started = [kernel, ms = options.busy_ms, device = runner.device_name()] {
+    std::cerr << fmt::format("kernel_runner: busy: {} launching on {} for {:.3g} s\n", kernel,
+                             device, ms / 1e3)
+              << std::flush;
+  };
+}
+
 int run_kernels(const CommandLine& cl, const Plan& plan) {
   int hw_threads = 0;  // sweep rows are marked where a launch fills the EUs' threads
   if (plan.sweep) {
@@ -220,6 +252,7 @@ int run_kernels(const CommandLine& cl, const Plan& plan) {
     if (in.eus > 0) hw_threads = in.eus * in.threads_per_eu;
   }
   bench::Runner runner(cl.runner);
+  if (cl.runner.busy_ms > 0) prepare_busy(runner, plan.specs.front().name);
   bench::ResultWriter writer(std::cout, plan.format, runner.device_name());
   for (const auto& spec : plan.specs) {
     try {
