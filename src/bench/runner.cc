@@ -498,6 +498,7 @@ void Runner::keep_busy(cl_kernel kernel, RunResult& r) {
     // A load may run for minutes of short launches: the statistics keep the first max_repeats.
     if (r.kernel_ns.size() < options_.max_repeats) r.kernel_ns.push_back(ns);
   }
+  if (stopped()) throw Stopped(fmt::format("stopped after {} launches", r.kernel_ns.size()));
   r.stats = summarize(r.kernel_ns);
 }
 

@@ -96,6 +96,13 @@ class VerificationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A load (RunnerOptions::busy_ms) was stopped through busy_stop: it ends there, without the
+// result check the tool that asked for the stop would wait for.
+class Stopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The device lacks something the kernel needs (fp64): not an error, a skip.
 class Unsupported : public std::runtime_error {
  public:

@@ -262,6 +262,9 @@ int run_kernels(const CommandLine& cl, const Plan& plan) {
       } else {
         writer.row(runner.run(spec));
       }
+    } catch (const Stopped& e) {
+      std::cerr << "kernel_runner: busy: " << e.what() << "\n";
+      return 0;
     } catch (const Unsupported& e) {
       writer.skipped(spec.name, e.what());
       if (plan.format == OutputFormat::kCsv) std::cerr << e.what() << "\n";
