@@ -81,6 +81,12 @@ std::span<const SimFaultInfo> sim_faults();
 SimFault parse_sim_fault(std::string_view name);
 const SimFaultInfo& sim_fault_info(SimFault fault);
 
+// Where the simulator's busy windows get their work (tests): from the model alone, as on every
+// run (kModel); also from kernel_runner started as on real hardware (kModelAndProcess); or from
+// that process alone, which the simulated GPU does not see (kProcessOnly: a load the counters
+// miss).
+enum class SimLoad { kModel, kModelAndProcess, kProcessOnly };
+
 struct SelftestOptions {
   // The device (spec sim or a PCI address) and how to open it; for the simulator its SimConfig.
   gpu::DeviceOptions device;
@@ -102,6 +108,10 @@ struct SelftestOptions {
   // 100 ms). Tests shorten them: every bound a check applies holds for any window.
   int windows = 0;
   std::uint64_t window_ns = 0;
+  // The directory of the kernel_runner started as the GPU load of busy windows on real
+  // hardware (run/selftest_load.h); empty: beside oaprof (run/kernel_runner_path.h).
+  std::filesystem::path kernel_runner_dir;
+  SimLoad sim_load = SimLoad::kModel;
   // Told a line before each check starts, for progress on stderr.
   std::function<void(std::string_view)> progress;
 };

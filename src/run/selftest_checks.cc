@@ -18,6 +18,7 @@
 #include "oa/report.h"
 #include "run/selftest_act_freq.h"
 #include "run/selftest_checks.h"
+#include "run/selftest_load.h"
 
 namespace oaprof::run::selftest {
 
@@ -42,12 +43,14 @@ StartedSource::~StartedSource() {
   }
 }
 
-namespace {
-
 void set_busy(Context& c, gpu::CounterSource& source, bool busy) {
+  // A load the simulated GPU is not told of: what real hardware shows when the counters miss it.
+  if (c.device.simulated() && c.options.sim_load == SimLoad::kProcessOnly) return;
   source.kernel_running(busy);
   if (c.sim_power != nullptr) c.sim_power->set_gpu_active(busy);
 }
+
+namespace {
 
 void wait_ns(std::uint64_t ns) { std::this_thread::sleep_for(std::chrono::nanoseconds(ns)); }
 
@@ -297,8 +300,20 @@ Outcome check_readouts_agree(Context& c) {
     return skip(fmt::format("needs two read-outs; this device has {}{}",
                             fmt::join(c.accesses, ", "), unusable_text(c)));
   }
+  std::string no_load;
+  const std::unique_ptr<GpuLoad> load = start_load(c, no_load);
+  if (!no_load.empty()) return skip(no_load);
   const std::map<std::string, double> first = event_ratios(c, c.accesses.front());
-  if (first.empty()) return skip("A0 (GPU busy) counted no work in the window: give it a load");
+  if (first.empty() && load == nullptr) {
+    return skip("A0 (GPU busy) counted no work in the window: give it a load");
+  }
+  if (first.empty()) {
+    return fail(fmt::format("A0 (GPU busy) counted fewer than 10^4 clocks in a busy window "
+                            "through {}{}",
+                            c.accesses.front(), load_text(load.get())),
+                "the GPU-busy counter did not count the load: A0 does not count this GPU's "
+                "work, or kernel_runner ran on another OpenCL device (kernel_runner --devices)");
+  }
   std::vector<std::string> differ;
   double worst = 0;
   for (std::size_t k = 1; k < c.accesses.size(); ++k) {
@@ -316,8 +331,8 @@ Outcome check_readouts_agree(Context& c) {
   }
   std::vector<Figure> figures = {{"worst_relative_difference", worst, ""}};
   const std::string measured =
-      fmt::format("counters per GPU-busy clock through {}: worst relative difference {:.4f}",
-                  fmt::join(c.accesses, ", "), worst);
+      fmt::format("counters per GPU-busy clock through {}: worst relative difference {:.4f}{}",
+                  fmt::join(c.accesses, ", "), worst, load_text(load.get()));
   if (differ.empty()) return pass(measured, std::move(figures));
   return fail(measured, "the read-outs disagree: " + fmt::format("{}", fmt::join(differ, "; ")),
               std::move(figures));

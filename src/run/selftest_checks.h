@@ -103,6 +103,10 @@ class StartedSource {
   std::unique_ptr<gpu::CounterSource> source_;
 };
 
+// Tells the simulated GPU (and its energy model) that a kernel runs or ended; real hardware's
+// busy windows run under a GpuLoad (run/selftest_load.h) and ignore it.
+void set_busy(Context& c, gpu::CounterSource& source, bool busy);
+
 // One window of `ns`: busy (the simulator's kernel and RAPL model running; real hardware is
 // held awake by forcewake) or idle.
 Window measure_window(Context& c, gpu::CounterSource& source, std::uint64_t ns, bool busy);

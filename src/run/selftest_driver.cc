@@ -25,6 +25,7 @@
 #include "gpu/xe/xe_observation.h"
 #include "mmio/oa_programmer.h"
 #include "oa/report.h"
+#include "run/selftest_load.h"
 #include "session/metric_source.h"
 #include "session/privilege_drop.h"
 #include "session/trusted_metrics.h"
@@ -429,9 +430,9 @@ PairedWindow paired_window(Context& c, gpu::CounterSource& source) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(c.window_ns / 8));
   const oa::RawReport s0 = source.snapshot(1);
   const std::optional<oa::RawReport> p0 = source.last_periodic_report();
-  source.kernel_running(true);
+  set_busy(c, source, true);
   std::this_thread::sleep_for(std::chrono::nanoseconds(c.window_ns));
-  source.kernel_running(false);
+  set_busy(c, source, false);
   const oa::RawReport s1 = source.snapshot(2);
   const std::optional<oa::RawReport> p1 = source.last_periodic_report();
   PairedWindow w;
@@ -457,6 +458,9 @@ Outcome check_rpc_vs_periodic(Context& c) {
         "needs the perf read-out: only an i915 stream has the unit write periodic "
         "reports");
   }
+  std::string no_load;
+  const std::unique_ptr<GpuLoad> load = start_load(c, no_load);
+  if (!no_load.empty()) return skip(no_load);
   const PeriodExponent exponent(c.device, exponent_for(c));
   StartedSource source(c, "perf");
   const PairedWindow w = paired_window(c, *source);
@@ -464,8 +468,8 @@ Outcome check_rpc_vs_periodic(Context& c) {
       oa::is_gen12_family(c.device.platform.gen) ? "register snapshots" : "MI_REPORT_PERF_COUNT";
   if (!w.had_periodic || w.snapshots.a[0] < 10'000) {
     return fail(fmt::format("through perf at exponent {}: no periodic report or no busy clocks "
-                            "in the window",
-                            c.device.perf_period_exponent),
+                            "in the window{}",
+                            c.device.perf_period_exponent, load_text(load.get())),
                 "the OA unit wrote no periodic reports beside the snapshots: sampled "
                 "attribution has nothing to place");
   }
@@ -483,8 +487,8 @@ Outcome check_rpc_vs_periodic(Context& c) {
                                  {"snapshot_busy_clocks", double(w.snapshots.a[0]), "clocks"}};
   const std::string measured = fmt::format(
       "counters per GPU-busy clock, {} vs periodic reports (exponent {}): worst relative "
-      "difference {:.4f}",
-      path, exponent_for(c), worst);
+      "difference {:.4f}{}",
+      path, exponent_for(c), worst, load_text(load.get()));
   if (differ.empty()) return pass(measured, std::move(figures));
   return fail(measured,
               fmt::format("the unit's periodic reports disagree with the {} (snapshot vs "

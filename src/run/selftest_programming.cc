@@ -14,13 +14,10 @@
 #include "mmio/forcewake.h"
 #include "mmio/registers.h"
 #include "run/selftest_checks.h"
+#include "run/selftest_load.h"
 
 namespace oaprof::run::selftest {
 namespace {
-
-constexpr std::string_view kNeedsLoad =
-    "real hardware: a window of known GPU work needs kernel_runner, which the selftest does not "
-    "start yet (docs/selftest.md)";
 
 // The A counter that counts EU activity under every set, per generation: A7 (Gen8–11: what
 // EU_PERF_CNTL0 selects; Gen12 EuActive's first quarter; Xe-LPG XveActive), as the simulator and
@@ -40,7 +37,6 @@ Outcome check_noa_counting(Context& c) {
     return skip(fmt::format("oaprof's table names no EU-activity counter of {}",
                             oa::generation_name(c.device.platform.gen)));
   }
-  if (!c.device.simulated()) return skip(std::string(kNeedsLoad));
   if (c.accesses.empty()) return skip("no read-out to measure through");
   StartedSource source(c, c.accesses.front());
   std::optional<bool> pmon;
@@ -48,14 +44,18 @@ Outcome check_noa_counting(Context& c) {
     pmon = (c.device.mmio->read32(mmio::reg::kSqCnt1) & mmio::reg::kSqCnt1PmonEnable) != 0;
   }
   const Window idle = measure_window(c, *source, c.window_ns, false);
+  std::string no_load;
+  const std::unique_ptr<GpuLoad> load = start_load(c, no_load);  // after the idle window
+  if (!no_load.empty()) return skip(no_load);
   const Window busy = measure_window(c, *source, c.window_ns, true);
   const auto busy_count = static_cast<double>(busy.deltas.a[*counter]);
   const auto idle_count = static_cast<double>(idle.deltas.a[*counter]);
   std::vector<Figure> figures = {{"busy", busy_count, "events"}, {"idle", idle_count, "events"}};
   const std::string measured = fmt::format(
-      "A{} through {}: {:.0f} in a busy window, {:.0f} in an idle one{}", *counter,
+      "A{} through {}: {:.0f} in a busy window, {:.0f} in an idle one{}{}", *counter,
       c.accesses.front(), busy_count, idle_count,
-      pmon ? fmt::format(", SQCNT1 PMON enable {}", *pmon ? "set" : "clear") : std::string());
+      pmon ? fmt::format(", SQCNT1 PMON enable {}", *pmon ? "set" : "clear") : std::string(),
+      load_text(load.get()));
   if (busy_count > 0 && idle_count <= busy_count * 1e-3 && pmon.value_or(true)) {
     return pass(measured, std::move(figures));
   }
@@ -95,10 +95,12 @@ Outcome check_flex_routing(Context& c) {
     return skip(fmt::format("oaprof's flex routing table covers Gen8–11, not {}",
                             oa::generation_name(gen)));
   }
-  if (!c.device.simulated()) return skip(std::string(kNeedsLoad));
   const auto access = std::find_if(c.accesses.begin(), c.accesses.end(),
                                    [](const std::string& a) { return a != "perf"; });
   if (access == c.accesses.end()) return skip("needs a read-out that programs flex registers");
+  std::string no_load;
+  const std::unique_ptr<GpuLoad> load = start_load(c, no_load);
+  if (!no_load.empty()) return skip(no_load);
   const std::vector<double> base = flex_rates(c, *access, -1);
   std::vector<std::string> wrong;
   for (int i = 0; i < 7; ++i) {
@@ -115,9 +117,9 @@ Outcome check_flex_routing(Context& c) {
                       moved.empty() ? "nothing" : fmt::format("{}", fmt::join(moved, "+"))));
     }
   }
-  const std::string measured =
-      fmt::format("each EU_PERF_CNTLi set to 0x{:X} in turn through {}: {}", kFlexProbeEvent,
-                  *access, wrong.empty() ? "each moved A(7+i) alone" : "see the reason");
+  const std::string measured = fmt::format(
+      "each EU_PERF_CNTLi set to 0x{:X} in turn through {}: {}{}", kFlexProbeEvent, *access,
+      wrong.empty() ? "each moved A(7+i) alone" : "see the reason", load_text(load.get()));
   std::vector<Figure> figures = {{"misrouted", static_cast<double>(wrong.size()), "registers"}};
   if (wrong.empty()) return pass(measured, std::move(figures));
   return fail(measured,

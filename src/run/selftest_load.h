@@ -1,0 +1,86 @@
+// The GPU load under the selftest's busy windows on real hardware. The simulated GPU counts what
+// it is told (CounterSource::kernel_running); a real one counts only real work, so there the
+// checks that need a busy GPU (readouts-agree, rpc-vs-periodic, noa-counting, flex-routing)
+// start kernel_runner, the tool oaprof ships beside itself, running `--busy` (one compute kernel
+// launched back to back). It runs as the invoking user (SUDO_UID/SUDO_GID, dropped as
+// `sudo oaprof -- prog` drops its program: session/child.h), never as root; it dies with the
+// selftest (PR_SET_PDEATHSIG) and is stopped and reaped when the check that started it ends,
+// however it ends.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "run/selftest_checks.h"
+#include "session/privilege_drop.h"
+
+namespace oaprof::run::selftest {
+
+// The load could not be had: why, for a check's skip.
+class LoadUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How to start the load, resolved before it starts.
+struct LoadCommand {
+  std::vector<std::string> argv = {};  // kernel_runner and its arguments
+  std::optional<session::Credentials> credentials =
+      std::nullopt;  // the invoking user; nullopt: as we are
+  // Until it says its first launch finished: OpenCL set-up and the kernel's compilation come
+  // first, seconds on a real GPU.
+  std::chrono::milliseconds start_bound{30'000};
+  // From SIGTERM (it stops after the launch in flight, then checks its result) to SIGKILL.
+  std::chrono::milliseconds stop_bound{5'000};
+};
+
+// kernel_runner's arguments for a load of at most `seconds` (it never outlives a selftest that
+// hangs either): mad_vect8 over 2^20 work-items, about 4.3 GFLOP a launch, so a few ms on a GT2
+// part: a stop waits for at most one short launch.
+std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds);
+
+// A load started and launching. Its destructor stops it, so no path out of a check (exceptions
+// included) leaves it running.
+class GpuLoad {
+ public:
+  // Starts it and waits until it says its first launch finished. Throws LoadUnavailable: it
+  // could not be started, exited first (its status and its stderr's last line), or said nothing
+  // within start_bound (then it is stopped).
+  explicit GpuLoad(const LoadCommand& command);
+  ~GpuLoad();
+  GpuLoad(const GpuLoad&) = delete;
+  GpuLoad& operator=(const GpuLoad&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // What it said as it started ("mad_vect8 launching on <device> for 60 s"): its own text.
+  const std::string& started() const { return started_; }
+  // SIGTERM, SIGKILL after stop_bound, reaped; its wait status. Only the first call stops it.
+  int stop();
+
+ private:
+  void await_start();
+  pid_t pid_ = -1;
+  int stderr_fd_ = -1;
+  int status_ = 0;
+  std::chrono::milliseconds start_bound_, stop_bound_;
+  std::string name_;  // kernel_runner, for reasons
+  std::string started_;
+};
+
+// The load for one check's busy windows. On the simulator none (the busy windows tell the model)
+// unless options.sim_load asks for the process too; on real hardware kernel_runner beside oaprof
+// (options.kernel_runner_dir in tests). Null when there is none to start, with `why` set when
+// one was needed and could not be had (the check then skips with it).
+std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why);
+
+// "; load: kernel_runner mad_vect8 launching on <device> for 60 s (pid 4242)", or "" without one.
+std::string load_text(const GpuLoad* load);
+
+}  // namespace oaprof::run::selftest

@@ -1,0 +1,255 @@
+// The selftest's GPU load (run/selftest_load.h), up to the system calls: kernel_runner started
+// as the invoking user with the load's arguments, waited for until it launches, stopped and
+// reaped on every way out of a check, and the skip (with where it looked, or its last words)
+// when there is none. The simulator's busy windows start it too here (SimLoad), as real
+// hardware's do; fake kernel_runners (shell scripts) say what they were started with.
+#include "run/selftest_load.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "selftest_test_util.h"
+
+namespace oaprof::run::selftest {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The checks whose busy windows run under the load.
+const std::vector<std::string> kLoadedChecks = {"readouts-agree", "rpc-vs-periodic", "noa-counting",
+                                                "flex-routing"};
+
+// A directory with a fake kernel_runner in it, open to the user it may run as (nobody), which
+// writes what it was started with beside itself and then runs `body`.
+class FakeKernelRunner {
+ public:
+  explicit FakeKernelRunner(const std::string& body) {
+    dir_ = fs::temp_directory_path() /
+           ("oaprof-load-" + std::to_string(::getpid()) + "-" + std::to_string(++count_));
+    fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::all);
+    std::ofstream(dir_ / "kernel_runner") << "#!/bin/sh\n"
+                                          << "echo $$ >> '" << (dir_ / "pids").string() << "'\n"
+                                          << "id -u > '" << (dir_ / "uid").string() << "'\n"
+                                          << "echo \"$@\" > '" << (dir_ / "args").string() << "'\n"
+                                          << body << "\n";
+    fs::permissions(dir_ / "kernel_runner", fs::perms::all);
+  }
+  ~FakeKernelRunner() { fs::remove_all(dir_); }
+  const fs::path& dir() const { return dir_; }
+  fs::path program() const { return dir_ / "kernel_runner"; }
+  std::string first_line(const std::string& file) const {
+    std::string line;
+    std::getline(std::ifstream(dir_ / file), line);
+    return line;
+  }
+  std::vector<pid_t> pids() const {
+    std::vector<pid_t> out;
+    std::ifstream in(dir_ / "pids");
+    for (pid_t pid; in >> pid;) out.push_back(pid);
+    return out;
+  }
+
+ private:
+  static inline int count_ = 0;
+  fs::path dir_;
+};
+
+constexpr const char* kLaunching =
+    "echo 'kernel_runner: busy: mad_vect8 launching on fake GPU for 60 s' >&2\nexec sleep 30";
+
+// Gone and reaped: not even a zombie answers.
+bool reaped(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+// SUDO_UID/SUDO_GID for the test's life: nobody when we are root (as `sudo oaprof` by a user).
+class SudoEnv {
+ public:
+  explicit SudoEnv(std::optional<std::string> uid) {
+    for (const char* k : {"SUDO_UID", "SUDO_GID"}) {
+      const char* v = std::getenv(k);
+      saved_.push_back(v ? std::optional<std::string>(v) : std::nullopt);
+      if (uid)
+        ::setenv(k, uid->c_str(), 1);
+      else
+        ::unsetenv(k);
+    }
+  }
+  ~SudoEnv() {
+    const char* keys[] = {"SUDO_UID", "SUDO_GID"};
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (saved_[i])
+        ::setenv(keys[i], saved_[i]->c_str(), 1);
+      else
+        ::unsetenv(keys[i]);
+    }
+  }
+
+ private:
+  std::vector<std::optional<std::string>> saved_;
+};
+
+// The uid the load must run as: nobody under the fake sudo when root, else ours.
+std::string expected_uid() { return ::geteuid() == 0 ? "65534" : std::to_string(::getuid()); }
+
+SelftestReport run_with_load(const FakeKernelRunner& fake, SimLoad load) {
+  SelftestOptions o = sim_options("kblgt2");
+  o.kernel_runner_dir = fake.dir();
+  o.sim_load = load;
+  return run_selftest(o);
+}
+
+class SelftestLoadTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { use_shared_metrics_path(); }
+  SudoEnv sudo_{std::string("65534")};
+};
+
+// Each busy check starts kernel_runner as the invoking user with the load's arguments, measures
+// under it (it says so) and leaves it stopped and reaped.
+TEST_F(SelftestLoadTest, EachBusyCheckRunsUnderKernelRunnerAsTheUserAndReapsIt) {
+  const FakeKernelRunner fake(kLaunching);
+  const SelftestReport report = run_with_load(fake, SimLoad::kModelAndProcess);
+  EXPECT_TRUE(failed(report).empty()) << report_table(report);
+  for (const std::string& name : kLoadedChecks) {
+    const CheckResult& r = check(report, name);
+    EXPECT_EQ(r.verdict, Verdict::kPass) << name << ": " << r.reason;
+    EXPECT_THAT(r.measurement,
+                HasSubstr("; load: kernel_runner mad_vect8 launching on fake GPU for 60 s (pid "))
+        << name;
+  }
+  const std::vector<pid_t> pids = fake.pids();
+  EXPECT_EQ(pids.size(), kLoadedChecks.size());
+  for (const pid_t pid : pids) EXPECT_TRUE(reaped(pid)) << pid;
+  EXPECT_EQ(fake.first_line("uid"), expected_uid());
+  EXPECT_THAT(fake.first_line("args"), StartsWith("mad_vect8 --wg 16384 --wi 64 --busy "));
+}
+
+// A load the counters miss (the simulated GPU is not told of it) makes each busy check say so,
+// with the load in the measurement, rather than pass.
+TEST_F(SelftestLoadTest, ALoadTheCountersMissFailsEveryBusyCheck) {
+  const FakeKernelRunner fake(kLaunching);
+  const SelftestReport report = run_with_load(fake, SimLoad::kProcessOnly);
+  for (const std::string& name : kLoadedChecks) {
+    const CheckResult& r = check(report, name);
+    EXPECT_EQ(r.verdict, Verdict::kFail) << name;
+    EXPECT_THAT(r.measurement, HasSubstr("; load: kernel_runner mad_vect8")) << name;
+  }
+  EXPECT_THAT(check(report, "readouts-agree").reason,
+              HasSubstr("the GPU-busy counter did not count the load"));
+  for (const pid_t pid : fake.pids()) EXPECT_TRUE(reaped(pid)) << pid;
+}
+
+TEST_F(SelftestLoadTest, WithoutKernelRunnerTheBusyChecksSaySkipAndWhereItLooked) {
+  const FakeKernelRunner fake(kLaunching);
+  fs::remove(fake.program());
+  const SelftestReport report = run_with_load(fake, SimLoad::kModelAndProcess);
+  for (const std::string& name : kLoadedChecks) {
+    const CheckResult& r = check(report, name);
+    EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
+    EXPECT_THAT(r.reason, HasSubstr("no kernel_runner at " + fake.program().string())) << name;
+  }
+}
+
+TEST_F(SelftestLoadTest, AKernelRunnerThatExitsAtOnceSkipsWithItsLastLine) {
+  const FakeKernelRunner fake(
+      "echo 'kernel_runner: looking for OpenCL' >&2\n"
+      "echo 'kernel_runner: no OpenCL platform found' >&2\nexit 3");
+  const SelftestReport report = run_with_load(fake, SimLoad::kModelAndProcess);
+  for (const std::string& name : kLoadedChecks) {
+    const CheckResult& r = check(report, name);
+    EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
+    EXPECT_THAT(r.reason, HasSubstr("kernel_runner exited before its first launch (exit status "
+                                    "3): kernel_runner: no OpenCL platform found"))
+        << name;
+  }
+  for (const pid_t pid : fake.pids()) EXPECT_TRUE(reaped(pid)) << pid;
+}
+
+// Never as root: root without sudo (nobody to run it as) starts nothing and says why.
+TEST_F(SelftestLoadTest, RootWithoutSudoStartsNoLoad) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the refusal is root's";
+  const SudoEnv no_sudo(std::nullopt);
+  const FakeKernelRunner fake(kLaunching);
+  const SelftestReport report = run_with_load(fake, SimLoad::kModelAndProcess);
+  EXPECT_EQ(check(report, "readouts-agree").verdict, Verdict::kSkip);
+  EXPECT_THAT(check(report, "readouts-agree").reason,
+              HasSubstr("the selftest starts no GPU load as root"));
+  EXPECT_TRUE(fake.pids().empty());
+}
+
+LoadCommand command_for(const FakeKernelRunner& fake) {
+  return LoadCommand{.argv = load_arguments(fake.program(), 60),
+                     .credentials = std::nullopt,
+                     .start_bound = std::chrono::milliseconds(30'000),
+                     .stop_bound = std::chrono::milliseconds(5'000)};
+}
+
+// A check that throws while its load runs leaves no process behind.
+TEST(GpuLoadTest, ACheckThatThrowsLeavesItStoppedAndReaped) {
+  const FakeKernelRunner fake(kLaunching);
+  pid_t pid = -1;
+  EXPECT_THROW(
+      {
+        const GpuLoad load(command_for(fake));
+        pid = load.pid();
+        throw std::runtime_error("the measurement could not be made");
+      },
+      std::runtime_error);
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(reaped(pid));
+}
+
+// One that ignores SIGTERM is killed once the stop bound is over.
+TEST(GpuLoadTest, OneThatIgnoresSigtermIsKilled) {
+  const FakeKernelRunner fake(std::string("trap '' TERM\n") + kLaunching);
+  LoadCommand command = command_for(fake);
+  command.stop_bound = std::chrono::milliseconds(100);
+  GpuLoad load(command);
+  const pid_t pid = load.pid();
+  const int status = load.stop();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_TRUE(reaped(pid));
+}
+
+// One that never says it launches is stopped after the start bound, and says so.
+TEST(GpuLoadTest, OneThatNeverStartsLaunchingIsStopped) {
+  const FakeKernelRunner fake("echo 'kernel_runner: compiling' >&2\nexec sleep 30");
+  LoadCommand command = command_for(fake);
+  command.start_bound = std::chrono::milliseconds(200);
+  try {
+    const GpuLoad load(command);
+    ADD_FAILURE() << "started";
+  } catch (const LoadUnavailable& e) {
+    EXPECT_THAT(e.what(), HasSubstr("kernel_runner did not start launching within 0.2 s, its last "
+                                    "line: kernel_runner: compiling; stopped it"));
+  }
+  ASSERT_EQ(fake.pids().size(), 1u);
+  EXPECT_TRUE(reaped(fake.pids().front()));
+}
+
+// The real kernel_runner with the load's arguments: it starts launching, says so, and stops
+// cleanly on SIGTERM (after the launch in flight, status 0).
+TEST(GpuLoadTest, TheRealKernelRunnerTakesTheLoadsArguments) {
+  GpuLoad load(LoadCommand{.argv = load_arguments(KERNEL_RUNNER_BIN, 60)});
+  EXPECT_THAT(load.started(), StartsWith("mad_vect8 launching on "));
+  const int status = load.stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+}  // namespace
+}  // namespace oaprof::run::selftest
