@@ -167,20 +167,28 @@ int GpuLoad::stop() {
   return status_;
 }
 
-}  // namespace oaprof::run::selftest
+namespace {
 
-namespace oaprof::run::selftest {
+// The invoking user the load runs as (an empty inner value: as we are, not being root); nullopt
+// with `why` when there is none to run it as.
+std::optional<std::optional<session::Credentials>> load_user(std::string& why) {
+  // A bad SUDO_UID stopped the selftest before any check (its metric file is opened as them).
+  const uid_t euid = ::geteuid();
+  auto user = session::credentials_from_sudo(session::process_environment(), euid);
+  if (user || euid != 0) return user;
+  why =
+      "the selftest starts no GPU load as root: run it with sudo from your own account, which "
+      "kernel_runner then runs as";
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why) {
   why.clear();
   if (c.device.simulated() && c.options.sim_load == SimLoad::kModel) return nullptr;
-  const auto user = session::credentials_from_sudo(session::process_environment(), ::geteuid());
-  if (!user && ::geteuid() == 0) {
-    why =
-        "the selftest starts no GPU load as root: run it with sudo from your own account, "
-        "which kernel_runner then runs as";
-    return nullptr;
-  }
+  const auto user = load_user(why);
+  if (!user) return nullptr;
   const std::optional<std::filesystem::path> program =
       c.options.kernel_runner_dir.empty() ? installed_kernel_runner(&why)
                                           : kernel_runner_in(c.options.kernel_runner_dir, &why);
@@ -189,7 +197,7 @@ std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why) {
   // the selftest hang.
   const double windows_s = 16.0 * c.windows * static_cast<double>(c.window_ns) / 1e9;
   LoadCommand command{.argv = load_arguments(*program, 60 + static_cast<int>(std::ceil(windows_s))),
-                      .credentials = user};
+                      .credentials = *user};
   try {
     return std::make_unique<GpuLoad>(command);
   } catch (const LoadUnavailable& e) {

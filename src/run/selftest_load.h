@@ -4,8 +4,9 @@
 // start kernel_runner, the tool oaprof ships beside itself, running `--busy` (one compute kernel
 // launched back to back). It runs as the invoking user (SUDO_UID/SUDO_GID, dropped as
 // `sudo oaprof -- prog` drops its program: session/child.h), never as root; it dies with the
-// selftest (PR_SET_PDEATHSIG) and is stopped and reaped when the check that started it ends,
-// however it ends.
+// selftest (PR_SET_PDEATHSIG, which follows the thread that started it: the checks run on the
+// one thread that calls run_selftest) and is stopped and reaped when the check that started it
+// ends, however it ends.
 #pragma once
 
 #include <sys/types.h>
