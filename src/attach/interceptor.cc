@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -466,20 +468,16 @@ bool Profiler::restore_for_pass(const LaunchState& s, const LaunchArgs& a, Buffe
 }
 
 // What the simulator needs to count the launch's known work (oaprof asks for it on a simulated
-// device only): the kernel's name and its work-items; none when they exceed what a hint carries.
-std::optional<wire::WorkHint> work_hint(const LaunchState& s, const LaunchArgs& a) {
-  if (!layer_config().work_hints) return std::nullopt;
-  wire::WorkHint hint{s.name, 1};
-  for (cl_uint i = 0; a.gws != nullptr && i < std::min<cl_uint>(a.dim, 3); ++i) {
-    if (a.gws[i] != 0 && hint.global_size > wire::kMaxWorkItems / a.gws[i]) return std::nullopt;
-    hint.global_size *= a.gws[i];
-  }
-  if (!wire::sendable(hint)) return std::nullopt;
-  return hint;
+// device only): the kernel's name and its work-items.
+std::optional<wire::WorkHint> launch_work_hint(const LaunchState& s, const LaunchArgs& a) {
+  std::array<std::uint64_t, 3> sizes{};
+  const cl_uint dims = a.gws != nullptr ? std::min<cl_uint>(a.dim, 3) : 0;
+  for (cl_uint i = 0; i < dims; ++i) sizes[i] = a.gws[i];
+  return attach::work_hint(s.name, std::span<const std::uint64_t>(sizes.data(), dims));
 }
 
 void Profiler::snapshot_before(LaunchState& s, const LaunchArgs& a, bool energy_first, Passes& p) {
-  if (!link_.snapshot(s.id, wire::Phase::kBefore, energy_first, work_hint(s, a))) {
+  if (!link_.snapshot(s.id, wire::Phase::kBefore, energy_first, launch_work_hint(s, a))) {
     p.measured = false;
     return;
   }

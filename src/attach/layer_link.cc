@@ -38,6 +38,18 @@ const LayerConfig& layer_config() {
   return config;
 }
 
+std::optional<wire::WorkHint> work_hint(std::string_view kernel_name,
+                                        std::span<const std::uint64_t> global_sizes) {
+  if (!layer_config().work_hints) return std::nullopt;
+  wire::WorkHint hint{std::string(kernel_name), 1};
+  for (const std::uint64_t size : global_sizes) {
+    if (size == 0 || hint.global_size > wire::kMaxWorkItems / size) return std::nullopt;
+    hint.global_size *= size;
+  }
+  if (!wire::sendable(hint)) return std::nullopt;
+  return hint;
+}
+
 bool sampled_mode() { return layer_config().attribution == Attribution::kSampled; }
 
 // The process and thread ids are system calls: asked once, and again after a fork (the child has

@@ -11,7 +11,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attach/launch_filter.h"
@@ -25,6 +28,13 @@ namespace oaprof::attach {
 const LayerConfig& layer_config();
 // Sampled attribution (OAPROF_ATTRIBUTION=sampled).
 bool sampled_mode();
+
+// A launch's work hint for the simulator, for both front-ends alike: the kernel's name and its
+// work-items (the product of `global_sizes`), when oaprof asked for hints (OAPROF_WORK_HINTS: a
+// simulated device only); none when it did not, or when the hint cannot carry them (a size of 0,
+// a product past ipc::wire::kMaxWorkItems, a name past its bound).
+std::optional<ipc::wire::WorkHint> work_hint(std::string_view kernel_name,
+                                             std::span<const std::uint64_t> global_sizes);
 
 // Asked of the kernel once, and again after a fork.
 pid_t current_pid();

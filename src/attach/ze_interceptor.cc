@@ -188,6 +188,7 @@ class Profiler {
   bool barrier_waited(ze_command_list_handle_t list, ze_context_handle_t context,
                       std::uint32_t wait_count, ze_event_handle_t* waits, std::uint64_t timeout_ns);
   void warn_host_wait();
+  std::optional<wire::WorkHint> work_hint_of(const Appended& a, ze_context_handle_t c) const;
   wire::Launch base_record(const Appended& a, std::uint64_t id, std::uint64_t queue,
                            ze_context_handle_t c, ze_device_handle_t d) const;
   void finish_record(wire::Launch& rec, const Appended& a, ze_event_handle_t timed,
@@ -356,7 +357,9 @@ CallState* Profiler::measure_immediate(LaunchCall& call, ListInfo& list,
   Appended a = appended_locked(call);
   if (!link_.filter().select(a.name)) return nullptr;
   if (!drain(call, list.context)) return nullptr;
-  if (!link_.snapshot(id, wire::Phase::kBefore)) return nullptr;
+  if (!link_.snapshot(id, wire::Phase::kBefore, false, work_hint_of(a, list.context))) {
+    return nullptr;
+  }
   auto s = std::make_unique<CallState>();
   s->kind = CallState::Kind::kImmediate;
   s->context = list.context;
@@ -371,6 +374,23 @@ CallState* Profiler::measure_immediate(LaunchCall& call, ListInfo& list,
   }
   s->lock = std::move(lock);
   return s.release();
+}
+
+// The simulator's work hint for a launch, as the OpenCL layer sends it: the kernel's name and its
+// work-items, its group counts times its group size. An indirect launch's counts are read now
+// (the drain, or the gate, has let everything before it finish, so a copy that writes them has
+// run); a launch of several kernels is no one catalogue kernel's work and gets none.
+std::optional<wire::WorkHint> Profiler::work_hint_of(const Appended& a,
+                                                     ze_context_handle_t c) const {
+  if (!layer_config().work_hints || a.count != nullptr) return std::nullopt;
+  ze_group_count_t groups = a.groups;
+  if (a.indirect != nullptr && !read_host_visible(g_next, c, a.indirect, groups)) {
+    return std::nullopt;
+  }
+  const std::array<std::uint64_t, 3> sizes{std::uint64_t{groups.groupCountX} * a.size[0],
+                                           std::uint64_t{groups.groupCountY} * a.size[1],
+                                           std::uint64_t{groups.groupCountZ} * a.size[2]};
+  return work_hint(a.name, sizes);
 }
 
 wire::Launch Profiler::base_record(const Appended& a, std::uint64_t id, std::uint64_t queue,
@@ -528,7 +548,9 @@ bool Profiler::measure_step(CallState& s, const Step& step, std::uint64_t queue)
   wire::Launch rec = base_record(step.launch, step.id, queue, s.context, s.device);
   rec.tid = s.tid;
   rec.api_ns = s.api_ns;
-  if (!link_.snapshot(step.id, wire::Phase::kBefore)) return false;
+  if (!link_.snapshot(step.id, wire::Phase::kBefore, false, work_hint_of(step.launch, s.context))) {
+    return false;
+  }
   events_.open(step.gate);
   if (!wait_for(step.gate.done, kForever, &s.cancel)) rec.flags |= wire::kLaunchDrainFailed;
   if (!link_.snapshot(step.id, wire::Phase::kAfter)) return false;

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "tests/common/known_work_rows.h"
 #include "tests/common/run_util.h"
 
 namespace {
@@ -410,6 +411,38 @@ TEST_P(ZeAttachTest, OpenClAndLevelZeroInOneProcessAreBothRecorded) {
     expect_rows_are_the_programs(ze_rows, app_launches(r.output));
     EXPECT_EQ(ze_rows.size(), 2u);
     EXPECT_EQ(cl_rows, (std::vector<std::string>{"0 tick 64", "1 tick 128"})) << r.output;
+  }
+}
+
+// Issue 35: Level Zero rows with an energy model, as OpenCL's: every row, bracketed or sampled,
+// has a modelled energy with an error bar. And a bracketed launch names its kernel and
+// work-items to the simulator as the OpenCL layer does (OAPROF_WORK_HINTS), so the rows of
+// mad_vect4 (a catalogue kernel's name) count that kernel's known work, on an immediate list and
+// in a regular list alike; scale, no catalogue kernel, keeps the simulator's workload fractions.
+TEST_P(ZeAttachTest, WithAnEnergyModelEveryRowHasAModelledEnergyAndCountsItsKnownWork) {
+  const fs::path model = dir_ / "model.json";
+  const auto fit = run(
+      fmt::format("{} model fit --device sim --replicates 40 -o {}", OAPROF_BIN, model.string()));
+  ASSERT_EQ(fit.status, 0) << fit.output;
+  for (const std::string attribution : {"bracketed", "sampled"}) {
+    SCOPED_TRACE(attribution);
+    const auto r = run(fmt::format(
+        "{} --device sim --format 101 -q --inject {} --attribution {} --energy-model {} -o {} -- "
+        "{} catalogue {}",
+        OAPROF_BIN, GetParam(), attribution, model.string(), csv().string(), ZE_SIM_APP,
+        ZE_SIM_SPIRV));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto rows = in_launch_order(read_csv(csv()));
+    expect_rows_are_the_programs(rows, app_launches(r.output));
+    ASSERT_EQ(rows.size(), 6u) << r.output;
+    for (const CsvRow& row : rows) {
+      SCOPED_TRACE(row.at("launch") + " " + row.at("kernel"));
+      EXPECT_GT(std::stod(row.at("energy_model_j")), 0);
+      EXPECT_GT(std::stod(row.at("energy_model_err_j")), 0);
+      if (attribution == "bracketed" && row.at("kernel") == "mad_vect4") {
+        oaprof::testing::expect_counts_match_known_work(row);
+      }
+    }
   }
 }
 

@@ -7,7 +7,7 @@
 //   result <call> <code>                                     (misuse) each call's result
 //   device <name>                                            the device's name, first
 // Scenarios: immediate, regular, threads, no-events, barriers, churn, plain-events, misuse,
-// launch-kinds, launch-kinds-held, fork, with-opencl (OpenCL's first device beside).
+// launch-kinds, launch-kinds-held, fork, with-opencl (OpenCL's first device beside), catalogue.
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <level_zero/ze_api.h>
@@ -783,6 +783,43 @@ int misuse(const Gpu& g) {
 
 }  // namespace
 
+// mad_vect4, a catalogue kernel's name, at 4096 work-items (128 groups of 32) beside scale: twice
+// on an immediate list, then in a regular list executed twice; six launches.
+int catalogue(const Gpu& g) {
+  void* x = alloc_shared(g, 4096 * 16);
+  ze_kernel_handle_t mad = make_kernel(g, "mad_vect4", x), scale = make_kernel(g, "scale", x);
+  const ze_group_count_t groups{128, 1, 1};
+  Timestamps ts = timestamp_events(g, 2);
+  ze_command_list_handle_t immediate = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  for (ze_kernel_handle_t k : {mad, scale}) {
+    check(zeCommandListAppendLaunchKernel(immediate, k, &groups, ts.events[0], 0, nullptr),
+          "zeCommandListAppendLaunchKernel");
+    print_launch(kernel_name(k), groups, ts.events[0]);
+    check(zeEventHostReset(ts.events[0]), "zeEventHostReset");
+  }
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_fence_handle_t fence = make_fence(q);
+  ze_command_list_handle_t list = regular_list(g);
+  check(zeCommandListAppendLaunchKernel(list, mad, &groups, ts.events[0], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListAppendLaunchKernel(list, scale, &groups, ts.events[1], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  for (int run = 0; run < 2; ++run) {
+    execute(q, list, fence, ts.events);
+    print_launch("mad_vect4", groups, ts.events[0]);
+    print_launch("scale", groups, ts.events[1]);
+  }
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeFenceDestroy(fence), "zeFenceDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  check(zeCommandListDestroy(immediate), "zeCommandListDestroy");
+  destroy(ts);
+  for (ze_kernel_handle_t k : {mad, scale}) check(zeKernelDestroy(k), "zeKernelDestroy");
+  check(zeMemFree(g.context, x), "zeMemFree");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: ze_sim_app SCENARIO MODULE.spv\n");
@@ -803,6 +840,7 @@ int main(int argc, char** argv) {
   if (scenario == "launch-kinds-held") return launch_kinds(g, true);
   if (scenario == "fork") return fork_child(g);
   if (scenario == "with-opencl") return with_opencl(g);
+  if (scenario == "catalogue") return catalogue(g);
   std::fprintf(stderr, "ze_sim_app: unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }
