@@ -156,16 +156,17 @@ std::optional<std::string> process_env(std::string_view name) {
 
 std::vector<std::pair<std::string, std::string>> LayerConfig::to_env() const {
   // Always written, so that a value inherited from the user's environment cannot, say, replay
-  // behind oaprof's --replay.
+  // behind oaprof's --replay, or send work hints on a real device (to an oaprof whose decoder
+  // predates them they are malformed).
   std::vector<std::pair<std::string, std::string>> env{
       {kMinTimeVar, std::to_string(min_window.count())},
       {kReplayVar, replay_text(replay)},
-      {kAttributionVar, attribution_name(attribution)}};
+      {kAttributionVar, attribution_name(attribution)},
+      {kWorkHintsVar, work_hints ? "1" : "0"}};
   if (socket) env.emplace_back(kSocketVar, *socket);
   if (!kernel_name.empty()) env.emplace_back(kKernelNameVar, kernel_name);
   if (launch_skip > 0) env.emplace_back(kLaunchSkipVar, std::to_string(launch_skip));
   if (launch_count) env.emplace_back(kLaunchCountVar, std::to_string(*launch_count));
-  if (work_hints) env.emplace_back(kWorkHintsVar, "1");
   if (!channel) env.emplace_back(kChannelVar, "off");
   if (spin) env.emplace_back(kSpinVar, std::to_string(spin->count()));
   if (quiet) env.emplace_back(kQuietVar, "1");

@@ -54,7 +54,9 @@ struct LayerConfig {
   std::optional<std::uint64_t> launch_count;  // OAPROF_LAUNCH_COUNT; nullopt: no limit
   // OAPROF_WORK_HINTS=1, on a simulated device: each 'before' snapshot names its kernel and
   // work-items (ipc::wire::WorkHint), so the simulator counts a catalogue kernel's known work.
-  // Never on a real one, nor for an oaprof that predates it (its decoder would refuse them).
+  // Never on a real one, nor for an oaprof that predates it (its decoder would refuse them):
+  // oaprof writes OAPROF_WORK_HINTS=0 there, so a value the user's environment holds cannot
+  // turn them on.
   bool work_hints = false;
 
   // Never written by oaprof: knobs the user sets, which reach the program through the

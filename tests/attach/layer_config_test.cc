@@ -39,6 +39,7 @@ LayerConfig fully_set() {
   c.kernel_name = "regex:mad_.*";
   c.launch_skip = 2;
   c.launch_count = 5;
+  c.work_hints = true;
   c.channel = false;
   c.spin = std::chrono::microseconds(0);
   c.quiet = true;
@@ -74,19 +75,46 @@ TEST(LayerConfigTest, WritesTheDocumentedNames) {
   EXPECT_EQ(env.at("OAPROF_KERNEL_NAME"), "regex:mad_.*");
   EXPECT_EQ(env.at("OAPROF_LAUNCH_SKIP"), "2");
   EXPECT_EQ(env.at("OAPROF_LAUNCH_COUNT"), "5");
+  EXPECT_EQ(env.at("OAPROF_WORK_HINTS"), "1");
   EXPECT_EQ(env.at("OAPROF_CHANNEL"), "off");
   EXPECT_EQ(env.at("OAPROF_SPIN_US"), "0");
   EXPECT_EQ(env.at("OAPROF_LAYER_QUIET"), "1");
-  EXPECT_EQ(env.size(), 10u);
+  EXPECT_EQ(env.size(), 11u);
 }
 
 // Left out at their defaults, so the user's own OAPROF_CHANNEL (say) still reaches the layer;
-// the run's window, replay and attribution are always written, so inherited ones cannot win.
+// the run's window, replay, attribution and work hints are always written, so inherited ones
+// cannot win.
 TEST(LayerConfigTest, DefaultsLeaveTheUsersKnobsAlone) {
   const Env env = as_map(LayerConfig{});
   EXPECT_EQ(env, (Env{{"OAPROF_ATTRIBUTION", "bracketed"},
                       {"OAPROF_MIN_TIME_MS", "50"},
-                      {"OAPROF_REPLAY", "off"}}));
+                      {"OAPROF_REPLAY", "off"},
+                      {"OAPROF_WORK_HINTS", "0"}}));
+}
+
+// Issue 35: OAPROF_WORK_HINTS is 1 (on), or 0 or empty (off); anything else is off with a message
+// naming it, and measuring goes on (the hints only feed the simulator).
+TEST(LayerConfigTest, WorkHintsAreOnForOneAndOffForZeroOrEmpty) {
+  const LayerConfig on = read({{"OAPROF_WORK_HINTS", "1"}});
+  EXPECT_TRUE(on.work_hints);
+  EXPECT_TRUE(on.errors.empty());
+  for (const char* off : {"0", ""}) {
+    const LayerConfig c = read({{"OAPROF_WORK_HINTS", off}});
+    EXPECT_FALSE(c.work_hints) << "'" << off << "'";
+    EXPECT_TRUE(c.errors.empty()) << "'" << off << "'";
+  }
+}
+
+// On a real device oaprof writes work_hints off; its variables go over the program's inherited
+// environment (run/profile_run.cc: program_spec), so a user's OAPROF_WORK_HINTS=1 cannot make
+// the layer name kernels to the privileged side there.
+TEST(LayerConfigTest, AnInheritedWorkHintsIsOverriddenOnARealDevice) {
+  LayerConfig real_device;
+  real_device.socket = "@oaprof-0123";
+  Env env{{"OAPROF_WORK_HINTS", "1"}};  // the user's own
+  for (const auto& [k, v] : real_device.to_env()) env[k] = v;
+  EXPECT_FALSE(read(env).work_hints);
 }
 
 // Every value a user or a script could get wrong: the default, a message naming the variable,
@@ -98,6 +126,7 @@ TEST(LayerConfigTest, AMalformedValueGivesTheDefaultAndAnError) {
       {"OAPROF_CHANNEL", {"of", "0"}},
       {"OAPROF_SPIN_US", {"fast", "-5", "10001", "99999999999999999999"}},
       {"OAPROF_REPLAY", {"often", "-3", "99999999999999999999"}},
+      {"OAPROF_WORK_HINTS", {"yes", "true", "2", " 1", "01"}},
   };
   for (const auto& [var, values] : bad) {
     for (const std::string& value : values) {
