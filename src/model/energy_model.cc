@@ -1,5 +1,6 @@
 #include "model/energy_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -68,6 +69,36 @@ oa::Generation generation_named(const std::string& name) {
       fmt::format("generation '{}': the energy model is defined for Gen9 and Gen12 only", name));
 }
 
+// Why a row read with another metric set than the model's is extrapolated, in one line: the
+// events of the model that read B or C counters, which every set programs its own way (the A
+// counters count the same in every set; the built-in set programs no B or C counter at all).
+std::string other_set_reason(const EnergyModel& model, const oa::EnergyEventSet& set,
+                             std::string_view metric_set) {
+  std::string programmed;
+  for (const oa::EnergyEvent& e : set.events) {
+    const bool a_only = std::all_of(e.terms.begin(), e.terms.end(), [](const oa::CounterTerm& t) {
+      return t.kind == oa::CounterKind::kA;
+    });
+    if (!a_only) programmed += (programmed.empty() ? "" : ", ") + std::string(e.name);
+  }
+  if (programmed.empty()) {
+    return fmt::format("metric set {} (the model reads {})", metric_set, model.metric_set);
+  }
+  return fmt::format(
+      "metric set {} does not count {} as the model's {} does (its B/C counters): profile with "
+      "--metric-set {}",
+      metric_set, programmed, model.metric_set, model.metric_set);
+}
+
+// The highest rate of an event the calibration covers. GPU clock cycles (busy cycles) cannot
+// outrun the clock, and a row busy throughout counts at its clock, which the calibration's windows
+// (launches with gaps between them) never quite reach: up to the calibrated clock they are inside
+// it (the frequency check says whether the row's clock is).
+double rate_ceiling(const EnergyModel& model, const oa::EnergyEvent& event, const Coefficient& c) {
+  if (event.unit == "cycle") return std::max(c.rate_max, model.freq_max_mhz * 1e6);
+  return c.rate_max;
+}
+
 }  // namespace
 
 json to_json(const EnergyModel& m) {
@@ -129,8 +160,7 @@ Prediction predict(const EnergyModel& model, const oa::CounterDeltas& deltas, do
     throw std::invalid_argument("the model's events are not its generation's");
   }
   if (metric_set != model.metric_set) {
-    p.extrapolated.push_back(
-        fmt::format("metric set {} (the model reads {})", metric_set, model.metric_set));
+    p.extrapolated.push_back(other_set_reason(model, *set, metric_set));
   }
   if (freq_mhz < model.freq_min_mhz * (1 - kFrequencySlack) ||
       freq_mhz > model.freq_max_mhz * (1 + kFrequencySlack)) {
@@ -143,12 +173,13 @@ Prediction predict(const EnergyModel& model, const oa::CounterDeltas& deltas, do
     const Coefficient& c = model.events[k];
     const double events = oa::event_value(set->events[k], deltas);
     const double rate = duration_s > 0 ? events / duration_s : 0;
+    const double ceiling = rate_ceiling(model, set->events[k], c);
     if (!c.calibrated && events > 0) {
       p.extrapolated.push_back(fmt::format("{} was never calibrated", c.name));
     } else if (c.calibrated && (rate < c.rate_min * (1 - kFrequencySlack) ||
-                                rate > c.rate_max * (1 + kFrequencySlack))) {
+                                rate > ceiling * (1 + kFrequencySlack))) {
       p.extrapolated.push_back(fmt::format("{} at {:.3g}/s (calibrated {:.3g}-{:.3g}/s)", c.name,
-                                           rate, c.rate_min, c.rate_max));
+                                           rate, c.rate_min, ceiling));
     }
     p.energy_j += c.value * events;
     interval_j += (c.high - c.low) / 2 * events;

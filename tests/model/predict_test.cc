@@ -38,6 +38,32 @@ TEST(EnergyPredictTest, SaysWhyAFigureIsExtrapolated) {
                           HasSubstr("slm_bytes was never calibrated")));
 }
 
+// Issue 35: the calibration's windows hold launches with gaps, so its busiest saw the GPU busy
+// for less than its clock (here 1.1e9 of 1.2e9 cycles a second); a kernel busy throughout at a
+// calibrated clock is inside the model, not beyond it. Past the clock it still is not.
+TEST(EnergyPredictTest, ARowBusyThroughoutAtACalibratedClockIsNotExtrapolated) {
+  EnergyModel m = gen9_model();
+  m.events[0].rate_max = 1.1e9;
+  oa::CounterDeltas d;
+  d.a[0] = 11'500'000;  // 1.15e9 busy cycles a second over 10 ms: busy throughout at 1150 MHz
+  EXPECT_THAT(predict(m, d, 0.01, 1150, "ComputeBasic").extrapolated, IsEmpty());
+  d.a[0] = 13'000'000;  // 1.3e9 a second: faster than any calibrated clock
+  EXPECT_THAT(predict(m, d, 0.01, 1150, "ComputeBasic").extrapolated,
+              ElementsAre(HasSubstr("gpu_busy_cycles at 1.3e+09/s (calibrated 0-1.2e+09/s)")));
+}
+
+// Issue 35: the built-in set reads the same A counters as ComputeBasic but programs no C counter,
+// so the model's GTI bytes are not counted: the one line says so and what to do.
+TEST(EnergyPredictTest, ARowOfAnotherSetSaysWhichEventsItDoesNotCountAndWhatToDo) {
+  oa::CounterDeltas d;
+  d.a[0] = 10'000'000;
+  const Prediction p = predict(gen9_model(), d, 0.01, 1150, "Builtin");
+  ASSERT_EQ(p.extrapolated.size(), 1u);
+  EXPECT_EQ(p.extrapolated[0],
+            "metric set Builtin does not count gti_bytes as the model's ComputeBasic does (its "
+            "B/C counters): profile with --metric-set ComputeBasic");
+}
+
 TEST(EnergyPredictTest, AModelOfAnotherGenerationsEventsIsRefused) {
   EnergyModel m = gen9_model();
   m.generation = oa::Generation::kGen12;  // 5 events, the model has 8

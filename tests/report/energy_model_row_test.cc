@@ -104,7 +104,9 @@ TEST(EnergyModelRowTest, AnExtrapolatedRowIsFlaggedWithItsReasons) {
   const auto fields = launch_fields(r, row_energy(r, nullptr, nullptr, info, ""), info);
   EXPECT_THAT(text(fields, "flags"), HasSubstr("energy_model_extrapolated"));
   EXPECT_THAT(text(fields, "energy_model_extrapolated_why"),
-              HasSubstr("metric set RenderBasic (the model reads ComputeBasic); frequency 600"));
+              HasSubstr("metric set RenderBasic does not count gti_bytes as the model's "
+                        "ComputeBasic does (its B/C counters): profile with --metric-set "
+                        "ComputeBasic; frequency 600"));
 }
 
 TEST(EnergyModelRowTest, ARowWithoutAClockIsExtrapolated) {
