@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -67,6 +68,42 @@ TEST_F(EnergyModelCliTest, ASampledRunGivesEveryRowAModelledEnergyWithAnErrorBar
   const nlohmann::json doc = nlohmann::json::parse(oaprof::testing::read_file(json));
   EXPECT_EQ(doc.at("energy_model").at("platform"), "KBL GT2");
   EXPECT_GT(doc.at("launches").at(0).back().at("model").at("error_j").get<double>(), 0);
+}
+
+// Issue 35: the run's measured iGPU energy (--igpu-power pkg-pp0-dram, the formula the simulated
+// model was fitted on) against the model, where a bracketed row has both: on held-back kernels of
+// the sweep (a compute one and a memory one), under the model's metric set, with windows that
+// auto replay makes at least --min-window long, the model's energy is within its own error bar of
+// the measurement, and the row is neither extrapolated nor flagged as disagreeing. The relation
+// docs/energy.md states ("--igpu-power against the model").
+TEST_F(EnergyModelCliTest, OnHeldBackKernelsTheMeasuredIgpuEnergyIsWithinTheModelsError) {
+  const fs::path model = dir_ / "model.json";
+  const CommandResult fit = run(
+      fmt::format("{} model fit --device sim --replicates 40 -o {}", OAPROF_BIN, model.string()));
+  ASSERT_EQ(fit.status, 0) << fit.output;
+  const fs::path json = dir_ / "bracketed.json";
+  const CommandResult r = run(fmt::format(
+      "{} --device sim --metric-set ComputeBasic --metrics-xml {}/oa-kblgt2.xml --igpu-power "
+      "pkg-pp0-dram --replay auto --energy-model {} -q -o {} --json {} -- {} mad_vect8 "
+      "load_store_dp_vect4 --min-time 0 --max-repeats 1 --no-warmup",
+      OAPROF_BIN, OAPROF_IGT_METRICS_DIR, model.string(), (dir_ / "bracketed.csv").string(),
+      json.string(), KERNEL_RUNNER_BIN));
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json doc = nlohmann::json::parse(oaprof::testing::read_file(json));
+  int compared = 0;
+  for (const nlohmann::json& row : doc.at("launches")) {
+    const nlohmann::json& energy = row.back();
+    SCOPED_TRACE(energy.dump());
+    EXPECT_EQ(energy.at("igpu_formula"), "pkg-pp0-dram");
+    const nlohmann::json& m = energy.at("model");
+    ASSERT_TRUE(m.contains("measured_j")) << "a window shorter than --min-window";
+    const double measured = m.at("measured_j").get<double>();
+    EXPECT_LE(std::abs(measured - m.at("energy_j").get<double>()), m.at("error_j").get<double>());
+    EXPECT_FALSE(m.at("disagrees").get<bool>());
+    EXPECT_TRUE(m.at("extrapolated").empty());
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2) << r.output;
 }
 
 TEST_F(EnergyModelCliTest, AFileThatIsNoModelIsAUsageErrorBeforeAnythingRuns) {
