@@ -157,8 +157,7 @@ void add_repeat_and_output_options(CLI::App& app, CommandLine& cl) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--no-warmup", cl.no_warmup, "skip the unmeasured warm-up launch");
   app.add_option("--busy", opt.busy_ms,
-                 "a load for other tools: launch one kernel back to back for DURATION or until "
-                 "SIGTERM, saying on stderr when the first launch finished")
+                 "a load: one kernel back to back for DURATION or until SIGTERM")
       ->transform(base::cli::as_milliseconds())
       ->check(CLI::PositiveNumber);
   // Flags, not files: kernel_runner writes only to stdout, and an optional FILE would swallow
