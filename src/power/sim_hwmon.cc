@@ -62,6 +62,7 @@ SimHwmon::SimHwmon(fs::path sysfs_root, SimHwmonModel model, Clock clock_ns)
   }
   std::lock_guard lock(mu_);
   last_ns_ = clock_ns_();
+  gpu_feed_.start();
   write_locked();
 }
 

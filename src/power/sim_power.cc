@@ -67,6 +67,7 @@ SimPowercap::SimPowercap(fs::path class_dir, SimPowerModel model, Clock clock_ns
   }
   std::lock_guard lock(mu_);
   last_ns_ = clock_ns_();
+  gpu_feed_.start();
   write_locked();
 }
 

@@ -25,11 +25,15 @@ namespace oaprof::power {
 // then draw the GPU's share of each plane from it instead of from an activity.
 using GpuEnergyJ = std::function<std::optional<double>()>;
 
-// Pulls a GpuEnergyJ: the joules added since the previous pull.
+// Pulls a GpuEnergyJ: the joules added since the previous pull, the first time since start().
 class GpuEnergyFeed {
  public:
   explicit GpuEnergyFeed(GpuEnergyJ source) : source_(std::move(source)) {}
   bool active() const { return static_cast<bool>(source_); }
+  // Called when the planes start at 0, at the instant they count from: the GPU's energy before
+  // then is not theirs. A tree made after the GPU ran (the selftest's energy-model check makes
+  // one) would otherwise put all of it into its first window.
+  void start() { take_j(); }
   double take_j();
 
  private:

@@ -161,6 +161,24 @@ TEST(SimPowerGpuModelTest, TheGpuModelsEnergyIsTheUncorePlaneAndInPackageAndPsys
   EXPECT_NEAR(igpu_power(a, b).pkg_pp0_w.value(), 2.5, 1e-5);
 }
 
+TEST(SimPowerGpuModelTest, TheGpusEnergyFromBeforeTheTreeWasMadeIsNotInItsPlanes) {
+  VirtualClock clock;
+  FakeGpuEnergy gpu;
+  gpu.joules = 5.0;  // the GPU ran before the tree was made
+  SimPowerModel model;
+  model.update_interval_ns = 0;
+  model.gpu_energy_j = gpu.fn();
+  SimEnergySource src({}, model, clock.fn());
+  const EnergyReading a = src.read();
+  clock.now_ns += kSecondNs;
+  gpu.joules = 5.5;
+  const EnergyReading b = src.read();
+  // The planes start at 0 with the tree: the uncore plane holds the 0.5 J since, not the 5 J
+  // before.
+  EXPECT_NEAR(static_cast<double>(a.energy_uj.at(Domain::kUncore)), 0, 1);
+  EXPECT_NEAR(static_cast<double>(b.energy_uj.at(Domain::kUncore)), 0.5e6, 1);
+}
+
 TEST(SimPowerGpuModelTest, TheGpuModelsEnergyAppearsAtRaplsNextUpdate) {
   VirtualClock clock;
   clock.now_ns = 0;
