@@ -17,6 +17,7 @@
 #include "run/selftest_act_freq.h"
 #include "run/selftest_checks.h"
 #include "run/selftest_driver.h"
+#include "run/selftest_energy_model.h"
 #include "run/selftest_result.h"
 #include "run/selftest_work.h"
 #include "session/metric_source.h"
@@ -63,6 +64,9 @@ constexpr SimFaultInfo kSimFaults[] = {
      "of a known kernel's bytes"},
     {SimFault::kRenderCounterLeak, "render-counter-leak", "idle-and-render-quiet",
      "PsThreads (A6) and RasterizedPixels (A21) count 1% of the busy clock during compute"},
+    {SimFault::kEnergyModelDrift, "energy-model-drift", "energy-model",
+     "the GPU draws twice the energy per busy cycle of its per-event table (mmio/sim_energy.h): "
+     "a model fitted before no longer holds"},
 };
 
 // One check of the fixed list: what it assumes and how far off it may be, and its measurement.
@@ -136,6 +140,10 @@ constexpr CheckSpec kChecks[] = {
      "(RAPL: PKG >= PP0 + PP1; a card's hwmon: CARD >= GPU_PKG), and no window holds more than "
      "the power the sampler's wrap handling is sized for.",
      "1% and 1 mJ; 1000 W", check_energy},
+    {"energy-model", "energy",
+     "The energy model given with --energy-model predicts, from a window's counters, the energy "
+     "the planes measure over windows of known work and an idle one.",
+     "the model's error and the measurement's (energy_model_disagrees)", check_energy_model},
 };
 
 void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& power) {
@@ -179,6 +187,9 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
       return;
     case SimFault::kRenderCounterLeak:
       sim.faults.render_counter_leak = true;
+      return;
+    case SimFault::kEnergyModelDrift:
+      sim.energy_model = drifted_sim_energy_model(sim.platform.gen);
       return;
   }
 }
@@ -434,6 +445,7 @@ SelftestReport run_selftest(const SelftestOptions& options) {
   report.quick = options.quick;
   for (const SimFault f : options.faults) report.faults.emplace_back(sim_fault_info(f).name);
   describe_system(device, options, report);
+  c.earlier = &report.checks;
   for (const CheckSpec& spec : kChecks) report.checks.push_back(run_check(spec, c));
   return report;
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/device.h"
+#include "model/energy_model.h"
 #include "power/energy_registry.h"
 #include "run/selftest_firmware.h"
 
@@ -67,6 +69,7 @@ enum class SimFault {
   kFpuCountHalved,
   kGtiBytesLost,
   kRenderCounterLeak,
+  kEnergyModelDrift,
 };
 
 struct SimFaultInfo {
@@ -104,6 +107,9 @@ struct SelftestOptions {
   power::EnergyRoots energy_roots;
   // Where the driver's debugfs is mounted, for the GuC and HuC versions (run/selftest_firmware.h).
   std::filesystem::path debugfs_root = "/sys/kernel/debug";
+  // --energy-model: the model the energy-model check judges (run/energy_model_file.h reads it as
+  // the invoking user); null: that check skips.
+  std::shared_ptr<const model::EnergyModel> energy_model;
   // Windows per measurement and their length; 0: the quick or full run's (3 of 20 ms, 8 of
   // 100 ms). Tests shorten them: every bound a check applies holds for any window.
   int windows = 0;

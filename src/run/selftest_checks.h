@@ -63,6 +63,9 @@ struct Context {
   // The DRM card directory where the driver reports act_freq (run/selftest_act_freq.h); for the
   // simulator its fake tree. Empty: not known (the gpu-ticks check then says so).
   std::filesystem::path card_sysfs = {};
+  // The checks run before this one, in order: a check that stands on others' findings
+  // (energy-model) is not judged where they failed.
+  const std::vector<CheckResult>* earlier = nullptr;
 };
 
 // What a check found; the frame adds its name, group, assumption and tolerance.

@@ -18,6 +18,7 @@
 #include "run/selftest.h"
 #include "run/selftest_act_freq.h"
 #include "selftest_test_util.h"
+#include "tests/common/energy_model_fixture.h"
 
 namespace oaprof::run::selftest {
 
@@ -49,7 +50,9 @@ TEST_F(SelftestTest, NoCheckFailsOnAnySimulatedPlatformAndTheCoreChecksPass) {
 }
 
 TEST_F(SelftestTest, EveryReadOutOfAnI915PartIsMeasuredAndEveryCheckPasses) {
-  const SelftestReport report = run_selftest(sim_options("kblgt2"));
+  SelftestOptions options = sim_options("kblgt2");
+  options.energy_model = testing::fitted_sim_energy_model("kblgt2");  // energy-model's to judge
+  const SelftestReport report = run_selftest(options);
   EXPECT_EQ(report.accesses, (std::vector<std::string>{"mmio", "rpc", "perf"}));
   for (const CheckResult& r : report.checks) {
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.name << ": " << r.reason;
@@ -77,9 +80,14 @@ TEST_P(SelftestFaultTest, FailsItsOwnCheckAndNoOther) {
   if (fault.fault == SimFault::kOaTimestampShift) platforms = {"kblgt2", "tglgt2-xe", "mtlgt2-xe"};
   // A card's own energy sensors: DG2 under i915 (one channel), Battlemage under xe (two).
   if (fault.fault == SimFault::kHwmonStuck) platforms = {"acmgt1", "bmg"};
+  // The simulator's per-event energy tables: Gen9's and Gen12's (mmio/sim_energy.h).
+  if (fault.fault == SimFault::kEnergyModelDrift) platforms = {"kblgt2", "tglgt2"};
   for (const std::string_view platform : platforms) {
     SCOPED_TRACE(platform);
     SelftestOptions options = sim_options(platform, {fault.fault});
+    // A model fitted to the part where the simulator has one, so that energy-model measures too
+    // and every other fault is seen to leave it alone.
+    options.energy_model = testing::fitted_sim_energy_model(std::string(platform));
     // xe's snapshots wait a period and a poll each: windows long beside that, so the doubled
     // timestamp lies outside even the widest bounds a loaded machine gives.
     if (fault.fault == SimFault::kOaTimestampShift) options.window_ns = 20'000'000;
