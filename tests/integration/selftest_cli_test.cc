@@ -122,6 +122,28 @@ TEST_F(SelftestCliTest, AProfileRunFlagsRowsByTheDevicesLastSelftest) {
   EXPECT_THAT(profiled_row_flags(state, csv), Not(HasSubstr("selftest_failed")));
 }
 
+// The quick calibration check end to end: the model `oaprof model fit` writes for the
+// simulated part passes; after the part's energy per busy cycle doubled it fails (exit 1); a file
+// that is no model is a bad option (exit 2) before the device is opened.
+TEST_F(SelftestCliTest, TheEnergyModelCheckJudgesTheModelFileItIsGiven) {
+  const fs::path model = state_ / "model.json";
+  auto r = run(std::string(OAPROF_BIN) + " model fit --device sim -o " + model.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  r = run(sim() + " --energy-model " + model.string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("pass  energy-model"));
+  r = run(sim() + " --energy-model " + model.string() + " --sim-fault energy-model-drift");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("fail  energy-model"));
+  EXPECT_THAT(r.output, HasSubstr("1 failed"));
+  const fs::path bad = state_ / "bad.json";
+  std::ofstream(bad) << "{\"schema\": \"something else\"}";
+  r = run(sim() + " --energy-model " + bad.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--energy-model " + bad.string()));
+  EXPECT_THAT(r.output, Not(HasSubstr("oaprof selftest: topology")));  // nothing was measured
+}
+
 // --help and --help-all are the shared vocabulary's (cli_test.cc); an unknown fault is a usage
 // error.
 TEST_F(SelftestCliTest, AnUnknownFaultIsABadOption) {

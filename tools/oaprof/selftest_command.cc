@@ -12,6 +12,7 @@
 #include "report/fd_ostream.h"
 #include "report/json_text.h"
 #include "report/reporter.h"
+#include "run/energy_model_file.h"
 #include "run/selftest.h"
 #include "run/selftest_result.h"
 #include "session/privilege_drop.h"
@@ -30,6 +31,7 @@ struct SelftestCommandOptions {
   std::vector<std::string> sim_faults;
   std::string metrics_xml;
   std::string energy = "auto";
+  std::string energy_model;
 };
 
 run::selftest::SelftestOptions selftest_options(const SelftestCommandOptions& o) {
@@ -41,6 +43,12 @@ run::selftest::SelftestOptions selftest_options(const SelftestCommandOptions& o)
   for (const std::string& f : o.sim_faults) s.faults.push_back(run::selftest::parse_sim_fault(f));
   s.metrics_xml = o.metrics_xml;
   s.energy = o.energy;
+  if (!o.energy_model.empty()) {
+    // Read as the user who ran sudo, as a profile run reads it; a bad file is a usage error.
+    s.energy_model = run::read_energy_model(
+        o.energy_model,
+        session::credentials_from_sudo(session::process_environment(), ::geteuid()));
+  }
   s.energy_roots.gpu_pci_address = s.device.spec.simulated() ? "" : s.device.spec.address().str();
   s.progress = [](std::string_view check) { std::cerr << "oaprof selftest: " << check << "…\n"; };
   return s;
@@ -94,6 +102,8 @@ std::pair<CLI::App*, Action> add_selftest_command(CLI::App& app) {
                   "the IGT metric file to program read-outs with (perf needs one)");
   sub->add_option("--energy", opt->energy, "energy backend for the energy check")
       ->capture_default_str();
+  sub->add_option("--energy-model", opt->energy_model,
+                  "model.json of `oaprof model fit`: the energy-model check judges it");
   using base::cli::testing;
   testing(sub->add_option("--sim-platform", opt->sim_platform, "with --device sim: the part"))
       ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
@@ -107,7 +117,8 @@ std::pair<CLI::App*, Action> add_selftest_command(CLI::App& app) {
       ->check(CLI::IsMember(faults));
   sub->footer(
       "Checks: topology, timestamp-frequency, clocks, gpu-ticks, readouts-agree, noa-counting,\n"
-      "flex-routing, restore, forcewake, energy (docs/selftest.md says what each proves).\n"
+      "flex-routing, restore, forcewake, energy, energy-model (docs/selftest.md says what each\n"
+      "proves).\n"
       "\n"
       "Exit status:\n"
       "  0  every check passed or was skipped (with its reason)\n"
