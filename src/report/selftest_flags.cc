@@ -17,6 +17,8 @@ bool row_reports(SelftestCovers covers, const oa::LaunchRecord& r, const power::
       return info.metrics != nullptr;
     case SelftestCovers::kEnergy:
       return w.measured();
+    case SelftestCovers::kEnergyModel:
+      return info.energy_model != nullptr;
     case SelftestCovers::kRegisterReadouts:
       return info.access == "mmio" || info.access == "rpc";
     case SelftestCovers::kNoRow:

@@ -19,6 +19,7 @@ enum class SelftestCovers {
   kGpuTicks,          // gpu_ticks and avg_freq_mhz: rows that have GPU_TICKS
   kMetrics,           // derived metrics: rows of a run with a metric set
   kEnergy,            // energy columns: rows whose energy window was measured
+  kEnergyModel,       // modelled energy: rows of a run with --energy-model
   kRegisterReadouts,  // rows read through the registers (mmio, rpc)
   kNoRow,             // nothing a row reports: said once when the run starts
 };

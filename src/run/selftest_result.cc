@@ -55,6 +55,8 @@ constexpr CheckCover kCovers[] = {
     // Register reads of a GT that may be asleep.
     {"forcewake", report::SelftestCovers::kRegisterReadouts},
     {"energy", report::SelftestCovers::kEnergy},
+    // The model the selftest judged no longer held: rows' modelled energy is in doubt.
+    {"energy-model", report::SelftestCovers::kEnergyModel},
 };
 
 std::string first_line(const fs::path& path) {

@@ -6,6 +6,8 @@
 #include "report/reporter.h"
 #include "report/selftest_flags.h"
 
+#include "model/energy_model.h"
+
 namespace oaprof::report {
 namespace {
 
@@ -27,7 +29,8 @@ TEST(SelftestFlagsTest, EachCoverFlagsTheRowsThatReportIt) {
                           {"energy", SelftestCovers::kEnergy},
                           {"restore", SelftestCovers::kNoRow},
                           {"forcewake", SelftestCovers::kRegisterReadouts},
-                          {"topology", SelftestCovers::kMetrics}};
+                          {"topology", SelftestCovers::kMetrics},
+                          {"energy-model", SelftestCovers::kEnergyModel}};
   oa::LaunchRecord bare;
   power::EnergyWindow no_energy;
   no_energy.unavailable_reason = "no backend";
@@ -43,6 +46,12 @@ TEST(SelftestFlagsTest, EachCoverFlagsTheRowsThatReportIt) {
       flags(ticks, measured, info),
       ElementsAre("selftest_failed:clocks", "selftest_failed:gpu-ticks", "selftest_failed:energy",
                   "selftest_failed:forcewake", "selftest_failed:topology"));
+  // A run with an energy model: its rows' modelled energy.
+  info.metrics = nullptr;
+  info.access = "perf";
+  info.energy_model = std::make_shared<const model::EnergyModel>();
+  EXPECT_THAT(flags(bare, no_energy, info),
+              ElementsAre("selftest_failed:clocks", "selftest_failed:energy-model"));
 }
 
 TEST(SelftestFlagsTest, NoFailuresNoFlags) {

@@ -43,6 +43,14 @@ SelftestReport report_with(std::vector<std::pair<std::string, Verdict>> verdicts
   return report;
 }
 
+// A model the selftest found off puts only modelled energy in doubt, not every row of every run.
+TEST_F(SelftestResultTest, AFailedEnergyModelCheckCoversTheRowsModelledEnergy) {
+  keep_result(dir_, report_with({{"energy-model", Verdict::kFail}}), identity_);
+  const KeptResult kept = read_kept_result(dir_, identity_);
+  ASSERT_THAT(kept.failed, SizeIs(1));
+  EXPECT_EQ(kept.failed[0].covers, report::SelftestCovers::kEnergyModel);
+}
+
 TEST_F(SelftestResultTest, FailedChecksComeBackWithWhatEachCovers) {
   keep_result(dir_,
               report_with({{"clocks", Verdict::kPass},
