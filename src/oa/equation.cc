@@ -329,12 +329,6 @@ std::optional<std::uint64_t> device_variable(const DeviceVariables& vars, std::s
   return std::nullopt;
 }
 
-std::uint64_t EquationValue::as_uint() const {
-  if (!is_float) return u;
-  if (!(f >= 0.0) || f >= 18446744073709551616.0) return 0;  // NaN, negative, 2^64 and above
-  return static_cast<std::uint64_t>(f);
-}
-
 // Compiles one equation token by token, tracking what each stack slot will hold.
 class Equation::Compiler {
  public:
@@ -489,53 +483,83 @@ std::string_view Equation::unknown_variable(const DeviceVariables& vars) const {
   return {};
 }
 
-EquationValue Equation::operand(const Instruction& op, const EquationInputs& in) {
+void Equation::load_operand(const Instruction& op, const EquationInputs& in, EquationValue& out) {
   using V = EquationValue;
   switch (op.code) {
     case Op::kConst:
-      return V::of_uint(op.u);
+      out = V::of_uint(op.u);
+      return;
     case Op::kConstFloat:
-      return V::of_float(op.f);
+      out = V::of_float(op.f);
+      return;
     case Op::kVariable:
-      return V::of_uint(in.vars.*(kVariables[op.index].member));
+      out = V::of_uint(in.vars.*(kVariables[op.index].member));
+      return;
     case Op::kCounter:
-      return op.index < in.counters.size() ? in.counters[op.index] : V::of_uint(0);
+      out = op.index < in.counters.size() ? in.counters[op.index] : V::of_uint(0);
+      return;
     case Op::kSliceAvailable:
-      return V::of_uint((in.vars.slice_mask >> op.index) & 1u);
+      out = V::of_uint((in.vars.slice_mask >> op.index) & 1u);
+      return;
     case Op::kSubsliceAvailable:
-      return V::of_uint((in.vars.subslice_mask >> op.index) & 1u);
+      out = V::of_uint((in.vars.subslice_mask >> op.index) & 1u);
+      return;
     case Op::kXeCoreAvailable:
-      return V::of_uint((in.vars.xe_core_mask >> op.index) & 1u);
+      out = V::of_uint((in.vars.xe_core_mask >> op.index) & 1u);
+      return;
     case Op::kReadA:
-      return V::of_uint(in.deltas.a[op.index]);
+      out = V::of_uint(in.deltas.a[op.index]);
+      return;
     case Op::kReadB:
-      return V::of_uint(in.deltas.b[op.index]);
+      out = V::of_uint(in.deltas.b[op.index]);
+      return;
     case Op::kReadC:
-      return V::of_uint(in.deltas.c[op.index]);
+      out = V::of_uint(in.deltas.c[op.index]);
+      return;
     case Op::kReadGpuTime:
-      return V::of_uint(in.deltas.timestamp);
+      out = V::of_uint(in.deltas.timestamp);
+      return;
     case Op::kReadGpuClock:
-      return V::of_uint(in.deltas.gpu_ticks);
+      out = V::of_uint(in.deltas.gpu_ticks);
+      return;
     case Op::kReadPerfCnt:
-      return V::of_uint(in.deltas.perfcnt[op.index]);
+      out = V::of_uint(in.deltas.perfcnt[op.index]);
+      return;
     default:
-      return {};
+      out = {};
+      return;
   }
 }
 
+namespace {
+
+// One stack slot, left uninitialised: a value is always pushed before it is read, and zeroing
+// every slot of an array of EquationValue (kMaxDepth of them, 2 kB) on each evaluation cost more
+// than the equation itself. Assigning to `value` begins its life (EquationValue is trivially
+// copyable).
+union StackSlot {
+  StackSlot() {}
+  EquationValue value;
+};
+
+}  // namespace
+
 EquationValue Equation::evaluate(const EquationInputs& in) const {
-  std::array<EquationValue, kMaxDepth> stack;
+  std::array<StackSlot, kMaxDepth> stack;
   int top = 0;  // number of values on the stack
   for (const Instruction& op : ops_) {
     if (op.code <= Op::kReadPerfCnt) {
-      stack[top++] = operand(op, in);
+      load_operand(op, in, stack[top++].value);
       continue;
     }
-    const EquationValue b = stack[--top];
-    EquationValue& a = stack[top - 1];
+    const EquationValue& b = stack[--top].value;
+    EquationValue& a = stack[top - 1].value;
     a = apply_operator(op.code, a, b);
   }
-  return top == 1 ? stack[0] : EquationValue::of_uint(0);
+  if (top != 1) return EquationValue::of_uint(0);
+  // Field by field: the slot was written so, and a copy of it whole waited on those writes.
+  const EquationValue& result = stack[0].value;
+  return EquationValue{result.is_float, result.u, result.f, result.div_by_zero};
 }
 
 }  // namespace oaprof::oa

@@ -81,7 +81,12 @@ struct EquationValue {
   // A double converted as `uint64_t t = d;` does on x86-64: truncated; 2^64 and above give 0
   // (what gcc's conversion yields there; IGT's library shows it). C leaves negative and NaN
   // undefined: both give 0 here.
-  std::uint64_t as_uint() const;
+  // Inline: every operator of every equation of every row converts both operands.
+  std::uint64_t as_uint() const {
+    if (!is_float) return u;
+    if (!(f >= 0.0) || f >= 18446744073709551616.0) return 0;  // NaN, negative, 2^64 and above
+    return static_cast<std::uint64_t>(f);
+  }
 };
 
 struct EquationInputs {
@@ -163,8 +168,9 @@ class Equation {
     std::uint64_t u = 0;
     double f = 0;
   };
-  // The value an operand instruction (kConst to kReadPerfCnt) pushes.
-  static EquationValue operand(const Instruction& op, const EquationInputs& in);
+  // The value an operand instruction (kConst to kReadPerfCnt) pushes, written into `out`: built
+  // elsewhere and copied in, the value cost a stalled load on every push.
+  static void load_operand(const Instruction& op, const EquationInputs& in, EquationValue& out);
 
   std::vector<Instruction> ops_;
   std::vector<int> references_;

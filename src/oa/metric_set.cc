@@ -149,7 +149,16 @@ bool MetricSet::needs_programming() const {
 
 std::vector<EquationValue> MetricSet::evaluate(const CounterDeltas& deltas,
                                                const DeviceVariables& vars) const {
-  std::vector<EquationValue> values(counters_.size());
+  std::vector<EquationValue> values;
+  evaluate_into(deltas, vars, values);
+  return values;
+}
+
+void MetricSet::evaluate_into(const CounterDeltas& deltas, const DeviceVariables& vars,
+                              std::vector<EquationValue>& values) const {
+  // No clearing: order_ holds every counter once, after those it references, so each value is
+  // written before any equation reads it.
+  values.resize(counters_.size());
   for (int i : order_) {
     const MetricCounter& c = counters_[i];
     EquationValue v = c.equation.evaluate({deltas, vars, values});
@@ -172,7 +181,6 @@ std::vector<EquationValue> MetricSet::evaluate(const CounterDeltas& deltas,
     v.div_by_zero = div_by_zero;
     values[i] = v;
   }
-  return values;
 }
 
 bool MetricSet::available(int counter_index, const DeviceVariables& vars) const {

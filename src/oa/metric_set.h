@@ -80,6 +80,10 @@ class MetricSet {
   // div_by_zero had a division by zero in its equation or in a counter it references.
   std::vector<EquationValue> evaluate(const CounterDeltas& deltas,
                                       const DeviceVariables& vars) const;
+  // The same into `values` (resized to the set), for callers that evaluate row after row and
+  // keep one vector rather than allocate one per row.
+  void evaluate_into(const CounterDeltas& deltas, const DeviceVariables& vars,
+                     std::vector<EquationValue>& values) const;
   // Whether a counter exists on the device (its availability equation, or true), and can be
   // computed there: false when it reads, itself or through a counter it references, a device
   // variable the device did not give (unknown_input).
