@@ -24,12 +24,13 @@ std::size_t digits(std::string_view text, std::size_t i) {
 
 }  // namespace
 
+bool csv_text_as_is(std::string_view text) {
+  return !neutralised_form(text, 0) && text.find_first_of(",\"\n\r") == std::string_view::npos;
+}
+
 std::string csv_text(std::string_view text) {
-  const bool neutralise = neutralised_form(text, 0);
-  if (!neutralise && text.find_first_of(",\"\n\r") == std::string_view::npos) {
-    return std::string(text);
-  }
-  std::string cell = neutralise ? "\"'" : "\"";
+  if (csv_text_as_is(text)) return std::string(text);
+  std::string cell = neutralised_form(text, 0) ? "\"'" : "\"";
   for (char c : text) {
     if (c == '"') cell += '"';
     cell += c;

@@ -24,6 +24,8 @@ namespace oaprof::report {
 
 // One text cell in its CSV form: neutralised and quoted as above.
 std::string csv_text(std::string_view text);
+// Whether csv_text(`text`) is `text` itself: nothing to quote or neutralise (most cells).
+bool csv_text_as_is(std::string_view text);
 
 // A line of text cells (a header, or cells of text alone), joined by commas, without newline.
 std::string csv_text_line(const std::vector<std::string>& cells);

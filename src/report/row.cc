@@ -37,38 +37,39 @@ MetricColumns make_metric_columns(const RunInfo& info) {
   return columns;
 }
 
-void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vector<Field>& f,
+void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, RowSink& sink,
                        std::vector<std::string>& flags) {
   if (info.metrics == nullptr) return;
   const bool prepared = info.metric_columns && info.metric_columns->metrics == info.metrics;
   const MetricColumns own = prepared ? MetricColumns{} : make_metric_columns(info);
   const MetricColumns& columns = prepared ? *info.metric_columns : own;
   const auto& counters = info.metrics->counters();
-  const std::vector<oa::EquationValue> values =
-      info.metrics->evaluate(r.deltas, info.device_variables);
+  std::vector<oa::EquationValue>& values = sink.metric_values;
+  info.metrics->evaluate_into(r.deltas, info.device_variables, values);
   for (std::size_t i = 0; i < counters.size(); ++i) {
-    const auto& c = counters[i];
     const bool available = columns.available[i];
     const oa::EquationValue& v = values[i];
-    if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + c.symbol);
-    f.push_back({columns.names[i],
-                 !available || v.div_by_zero ? FieldValue{}
-                 : v.is_float                ? FieldValue{v.f}
-                                             : FieldValue{v.u},
-                 3});
+    if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + counters[i].symbol);
+    sink.add(columns.names[i],
+             !available || v.div_by_zero ? CellValue{}
+             : v.is_float                ? CellValue{v.f}
+                                         : CellValue{v.u},
+             3);
   }
 }
 
-// "A0", "B3", ...: the raw counters' column names, made once rather than formatted per row.
+// "A0", "B3", ...: the raw counters' column names, made once (before main, so that a row's
+// lookup is a plain index with no guard) rather than formatted per row.
+const std::array<std::vector<std::string>, 3> kCounterColumns = [] {
+  std::array<std::vector<std::string>, 3> all;
+  for (int i = 0; i < 64; ++i) {
+    for (int b = 0; b < 3; ++b) all[b].push_back(fmt::format("{}{}", "ABC"[b], i));
+  }
+  return all;
+}();
+
 const std::string& counter_column(char bank, int index) {
-  static const auto names = [] {
-    std::array<std::vector<std::string>, 3> all;
-    for (int i = 0; i < 64; ++i) {
-      for (int b = 0; b < 3; ++b) all[b].push_back(fmt::format("{}{}", "ABC"[b], i));
-    }
-    return all;
-  }();
-  return names[static_cast<std::size_t>(bank - 'A')].at(static_cast<std::size_t>(index));
+  return kCounterColumns[static_cast<std::size_t>(bank - 'A')][static_cast<std::size_t>(index)];
 }
 
 // A0..A35 for every A/B/C format; Xe2's PEC64u64 holds its 64 PEC counters as A0..A63, and a
@@ -92,89 +93,101 @@ bool xe_periodic(const RunInfo& info) { return info.driver == "xe"; }
 namespace {
 
 // What was launched, where and when, as the program's OpenCL calls said.
-void add_launch_fields(const oa::LaunchRecord& r, std::vector<Field>& f) {
+void add_launch_fields(const oa::LaunchRecord& r, RowSink& sink) {
   const auto& l = r.launch;
   const double kns = kernel_time_ns(r);
-  f.push_back({"launch", launch_ordinal(r)});
-  f.push_back({"pid", std::uint64_t{r.pid}});
-  f.push_back({"tid", std::uint64_t{l.tid}});
-  f.push_back({"kernel", l.kernel_name});
+  sink.add("launch", launch_ordinal(r));
+  sink.add("pid", std::uint64_t{r.pid});
+  sink.add("tid", std::uint64_t{l.tid});
+  sink.add("kernel", l.kernel_name);
   // `api` says which API (opencl, level-zero); `call` which of its launch calls (what `api` held
   // before Level Zero came: ndrange or task).
-  f.push_back({"api", std::string(oa::launch_api_family(l.api))});
-  f.push_back({"call", std::string(oa::launch_call_name(l.api))});
-  f.push_back({"work_dim", std::uint64_t{l.work_dim}});
-  f.push_back({"global_size", dims(l.global, l.work_dim)});
-  f.push_back(
-      {"local_size", l.local[0] == 0 ? FieldValue{} : FieldValue{dims(l.local, l.work_dim)}});
-  f.push_back({"global_offset", dims(l.offset, l.work_dim)});
-  f.push_back({"queue", l.queue ? FieldValue{fmt::format("0x{:x}", l.queue)} : FieldValue{}});
-  f.push_back(
-      {"device_handle", l.device ? FieldValue{fmt::format("0x{:x}", l.device)} : FieldValue{}});
-  f.push_back({"api_ns", l.api_ns ? FieldValue{l.api_ns} : FieldValue{}});
-  f.push_back({"kernel_ns", std::isnan(kns) ? FieldValue{} : FieldValue{kns}});
+  sink.add("api", oa::launch_api_family(l.api));
+  sink.add("call", oa::launch_call_name(l.api));
+  sink.add("work_dim", std::uint64_t{l.work_dim});
+  sink.add("global_size", dims(l.global, l.work_dim));
+  sink.add("local_size", l.local[0] == 0 ? CellValue{} : CellValue{dims(l.local, l.work_dim)});
+  sink.add("global_offset", dims(l.offset, l.work_dim));
+  sink.add("queue", l.queue ? CellValue{fmt::format("0x{:x}", l.queue)} : CellValue{});
+  sink.add("device_handle", l.device ? CellValue{fmt::format("0x{:x}", l.device)} : CellValue{});
+  sink.add("api_ns", l.api_ns ? CellValue{l.api_ns} : CellValue{});
+  sink.add("kernel_ns", std::isnan(kns) ? CellValue{} : CellValue{kns});
   // Kernel replay: kernel_ns above is the first pass alone; the counters below sum every pass;
   // the restores between passes are outside the counters but inside the energy window.
-  f.push_back({"replay_passes", std::uint64_t{l.passes}});
-  f.push_back({"restore_bytes", l.restore_bytes});
-  f.push_back({"restore_ns", l.restore_ns});
+  sink.add("replay_passes", std::uint64_t{l.passes});
+  sink.add("restore_bytes", l.restore_bytes);
+  sink.add("restore_ns", l.restore_ns);
 }
 
 // The counters' window and the raw A/B/C deltas.
-void add_counter_fields(const oa::LaunchRecord& r, const RunInfo& info, std::vector<Field>& f) {
+void add_counter_fields(const oa::LaunchRecord& r, const RunInfo& info, RowSink& sink) {
   if (info.attribution == "sampled") {
     // How far the counters may be from a bracketed read's, and how much of the window other
     // launches shared (their counts are in this row too): docs/attach.md.
     const auto& s = r.sampled;
-    f.push_back({"attribution_error", s ? FieldValue{s->error_bound} : FieldValue{}, 4});
-    f.push_back({"overlap_share", s ? FieldValue{s->overlap_share} : FieldValue{}, 4});
+    sink.add("attribution_error", s ? CellValue{s->error_bound} : CellValue{}, 4);
+    sink.add("overlap_share", s ? CellValue{s->overlap_share} : CellValue{}, 4);
   }
-  f.push_back({"gpu_time_ns", oa::gpu_time_ns(r.deltas, info.timestamp_hz)});
-  f.push_back(
-      {"gpu_ticks", r.deltas.has_gpu_ticks ? FieldValue{r.deltas.gpu_ticks} : FieldValue{}});
+  sink.add("gpu_time_ns", oa::gpu_time_ns(r.deltas, info.timestamp_hz));
+  sink.add("gpu_ticks", r.deltas.has_gpu_ticks ? CellValue{r.deltas.gpu_ticks} : CellValue{});
   const double freq = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
-  f.push_back({"avg_freq_mhz",
-               r.deltas.has_gpu_ticks && r.deltas.timestamp ? FieldValue{freq} : FieldValue{}, 1});
+  sink.add("avg_freq_mhz",
+           r.deltas.has_gpu_ticks && r.deltas.timestamp ? CellValue{freq} : CellValue{}, 1);
   // Counters that went down between two reads and were counted as one wrap each.
-  f.push_back({"wraps_corrected", static_cast<std::uint64_t>(r.deltas.wraps_corrected)});
-  for (int i = 0; i < a_columns(info); ++i) {
-    f.push_back(
-        {counter_column('A', i), r.deltas.a_present[i] ? FieldValue{r.deltas.a[i]} : FieldValue{}});
+  sink.add("wraps_corrected", static_cast<std::uint64_t>(r.deltas.wraps_corrected));
+  const int a_end = a_columns(info);
+  for (int i = 0; i < a_end; ++i) {
+    sink.add(counter_column('A', i),
+             r.deltas.a_present[i] ? CellValue{r.deltas.a[i]} : CellValue{});
   }
-  for (int i = 0; i < oa::kNumB; ++i) f.push_back({counter_column('B', i), r.deltas.b[i]});
-  for (int i = 0; i < oa::kNumC; ++i) f.push_back({counter_column('C', i), r.deltas.c[i]});
+  for (int i = 0; i < oa::kNumB; ++i) sink.add(counter_column('B', i), r.deltas.b[i]);
+  for (int i = 0; i < oa::kNumC; ++i) sink.add(counter_column('C', i), r.deltas.c[i]);
+}
+
+// "gpu_energy_uj", ...: each energy plane's column, named once rather than per row.
+std::string_view energy_column(power::Domain d) {
+  static const auto names = [] {
+    std::vector<std::pair<power::Domain, std::string>> all;
+    for (power::Domain domain : power::kAllDomains) {
+      all.emplace_back(domain, fmt::format("{}_energy_uj", power::domain_name(domain)));
+    }
+    return all;
+  }();
+  for (const auto& [domain, name] : names) {
+    if (domain == d) return name;
+  }
+  return {};
 }
 
 // Energy of this row's own window: empty cells, with the reason in the flags, when it could not
 // be measured; never zeros presented as measurements.
-void add_energy_fields(const power::EnergyWindow& w, const RunInfo& info, std::vector<Field>& f) {
+void add_energy_fields(const power::EnergyWindow& w, const RunInfo& info, RowSink& sink) {
   const bool measured = w.measured();
-  auto opt = [&](std::optional<double> v) { return measured && v ? FieldValue{*v} : FieldValue{}; };
-  f.push_back({"window_ns", w.duration_ns ? FieldValue{w.duration_ns} : FieldValue{}});
+  auto opt = [&](std::optional<double> v) { return measured && v ? CellValue{*v} : CellValue{}; };
+  sink.add("window_ns", w.duration_ns ? CellValue{w.duration_ns} : CellValue{});
   for (power::Domain d : power::kAllDomains) {
     auto it = w.energy_uj.find(d);
-    f.push_back({fmt::format("{}_energy_uj", power::domain_name(d)),
-                 measured && it != w.energy_uj.end() ? FieldValue{it->second} : FieldValue{}});
+    sink.add(energy_column(d),
+             measured && it != w.energy_uj.end() ? CellValue{it->second} : CellValue{});
   }
-  f.push_back({"igpu_power_w", opt(w.igpu_w()), 3});
-  f.push_back({"igpu_dynamic_power_w", opt(w.igpu_dynamic_w()), 3});
-  f.push_back({"igpu_formula", std::string(power::formula_name(w.formula))});
-  f.push_back({"energy_source",
-               info.energy_backend.empty() ? FieldValue{} : FieldValue{info.energy_backend}});
+  sink.add("igpu_power_w", opt(w.igpu_w()), 3);
+  sink.add("igpu_dynamic_power_w", opt(w.igpu_dynamic_w()), 3);
+  sink.add("igpu_formula", power::formula_name(w.formula));
+  sink.add("energy_source",
+           info.energy_backend.empty() ? CellValue{} : CellValue{info.energy_backend});
 }
 
 // With --energy-model: the row's modelled energy and its error bar, and why it is extrapolated
 // (each reason separated by "; "); no columns without a model.
-void add_model_fields(const std::optional<ModelledEnergy>& m, const RunInfo& info,
-                      std::vector<Field>& f) {
+void add_model_fields(const std::optional<ModelledEnergy>& m, const RunInfo& info, RowSink& sink) {
   if (!info.energy_model) return;
-  f.push_back({"energy_model_j", m ? FieldValue{m->energy_j} : FieldValue{}, 9});
-  f.push_back({"energy_model_err_j", m ? FieldValue{m->error_j} : FieldValue{}, 9});
+  sink.add("energy_model_j", m ? CellValue{m->energy_j} : CellValue{}, 9);
+  sink.add("energy_model_err_j", m ? CellValue{m->error_j} : CellValue{}, 9);
   std::string why;
   for (const std::string& reason : m ? m->extrapolated : std::vector<std::string>{}) {
     why += (why.empty() ? "" : "; ") + reason;
   }
-  f.push_back({"energy_model_extrapolated_why", why.empty() ? FieldValue{} : FieldValue{why}});
+  sink.add("energy_model_extrapolated_why", why.empty() ? CellValue{} : CellValue{why});
 }
 
 // The row's flags, `;`-separated: what makes its figures other than a plain measurement.
@@ -205,22 +218,51 @@ std::uint64_t launch_ordinal(const oa::LaunchRecord& r) {
   return r.program_launch.value_or(r.index);
 }
 
+void write_launch_row(const oa::LaunchRecord& r, const RowEnergy& energy, const RunInfo& info,
+                      RowSink& sink) {
+  add_launch_fields(r, sink);
+  add_counter_fields(r, info, sink);
+  add_energy_fields(energy.window, info, sink);
+  add_model_fields(energy.modelled, info, sink);
+  std::vector<std::string> metric_flags;
+  add_metric_fields(r, info, sink, metric_flags);
+  sink.add("device", info.device);
+  sink.add("host", info.host);
+  sink.add("rank", info.rank.empty() ? CellValue{} : CellValue{info.rank});
+  sink.add("flags", row_flags(r, energy, info, metric_flags));
+}
+
+namespace {
+
+// Keeps each cell as a Field, names and text copied.
+class FieldCollector final : public RowSink {
+ public:
+  explicit FieldCollector(std::vector<Field>& fields) : fields_(fields) {}
+  void cell(std::string_view name, const CellValue& value, int decimals) override {
+    fields_.push_back({std::string(name), owned(value), decimals});
+  }
+
+ private:
+  struct Owned {
+    FieldValue operator()(std::monostate) const { return {}; }
+    FieldValue operator()(std::uint64_t v) const { return v; }
+    FieldValue operator()(double v) const { return v; }
+    FieldValue operator()(std::string_view v) const { return std::string(v); }
+  };
+  static FieldValue owned(const CellValue& value) { return std::visit(Owned{}, value); }
+  std::vector<Field>& fields_;
+};
+
+}  // namespace
+
 std::vector<Field> launch_fields(const oa::LaunchRecord& r, const RowEnergy& energy,
                                  const RunInfo& info) {
   std::vector<Field> f;
   // Every field without a move of the others: a growing vector moved each row's fields twice.
   f.reserve(64 + static_cast<std::size_t>(a_columns(info) + oa::kNumB + oa::kNumC) +
             (info.metrics ? info.metrics->counters().size() : 0));
-  add_launch_fields(r, f);
-  add_counter_fields(r, info, f);
-  add_energy_fields(energy.window, info, f);
-  add_model_fields(energy.modelled, info, f);
-  std::vector<std::string> metric_flags;
-  add_metric_fields(r, info, f, metric_flags);
-  f.push_back({"device", info.device});
-  f.push_back({"host", info.host});
-  f.push_back({"rank", info.rank.empty() ? FieldValue{} : FieldValue{info.rank}});
-  f.push_back({"flags", row_flags(r, energy, info, metric_flags)});
+  FieldCollector collector(f);
+  write_launch_row(r, energy, info, collector);
   return f;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -23,6 +24,30 @@ struct Field {
   FieldValue value;
   int decimals = 0;  // for doubles in text formats
 };
+
+// A cell as a row hands it to a RowSink: FieldValue's alternatives in the same order, its text
+// borrowed for the call only.
+using CellValue = std::variant<std::monostate, std::uint64_t, double, std::string_view>;
+
+// Where a row's cells go, in output order: kept as Fields (launch_fields), or written straight
+// out by a format that needs neither names nor owned copies (the CSV reporter), which spares
+// every row a hundred strings.
+class RowSink {
+ public:
+  virtual ~RowSink() = default;
+  // `name` (with its unit) and the cell; `decimals` for doubles in text formats.
+  virtual void cell(std::string_view name, const CellValue& value, int decimals) = 0;
+  void add(std::string_view name, const CellValue& value, int decimals = 0) {
+    cell(name, value, decimals);
+  }
+  // The derived metrics' values, kept between rows so that a row allocates none.
+  std::vector<oa::EquationValue> metric_values;
+};
+
+// Hands the row of `record` to `sink`, cell by cell: the one definition of a row, which
+// launch_fields and every reporter go through.
+void write_launch_row(const oa::LaunchRecord& record, const RowEnergy& energy, const RunInfo& info,
+                      RowSink& sink);
 
 // The row's `launch`: the program's own index of the launch (--launch-skip N starts at N), or
 // for a row that is no launch of a program (an interval, the whole application) its sequence
