@@ -158,8 +158,32 @@ void MetricSet::evaluate_into(const CounterDeltas& deltas, const DeviceVariables
                               std::vector<EquationValue>& values) const {
   // No clearing: order_ holds every counter once, after those it references, so each value is
   // written before any equation reads it.
+  evaluate_into(deltas, vars, values, order_);
+}
+
+std::vector<int> MetricSet::order_for(std::span<const int> counters) const {
+  std::vector<bool> needed(counters_.size(), false);
+  for (int c : counters) needed.at(static_cast<std::size_t>(c)) = true;
+  // Backwards through the evaluation order a counter is met before those it references, so one
+  // pass marks everything the wanted ones reach.
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+    if (!needed[static_cast<std::size_t>(*it)]) continue;
+    for (int ref : counters_[static_cast<std::size_t>(*it)].equation.counter_references()) {
+      needed[static_cast<std::size_t>(ref)] = true;
+    }
+  }
+  std::vector<int> order;
+  for (int c : order_) {
+    if (needed[static_cast<std::size_t>(c)]) order.push_back(c);
+  }
+  return order;
+}
+
+void MetricSet::evaluate_into(const CounterDeltas& deltas, const DeviceVariables& vars,
+                              std::vector<EquationValue>& values,
+                              std::span<const int> order) const {
   values.resize(counters_.size());
-  for (int i : order_) {
+  for (int i : order) {
     const MetricCounter& c = counters_[i];
     EquationValue v = c.equation.evaluate({deltas, vars, values});
     const bool div_by_zero = v.div_by_zero;

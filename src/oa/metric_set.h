@@ -81,9 +81,16 @@ class MetricSet {
   std::vector<EquationValue> evaluate(const CounterDeltas& deltas,
                                       const DeviceVariables& vars) const;
   // The same into `values` (resized to the set), for callers that evaluate row after row and
-  // keep one vector rather than allocate one per row.
+  // keep one vector rather than allocate one per row; with `order` (from order_for), only the
+  // counters it lists are computed, the other values are left as they were.
   void evaluate_into(const CounterDeltas& deltas, const DeviceVariables& vars,
                      std::vector<EquationValue>& values) const;
+  void evaluate_into(const CounterDeltas& deltas, const DeviceVariables& vars,
+                     std::vector<EquationValue>& values, std::span<const int> order) const;
+  // The part of evaluation_order() that `counters` need: they and the counters their equations
+  // reference, each after those it references. A reader of a few counters (the table's EU
+  // shares) evaluates these alone instead of the whole set on every row.
+  std::vector<int> order_for(std::span<const int> counters) const;
   // Whether a counter exists on the device (its availability equation, or true), and can be
   // computed there: false when it reads, itself or through a counter it references, a device
   // variable the device did not give (unknown_input).

@@ -61,14 +61,16 @@ report::RunInfo run_info(const oa::Platform& platform, const oa::MetricSet& metr
   return info;
 }
 
-void BM_ConsumeLaunch(benchmark::State& state) {
+// Feeds launches to the reporter `make` gives, as a run's row writer does.
+template <typename MakeReporter>
+void consume_launches(benchmark::State& state, MakeReporter make) {
   const oa::Platform& platform = oa::simulated_platform();
   const oa::ReportFormat format = oa::default_format(platform.gen);
   const oa::MetricSet metrics = oa::builtin_metric_set(platform);
   const std::vector<oa::RawReport> raw = make_reports(format);
   std::ofstream devnull("/dev/null");
-  const std::unique_ptr<report::Reporter> csv = report::make_csv_reporter(devnull);
-  csv->begin(run_info(platform, metrics));
+  const std::unique_ptr<report::Reporter> reporter = make(devnull);
+  reporter->begin(run_info(platform, metrics));
   oa::LaunchRecord record;
   record.launch.kernel_name = "tick";
   record.launch.work_dim = 1;
@@ -88,14 +90,29 @@ void BM_ConsumeLaunch(benchmark::State& state) {
     record.launch.start_ns = n * 2000;
     record.launch.end_ns = n * 2000 + 1000;
     record.deltas = oa::compute_deltas_checked(begin, end, platform.timestamp_hz, 1e9);
-    csv->add(record, report::RowEnergy{});
+    reporter->add(record, report::RowEnergy{});
     // A run flushes once per batch of rows (RowWriter); a batch of 64 is a busy program's.
-    if (++n % 64 == 0) csv->flush();
+    if (++n % 64 == 0) reporter->flush();
   }
-  csv->end();
+  reporter->end();
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
+
+void BM_ConsumeLaunch(benchmark::State& state) {
+  consume_launches(state, [](std::ostream& out) { return report::make_csv_reporter(out); });
+}
 BENCHMARK(BM_ConsumeLaunch);
+
+// The same with the end-of-run table beside the CSV, as `oaprof -o run.csv` keeps both.
+void BM_ConsumeLaunchCsvAndTable(benchmark::State& state) {
+  consume_launches(state, [](std::ostream& out) {
+    std::vector<std::unique_ptr<report::Reporter>> both;
+    both.push_back(report::make_csv_reporter(out));
+    both.push_back(report::make_table_reporter(out));
+    return report::make_tee_reporter(std::move(both));
+  });
+}
+BENCHMARK(BM_ConsumeLaunchCsvAndTable);
 
 // Prints the launches per second of CPU time next to the goal.
 class RateReporter : public benchmark::ConsoleReporter {
