@@ -539,6 +539,16 @@ std::uint32_t SimGpu::read32(std::uint32_t offset) {
   return read_locked(offset);
 }
 
+std::vector<std::uint32_t> SimGpu::read_all() {
+  std::lock_guard lock(mu_);
+  advance_locked();
+  std::vector<std::uint32_t> values(regs_.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = read_locked(static_cast<std::uint32_t>(i * 4));
+  }
+  return values;
+}
+
 std::uint32_t SimGpu::read_locked(std::uint32_t offset) {
   if (std::uint32_t value = 0; counter_register_locked(offset, value)) return value;
   if (offset == reg::kRingTimestamp || offset == reg::kRingTimestampUdw) {

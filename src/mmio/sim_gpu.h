@@ -218,6 +218,9 @@ class SimGpu final : public Mmio {
   SimGpu(SimConfig config, Clock& clock);
 
   std::uint32_t read32(std::uint32_t offset) override;
+  // Every register of the file at one instant, as read32 would read each (one advance of the
+  // model for all of them, not one a register: a file-mirrored device reads them all at open).
+  std::vector<std::uint32_t> read_all();
   void write32(std::uint32_t offset, std::uint32_t value) override;
   std::string describe() const override;
 
