@@ -70,7 +70,11 @@ class Reader {
   }
   bool get_string16(std::string& s, std::size_t limit) {
     std::uint16_t n = 0;
-    if (!get(n) || n > limit || in_.size() - pos_ < n) return false;
+    return get(n) && n <= limit && get_bytes(s, n);
+  }
+  // `n` bytes whose length came before them.
+  bool get_bytes(std::string& s, std::size_t n) {
+    if (in_.size() - pos_ < n) return false;
     s.assign(reinterpret_cast<const char*>(in_.data() + pos_), n);
     pos_ += n;
     return true;
@@ -99,6 +103,9 @@ Type type_of(const Body& body) {
         if constexpr (std::is_same_v<T, Close>) return Type::kClose;
         if constexpr (std::is_same_v<T, Summary>) return Type::kSummary;
         if constexpr (std::is_same_v<T, SwitchSet>) return Type::kSwitchSet;
+        if constexpr (std::is_same_v<T, Selftest>) return Type::kSelftest;
+        if constexpr (std::is_same_v<T, SelftestFetch>) return Type::kSelftestFetch;
+        if constexpr (std::is_same_v<T, SelftestReport>) return Type::kSelftestReport;
       },
       body);
 }
@@ -317,6 +324,25 @@ void put_payload(Writer& w, const Summary& s) {
   if (s.share_names) w.put(kSummaryShareNames);
 }
 
+void put_payload(Writer& w, const Selftest& s) {
+  w.put(static_cast<std::uint8_t>(s.quick ? kSelftestQuick : 0));
+  w.put_string16(s.device, kMaxTextBytes, "device");
+  w.put_string16(s.access, kMaxTextBytes, "access");
+}
+void put_payload(Writer& w, const SelftestFetch& f) { w.put(f.offset); }
+void put_payload(Writer& w, const SelftestReport& r) {
+  if (r.chunk.size() > kMaxSelftestChunkBytes || r.total > kMaxSelftestReportBytes) {
+    throw std::length_error(
+        fmt::format("a selftest report travels in chunks of at most {} bytes of at most {} in all",
+                    kMaxSelftestChunkBytes, kMaxSelftestReportBytes));
+  }
+  w.put(static_cast<std::uint8_t>(r.done ? 1 : 0));
+  w.put_text16(r.check, kMaxTextBytes);
+  w.put(r.total);
+  w.put(static_cast<std::uint16_t>(r.chunk.size()));
+  w.bytes().insert(w.bytes().end(), r.chunk.begin(), r.chunk.end());
+}
+
 bool get_payload(Reader& r, Hello& h) { return r.get(h.pid) && r.get(h.flags); }
 bool get_payload(Reader& r, Snapshot& s) {
   std::uint8_t phase = 0;
@@ -505,6 +531,26 @@ bool get_payload(Reader& r, Summary& s) {
   return true;
 }
 
+bool get_payload(Reader& r, Selftest& s) {
+  std::uint8_t flags = 0;
+  if (!r.get(flags) || (flags & ~kSelftestQuick) != 0) return false;
+  s.quick = (flags & kSelftestQuick) != 0;
+  return r.get_string16(s.device, kMaxTextBytes) && r.get_string16(s.access, kMaxTextBytes);
+}
+bool get_payload(Reader& r, SelftestFetch& f) { return r.get(f.offset); }
+// Running: no bytes yet. Done: a chunk within its bound and the report's.
+bool get_payload(Reader& r, SelftestReport& s) {
+  std::uint8_t done = 0;
+  std::uint16_t n = 0;
+  if (!r.get(done) || done > 1 || !r.get_string16(s.check, kMaxTextBytes) || !r.get(s.total) ||
+      !r.get(n) || n > kMaxSelftestChunkBytes || s.total > kMaxSelftestReportBytes || n > s.total) {
+    return false;
+  }
+  s.done = done == 1;
+  if (!s.done && (s.total != 0 || n != 0)) return false;
+  return r.get_bytes(s.chunk, n);
+}
+
 template <typename T>
 std::variant<Message, DecodeError> decode_body(Reader& r, std::uint32_t id, std::string_view what) {
   T body;
@@ -591,6 +637,12 @@ std::variant<Message, DecodeError> decode(std::span<const std::uint8_t> bytes) {
       return decode_body<Summary>(r, id, "summary");
     case Type::kSwitchSet:
       return decode_body<SwitchSet>(r, id, "switch set");
+    case Type::kSelftest:
+      return decode_body<Selftest>(r, id, "selftest");
+    case Type::kSelftestFetch:
+      return decode_body<SelftestFetch>(r, id, "selftest fetch");
+    case Type::kSelftestReport:
+      return decode_body<SelftestReport>(r, id, "selftest report");
   }
   return DecodeError{ErrorCode::kUnknownType, id, fmt::format("unknown message type {}", type)};
 }

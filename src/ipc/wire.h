@@ -69,6 +69,16 @@
 //              The flags came later within version 1: a summary without them shares no names,
 //              and a client sends them only when it shares (oaprof --share-kernel-names), so
 //              an older oaprofd refuses only a summary whose names it would have shown anyway.
+//   kSelftest  u8 flags (bit 0 quick) | str device | str access  -> kOk once oaprofd holds the OA
+//              unit and its selftest runs (docs/selftest.md, "Through oaprofd"); came later
+//              within version 1: an older oaprofd answers kUnknownType, which the client turns
+//              into "this oaprofd does not run the selftest: upgrade it". Nothing else: no
+//              fault, file or register travels, and an unknown flag is refused.
+//   kSelftestFetch u32 offset                                  -> kSelftestReport
+//   kSelftestReport u8 done | str check | u32 total | u16 n | n bytes
+//              Running (done 0): the check running now, total and n 0. Done: the report's JSON
+//              text, total bytes (at most kMaxSelftestReportBytes) of which these n (at most
+//              kMaxSelftestChunkBytes) start at the fetch's offset.
 #pragma once
 
 #include <array>
@@ -102,10 +112,13 @@ enum class Type : std::uint16_t {
   kClose = 7,
   kSummary = 8,
   kSwitchSet = 9,
+  kSelftest = 10,
+  kSelftestFetch = 11,
   kOk = 0x80,
   kError = 0x81,
   kOpened = 0x82,
   kSampled = 0x83,
+  kSelftestReport = 0x84,
 };
 
 enum class Phase : std::uint8_t { kBefore = 0, kAfter = 1 };
@@ -269,6 +282,28 @@ struct Summary {
 };
 inline constexpr std::uint8_t kSummaryShareNames = 1;
 
+// oaprofd's selftest for a group member (daemon/daemon_service.h): what the client may choose,
+// and nothing the daemon would act on beyond its own sessions' grant.
+inline constexpr std::uint8_t kSelftestQuick = 1;
+struct Selftest {
+  bool quick = false;
+  std::string device = "auto";  // as kOpen's: auto, or what the daemon serves
+  std::string access;           // "" or "all": every read-out; else mmio, rpc or perf
+};
+// The report comes in chunks, so that a reply stays within kMaxMessageBytes however many checks
+// and figures it has; the whole is bounded so that neither side holds more.
+inline constexpr std::size_t kMaxSelftestChunkBytes = 3072;
+inline constexpr std::size_t kMaxSelftestReportBytes = std::size_t{1} << 20;
+struct SelftestFetch {
+  std::uint32_t offset = 0;  // of the report's text, once done
+};
+struct SelftestReport {
+  bool done = false;
+  std::string check = {};  // running: the check running now ("" before the first)
+  std::uint32_t total = 0;
+  std::string chunk = {};  // done: the report's bytes from the fetch's offset
+};
+
 struct Ok {};
 
 struct Error {
@@ -277,7 +312,7 @@ struct Error {
 };
 
 using Body = std::variant<Hello, Snapshot, Launch, Ok, Error, Open, Opened, Sample, Sampled, Kernel,
-                          Close, Summary, SwitchSet>;
+                          Close, Summary, SwitchSet, Selftest, SelftestFetch, SelftestReport>;
 
 struct Message {
   std::uint32_t request_id = 0;

@@ -555,6 +555,54 @@ TEST(WireTest, DaemonRequestsRoundTrip) {
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(cut)));
 }
 
+// Issue 32: the selftest through oaprofd. The request carries a flag, a device and an access and
+// nothing else; the report comes back in bounded chunks.
+TEST(WireTest, SelftestMessagesRoundTripWithinTheirBounds) {
+  const auto req = std::get<Selftest>(roundtrip({30, Selftest{true, "sim", "mmio"}}).body);
+  EXPECT_TRUE(req.quick);
+  EXPECT_EQ(req.device, "sim");
+  EXPECT_EQ(req.access, "mmio");
+  EXPECT_EQ(std::get<SelftestFetch>(roundtrip({31, SelftestFetch{3072}}).body).offset, 3072u);
+  const auto running =
+      std::get<SelftestReport>(roundtrip({32, SelftestReport{false, "clocks"}}).body);
+  EXPECT_FALSE(running.done);
+  EXPECT_EQ(running.check, "clocks");
+  const std::string chunk(kMaxSelftestChunkBytes, '{');
+  const auto done =
+      std::get<SelftestReport>(roundtrip({33, SelftestReport{true, "", 10'000, chunk}}).body);
+  EXPECT_TRUE(done.done);
+  EXPECT_EQ(done.total, 10'000u);
+  EXPECT_EQ(done.chunk, chunk);
+  // Within a message however large the report: a longer chunk or a larger report is not sent.
+  EXPECT_LE(encode({33, SelftestReport{true, "", 10'000, chunk}}).size(), kMaxMessageBytes);
+  EXPECT_THROW(encode({34, SelftestReport{true, "", 10'000, chunk + "x"}}), std::length_error);
+  EXPECT_THROW(encode({35, SelftestReport{true, "", kMaxSelftestReportBytes + 1, "x"}}),
+               std::length_error);
+  EXPECT_THROW(encode({36, Selftest{false, "auto", std::string(kMaxTextBytes + 1, 'm')}}),
+               std::length_error);
+}
+
+TEST(WireTest, SelftestMessagesRefuseWhatTheyDoNotCarry) {
+  // A flag this side does not know (a fault knob, say) is refused, not ignored.
+  auto flags = encode({40, Selftest{}});
+  flags[kHeaderBytes] = 0x02;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(flags)));
+  // Trailing bytes (a fault's name after the access) are refused.
+  auto trailing = encode({41, Selftest{}});
+  trailing.push_back('x');
+  const auto len = static_cast<std::uint32_t>(trailing.size() - kHeaderBytes);
+  std::memcpy(&trailing[12], &len, 4);
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(trailing)));
+  // A running report carries no bytes; a chunk longer than its report is malformed.
+  auto running = encode({42, SelftestReport{true, "", 1, "x"}});
+  running[kHeaderBytes] = 0;
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(running)));
+  auto longer = encode({43, SelftestReport{true, "", 2, "xy"}});
+  const std::uint32_t one = 1;
+  std::memcpy(&longer[kHeaderBytes + 1 + 2], &one, 4);  // total 1 < n 2
+  EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(longer)));
+}
+
 TEST(WireTest, DaemonRepliesRoundTrip) {
   Opened o;
   o.label = "0000:00:02.0";
