@@ -4,8 +4,9 @@
 
 namespace oaprof::session {
 
-Unit take_unit(const UnitFiles& files, const std::string& holder, gpu::DeviceOptions device,
-               const std::function<void(const std::string&)>& note) {
+Unit reserve_unit(const UnitFiles& files, const std::string& holder,
+                  const gpu::DeviceOptions& device,
+                  const std::function<void(const std::string&)>& note) {
   Unit unit;
   std::string busy;
   unit.lock = SessionLock::try_acquire(files.lock, holder, &busy);
@@ -15,11 +16,25 @@ Unit take_unit(const UnitFiles& files, const std::string& holder, gpu::DeviceOpt
   if (auto done = restore_state_file(files.state, device)) note(*done);
   unit.journal = std::make_unique<SessionJournal>(files.state,
                                                   StateContents{device.spec.str(), {}, holder, {}});
-  device.wrap_mmio = [journal = unit.journal.get()](std::unique_ptr<mmio::Mmio> inner) {
-    return journal->wrap(std::move(inner));
+  return unit;
+}
+
+gpu::Device open_journaled(const Unit& unit, gpu::DeviceOptions device) {
+  // The journal sits next to the registers: whatever the caller's wrapper writes through it is
+  // journaled before it reaches them.
+  device.wrap_mmio = [journal = unit.journal.get(),
+                      outer = std::move(device.wrap_mmio)](std::unique_ptr<mmio::Mmio> inner) {
+    std::unique_ptr<mmio::Mmio> journaled = journal->wrap(std::move(inner));
+    return outer ? outer(std::move(journaled)) : std::move(journaled);
   };
+  return gpu::open_device(device);
+}
+
+Unit take_unit(const UnitFiles& files, const std::string& holder, gpu::DeviceOptions device,
+               const std::function<void(const std::string&)>& note) {
+  Unit unit = reserve_unit(files, holder, device, note);
   try {
-    unit.device = gpu::open_device(device);
+    unit.device = open_journaled(unit, std::move(device));
   } catch (...) {
     // Only the device wrote registers so far (forcewake), and it put them back as it failed.
     unit.mark_restored();

@@ -58,6 +58,17 @@ struct Unit {
 Unit take_unit(const UnitFiles& files, const std::string& holder, gpu::DeviceOptions device,
                const std::function<void(const std::string&)>& note);
 
+// The first half of take_unit: the lock (UnitBusy when another process has it), a dead holder's
+// journal restored, and a new journal, without the device yet. oaprofd's selftest reserves the
+// unit as it answers the request, then opens the device on a thread of its own.
+Unit reserve_unit(const UnitFiles& files, const std::string& holder,
+                  const gpu::DeviceOptions& device,
+                  const std::function<void(const std::string&)>& note);
+// The second half: `device` opened with its register window journaled by `unit`'s journal. A
+// wrap_mmio the caller set wraps the journaled window, so every write it lets through is
+// journaled. `unit` must outlive the device.
+gpu::Device open_journaled(const Unit& unit, gpu::DeviceOptions device);
+
 // Opens the device alone, with no lock and no journal: the in-process simulator, which no other
 // process can reach.
 Unit open_private_unit(const gpu::DeviceOptions& device);
