@@ -90,8 +90,15 @@ std::vector<std::uint8_t> DaemonService::handle(std::uint64_t client, const Peer
 wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
                                  const wire::Body& request) {
   try {
+    reap_selftests();  // a selftest whose client went and whose check has ended
     if (const auto* o = std::get_if<wire::Open>(&request)) return open(client, peer, *o);
     if (std::holds_alternative<wire::Hello>(request)) return wire::Ok{};
+    if (const auto* t = std::get_if<wire::Selftest>(&request)) {
+      return start_selftest(client, peer, *t);
+    }
+    if (const auto* f = std::get_if<wire::SelftestFetch>(&request)) {
+      return fetch_selftest(client, *f);
+    }
     if (std::holds_alternative<wire::Snapshot>(request) ||
         std::holds_alternative<wire::Launch>(request)) {
       return wire::Error{ErrorCode::kBadRequest,
@@ -106,7 +113,7 @@ wire::Body DaemonService::handle(std::uint64_t client, const Peer& peer,
     if (!session_request) {
       return wire::Error{ErrorCode::kBadRequest,
                          "that is a reply, not a request; oaprofd takes hello, open, sample, "
-                         "kernel, switch set, summary and close"};
+                         "kernel, switch set, summary, close, selftest and selftest fetch"};
     }
     if (!active_ || active_->client != client) {
       return wire::Error{ErrorCode::kNoSession,
@@ -175,6 +182,9 @@ std::optional<wire::Error> DaemonService::refuse_open(std::uint64_t client,
                          "this connection already holds the OA unit; close before opening again"};
     }
     return wire::Error{ErrorCode::kBusy, "busy: held by " + active_->holder};
+  }
+  if (const SelftestRun* run = running_selftest()) {
+    return wire::Error{ErrorCode::kBusy, "busy: held by " + run->holder()};
   }
   return refuse_other_device(device);
 }
@@ -338,10 +348,21 @@ bool DaemonService::session_held_by(std::uint64_t client) const {
 
 void DaemonService::client_gone(std::uint64_t client) {
   if (active_ && active_->client == client) end_session("the client disconnected");
+  if (auto it = selftests_.find(client); it != selftests_.end()) {
+    // Not waited for here: the loop goes on while the check it runs ends.
+    it->second->cancel();
+    orphaned_selftests_.push_back(std::move(it->second));
+    selftests_.erase(it);
+    reap_selftests();
+  }
 }
 
 void DaemonService::close_session() {
   if (active_) end_session("oaprofd is stopping");
+  for (auto& [client, run] : selftests_) run->cancel();
+  for (auto& run : orphaned_selftests_) run->cancel();
+  selftests_.clear();  // each waits for its check to end
+  orphaned_selftests_.clear();
 }
 
 void DaemonService::end_session(const std::string& why, bool log_if_untouched) {

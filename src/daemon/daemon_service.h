@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -19,6 +20,7 @@
 
 #include "daemon/energy_gate.h"
 #include "daemon/pod_identity.h"
+#include "daemon/selftest_run.h"
 #include "gpu/device.h"
 #include "ipc/wire.h"
 #include "power/energy_registry.h"
@@ -58,6 +60,9 @@ struct ServiceOptions {
   std::uint64_t energy_min_interval_ns = kEnergyMinIntervalNs;
   // One line per event worth a log entry; level 6 info, 4 warning, 3 error (syslog's numbers).
   std::function<void(int level, const std::string& line)> log;
+  // Runs the selftest a client asks for (kSelftest): oaprofd's main hands src/run's in; unset,
+  // the request is refused as this oaprofd does not run it.
+  SelftestRunner selftest;
 };
 
 class DaemonService {
@@ -75,9 +80,12 @@ class DaemonService {
 
   // The connection closed (or its process died): its session, if any, is restored at once.
   void client_gone(std::uint64_t client);
-  // Restores and ends the open session, whoever holds it (shutdown).
+  // Restores and ends the open session, whoever holds it, and cancels every selftest, waiting
+  // for each to end the check it runs (shutdown).
   void close_session();
   bool session_open() const { return active_ != nullptr; }
+  // A selftest holds the OA unit (running, or cancelled and ending its check).
+  bool selftest_running() const;
   bool session_held_by(std::uint64_t client) const;
   // The session of this connection number (the exporter's, exporter.h) gives way: another
   // client's open ends it first instead of being told the unit is busy.
@@ -124,6 +132,18 @@ class DaemonService {
   // may have this one.
   std::optional<ipc::wire::Error> refuse_other_device(const std::string& asked) const;
   ipc::wire::Body switch_set(const ipc::wire::SwitchSet& request);
+  // The selftest through oaprofd (daemon_selftest.cc): started on its own thread holding the
+  // unit, then fetched in chunks by the client that asked; one at a time.
+  ipc::wire::Body start_selftest(std::uint64_t client, const Peer& peer,
+                                 const ipc::wire::Selftest& request);
+  std::optional<ipc::wire::Error> refuse_selftest(std::uint64_t client,
+                                                  const ipc::wire::Selftest& request);
+  SelftestJob selftest_job(const ipc::wire::Selftest& request) const;
+  ipc::wire::Body fetch_selftest(std::uint64_t client, const ipc::wire::SelftestFetch& request);
+  // Waits for the runs whose clients went and whose checks have ended.
+  void reap_selftests();
+  // The selftest that holds the unit, if one does.
+  const SelftestRun* running_selftest() const;
   ipc::wire::Body sample(const ipc::wire::Sample& request);
   // Restores and closes the session; logs it unless `log_if_untouched` is false and it had
   // written no register.
@@ -135,6 +155,10 @@ class DaemonService {
   std::optional<std::uint64_t> background_client_;
   std::uint64_t client_sessions_ = 0;
   std::vector<ClientSummary> summaries_;
+  // Each client's selftest, running or waiting to be fetched; a client that went leaves its run
+  // in `orphaned_selftests_` until its check ends.
+  std::map<std::uint64_t, std::unique_ptr<SelftestRun>> selftests_;
+  std::vector<std::unique_ptr<SelftestRun>> orphaned_selftests_;
 };
 
 }  // namespace oaprof::daemon

@@ -302,6 +302,7 @@ struct SelftestReport {
   std::string check = {};  // running: the check running now ("" before the first)
   std::uint32_t total = 0;
   std::string chunk = {};  // done: the report's bytes from the fetch's offset
+  friend bool operator==(const SelftestReport&, const SelftestReport&) = default;
 };
 
 struct Ok {};

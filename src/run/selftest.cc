@@ -367,6 +367,11 @@ CheckResult run_check(const CheckSpec& spec, Context& c) {
                 .group = std::string(spec.group),
                 .assumes = std::string(spec.assumes),
                 .tolerance = std::string(spec.tolerance)};
+  if (const auto skipped = c.options.skip_checks.find(spec.name);
+      skipped != c.options.skip_checks.end()) {
+    r.reason = skipped->second;
+    return r;  // a skip
+  }
   Outcome o;
   try {
     o = spec.run(c);
@@ -416,7 +421,8 @@ SelftestReport run_selftest(const SelftestOptions& options) {
   power::SimPowerModel power_model;
   RecordingMmio* recorder = nullptr;
   const gpu::DeviceOptions device_opts = device_options(options, power_model, recorder);
-  gpu::Device device = gpu::open_device(device_opts);
+  gpu::Device device =
+      options.open_device ? options.open_device(device_opts) : gpu::open_device(device_opts);
   Context c{.options = options,
             .device = device,
             .table = oa::require_platform_for_pci_id(device.pci_id)};

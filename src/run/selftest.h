@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -118,8 +119,16 @@ struct SelftestOptions {
   // hardware (run/selftest_load.h); empty: beside oaprof (run/kernel_runner_path.h).
   std::filesystem::path kernel_runner_dir;
   SimLoad sim_load = SimLoad::kModel;
-  // Told a line before each check starts, for progress on stderr.
+  // Told a line before each check starts, for progress on stderr. What it throws ends the run
+  // there (oaprofd cancels a selftest whose client went so), as a failed open does.
   std::function<void(std::string_view)> progress;
+  // How the device is opened from the options run_selftest made (its own wrap_mmio included);
+  // unset: gpu::open_device. oaprofd opens it under its session lock with every register write
+  // journaled (session::open_journaled).
+  std::function<gpu::Device(gpu::DeviceOptions)> open_device;
+  // Checks not run, each with the reason its skip gives: oaprofd's selftest for a group member
+  // skips those that need more than its sessions grant (docs/selftest.md, "Through oaprofd").
+  std::map<std::string, std::string, std::less<>> skip_checks;
 };
 
 struct SelftestReport {

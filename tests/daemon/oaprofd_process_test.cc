@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "base/errors.h"
 #include "session/register_journal.h"
@@ -227,17 +228,25 @@ TEST(OaprofdProcessTest, SigtermMidSessionRestoresAndExitsZero) {
   EXPECT_THAT(d.log(), HasSubstr("oaprofd is stopping"));
 }
 
-TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
-  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run oaprof as another user";
-  ScratchDir dir;
+// A world-enterable scratch directory, and in it `work`, where uid 65534 may write.
+fs::path member_work_dir(const ScratchDir& dir) {
   ::chmod(dir.path().c_str(), 0755);
   const fs::path work = dir.path() / "work";
   fs::create_directories(work / "pocl");
   fs::create_directories(work / "tmp");
   for (const fs::path& p : {work, work / "pocl", work / "tmp"}) ::chmod(p.c_str(), 0777);
-  Daemon d(dir, "sim", std::to_string(kTestGroup));
-  const fs::path csv = work / "out.csv";
-  const fs::path out = work / "oaprof.out";
+  return work;
+}
+
+// Runs `args` as uid 65534 in kTestGroup alone (a member of the daemon's group, not root) against
+// the oaprofd at `socket`, with its home and temporary files in `work`: its exit status (or 128 +
+// signal) and its stdout and stderr together.
+oaprof::testing::CommandResult run_as_member(std::vector<std::string> args, const fs::path& work,
+                                             const std::string& socket) {
+  const fs::path out = work / "member.out";
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
     const gid_t groups[] = {kTestGroup};
@@ -247,27 +256,35 @@ TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
     const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
-    ::setenv("OAPROF_DAEMON_SOCKET", d.socket().c_str(), 1);
+    ::setenv("OAPROF_DAEMON_SOCKET", socket.c_str(), 1);
     ::setenv("TMPDIR", (work / "tmp").c_str(), 1);
     ::setenv("POCL_CACHE_DIR", (work / "pocl").c_str(), 1);
     ::setenv("HOME", work.c_str(), 1);
     ::unsetenv("SUDO_UID");
     ::unsetenv("SUDO_GID");
-    ::execl(OAPROF_BIN, OAPROF_BIN, "--daemon", "always", "--device", "sim", "--idle-baseline",
-            "off", "--format", "101", "-o", csv.c_str(), "--", KERNEL_RUNNER_BIN, "mad_vect4",
-            "--min-time", "20", static_cast<char*>(nullptr));
+    ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  std::ifstream in(out);
-  std::stringstream output;
-  output << in.rdbuf();
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output.str() << d.log();
-  EXPECT_THAT(output.str(), HasSubstr("via oaprofd"));
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text(out)};
+}
+
+TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run oaprof as another user";
+  ScratchDir dir;
+  const fs::path work = member_work_dir(dir);
+  Daemon d(dir, "sim", std::to_string(kTestGroup));
+  const fs::path csv = work / "out.csv";
+  const auto r = run_as_member(
+      {OAPROF_BIN, "--daemon", "always", "--device", "sim", "--idle-baseline", "off", "--format",
+       "101", "-o", csv.string(), "--", KERNEL_RUNNER_BIN, "mad_vect4", "--min-time", "20"},
+      work, d.socket());
+  ASSERT_EQ(r.status, 0) << r.output << d.log();
+  EXPECT_THAT(r.output, HasSubstr("via oaprofd"));
   std::ifstream csv_in(csv);
   std::string header, row;
-  ASSERT_TRUE(std::getline(csv_in, header)) << output.str();
+  ASSERT_TRUE(std::getline(csv_in, header)) << r.output;
   ASSERT_TRUE(std::getline(csv_in, row));
   EXPECT_THAT(header, HasSubstr("kernel"));
   EXPECT_THAT(row, HasSubstr("mad_vect4"));
@@ -277,6 +294,54 @@ TEST(OaprofdProcessTest, AnUnprivilegedOaprofProfilesThroughTheDaemon) {
   EXPECT_EQ(st.st_uid, kNobody) << "the CSV is the user's";
   EXPECT_THAT(d.log(), HasSubstr(fmt::format("session opened for uid {}", kNobody)));
   EXPECT_THAT(d.log(), HasSubstr("registers restored"));
+}
+
+// Issue 32: `oaprof selftest` for a member of oaprofd's group (uid 65534, not root): oaprofd runs
+// the checks its sessions' grant covers on its simulated device, with its own metric file, keeps
+// the result in its state directory, and the member gets the table and the --json report, which
+// it writes as itself. Options a local run alone takes never reach the daemon.
+TEST(OaprofdProcessTest, AGroupMemberRunsTheSelftestThroughTheDaemon) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run oaprof as another user";
+  const test_support::TrustedMetricsDir metrics(fs::path(OAPROF_IGT_METRICS_DIR) / "oa-kblgt2.xml");
+  ScratchDir dir;
+  const fs::path work = member_work_dir(dir);
+  Daemon d(dir, "sim", std::to_string(kTestGroup), "st.sock",
+           {"--metrics-dir", metrics.path().string()});
+  const fs::path json = work / "selftest.json";
+  const auto r = run_as_member({OAPROF_BIN, "selftest", "--daemon", "always", "--device", "sim",
+                                "--quick", "--json", json.string()},
+                               work, d.socket());
+  ASSERT_EQ(r.status, 0) << r.output << d.log();
+  EXPECT_THAT(r.output, HasSubstr("read-outs mmio, rpc, perf"));  // oaprofd's file was used
+  EXPECT_THAT(r.output, HasSubstr(" 0 failed, "));
+  EXPECT_THAT(r.output, ::testing::ContainsRegex("skip +driver-accepts-configs"));
+  EXPECT_THAT(r.output, HasSubstr("needs root: it adds every metric set"));
+  EXPECT_THAT(r.output, HasSubstr("oaprof selftest: clocks"));  // progress, as the daemon runs
+  struct stat st {};
+  ASSERT_EQ(::stat(json.c_str(), &st), 0) << r.output;
+  EXPECT_EQ(st.st_uid, kNobody) << "the report is the member's";
+  const nlohmann::json report = nlohmann::json::parse(read_text(json));
+  EXPECT_FALSE(report.at("failed").get<bool>());
+  EXPECT_TRUE(report.at("device").at("simulated").get<bool>());
+  std::size_t passed = 0;
+  for (const auto& c : report.at("checks")) passed += c.at("verdict") == "pass";
+  EXPECT_GE(passed, 12u) << report.dump(2);
+  // Kept by the daemon, as root, where profile runs through it look.
+  const fs::path kept = dir.path() / "selftest-sim-5916-i915.json";
+  ASSERT_EQ(::stat(kept.c_str(), &st), 0) << d.log();
+  EXPECT_EQ(st.st_uid, ::geteuid());
+  EXPECT_THAT(d.log(), HasSubstr(fmt::format("selftest started for uid {}", kNobody)));
+  EXPECT_THAT(d.log(), HasSubstr("18 checks, 0 failed; result kept in " + kept.string()));
+
+  // A fault knob is the simulator's for a local run only: refused before anything is sent.
+  const auto fault = run_as_member({OAPROF_BIN, "selftest", "--daemon", "always", "--device", "sim",
+                                    "--quick", "--sim-fault", "rapl-stuck"},
+                                   work, d.socket());
+  EXPECT_EQ(fault.status, 2) << fault.output;
+  EXPECT_THAT(fault.output, HasSubstr("--sim-fault is not sent to oaprofd"));
+  const std::string log = d.log();
+  const auto first = log.find("selftest started");
+  EXPECT_EQ(log.find("selftest started", first + 1), std::string::npos) << log;
 }
 
 // Issue 16: a part xe drives, through oaprofd. The daemon serves a simulated Lunar Lake with

@@ -2,6 +2,9 @@
 // device and prints a table, and with --json writes the report meant for a bug report.
 #include <unistd.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,8 +17,10 @@
 #include "report/reporter.h"
 #include "run/energy_model_file.h"
 #include "run/selftest.h"
+#include "run/selftest_daemon.h"
 #include "run/selftest_result.h"
 #include "session/privilege_drop.h"
+#include "session/remote_source.h"
 #include "session/user_file.h"
 #include "tools/oaprof/commands.h"
 
@@ -32,7 +37,21 @@ struct SelftestCommandOptions {
   std::string metrics_xml;
   std::string energy = "auto";
   std::string energy_model;
+  std::string daemon = "auto";
+  // The options given that only a local run takes (through oaprofd they are refused).
+  std::vector<std::string> local_only;
 };
+
+// `--daemon`, as a profile run decides it (docs/daemon.md): `auto` goes through oaprofd when not
+// root, except for the simulator, which needs no privilege.
+bool selftest_goes_to_daemon(const SelftestCommandOptions& o) {
+  if (o.daemon == "always") return true;
+  return o.daemon == "auto" && ::geteuid() != 0 && !gpu::DeviceSpec::parse(o.device).simulated();
+}
+
+void show_selftest_progress(std::string_view check) {
+  std::cerr << "oaprof selftest: " << check << "…\n";
+}
 
 run::selftest::SelftestOptions selftest_options(const SelftestCommandOptions& o) {
   run::selftest::SelftestOptions s;
@@ -50,7 +69,7 @@ run::selftest::SelftestOptions selftest_options(const SelftestCommandOptions& o)
         session::credentials_from_sudo(session::process_environment(), ::geteuid()));
   }
   s.energy_roots.gpu_pci_address = s.device.spec.simulated() ? "" : s.device.spec.address().str();
-  s.progress = [](std::string_view check) { std::cerr << "oaprof selftest: " << check << "…\n"; };
+  s.progress = show_selftest_progress;
   return s;
 }
 
@@ -68,7 +87,29 @@ void write_json(const std::string& path, const nlohmann::json& report) {
   report::flush_or_throw(out, path);
 }
 
+// oaprofd runs the checks its sessions' grant covers, keeps the result itself, and sends the
+// report back; this end prints it and writes --json as the invoking user.
+int run_selftest_in_daemon(const SelftestCommandOptions& opt) {
+  return base::run_command("oaprof selftest", [&opt] {
+    if (!opt.local_only.empty()) {
+      throw base::UsageError(fmt::format(
+          "{} {} not sent to oaprofd: through it the selftest uses oaprofd's own device, metric "
+          "files and energy, and never a fault; run sudo oaprof selftest, or give --daemon never",
+          fmt::join(opt.local_only, ", "), opt.local_only.size() == 1 ? "is" : "are"));
+    }
+    const ipc::wire::Selftest request{opt.quick, opt.device, opt.access};
+    const nlohmann::json json = run::selftest::selftest_through_daemon(
+        session::daemon_socket_path(), request, show_selftest_progress);
+    const run::selftest::SelftestReport report = run::selftest::report_from_json(json);
+    std::cout << run::selftest::report_table(report);
+    std::cerr << "oaprof selftest: run by oaprofd, which keeps the result for profile runs\n";
+    if (!opt.json_file.empty()) write_json(opt.json_file, json);
+    return run::selftest::any_failed(report) ? base::kExitCheckFailed : 0;
+  });
+}
+
 int run_selftest_command(const SelftestCommandOptions& opt) {
+  if (selftest_goes_to_daemon(opt)) return run_selftest_in_daemon(opt);
   mmio::SignalThread::start();  // the checks program the OA unit: signals restore it
   return base::run_command("oaprof selftest", [&opt] {
     const run::selftest::SelftestReport report = run::selftest::run_selftest(selftest_options(opt));
@@ -104,6 +145,9 @@ std::pair<CLI::App*, Action> add_selftest_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--energy-model", opt->energy_model,
                   "model.json of `oaprof model fit`: the energy-model check judges it");
+  sub->add_option("--daemon", opt->daemon, "run the checks in oaprofd (docs/selftest.md)")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   using base::cli::testing;
   testing(sub->add_option("--sim-platform", opt->sim_platform, "with --device sim: the part"))
       ->check(CLI::IsMember(std::vector<std::string>(mmio::sim_platform_names().begin(),
@@ -124,9 +168,15 @@ std::pair<CLI::App*, Action> add_selftest_command(CLI::App& app) {
       "  0  every check passed or was skipped (with its reason)\n"
       "  1  a check failed\n"
       "  2  bad options\n"
-      "  3  the device could not be opened\n"
+      "  3  the device could not be opened (or oaprofd, with --daemon, is not there)\n"
       "  4  the --json file cannot be written as the invoking user");
-  return {sub, [opt] { return run_selftest_command(*opt); }};
+  return {sub, [opt, sub] {
+            for (const char* name :
+                 {"--metrics-xml", "--energy", "--energy-model", "--sim-platform", "--sim-fault"}) {
+              if (sub->count(name) > 0) opt->local_only.emplace_back(name);
+            }
+            return run_selftest_command(*opt);
+          }};
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "daemon/oaprofd.h"
 #include "daemon/systemd.h"
 #include "mmio/sim_gpu.h"
+#include "run/selftest_daemon.h"
 #include "session/daemon_paths.h"
 #include "session/privilege_drop.h"
 #include "session/state_dir.h"
@@ -195,6 +196,7 @@ daemon::ServiceOptions service_options(const CommandLine& cl, bool sim_platform_
   so.proc_root = cl.proc_root;
   so.lend_energy = cl.energy == "session";
   so.log = [](int level, const std::string& line) { log_line(level, line); };
+  so.selftest = oaprof::run::selftest::serve_selftest;  // `oaprof selftest` for group members
   return so;
 }
 
