@@ -1,9 +1,10 @@
 // Fuzzes oaprofd's request handling (DaemonService::handle: decode, authorise the session,
 // dispatch) on the simulator, without the socket. The input is a sequence of datagrams, each
 // [u8 client (two clients, to reach busy and no-session paths)][u16 length][bytes], so that
-// sessions can be opened, sampled and closed in any order. Every datagram must get exactly one
-// reply that decodes and carries the request's id when the header was readable; at the end the
-// session is closed and nothing of it may remain.
+// sessions can be opened, sampled and closed in any order, and selftests asked for and fetched
+// (a stand-in runner: the report's chunks and the one-at-a-time rule are the daemon's). Every
+// datagram must get exactly one reply that decodes and carries the request's id when the header was
+// readable; at the end the session is closed and nothing of it may remain.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,10 @@ daemon::DaemonService& service() {
     o.device.spec = oaprof::gpu::DeviceSpec::sim();
     o.state_dir = dir;
     o.energy_roots.sim_dir = std::filesystem::path(dir) / "power";
+    o.selftest = [](const daemon::SelftestJob& job) {
+      job.progress("clocks");
+      return daemon::SelftestOutcome{std::string(5000, '{'), "", 0, 0};  // two chunks
+    };
     return o;
   }());
   return s;
@@ -59,7 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     }
   }
-  s.close_session();
-  if (s.session_open() || std::filesystem::exists(s.state_file())) std::abort();
+  s.close_session();  // every selftest too
+  if (s.session_open() || s.selftest_running() || std::filesystem::exists(s.state_file())) {
+    std::abort();
+  }
   return 0;
 }
