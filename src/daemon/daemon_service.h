@@ -2,7 +2,8 @@
 // at a time (open = program the metric set, sample, kernel signal, close = restore), journaled
 // to a state file so a crashed daemon's registers are put back by the next one. The socket side
 // (oaprofd.h) and the fuzz target both drive it through handle(). Pairing snapshots into deltas
-// and reporting stay in the unprivileged oaprof.
+// and reporting stay in the unprivileged oaprof. It also runs `oaprof selftest` for a client,
+// holding the unit as a session does, on a thread of its own (daemon_selftest.cc).
 #pragma once
 
 #include <sys/types.h>
