@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -177,8 +178,11 @@ CheckResult check_from_json(const nlohmann::json& j) {
                 .measurement = j.at("measurement").get<std::string>(),
                 .reason = j.at("reason").get<std::string>()};
   for (const auto& [name, figure] : j.at("figures").items()) {
+    // report_json writes a figure that is no number (NaN, an infinity) as null.
+    const nlohmann::json& value = figure.at("value");
     r.figures.push_back(
-        {name, figure.at("value").get<double>(), figure.at("unit").get<std::string>()});
+        {name, value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>(),
+         figure.at("unit").get<std::string>()});
   }
   return r;
 }

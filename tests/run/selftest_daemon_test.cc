@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include "base/errors.h"
@@ -97,14 +98,16 @@ TEST(SelftestDaemonTest, TheReportReadBackPrintsTheSameTable) {
   r.accesses = {"mmio", "perf"};
   r.faults = {};
   r.quick = true;
-  r.checks.push_back(CheckResult{.name = "clocks",
-                                 .group = "clocks",
-                                 .assumes = "a",
-                                 .tolerance = "t",
-                                 .verdict = Verdict::kFail,
-                                 .measurement = "m",
-                                 .reason = "why",
-                                 .figures = {{"ratio", 1.5, ""}}});
+  r.checks.push_back(CheckResult{
+      .name = "clocks",
+      .group = "clocks",
+      .assumes = "a",
+      .tolerance = "t",
+      .verdict = Verdict::kFail,
+      .measurement = "m",
+      .reason = "why",
+      // A figure that is no number goes as null, and comes back.
+      .figures = {{"ratio", 1.5, ""}, {"share", std::numeric_limits<double>::quiet_NaN(), ""}}});
   r.checks.push_back(CheckResult{.name = "energy",
                                  .group = "energy",
                                  .assumes = "b",
