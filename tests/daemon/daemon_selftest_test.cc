@@ -51,7 +51,11 @@ class DaemonSelftestTest : public ::testing::Test {
     regs_ = dir_.path() / "regs";
     test_support::create_sim_file(regs_);
   }
-  ~DaemonSelftestTest() override { gate_.open(); }
+  // The service (and a selftest thread it may still wait for) goes before the log it writes to.
+  ~DaemonSelftestTest() override {
+    gate_.open();
+    service_.reset();
+  }
 
   void start_service(SelftestRunner runner) {
     ServiceOptions o;

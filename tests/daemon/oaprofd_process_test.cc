@@ -312,6 +312,9 @@ TEST(OaprofdProcessTest, AGroupMemberRunsTheSelftestThroughTheDaemon) {
                                 "--quick", "--json", json.string()},
                                work, d.socket());
   ASSERT_EQ(r.status, 0) << r.output << d.log();
+  if (d.log().find("refuses the metric file") != std::string::npos) {
+    GTEST_SKIP() << "the build directory cannot hold a trusted metric file: " << d.log();
+  }
   EXPECT_THAT(r.output, HasSubstr("read-outs mmio, rpc, perf"));  // oaprofd's file was used
   EXPECT_THAT(r.output, HasSubstr(" 0 failed, "));
   EXPECT_THAT(r.output, ::testing::ContainsRegex("skip +driver-accepts-configs"));
