@@ -61,7 +61,7 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
   ASSERT_EQ(static_cast<int>(rows.size()), repeats + 1) << "measured launches plus the warm-up";
 
   constexpr double kSimMhz = 1150.0;  // SimConfig's default frequency
-  int checked = 0;
+  std::vector<double> frequencies;
   for (const auto& row : rows) {
     SCOPED_TRACE("launch " + row.at("launch"));
     EXPECT_EQ(row.at("kernel"), "mad_vect4");
@@ -79,12 +79,18 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
     // machine preempting oaprof between them) pairs counts and time of different instants: the
     // row says so, and its figures per time are not held to the model.
     if (row.at("flags").find("readout_interrupted") != std::string::npos) continue;
-    ++checked;
     // GPU clocks over GPU time is the simulated frequency. GPU time is a difference of two
-    // timestamps counted at 12 MHz, so it may be short of the true window by up to one tick:
-    // a 6 us window (a loaded sanitizer build's) reads up to 1.4 % fast for that alone.
+    // timestamps counted at 12 MHz, so it may be short of the true window by up to one tick.
+    // And the simulated read-out reads its registers one by one: a snapshot is kept unflagged
+    // while its registers were all read within the read-out's floor of 10 us (mmio_counter_source),
+    // so the clocks of a window may run ahead of or behind its time by that much on a loaded
+    // machine (CI saw a 219 us window read 1.6 % fast). Each row is held to those bounds, and the
+    // median row to the frequency within 1 % below.
     constexpr double kTimestampTickNs = 1e3 / 12.0;
-    EXPECT_NEAR(ticks / gpu_ns * 1e3, kSimMhz, kSimMhz * (0.01 + kTimestampTickNs / gpu_ns));
+    constexpr double kReadoutFloorNs = 10e3;
+    const double mhz = ticks / gpu_ns * 1e3;
+    EXPECT_NEAR(mhz, kSimMhz, kSimMhz * (0.01 + (kTimestampTickNs + kReadoutFloorNs) / gpu_ns));
+    frequencies.push_back(mhz);
     // The sim is busy from the 'before' to the 'after' snapshot, which brackets the kernel.
     EXPECT_LE(a0, ticks);
     EXPECT_GE(a0 / kSimMhz * 1e3, kernel_ns * 0.95) << "busy clocks must cover the kernel";
@@ -93,7 +99,10 @@ TEST_F(PipelineTest, DemoCsvHasOneRowPerLaunchConsistentWithTheSimulator) {
     // EU-cycles plus sends and dispatch, not a fraction of busy clocks.
     EXPECT_GE(a7, std::stod(row.at("A10")));
   }
-  EXPECT_GT(checked, 0) << "every row's read-out was interrupted";
+  ASSERT_FALSE(frequencies.empty()) << "every row's read-out was interrupted";
+  std::nth_element(frequencies.begin(), frequencies.begin() + frequencies.size() / 2,
+                   frequencies.end());
+  EXPECT_NEAR(frequencies[frequencies.size() / 2], kSimMhz, kSimMhz * 0.01);
 }
 
 // Issue 35: the layer names each launch's kernel in its 'before' snapshot, so the simulator counts
