@@ -19,6 +19,7 @@
 
 #include "attach/launch_filter.h"
 #include "attach/layer_config.h"
+#include "bench/known_work.h"
 #include "gpu/device.h"
 #include "model/energy_model.h"
 #include "oa/builtin_metric_set.h"
@@ -100,8 +101,9 @@ std::string run_mode_name(RunMode mode);
 // Where the rows go. "-" and /dev/stdout name oaprof's standard output (names_stdout); at most one
 // output is there. The summary table always goes to stderr: stdout is the program's.
 struct OutputPlan {
-  // Never empty: oaprof-<program>.csv or oaprof-system.csv by default, with -<host>-<rank> before
-  // .csv when a rank is set, so that the ranks of a job never write one file. Patterns expanded.
+  // oaprof-<program>.csv or oaprof-system.csv by default, with -<host>-<rank> before .csv when a
+  // rank is set, so that the ranks of a job never write one file. Patterns expanded. Empty only
+  // in a plan whose rows are kept in memory alone (run_profile_captured: the selftest's).
   std::string csv;
   std::string json;
   std::string trace;
@@ -136,6 +138,14 @@ struct ProfilePlan {
   std::string replay = "off";                         // kKernel: OAPROF_REPLAY as given
   attach::LaunchFilter filter;
   std::string inject = "auto";  // kKernel: auto | layer | preload
+  // kKernel on a simulated device: the work of a catalogue kernel beyond what the layer's work
+  // hint names (the kernel and its work-items), which the simulated GPU counts: kernel_runner's
+  // defaults, unless the plan's maker knows the buffers the program asks for (the selftest's
+  // known-work runs pass --size).
+  bench::WorkParams work_params;
+  // Where the program's standard output and error go (a descriptor of oaprof's); -1: oaprof's
+  // own. The selftest keeps kernel_runner's table off its own and reads its last line.
+  int program_output_fd = -1;
   // kKernel: sampled attribution (--attribution sampled) reads the counters every
   // `sample_period` and gives each launch their growth over its OpenCL window, never draining
   // the program; nullopt: bracketed snapshots around each launch.

@@ -215,8 +215,10 @@ std::unique_ptr<report::FdOstream> open_output(const std::string& path,
 int open_outputs(const ProfilePlan& plan, Outputs& out) {
   const OutputPlan& o = plan.outputs;
   std::vector<std::unique_ptr<report::Reporter>> files;
-  if (!(out.csv = open_output(o.csv, plan.creds))) return base::kExitOutput;
-  files.push_back(report::make_csv_reporter(*out.csv));
+  if (!o.csv.empty()) {
+    if (!(out.csv = open_output(o.csv, plan.creds))) return base::kExitOutput;
+    files.push_back(report::make_csv_reporter(*out.csv));
+  }
   if (!o.json.empty()) {
     if (!(out.json = open_output(o.json, plan.creds))) return base::kExitOutput;
     files.push_back(report::make_json_reporter(*out.json));
@@ -429,6 +431,7 @@ session::ChildSpec program_spec(const ProfilePlan& plan, const session::Server* 
   session::ChildSpec child;
   child.argv = plan.command;
   child.credentials = plan.creds;
+  child.stdout_fd = child.stderr_fd = plan.program_output_fd;
   for (const auto& [k, v] : layer_config(plan, server, simulated).to_env()) child.set_env[k] = v;
   if (server == nullptr) return child;
   const char* search_env = std::getenv("LD_LIBRARY_PATH");  // the program inherits it
@@ -483,11 +486,12 @@ session::SessionOptions session_options(const ProfilePlan& plan, const session::
     // The simulated energy (a RAPL tree, or a card's hwmon) draws GPU power while it is busy.
     o.busy_listener = [sim](bool busy) { sim->set_gpu_active(busy); };
   }
-  // The simulator counts a catalogue kernel's known work (kernel_runner's defaults: the layer
-  // names the kernel and its work-items, not the program's other arguments).
+  // The simulator counts a catalogue kernel's known work (the layer names the kernel and its
+  // work-items, not the program's other arguments: those are the plan's, kernel_runner's
+  // defaults unless its maker knows them).
   if (gpu.simulated) {
-    o.work_resolver = [](const ipc::wire::WorkHint& hint) {
-      return bench::known_work(hint.kernel_name, hint.global_size);
+    o.work_resolver = [params = plan.work_params](const ipc::wire::WorkHint& hint) {
+      return bench::known_work(hint.kernel_name, hint.global_size, params);
     };
   }
   return o;
@@ -1037,6 +1041,10 @@ int run_kernel_replay(const ProfilePlan& plan) {
 }
 
 }  // namespace
+
+int run_profile_captured(const ProfilePlan& plan, report::Pass& rows) {
+  return run_once(plan, {&rows, 1});
+}
 
 int run_profile(const ProfileOptions& options) {
   // A bad option throws base::UsageError: exit 2 through base::run_command, nothing opened.
