@@ -12,10 +12,6 @@
 
 namespace oaprof::report {
 
-namespace {
-
-// A metric's column: its symbol and unit, without the characters a CSV header or a JSON key
-// would trip on.
 std::string metric_column(const oa::MetricCounter& c) {
   std::string name = c.units.empty() ? c.symbol : fmt::format("{}_{}", c.symbol, c.units);
   for (char& ch : name) {
@@ -23,6 +19,8 @@ std::string metric_column(const oa::MetricCounter& c) {
   }
   return name;
 }
+
+namespace {
 
 // Derived metrics of the set, after the raw counters: named by symbol and unit. A metric whose
 // equation divided by zero is left empty and named in a metric_div_zero flag: IGT's code gives

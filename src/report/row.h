@@ -67,6 +67,10 @@ std::vector<std::string> launch_field_names(const RunInfo& info = {});
 // The names of the derived metrics' columns among them (the set's counters), in order.
 std::vector<std::string> metric_field_names(const RunInfo& info);
 
+// A metric's column: its symbol and unit, without the characters a CSV header or a JSON key
+// would trip on ("Fpu0Active_percent").
+std::string metric_column(const oa::MetricCounter& c);
+
 // One CSV line of `fields` (no newline): numbers as they are, text through csv_text
 // (report/csv.h); an empty cell is not measured.
 std::string csv_line(const std::vector<Field>& fields);
