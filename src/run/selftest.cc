@@ -18,6 +18,8 @@
 #include "run/selftest_checks.h"
 #include "run/selftest_driver.h"
 #include "run/selftest_energy_model.h"
+#include "run/selftest_known_work.h"
+#include "run/selftest_load.h"
 #include "run/selftest_result.h"
 #include "run/selftest_work.h"
 #include "session/metric_source.h"
@@ -415,32 +417,77 @@ gpu::DeviceOptions device_options(const SelftestOptions& options, power::SimPowe
   return d;
 }
 
-}  // namespace
+// The device the checks run on, opened with everything they are handed (its Context); closed
+// (restored) as it goes.
+class CheckedDevice {
+ public:
+  explicit CheckedDevice(const SelftestOptions& options)
+      : device_opts_(device_options(options, power_model_, recorder_)),
+        device_(options.open_device ? options.open_device(device_opts_)
+                                    : gpu::open_device(device_opts_)),
+        c_{.options = options,
+           .device = device_,
+           .table = oa::require_platform_for_pci_id(device_.pci_id)} {
+    c_.recorder = recorder_;
+    c_.format = oa::default_format(device_.platform.gen);
+    c_.registers_mapped =
+        device_opts_.map_registers && device_.platform.driver == oa::KernelDriver::kI915;
+    c_.windows = options.windows > 0 ? options.windows : options.quick ? 3 : 8;
+    c_.window_ns = options.window_ns > 0 ? options.window_ns
+                   : options.quick       ? 20'000'000
+                                         : 100'000'000;
+    std::string no_set;
+    choose_config(c_, no_set);
+    choose_accesses(c_, no_set);
+    open_energy(c_, power_model_);
+    choose_card_sysfs(c_, sim_card_);
+  }
+  CheckedDevice(const CheckedDevice&) = delete;
+  CheckedDevice& operator=(const CheckedDevice&) = delete;
 
-SelftestReport run_selftest(const SelftestOptions& options) {
-  power::SimPowerModel power_model;
-  RecordingMmio* recorder = nullptr;
-  const gpu::DeviceOptions device_opts = device_options(options, power_model, recorder);
-  gpu::Device device =
-      options.open_device ? options.open_device(device_opts) : gpu::open_device(device_opts);
-  Context c{.options = options,
-            .device = device,
-            .table = oa::require_platform_for_pci_id(device.pci_id)};
-  c.recorder = recorder;
-  c.format = oa::default_format(device.platform.gen);
-  c.registers_mapped =
-      device_opts.map_registers && device.platform.driver == oa::KernelDriver::kI915;
-  c.windows = options.windows > 0 ? options.windows : options.quick ? 3 : 8;
-  c.window_ns = options.window_ns > 0 ? options.window_ns
-                : options.quick       ? 20'000'000
-                                      : 100'000'000;
-  std::string no_set;
-  choose_config(c, no_set);
-  choose_accesses(c, no_set);
-  open_energy(c, power_model);
-  std::unique_ptr<SimCardTree> sim_card;
-  choose_card_sysfs(c, sim_card);
+  Context& context() { return c_; }
+  // The device as a profile run opens it for itself: the same options (the simulator's
+  // SimConfig, faults included), without the selftest's recording of register writes.
+  gpu::DeviceOptions profile_device() const {
+    gpu::DeviceOptions d = device_opts_;
+    d.wrap_mmio = nullptr;
+    return d;
+  }
 
+ private:
+  power::SimPowerModel power_model_;
+  RecordingMmio* recorder_ = nullptr;  // set by device_opts_'s wrap_mmio as the device opens
+  gpu::DeviceOptions device_opts_;
+  gpu::Device device_;
+  Context c_;
+  std::unique_ptr<SimCardTree> sim_card_;
+};
+
+// kernel_runner's known work for the counters checks, planned on a first opening of the device
+// (which runs each check needs) and run once it is closed: each run takes the GPU as a profile
+// does, so the selftest never holds it at the same time.
+KnownWork measure_known_work(const SelftestOptions& options) {
+  KnownWork known;
+  if (std::all_of(std::begin(kKnownWorkChecks), std::end(kKnownWorkChecks),
+                  [&](std::string_view check) { return options.skip_checks.contains(check); })) {
+    return known;  // oaprofd's: it starts no program for a client
+  }
+  // Started as the profile started below starts its program (the same SUDO_UID and SUDO_GID),
+  // and never as root.
+  if (!invoking_user(known.why_none)) return known;
+  known.kernel_runner = selftest_kernel_runner(options, known.why_none);
+  if (!known.kernel_runner) return known;
+  {
+    CheckedDevice planning(options);
+    plan_known_work(planning.context(), known);
+    known.device = planning.profile_device();
+  }
+  run_known_work(known, options.progress);
+  return known;
+}
+
+SelftestReport describe_report(const SelftestOptions& options, const Context& c) {
+  const gpu::Device& device = c.device;
   SelftestReport report;
   report.device = device.mmio->describe();
   report.platform = platform_label(device.platform);
@@ -451,6 +498,17 @@ SelftestReport run_selftest(const SelftestOptions& options) {
   report.quick = options.quick;
   for (const SimFault f : options.faults) report.faults.emplace_back(sim_fault_info(f).name);
   describe_system(device, options, report);
+  return report;
+}
+
+}  // namespace
+
+SelftestReport run_selftest(const SelftestOptions& options) {
+  const KnownWork known = measure_known_work(options);
+  CheckedDevice checked(options);
+  Context& c = checked.context();
+  c.known_work = &known;
+  SelftestReport report = describe_report(options, c);
   c.earlier = &report.checks;
   for (const CheckSpec& spec : kChecks) report.checks.push_back(run_check(spec, c));
   return report;

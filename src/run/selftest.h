@@ -115,8 +115,9 @@ struct SelftestOptions {
   // 100 ms). Tests shorten them: every bound a check applies holds for any window.
   int windows = 0;
   std::uint64_t window_ns = 0;
-  // The directory of the kernel_runner started as the GPU load of busy windows on real
-  // hardware (run/selftest_load.h); empty: beside oaprof (run/kernel_runner_path.h).
+  // The directory of the kernel_runner the selftest starts: the counters checks' known work, on
+  // every device (run/selftest_known_work.h), and the GPU load of busy windows on real hardware
+  // (run/selftest_load.h); empty: beside oaprof (run/kernel_runner_path.h).
   std::filesystem::path kernel_runner_dir;
   SimLoad sim_load = SimLoad::kModel;
   // Told a line before each check starts, for progress on stderr. What it throws ends the run
@@ -150,8 +151,10 @@ struct SelftestReport {
   std::vector<CheckResult> checks;
 };
 
-// Opens the device and runs every check in order. Throws std::runtime_error (set-up) when the
-// device cannot be opened, and std::invalid_argument for a fault on a real device.
+// Runs kernel_runner's known work for the counters checks (each run opening the GPU as a profile
+// does), then opens the device and runs every check in order. Throws std::runtime_error (set-up)
+// when the device cannot be opened, and std::invalid_argument for a fault on a real device or a
+// bad SUDO_UID.
 SelftestReport run_selftest(const SelftestOptions& options);
 
 bool any_failed(const SelftestReport& report);

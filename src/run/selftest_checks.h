@@ -22,6 +22,7 @@
 #include "power/sim_hwmon.h"
 #include "power/sim_power.h"
 #include "run/selftest.h"
+#include "run/selftest_known_work.h"
 
 namespace oaprof::run::selftest {
 
@@ -66,6 +67,9 @@ struct Context {
   // The checks run before this one, in order: a check that stands on others' findings
   // (energy-model) is not judged where they failed.
   const std::vector<CheckResult>* earlier = nullptr;
+  // kernel_runner's runs of known work, measured before the device was opened for the checks
+  // (the counters checks read their rows: selftest_work.cc).
+  const KnownWork* known_work = nullptr;
 };
 
 // What a check found; the frame adds its name, group, assumption and tolerance.

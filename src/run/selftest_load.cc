@@ -49,13 +49,6 @@ int open_dev_null() {
   return fd;
 }
 
-// The last non-empty line of `text`.
-std::string last_line(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
-  const std::size_t nl = text.find_last_of('\n');
-  return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
-}
-
 // How a process ended, as a reason says it.
 std::string ended(int status) {
   if (WIFEXITED(status)) return fmt::format("exit status {}", WEXITSTATUS(status));
@@ -80,6 +73,18 @@ int remaining_ms(Clock::time_point deadline) {
 }
 
 }  // namespace
+
+std::string last_line(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.remove_suffix(1);
+  const std::size_t nl = text.find_last_of('\n');
+  return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
+}
+
+std::optional<std::filesystem::path> selftest_kernel_runner(const SelftestOptions& options,
+                                                            std::string& why) {
+  return options.kernel_runner_dir.empty() ? installed_kernel_runner(&why)
+                                           : kernel_runner_in(options.kernel_runner_dir, &why);
+}
 
 std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds) {
   return {kernel_runner.string(),     "mad_vect8", "--wg", "16384", "--wi", "64", "--busy",
@@ -167,11 +172,7 @@ int GpuLoad::stop() {
   return status_;
 }
 
-namespace {
-
-// The invoking user the load runs as (an empty inner value: as we are, not being root); nullopt
-// with `why` when there is none to run it as.
-std::optional<std::optional<session::Credentials>> load_user(std::string& why) {
+std::optional<std::optional<session::Credentials>> invoking_user(std::string& why) {
   // A bad SUDO_UID stopped the selftest before any check (its metric file is opened as them).
   const uid_t euid = ::geteuid();
   auto user = session::credentials_from_sudo(session::process_environment(), euid);
@@ -182,16 +183,12 @@ std::optional<std::optional<session::Credentials>> load_user(std::string& why) {
   return std::nullopt;
 }
 
-}  // namespace
-
 std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why) {
   why.clear();
   if (c.device.simulated() && c.options.sim_load == SimLoad::kModel) return nullptr;
-  const auto user = load_user(why);
+  const auto user = invoking_user(why);
   if (!user) return nullptr;
-  const std::optional<std::filesystem::path> program =
-      c.options.kernel_runner_dir.empty() ? installed_kernel_runner(&why)
-                                          : kernel_runner_in(c.options.kernel_runner_dir, &why);
+  const std::optional<std::filesystem::path> program = selftest_kernel_runner(c.options, why);
   if (!program) return nullptr;
   // Long enough for the longest check's windows, however loaded the machine; bounded should
   // the selftest hang.

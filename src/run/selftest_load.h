@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "run/selftest_checks.h"
@@ -74,6 +75,19 @@ class GpuLoad {
   std::string name_;  // kernel_runner, for reasons
   std::string started_;
 };
+
+// The kernel_runner the selftest starts: in options.kernel_runner_dir where given (tests), else
+// beside oaprof (run/kernel_runner_path.h); nullopt with `why` saying where it looked.
+std::optional<std::filesystem::path> selftest_kernel_runner(const SelftestOptions& options,
+                                                            std::string& why);
+
+// The user the selftest starts kernel_runner as: the invoking user under sudo
+// (SUDO_UID/SUDO_GID), or as we are when not root (an empty inner value); nullopt with `why` as
+// root without sudo, where it starts nothing: it never runs a program as root.
+std::optional<std::optional<session::Credentials>> invoking_user(std::string& why);
+
+// The last non-empty line of a program's output, for a reason.
+std::string last_line(std::string_view text);
 
 // The load for one check's busy windows. On the simulator none (the busy windows tell the model)
 // unless options.sim_load asks for the process too; on real hardware kernel_runner beside oaprof

@@ -1,6 +1,7 @@
 // The selftest's checks that counters mean what the metric sets say: the set the read-outs are
-// programmed with is evaluated by its own equations over windows whose work is known beforehand
-// (bench::known_work), as a profile's rows evaluate it. The counter names are those of IGT's
+// programmed with, evaluated by its own equations in the rows of kernel_runner's profile runs
+// (run/selftest_known_work.h), whose work is known beforehand (bench::known_work), and over an
+// idle window of the selftest's own read-out. The counter names are those of IGT's
 // ComputeBasic sets (lib/i915/perf-configs/oa-kblgt2.xml, oa-tglgt2.xml, oa-mtlgt2.xml at IGT
 // commit ecb9eb7f6a22, 2025-10-24; metrics/igt*/NOTICE; KBL's render, GTI and busy equations also
 // read in intel-gpu-tools 5b3d63df223a's oa-kblgt2.xml); a set without them is skipped, named.
@@ -11,26 +12,23 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
+#include <optional>
 #include <span>
-#include <thread>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "bench/known_work.h"
 #include "mmio/sim_work.h"
 #include "oa/device_facts.h"
 #include "oa/metric_set.h"
-#include "oa/report.h"
+#include "report/row.h"
 #include "session/metric_source.h"
 #include "session/privilege_drop.h"
 
 namespace oaprof::run::selftest {
 namespace {
-
-constexpr std::string_view kNeedsKernelRunner =
-    "real hardware: known GPU work needs kernel_runner launched as the invoking user through the "
-    "path a profile uses (oaprof -- kernel_runner), which the selftest does not start yet "
-    "(docs/selftest.md, \"Not yet checked\")";
 
 // How far counted work may be from the known work, as a fraction of it. On hardware the FPUs also
 // run a kernel's loop control and GTI also carries prefetches and page walks: a few percent, not
@@ -44,13 +42,26 @@ constexpr double kIdleSharePercent = 0.1;
 // FLOPs a lane, which mad_vect4 and mad_vect8 are made of.
 constexpr double kFlopsPerFpuCycle = 4 * 2;
 
-// Several sizes, so that a counter that saturates or misses a fixed amount shows.
-constexpr std::size_t kFlopsGlobalSizes[] = {4096, 65536, 1048576};
+// Several sizes, so that a counter that saturates or misses a fixed amount shows: work-groups of
+// 64 from 64 to 1024 by fours, one launch each (kComputeArguments). On PoCL, where the tests run
+// them, the host's check of a launch's result costs more than the launch.
+constexpr std::size_t kFlopsGlobalSizes[] = {4096, 16384, 65536};
+constexpr std::string_view kFlopsKernels[] = {"mad_vect4", "mad_vect8"};
+// The compute run: known-work-flops reads its FLOPs, idle-and-render-quiet its render counters.
+constexpr std::string_view kComputeRun = "compute";
+constexpr std::string_view kComputeArguments[] = {
+    "mad_vect4",   "mad_vect8",     "--sweep", "wg=64:1024:x4", "--wi", "64",
+    "--no-warmup", "--max-repeats", "1",       "--quiet"};
 // kernel_runner's default global size (64 work-groups of 64: bench::RunnerOptions) and buffers
-// far beyond the last-level cache of the integrated parts oaprof supports (tens of MiB at most),
-// so that every byte load_store moves crosses GTI.
+// far beyond the last-level cache of the parts oaprof supports (tens of MiB at most), so that
+// every byte load_store moves crosses GTI.
 constexpr std::size_t kRunnerGlobalSize = 64 * 64;
-constexpr std::size_t kLoadStoreMiB[] = {64, 256};
+constexpr std::size_t kLoadStoreMiB[] = {64, 128};
+
+// The counters each check derives its figure from.
+constexpr std::string_view kFlopsNeeds[] = {"Fpu0Active", "Fpu1Active", "GpuCoreClocks"};
+constexpr std::string_view kBytesNeeds[] = {"GtiReadThroughput", "GtiWriteThroughput"};
+constexpr std::string_view kQuietNeeds[] = {"GpuBusy"};
 
 // IGT's ComputeBasic render-pipeline counters (A1-A3, A5, A6, A21-A27 on Gen9, Gen12 and
 // Xe-LPG): vertex, hull, domain, geometry and pixel shader threads and pixel-pipeline results,
@@ -125,10 +136,9 @@ std::optional<std::string> why_not_measured(const Context& c,
     return fmt::format("{} of {} has no {} on this device: nothing to derive the figure from",
                        set->set.symbol(), c.device.platform.codename, fmt::join(missing, ", "));
   }
-  if (!c.device.simulated()) return std::string(kNeedsKernelRunner);
   if (c.accesses.empty()) return std::string("no read-out to measure through");
   const oa::Generation gen = c.device.platform.gen;
-  if (known_work && !mmio::sim_models_known_work(gen)) {
+  if (known_work && c.device.simulated() && !mmio::sim_models_known_work(gen)) {
     return fmt::format(
         "the simulator models no known work on {} (mmio/sim_work.h): its counters follow the "
         "workload's fractions whatever kernel runs",
@@ -137,24 +147,62 @@ std::optional<std::string> why_not_measured(const Context& c,
   return std::nullopt;
 }
 
-// The counter deltas of one launch of `work` on the simulator. SimGpu is told the work before the
-// read-out says a kernel runs (it keeps the work of a kernel already running) and has counted all
-// of it once the kernel ends, however short the window; the window lasts the model's kernel time,
-// at most a window, so that the shares per GPU clock are those of the kernel.
-oa::CounterDeltas known_work_deltas(Context& c, gpu::CounterSource& source,
-                                    const oa::KernelWork& work) {
-  mmio::SimGpu& sim = *c.device.sim;
-  const double kernel_ns =
-      mmio::sim_kernel_events(work, sim.config().platform.gen, sim.eus(), sim.config().freq_mhz)
-          .duration_ns;
-  const auto wait = static_cast<std::int64_t>(std::min(kernel_ns, double(c.window_ns)));
-  const oa::RawReport r0 = source.snapshot(1);
-  sim.set_kernel_running(true, &work);
-  source.kernel_running(true);
-  std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
-  source.kernel_running(false);
-  const oa::RawReport r1 = source.snapshot(2);
-  return oa::compute_deltas(oa::decode(c.format, r0.bytes), oa::decode(c.format, r1.bytes));
+// The set's counters in one launch's row, by symbol, as the profile run evaluated them: nullopt
+// for a counter the set lacks, or whose cell is empty (not on this device, divided by zero).
+class RowValues {
+ public:
+  RowValues(const SetOnDevice& s, const std::vector<report::Field>& row) : set_(s.set), row_(row) {}
+
+  std::optional<double> operator()(std::string_view symbol) const {
+    const std::optional<int> i = set_.counter_index(symbol);
+    if (!i) return std::nullopt;
+    const std::string column = report::metric_column(set_.counters()[static_cast<std::size_t>(*i)]);
+    for (const report::Field& f : row_) {
+      if (f.name != column) continue;
+      if (const auto* d = std::get_if<double>(&f.value)) return *d;
+      if (const auto* u = std::get_if<std::uint64_t>(&f.value)) return static_cast<double>(*u);
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const oa::MetricSet& set_;
+  const std::vector<report::Field>& row_;
+};
+
+// A text cell of a row ("kernel", "global_size"); "" where it has none.
+std::string text_field(const std::vector<report::Field>& row, std::string_view name) {
+  for (const report::Field& f : row) {
+    if (f.name != name) continue;
+    const auto* text = std::get_if<std::string>(&f.value);
+    return text != nullptr ? *text : std::string();
+  }
+  return {};
+}
+
+// Why a check cannot read the known work's run `name`, as its outcome: a skip where nothing ran
+// (no kernel_runner, or no launch measured: why), a failure where kernel_runner or its profile
+// run failed after launching. nullopt: its rows are there to read.
+std::optional<Outcome> unmeasured(const Context& c, std::string_view name) {
+  const KnownWork& known = *c.known_work;
+  if (!known.kernel_runner) return skip(known.why_none);
+  const KernelRun* run = known.find(name);
+  if (run == nullptr || run->status < 0) {
+    return skip(fmt::format("the known work's {} run did not run", name));
+  }
+  const std::string said = run->last_line.empty() ? "" : "; its last line: " + run->last_line;
+  if (run->rows.rows.empty()) {
+    return skip(
+        fmt::format("no launch of `{}` was measured: its profile run ended with status {}{}",
+                    command_text(*run), run->status, said));
+  }
+  if (run->status != 0) {
+    return fail(
+        fmt::format("{} launches of `{}` measured", run->rows.rows.size(), command_text(*run)),
+        fmt::format("its profile run ended with status {}{}", run->status, said));
+  }
+  return std::nullopt;
 }
 
 // One kernel at one size: the work it does and the work its counters say.
@@ -196,58 +244,121 @@ Outcome judge(const std::vector<KnownWorkRun>& runs, const Judgement& j) {
               std::move(figures));
 }
 
+// "load_store_64MiB": the run of load_store_vect4 through buffers of `mib` MiB.
+std::string load_store_run(std::size_t mib) { return fmt::format("load_store_{}MiB", mib); }
+
+// The buffer sizes load_store runs with, a run each: the first alone with --quick.
+std::span<const std::size_t> load_store_sizes(const Context& c) {
+  return std::span(kLoadStoreMiB).first(c.options.quick ? 1 : std::size(kLoadStoreMiB));
+}
+
+// The row of `kernel`'s launch over `global` work-items in `run`, or the failure saying it is
+// missing.
+std::variant<const std::vector<report::Field>*, Outcome> row_of(const KernelRun& run,
+                                                                std::string_view kernel,
+                                                                std::size_t global) {
+  for (const std::vector<report::Field>& row : run.rows.rows) {
+    if (text_field(row, "kernel") == kernel &&
+        text_field(row, "global_size") == std::to_string(global)) {
+      return &row;
+    }
+  }
+  return fail(fmt::format("{} launches of `{}` measured", run.rows.rows.size(), command_text(run)),
+              fmt::format("no launch of {} over {} work-items among them", kernel, global));
+}
+
+// Why idle-and-render-quiet cannot measure here, or nullopt; loads the set into `set`.
+std::optional<std::string> quiet_not_measured(const Context& c, std::optional<SetOnDevice>& set) {
+  if (auto why = why_not_measured(c, kQuietNeeds, false, set)) return why;
+  const bool any = std::any_of(std::begin(kRenderCounters), std::end(kRenderCounters),
+                               [&](std::string_view n) { return set->set.counter_index(n); });
+  if (any) return std::nullopt;
+  return fmt::format("{} of {} has none of IGT's render-pipeline counters ({})", set->set.symbol(),
+                     c.device.platform.codename, fmt::join(kRenderCounters, ", "));
+}
+
 }  // namespace
 
-// counters: FLOPs from the FPU counters, as the set's equations and oaprof's roofline read them,
-// against mad_vect4's and mad_vect8's known FLOPs at several sizes.
-Outcome check_known_work_flops(Context& c) {
-  constexpr std::string_view kNeeds[] = {"Fpu0Active", "Fpu1Active", "GpuCoreClocks"};
+void plan_known_work(Context& c, KnownWork& known) {
+  const auto wanted = [&c](std::string_view check) {
+    return !c.options.skip_checks.contains(check);
+  };
   std::optional<SetOnDevice> set;
-  if (auto why = why_not_measured(c, kNeeds, true, set)) return skip(std::move(*why));
-  StartedSource source(c, c.accesses.front());
+  const bool flops = wanted("known-work-flops") && !why_not_measured(c, kFlopsNeeds, true, set);
+  if (flops || (wanted("idle-and-render-quiet") && !quiet_not_measured(c, set))) {
+    known.runs.push_back(
+        {.name = std::string(kComputeRun),
+         .arguments = {std::begin(kComputeArguments), std::end(kComputeArguments)}});
+  }
+  if (wanted("known-work-bytes") && !why_not_measured(c, kBytesNeeds, true, set)) {
+    for (const std::size_t mib : load_store_sizes(c)) {
+      KernelRun run{.name = load_store_run(mib),
+                    .arguments = {"load_store_vect4", "--size", fmt::format("{}M", mib),
+                                  "--no-warmup", "--max-repeats", "1"}};
+      run.params.size_bytes = mib << 20;
+      known.runs.push_back(std::move(run));
+    }
+  }
+  if (!c.accesses.empty()) known.access = c.accesses.front();
+  known.metric_set = c.options.metric_set;
+  known.metrics_xml = c.options.metrics_xml;
+}
+
+// counters: FLOPs from the FPU counters, as the set's equations and oaprof's roofline read them,
+// in the rows of mad_vect4's and mad_vect8's launches at several sizes, against their known FLOPs.
+Outcome check_known_work_flops(Context& c) {
+  std::optional<SetOnDevice> set;
+  if (auto why = why_not_measured(c, kFlopsNeeds, true, set)) return skip(std::move(*why));
+  if (auto o = unmeasured(c, kComputeRun)) return std::move(*o);
+  const KernelRun& run = *c.known_work->find(kComputeRun);
   std::vector<KnownWorkRun> runs;
-  for (const std::string_view kernel : {"mad_vect4", "mad_vect8"}) {
+  for (const std::string_view kernel : kFlopsKernels) {
     for (const std::size_t global : kFlopsGlobalSizes) {
-      const oa::KernelWork work = bench::known_work(kernel, global).value();
-      const WindowValues v(*set, known_work_deltas(c, *source, work));
+      auto row = row_of(run, kernel, global);
+      if (auto* missing = std::get_if<Outcome>(&row)) return std::move(*missing);
+      const RowValues v(*set, *std::get<const std::vector<report::Field>*>(row));
       // Fpu0Active and Fpu1Active are percent of EU-cycles (A10, A11 over EUs x GpuCoreClocks):
       // back to FPU-active EU-cycles, each kFlopsPerFpuCycle FLOPs.
       const double fpu_cycles = (v("Fpu0Active").value_or(0) + v("Fpu1Active").value_or(0)) / 100 *
                                 v("GpuCoreClocks").value_or(0) *
                                 static_cast<double>(set->vars.eu_cores_total);
-      runs.push_back(
-          {fmt::format("{}_{}", kernel, global), work.flops, fpu_cycles * kFlopsPerFpuCycle});
+      runs.push_back({fmt::format("{}_{}", kernel, global),
+                      bench::known_work(kernel, global).value().flops,
+                      fpu_cycles * kFlopsPerFpuCycle});
     }
   }
   return judge(runs,
                {"FLOPs", "FLOP",
-                fmt::format("FLOPs from Fpu0Active + Fpu1Active through {}", c.accesses.front()),
+                fmt::format("FLOPs from Fpu0Active + Fpu1Active in the rows of `{}` through {}",
+                            command_text(run), c.known_work->access),
                 "the FPU counters do not count the FPU cycles the metric set's equations "
                 "read them as"});
 }
 
-// counters: GTI bytes from the set's GtiReadThroughput and GtiWriteThroughput against the bytes
-// load_store moves through buffers the last-level cache cannot hold.
+// counters: GTI bytes from the set's GtiReadThroughput and GtiWriteThroughput in the rows of
+// load_store's launches through buffers the last-level cache cannot hold.
 Outcome check_known_work_bytes(Context& c) {
-  constexpr std::string_view kNeeds[] = {"GtiReadThroughput", "GtiWriteThroughput"};
   std::optional<SetOnDevice> set;
-  if (auto why = why_not_measured(c, kNeeds, true, set)) return skip(std::move(*why));
-  StartedSource source(c, c.accesses.front());
+  if (auto why = why_not_measured(c, kBytesNeeds, true, set)) return skip(std::move(*why));
   std::vector<KnownWorkRun> runs;
-  for (const std::size_t mib : kLoadStoreMiB) {
-    bench::WorkParams params;
-    params.size_bytes = mib << 20;
-    const oa::KernelWork work =
-        bench::known_work("load_store_vect4", kRunnerGlobalSize, params).value();
-    const WindowValues v(*set, known_work_deltas(c, *source, work));
-    runs.push_back({fmt::format("load_store_vect4_{}MiB", mib), work.global_bytes,
-                    v("GtiReadThroughput").value_or(0) + v("GtiWriteThroughput").value_or(0)});
+  for (const std::size_t mib : load_store_sizes(c)) {
+    if (auto o = unmeasured(c, load_store_run(mib))) return std::move(*o);
+    const KernelRun& run = *c.known_work->find(load_store_run(mib));
+    auto row = row_of(run, "load_store_vect4", kRunnerGlobalSize);
+    if (auto* missing = std::get_if<Outcome>(&row)) return std::move(*missing);
+    const RowValues v(*set, *std::get<const std::vector<report::Field>*>(row));
+    runs.push_back(
+        {fmt::format("load_store_vect4_{}MiB", mib),
+         bench::known_work("load_store_vect4", kRunnerGlobalSize, run.params).value().global_bytes,
+         v("GtiReadThroughput").value_or(0) + v("GtiWriteThroughput").value_or(0)});
   }
-  return judge(runs, {"bytes", "B",
-                      fmt::format("bytes from GtiReadThroughput + GtiWriteThroughput through {}",
-                                  c.accesses.front()),
-                      "the GTI counters do not count the bytes between the GPU and memory the "
-                      "metric set's equations read them as"});
+  return judge(runs,
+               {"bytes", "B",
+                fmt::format("bytes from GtiReadThroughput + GtiWriteThroughput in the rows of "
+                            "`kernel_runner load_store_vect4 --size N` through {}",
+                            c.known_work->access),
+                "the GTI counters do not count the bytes between the GPU and memory the "
+                "metric set's equations read them as"});
 }
 
 namespace {
@@ -263,49 +374,60 @@ std::pair<std::string, double> loudest_share(const SetOnDevice& set, const Windo
   return loudest;
 }
 
-// The render-pipeline counters of the set that counted during compute, and their sum.
-std::pair<std::vector<std::string>, double> render_events(const WindowValues& busy) {
-  std::pair<std::vector<std::string>, double> out;
-  for (const std::string_view name : kRenderCounters) {
-    const double n = busy(name).value_or(0);
-    if (n > 0) out.first.emplace_back(name);
-    out.second += n;
+// What kernel_runner's compute launches counted: the render-pipeline counters that moved and
+// their sum over every launch, and the least GPU-busy share of a launch.
+struct ComputeCounts {
+  std::vector<std::string> rendered;
+  double events = 0;
+  double least_busy = 0;
+};
+
+ComputeCounts compute_counts(const SetOnDevice& set, const KernelRun& run) {
+  ComputeCounts out;
+  for (std::size_t i = 0; i < run.rows.rows.size(); ++i) {
+    const RowValues v(set, run.rows.rows[i]);
+    const double busy = v("GpuBusy").value_or(0);
+    out.least_busy = i == 0 ? busy : std::min(out.least_busy, busy);
+    for (const std::string_view name : kRenderCounters) {
+      const double n = v(name).value_or(0);
+      if (n > 0 &&
+          std::find(out.rendered.begin(), out.rendered.end(), name) == out.rendered.end()) {
+        out.rendered.emplace_back(name);
+      }
+      out.events += n;
+    }
   }
   return out;
 }
 
 }  // namespace
 
-// counters: an idle window keeps every busy and EU share still, and a compute window makes no
-// render-pipeline event.
+// counters: an idle window keeps every busy and EU share still, and kernel_runner's compute
+// launches make no render-pipeline event.
 Outcome check_idle_and_render_quiet(Context& c) {
-  constexpr std::string_view kNeeds[] = {"GpuBusy"};
   std::optional<SetOnDevice> set;
-  if (auto why = why_not_measured(c, kNeeds, false, set)) return skip(std::move(*why));
-  const std::size_t render_in_set =
+  if (auto why = quiet_not_measured(c, set)) return skip(std::move(*why));
+  if (auto o = unmeasured(c, kComputeRun)) return std::move(*o);
+  const KernelRun& run = *c.known_work->find(kComputeRun);
+  const auto render_in_set =
       std::count_if(std::begin(kRenderCounters), std::end(kRenderCounters),
                     [&](std::string_view n) { return set->set.counter_index(n).has_value(); });
-  if (render_in_set == 0) {
-    return skip(fmt::format("{} of {} has none of IGT's render-pipeline counters ({})",
-                            set->set.symbol(), c.device.platform.codename,
-                            fmt::join(kRenderCounters, ", ")));
-  }
   StartedSource source(c, c.accesses.front());
   const WindowValues idle(*set, measure_window(c, *source, c.window_ns, false).deltas);
-  const WindowValues busy(*set, measure_window(c, *source, c.window_ns, true).deltas);
   const auto [loudest, share] = loudest_share(*set, idle);
-  const auto [rendered, events] = render_events(busy);
-  const double busy_percent = busy("GpuBusy").value_or(0);
+  const ComputeCounts compute = compute_counts(*set, run);
   std::vector<Figure> figures = {{"idle_largest_share", share, "percent"},
-                                 {"compute_gpu_busy", busy_percent, "percent"},
-                                 {"compute_render_events", events, "events"},
-                                 {"render_counters", double(render_in_set), ""}};
+                                 {"compute_gpu_busy", compute.least_busy, "percent"},
+                                 {"compute_render_events", compute.events, "events"},
+                                 {"render_counters", double(render_in_set), ""},
+                                 {"compute_launches", double(run.rows.rows.size()), ""}};
   const std::string measured = fmt::format(
-      "through {}: idle, the largest busy or EU share {} {:.4g}%; compute ({:.3g}% busy), {} "
-      "render-pipeline counters sum to {:.4g}",
-      c.accesses.front(), loudest, share, busy_percent, render_in_set, events);
-  if (busy_percent <= 0) {
-    return fail(measured, "the compute window counted no GPU-busy clock: nothing was measured",
+      "idle through {}: the largest busy or EU share {} {:.4g}%; {} launches of `{}` through {} "
+      "(the least {:.3g}% busy): {} render-pipeline counters sum to {:.4g}",
+      c.accesses.front(), loudest, share, run.rows.rows.size(), command_text(run),
+      c.known_work->access, compute.least_busy, render_in_set, compute.events);
+  if (compute.least_busy <= 0) {
+    return fail(measured, "a compute launch counted no GPU-busy clock: nothing was measured",
                 std::move(figures));
   }
   if (share > kIdleSharePercent) {
@@ -314,11 +436,11 @@ Outcome check_idle_and_render_quiet(Context& c) {
         fmt::format("{} counts without work: busy and EU figures of every row carry it", loudest),
         std::move(figures));
   }
-  if (events > 0) {
+  if (compute.events > 0) {
     return fail(measured,
                 fmt::format("{} counted during compute: these counters do not count what the "
                             "metric set says",
-                            fmt::join(rendered, ", ")),
+                            fmt::join(compute.rendered, ", ")),
                 std::move(figures));
   }
   return pass(measured, std::move(figures));

@@ -34,77 +34,11 @@ using ::testing::StartsWith;
 const std::vector<std::string> kLoadedChecks = {"readouts-agree", "rpc-vs-periodic", "noa-counting",
                                                 "flex-routing"};
 
-// A directory with a fake kernel_runner in it, open to the user it may run as (nobody), which
-// writes what it was started with beside itself and then runs `body`.
-class FakeKernelRunner {
- public:
-  explicit FakeKernelRunner(const std::string& body) {
-    dir_ = fs::temp_directory_path() /
-           ("oaprof-load-" + std::to_string(::getpid()) + "-" + std::to_string(++count_));
-    fs::create_directories(dir_);
-    fs::permissions(dir_, fs::perms::all);
-    std::ofstream(dir_ / "kernel_runner") << "#!/bin/sh\n"
-                                          << "echo $$ >> '" << (dir_ / "pids").string() << "'\n"
-                                          << "id -u > '" << (dir_ / "uid").string() << "'\n"
-                                          << "echo \"$@\" > '" << (dir_ / "args").string() << "'\n"
-                                          << body << "\n";
-    fs::permissions(dir_ / "kernel_runner", fs::perms::all);
-  }
-  ~FakeKernelRunner() { fs::remove_all(dir_); }
-  const fs::path& dir() const { return dir_; }
-  fs::path program() const { return dir_ / "kernel_runner"; }
-  std::string first_line(const std::string& file) const {
-    std::string line;
-    std::getline(std::ifstream(dir_ / file), line);
-    return line;
-  }
-  std::vector<pid_t> pids() const {
-    std::vector<pid_t> out;
-    std::ifstream in(dir_ / "pids");
-    for (pid_t pid; in >> pid;) out.push_back(pid);
-    return out;
-  }
-
- private:
-  static inline int count_ = 0;
-  fs::path dir_;
-};
-
 constexpr const char* kLaunching =
     "echo 'kernel_runner: busy: mad_vect8 launching on fake GPU for 60 s' >&2\nexec sleep 30";
 
 // Gone and reaped: not even a zombie answers.
 bool reaped(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
-
-// SUDO_UID/SUDO_GID for the test's life: nobody when we are root (as `sudo oaprof` by a user).
-class SudoEnv {
- public:
-  explicit SudoEnv(std::optional<std::string> uid) {
-    for (const char* k : {"SUDO_UID", "SUDO_GID"}) {
-      const char* v = std::getenv(k);
-      saved_.push_back(v ? std::optional<std::string>(v) : std::nullopt);
-      if (uid)
-        ::setenv(k, uid->c_str(), 1);
-      else
-        ::unsetenv(k);
-    }
-  }
-  ~SudoEnv() {
-    const char* keys[] = {"SUDO_UID", "SUDO_GID"};
-    for (std::size_t i = 0; i < 2; ++i) {
-      if (saved_[i])
-        ::setenv(keys[i], saved_[i]->c_str(), 1);
-      else
-        ::unsetenv(keys[i]);
-    }
-  }
-
- private:
-  std::vector<std::optional<std::string>> saved_;
-};
-
-// The uid the load must run as: nobody under the fake sudo when root, else ours.
-std::string expected_uid() { return ::geteuid() == 0 ? "65534" : std::to_string(::getuid()); }
 
 SelftestReport run_with_load(const FakeKernelRunner& fake, SimLoad load) {
   SelftestOptions o = sim_options("kblgt2");

@@ -1,10 +1,14 @@
-// The selftest's checks that counters mean what the metric sets say, on the simulator: with the
-// work of kernel_runner's kernels known, counter-derived FLOPs and GTI bytes match it and an idle
-// window and render counters stay still; each of their faults fails exactly its own check on KBL
-// and TGL, and on MTL where the check measures (elsewhere it skips, saying why).
+// The selftest's checks that counters mean what the metric sets say, on the simulator: the
+// build's kernel_runner runs through the path a profile takes (run/selftest_known_work.h), and
+// with its kernels' work known, counter-derived FLOPs and GTI bytes in its rows match it, an idle
+// window stays still and its compute launches count no render event; each of their faults fails
+// exactly its own check on KBL and TGL, and on MTL where the check measures (elsewhere it skips,
+// saying why). Fake kernel_runners show whom it runs as and the skip without one. Runs without
+// kernel_runner(options) start none (a test binary has no kernel_runner beside it).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -16,6 +20,7 @@
 namespace oaprof::run::selftest {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -23,6 +28,9 @@ using ::testing::IsEmpty;
 class SelftestWorkTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { use_shared_metrics_path(); }
+  // kernel_runner(o): o with the build's kernel_runner, started as the invoking user (nobody
+  // under this fake sudo when the test runs as root).
+  const BuiltKernelRunner kernel_runner;
 };
 
 double figure(const CheckResult& r, std::string_view name) {
@@ -42,41 +50,57 @@ std::vector<double> ratios(const CheckResult& r) {
   return out;
 }
 
+// The counters checks' runs are kernel_runner's own, through the path a profile takes: each
+// kernel and size is a row of a profile run, and the simulated GPU counted its known work.
 TEST_F(SelftestWorkTest, OnKblEveryKernelAndSizeCountsItsKnownWork) {
-  const SelftestReport report = run_selftest(sim_options("kblgt2"));
+  const SelftestReport report = run_selftest(kernel_runner(sim_options("kblgt2")));
   const CheckResult& flops = check(report, "known-work-flops");
   ASSERT_EQ(flops.verdict, Verdict::kPass) << flops.reason;
   EXPECT_EQ(ratios(flops).size(), 6u);  // mad_vect4 and mad_vect8 at three sizes
   for (const double r : ratios(flops)) EXPECT_NEAR(r, 1.0, 0.01);
-  // 1048576 work-items x 2048 multiply-adds of one lane each, two FLOPs a mad.
-  EXPECT_DOUBLE_EQ(figure(flops, "mad_vect8_1048576_known"), 1048576.0 * 2048 * 2);
+  // 65536 work-items x 2048 multiply-adds of one lane each, two FLOPs a mad.
+  EXPECT_DOUBLE_EQ(figure(flops, "mad_vect8_65536_known"), 65536.0 * 2048 * 2);
+  EXPECT_THAT(flops.measurement,
+              HasSubstr("in the rows of `kernel_runner mad_vect4 mad_vect8 --sweep wg=64:1024:x4 "
+                        "--wi 64 --no-warmup --max-repeats 1 --quiet` through mmio"));
   const CheckResult& bytes = check(report, "known-work-bytes");
   ASSERT_EQ(bytes.verdict, Verdict::kPass) << bytes.reason;
   EXPECT_EQ(ratios(bytes).size(), 2u);
   for (const double r : ratios(bytes)) EXPECT_NEAR(r, 1.0, 0.01);
-  EXPECT_DOUBLE_EQ(figure(bytes, "load_store_vect4_256MiB_known"), 2.0 * (256 << 20));
+  EXPECT_DOUBLE_EQ(figure(bytes, "load_store_vect4_128MiB_known"), 2.0 * (128 << 20));
   const CheckResult& quiet = check(report, "idle-and-render-quiet");
   ASSERT_EQ(quiet.verdict, Verdict::kPass) << quiet.reason;
-  EXPECT_GT(figure(quiet, "compute_gpu_busy"), 50);
+  EXPECT_GT(figure(quiet, "compute_gpu_busy"), 0);
+  EXPECT_EQ(figure(quiet, "compute_launches"), 6);
   EXPECT_EQ(figure(quiet, "render_counters"), 12);
+  // The JSON report carries every run's known and counted work.
+  const nlohmann::json j = report_json(report, "test");
+  const nlohmann::json& f = j["checks"][6];
+  ASSERT_EQ(f["name"], "known-work-flops");
+  EXPECT_EQ(f["group"], "counters");
+  EXPECT_EQ(f["tolerance"], "10% per kernel and size");
+  EXPECT_EQ(f["figures"]["mad_vect4_4096_known"]["unit"], "FLOP");
+  EXPECT_GT(f["figures"]["mad_vect4_4096_counted"]["value"].get<double>(), 0);
 }
 
 TEST_F(SelftestWorkTest, WhereTheSetOrTheSimulatorHasNoFigureTheCheckSkipsSayingWhy) {
   const SelftestReport tgl = run_selftest(sim_options("tglgt2"));
   EXPECT_EQ(check(tgl, "known-work-flops").verdict, Verdict::kSkip);
   EXPECT_THAT(check(tgl, "known-work-flops").reason, HasSubstr("has no Fpu0Active, Fpu1Active"));
-  EXPECT_EQ(check(tgl, "known-work-bytes").verdict, Verdict::kPass);
-  EXPECT_EQ(check(tgl, "idle-and-render-quiet").verdict, Verdict::kPass);
-  const SelftestReport mtl = run_selftest(sim_options("mtlgt2"));
+  // Xe-LPG's compute launches are measured all the same: their render counters stay still.
+  const SelftestReport mtl = run_selftest(kernel_runner(sim_options("mtlgt2")));
   EXPECT_EQ(check(mtl, "known-work-bytes").verdict, Verdict::kSkip);
   EXPECT_THAT(check(mtl, "known-work-bytes").reason,
               HasSubstr("the simulator models no known work on Xe-LPG"));
-  EXPECT_EQ(check(mtl, "idle-and-render-quiet").verdict, Verdict::kPass);
+  EXPECT_EQ(check(mtl, "idle-and-render-quiet").verdict, Verdict::kPass)
+      << check(mtl, "idle-and-render-quiet").reason;
 }
 
 TEST_F(SelftestWorkTest, FpuCountHalvedFailsKnownWorkFlopsOnKblAndSkipsWhereNoFpuCounterIs) {
-  const SelftestReport kbl = run_selftest(sim_options("kblgt2", {SimFault::kFpuCountHalved}));
+  const SelftestReport kbl =
+      run_selftest(kernel_runner(sim_options("kblgt2", {SimFault::kFpuCountHalved})));
   EXPECT_THAT(failed(kbl), ElementsAre("known-work-flops")) << report_table(kbl);
+  EXPECT_EQ(ratios(check(kbl, "known-work-flops")).size(), 6u);
   for (const double r : ratios(check(kbl, "known-work-flops"))) EXPECT_NEAR(r, 0.5, 0.01);
   // TGL's ComputeBasic has no FPU counter, MTL's no Fpu0/Fpu1Active: nothing to halve or fail.
   for (const std::string_view platform : {"tglgt2", "mtlgt2"}) {
@@ -90,10 +114,14 @@ TEST_F(SelftestWorkTest, FpuCountHalvedFailsKnownWorkFlopsOnKblAndSkipsWhereNoFp
 TEST_F(SelftestWorkTest, GtiBytesLostFailsKnownWorkBytesOnKblAndTglAndSkipsOnMtl) {
   for (const std::string_view platform : {"kblgt2", "tglgt2"}) {
     SCOPED_TRACE(platform);
-    const SelftestReport r = run_selftest(sim_options(platform, {SimFault::kGtiBytesLost}));
+    const SelftestReport r =
+        run_selftest(kernel_runner(sim_options(platform, {SimFault::kGtiBytesLost})));
     EXPECT_THAT(failed(r), ElementsAre("known-work-bytes")) << report_table(r);
+    EXPECT_EQ(ratios(check(r, "known-work-bytes")).size(), 2u);
     for (const double ratio : ratios(check(r, "known-work-bytes"))) EXPECT_NEAR(ratio, 0.5, 0.01);
     EXPECT_THAT(check(r, "known-work-bytes").reason, HasSubstr("load_store_vect4_"));
+    // The other counters checks measured and passed: the fault is the bytes' alone.
+    EXPECT_EQ(check(r, "idle-and-render-quiet").verdict, Verdict::kPass);
   }
   const SelftestReport mtl = run_selftest(sim_options("mtlgt2", {SimFault::kGtiBytesLost}));
   EXPECT_THAT(failed(mtl), IsEmpty()) << report_table(mtl);
@@ -103,7 +131,8 @@ TEST_F(SelftestWorkTest, GtiBytesLostFailsKnownWorkBytesOnKblAndTglAndSkipsOnMtl
 TEST_F(SelftestWorkTest, RenderCounterLeakFailsIdleAndRenderQuietOnKblTglAndMtl) {
   for (const std::string_view platform : {"kblgt2", "tglgt2", "mtlgt2"}) {
     SCOPED_TRACE(platform);
-    const SelftestReport r = run_selftest(sim_options(platform, {SimFault::kRenderCounterLeak}));
+    const SelftestReport r =
+        run_selftest(kernel_runner(sim_options(platform, {SimFault::kRenderCounterLeak})));
     EXPECT_THAT(failed(r), ElementsAre("idle-and-render-quiet")) << report_table(r);
     const CheckResult& quiet = check(r, "idle-and-render-quiet");
     EXPECT_THAT(quiet.reason, HasSubstr("PsThreads, RasterizedPixels counted during compute"));
@@ -111,18 +140,40 @@ TEST_F(SelftestWorkTest, RenderCounterLeakFailsIdleAndRenderQuietOnKblTglAndMtl)
   }
 }
 
-TEST_F(SelftestWorkTest, TheJsonReportCarriesEveryRunsKnownAndCountedWork) {
-  const nlohmann::json j = report_json(run_selftest(sim_options("kblgt2")), "test");
-  bool seen = false;
-  for (const auto& c : j["checks"]) {
-    if (c["name"] != "known-work-flops") continue;
-    seen = true;
-    EXPECT_EQ(c["group"], "counters");
-    EXPECT_EQ(c["tolerance"], "10% per kernel and size");
-    EXPECT_EQ(c["figures"]["mad_vect4_4096_known"]["unit"], "FLOP");
-    EXPECT_GT(c["figures"]["mad_vect4_4096_counted"]["value"].get<double>(), 0);
+// The known work runs as `sudo oaprof -- kernel_runner ...` runs its program: as the invoking
+// user (SUDO_UID/SUDO_GID; here nobody), with oaprof's layer and its configuration in the
+// environment; what it says last is the reason when it measured nothing.
+TEST_F(SelftestWorkTest, KernelRunnerRunsAsTheInvokingUserUnderTheProfilesLayer) {
+  const FakeKernelRunner fake("echo 'kernel_runner: no OpenCL device found' >&2\nexit 3");
+  SelftestOptions o = kernel_runner(sim_options("kblgt2"));
+  o.kernel_runner_dir = fake.dir();
+  const SelftestReport report = run_selftest(o);
+  EXPECT_EQ(fake.pids().size(), 3u);  // the compute run and load_store's two
+  EXPECT_EQ(fake.first_line("uid"), expected_uid());
+  const std::vector<std::string> env = fake.lines("env");
+  EXPECT_THAT(env, Contains(HasSubstr(OAPROF_LAYER_SO)));
+  EXPECT_THAT(env, Contains("OAPROF_WORK_HINTS=1"));
+  for (const char* name : {"known-work-flops", "known-work-bytes", "idle-and-render-quiet"}) {
+    const CheckResult& r = check(report, name);
+    EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
+    EXPECT_THAT(r.reason, HasSubstr("ended with status 3; its last line: kernel_runner: no "
+                                    "OpenCL device found"))
+        << name;
   }
-  EXPECT_TRUE(seen);
+}
+
+TEST_F(SelftestWorkTest, WithoutKernelRunnerTheKnownWorkChecksSkipSayingWhereItLooked) {
+  const FakeKernelRunner fake("exit 0");
+  std::filesystem::remove(fake.program());
+  SelftestOptions o = sim_options("kblgt2");
+  o.kernel_runner_dir = fake.dir();
+  const SelftestReport report = run_selftest(o);
+  for (const char* name : {"known-work-flops", "known-work-bytes", "idle-and-render-quiet"}) {
+    const CheckResult& r = check(report, name);
+    EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
+    EXPECT_THAT(r.reason, HasSubstr("no kernel_runner at " + fake.program().string())) << name;
+  }
+  EXPECT_TRUE(fake.pids().empty());
 }
 
 }  // namespace
