@@ -258,6 +258,12 @@ std::string_view verdict_name(Verdict verdict) {
 
 std::span<const SimFaultInfo> sim_faults() { return kSimFaults; }
 
+std::vector<std::string_view> check_names() {
+  std::vector<std::string_view> names;
+  for (const CheckSpec& c : kChecks) names.push_back(c.name);
+  return names;
+}
+
 SimFault parse_sim_fault(std::string_view name) {
   std::vector<std::string_view> names;
   for (const SimFaultInfo& f : kSimFaults) {

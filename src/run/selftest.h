@@ -81,6 +81,8 @@ struct SimFaultInfo {
 };
 
 std::span<const SimFaultInfo> sim_faults();
+// The checks' names, in the order they run ("topology", ..., "energy-model").
+std::vector<std::string_view> check_names();
 // Throws std::invalid_argument listing the valid names.
 SimFault parse_sim_fault(std::string_view name);
 const SimFaultInfo& sim_fault_info(SimFault fault);
@@ -120,6 +122,9 @@ struct SelftestOptions {
   // (run/selftest_load.h); empty: beside oaprof (run/kernel_runner_path.h).
   std::filesystem::path kernel_runner_dir;
   SimLoad sim_load = SimLoad::kModel;
+  // Set where no GPU load may be started at all, with the reason a check then gives (oaprofd's
+  // selftest for a client: it starts no program for one).
+  std::optional<std::string> no_load;
   // Told a line before each check starts, for progress on stderr. What it throws ends the run
   // there (oaprofd cancels a selftest whose client went so), as a failed open does.
   std::function<void(std::string_view)> progress;

@@ -97,6 +97,18 @@ TEST_F(SelftestCliTest, QuickRunPassesAndWritesTheDocumentedReport) {
   EXPECT_THAT(r.output, Not(HasSubstr("GFLOP/s")));
 }
 
+// --help names every check the selftest runs (its footer is made from the list of checks), each as
+// a whole word: "energy" is not found inside "energy-model".
+TEST_F(SelftestCliTest, HelpNamesEveryDocumentedCheck) {
+  const auto help = run(std::string(OAPROF_BIN) + " selftest --help");
+  ASSERT_EQ(help.status, 0) << help.output;
+  const std::set<std::string> documented = documented_checks();
+  ASSERT_GE(documented.size(), 14u);
+  for (const std::string& name : documented) {
+    EXPECT_TRUE(std::regex_search(help.output, std::regex(" " + name + "[,.]"))) << name;
+  }
+}
+
 TEST_F(SelftestCliTest, AFaultFailsItsCheckWithExitStatusOneAndProgressOnStderr) {
   const auto r = run(sim() + " --sim-fault rapl-stuck");
   EXPECT_EQ(r.status, 1) << r.output;
