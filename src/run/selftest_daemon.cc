@@ -22,6 +22,9 @@ namespace {
 // `sudo oaprof selftest` starts as the invoking user (run/selftest_load.h).
 constexpr std::string_view kLoadChecks[] = {"readouts-agree", "rpc-vs-periodic", "noa-counting",
                                             "flex-routing"};
+// Why oaprofd's selftest starts no GPU load: the energy check's busy windows say it.
+constexpr std::string_view kNoLoad =
+    "oaprofd starts no program for a client: sudo oaprof selftest runs kernel_runner as you";
 
 // How often the client asks whether the checks have ended: each check takes a window or more
 // (20 ms quick, 100 ms full), so a check's progress line is late by a fraction of it at most.
@@ -81,6 +84,7 @@ daemon::SelftestOutcome serve_selftest(const daemon::SelftestJob& job) {
   o.progress = job.progress;
   o.open_device = job.open_device;
   o.skip_checks = daemon_skipped_checks(job);
+  o.no_load = std::string(kNoLoad);
   const SelftestReport report = run_selftest(o);
 
   daemon::SelftestOutcome outcome;

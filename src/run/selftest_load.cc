@@ -186,6 +186,10 @@ std::optional<std::optional<session::Credentials>> invoking_user(std::string& wh
 std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why) {
   why.clear();
   if (c.device.simulated() && c.options.sim_load == SimLoad::kModel) return nullptr;
+  if (c.options.no_load) {
+    why = *c.options.no_load;
+    return nullptr;
+  }
   const auto user = invoking_user(why);
   if (!user) return nullptr;
   const std::optional<std::filesystem::path> program = selftest_kernel_runner(c.options, why);

@@ -28,11 +28,16 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // The checks whose busy windows run under the load.
+// The checks whose busy windows need a load, and skip without one.
 const std::vector<std::string> kLoadedChecks = {"readouts-agree", "rpc-vs-periodic", "noa-counting",
                                                 "flex-routing"};
+// Those and energy, whose busy windows run under one too; without one it judges the rest.
+const std::vector<std::string> kEveryLoadedCheck = {"readouts-agree", "rpc-vs-periodic",
+                                                    "noa-counting", "flex-routing", "energy"};
 
 constexpr const char* kLaunching =
     "echo 'kernel_runner: busy: mad_vect8 launching on fake GPU for 60 s' >&2\nexec sleep 30";
@@ -40,10 +45,12 @@ constexpr const char* kLaunching =
 // Gone and reaped: not even a zombie answers.
 bool reaped(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
-SelftestReport run_with_load(const FakeKernelRunner& fake, SimLoad load) {
+SelftestReport run_with_load(const FakeKernelRunner& fake, SimLoad load,
+                             std::optional<std::string> no_load = std::nullopt) {
   SelftestOptions o = sim_options("kblgt2");
   o.kernel_runner_dir = fake.dir();
   o.sim_load = load;
+  o.no_load = std::move(no_load);
   return run_selftest(o);
 }
 
@@ -59,7 +66,8 @@ TEST_F(SelftestLoadTest, EachBusyCheckRunsUnderKernelRunnerAsTheUserAndReapsIt) 
   const FakeKernelRunner fake(kLaunching);
   const SelftestReport report = run_with_load(fake, SimLoad::kModelAndProcess);
   EXPECT_TRUE(failed(report).empty()) << report_table(report);
-  for (const std::string& name : kLoadedChecks) {
+  EXPECT_THAT(check(report, "energy").measurement, Not(HasSubstr("not judged")));
+  for (const std::string& name : kEveryLoadedCheck) {
     const CheckResult& r = check(report, name);
     EXPECT_EQ(r.verdict, Verdict::kPass) << name << ": " << r.reason;
     EXPECT_THAT(r.measurement,
@@ -67,7 +75,7 @@ TEST_F(SelftestLoadTest, EachBusyCheckRunsUnderKernelRunnerAsTheUserAndReapsIt) 
         << name;
   }
   const std::vector<pid_t> pids = fake.pids();
-  EXPECT_EQ(pids.size(), kLoadedChecks.size());
+  EXPECT_EQ(pids.size(), kEveryLoadedCheck.size());
   for (const pid_t pid : pids) EXPECT_TRUE(reaped(pid)) << pid;
   EXPECT_EQ(fake.first_line("uid"), expected_uid());
   EXPECT_THAT(fake.first_line("args"), StartsWith("mad_vect8 --wg 16384 --wi 64 --busy "));
@@ -78,13 +86,15 @@ TEST_F(SelftestLoadTest, EachBusyCheckRunsUnderKernelRunnerAsTheUserAndReapsIt) 
 TEST_F(SelftestLoadTest, ALoadTheCountersMissFailsEveryBusyCheck) {
   const FakeKernelRunner fake(kLaunching);
   const SelftestReport report = run_with_load(fake, SimLoad::kProcessOnly);
-  for (const std::string& name : kLoadedChecks) {
+  for (const std::string& name : kEveryLoadedCheck) {
     const CheckResult& r = check(report, name);
     EXPECT_EQ(r.verdict, Verdict::kFail) << name;
     EXPECT_THAT(r.measurement, HasSubstr("; load: kernel_runner mad_vect8")) << name;
   }
   EXPECT_THAT(check(report, "readouts-agree").reason,
               HasSubstr("the GPU-busy counter did not count the load"));
+  EXPECT_THAT(check(report, "energy").reason,
+              HasSubstr("the GPU load did not raise the GPU's power"));
   for (const pid_t pid : fake.pids()) EXPECT_TRUE(reaped(pid)) << pid;
 }
 
@@ -97,6 +107,10 @@ TEST_F(SelftestLoadTest, WithoutKernelRunnerTheBusyChecksSaySkipAndWhereItLooked
     EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
     EXPECT_THAT(r.reason, HasSubstr("no kernel_runner at " + fake.program().string())) << name;
   }
+  // The energy check judges its planes still, and says why its busy windows were not.
+  const CheckResult& energy = check(report, "energy");
+  EXPECT_EQ(energy.verdict, Verdict::kPass) << energy.reason;
+  EXPECT_THAT(energy.measurement, HasSubstr("busy windows not judged: no kernel_runner at "));
 }
 
 TEST_F(SelftestLoadTest, AKernelRunnerThatExitsAtOnceSkipsWithItsLastLine) {
@@ -112,6 +126,21 @@ TEST_F(SelftestLoadTest, AKernelRunnerThatExitsAtOnceSkipsWithItsLastLine) {
         << name;
   }
   for (const pid_t pid : fake.pids()) EXPECT_TRUE(reaped(pid)) << pid;
+}
+
+// Where no load may be started (oaprofd's selftest for a client), none is, and each busy check
+// gives the reason it was told: the four skip, energy says its busy windows were not judged.
+TEST_F(SelftestLoadTest, WhereNoLoadMayBeStartedNoneIsAndTheChecksSayWhy) {
+  const FakeKernelRunner fake(kLaunching);
+  const SelftestReport report =
+      run_with_load(fake, SimLoad::kModelAndProcess, "no program for a client");
+  for (const std::string& name : kLoadedChecks) {
+    EXPECT_EQ(check(report, name).verdict, Verdict::kSkip) << name;
+    EXPECT_THAT(check(report, name).reason, HasSubstr("no program for a client")) << name;
+  }
+  EXPECT_THAT(check(report, "energy").measurement,
+              HasSubstr("busy windows not judged: no program for a client"));
+  EXPECT_TRUE(fake.pids().empty());
 }
 
 // Never as root: root without sudo (nobody to run it as) starts nothing and says why.
