@@ -87,7 +87,8 @@ class TableReporter final : public Reporter {
                                      "kernel_us", "gpu_us", "freq_MHz", "busy_%");
     for (const Share& share : shares_) header += fmt::format(" {:>10}", share.header);
     out_ << header
-         << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", "window_ms", "iGPU_W", "dyn_W", "flagged");
+         << fmt::format(" {:>10} {:>8} {:>8} {:>7}\n", "window_ms", power_header(), "dyn_W",
+                        "flagged");
     for (const auto& name : order_) {
       const Aggregate& a = kernels_.at(name);
       // The same conversions as the rows' (kernel_time_ns, gpu_time_ns), so that the medians
@@ -141,9 +142,9 @@ class TableReporter final : public Reporter {
     }
     out_ << ")\n";
     out_ << fmt::format(
-        "(iGPU_W: {} over each kernel's window, first launch to last; dyn_W: above "
+        "({}: {} over each kernel's window, first launch to last; dyn_W: above "
         "the idle baseline; * window shorter than {} ms)\n",
-        power::formula_label(info_.energy_options.formula),
+        power_header(), power::formula_label(info_.energy_options.formula),
         info_.energy_options.min_window_ns / 1'000'000);
     if (any_modelled_) out_ << model_legend();
     if (!energy_reason_.empty()) out_ << "energy: " << energy_reason_ << "\n";
@@ -184,15 +185,20 @@ class TableReporter final : public Reporter {
     double model_j = 0, model_err_j = 0, model_s = 0;
   };
 
+  // The power column's header: a discrete card's own package sensor (gpu-pkg) is its GPU's
+  // power, not an integrated GPU's share of the CPU package.
+  std::string_view power_header() const {
+    return info_.energy_options.formula == power::IgpuFormula::kGpuPkg ? "GPU_W" : "iGPU_W";
+  }
   // What a `~` figure is: modelled, by which model, and how far to trust it.
   std::string model_legend() const {
     const model::EnergyModel& m = *info_.energy_model;
     return fmt::format(
-        "(~ iGPU_W modelled, not measured: the energy model of {} ({}, {:.0f}-{:.0f} MHz, {:.1f} "
+        "(~ {} modelled, not measured: the energy model of {} ({}, {:.0f}-{:.0f} MHz, {:.1f} "
         "% leave-one-kernel-out error) applied to the launches' counters, where no window was "
         "measured; each row's figure and error bar are in energy_model_j, energy_model_err_j)\n",
-        visible_text(m.platform), visible_text(m.metric_set), m.freq_min_mhz, m.freq_max_mhz,
-        100 * m.loo_rms_relative);
+        power_header(), visible_text(m.platform), visible_text(m.metric_set), m.freq_min_mhz,
+        m.freq_max_mhz, 100 * m.loo_rms_relative);
   }
   // A launch's share values, weighted by its GPU clocks so that the kernel's figure is the
   // share of all its clocks; a value whose equation divided by zero is left out.

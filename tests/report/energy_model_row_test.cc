@@ -192,5 +192,27 @@ TEST(EnergyModelRowTest, WithoutModelledFiguresTheTableHasNoLegend) {
   EXPECT_THAT(out.str(), Not(HasSubstr("~")));
 }
 
+// A discrete card's power (gpu-pkg: its own package sensor) is headed GPU_W, not iGPU_W, in the
+// header and both legends; an integrated GPU's keeps iGPU_W.
+TEST(EnergyModelRowTest, TheTablesPowerColumnIsACardsGpuWhereTheFormulaIsGpuPkg) {
+  for (const power::IgpuFormula formula : {power::IgpuFormula::kGpuPkg, power::IgpuFormula::kPp1}) {
+    RunInfo info = model_info();
+    info.energy_options.formula = formula;
+    std::ostringstream out;
+    auto table = make_table_reporter(out);
+    table->begin(info);
+    const oa::LaunchRecord r = busy_record();
+    table->add(r, row_energy(r, nullptr, nullptr, info, "sampled attribution"));
+    table->end();
+    const bool card = formula == power::IgpuFormula::kGpuPkg;
+    EXPECT_THAT(out.str(), ::testing::ContainsRegex(card ? " GPU_W " : " iGPU_W "));
+    EXPECT_THAT(out.str(), HasSubstr(card ? "(GPU_W: P_GPU_PKG over" : "(iGPU_W: P_PP1 over"));
+    EXPECT_THAT(out.str(), HasSubstr(card ? "(~ GPU_W modelled" : "(~ iGPU_W modelled"));
+    if (card) {
+      EXPECT_THAT(out.str(), Not(HasSubstr("iGPU_W")));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace oaprof::report
