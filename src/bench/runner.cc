@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <CL/cl_ext.h>
 #include <fmt/format.h>
 
 namespace oaprof::bench {
@@ -287,6 +288,40 @@ std::vector<cl_device_id> devices_of(cl_platform_id p) {
   return all;
 }
 
+// cl_khr_pci_bus_info's query and its answer as KhronosGroup/OpenCL-Headers CL/cl_ext.h defines
+// them (added in v2021.04.29, commit 1d3dc4e; unchanged in v2023.02.06, the headers Debian 12
+// ships). Pinned here so that a header that disagreed would not build.
+static_assert(CL_DEVICE_PCI_BUS_INFO_KHR == 0x410F);
+static_assert(sizeof(cl_device_pci_bus_info_khr) == 4 * sizeof(cl_uint));
+
+bool has_extension(cl_device_id d, std::string_view name) {
+  std::size_t size = 0;
+  if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, nullptr, &size) != CL_SUCCESS) return false;
+  std::string text(size, '\0');
+  if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, size, text.data(), nullptr) != CL_SUCCESS) {
+    return false;
+  }
+  std::istringstream words(text.c_str());  // up to the terminating NUL
+  for (std::string word; words >> word;) {
+    if (word == name) return true;
+  }
+  return false;
+}
+
+// The device's PCI address, where it has cl_khr_pci_bus_info: the extension's specification asks
+// applications to check for it before querying, as devices off a PCI bus lack it.
+std::optional<mmio::PciAddress> pci_address_of(cl_device_id d) {
+  if (!has_extension(d, "cl_khr_pci_bus_info")) return std::nullopt;
+  cl_device_pci_bus_info_khr bus{};
+  if (clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof bus, &bus, nullptr) != CL_SUCCESS) {
+    return std::nullopt;
+  }
+  return mmio::PciAddress{.domain = bus.pci_domain,
+                          .bus = bus.pci_bus,
+                          .dev = bus.pci_device,
+                          .func = bus.pci_function};
+}
+
 DeviceInfo describe(cl_platform_id p, cl_device_id d) {
   DeviceInfo info;
   info.platform_name = platform_name(p);
@@ -297,7 +332,30 @@ DeviceInfo describe(cl_platform_id p, cl_device_id d) {
   info.compute_units = cu;
   info.max_clock_mhz = mhz;
   info.fp64 = has_fp64(d);
+  info.pci_address = pci_address_of(d);
   return info;
+}
+
+// One device of one platform, with what --devices says of it.
+struct FoundDevice {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  DeviceInfo info;
+};
+
+std::vector<FoundDevice> every_device() {
+  std::vector<FoundDevice> out;
+  const auto all = platforms();
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    const auto devs = devices_of(all[p]);
+    for (std::size_t d = 0; d < devs.size(); ++d) {
+      FoundDevice found{.platform = all[p], .device = devs[d], .info = describe(all[p], devs[d])};
+      found.info.platform_index = p;
+      found.info.device_index = d;
+      out.push_back(std::move(found));
+    }
+  }
+  return out;
 }
 
 // A result for `spec` launched as `work_groups` groups of `work_items`.
@@ -372,16 +430,7 @@ double RunResult::rate() const {
 
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> out;
-  const auto all = platforms();
-  for (std::size_t p = 0; p < all.size(); ++p) {
-    const auto devs = devices_of(all[p]);
-    for (std::size_t d = 0; d < devs.size(); ++d) {
-      DeviceInfo info = describe(all[p], devs[d]);
-      info.platform_index = p;
-      info.device_index = d;
-      out.push_back(std::move(info));
-    }
-  }
+  for (FoundDevice& found : every_device()) out.push_back(std::move(found.info));
   return out;
 }
 
@@ -393,11 +442,35 @@ std::filesystem::path default_kernel_dir() {
 }
 
 Runner::Runner(RunnerOptions options) : options_(std::move(options)) {
+  if (options_.device_pci) {
+    choose_by_pci(*options_.device_pci);
+  } else {
+    choose_by_index_or_name();
+  }
+  device_name_ = info_.device_name;
+  cl_int err = CL_SUCCESS;
+  context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
+  check(err, "clCreateContext");
+  const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  queue_ = clCreateCommandQueueWithProperties(context_, device_, props, &err);
+  check(err, "clCreateCommandQueueWithProperties");
+}
+
+void Runner::choose_by_pci(const mmio::PciAddress& want) {
+  std::vector<FoundDevice> all = every_device();
+  std::vector<DeviceInfo> seen;
+  for (const FoundDevice& found : all) seen.push_back(found.info);
+  FoundDevice& chosen = all[pick_by_pci(seen, want)];
+  platform_ = chosen.platform;
+  device_ = chosen.device;
+  info_ = std::move(chosen.info);
+}
+
+void Runner::choose_by_index_or_name() {
   const auto all = platforms();
   platform_ = pick(all, options_.platform, &platform_name, "platform");
   const auto devices = devices_of(platform_);
   device_ = pick(devices, options_.device, &device_name_of, "device");
-  device_name_ = device_name_of(device_);
   info_ = describe(platform_, device_);
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (all[i] == platform_) info_.platform_index = i;
@@ -405,12 +478,6 @@ Runner::Runner(RunnerOptions options) : options_(std::move(options)) {
   for (std::size_t i = 0; i < devices.size(); ++i) {
     if (devices[i] == device_) info_.device_index = i;
   }
-  cl_int err = CL_SUCCESS;
-  context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &err);
-  check(err, "clCreateContext");
-  const cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-  queue_ = clCreateCommandQueueWithProperties(context_, device_, props, &err);
-  check(err, "clCreateCommandQueueWithProperties");
 }
 
 Runner::~Runner() {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/catalogue.h"
+#include "bench/cl_device_choice.h"
 #include "bench/stats.h"
 
 namespace oaprof::bench {
@@ -47,6 +48,8 @@ std::string_view unit_name(Unit u);  // "GFLOP/s", "Gop/s", "GB/s", "ns/access",
 struct RunnerOptions {
   std::string platform;  // index or name substring; empty: the first platform
   std::string device;    // index or name substring; empty: the first device
+  // --cl-device pci:BDF: the device at this address on any platform (platform and device unset).
+  std::optional<mmio::PciAddress> device_pci;
   std::size_t work_groups = 64;
   std::size_t work_items = 64;  // per group
   // Compute: per work-item; 0: 2048 / width, so every width does equal work. Pointer chases: hops
@@ -109,21 +112,13 @@ class Unsupported : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One OpenCL device as --devices lists it.
-struct DeviceInfo {
-  std::size_t platform_index = 0;
-  std::string platform_name;
-  std::size_t device_index = 0;
-  std::string device_name;
-  unsigned compute_units = 0;
-  unsigned max_clock_mhz = 0;
-  bool fp64 = false;
-};
+// Every device of every platform, in the order --devices lists them.
 std::vector<DeviceInfo> list_devices();
 
 class Runner {
  public:
-  // Throws std::runtime_error when no platform/device matches or set-up fails.
+  // Throws std::runtime_error when no platform/device matches or set-up fails (base::SetupError
+  // when none is at device_pci).
   explicit Runner(RunnerOptions options);
   ~Runner();
   Runner(const Runner&) = delete;
@@ -142,6 +137,8 @@ class Runner {
   void set_source_override(std::string source);
 
  private:
+  void choose_by_pci(const mmio::PciAddress& want);
+  void choose_by_index_or_name();
   cl_program program(const std::string& file, const std::string& build_options);
   cl_kernel kernel(const std::string& file, const std::string& build_options,
                    const std::string& function);

@@ -17,6 +17,7 @@ namespace oaprof::mmio {
 struct PciAddress {
   unsigned domain = 0, bus = 0, dev = 2, func = 0;
   std::string str() const;
+  friend bool operator==(const PciAddress&, const PciAddress&) = default;
 };
 
 // Parses "0000:00:02.0" or "00:02.0"; throws std::invalid_argument with the expected form.

@@ -185,6 +185,49 @@ TEST(KernelRunnerTest, PeaksSayNoFp64WhereThereIsNone) {
   EXPECT_THAT(apl.out, HasSubstr("108 threads  (EUs x 6 per EU)"));  // 18 EUs x 6
 }
 
+// --devices gives each device's PCI address, or says it cannot (PoCL has no cl_khr_pci_bus_info).
+TEST(KernelRunnerTest, DevicesSayEachDevicesPciAddress) {
+  const Result r = run("--devices");
+  ASSERT_EQ(r.status, 0);
+  ASSERT_FALSE(lines(r.out).empty());
+  for (const std::string& line : lines(r.out)) {
+    EXPECT_THAT(line,
+                ::testing::ContainsRegex(
+                    ", PCI ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]|no cl_khr_pci_bus_info)$"));
+  }
+}
+
+// --cl-device pci:BDF with no OpenCL device at that address (PoCL's CPU device has none) is
+// OpenCL's set-up failing: status 3, and one line naming every device seen and its address.
+TEST(KernelRunnerTest, NoDeviceAtThePciAddressExitsThreeNamingTheDevicesSeen) {
+  const std::string devices = run("--devices").out;
+  if (devices.find("PCI 0000:00:02.0") != std::string::npos) {
+    GTEST_SKIP() << "an OpenCL device here is at 0000:00:02.0";
+  }
+  const std::string args = "--cl-device pci:0000:00:02.0 mad_vect4 " + std::string(kSmall);
+  EXPECT_EQ(run(args).status, 3);
+  const std::string said = stderr_of(args);
+  EXPECT_THAT(said, HasSubstr("kernel_runner: no OpenCL device is at PCI address 0000:00:02.0; "
+                              "seen: platform 0 device 0 ("));
+  for (const std::string& line : lines(devices)) {
+    // "platform P (NAME) device D: DEVICE, …": DEVICE is named in the message.
+    const std::size_t colon = line.find(": ");
+    const std::string name = line.substr(colon + 2, line.find(", ", colon) - colon - 2);
+    EXPECT_THAT(said, HasSubstr("(" + name + "): ")) << line;
+  }
+  EXPECT_EQ(lines(said).size(), 1u) << said;
+}
+
+TEST(KernelRunnerTest, ABadPciAddressOrAPlatformBesideItIsAUsageError) {
+  EXPECT_EQ(run("--cl-device pci:00:20.0 mad_vect4").status, 2);
+  EXPECT_THAT(stderr_of("--cl-device pci:00:20.0 mad_vect4"),
+              HasSubstr("--cl-device 'pci:00:20.0' names no PCI address"));
+  EXPECT_EQ(run("--cl-platform 0 --cl-device pci:03:00.0 mad_vect4").status, 2);
+  EXPECT_THAT(stderr_of("--cl-platform 0 --cl-device pci:03:00.0 mad_vect4"),
+              HasSubstr("looks on every platform; drop --cl-platform 0"));
+  EXPECT_THAT(run("--help").out, HasSubstr("or pci:BDF on any platform"));
+}
+
 // --busy: a load for other tools. It runs one kernel back to back until its time is up, says on
 // stderr when the first launch finished, and prints its row as usual.
 TEST(KernelRunnerTest, BusyRunsOneKernelForItsTimeAndSaysWhenItStarted) {

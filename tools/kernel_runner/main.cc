@@ -117,7 +117,8 @@ void add_kernel_options(CLI::App& app, CommandLine& cl) {
   app.add_flag("--devices", cl.list_devices, "list OpenCL platforms and devices and exit");
   // --cl-*: oaprof's --device and decode's --platform name other things (docs/cli.md).
   app.add_option("--cl-platform", opt.platform, "OpenCL platform: index or name substring");
-  app.add_option("--cl-device", opt.device, "OpenCL device: index or name substring");
+  app.add_option("--cl-device", opt.device,
+                 "OpenCL device: index or name substring, or pci:BDF on any platform");
   base::cli::deprecated(app.add_option("--platform", opt.platform), "kernel_runner",
                         "--cl-platform");
   base::cli::deprecated(app.add_option("--device", opt.device), "kernel_runner", "--cl-device");
@@ -189,11 +190,24 @@ bench::KernelSpec kernel_spec(const std::string& name) {
       fmt::format("unknown kernel '{}'; did you mean {}? (--list shows all)", name, hint));
 }
 
+// --cl-device pci:BDF: the address, parsed once here; the platform is then whichever lists it.
+void choose_device_by_pci(bench::RunnerOptions& runner) {
+  runner.device_pci = bench::parse_pci_choice(runner.device);
+  if (!runner.device_pci) return;
+  if (!runner.platform.empty()) {
+    throw base::UsageError(
+        fmt::format("--cl-device {} looks on every platform; drop --cl-platform {}", runner.device,
+                    runner.platform));
+  }
+  runner.device.clear();
+}
+
 // Validates the command line's text into a plan; throws base::UsageError.
 Plan make_plan(CommandLine& cl) {
   Plan plan;
   plan.format = cl.csv ? OutputFormat::kCsv : cl.json ? OutputFormat::kJson : OutputFormat::kTable;
   cl.runner.warmup = !cl.no_warmup;
+  choose_device_by_pci(cl.runner);
   if (!cl.size_text.empty()) cl.runner.size_bytes = bench::parse_byte_size(cl.size_text);
   if (!cl.sweep_text.empty()) plan.sweep = bench::parse_sweep(cl.sweep_text);
   const auto variant = bench::parse_variant(cl.variant_text);
@@ -214,9 +228,10 @@ Plan make_plan(CommandLine& cl) {
 
 int list_devices() {
   for (const auto& d : bench::list_devices()) {
-    std::cout << fmt::format("platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}\n",
-                             d.platform_index, d.platform_name, d.device_index, d.device_name,
-                             d.compute_units, d.max_clock_mhz, d.fp64 ? "yes" : "no");
+    std::cout << fmt::format(
+        "platform {} ({}) device {}: {}, {} compute units, {} MHz, fp64 {}, PCI {}\n",
+        d.platform_index, d.platform_name, d.device_index, d.device_name, d.compute_units,
+        d.max_clock_mhz, d.fp64 ? "yes" : "no", bench::pci_text(d));
   }
   return 0;
 }
