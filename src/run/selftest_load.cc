@@ -86,9 +86,23 @@ std::optional<std::filesystem::path> selftest_kernel_runner(const SelftestOption
                                            : kernel_runner_in(options.kernel_runner_dir, &why);
 }
 
-std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds) {
-  return {kernel_runner.string(),     "mad_vect8", "--wg", "16384", "--wi", "64", "--busy",
-          fmt::format("{}s", seconds)};
+std::optional<mmio::PciAddress> opencl_device_under_test(const gpu::Device& device) {
+  if (device.simulated()) return std::nullopt;
+  return mmio::parse_pci_address(device.pci_address);
+}
+
+std::vector<std::string> opencl_device_arguments(const std::optional<mmio::PciAddress>& device) {
+  if (!device) return {};
+  return {"--cl-device", fmt::format("pci:{}", device->str())};
+}
+
+std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds,
+                                        const std::optional<mmio::PciAddress>& device) {
+  std::vector<std::string> argv = {
+      kernel_runner.string(),     "mad_vect8", "--wg", "16384", "--wi", "64", "--busy",
+      fmt::format("{}s", seconds)};
+  for (std::string& a : opencl_device_arguments(device)) argv.push_back(std::move(a));
+  return argv;
 }
 
 GpuLoad::GpuLoad(const LoadCommand& command)
@@ -197,7 +211,8 @@ std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why) {
   // Long enough for the longest check's windows, however loaded the machine; bounded should
   // the selftest hang.
   const double windows_s = 16.0 * c.windows * static_cast<double>(c.window_ns) / 1e9;
-  LoadCommand command{.argv = load_arguments(*program, 60 + static_cast<int>(std::ceil(windows_s))),
+  LoadCommand command{.argv = load_arguments(*program, 60 + static_cast<int>(std::ceil(windows_s)),
+                                             opencl_device_under_test(c.device)),
                       .credentials = *user};
   try {
     return std::make_unique<GpuLoad>(command);

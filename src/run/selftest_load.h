@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/device.h"
+#include "mmio/pci_bar.h"
 #include "run/selftest_checks.h"
 #include "session/privilege_drop.h"
 
@@ -43,10 +45,23 @@ struct LoadCommand {
   std::chrono::milliseconds stop_bound{5'000};
 };
 
+// The PCI address of the OpenCL device kernel_runner must run on: the device under test's on real
+// hardware, so that its work lands on that GPU and not on an iGPU beside a discrete card, another
+// card, or a CPU runtime the OpenCL loader lists first. nullopt on the simulator: the simulated
+// device has no PCI address, and PoCL, which runs its work on the CPU, reports none.
+std::optional<mmio::PciAddress> opencl_device_under_test(const gpu::Device& device);
+
+// kernel_runner's arguments choosing that device (`--cl-device pci:DDDD:BB:DD.F`,
+// docs/kernel_runner.md); none for nullopt, where it runs where it always ran. Where no OpenCL
+// device is at the address, kernel_runner exits 3 saying so in its last line, which the checks
+// skip with.
+std::vector<std::string> opencl_device_arguments(const std::optional<mmio::PciAddress>& device);
+
 // kernel_runner's arguments for a load of at most `seconds` (it never outlives a selftest that
-// hangs either): mad_vect8 over 2^20 work-items, about 4.3 GFLOP a launch, so a few ms on a GT2
-// part: a stop waits for at most one short launch.
-std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds);
+// hangs either) on `device` (opencl_device_under_test): mad_vect8 over 2^20 work-items, about
+// 4.3 GFLOP a launch, so a few ms on a GT2 part: a stop waits for at most one short launch.
+std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds,
+                                        const std::optional<mmio::PciAddress>& device);
 
 // A load started and launching. Its destructor stops it, so no path out of a check (exceptions
 // included) leaves it running.

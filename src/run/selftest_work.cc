@@ -24,6 +24,7 @@
 #include "oa/device_facts.h"
 #include "oa/metric_set.h"
 #include "report/row.h"
+#include "run/selftest_load.h"
 #include "session/metric_source.h"
 #include "session/privilege_drop.h"
 
@@ -297,6 +298,12 @@ void plan_known_work(Context& c, KnownWork& known) {
                                   "--no-warmup", "--max-repeats", "1"}};
       run.params.size_bytes = mib << 20;
       known.runs.push_back(std::move(run));
+    }
+  }
+  // On the device under test (its PCI address), not on whichever OpenCL lists first.
+  for (KernelRun& run : known.runs) {
+    for (std::string& a : opencl_device_arguments(opencl_device_under_test(c.device))) {
+      run.arguments.push_back(std::move(a));
     }
   }
   if (!c.accesses.empty()) known.access = c.accesses.front();

@@ -27,6 +27,7 @@ namespace oaprof::run::selftest {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -79,6 +80,8 @@ TEST_F(SelftestLoadTest, EachBusyCheckRunsUnderKernelRunnerAsTheUserAndReapsIt) 
   for (const pid_t pid : pids) EXPECT_TRUE(reaped(pid)) << pid;
   EXPECT_EQ(fake.first_line("uid"), expected_uid());
   EXPECT_THAT(fake.first_line("args"), StartsWith("mad_vect8 --wg 16384 --wi 64 --busy "));
+  // The simulated device has no PCI address (PoCL runs the load): kernel_runner picks as before.
+  EXPECT_THAT(fake.first_line("args"), Not(HasSubstr("--cl-device")));
 }
 
 // A load the counters miss (the simulated GPU is not told of it) makes each busy check say so,
@@ -143,6 +146,45 @@ TEST_F(SelftestLoadTest, WhereNoLoadMayBeStartedNoneIsAndTheChecksSayWhy) {
   EXPECT_TRUE(fake.pids().empty());
 }
 
+// On real hardware the load runs on the device under test: kernel_runner is told its PCI address,
+// so that an iGPU or a CPU runtime listed first does not take the work.
+TEST_F(SelftestLoadTest, OnARealDeviceTheLoadRunsOnItsPciAddress) {
+  const FakeKernelRunner fake(kLaunching);
+  SelftestOptions o;
+  o.kernel_runner_dir = fake.dir();
+  gpu::Device device = described_real_device("0000:03:00.0");
+  const Context c{.options = o, .device = device, .table = device.platform};
+  std::string why;
+  const std::unique_ptr<GpuLoad> load = start_load(c, why);
+  ASSERT_NE(load, nullptr) << why;
+  EXPECT_THAT(fake.first_line("args"), StartsWith("mad_vect8 --wg 16384 --wi 64 --busy "));
+  EXPECT_THAT(fake.first_line("args"), EndsWith(" --cl-device pci:0000:03:00.0"));
+}
+
+TEST(OpenclDeviceUnderTestTest, ARealDevicesAddressTheSimulatorNone) {
+  EXPECT_EQ(opencl_device_under_test(described_real_device("0001:80:1f.7")),
+            mmio::parse_pci_address("0001:80:1f.7"));
+  const gpu::Device sim = gpu::open_device(sim_options("kblgt2").device);
+  EXPECT_EQ(opencl_device_under_test(sim), std::nullopt);
+  EXPECT_THAT(opencl_device_arguments(mmio::parse_pci_address("03:00.0")),
+              ::testing::ElementsAre("--cl-device", "pci:0000:03:00.0"));
+  EXPECT_TRUE(opencl_device_arguments(std::nullopt).empty());
+}
+
+// No OpenCL device at the address under test (PoCL's CPU device has none): the real kernel_runner
+// exits 3 before its first launch and the busy checks skip with its own words.
+TEST_F(SelftestLoadTest, NoOpenclDeviceAtTheAddressSkipsWithKernelRunnersWords) {
+  SelftestOptions o;
+  o.kernel_runner_dir = fs::path(KERNEL_RUNNER_BIN).parent_path();
+  gpu::Device device = described_real_device("0000:03:00.0");
+  const Context c{.options = o, .device = device, .table = device.platform};
+  std::string why;
+  EXPECT_EQ(start_load(c, why), nullptr);
+  EXPECT_THAT(why, StartsWith("no GPU load: kernel_runner exited before its first launch (exit "
+                              "status 3): kernel_runner: no OpenCL device is at PCI address "
+                              "0000:03:00.0; seen: platform 0 device 0 ("));
+}
+
 // Never as root: root without sudo (nobody to run it as) starts nothing and says why.
 TEST_F(SelftestLoadTest, RootWithoutSudoStartsNoLoad) {
   if (::geteuid() != 0) GTEST_SKIP() << "the refusal is root's";
@@ -156,7 +198,7 @@ TEST_F(SelftestLoadTest, RootWithoutSudoStartsNoLoad) {
 }
 
 LoadCommand command_for(const FakeKernelRunner& fake) {
-  return LoadCommand{.argv = load_arguments(fake.program(), 60),
+  return LoadCommand{.argv = load_arguments(fake.program(), 60, std::nullopt),
                      .credentials = std::nullopt,
                      .start_bound = std::chrono::milliseconds(30'000),
                      .stop_bound = std::chrono::milliseconds(5'000)};
@@ -208,7 +250,7 @@ TEST(GpuLoadTest, OneThatNeverStartsLaunchingIsStopped) {
 // The real kernel_runner with the load's arguments: it starts launching, says so, and stops
 // cleanly on SIGTERM (after the launch in flight, status 0).
 TEST(GpuLoadTest, TheRealKernelRunnerTakesTheLoadsArguments) {
-  GpuLoad load(LoadCommand{.argv = load_arguments(KERNEL_RUNNER_BIN, 60)});
+  GpuLoad load(LoadCommand{.argv = load_arguments(KERNEL_RUNNER_BIN, 60, std::nullopt)});
   EXPECT_THAT(load.started(), StartsWith("mad_vect8 launching on "));
   const int status = load.stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;

@@ -17,7 +17,10 @@
 #include <utility>
 #include <vector>
 
+#include "gpu/device.h"
 #include "mmio/sim_gpu.h"
+#include "oa/device_facts.h"
+#include "oa/platform.h"
 #include "run/selftest.h"
 
 namespace oaprof::run::selftest {
@@ -37,6 +40,17 @@ inline SelftestOptions sim_options(std::string_view platform, std::vector<SimFau
   o.windows = 3;
   o.window_ns = 5'000'000;
   return o;
+}
+
+// A real GPU as the selftest describes one (a PCI address, no simulator), opened by nothing: for
+// what is built from the description alone, such as kernel_runner's arguments. KBL GT2.
+inline gpu::Device described_real_device(const std::string& pci_address) {
+  gpu::Device d;
+  d.pci_id = 0x5916;
+  d.platform = oa::require_platform_for_pci_id(d.pci_id);
+  d.facts = oa::table_facts(d.platform, "described in a test");
+  d.pci_address = pci_address;
+  return d;
 }
 
 // A directory with a fake kernel_runner in it, open to the user it may run as (nobody), which

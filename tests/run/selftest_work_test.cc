@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "run/selftest.h"
+#include "run/selftest_known_work.h"
+#include "run/selftest_work.h"
 #include "selftest_test_util.h"
 
 namespace oaprof::run::selftest {
@@ -24,6 +26,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 class SelftestWorkTest : public ::testing::Test {
  protected:
@@ -153,6 +156,8 @@ TEST_F(SelftestWorkTest, KernelRunnerRunsAsTheInvokingUserUnderTheProfilesLayer)
   const std::vector<std::string> env = fake.lines("env");
   EXPECT_THAT(env, Contains(HasSubstr(OAPROF_LAYER_SO)));
   EXPECT_THAT(env, Contains("OAPROF_WORK_HINTS=1"));
+  // The simulated device has no PCI address (PoCL runs the work): kernel_runner picks as before.
+  EXPECT_THAT(fake.first_line("args"), Not(HasSubstr("--cl-device")));
   for (const char* name : {"known-work-flops", "known-work-bytes", "idle-and-render-quiet"}) {
     const CheckResult& r = check(report, name);
     EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
@@ -160,6 +165,37 @@ TEST_F(SelftestWorkTest, KernelRunnerRunsAsTheInvokingUserUnderTheProfilesLayer)
                                     "OpenCL device found"))
         << name;
   }
+}
+
+// On real hardware every known-work run is on the device under test (its PCI address), not on
+// whichever OpenCL device is listed first. Where no OpenCL device is there (PoCL's CPU device
+// has no address), the real kernel_runner exits 3 through the profile run and the check skips
+// with its words. The profile run's GPU is the simulator: only kernel_runner's device is real.
+TEST_F(SelftestWorkTest, OnARealDeviceTheKnownWorkRunsOnItsPciAddressOrSkipsSayingNoneIsThere) {
+  const SelftestOptions o = kernel_runner(sim_options("kblgt2"));
+  gpu::Device device = described_real_device("0000:03:00.0");
+  Context c{.options = o, .device = device, .table = device.platform};
+  c.accesses = {"mmio"};
+  KnownWork known;
+  plan_known_work(c, known);
+  ASSERT_EQ(known.runs.size(), 3u);  // the compute run and load_store's two
+  for (const KernelRun& run : known.runs) {
+    ASSERT_GE(run.arguments.size(), 2u);
+    EXPECT_THAT(std::vector(run.arguments.end() - 2, run.arguments.end()),
+                ElementsAre("--cl-device", "pci:0000:03:00.0"))
+        << command_text(run);
+  }
+  known.runs.resize(1);
+  known.kernel_runner = o.kernel_runner_dir / "kernel_runner";
+  known.device = o.device;
+  run_known_work(known, {});
+  c.known_work = &known;
+  const Outcome flops = check_known_work_flops(c);
+  EXPECT_EQ(flops.verdict, Verdict::kSkip);
+  EXPECT_THAT(flops.reason,
+              HasSubstr("--quiet --cl-device pci:0000:03:00.0` was measured: its profile run ended "
+                        "with status 3; its last line: kernel_runner: no OpenCL device is at PCI "
+                        "address 0000:03:00.0; seen: platform 0 device 0 ("));
 }
 
 TEST_F(SelftestWorkTest, WithoutKernelRunnerTheKnownWorkChecksSkipSayingWhereItLooked) {
