@@ -127,7 +127,7 @@ std::string failure_reason(const EnergyFindings& f, const std::string& missing, 
   if (f.no_rise()) {
     return fmt::format(
         "the GPU load did not raise the GPU's power ({:.2f} W idle, {:.2f} W busy): the planes "
-        "miss the GPU, or kernel_runner ran on another OpenCL device (kernel_runner --devices)",
+        "do not measure this GPU",
         f.mean_idle_gpu_w(), f.mean_busy_gpu_w());
   }
   return fmt::format(
