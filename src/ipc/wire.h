@@ -28,6 +28,8 @@
 //              kLaunchProgramIndex (later still) says launch_id is the program's own index of
 //              the launch; a layer that predates it counted measured launches only, and the
 //              privileged side refuses its launches with an error that says so.
+//              kLaunchNotBracketed (later still) flags a bracketed launch whose snapshots
+//              cover more than its kernel; an oaprof that predates it refuses the launch.
 //   kOk        (empty)
 //   kError     u32 code | u16 len | message bytes
 // oaprofd, the privileged daemon, speaks the same framing to the unprivileged oaprof (str: u16
@@ -172,6 +174,7 @@ using oa::ClockCalibration;
 using oa::kLaunchDrainFailed;
 using oa::kLaunchKnownFlags;
 using oa::kLaunchLayerError;
+using oa::kLaunchNotBracketed;
 using oa::kLaunchProgramIndex;
 using oa::kLaunchSampled;
 using oa::Launch;

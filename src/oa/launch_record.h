@@ -96,8 +96,14 @@ inline constexpr std::uint32_t kLaunchSampled = 4;
 // every launch; one without comes from a layer older than oaprof, whose ids counted measured
 // launches only (rows after --launch-skip N would start at 0), and is refused.
 inline constexpr std::uint32_t kLaunchProgramIndex = 8;
-inline constexpr std::uint32_t kLaunchKnownFlags =
-    kLaunchDrainFailed | kLaunchLayerError | kLaunchSampled | kLaunchProgramIndex;
+// Level Zero, bracketed attribution: the layer could not bracket the kernel alone (it waits on
+// an event the host signals after the call, docs/level-zero.md): its 'before' was taken when the
+// layer gave up waiting, its 'after' once the launch was seen complete, so its counters cover
+// more than the kernel. The row is flagged not_bracketed.
+inline constexpr std::uint32_t kLaunchNotBracketed = 16;
+inline constexpr std::uint32_t kLaunchKnownFlags = kLaunchDrainFailed | kLaunchLayerError |
+                                                   kLaunchSampled | kLaunchProgramIndex |
+                                                   kLaunchNotBracketed;
 
 struct LaunchRecord {
   std::uint64_t index = 0;  // 0-based, in order of completion across all clients

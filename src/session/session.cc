@@ -449,6 +449,8 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::Launc
   if (!l.profiled) record.flags.emplace_back("no_profiling");
   if (l.flags & oa::kLaunchDrainFailed) record.flags.emplace_back("drain_failed");
   if (l.flags & oa::kLaunchLayerError) record.flags.emplace_back("layer_error");
+  // Its snapshots lie around more than its kernel (a Level Zero launch the host held).
+  if (l.flags & oa::kLaunchNotBracketed) record.flags.emplace_back("not_bracketed");
   // The layer says how many passes it ran; the counters cover the pairs that arrived.
   if (it->second.pairs != std::max<std::uint32_t>(l.passes, 1)) {
     record.flags.emplace_back("pass_count_mismatch");

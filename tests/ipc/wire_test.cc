@@ -98,6 +98,9 @@ TEST(WireTest, LaunchFlagsRoundTripAndUnknownBitsAreRefused) {
   EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchDrainFailed | kLaunchLayerError);
   l.flags = kLaunchProgramIndex;
   EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags, kLaunchProgramIndex);
+  l.flags = kLaunchProgramIndex | kLaunchNotBracketed;
+  EXPECT_EQ(std::get<Launch>(roundtrip({1, l}).body).flags,
+            kLaunchProgramIndex | kLaunchNotBracketed);
   l.flags = kLaunchKnownFlags + 1;  // the next bit, which no side knows yet
   EXPECT_TRUE(std::holds_alternative<DecodeError>(decode(encode({1, l}))));
 }

@@ -161,6 +161,29 @@ bool has_flag(const oa::LaunchRecord& r, const std::string& flag) {
   return std::find(r.flags.begin(), r.flags.end(), flag) != r.flags.end();
 }
 
+// Issue 31: a Level Zero launch held by the host is measured from when the layer gave up
+// waiting to when it saw the launch complete, a window other launches' brackets may lie in. Its
+// row counts the whole window and is flagged not_bracketed; the launch bracketed alone inside it
+// keeps its own exact, unflagged row.
+TEST_F(SessionTest, AHeldLaunchCountsItsWholeWindowAndIsFlaggedNotBracketed) {
+  session_.start();
+  answer(1, 99, wire::Snapshot{0, wire::Phase::kBefore});  // the held launch
+  sim_.clock->advance_ns(1'000'000);
+  snapshot_pair(1, 99, 1, 2'000'000);  // another launch, bracketed alone
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, launch_record(1))));
+  sim_.clock->advance_ns(1'000'000);
+  answer(1, 99, wire::Snapshot{0, wire::Phase::kAfter});
+  wire::Launch held = launch_record(0);
+  held.flags |= wire::kLaunchNotBracketed;
+  ASSERT_TRUE(std::holds_alternative<wire::Ok>(answer(1, 99, held)));
+  ASSERT_EQ(rows_.size(), 2u);
+  EXPECT_TRUE(rows_[0].flags.empty());
+  EXPECT_EQ(rows_[0].deltas.timestamp, 24'000u);  // its 2 ms at 12 MHz
+  EXPECT_EQ(rows_[1].flags, std::vector<std::string>{"not_bracketed"});
+  EXPECT_EQ(rows_[1].deltas.timestamp, 48'000u);  // the whole 4 ms
+  EXPECT_EQ(rows_[1].deltas.gpu_ticks, 4'600'000u);
+}
+
 // A 5 s kernel at 1150 MHz runs 5.75e9 GPU clocks: GPU_TICKS (32 bits) wraps once in 3.73 s, so
 // between two reads 5 s apart it may have wrapped twice, and the delta cannot be trusted.
 TEST_F(SessionTest, ALaunchLongerThanACountersWrapWithoutReadsInsideIsFlagged) {
