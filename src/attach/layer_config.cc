@@ -22,6 +22,7 @@ constexpr const char* kWorkHintsVar = "OAPROF_WORK_HINTS";
 constexpr const char* kChannelVar = ipc::channel::kChannelEnv;
 constexpr const char* kSpinVar = ipc::channel::kSpinEnv;
 constexpr const char* kQuietVar = "OAPROF_LAYER_QUIET";
+constexpr const char* kZeHostWaitVar = "OAPROF_ZE_HOST_WAIT_MS";
 
 // The longest window auto replay covers: longer would take an hour per launch.
 constexpr std::chrono::milliseconds kMaxReplayWindow{3'600'000};
@@ -110,6 +111,19 @@ void read_selection(const LayerConfig::Getter& get, LayerConfig& c) {
   }
 }
 
+void read_ze_host_wait(const LayerConfig::Getter& get, LayerConfig& c) {
+  const std::optional<std::string> v = get(kZeHostWaitVar);
+  if (!v || v->empty()) return;
+  const std::optional<std::uint64_t> ms = parse_u64(*v);
+  if (ms && *ms > 0 && *ms <= static_cast<std::uint64_t>(kMaxZeHostWait.count())) {
+    c.ze_host_wait = std::chrono::milliseconds(*ms);
+    return;
+  }
+  c.errors.push_back(quoted(kZeHostWaitVar, *v) + " is not 1 to " +
+                     std::to_string(kMaxZeHostWait.count()) + " ms; the default " +
+                     std::to_string(kDefaultZeHostWait.count()) + " ms is used");
+}
+
 void read_user_knobs(const LayerConfig::Getter& get, LayerConfig& c) {
   if (const std::optional<std::string> v = get(kChannelVar); v && *v == "off") {
     c.channel = false;
@@ -129,6 +143,7 @@ void read_user_knobs(const LayerConfig::Getter& get, LayerConfig& c) {
   }
   // Presence alone, as it always was: OAPROF_LAYER_QUIET=0 is quiet too.
   c.quiet = get(kQuietVar).has_value();
+  read_ze_host_wait(get, c);
 }
 
 std::string replay_text(const ReplayConfig& replay) {
@@ -170,6 +185,7 @@ std::vector<std::pair<std::string, std::string>> LayerConfig::to_env() const {
   if (!channel) env.emplace_back(kChannelVar, "off");
   if (spin) env.emplace_back(kSpinVar, std::to_string(spin->count()));
   if (quiet) env.emplace_back(kQuietVar, "1");
+  if (ze_host_wait) env.emplace_back(kZeHostWaitVar, std::to_string(ze_host_wait->count()));
   return env;
 }
 

@@ -36,6 +36,10 @@ const char* attribution_name(Attribution attribution);
 // fit the layer's 64-bit clock arithmetic).
 inline constexpr std::chrono::milliseconds kDefaultMinWindow{50};
 inline constexpr std::chrono::milliseconds kMaxMinWindow{9'000'000'000'000};
+// How long the Level Zero layer waits for what a bracketed launch waits on, unless
+// OAPROF_ZE_HOST_WAIT_MS says otherwise, and the longest that variable may name.
+inline constexpr std::chrono::milliseconds kDefaultZeHostWait{2000};
+inline constexpr std::chrono::milliseconds kMaxZeHostWait{600'000};
 
 struct LayerConfig {
   // Name to value; nullopt when the variable is unset. The layer passes a getenv wrapper; tests
@@ -64,6 +68,11 @@ struct LayerConfig {
   bool channel = true;                            // OAPROF_CHANNEL=off: the socket alone
   std::optional<std::chrono::microseconds> spin;  // OAPROF_SPIN_US; nullopt: ipc's default
   bool quiet = false;  // OAPROF_LAYER_QUIET (set, any value): no start note
+  // OAPROF_ZE_HOST_WAIT_MS, for tests only (docs/level-zero.md): how long the Level Zero layer
+  // waits for a bracketed launch's waits before it measures it over a wider window
+  // (not_bracketed); nullopt: kDefaultZeHostWait. Tests shorten it so that a launch the host
+  // holds does not cost them the default's seconds.
+  std::optional<std::chrono::milliseconds> ze_host_wait;
 
   // What from_env found wrong, one message a bad variable, for the layer to log once. Each bad
   // value was replaced by its default. `measure` is false when a bad value makes measuring

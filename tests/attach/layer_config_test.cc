@@ -43,6 +43,7 @@ LayerConfig fully_set() {
   c.channel = false;
   c.spin = std::chrono::microseconds(0);
   c.quiet = true;
+  c.ze_host_wait = std::chrono::milliseconds(300);
   return c;
 }
 
@@ -79,7 +80,8 @@ TEST(LayerConfigTest, WritesTheDocumentedNames) {
   EXPECT_EQ(env.at("OAPROF_CHANNEL"), "off");
   EXPECT_EQ(env.at("OAPROF_SPIN_US"), "0");
   EXPECT_EQ(env.at("OAPROF_LAYER_QUIET"), "1");
-  EXPECT_EQ(env.size(), 11u);
+  EXPECT_EQ(env.at("OAPROF_ZE_HOST_WAIT_MS"), "300");
+  EXPECT_EQ(env.size(), 12u);
 }
 
 // Left out at their defaults, so the user's own OAPROF_CHANNEL (say) still reaches the layer;
@@ -127,6 +129,7 @@ TEST(LayerConfigTest, AMalformedValueGivesTheDefaultAndAnError) {
       {"OAPROF_SPIN_US", {"fast", "-5", "10001", "99999999999999999999"}},
       {"OAPROF_REPLAY", {"often", "-3", "99999999999999999999"}},
       {"OAPROF_WORK_HINTS", {"yes", "true", "2", " 1", "01"}},
+      {"OAPROF_ZE_HOST_WAIT_MS", {"soon", "0", "-1", "1.5", "600001", "99999999999999999999"}},
   };
   for (const auto& [var, values] : bad) {
     for (const std::string& value : values) {
@@ -168,8 +171,10 @@ TEST(LayerConfigTest, AMalformedSelectionTurnsMeasuringOff) {
 TEST(LayerConfigTest, TheLargestCountsAreAccepted) {
   const LayerConfig c = read({{"OAPROF_LAUNCH_COUNT", "18446744073709551615"},
                               {"OAPROF_SPIN_US", "10000"},
-                              {"OAPROF_MIN_TIME_MS", "9000000000000"}});
+                              {"OAPROF_MIN_TIME_MS", "9000000000000"},
+                              {"OAPROF_ZE_HOST_WAIT_MS", "600000"}});
   EXPECT_TRUE(c.errors.empty());
+  EXPECT_EQ(c.ze_host_wait, kMaxZeHostWait);
   EXPECT_EQ(c.launch_count, UINT64_MAX);
   EXPECT_EQ(c.spin, std::chrono::microseconds(10000));
   EXPECT_EQ(c.min_window, kMaxMinWindow);
