@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -53,6 +54,10 @@ struct CallState {
   wire::Launch record;
   Appended launch;                   // immediate lists: the launch, finished once it ran
   ze_event_handle_t ours = nullptr;  // an event of oaprof's given to the launch
+  // Immediate lists: the layer gave up waiting for the launch's waits (Held below), and the
+  // barrier of oaprof's still pending before it, given back once the launch ran.
+  bool held = false;
+  ze_event_handle_t pending = nullptr;
   ze_context_handle_t context = nullptr;
   ze_device_handle_t device = nullptr;
   // kRecord: the gate appended before the launch.
@@ -75,12 +80,20 @@ const char* g_way_in = "preload";
 using base::monotonic_ns;
 
 // How long the layer waits for the events a launch waits on (and, on a regular list, for what
-// comes before it in the list) before it gives the launch up: a launch that waits on an event
-// the host signals after the call (legal in Level Zero) would otherwise never start. Past it the
-// launch runs unmeasured, with one warning. The list's earlier work on an immediate list, and
-// the kernel itself, are waited for as long as they take.
-constexpr std::uint64_t kWaitsTimeoutNs = 2'000'000'000;
+// comes before it in the list) before it gives up bracketing the launch: a launch that waits on
+// an event the host signals after the call (legal in Level Zero) would otherwise never start.
+// Past it the launch is measured over a wider window (Held), with one warning. The list's
+// earlier work on an immediate list, and the kernel itself, are waited for as long as they take
+// (but for earlier work behind a held launch, which may wait on the host too).
+// OAPROF_ZE_HOST_WAIT_MS shortens it for tests.
+std::uint64_t host_wait_ns() {
+  const std::chrono::milliseconds wait = layer_config().ze_host_wait.value_or(kDefaultZeHostWait);
+  return static_cast<std::uint64_t>(std::chrono::nanoseconds(wait).count());
+}
 constexpr std::uint64_t kForever = UINT64_MAX;
+// Held launches at once, at most: each keeps a pass open on the privileged side, which bounds
+// them (session::Session::kMaxOpenLaunches).
+constexpr std::size_t kMaxHeld = 1024;
 constexpr std::uint64_t kWaitSliceNs = 1'000'000;
 
 std::uint64_t handle(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
@@ -104,6 +117,22 @@ struct Timed {
   ze_context_handle_t context = nullptr;
   ze_device_handle_t device = nullptr;
   Appended launch;  // its counts and names are read once it completed
+};
+
+// A launch bracketed from the moment the layer gave up waiting for what it waits on (the host
+// signals it after the call): its 'before' was taken then, its 'after' is taken once `done` is
+// seen complete (at the program's next sync point, launch or execution, or at exit), so its
+// counters cover more than its kernel, and its record says so (kLaunchNotBracketed). Its
+// kernel_ns come from `timed`'s kernel timestamps, as for any launch.
+struct Held {
+  wire::Launch record;
+  Appended launch;
+  ze_event_handle_t done = nullptr;
+  ze_event_handle_t timed = nullptr;
+  std::array<ze_event_handle_t, 2> ours{};  // oaprof's events it holds: given back once it ran
+  ze_command_list_handle_t list = nullptr;
+  ze_context_handle_t context = nullptr;
+  ze_device_handle_t device = nullptr;
 };
 
 struct ListInfo {
@@ -144,7 +173,14 @@ std::string kernel_name(ze_kernel_handle_t k) {
 
 namespace {
 
-void flush_sampled_at_exit();
+void flush_at_exit();
+
+// How the wait before a bracketed launch went: done, given up on (the launch is held: measured
+// over a wider window), or failed (the launch runs unmeasured).
+enum class Drain { kDone, kHeld, kFailed };
+// Where the stepper of a regular list's execution is: bracketing each launch, holding the rest
+// (one of them waits on the host), or stopped (the rest run unmeasured).
+enum class Stepping { kBracketing, kHolding, kStopped };
 
 class Profiler {
  public:
@@ -184,10 +220,19 @@ class Profiler {
   Appended appended_locked(const LaunchCall& call);
   CallState* record_append(LaunchCall& call, ListInfo& list, std::unique_lock<std::mutex> lock);
   CallState* measure_immediate(LaunchCall& call, ListInfo& list, std::unique_lock<std::mutex> lock);
-  bool drain(const LaunchCall& call, ze_context_handle_t context);
-  bool barrier_waited(ze_command_list_handle_t list, ze_context_handle_t context,
-                      std::uint32_t wait_count, ze_event_handle_t* waits, std::uint64_t timeout_ns);
+  Drain drain(const LaunchCall& call, ze_context_handle_t context, ze_event_handle_t& pending);
+  Drain barrier_waited(ze_command_list_handle_t list, ze_context_handle_t context,
+                       std::uint32_t wait_count, ze_event_handle_t* waits, std::uint64_t timeout_ns,
+                       ze_event_handle_t& pending);
   void warn_host_wait();
+  // Held launches (Held).
+  void hold_immediate(const LaunchCall& call, ze_result_t result, CallState& s);
+  void hold_locked(Held h);
+  void settle_held_locked();
+  template <typename Pred>
+  void drop_held_locked(Pred which);
+  void settle_held_at_sync(ze_event_handle_t gone);
+  void warn_held_lost();
   std::optional<wire::WorkHint> work_hint_of(const Appended& a, ze_context_handle_t c) const;
   wire::Launch base_record(const Appended& a, std::uint64_t id, std::uint64_t queue,
                            ze_context_handle_t c, ze_device_handle_t d) const;
@@ -201,6 +246,8 @@ class Profiler {
 
  private:
   void step_through(CallState& s, std::uint64_t queue);
+  wire::Launch step_record(const CallState& s, const Step& step, std::uint64_t queue) const;
+  Stepping hold_step(CallState& s, const Step& step, std::uint64_t queue);
 
   CallState* sample_launch(LaunchCall& call, ListInfo& list);
   bool time_launch(LaunchCall& call, ze_context_handle_t c, ze_event_handle_t& timed);
@@ -217,7 +264,7 @@ class Profiler {
   // The launches in the books that `which` picks can no longer be read: their rows are dropped.
   template <typename Pred>
   void forget_timed_locked(Pred which);
-  bool measure_step(CallState& s, const Step& step, std::uint64_t queue);
+  Stepping measure_step(CallState& s, const Step& step, std::uint64_t queue);
 
   std::mutex mu_;  // one measured launch at a time: snapshots must bracket exactly one kernel
   LayerLink link_{"Level Zero"};
@@ -226,6 +273,10 @@ class Profiler {
   Events events_{g_next};
   std::atomic<bool> broken_{false};
   std::atomic<bool> waits_warned_{false};
+  std::atomic<bool> held_lost_warned_{false};
+  // Bracketed attribution: the launches held by the host, and how many (read without the lock).
+  std::vector<Held> held_;
+  std::atomic<std::size_t> held_count_{0};
   std::atomic<bool> replay_warned_{false};
   // Sampled attribution: the launches waiting for their events, and which events have kernel
   // timestamps (the program's, by their pool's flags).
@@ -253,6 +304,8 @@ bool Profiler::connected_locked() {
   // A forked child: the parent's events and lists are the parent's driver's.
   if (forked) {
     events_.forget();
+    held_.clear();
+    held_count_.store(0);
     for (Timed* t : in_flight_) delete t;
     in_flight_.clear();
     sampled_ = SampledLaunches{};
@@ -319,35 +372,46 @@ CallState* Profiler::record_append(LaunchCall& call, ListInfo& list,
 }
 
 // The list's earlier work, then the launch's waits: each a barrier of oaprof's, waited for.
-bool Profiler::drain(const LaunchCall& call, ze_context_handle_t context) {
-  return barrier_waited(call.list, context, 0, nullptr, kForever) &&
-         (call.wait_count == 0 ||
-          barrier_waited(call.list, context, call.wait_count, call.waits, kWaitsTimeoutNs));
+// Earlier work behind a launch still held may wait on the host too, so it is waited for no
+// longer than the launch's own waits. `pending`: the barrier's event when it was given up on.
+Drain Profiler::drain(const LaunchCall& call, ze_context_handle_t context,
+                      ze_event_handle_t& pending) {
+  const bool behind_held =
+      std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return h.list == call.list; });
+  const Drain earlier = barrier_waited(call.list, context, 0, nullptr,
+                                       behind_held ? host_wait_ns() : kForever, pending);
+  if (earlier != Drain::kDone || call.wait_count == 0) return earlier;
+  return barrier_waited(call.list, context, call.wait_count, call.waits, host_wait_ns(), pending);
 }
 
-bool Profiler::barrier_waited(ze_command_list_handle_t list, ze_context_handle_t context,
-                              std::uint32_t wait_count, ze_event_handle_t* waits,
-                              std::uint64_t timeout_ns) {
+Drain Profiler::barrier_waited(ze_command_list_handle_t list, ze_context_handle_t context,
+                               std::uint32_t wait_count, ze_event_handle_t* waits,
+                               std::uint64_t timeout_ns, ze_event_handle_t& pending) {
   ze_event_handle_t ready = events_.take(context);
-  if (ready == nullptr) return false;
+  if (ready == nullptr) return Drain::kFailed;
   if (g_next.append_barrier(list, ready, wait_count, waits) != ZE_RESULT_SUCCESS) {
     events_.give_back(ready);
-    return false;
+    return Drain::kFailed;
   }
   if (!wait_for(ready, timeout_ns)) {
-    // Still pending in the list: it may be signalled later, so it is not used again.
+    // Still pending in the list: not used again before the launch behind it ran.
     warn_host_wait();
-    return false;
+    pending = ready;
+    return Drain::kHeld;
   }
   events_.give_back(ready);
-  return true;
+  return Drain::kDone;
 }
 
 void Profiler::warn_host_wait() {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds(host_wait_ns()));
   link_.warn_once(waits_warned_,
-                  "a Level Zero launch waits on an event that was not signalled within 2 s "
-                  "(signalled by the host after the call?); such launches run unmeasured "
-                  "(docs/level-zero.md)");
+                  "a Level Zero launch waits on an event that was not signalled within " +
+                      std::to_string(ms.count()) +
+                      " ms (signalled by the host after the call?); such launches are measured "
+                      "over a wider window than their kernel and flagged not_bracketed "
+                      "(docs/level-zero.md)");
 }
 
 CallState* Profiler::measure_immediate(LaunchCall& call, ListInfo& list,
@@ -356,12 +420,21 @@ CallState* Profiler::measure_immediate(LaunchCall& call, ListInfo& list,
   const std::uint64_t id = link_.next_launch_id();
   Appended a = appended_locked(call);
   if (!link_.filter().select(a.name)) return nullptr;
-  if (!drain(call, list.context)) return nullptr;
+  settle_held_locked();
+  ze_event_handle_t pending = nullptr;
+  const Drain drained = drain(call, list.context, pending);
+  if (drained == Drain::kFailed) return nullptr;
+  if (drained == Drain::kHeld && held_.size() >= kMaxHeld) {
+    warn_held_lost();
+    return nullptr;
+  }
   if (!link_.snapshot(id, wire::Phase::kBefore, false, work_hint_of(a, list.context))) {
     return nullptr;
   }
   auto s = std::make_unique<CallState>();
   s->kind = CallState::Kind::kImmediate;
+  s->held = drained == Drain::kHeld;
+  s->pending = pending;
   s->context = list.context;
   s->device = list.device;
   s->record = base_record(a, id, handle(call.list), list.context, list.device);
@@ -448,6 +521,7 @@ void Profiler::after_launch(const LaunchCall& call, ze_result_t result, CallStat
     it->second.recorded.push_back(std::move(r));
     return;
   }
+  if (s->held) return hold_immediate(call, result, *s);
   // Immediate: the kernel ran (or failed to go in); the 'after' closes the pass either way.
   ze_event_handle_t done = s->ours != nullptr ? s->ours : *call.signal;
   if (result == ZE_RESULT_SUCCESS && done != nullptr && !wait_for(done, kForever)) {
@@ -459,6 +533,86 @@ void Profiler::after_launch(const LaunchCall& call, ze_result_t result, CallStat
     link_.post(s->record);
   }
   if (s->ours != nullptr) events_.give_back(s->ours);
+}
+
+// An immediate launch whose waits the layer gave up on: its 'after' comes once it ran (Held).
+// One that did not go in closes its pass at once, without a row.
+void Profiler::hold_immediate(const LaunchCall& call, ze_result_t result, CallState& s) {
+  ze_event_handle_t done = s.ours != nullptr ? s.ours : *call.signal;
+  if (result != ZE_RESULT_SUCCESS || done == nullptr) {
+    link_.snapshot(s.record.launch_id, wire::Phase::kAfter);
+    if (result != ZE_RESULT_SUCCESS) events_.give_back(s.ours);
+    return;
+  }
+  s.record.flags |= wire::kLaunchNotBracketed;
+  hold_locked(Held{std::move(s.record),
+                   std::move(s.launch),
+                   done,
+                   done,
+                   {s.ours, s.pending},
+                   call.list,
+                   s.context,
+                   s.device});
+}
+
+void Profiler::hold_locked(Held h) {
+  held_.push_back(std::move(h));
+  held_count_.store(held_.size());
+  if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
+}
+
+// The held launches that ran get their 'after' and their row, in the order they were held;
+// the others wait for a later call.
+void Profiler::settle_held_locked() {
+  if (held_.empty()) return;
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (g_next.event_status(it->done) != ZE_RESULT_SUCCESS) {
+      ++it;
+      continue;
+    }
+    if (link_.snapshot(it->record.launch_id, wire::Phase::kAfter)) {
+      finish_record(it->record, it->launch, it->timed, it->context, it->device);
+      link_.post(it->record);
+    }
+    for (ze_event_handle_t e : it->ours) events_.give_back(e);
+    it = held_.erase(it);
+  }
+  held_count_.store(held_.size());
+}
+
+// Held launches that `which` picks can no longer be seen complete (their event, list or context
+// goes, or their gates are re-armed): they have no row, and one warning says so. Their events
+// of oaprof's may still be signalled by the device, so they are not used again.
+template <typename Pred>
+void Profiler::drop_held_locked(Pred which) {
+  settle_held_locked();
+  const std::size_t before = held_.size();
+  std::erase_if(held_, which);
+  held_count_.store(held_.size());
+  if (held_.size() != before) warn_held_lost();
+}
+
+void Profiler::warn_held_lost() {
+  link_.warn_once(held_lost_warned_,
+                  "a Level Zero launch held by the host has no row: more than 1024 were held at "
+                  "once, or its event was reset or destroyed, or its list reset, destroyed or "
+                  "executed again, before it completed (docs/level-zero.md)");
+}
+
+// At the program's sync points. Without an event going, only when the layer is free: a sync
+// point never waits for a launch or execution being measured on another thread.
+void Profiler::settle_held_at_sync(ze_event_handle_t gone) {
+  if (held_count_.load() == 0) return;
+  std::unique_lock lock(mu_, std::defer_lock);
+  if (gone != nullptr) {
+    lock.lock();  // the event must not be read after the program destroyed it
+  } else if (!lock.try_lock()) {
+    return;
+  }
+  settle_held_locked();
+  if (gone != nullptr) {
+    drop_held_locked([gone](const Held& h) { return h.done == gone || h.timed == gone; });
+  }
 }
 
 // The launches of an execution in the order the device runs them: each gets the program's next
@@ -475,6 +629,7 @@ std::vector<Step> Profiler::plan_execution(std::uint32_t n, const ze_command_lis
     for (const Recorded& r : it->second.recorded) {
       Step step;
       step.gate = r.gate;
+      step.list = lists[i];
       step.launch = r.launch;
       if (r.appended) {
         step.id = link_.next_launch_id();
@@ -496,6 +651,10 @@ CallState* Profiler::before_execute(ze_command_queue_handle_t q, std::uint32_t n
   if (sampled_mode()) return execute_sampled(q, n, lists);
   std::unique_lock lock(mu_);
   const bool measuring = connected_locked();
+  // Held launches of these lists that did not run yet lose their gates' events to the re-arm.
+  drop_held_locked([&](const Held& h) {
+    return lists != nullptr && std::find(lists, lists + n, h.list) != lists + n;
+  });
   auto s = std::make_unique<CallState>();
   s->kind = CallState::Kind::kExecute;
   s->tid = static_cast<std::uint32_t>(current_tid());
@@ -529,35 +688,68 @@ void Profiler::open_gates(std::uint32_t n, const ze_command_list_handle_t* lists
   }
 }
 
-// The stepper: each measured launch between its gate and its end. Once a gate cannot be
-// reached (the execution failed, or waits on the host for longer than the layer waits), every
-// gate left opens at once and those launches run unmeasured.
+// The stepper: each measured launch between its gate and its end. Once a gate waits on the
+// host for longer than the layer waits, that launch and every measured one after it in the
+// execution are held (Held): each gets its 'before' now, its gate opens, and its 'after' comes
+// once it ran, so that the program's call returns and the host can signal. Once a gate cannot
+// be reached otherwise (the execution failed, a snapshot failed), every gate left opens at once
+// and those launches run unmeasured.
 void Profiler::step_through(CallState& s, std::uint64_t queue) {
-  bool going = true;
+  Stepping stepping = Stepping::kBracketing;
   for (const Step& step : s.steps) {
-    if (going && step.selected) going = measure_step(s, step, queue);
-    if (!going) events_.open(step.gate);
+    if (step.selected && stepping == Stepping::kBracketing) {
+      stepping = measure_step(s, step, queue);
+    }
+    if (step.selected && stepping == Stepping::kHolding) stepping = hold_step(s, step, queue);
+    if (stepping != Stepping::kBracketing) events_.open(step.gate);
   }
 }
 
-bool Profiler::measure_step(CallState& s, const Step& step, std::uint64_t queue) {
-  if (!wait_for(step.gate.ready, kWaitsTimeoutNs, &s.cancel)) {
-    if (!s.cancel.load()) warn_host_wait();
-    return false;
-  }
+wire::Launch Profiler::step_record(const CallState& s, const Step& step,
+                                   std::uint64_t queue) const {
   wire::Launch rec = base_record(step.launch, step.id, queue, s.context, s.device);
   rec.tid = s.tid;
   rec.api_ns = s.api_ns;
+  return rec;
+}
+
+Stepping Profiler::measure_step(CallState& s, const Step& step, std::uint64_t queue) {
+  if (!wait_for(step.gate.ready, host_wait_ns(), &s.cancel)) {
+    if (s.cancel.load()) return Stepping::kStopped;
+    warn_host_wait();
+    return Stepping::kHolding;
+  }
+  wire::Launch rec = step_record(s, step, queue);
   if (!link_.snapshot(step.id, wire::Phase::kBefore, false, work_hint_of(step.launch, s.context))) {
-    return false;
+    return Stepping::kStopped;
   }
   events_.open(step.gate);
   if (!wait_for(step.gate.done, kForever, &s.cancel)) rec.flags |= wire::kLaunchDrainFailed;
-  if (!link_.snapshot(step.id, wire::Phase::kAfter)) return false;
+  if (!link_.snapshot(step.id, wire::Phase::kAfter)) return Stepping::kStopped;
   const ze_event_handle_t timed =
       step.gate.done_is_kernels ? step.gate.done : step.launch.program_event;
   finish_record(rec, step.launch, timed, s.context, s.device);
-  return link_.post(rec);
+  return link_.post(rec) ? Stepping::kBracketing : Stepping::kStopped;
+}
+
+// A launch of an execution that holds: its 'before' now (its gate opens after it), its 'after'
+// once its `done` is seen complete. The execution's lock is the program's thread's, held until
+// this thread ends, so the held books are this thread's meanwhile.
+Stepping Profiler::hold_step(CallState& s, const Step& step, std::uint64_t queue) {
+  if (step.gate.done == nullptr || held_.size() >= kMaxHeld) {
+    if (step.gate.done != nullptr) warn_held_lost();
+    return Stepping::kHolding;  // this one runs unmeasured; the next may still be held
+  }
+  wire::Launch rec = step_record(s, step, queue);
+  rec.flags |= wire::kLaunchNotBracketed;
+  if (!link_.snapshot(step.id, wire::Phase::kBefore, false, work_hint_of(step.launch, s.context))) {
+    return Stepping::kStopped;
+  }
+  const ze_event_handle_t timed =
+      step.gate.done_is_kernels ? step.gate.done : step.launch.program_event;
+  hold_locked(
+      Held{std::move(rec), step.launch, step.gate.done, timed, {}, step.list, s.context, s.device});
+  return Stepping::kHolding;
 }
 
 void Profiler::after_execute(ze_result_t result, CallState* raw) {
@@ -586,6 +778,7 @@ void Profiler::list_forget_locked(ze_command_list_handle_t l) {
     harvest_locked();
     forget_timed_locked([l](const Timed& t) { return t.list == l; });
   }
+  drop_held_locked([l](const Held& h) { return h.list == l; });
   for (const Recorded& r : it->second.recorded) {
     events_.release(r.gate);
     if (r.timed_ours) events_.give_back(r.timed);
@@ -617,6 +810,7 @@ void Profiler::context_forget(ze_context_handle_t c) {
     harvest_locked();
     forget_timed_locked([c](const Timed& t) { return t.context == c; });
   }
+  drop_held_locked([c](const Held& h) { return h.context == c; });
   for (auto it = lists_.begin(); it != lists_.end();) {
     if (it->second.context != c) {
       ++it;
@@ -767,7 +961,7 @@ void Profiler::after_execute_sampled(ze_result_t result, CallState& s) {
   }
 }
 
-void flush_sampled_at_exit() { sync_point(); }
+void flush_at_exit() { sync_point(); }
 
 // Into the books; its group counts are read once it completed (ask).
 void Profiler::add_sampled(Timed* t, wire::Launch rec) {
@@ -778,7 +972,7 @@ void Profiler::add_sampled(Timed* t, wire::Launch rec) {
   }
   in_flight_.insert(t);
   sampled_.add(t, std::move(rec), false);
-  if (!exit_hook_) exit_hook_ = std::atexit(flush_sampled_at_exit) == 0;
+  if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
 }
 
 SampledLaunches::Completion Profiler::ask(Timed& t, wire::Launch& rec) {
@@ -879,7 +1073,8 @@ std::size_t Profiler::event_books_size() {
 // What completed is read and posted; an event the program is about to reset or destroy is
 // read first, and its launch's row dropped if it had not completed.
 void Profiler::sync_point(ze_event_handle_t gone) {
-  if (!sampled_mode() || link_.connected_pid() != current_pid()) return;
+  if (link_.connected_pid() != current_pid()) return;
+  if (!sampled_mode()) return settle_held_at_sync(gone);
   std::lock_guard lock(mu_);
   harvest_locked();
   if (gone != nullptr) forget_timed_locked([gone](const Timed& t) { return t.event == gone; });

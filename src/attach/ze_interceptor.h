@@ -14,6 +14,11 @@
 //   layer steps through the gates: wait for 'ready' (everything before the kernel is done),
 //   snapshot, signal 'go', wait for 'done', snapshot: one exact row per kernel per execution.
 //   zeCommandListReset forgets the recorded launches.
+// - a launch whose waits (or, on a regular list, whose gate's 'ready') are not done within the
+//   layer's wait (the host signals them after the call) is held: its 'before' is taken when the
+//   layer gives up waiting, its 'after' once it is seen complete (at the program's next sync
+//   point, launch or execution, or at exit), and its record is flagged kLaunchNotBracketed; on
+//   a regular list, so is every measured launch after it in that execution.
 // Sampled attribution: no barrier, snapshot or wait; each launch is timed by a kernel-timestamp
 // event (the program's where its pool has them, else oaprof's), read at the program's sync
 // points into SampledLaunches, as OpenCL's sampled launches are.

@@ -1,7 +1,9 @@
 // A Level Zero program for tests: it runs one scenario (argv[1]) with the SPIR-V module argv[2]
 // on the first GPU the loader offers, and prints what it did line by line, so that a test can
 // check it under the simulated driver (and, later, under oaprof):
-//   launch <name> groups=X,Y,Z [start=T end=T] [call=C] [pid=P]   one line per kernel execution
+//   launch <name> groups=X,Y,Z [start=T end=T] [call=C] [pid=P] [held=1]
+//                                                            one line per kernel execution;
+//                                                            held: it waited on the host
 //   run device_start=T device_end=T                          the device timer around the run
 //   check <what> ok|FAILED                                   copies and fills read back
 //   result <call> <code>                                     (misuse) each call's result
@@ -130,8 +132,8 @@ void destroy(Timestamps& t) {
   check(zeEventPoolDestroy(t.pool), "zeEventPoolDestroy");
 }
 
-void print_launch(const std::string& name, const ze_group_count_t& groups,
-                  ze_event_handle_t event) {
+void print_launch(const std::string& name, const ze_group_count_t& groups, ze_event_handle_t event,
+                  bool held = false) {
   std::string window;
   if (event != nullptr) {
     check(zeEventHostSynchronize(event, UINT64_MAX), "zeEventHostSynchronize");
@@ -140,6 +142,7 @@ void print_launch(const std::string& name, const ze_group_count_t& groups,
     window = " start=" + std::to_string(ts.global.kernelStart) +
              " end=" + std::to_string(ts.global.kernelEnd);
   }
+  if (held) window += " held=1";
   std::lock_guard lock(print_mu);
   std::printf("launch %s groups=%u,%u,%u%s\n", name.c_str(), groups.groupCountX, groups.groupCountY,
               groups.groupCountZ, window.c_str());
@@ -396,8 +399,34 @@ int plain_events(const Gpu& g) {
   return 0;
 }
 
+// A regular list of two kernels on a queue of its own: the second waits on `gate`, which the
+// host signals only after the execution call returned. Whether the queue was still held then.
+bool held_regular_list(const Gpu& g, ze_kernel_handle_t k, void* x, ze_event_handle_t gate) {
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_command_list_handle_t list = regular_list(g);
+  ze_kernel_handle_t add = make_kernel(g, "add_one", x);
+  const ze_group_count_t groups{64, 1, 1};
+  check(zeEventHostReset(gate), "zeEventHostReset");
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListAppendLaunchKernel(list, add, &groups, nullptr, 1, &gate),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  check(zeCommandQueueExecuteCommandLists(q, 1, &list, nullptr),
+        "zeCommandQueueExecuteCommandLists");
+  const bool held = zeCommandQueueSynchronize(q, 1000) == ZE_RESULT_NOT_READY;
+  check(zeEventHostSignal(gate), "zeEventHostSignal");
+  check(zeCommandQueueSynchronize(q, UINT64_MAX), "zeCommandQueueSynchronize");
+  print_launch("scale", groups, nullptr);
+  print_launch("add_one", groups, nullptr, true);
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  check(zeKernelDestroy(add), "zeKernelDestroy");
+  return held;
+}
+
 // A barrier between two kernels, then a kernel held until the host signals the event it waits
-// on: it must not start before that.
+// on: it must not start before that. Then the same on a regular list (held_regular_list).
 int barriers(const Gpu& g) {
   const std::uint64_t t0 = device_now(g);
   void* x = alloc_shared(g, 1 << 16);
@@ -420,11 +449,13 @@ int barriers(const Gpu& g) {
                       zeEventHostSynchronize(held, 1000) == ZE_RESULT_NOT_READY;
   const std::uint64_t before_signal = device_now(g);
   check(zeEventHostSignal(gate), "zeEventHostSignal");
-  print_launch("scale", groups, held);
+  print_launch("scale", groups, held, true);
   ze_kernel_timestamp_result_t r{};
   check(zeEventQueryKernelTimestamp(held, &r), "zeEventQueryKernelTimestamp");
   std::printf("check held-until-signalled %s\n",
               waited && r.global.kernelStart >= before_signal ? "ok" : "FAILED");
+  std::printf("check regular-held-until-signalled %s\n",
+              held_regular_list(g, k, x, gate) ? "ok" : "FAILED");
   print_run(g, t0);
   destroy(ts);
   check(zeCommandListDestroy(list), "zeCommandListDestroy");
