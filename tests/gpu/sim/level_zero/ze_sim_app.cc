@@ -426,7 +426,8 @@ bool held_regular_list(const Gpu& g, ze_kernel_handle_t k, void* x, ze_event_han
 }
 
 // A barrier between two kernels, then a kernel held until the host signals the event it waits
-// on: it must not start before that. Then the same on a regular list (held_regular_list).
+// on, and one behind it in the list: neither may start before that. Then the same on a regular
+// list (held_regular_list).
 int barriers(const Gpu& g) {
   const std::uint64_t t0 = device_now(g);
   void* x = alloc_shared(g, 1 << 16);
@@ -441,19 +442,27 @@ int barriers(const Gpu& g) {
         "zeCommandListAppendLaunchKernel");
   print_launch("scale", groups, ts.events[0]);
   print_launch("scale", groups, ts.events[2]);
-  ze_event_handle_t gate = ts.events[3], held = ts.events[0];
+  // The held launch, and one behind it in the list that waits on nothing but the list.
+  ze_event_handle_t gate = ts.events[3], held = ts.events[0], behind = ts.events[2];
   check(zeEventHostReset(held), "zeEventHostReset");
+  check(zeEventHostReset(behind), "zeEventHostReset");
   check(zeCommandListAppendLaunchKernel(list, k, &groups, held, 1, &gate),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListAppendLaunchKernel(list, k, &groups, behind, 0, nullptr),
         "zeCommandListAppendLaunchKernel");
   const bool waited = zeEventQueryStatus(held) == ZE_RESULT_NOT_READY &&
                       zeEventHostSynchronize(held, 1000) == ZE_RESULT_NOT_READY;
   const std::uint64_t before_signal = device_now(g);
   check(zeEventHostSignal(gate), "zeEventHostSignal");
   print_launch("scale", groups, held, true);
-  ze_kernel_timestamp_result_t r{};
+  print_launch("scale", groups, behind, true);
+  ze_kernel_timestamp_result_t r{}, rb{};
   check(zeEventQueryKernelTimestamp(held, &r), "zeEventQueryKernelTimestamp");
-  std::printf("check held-until-signalled %s\n",
-              waited && r.global.kernelStart >= before_signal ? "ok" : "FAILED");
+  check(zeEventQueryKernelTimestamp(behind, &rb), "zeEventQueryKernelTimestamp");
+  std::printf("check held-until-signalled %s\n", waited && r.global.kernelStart >= before_signal &&
+                                                         rb.global.kernelStart >= r.global.kernelEnd
+                                                     ? "ok"
+                                                     : "FAILED");
   std::printf("check regular-held-until-signalled %s\n",
               held_regular_list(g, k, x, gate) ? "ok" : "FAILED");
   print_run(g, t0);

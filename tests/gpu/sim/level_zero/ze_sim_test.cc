@@ -154,7 +154,7 @@ TEST_F(ZeSimTest, ListsWithoutEventsRun) {
 TEST_F(ZeSimTest, BarriersOrderKernelsAndAWaitHoldsUntilTheHostSignals) {
   const AppRun r = run_app("barriers");
   ASSERT_EQ(r.status, 0) << r.output;
-  ASSERT_EQ(r.launches.size(), 5u) << r.output;
+  ASSERT_EQ(r.launches.size(), 6u) << r.output;
   EXPECT_EQ(r.values.at("held-until-signalled"), "ok") << r.output;
   EXPECT_EQ(r.values.at("regular-held-until-signalled"), "ok") << r.output;
   expect_windows_in_run(r);
