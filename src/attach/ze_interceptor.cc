@@ -147,10 +147,13 @@ struct KernelInfo {
   std::optional<std::array<std::uint32_t, 3>> size;  // as last set; else its required one
 };
 
-// Waits for `event` in slices, so that `cancel` can stop it; false on timeout or stop.
+// Waits for `event` in slices, so that `cancel` can stop it; false on timeout or stop. The
+// deadline saturates: kForever added to the clock must not wrap to a deadline already past
+// (which gave up after one slice).
 bool wait_for(ze_event_handle_t event, std::uint64_t timeout_ns,
               const std::atomic<bool>* cancel = nullptr) {
-  const std::uint64_t give_up = monotonic_ns() + timeout_ns;
+  const std::uint64_t now = monotonic_ns();
+  const std::uint64_t give_up = timeout_ns > kForever - now ? kForever : now + timeout_ns;
   for (;;) {
     const ze_result_t r = g_next.event_sync(event, kWaitSliceNs);
     if (r == ZE_RESULT_SUCCESS) return true;

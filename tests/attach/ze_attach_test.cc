@@ -263,6 +263,26 @@ TEST_P(ZeAttachTest, ALaunchHeldByTheHostIsMeasuredOverAWiderWindowAndFlagged) {
                         "regular list";
 }
 
+// Kernels far longer than the slices the layer waits in (`long`: 20 ms each, two on an
+// immediate list, one behind the other, and one on a regular list) are bracketed whole: the
+// layer waits for the list's earlier work and for the kernel as long as they take, so no row is
+// flagged, and each row's GPU time holds its kernel's.
+TEST_P(ZeAttachTest, LongKernelsAreBracketedWhole) {
+  const auto r = profile("long");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = in_launch_order(read_csv(csv()));
+  expect_rows_are_the_programs(rows, app_launches(r.output));
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  for (const CsvRow& row : rows) {
+    SCOPED_TRACE(fmt::format("launch {}: {}", row.at("launch"), row.at("flags")));
+    EXPECT_FALSE(has_flag(row, "drain_failed"));
+    EXPECT_FALSE(has_flag(row, "not_bracketed"));
+    const double kernel = std::stod(row.at("kernel_ns")), gpu = std::stod(row.at("gpu_time_ns"));
+    EXPECT_GE(kernel, 19e6);
+    EXPECT_GT(gpu, 0.9 * kernel);
+  }
+}
+
 // -k, --launch-skip: counted over every execution of every kernel, in the program's order.
 TEST_P(ZeAttachTest, TheLaunchSelectionCountsEveryExecution) {
   const auto r = profile("regular", "-k add_one --launch-skip 1");

@@ -8,7 +8,7 @@
 //   check <what> ok|FAILED                                   copies and fills read back
 //   result <call> <code>                                     (misuse) each call's result
 //   device <name>                                            the device's name, first
-// Scenarios: immediate, regular, threads, no-events, barriers, churn, plain-events, misuse,
+// Scenarios: immediate, regular, threads, no-events, barriers, long, churn, plain-events, misuse,
 // launch-kinds, launch-kinds-held, fork, with-opencl (OpenCL's first device beside), catalogue.
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -472,6 +472,38 @@ int barriers(const Gpu& g) {
   return 0;
 }
 
+// Kernels of 20 ms (modelled: 840,000 groups of 32 are 20,000 waves), two on an immediate list,
+// the second behind the first, and one on a regular list: far longer than the slices a waiting
+// layer waits in.
+int long_kernels(const Gpu& g) {
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t k = make_kernel(g, "add_one", x);
+  ze_command_list_handle_t list = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  Timestamps ts = timestamp_events(g, 3);
+  const ze_group_count_t groups{840000, 1, 1};
+  for (int i = 0; i < 2; ++i) {
+    check(zeCommandListAppendLaunchKernel(list, k, &groups, ts.events[i], 0, nullptr),
+          "zeCommandListAppendLaunchKernel");
+  }
+  for (int i = 0; i < 2; ++i) print_launch("add_one", groups, ts.events[i]);
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_command_list_handle_t regular = regular_list(g);
+  check(zeCommandListAppendLaunchKernel(regular, k, &groups, ts.events[2], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(regular), "zeCommandListClose");
+  check(zeCommandQueueExecuteCommandLists(q, 1, &regular, nullptr),
+        "zeCommandQueueExecuteCommandLists");
+  check(zeCommandQueueSynchronize(q, UINT64_MAX), "zeCommandQueueSynchronize");
+  print_launch("add_one", groups, ts.events[2]);
+  destroy(ts);
+  check(zeCommandListDestroy(regular), "zeCommandListDestroy");
+  check(zeCommandQueueDestroy(q), "zeCommandQueueDestroy");
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeKernelDestroy(k), "zeKernelDestroy");
+  check(zeMemFree(g.context, x), "zeMemFree");
+  return 0;
+}
+
 // Kernels and a module created and destroyed mid-run: a regular list recorded with a kernel
 // runs it after the kernel is gone, with the name it had.
 int churn(const Gpu& g) {
@@ -874,6 +906,7 @@ int main(int argc, char** argv) {
   if (scenario == "no-events") return no_events(g);
   if (scenario == "barriers") return barriers(g);
   if (scenario == "churn") return churn(g);
+  if (scenario == "long") return long_kernels(g);
   if (scenario == "plain-events") return plain_events(g);
   if (scenario == "misuse") return misuse(g);
   if (scenario == "launch-kinds") return launch_kinds(g, false);
