@@ -156,6 +156,11 @@ void SimGpu::apply_known_work_faults(SimCounts& counts) const {
   if (config_.faults.gti_bytes_lost) {
     for (double& c : counts.c) c /= 2;
   }
+  if (config_.faults.eu_active_undercount) {
+    // EU active: A7 on Gen9, its four quarters A7-A10 on Gen12 (mmio/sim_work.h).
+    const std::size_t last = config_.platform.gen == oa::Generation::kGen12 ? 10 : 7;
+    for (std::size_t a = 7; a <= last; ++a) counts.a[a] /= 4;
+  }
 }
 
 // A kernel ends with all of its work counted, however long it ran (PoCL runs it on the CPU at

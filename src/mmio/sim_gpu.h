@@ -143,6 +143,10 @@ struct SimFaults {
   // A known kernel's C-counter events (where ComputeBasic's GtiRead/WriteThroughput read, Gen9
   // and Gen12) count half: GTI loses half the bytes the kernel moved.
   bool gti_bytes_lost = false;
+  // A known kernel's EU-active events (Gen9's EuActive A7, Gen12's A7-A10: where ComputeBasic's
+  // EuActive reads) count a quarter: the EUs miss three of every four cycles they were active,
+  // fewer than the kernel's FPU cycles alone need.
+  bool eu_active_undercount = false;
   // While a kernel runs, PsThreads (A6) and RasterizedPixels (A21), render-pipeline counters at
   // the same place in every generation's ComputeBasic, count kRenderLeakPerClock a GPU clock.
   bool render_counter_leak = false;
@@ -300,7 +304,8 @@ class SimGpu final : public Mmio {
   // Adds the events to the counters (where the OA unit counts them) and their energy.
   void record_events_locked(const SimCounts& events, double dt_ns);
   void finish_known_work_locked();
-  // SimFaults that change what a known kernel's work counts (fpu_count_halved, gti_bytes_lost).
+  // SimFaults that change what a known kernel's work counts (fpu_count_halved, gti_bytes_lost,
+  // eu_active_undercount).
   void apply_known_work_faults(SimCounts& counts) const;
   // SimFaults::noa_settle_ns: garbage in B and C over the part of [last_ns_, last_ns_ + dt_ns]
   // before the mux settles.

@@ -61,6 +61,9 @@ constexpr SimFaultInfo kSimFaults[] = {
      "a discrete card's GPU package energy (hwmon) never moves"},
     {SimFault::kFpuCountHalved, "fpu-count-halved", "known-work-flops",
      "the FPU counters (Gen9's A9-A11) count half of a known kernel's FPU cycles"},
+    {SimFault::kEuActiveUndercount, "eu-active-undercount", "known-work-eu-active",
+     "the EU-active counters (Gen9's A7, Gen12's A7-A10) count a quarter of a known kernel's "
+     "EU-active cycles"},
     {SimFault::kGtiBytesLost, "gti-bytes-lost", "known-work-bytes",
      "the GTI counters (the C counters ComputeBasic's GtiRead/WriteThroughput read) count half "
      "of a known kernel's bytes"},
@@ -104,6 +107,13 @@ constexpr CheckSpec kChecks[] = {
      "FLOPs derived from the FPU counters as the metric set's equations read them (Fpu0Active, "
      "Fpu1Active) are the FLOPs kernel_runner's mad_vect4 and mad_vect8 do.",
      "10% per kernel and size", check_known_work_flops},
+    {"known-work-eu-active", "counters",
+     "The metric set's EU-active share (EuActive, XveActive on Xe-LPG: percent of EU-cycles, as "
+     "its equation reads it) counts, in mad_vect4's and mad_vect8's launches, at least the "
+     "EU-cycles their known FLOPs need at an EU's peak (FLOPs / 16) and at least the busier FPU's "
+     "active EU-cycles (Fpu0Active, Fpu1Active: an EU is active whenever one of its FPUs is), "
+     "and at most every EU-cycle (100%).",
+     "10% per kernel and size, below either floor or above 100%", check_known_work_eu_active},
     {"known-work-bytes", "counters",
      "GTI bytes from the metric set's GtiReadThroughput and GtiWriteThroughput are the bytes "
      "kernel_runner's load_store moves at sizes beyond the last-level cache.",
@@ -183,6 +193,9 @@ void apply_fault(SimFault fault, mmio::SimConfig& sim, power::SimPowerModel& pow
       return;  // the simulated card's hwmon (open_energy)
     case SimFault::kFpuCountHalved:
       sim.faults.fpu_count_halved = true;
+      return;
+    case SimFault::kEuActiveUndercount:
+      sim.faults.eu_active_undercount = true;
       return;
     case SimFault::kGtiBytesLost:
       sim.faults.gti_bytes_lost = true;

@@ -68,6 +68,7 @@ enum class SimFault {
   kActFreqMismatch,
   kHwmonStuck,
   kFpuCountHalved,
+  kEuActiveUndercount,
   kGtiBytesLost,
   kRenderCounterLeak,
   kEnergyModelDrift,

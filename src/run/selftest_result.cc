@@ -48,6 +48,7 @@ constexpr CheckCover kCovers[] = {
     {"noa-counting", report::SelftestCovers::kEveryRow},
     {"flex-routing", report::SelftestCovers::kEveryRow},
     {"known-work-flops", report::SelftestCovers::kEveryRow},
+    {"known-work-eu-active", report::SelftestCovers::kEveryRow},
     {"known-work-bytes", report::SelftestCovers::kEveryRow},
     {"idle-and-render-quiet", report::SelftestCovers::kEveryRow},
     // What is left behind after a run, not what a row measured.

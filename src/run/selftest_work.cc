@@ -64,6 +64,17 @@ constexpr std::string_view kFlopsNeeds[] = {"Fpu0Active", "Fpu1Active", "GpuCore
 constexpr std::string_view kBytesNeeds[] = {"GtiReadThroughput", "GtiWriteThroughput"};
 constexpr std::string_view kQuietNeeds[] = {"GpuBusy"};
 
+// The set's EU-active share, percent of EU-cycles: IGT's EuActive (oa-kblgt2.xml: A7 over EUs x
+// GpuCoreClocks; oa-tglgt2.xml: A7 + A8 + A9 + A10, its four quarters, the same way), which
+// Xe-LPG's ComputeBasic names XveActive (oa-mtlgt2.xml: A7, the same equation and description).
+// Xe2's ComputeBasic (oa-lnl.xml, oa-bmg.xml) has neither.
+constexpr std::string_view kEuActiveNames[] = {"EuActive", "XveActive"};
+// The FPU counters whose busier one is a floor of EU activity, where the set has both (Gen9's).
+constexpr std::string_view kFpuCounters[] = {"Fpu0Active", "Fpu1Active"};
+// The most FLOPs an EU does in a cycle: both FPUs doing multiply-adds at once (Gen9's two SIMD4
+// FPUs, reference/method.md), as oaprof's roofline takes an EU's peak.
+constexpr double kPeakFlopsPerEuCycle = 2 * kFlopsPerFpuCycle;
+
 // IGT's ComputeBasic render-pipeline counters (A1-A3, A5, A6, A21-A27 on Gen9, Gen12 and
 // Xe-LPG): vertex, hull, domain, geometry and pixel shader threads and pixel-pipeline results,
 // which no compute kernel makes. CsThreads (compute) and the sampler's counters (a compute kernel
@@ -118,24 +129,27 @@ class WindowValues {
   std::vector<oa::EquationValue> values_;
 };
 
-// Why a check cannot measure here, or nullopt; loads the set into `set`. `needs`: the counters it
-// derives its figure from; `known_work`: whether it runs kernels whose work the simulator must
-// model (idle and plain busy windows need no model).
-std::optional<std::string> why_not_measured(const Context& c,
-                                            std::span<const std::string_view> needs,
-                                            bool known_work, std::optional<SetOnDevice>& set) {
-  std::string why;
-  set = programmed_set(c, why);
-  if (!set) return "no metric set to evaluate: " + why;
-  const std::vector<bool> available = set->set.available_counters(set->vars);
+// Those of `symbols` that `set` lacks or this device cannot compute.
+std::vector<std::string_view> missing_counters(const SetOnDevice& set,
+                                               std::span<const std::string_view> symbols) {
+  const std::vector<bool> available = set.set.available_counters(set.vars);
   std::vector<std::string_view> missing;
-  for (const std::string_view n : needs) {
-    const std::optional<int> i = set->set.counter_index(n);
+  for (const std::string_view n : symbols) {
+    const std::optional<int> i = set.set.counter_index(n);
     if (!i || !available[static_cast<std::size_t>(*i)]) missing.push_back(n);
   }
-  if (!missing.empty()) {
+  return missing;
+}
+
+// Why a check cannot measure with the loaded `set`, or nullopt. `needs`: the counters it derives
+// its figure from; `known_work`: whether it runs kernels whose work the simulator must model
+// (idle and plain busy windows need no model).
+std::optional<std::string> why_not_measured_with(const Context& c, const SetOnDevice& set,
+                                                 std::span<const std::string_view> needs,
+                                                 bool known_work) {
+  if (const auto missing = missing_counters(set, needs); !missing.empty()) {
     return fmt::format("{} of {} has no {} on this device: nothing to derive the figure from",
-                       set->set.symbol(), c.device.platform.codename, fmt::join(missing, ", "));
+                       set.set.symbol(), c.device.platform.codename, fmt::join(missing, ", "));
   }
   if (c.accesses.empty()) return std::string("no read-out to measure through");
   const oa::Generation gen = c.device.platform.gen;
@@ -146,6 +160,16 @@ std::optional<std::string> why_not_measured(const Context& c,
         oa::generation_name(gen));
   }
   return std::nullopt;
+}
+
+// Why a check cannot measure here, or nullopt; loads the set into `set`.
+std::optional<std::string> why_not_measured(const Context& c,
+                                            std::span<const std::string_view> needs,
+                                            bool known_work, std::optional<SetOnDevice>& set) {
+  std::string why;
+  set = programmed_set(c, why);
+  if (!set) return "no metric set to evaluate: " + why;
+  return why_not_measured_with(c, *set, needs, known_work);
 }
 
 // The set's counters in one launch's row, by symbol, as the profile run evaluated them: nullopt
@@ -245,6 +269,25 @@ Outcome judge(const std::vector<KnownWorkRun>& runs, const Judgement& j) {
               std::move(figures));
 }
 
+// The set's name for the EU-active share: the first of kEuActiveNames it has (EuActive where it
+// has none, so that the skip names it).
+std::string_view eu_active_symbol(const SetOnDevice& set) {
+  for (const std::string_view name : kEuActiveNames) {
+    if (set.set.counter_index(name)) return name;
+  }
+  return kEuActiveNames[0];
+}
+
+// Why known-work-eu-active cannot measure here, or nullopt; loads the set into `set`.
+std::optional<std::string> eu_active_not_measured(const Context& c,
+                                                  std::optional<SetOnDevice>& set) {
+  std::string why;
+  set = programmed_set(c, why);
+  if (!set) return "no metric set to evaluate: " + why;
+  const std::string_view needs[] = {eu_active_symbol(*set), "GpuCoreClocks"};
+  return why_not_measured_with(c, *set, needs, true);
+}
+
 // "load_store_64MiB": the run of load_store_vect4 through buffers of `mib` MiB.
 std::string load_store_run(std::size_t mib) { return fmt::format("load_store_{}MiB", mib); }
 
@@ -268,6 +311,23 @@ std::variant<const std::vector<report::Field>*, Outcome> row_of(const KernelRun&
               fmt::format("no launch of {} over {} work-items among them", kernel, global));
 }
 
+// `make(values, kernel, global)` of each launch of the compute run that known-work-flops reads
+// (mad_vect4 and mad_vect8 at kFlopsGlobalSizes), or the failure saying which is missing.
+template <typename T, typename Make>
+std::variant<std::vector<T>, Outcome> per_mad_launch(const KernelRun& run, const SetOnDevice& set,
+                                                     const Make& make) {
+  std::vector<T> out;
+  for (const std::string_view kernel : kFlopsKernels) {
+    for (const std::size_t global : kFlopsGlobalSizes) {
+      auto row = row_of(run, kernel, global);
+      if (auto* missing = std::get_if<Outcome>(&row)) return std::move(*missing);
+      out.push_back(
+          make(RowValues(set, *std::get<const std::vector<report::Field>*>(row)), kernel, global));
+    }
+  }
+  return out;
+}
+
 // Why idle-and-render-quiet cannot measure here, or nullopt; loads the set into `set`.
 std::optional<std::string> quiet_not_measured(const Context& c, std::optional<SetOnDevice>& set) {
   if (auto why = why_not_measured(c, kQuietNeeds, false, set)) return why;
@@ -286,7 +346,8 @@ void plan_known_work(Context& c, KnownWork& known) {
   };
   std::optional<SetOnDevice> set;
   const bool flops = wanted("known-work-flops") && !why_not_measured(c, kFlopsNeeds, true, set);
-  if (flops || (wanted("idle-and-render-quiet") && !quiet_not_measured(c, set))) {
+  const bool eu_active = wanted("known-work-eu-active") && !eu_active_not_measured(c, set);
+  if (flops || eu_active || (wanted("idle-and-render-quiet") && !quiet_not_measured(c, set))) {
     known.runs.push_back(
         {.name = std::string(kComputeRun),
          .arguments = {std::begin(kComputeArguments), std::end(kComputeArguments)}});
@@ -318,28 +379,130 @@ Outcome check_known_work_flops(Context& c) {
   if (auto why = why_not_measured(c, kFlopsNeeds, true, set)) return skip(std::move(*why));
   if (auto o = unmeasured(c, kComputeRun)) return std::move(*o);
   const KernelRun& run = *c.known_work->find(kComputeRun);
-  std::vector<KnownWorkRun> runs;
-  for (const std::string_view kernel : kFlopsKernels) {
-    for (const std::size_t global : kFlopsGlobalSizes) {
-      auto row = row_of(run, kernel, global);
-      if (auto* missing = std::get_if<Outcome>(&row)) return std::move(*missing);
-      const RowValues v(*set, *std::get<const std::vector<report::Field>*>(row));
-      // Fpu0Active and Fpu1Active are percent of EU-cycles (A10, A11 over EUs x GpuCoreClocks):
-      // back to FPU-active EU-cycles, each kFlopsPerFpuCycle FLOPs.
-      const double fpu_cycles = (v("Fpu0Active").value_or(0) + v("Fpu1Active").value_or(0)) / 100 *
-                                v("GpuCoreClocks").value_or(0) *
-                                static_cast<double>(set->vars.eu_cores_total);
-      runs.push_back({fmt::format("{}_{}", kernel, global),
-                      bench::known_work(kernel, global).value().flops,
-                      fpu_cycles * kFlopsPerFpuCycle});
-    }
-  }
-  return judge(runs,
+  auto launches = per_mad_launch<KnownWorkRun>(
+      run, *set, [&](const RowValues& v, std::string_view kernel, std::size_t global) {
+        // Fpu0Active and Fpu1Active are percent of EU-cycles (A10, A11 over EUs x
+        // GpuCoreClocks): back to FPU-active EU-cycles, each kFlopsPerFpuCycle FLOPs.
+        const double fpu_cycles = (v("Fpu0Active").value_or(0) + v("Fpu1Active").value_or(0)) /
+                                  100 * v("GpuCoreClocks").value_or(0) *
+                                  static_cast<double>(set->vars.eu_cores_total);
+        return KnownWorkRun{fmt::format("{}_{}", kernel, global),
+                            bench::known_work(kernel, global).value().flops,
+                            fpu_cycles * kFlopsPerFpuCycle};
+      });
+  if (auto* missing = std::get_if<Outcome>(&launches)) return std::move(*missing);
+  return judge(std::get<std::vector<KnownWorkRun>>(launches),
                {"FLOPs", "FLOP",
                 fmt::format("FLOPs from Fpu0Active + Fpu1Active in the rows of `{}` through {}",
                             command_text(run), c.known_work->access),
                 "the FPU counters do not count the FPU cycles the metric set's equations "
                 "read them as"});
+}
+
+namespace {
+
+// One kernel at one size: the EU-cycles its EU-active share counts and the bounds its known work
+// sets them, all in EU-cycles.
+struct EuActiveRun {
+  std::string label;  // "mad_vect4_4096"
+  double share = 0;   // the row's EU-active share, percent of EU-cycles
+  double eu_cycles = 0;
+  double capacity = 0;     // EUs x GpuCoreClocks: every EU-cycle of the launch
+  double flops_floor = 0;  // its known FLOPs at an EU's peak
+  // The busier FPU's active EU-cycles, where the set has both FPU counters.
+  std::optional<double> fpu_floor = {};
+  double floor() const { return std::max(flops_floor, fpu_floor.value_or(0)); }
+  double ratio() const { return floor() > 0 ? eu_cycles / floor() : 0; }
+};
+
+// The row's percent shares back to EU-cycles, as known-work-flops reads the FPU shares.
+EuActiveRun eu_active_run(const SetOnDevice& set, const RowValues& v, std::string_view kernel,
+                          std::size_t global) {
+  const double capacity =
+      v("GpuCoreClocks").value_or(0) * static_cast<double>(set.vars.eu_cores_total);
+  EuActiveRun r{
+      .label = fmt::format("{}_{}", kernel, global),
+      .share = v(eu_active_symbol(set)).value_or(0),
+      .capacity = capacity,
+      .flops_floor = bench::known_work(kernel, global).value().flops / kPeakFlopsPerEuCycle};
+  r.eu_cycles = r.share / 100 * capacity;
+  // Each EU is active in every cycle either of its FPUs is, so over all EUs the EU-active cycles
+  // are at least each FPU's: at least the busier one's (and so at least half their sum).
+  if (missing_counters(set, kFpuCounters).empty()) {
+    r.fpu_floor =
+        std::max(v("Fpu0Active").value_or(0), v("Fpu1Active").value_or(0)) / 100 * capacity;
+  }
+  return r;
+}
+
+std::vector<Figure> eu_active_figures(const std::vector<EuActiveRun>& runs) {
+  std::vector<Figure> figures;
+  for (const EuActiveRun& r : runs) {
+    figures.push_back({r.label + "_eu_active", r.eu_cycles, "EU-cycles"});
+    figures.push_back({r.label + "_flops_floor", r.flops_floor, "EU-cycles"});
+    if (r.fpu_floor) figures.push_back({r.label + "_fpu_floor", *r.fpu_floor, "EU-cycles"});
+    figures.push_back({r.label + "_ratio", r.ratio(), ""});
+    figures.push_back({r.label + "_share", r.share, "percent"});
+  }
+  return figures;
+}
+
+// Pass when every run's EU-active EU-cycles are within kWorkTolerance above both floors and its
+// share within it of 100%.
+Outcome judge_eu_active(const std::vector<EuActiveRun>& runs, const std::string& measured_how) {
+  std::vector<std::string> ratios;
+  const EuActiveRun* lowest = nullptr;
+  const EuActiveRun* fullest = nullptr;
+  for (const EuActiveRun& r : runs) {
+    ratios.push_back(fmt::format("{} {:.4f} ({:.3g}%)", r.label, r.ratio(), r.share));
+    if (lowest == nullptr || r.ratio() < lowest->ratio()) lowest = &r;
+    if (fullest == nullptr || r.share > fullest->share) fullest = &r;
+  }
+  std::string measured = fmt::format("{}: per launch, over the larger floor (the share): {}",
+                                     measured_how, fmt::join(ratios, ", "));
+  if (lowest != nullptr && lowest->ratio() < 1 - kWorkTolerance) {
+    const bool fpu = lowest->fpu_floor && *lowest->fpu_floor > lowest->flops_floor;
+    return fail(std::move(measured),
+                fmt::format("{}: the counters say {:.4g} EU-active EU-cycles where {} needs at "
+                            "least {:.4g}: the EU-active counter misses cycles the EUs worked",
+                            lowest->label, lowest->eu_cycles,
+                            fpu ? "the busier FPU's active cycles" : "the kernel's known FLOPs",
+                            lowest->floor()),
+                eu_active_figures(runs));
+  }
+  if (fullest != nullptr && fullest->share > 100 * (1 + kWorkTolerance)) {
+    return fail(std::move(measured),
+                fmt::format("{}: the counters say the EUs were active {:.4g}% of their cycles: "
+                            "the EU-active counter counts more than EU-cycles",
+                            fullest->label, fullest->share),
+                eu_active_figures(runs));
+  }
+  return pass(std::move(measured), eu_active_figures(runs));
+}
+
+}  // namespace
+
+// counters: the set's EU-active share in the rows of mad_vect4's and mad_vect8's launches (those
+// known-work-flops reads) against the EU-cycles their known FLOPs and the FPU counters imply.
+Outcome check_known_work_eu_active(Context& c) {
+  std::optional<SetOnDevice> set;
+  if (auto why = eu_active_not_measured(c, set)) return skip(std::move(*why));
+  if (auto o = unmeasured(c, kComputeRun)) return std::move(*o);
+  const KernelRun& run = *c.known_work->find(kComputeRun);
+  auto launches = per_mad_launch<EuActiveRun>(
+      run, *set, [&](const RowValues& v, std::string_view kernel, std::size_t global) {
+        return eu_active_run(*set, v, kernel, global);
+      });
+  if (auto* missing = std::get_if<Outcome>(&launches)) return std::move(*missing);
+  const bool fpu = missing_counters(*set, kFpuCounters).empty();
+  return judge_eu_active(
+      std::get<std::vector<EuActiveRun>>(launches),
+      fmt::format("EU-active EU-cycles from {} in the rows of `{}` through {}; floors: known "
+                  "FLOPs / {}{}",
+                  eu_active_symbol(*set), command_text(run), c.known_work->access,
+                  kPeakFlopsPerEuCycle,
+                  fpu ? " and the busier FPU's active EU-cycles (Fpu0Active, Fpu1Active)"
+                      : " (the set has no Fpu0Active, Fpu1Active)"));
 }
 
 // counters: GTI bytes from the set's GtiReadThroughput and GtiWriteThroughput in the rows of

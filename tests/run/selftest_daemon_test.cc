@@ -89,7 +89,8 @@ TEST(SelftestDaemonTest, RealHardwaresLoadAndEnergyOffSkipSayingTheyNeedRoot) {
   EXPECT_FALSE(daemon_skipped_checks(job).contains("energy"));
   // The counters checks read kernel_runner's profile runs, which oaprofd never starts: on the
   // simulator too.
-  for (const char* check : {"known-work-flops", "known-work-bytes", "idle-and-render-quiet"}) {
+  for (const char* check :
+       {"known-work-flops", "known-work-eu-active", "known-work-bytes", "idle-and-render-quiet"}) {
     ASSERT_TRUE(daemon_skipped_checks(job).contains(check)) << check;
     EXPECT_THAT(daemon_skipped_checks(job).at(check), HasSubstr("kernel_runner")) << check;
   }

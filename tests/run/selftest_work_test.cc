@@ -1,6 +1,7 @@
 // The selftest's checks that counters mean what the metric sets say, on the simulator: the
 // build's kernel_runner runs through the path a profile takes (run/selftest_known_work.h), and
-// with its kernels' work known, counter-derived FLOPs and GTI bytes in its rows match it, an idle
+// with its kernels' work known, counter-derived FLOPs and GTI bytes in its rows match it, the
+// EU-active share lies between the floors that work sets and every EU-cycle, an idle
 // window stays still and its compute launches count no render event; each of their faults fails
 // exactly its own check on KBL and TGL, and on MTL where the check measures (elsewhere it skips,
 // saying why). Fake kernel_runners show whom it runs as and the skip without one. Runs without
@@ -66,6 +67,21 @@ TEST_F(SelftestWorkTest, OnKblEveryKernelAndSizeCountsItsKnownWork) {
   EXPECT_THAT(flops.measurement,
               HasSubstr("in the rows of `kernel_runner mad_vect4 mad_vect8 --sweep wg=64:1024:x4 "
                         "--wi 64 --no-warmup --max-repeats 1 --quiet` through mmio"));
+  // The same six launches' EU-active share: at or above both floors (the simulated EUs are
+  // active for the FPUs' cycles plus a dispatch cost per work-item), within every EU-cycle.
+  const CheckResult& active = check(report, "known-work-eu-active");
+  ASSERT_EQ(active.verdict, Verdict::kPass) << active.reason;
+  EXPECT_EQ(ratios(active).size(), 6u);
+  for (const double r : ratios(active)) EXPECT_NEAR(r, 1.0, 0.01);
+  // 65536 work-items x 2048 multiply-adds, 16 FLOPs an EU-cycle at most.
+  EXPECT_DOUBLE_EQ(figure(active, "mad_vect8_65536_flops_floor"), 65536.0 * 2048 * 2 / 16);
+  EXPECT_NEAR(
+      figure(active, "mad_vect8_65536_fpu_floor") / figure(active, "mad_vect8_65536_flops_floor"),
+      1.0, 0.01);
+  EXPECT_GT(figure(active, "mad_vect4_4096_share"), 0);
+  EXPECT_LE(figure(active, "mad_vect4_4096_share"), 100);
+  EXPECT_THAT(active.measurement, HasSubstr("EU-active EU-cycles from EuActive in the rows of "
+                                            "`kernel_runner mad_vect4 mad_vect8"));
   const CheckResult& bytes = check(report, "known-work-bytes");
   ASSERT_EQ(bytes.verdict, Verdict::kPass) << bytes.reason;
   EXPECT_EQ(ratios(bytes).size(), 2u);
@@ -97,6 +113,14 @@ TEST_F(SelftestWorkTest, WhereTheSetOrTheSimulatorHasNoFigureTheCheckSkipsSaying
               HasSubstr("the simulator models no known work on Xe-LPG"));
   EXPECT_EQ(check(mtl, "idle-and-render-quiet").verdict, Verdict::kPass)
       << check(mtl, "idle-and-render-quiet").reason;
+  // Xe-LPG's set names the EU-active share XveActive: found, it is the model that is missing.
+  EXPECT_EQ(check(mtl, "known-work-eu-active").verdict, Verdict::kSkip);
+  EXPECT_THAT(check(mtl, "known-work-eu-active").reason,
+              HasSubstr("the simulator models no known work on Xe-LPG"));
+  // Xe2's ComputeBasic has no EU-active share at all.
+  const SelftestReport lnl = run_selftest(sim_options("lnl"));
+  EXPECT_EQ(check(lnl, "known-work-eu-active").verdict, Verdict::kSkip);
+  EXPECT_THAT(check(lnl, "known-work-eu-active").reason, HasSubstr("has no EuActive"));
 }
 
 TEST_F(SelftestWorkTest, FpuCountHalvedFailsKnownWorkFlopsOnKblAndSkipsWhereNoFpuCounterIs) {
@@ -123,12 +147,34 @@ TEST_F(SelftestWorkTest, GtiBytesLostFailsKnownWorkBytesOnKblAndTglAndSkipsOnMtl
     EXPECT_EQ(ratios(check(r, "known-work-bytes")).size(), 2u);
     for (const double ratio : ratios(check(r, "known-work-bytes"))) EXPECT_NEAR(ratio, 0.5, 0.01);
     EXPECT_THAT(check(r, "known-work-bytes").reason, HasSubstr("load_store_vect4_"));
-    // The other counters checks measured and passed: the fault is the bytes' alone.
+    // The other counters checks measured and passed: the fault is the bytes' alone. TGL's set
+    // has EuActive but no FPU counter: the EU-active share is judged by the FLOPs floor there.
     EXPECT_EQ(check(r, "idle-and-render-quiet").verdict, Verdict::kPass);
+    EXPECT_EQ(check(r, "known-work-eu-active").verdict, Verdict::kPass)
+        << check(r, "known-work-eu-active").reason;
   }
   const SelftestReport mtl = run_selftest(sim_options("mtlgt2", {SimFault::kGtiBytesLost}));
   EXPECT_THAT(failed(mtl), IsEmpty()) << report_table(mtl);
   EXPECT_EQ(check(mtl, "known-work-bytes").verdict, Verdict::kSkip);
+}
+
+// The EU-active counters count a quarter of the known kernels' EU-active cycles: below the floor
+// the FLOPs (and on KBL the FPU counters, which the fault leaves alone) set, at every launch.
+TEST_F(SelftestWorkTest, EuActiveUndercountFailsKnownWorkEuActiveOnKblAndTglAndSkipsOnMtl) {
+  for (const std::string_view platform : {"kblgt2", "tglgt2"}) {
+    SCOPED_TRACE(platform);
+    const SelftestReport r =
+        run_selftest(kernel_runner(sim_options(platform, {SimFault::kEuActiveUndercount})));
+    EXPECT_THAT(failed(r), ElementsAre("known-work-eu-active")) << report_table(r);
+    const CheckResult& active = check(r, "known-work-eu-active");
+    EXPECT_EQ(ratios(active).size(), 6u);
+    for (const double ratio : ratios(active)) EXPECT_NEAR(ratio, 0.25, 0.01);
+    EXPECT_THAT(active.reason, HasSubstr("EU-active EU-cycles where"));
+    EXPECT_THAT(active.reason, HasSubstr("the EU-active counter misses cycles the EUs worked"));
+  }
+  const SelftestReport mtl = run_selftest(sim_options("mtlgt2", {SimFault::kEuActiveUndercount}));
+  EXPECT_THAT(failed(mtl), IsEmpty()) << report_table(mtl);
+  EXPECT_EQ(check(mtl, "known-work-eu-active").verdict, Verdict::kSkip);
 }
 
 TEST_F(SelftestWorkTest, RenderCounterLeakFailsIdleAndRenderQuietOnKblTglAndMtl) {
@@ -158,7 +204,8 @@ TEST_F(SelftestWorkTest, KernelRunnerRunsAsTheInvokingUserUnderTheProfilesLayer)
   EXPECT_THAT(env, Contains("OAPROF_WORK_HINTS=1"));
   // The simulated device has no PCI address (PoCL runs the work): kernel_runner picks as before.
   EXPECT_THAT(fake.first_line("args"), Not(HasSubstr("--cl-device")));
-  for (const char* name : {"known-work-flops", "known-work-bytes", "idle-and-render-quiet"}) {
+  for (const char* name :
+       {"known-work-flops", "known-work-eu-active", "known-work-bytes", "idle-and-render-quiet"}) {
     const CheckResult& r = check(report, name);
     EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
     EXPECT_THAT(r.reason, HasSubstr("ended with status 3; its last line: kernel_runner: no "
@@ -204,7 +251,8 @@ TEST_F(SelftestWorkTest, WithoutKernelRunnerTheKnownWorkChecksSkipSayingWhereItL
   SelftestOptions o = sim_options("kblgt2");
   o.kernel_runner_dir = fake.dir();
   const SelftestReport report = run_selftest(o);
-  for (const char* name : {"known-work-flops", "known-work-bytes", "idle-and-render-quiet"}) {
+  for (const char* name :
+       {"known-work-flops", "known-work-eu-active", "known-work-bytes", "idle-and-render-quiet"}) {
     const CheckResult& r = check(report, name);
     EXPECT_EQ(r.verdict, Verdict::kSkip) << name;
     EXPECT_THAT(r.reason, HasSubstr("no kernel_runner at " + fake.program().string())) << name;
