@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/ignore_result.h"
+
 namespace oaprof::daemon {
 
 namespace {
@@ -41,7 +43,7 @@ std::string format_log_line(int level, const std::string& text, bool journal) {
 void log_line(int level, const std::string& text) {
   static const bool journal = std::getenv("JOURNAL_STREAM") != nullptr;
   const std::string line = format_log_line(level, text, journal);
-  (void)::write(STDERR_FILENO, line.data(), line.size());
+  base::ignore_result(::write(STDERR_FILENO, line.data(), line.size()));
 }
 
 }  // namespace oaprof::daemon

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ignore_result.h"
 #include "ipc/seqpacket.h"
 
 namespace oaprof::daemon {
@@ -156,7 +157,7 @@ void Oaprofd::bind_socket(const sockaddr_un& addr) {
 
 void Oaprofd::request_stop() {
   const std::uint64_t one = 1;
-  (void)::write(wake_fd_, &one, sizeof one);
+  base::ignore_result(::write(wake_fd_, &one, sizeof one));
 }
 
 void Oaprofd::run() {

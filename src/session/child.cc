@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ignore_result.h"
 #include "mmio/signal_restore.h"
 
 extern char** environ;
@@ -106,7 +107,7 @@ struct ExecArgs {
 // on what was prepared before the fork.
 
 [[noreturn]] void fail_in_child(int fd, const ChildFailure& f) {
-  (void)::write(fd, &f, sizeof f);
+  base::ignore_result(::write(fd, &f, sizeof f));
   ::_exit(127);
 }
 

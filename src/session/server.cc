@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ignore_result.h"
 #include "ipc/seqpacket.h"
 #include "ipc/unix_address.h"
 
@@ -96,7 +97,7 @@ void Server::start() {
 void Server::stop() {
   if (!thread_.joinable()) return;
   const std::uint64_t one = 1;
-  (void)::write(wake_fd_, &one, sizeof one);
+  base::ignore_result(::write(wake_fd_, &one, sizeof one));
   thread_.join();
 }
 

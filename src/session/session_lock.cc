@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ignore_result.h"
 #include "session/state_dir.h"
 
 namespace oaprof::session {
@@ -68,7 +69,7 @@ SessionLock& SessionLock::operator=(SessionLock&& other) noexcept {
 
 SessionLock::~SessionLock() {
   if (fd_ >= 0) {
-    (void)::ftruncate(fd_, 0);
+    base::ignore_result(::ftruncate(fd_, 0));
     ::close(fd_);  // releases the flock
   }
 }

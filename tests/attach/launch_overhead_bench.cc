@@ -39,6 +39,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ignore_result.h"
 #include "tests/common/run_util.h"
 
 namespace {
@@ -276,7 +277,7 @@ class SimOaprofd {
     const std::string group = std::to_string(::getgid()), state = dir.string();
     pid_ = ::fork();
     if (pid_ == 0) {
-      std::freopen("/dev/null", "w", stderr);
+      oaprof::base::ignore_result(std::freopen("/dev/null", "w", stderr));
       ::execl(OAPROFD_BIN, OAPROFD_BIN, "--socket", socket_.c_str(), "--state-dir", state.c_str(),
               "--device", "sim", "--group", group.c_str(), "--foreground", nullptr);
       ::_exit(127);

@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "base/ignore_result.h"
 #include "daemon/daemon_log.h"
 #include "daemon/systemd.h"
 #include "ipc/client.h"
@@ -252,7 +253,7 @@ TEST_F(OaprofdTest, AClientKilledMidSessionLeavesEveryRegisterAsItWas) {
       session::DaemonClient c(socket());
       (void)c.open(open_request());
       (void)c.call(wire::Kernel{true});
-      (void)::write(ready[1], "x", 1);
+      base::ignore_result(::write(ready[1], "x", 1));
       ::pause();
     } catch (const std::exception&) {
     }

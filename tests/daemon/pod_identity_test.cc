@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ignore_result.h"
 #include "tests/common/daemon_test_util.h"
 
 namespace oaprof::daemon {
@@ -178,7 +179,7 @@ TEST(PodIdentity, AClientThatExitedBeforeTheReadNamesNoPod) {
   if (child == 0) {
     ::close(pipe_fds[1]);
     char c;
-    (void)::read(pipe_fds[0], &c, 1);  // until the test closes the pipe
+    base::ignore_result(::read(pipe_fds[0], &c, 1));  // until the test closes the pipe
     ::_exit(0);
   }
   ::close(pipe_fds[0]);

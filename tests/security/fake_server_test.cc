@@ -17,6 +17,7 @@
 #include <thread>
 #include <variant>
 
+#include "base/ignore_result.h"
 #include "ipc/client.h"
 #include "ipc/shm_channel.h"
 #include "ipc/unix_address.h"
@@ -106,7 +107,7 @@ class ForeignServer {
     sockaddr_un addr{};
     const socklen_t len = ipc::unix_address(address, addr);
     if (::bind(s, reinterpret_cast<sockaddr*>(&addr), len) != 0 || ::listen(s, 4) != 0) ::_exit(1);
-    (void)::write(ready, "r", 1);
+    base::ignore_result(::write(ready, "r", 1));
     for (;;) (void)::accept(s, nullptr, nullptr);  // connections wait, unanswered
   }
   pid_t pid_ = -1;

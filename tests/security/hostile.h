@@ -20,6 +20,8 @@
 #include <iterator>
 #include <string>
 
+#include "base/ignore_result.h"
+
 namespace oaprof::security {
 
 inline constexpr uid_t kUser = 65534;  // the invoking user under sudo
@@ -93,7 +95,7 @@ class HostileTree {
     ::chmod(target().c_str(), 0600);
     std::filesystem::create_directory(work());
     ::chmod(work().c_str(), 0755);
-    if (::geteuid() == 0) (void)::chown(work().c_str(), kUser, kUserGroup);
+    if (::geteuid() == 0) base::ignore_result(::chown(work().c_str(), kUser, kUserGroup));
   }
   ~HostileTree() {
     std::error_code ec;
@@ -111,7 +113,7 @@ class HostileTree {
   std::filesystem::path plant_link(const std::string& name, const std::filesystem::path& to) const {
     const auto link = work() / name;
     std::filesystem::create_symlink(to, link);
-    if (::geteuid() == 0) (void)::lchown(link.c_str(), kUser, kUserGroup);
+    if (::geteuid() == 0) base::ignore_result(::lchown(link.c_str(), kUser, kUserGroup));
     return link;
   }
 
