@@ -3,19 +3,24 @@
 // with `dpkg --root`: it holds everything a machine needs, its units name the packaged
 // /usr/bin/oaprofd, its Depends were computed, its maintainer scripts create group oaprof and
 // /run/oaprof, enable nothing and clean up on purge, and the installed oaprof profiles the
-// installed kernel_runner with the installed layer and kernels. Skipped, saying why, without
-// dpkg-deb.
+// installed kernel_runner with the installed layer and kernels, and every program and library in
+// it was built with Debian's hardening flags. Skipped, saying why, without dpkg-deb.
+#include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/common/run_util.h"
 
@@ -38,6 +43,98 @@ std::string control_field(const std::string& control, const std::string& key) {
   std::smatch m;
   if (!std::regex_search(control, m, std::regex("(^|\n)" + key + ": ([^\n]*)"))) return {};
   return m[2].str();
+}
+
+// What the headers of an ELF file say of its hardening, as readelf (binutils) prints them.
+struct ElfHardening {
+  bool program = false;           // has a program interpreter (PT_INTERP); a library has none
+  bool pie = false;               // ET_DYN with DF_1_PIE in DT_FLAGS_1
+  bool relro = false;             // a PT_GNU_RELRO segment
+  bool bind_now = false;          // DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW
+  std::set<std::string> imports;  // undefined dynamic symbols, without their versions
+  std::string error;              // readelf's output where it failed
+};
+
+// One line of `readelf --dyn-syms`: "N: value size type bind visibility index name[@version]".
+struct DynamicSymbol {
+  std::string type, index, name;
+};
+
+std::optional<DynamicSymbol> parse_dynamic_symbol(const std::string& line) {
+  std::istringstream fields(line);
+  std::string number, value, size, bind, visibility;
+  DynamicSymbol symbol;
+  if (!(fields >> number >> value >> size >> symbol.type >> bind >> visibility >> symbol.index >>
+        symbol.name) ||
+      number.back() != ':') {
+    return std::nullopt;
+  }
+  symbol.name = symbol.name.substr(0, symbol.name.find('@'));
+  return symbol;
+}
+
+ElfHardening read_elf_hardening(const fs::path& file) {
+  ElfHardening elf;
+  const auto r =
+      run("LC_ALL=C readelf --file-header --program-headers --dynamic --dyn-syms -W " + q(file));
+  if (r.status != 0) elf.error = r.output;
+  const std::regex flag_now(R"(\((FLAGS|FLAGS_1)\).*\b(BIND_NOW|NOW)\b)");
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string first, second;
+    words >> first >> second;
+    if (first == "INTERP") elf.program = true;
+    if (first == "GNU_RELRO") elf.relro = true;
+    if (second == "(BIND_NOW)" ||
+        ((second == "(FLAGS)" || second == "(FLAGS_1)") && std::regex_search(line, flag_now))) {
+      elf.bind_now = true;
+    }
+    if (second == "(FLAGS_1)" && line.find(" PIE") != std::string::npos) elf.pie = true;
+    const auto symbol = parse_dynamic_symbol(line);
+    if (symbol && symbol->index == "UND") elf.imports.insert(symbol->name);
+  }
+  return elf;
+}
+
+// The functions glibc has a fortified __NAME_chk variant of, from the libc this test runs with:
+// a program that calls one of them unchecked and none checked was not built with FORTIFY (the
+// rule of lintian's hardening-no-fortify-functions). Like lintian, it leaves out the mem* family:
+// a file whose every memcpy has a size the compiler cannot know calls none checked, FORTIFY or
+// not.
+std::set<std::string> fortifiable_functions() {
+  Dl_info libc{};
+  if (::dladdr(reinterpret_cast<void*>(&::getpid), &libc) == 0 || !libc.dli_fname) return {};
+  const auto r = run("LC_ALL=C readelf --dyn-syms -W " + q(libc.dli_fname));
+  const std::regex checked_variant("__(\\w+)_chk");
+  std::set<std::string> functions;
+  std::istringstream lines(r.output);
+  std::smatch m;
+  for (std::string line; std::getline(lines, line);) {
+    const auto symbol = parse_dynamic_symbol(line);
+    if (!symbol || symbol->index == "UND" || symbol->type.find("FUNC") == std::string::npos) {
+      continue;  // FUNC or IFUNC (memcpy's is chosen by the CPU) that libc defines
+    }
+    if (std::regex_match(symbol->name, m, checked_variant)) functions.insert(m[1].str());
+  }
+  for (const char* unknowable : {"memcpy", "memmove", "memset", "wmemcpy", "wmemmove", "wmemset"}) {
+    functions.erase(unknowable);
+  }
+  return functions;
+}
+
+// Every ELF file under `root`, relative to it.
+std::vector<fs::path> elf_files(const fs::path& root) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (!entry.is_regular_file() || entry.is_symlink()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    char magic[4] = {};
+    if (in.read(magic, sizeof magic) && std::string(magic, sizeof magic) == "\177ELF") {
+      files.push_back(fs::relative(entry.path(), root));
+    }
+  }
+  return files;
 }
 
 class PackageTest : public ::testing::Test {
@@ -252,6 +349,63 @@ TEST_F(PackageTest, PostinstWithoutSystemdCreatesTheGroupWithGroupadd) {
   const auto r = run("unshare -Urm /bin/sh -c " + shell_quote(script));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(read_file(stubs / "calls.log"), "groupadd --system oaprof\n");
+}
+
+// oaprof and oaprofd run as root: every program and library the package ships is built as
+// Debian's dpkg-buildflags with hardening=+all builds its own (cmake/hardening.cmake). Programs
+// are position-independent (ASLR for their code); all of them resolve every symbol at load and
+// then make their relocations read-only (-z relro -z now: no GOT to overwrite).
+TEST_F(PackageTest, EveryProgramIsPositionIndependentAndEveryElfFileBindsNowWithRelro) {
+  if (!on_path("readelf")) GTEST_SKIP() << "no readelf (binutils) on PATH";
+  const auto files = elf_files(root());
+  EXPECT_THAT(files,
+              ::testing::IsSupersetOf({fs::path("usr/bin/oaprof"), fs::path("usr/bin/oaprofd"),
+                                       fs::path("usr/bin/kernel_runner"),
+                                       fs::path("usr/lib/oaprof/liboaprof_layer.so"),
+                                       fs::path("usr/lib/oaprof/liboaprof_preload.so")}));
+  for (const auto& file : files) {
+    const ElfHardening elf = read_elf_hardening(root() / file);
+    ASSERT_EQ(elf.error, "") << file;
+    if (file.parent_path() == "usr/bin") {
+      EXPECT_TRUE(elf.program) << file;
+    }
+    if (elf.program) {
+      EXPECT_TRUE(elf.pie) << file << " is not a PIE";
+    }
+    EXPECT_TRUE(elf.relro) << file << " has no GNU_RELRO segment (-Wl,-z,relro)";
+    EXPECT_TRUE(elf.bind_now) << file << " is not BIND_NOW (-Wl,-z,now)";
+  }
+}
+
+// Stack buffers are guarded by a canary (-fstack-protector-strong: __stack_chk_fail), and calls
+// whose buffer sizes the compiler knows go through glibc's checked variants (-D_FORTIFY_SOURCE=2:
+// __memcpy_chk, __snprintf_chk, ...) wherever the code calls a function that has one.
+TEST_F(PackageTest, EveryElfFileIsStackProtectedAndFortified) {
+  if (!on_path("readelf")) GTEST_SKIP() << "no readelf (binutils) on PATH";
+  const std::set<std::string> fortifiable = fortifiable_functions();
+  ASSERT_THAT(fortifiable, ::testing::IsSupersetOf({"snprintf", "fprintf", "read"}))
+      << "glibc's __*_chk functions were not found";
+  const std::regex checked_name("__(\\w+)_chk");
+  const auto files = elf_files(root());
+  ASSERT_FALSE(files.empty());
+  std::size_t fortified = 0;
+  for (const auto& file : files) {
+    const ElfHardening elf = read_elf_hardening(root() / file);
+    ASSERT_EQ(elf.error, "") << file;
+    EXPECT_TRUE(elf.imports.count("__stack_chk_fail")) << file << " has no stack protector";
+    std::string unchecked, checked;
+    std::smatch m;
+    for (const auto& symbol : elf.imports) {
+      if (fortifiable.count(symbol)) unchecked += " " + symbol;
+      if (std::regex_match(symbol, m, checked_name) && fortifiable.count(m[1].str())) {
+        checked += " " + symbol;
+      }
+    }
+    EXPECT_TRUE(unchecked.empty() || !checked.empty())
+        << file << " calls" << unchecked << " and none of their checked variants: not fortified";
+    if (!checked.empty()) ++fortified;
+  }
+  EXPECT_GT(fortified, 0u) << "no file calls a checked variant";
 }
 
 // The installed tools find the installed layer and kernels by their paths relative to
