@@ -114,12 +114,14 @@ TEST_F(DaemonSelftestTest, ItHoldsTheUnitJournaledAndSendsItsReportInChunks) {
       service_->handle(1, alice_, wire::Selftest{true, "sim", "mmio"})));
 
   // While it runs: its check, the unit held (busy for others, whatever they ask), a journal.
+  // The state file exists from the unit's taking, before the write is journaled in it: wait for
+  // the entry (a read between the two saw no holder and no entry once in 14 runs).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!session::read_state_file(service_->state_file()) &&
-         std::chrono::steady_clock::now() < deadline) {
+  auto state = session::read_state_file(service_->state_file());
+  while ((!state || state->entries.empty()) && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::yield();
+    state = session::read_state_file(service_->state_file());
   }
-  const auto state = session::read_state_file(service_->state_file());
   ASSERT_TRUE(state.has_value()) << "a register written without a journal";
   EXPECT_THAT(state->holder, HasSubstr("uid 1000, pid 4321 since "));
   EXPECT_EQ(state->entries.size(), 1u);
