@@ -43,11 +43,24 @@ StartedSource::~StartedSource() {
   }
 }
 
+namespace {
+
+// A load the simulated GPU is not told of (SimLoad::kProcessOnly): what real hardware shows when
+// the counters and planes miss it.
+bool model_told_of_load(const Context& c) {
+  return !(c.device.simulated() && c.options.sim_load == SimLoad::kProcessOnly);
+}
+
+}  // namespace
+
 void set_busy(Context& c, gpu::CounterSource& source, bool busy) {
-  // A load the simulated GPU is not told of: what real hardware shows when the counters miss it.
-  if (c.device.simulated() && c.options.sim_load == SimLoad::kProcessOnly) return;
+  if (!model_told_of_load(c)) return;
   source.kernel_running(busy);
-  if (c.sim_power != nullptr) c.sim_power->set_gpu_active(busy);
+  set_planes_busy(c, busy);
+}
+
+void set_planes_busy(Context& c, bool busy) {
+  if (model_told_of_load(c) && c.sim_power != nullptr) c.sim_power->set_gpu_active(busy);
 }
 
 namespace {

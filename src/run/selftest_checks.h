@@ -113,6 +113,8 @@ class StartedSource {
 // Tells the simulated GPU (and its energy model) that a kernel runs or ended; real hardware's
 // busy windows run under a GpuLoad (run/selftest_load.h) and ignore it.
 void set_busy(Context& c, gpu::CounterSource& source, bool busy);
+// Tells the simulated energy planes alone, as set_busy tells them (the energy check's windows).
+void set_planes_busy(Context& c, bool busy);
 
 // One window of `ns`: busy (the simulator's kernel and RAPL model running; real hardware is
 // held awake by forcewake) or idle.

@@ -27,19 +27,11 @@ struct EnergyWindow {
   std::optional<double> gpu_w;  // the GPU's power by the backend's default formula
 };
 
-// The simulated planes follow the busy windows unless the test's load is one they miss
-// (SimLoad::kProcessOnly: what real planes show when the load ran on another GPU).
-void tell_planes_busy(Context& c, bool busy) {
-  if (c.sim_power == nullptr) return;
-  if (c.device.simulated() && c.options.sim_load == SimLoad::kProcessOnly) return;
-  c.sim_power->set_gpu_active(busy);
-}
-
 EnergyWindow energy_window(Context& c, std::uint64_t ns, bool busy) {
   const power::EnergyReading before = c.energy->read();
-  if (busy) tell_planes_busy(c, true);
+  if (busy) set_planes_busy(c, true);
   std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
-  if (busy) tell_planes_busy(c, false);
+  if (busy) set_planes_busy(c, false);
   const power::EnergyReading after = c.energy->read();
   EnergyWindow w;
   w.seconds = static_cast<double>(after.time_ns - before.time_ns) / 1e9;
