@@ -59,6 +59,18 @@ std::string snapshot_placement_warning(const PerfStreamCounts& counts) {
       counts.snapshots_waited);
 }
 
+std::string readout_skew_note(const ReadoutSkew& skew) {
+  if (skew.snapshots == 0) return {};
+  const double widest_us = skew.widest_kept_ns / 1e3;
+  return fmt::format(
+      "register read-out: {} snapshots; each unflagged one had its registers read within "
+      "{:.1f} µs of its timestamp (the fastest read-out {:.1f} µs), so a row's counts per time may "
+      "be off by up to {:.1f} µs over its gpu_time_ns; {} read again after an interruption, {} "
+      "flagged readout_interrupted",
+      skew.snapshots, widest_us, skew.fastest_ns / 1e3, widest_us, skew.read_again,
+      skew.interrupted);
+}
+
 bool access_maps_registers(std::string_view name) {
   for (const auto& entry : kSources) {
     if (entry.name == name) return entry.maps_registers;

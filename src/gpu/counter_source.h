@@ -39,6 +39,21 @@ std::string perf_stream_loss_warning(const PerfStreamCounts& counts);
 // than by timestamp, with what it means for the rows; empty when none were.
 std::string snapshot_placement_warning(const PerfStreamCounts& counts);
 
+// How tightly a register-by-register read-out (mmio, and the simulator's) paired its counters
+// with its timestamp over a run: every snapshot not flagged readout_interrupted had all its
+// registers read within `widest_kept_ns` of its RING_TIMESTAMP, so a row's counts per time may be
+// off by that much of its window (its two snapshots' skews differ by at most the wider one).
+struct ReadoutSkew {
+  std::uint64_t snapshots = 0;
+  std::uint64_t read_again = 0;   // taken more than once, for an interrupted attempt
+  std::uint64_t interrupted = 0;  // every attempt interrupted: flagged readout_interrupted
+  double fastest_ns = 0;          // the shortest read-out seen: the tolerance is twice it
+  double widest_kept_ns = 0;      // the longest read-out kept unflagged
+};
+
+// The end-of-run line that says so; empty before the first snapshot.
+std::string readout_skew_note(const ReadoutSkew& skew);
+
 class CounterSource {
  public:
   virtual ~CounterSource() = default;
@@ -80,6 +95,9 @@ class CounterSource {
   // shares per ns) may be off by that much. Query beside config_lost() and flag the row
   // `readout_interrupted`. Reports the hardware writes at once (rpc, perf) never are.
   virtual bool readout_interrupted() const { return false; }
+  // The run's read-out skew so far; nullopt for read-outs whose reports the hardware writes at
+  // once (rpc, perf) and through oaprofd.
+  virtual std::optional<ReadoutSkew> readout_skew() const { return std::nullopt; }
   // --access perf: the stream's records since start(); zero for read-outs without a stream.
   virtual PerfStreamCounts perf_stream_counts() const { return {}; }
   // --access perf under i915: the newest report the OA unit wrote on its own (periodic) that the

@@ -21,6 +21,13 @@ class MmioCounterSource final : public ProgrammedSource {
 
   std::string_view name() const override { return name_; }
   bool readout_interrupted() const override { return interrupted_; }
+  std::optional<ReadoutSkew> readout_skew() const override {
+    const double ns_per_tick = 1e9 / device_.platform.timestamp_hz;
+    ReadoutSkew skew = skew_;
+    skew.fastest_ns = skew.snapshots == 0 ? 0 : fastest_span_ * ns_per_tick;
+    skew.widest_kept_ns = widest_kept_span_ * ns_per_tick;
+    return skew;
+  }
 
   oa::RawReport snapshot(std::uint32_t report_id) override {
     require_started();
@@ -48,7 +55,9 @@ class MmioCounterSource final : public ProgrammedSource {
     const auto floor_ticks = static_cast<std::uint32_t>(device_.platform.timestamp_hz * 10e-6);
     oa::Report best;
     std::uint32_t best_span = UINT32_MAX;
-    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    int attempts = 0;
+    while (attempts < kAttempts) {
+      ++attempts;
       const int oa_cs_shift = device_.facts.oa_cs_shift;
       oa::Report r = mmio::read_counter_registers(block, format_, oa_cs_shift, read);
       const auto first_ts = static_cast<std::uint32_t>(r.timestamp >> oa_cs_shift);
@@ -61,15 +70,27 @@ class MmioCounterSource final : public ProgrammedSource {
       if (span <= tolerance(floor_ticks)) break;
     }
     interrupted_ = best_span > tolerance(floor_ticks);
+    count(best_span, attempts);
     return best;
   }
   std::uint32_t tolerance(std::uint32_t floor_ticks) const {
     return std::max(floor_ticks, 2 * fastest_span_);
   }
+  void count(std::uint32_t kept_span, int attempts) {
+    ++skew_.snapshots;
+    if (attempts > 1) ++skew_.read_again;
+    if (interrupted_) {
+      ++skew_.interrupted;
+    } else {
+      widest_kept_span_ = std::max(widest_kept_span_, kept_span);
+    }
+  }
 
   std::string_view name_;
   std::uint32_t fastest_span_ = UINT32_MAX / 2;  // in timestamp ticks
   bool interrupted_ = false;
+  ReadoutSkew skew_;
+  std::uint32_t widest_kept_span_ = 0;  // in timestamp ticks
 };
 
 }  // namespace

@@ -672,6 +672,11 @@ int ProfileRun::finish(int exit_code) {
       !waited.empty()) {
     std::cerr << "oaprof: warning: " << waited << "\n";
   }
+  if (const auto skew = session_.readout_skew(); skew && !plan_.quiet) {
+    if (const std::string note = gpu::readout_skew_note(*skew); !note.empty()) {
+      std::cerr << "oaprof: " << note << "\n";
+    }
+  }
   for (const SetOutput& s : sets_) s.out->files->end();
   std::uint64_t rows = 0;
   for (const SetOutput& s : sets_) rows += s.out->rows.load();

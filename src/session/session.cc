@@ -351,6 +351,11 @@ gpu::PerfStreamCounts Session::perf_stream_counts() const {
   return source_.perf_stream_counts();
 }
 
+std::optional<gpu::ReadoutSkew> Session::readout_skew() const {
+  std::lock_guard lock(mu_);
+  return source_.readout_skew();
+}
+
 Body Session::handle(std::uint64_t client_id, std::uint32_t pid, const Body& request) {
   std::lock_guard lock(mu_);
   try {

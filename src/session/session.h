@@ -208,6 +208,8 @@ class Session {
   std::uint64_t launches_dropped() const;
   // The source's perf stream records so far (zero for read-outs without a stream).
   gpu::PerfStreamCounts perf_stream_counts() const;
+  // The register read-out's skew so far (nullopt for read-outs that write reports at once).
+  std::optional<gpu::ReadoutSkew> readout_skew() const;
 
  private:
   // A launch being measured. A replayed launch repeats the before/after pair once per pass: the

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "gpu/counter_source.h"
@@ -160,6 +162,43 @@ TEST(MmioCounterSourceTest, AReadOutInterruptedOnEveryAttemptIsFlagged) {
   m.preempt_times = 0;
   (void)src->snapshot(3);
   EXPECT_FALSE(src->readout_interrupted());
+}
+
+// The run's skew names the widest read-out kept unflagged (what bounds a row's counts per time),
+// not the interrupted ones it read again or flagged, and counts those.
+TEST(MmioCounterSourceTest, ItsSkewIsTheWidestReadOutKeptAndCountsTheInterruptedOnes) {
+  PreemptedFixture f;
+  PreemptedMmio& m = *f.mmio;
+  CounterSource* src = f.source.get();
+  (void)src->snapshot(1);
+  m.preempt_ns = 5'000;  // half the read-out's floor: kept at once
+  m.preempt_times = 1;
+  (void)src->snapshot(2);
+  m.preempt_ns = 1'000'000;  // read again, then tight
+  m.preempt_times = 1;
+  (void)src->snapshot(3);
+  m.preempt_ns = 50'000;  // interrupted on every attempt: flagged
+  m.preempt_times = 1000;
+  (void)src->snapshot(4);
+  ASSERT_TRUE(src->readout_interrupted());
+  const std::optional<ReadoutSkew> skew = src->readout_skew();
+  ASSERT_TRUE(skew);
+  EXPECT_EQ(skew->snapshots, 4u);
+  EXPECT_EQ(skew->read_again, 2u);
+  EXPECT_EQ(skew->interrupted, 1u);
+  EXPECT_DOUBLE_EQ(skew->widest_kept_ns, 5'000.0);
+  EXPECT_DOUBLE_EQ(skew->fastest_ns, 0.0) << "the manual clock stands still between reads";
+  const std::string note = readout_skew_note(*skew);
+  EXPECT_THAT(note, HasSubstr("4 snapshots"));
+  EXPECT_THAT(note, HasSubstr("within 5.0 µs of its timestamp"));
+  EXPECT_THAT(note, HasSubstr("2 read again after an interruption, 1 flagged readout_interrupted"));
+}
+
+TEST(MmioCounterSourceTest, ReportsWrittenAtOnceHaveNoSkewAndNoSnapshotsNoNote) {
+  mmio::ManualClock* clock = nullptr;
+  Device d = sim_device(clock);
+  EXPECT_FALSE(make_counter_source("rpc", d)->readout_skew());
+  EXPECT_EQ(readout_skew_note(ReadoutSkew{}), "");
 }
 
 TEST(CounterSourceRegistryTest, UnknownNameListsTheValidOnes) {
