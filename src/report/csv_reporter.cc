@@ -4,6 +4,7 @@
 // measured".
 #include <charconv>
 #include <ostream>
+#include <span>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -16,28 +17,43 @@ namespace oaprof::report {
 namespace {
 
 // One CSV line being written, kept from row to row so that a row allocates nothing: numbers are
-// formatted straight into it (a row is a hundred cells, most of them numbers).
+// formatted straight into it (a row is a hundred cells, most of them numbers). Every cell is
+// followed by its comma, and the last one is dropped when the line is read: one store per cell
+// instead of a test of whether it is the first.
 class CsvLine {
  public:
-  void clear() {
-    text_.clear();
-    cells_ = 0;
-  }
-  std::string_view text() const { return {text_.data(), text_.size()}; }
+  void clear() { text_.clear(); }
+  std::string_view text() const { return {text_.data(), text_.size() == 0 ? 0 : text_.size() - 1}; }
 
   void add(const CellValue& value, int decimals) {
-    if (cells_++ > 0) text_.push_back(',');
     std::visit([&](const auto& v) { append(v, decimals); }, value);
+    text_.push_back(',');
+  }
+
+  // Integer cells in one go: room for the longest of each is made once, and the digits go
+  // straight into it.
+  void add_integers(std::span<const std::uint64_t> values, std::span<const bool> present) {
+    constexpr std::size_t kCell = kMaxDigits + 1;  // the digits and the comma
+    const std::size_t size = text_.size();
+    text_.reserve(size + values.size() * kCell);
+    char* const begin = text_.data();
+    char* at = begin + size;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (present.empty() || present[i]) at = std::to_chars(at, at + kMaxDigits, values[i]).ptr;
+      *at++ = ',';
+    }
+    text_.resize(static_cast<std::size_t>(at - begin));
   }
 
  private:
+  static constexpr std::size_t kMaxDigits = 20;  // 2^64 - 1
+
   void append(std::monostate, int) {}
   void append(std::uint64_t v, int) {
-    constexpr std::size_t kDigits = 20;  // 2^64 - 1
     const std::size_t size = text_.size();
-    text_.reserve(size + kDigits);
+    text_.reserve(size + kMaxDigits);
     char* at = text_.data() + size;
-    text_.resize(size + static_cast<std::size_t>(std::to_chars(at, at + kDigits, v).ptr - at));
+    text_.resize(size + static_cast<std::size_t>(std::to_chars(at, at + kMaxDigits, v).ptr - at));
   }
   // As "{:.{}f}" writes it; the usual precisions are compiled formats: parsing the format
   // string took as long as the formatting.
@@ -66,7 +82,6 @@ class CsvLine {
   }
 
   fmt::memory_buffer text_;
-  std::size_t cells_ = 0;
 };
 
 // Writes a row's cells straight into one CSV line: no Field, name or owned copy per cell.
@@ -74,6 +89,10 @@ class CsvLineSink final : public RowSink {
  public:
   void cell(std::string_view /*name*/, const CellValue& value, int decimals) override {
     line.add(value, decimals);
+  }
+  void integer_cells(std::span<const std::string> /*names*/, std::span<const std::uint64_t> values,
+                     std::span<const bool> present) override {
+    line.add_integers(values, present);
   }
   CsvLine line;
 };

@@ -66,8 +66,8 @@ const std::array<std::vector<std::string>, 3> kCounterColumns = [] {
   return all;
 }();
 
-const std::string& counter_column(char bank, int index) {
-  return kCounterColumns[static_cast<std::size_t>(bank - 'A')][static_cast<std::size_t>(index)];
+const std::vector<std::string>& counter_columns(char bank) {
+  return kCounterColumns[static_cast<std::size_t>(bank - 'A')];
 }
 
 // A0..A35 for every A/B/C format; Xe2's PEC64u64 holds its 64 PEC counters as A0..A63, and a
@@ -133,13 +133,12 @@ void add_counter_fields(const oa::LaunchRecord& r, const RunInfo& info, RowSink&
            r.deltas.has_gpu_ticks && r.deltas.timestamp ? CellValue{freq} : CellValue{}, 1);
   // Counters that went down between two reads and were counted as one wrap each.
   sink.add("wraps_corrected", static_cast<std::uint64_t>(r.deltas.wraps_corrected));
-  const int a_end = a_columns(info);
-  for (int i = 0; i < a_end; ++i) {
-    sink.add(counter_column('A', i),
-             r.deltas.a_present[i] ? CellValue{r.deltas.a[i]} : CellValue{});
-  }
-  for (int i = 0; i < oa::kNumB; ++i) sink.add(counter_column('B', i), r.deltas.b[i]);
-  for (int i = 0; i < oa::kNumC; ++i) sink.add(counter_column('C', i), r.deltas.c[i]);
+  const auto a_end = static_cast<std::size_t>(a_columns(info));
+  sink.integer_cells(std::span(counter_columns('A')).first(a_end),
+                     std::span(r.deltas.a).first(a_end),
+                     std::span(r.deltas.a_present).first(a_end));
+  sink.integer_cells(std::span(counter_columns('B')).first(oa::kNumB), r.deltas.b);
+  sink.integer_cells(std::span(counter_columns('C')).first(oa::kNumC), r.deltas.c);
 }
 
 // "gpu_energy_uj", ...: each energy plane's column, named once rather than per row.
@@ -211,6 +210,13 @@ std::string row_flags(const oa::LaunchRecord& r, const RowEnergy& e, const RunIn
 }
 
 }  // namespace
+
+void RowSink::integer_cells(std::span<const std::string> names,
+                            std::span<const std::uint64_t> values, std::span<const bool> present) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    cell(names[i], present.empty() || present[i] ? CellValue{values[i]} : CellValue{}, 0);
+  }
+}
 
 std::uint64_t launch_ordinal(const oa::LaunchRecord& r) {
   return r.program_launch.value_or(r.index);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -40,6 +41,12 @@ class RowSink {
   void add(std::string_view name, const CellValue& value, int decimals = 0) {
     cell(name, value, decimals);
   }
+  // A run of integer cells, `names[i]` holding `values[i]`, empty where `present[i]` is false
+  // (every one present when `present` is empty): the raw counters, some fifty a row. The default
+  // hands them to cell() one by one; a sink that writes them in one go (CSV) overrides it.
+  virtual void integer_cells(std::span<const std::string> names,
+                             std::span<const std::uint64_t> values,
+                             std::span<const bool> present = {});
   // The derived metrics' values, kept between rows so that a row allocates none.
   std::vector<oa::EquationValue> metric_values;
 };
