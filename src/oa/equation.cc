@@ -474,6 +474,10 @@ Equation Equation::compile(std::string_view text, const CounterResolver& resolve
   return compiler.finish();
 }
 
+EquationValue Equation::apply(OpCode code, const EquationValue& a, const EquationValue& b) {
+  return apply_operator(code, a, b);
+}
+
 std::string_view Equation::unknown_variable(const DeviceVariables& vars) const {
   for (const Instruction& op : ops_) {
     if (op.code != Op::kVariable || op.index < kFirstDeviceQueryVariable) continue;

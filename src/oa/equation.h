@@ -19,6 +19,8 @@
 
 namespace oaprof::oa {
 
+class MetricProgram;
+
 // The `$Name` variables that describe the device rather than a counter.
 // The Xe2/Xe3 counts only the device can give (xe's GT topology and engine queries): their names
 // without '$', each unknown in a DeviceVariables until set.
@@ -160,6 +162,8 @@ class Equation {
   };
 
  private:
+  // Compiles a set's equations further, with their types (metric_program.h): it reads ops_.
+  friend class MetricProgram;
   // Turns the text into ops_ one token at a time (equation.cc).
   class Compiler;
   struct Instruction {
@@ -171,6 +175,8 @@ class Equation {
   // The value an operand instruction (kConst to kReadPerfCnt) pushes, written into `out`: built
   // elsewhere and copied in, the value cost a stalled load on every push.
   static void load_operand(const Instruction& op, const EquationInputs& in, EquationValue& out);
+  // What a binary operator (kUAdd to kLogicalOr) leaves in place of `a` and `b`.
+  static EquationValue apply(OpCode code, const EquationValue& a, const EquationValue& b);
 
   std::vector<Instruction> ops_;
   std::vector<int> references_;

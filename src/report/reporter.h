@@ -13,6 +13,7 @@
 #include "oa/device_facts.h"
 #include "oa/equation.h"
 #include "oa/launch_record.h"
+#include "oa/metric_program.h"
 #include "oa/metric_set.h"
 #include "power/energy_source.h"
 #include "power/energy_window.h"
@@ -35,6 +36,8 @@ struct MetricColumns {
   const oa::MetricSet* metrics = nullptr;  // the set they were worked out for
   std::vector<std::string> names;
   std::vector<bool> available;
+  // The set's equations compiled for the run's device: what each row evaluates.
+  oa::MetricProgram program;
 };
 
 struct RunInfo {

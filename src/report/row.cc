@@ -32,6 +32,7 @@ MetricColumns make_metric_columns(const RunInfo& info) {
   if (info.metrics == nullptr) return columns;
   for (const auto& c : info.metrics->counters()) columns.names.push_back(metric_column(c));
   columns.available = info.metrics->available_counters(info.device_variables);
+  columns.program = oa::MetricProgram(*info.metrics, info.device_variables);
   return columns;
 }
 
@@ -43,7 +44,7 @@ void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, RowSink& 
   const MetricColumns& columns = prepared ? *info.metric_columns : own;
   const auto& counters = info.metrics->counters();
   std::vector<oa::EquationValue>& values = sink.metric_values;
-  info.metrics->evaluate_into(r.deltas, info.device_variables, values);
+  columns.program.evaluate_into(r.deltas, values);
   for (std::size_t i = 0; i < counters.size(); ++i) {
     const bool available = columns.available[i];
     const oa::EquationValue& v = values[i];
