@@ -2,7 +2,6 @@
 // waits, so a crash of the profiled program leaves every finished row on disk. Units are in the
 // column names; text cells are quoted and neutralised by report/csv.h; an empty cell means "not
 // measured".
-#include <charconv>
 #include <ostream>
 #include <span>
 
@@ -10,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "report/csv.h"
+#include "report/decimal_text.h"
 #include "report/reporter.h"
 #include "report/row.h"
 
@@ -33,31 +33,35 @@ class CsvLine {
   // Integer cells in one go: room for the longest of each is made once, and the digits go
   // straight into it.
   void add_integers(std::span<const std::uint64_t> values, std::span<const bool> present) {
-    constexpr std::size_t kCell = kMaxDigits + 1;  // the digits and the comma
+    constexpr std::size_t kCell = kMaxUintChars + 1;  // the digits and the comma
     const std::size_t size = text_.size();
     text_.reserve(size + values.size() * kCell);
     char* const begin = text_.data();
     char* at = begin + size;
     for (std::size_t i = 0; i < values.size(); ++i) {
-      if (present.empty() || present[i]) at = std::to_chars(at, at + kMaxDigits, values[i]).ptr;
+      if (present.empty() || present[i]) at = write_uint(at, values[i]);
       *at++ = ',';
     }
     text_.resize(static_cast<std::size_t>(at - begin));
   }
 
  private:
-  static constexpr std::size_t kMaxDigits = 20;  // 2^64 - 1
-
   void append(std::monostate, int) {}
   void append(std::uint64_t v, int) {
     const std::size_t size = text_.size();
-    text_.reserve(size + kMaxDigits);
-    char* at = text_.data() + size;
-    text_.resize(size + static_cast<std::size_t>(std::to_chars(at, at + kMaxDigits, v).ptr - at));
+    text_.reserve(size + kMaxUintChars);
+    text_.resize(static_cast<std::size_t>(write_uint(text_.data() + size, v) - text_.data()));
   }
-  // As "{:.{}f}" writes it; the usual precisions are compiled formats: parsing the format
-  // string took as long as the formatting.
+  // As "{:.{}f}" writes it: straight into the line where write_fixed reaches (every figure of a
+  // row but NaN, infinities and the enormous), else by fmt; its usual precisions are compiled
+  // formats, since parsing the format string took as long as the formatting.
   void append(double v, int decimals) {
+    const std::size_t size = text_.size();
+    text_.reserve(size + kMaxFixedChars);
+    if (char* end = write_fixed(text_.data() + size, v, decimals)) {
+      text_.resize(static_cast<std::size_t>(end - text_.data()));
+      return;
+    }
     const auto out = fmt::appender(text_);
     switch (decimals) {
       case 0:
