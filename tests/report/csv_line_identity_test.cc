@@ -2,9 +2,11 @@
 // string per cell, compiled number formats). These tests hold that fast path to the row the
 // fields give, formatted as the reporter formatted it before: fmt's "{}" for integers,
 // "{:.{}f}" for doubles and csv_text for text, byte for byte, over every metric set of IGT's
-// files for several platforms and rows that reach the formats' edges.
+// files for several platforms and rows that reach the formats' edges; the metric cells also
+// against the equations' interpreter.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -118,6 +120,29 @@ std::filesystem::path metrics_file(std::string_view name) {
   return std::filesystem::is_regular_file(xe) ? xe : std::filesystem::path{};
 }
 
+// The metric cells of `fields` hold what the equations' interpreter (MetricSet::evaluate) gives:
+// rows evaluate a compiled program instead (oa/metric_program.h), held to it here end to end.
+void expect_interpreted_metrics(const std::vector<Field>& fields, const oa::LaunchRecord& r,
+                                const RunInfo& info) {
+  const std::vector<oa::EquationValue> values =
+      info.metrics->evaluate(r.deltas, info.device_variables);
+  const std::vector<bool> available = info.metrics->available_counters(info.device_variables);
+  const std::vector<std::string> names = metric_field_names(info);
+  const auto first = std::find_if(fields.begin(), fields.end(),
+                                  [&](const Field& f) { return f.name == names.at(0); });
+  ASSERT_LE(static_cast<std::size_t>(fields.end() - first), fields.size());
+  ASSERT_GE(static_cast<std::size_t>(fields.end() - first), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const Field& got = first[static_cast<std::ptrdiff_t>(i)];
+    const oa::EquationValue& v = values[i];
+    const FieldValue want = !available[i] || v.div_by_zero ? FieldValue{}
+                            : v.is_float                   ? FieldValue{v.f}
+                                                           : FieldValue{v.u};
+    ASSERT_EQ(got.name, names[i]);
+    EXPECT_EQ(reference_line({got}), reference_line({{names[i], want, 3}})) << names[i];
+  }
+}
+
 class CsvLineIdentityTest : public ::testing::TestWithParam<std::string_view> {};
 
 TEST_P(CsvLineIdentityTest, EverySetsRowsAreTheFieldsFormattedAsBefore) {
@@ -139,7 +164,9 @@ TEST_P(CsvLineIdentityTest, EverySetsRowsAreTheFieldsFormattedAsBefore) {
       const oa::LaunchRecord r = random_record(rng, n);
       const RowEnergy energy = energy_for(r, info, n);
       csv->add(r, energy);
-      expected += reference_line(launch_fields(r, energy, info)) + "\n";
+      const std::vector<Field> fields = launch_fields(r, energy, info);
+      expected += reference_line(fields) + "\n";
+      expect_interpreted_metrics(fields, r, info);
       ++rows;
     }
     csv->end();
