@@ -24,11 +24,36 @@ constexpr std::array<char, 200> kDigitPairs = [] {
   return pairs;
 }();
 
-// How many decimal digits `v` has (at least one).
-int decimal_length(std::uint64_t v) {
-  int n = 1;
-  for (std::uint64_t limit = 10; n < 20 && v >= limit; limit *= 10) ++n;
-  return n;
+// The eight digits of `v` (below 10^8), zero-padded, as the eight bytes of a word in memory
+// order (x86-64 and every target oaprof builds for are little-endian). The digits are split
+// lane-wise in one register (4-digit halves in 32-bit lanes, then pairs in 16-bit lanes, then
+// digits in bytes; each division a multiply and shift exact below 10^4 and 100): no table, no
+// chain of divisions, and nothing written to memory to be read back.
+std::uint64_t digits8(std::uint32_t v) {
+  std::uint64_t x = (v / 10'000) | std::uint64_t{v % 10'000} << 32;
+  const std::uint64_t hundreds = ((x * 10'486) >> 20) & 0x0000'007f'0000'007f;  // x / 100
+  x = hundreds | (x - hundreds * 100) << 16;
+  const std::uint64_t tens = ((x * 103) >> 10) & 0x000f'000f'000f'000f;  // x / 10
+  x = tens | (x - tens * 10) << 8;
+  return x | 0x3030'3030'3030'3030;  // '0'
+}
+void put8(char* at, std::uint32_t v) {
+  const std::uint64_t digits = digits8(v);
+  std::memcpy(at, &digits, 8);
+}
+
+int length_below_1e8(std::uint32_t v) {
+  if (v < 10'000) return v < 100 ? (v < 10 ? 1 : 2) : (v < 1'000 ? 3 : 4);
+  return v < 1'000'000 ? (v < 100'000 ? 5 : 6) : (v < 10'000'000 ? 7 : 8);
+}
+
+// `v` below 10^8 without leading zeros: its eight digits shifted past the leading zeros and
+// written eight bytes at once (the bytes past the digits land in room the caller has).
+char* write_below_1e8(char* at, std::uint32_t v) {
+  const int n = length_below_1e8(v);
+  const std::uint64_t digits = digits8(v) >> (8 * (8 - n));
+  std::memcpy(at, &digits, 8);
+  return at + n;
 }
 
 // The `n` lowest digits of `v`, zero-padded, ending at `end`.
@@ -56,9 +81,17 @@ Wide shift_rounding(Wide v, int exponent) {
 }  // namespace
 
 char* write_uint(char* at, std::uint64_t v) {
-  const int n = decimal_length(v);
-  write_digits_before(at + n, v, n);
-  return at + n;
+  constexpr std::uint64_t k1e8 = 100'000'000;
+  if (v < k1e8) return write_below_1e8(at, static_cast<std::uint32_t>(v));
+  if (v < k1e8 * k1e8) {
+    at = write_below_1e8(at, static_cast<std::uint32_t>(v / k1e8));
+    put8(at, static_cast<std::uint32_t>(v % k1e8));
+    return at + 8;
+  }
+  at = write_below_1e8(at, static_cast<std::uint32_t>(v / (k1e8 * k1e8)));  // at most 1844
+  put8(at, static_cast<std::uint32_t>(v / k1e8 % k1e8));
+  put8(at + 8, static_cast<std::uint32_t>(v % k1e8));
+  return at + 16;
 }
 
 char* write_fixed(char* at, double v, int decimals) {
