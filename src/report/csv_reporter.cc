@@ -2,6 +2,7 @@
 // waits, so a crash of the profiled program leaves every finished row on disk. Units are in the
 // column names; text cells are quoted and neutralised by report/csv.h; an empty cell means "not
 // measured".
+#include <cstring>
 #include <ostream>
 #include <span>
 
@@ -27,62 +28,85 @@ class CsvLine {
 
   void add(const CellValue& value, int decimals) {
     std::visit([&](const auto& v) { append(v, decimals); }, value);
-    text_.push_back(',');
   }
 
   // Integer cells in one go: room for the longest of each is made once, and the digits go
   // straight into it.
   void add_integers(std::span<const std::uint64_t> values, std::span<const bool> present) {
-    constexpr std::size_t kCell = kMaxUintChars + 1;  // the digits and the comma
-    const std::size_t size = text_.size();
-    text_.reserve(size + values.size() * kCell);
-    char* const begin = text_.data();
-    char* at = begin + size;
+    char* at = room(values.size() * (kMaxUintChars + 1));
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (present.empty() || present[i]) at = write_uint(at, values[i]);
       *at++ = ',';
     }
-    text_.resize(static_cast<std::size_t>(at - begin));
+    finish(at);
+  }
+
+  // The metrics' cells in one go: empty where not available or divided by zero.
+  void add_metrics(std::span<const oa::EquationValue> values, const std::vector<bool>& available,
+                   int decimals) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const oa::EquationValue& v = values[i];
+      if (!available[i] || v.div_by_zero) {
+        append(std::monostate{}, decimals);
+      } else if (v.is_float) {
+        append(v.f, decimals);
+      } else {
+        append(v.u, decimals);
+      }
+    }
   }
 
  private:
-  void append(std::monostate, int) {}
+  // Room for `n` more characters, and where they go; finish() says where they ended.
+  char* room(std::size_t n) {
+    text_.reserve(text_.size() + n);
+    return text_.data() + text_.size();
+  }
+  void finish(const char* end) { text_.resize(static_cast<std::size_t>(end - text_.data())); }
+
+  // Each cell is written with its comma.
+  void append(std::monostate, int) {
+    char* at = room(1);
+    *at++ = ',';
+    finish(at);
+  }
   void append(std::uint64_t v, int) {
-    const std::size_t size = text_.size();
-    text_.reserve(size + kMaxUintChars);
-    text_.resize(static_cast<std::size_t>(write_uint(text_.data() + size, v) - text_.data()));
+    char* at = write_uint(room(kMaxUintChars + 1), v);
+    *at++ = ',';
+    finish(at);
   }
   // As "{:.{}f}" writes it: straight into the line where write_fixed reaches (every figure of a
   // row but NaN, infinities and the enormous), else by fmt; its usual precisions are compiled
   // formats, since parsing the format string took as long as the formatting.
   void append(double v, int decimals) {
-    const std::size_t size = text_.size();
-    text_.reserve(size + kMaxFixedChars);
-    if (char* end = write_fixed(text_.data() + size, v, decimals)) {
-      text_.resize(static_cast<std::size_t>(end - text_.data()));
+    if (char* at = write_fixed(room(kMaxFixedChars + 1), v, decimals)) {
+      *at++ = ',';
+      finish(at);
       return;
     }
     const auto out = fmt::appender(text_);
     switch (decimals) {
       case 0:
-        fmt::format_to(out, FMT_COMPILE("{:.0f}"), v);
+        fmt::format_to(out, FMT_COMPILE("{:.0f},"), v);
         break;
       case 1:
-        fmt::format_to(out, FMT_COMPILE("{:.1f}"), v);
+        fmt::format_to(out, FMT_COMPILE("{:.1f},"), v);
         break;
       case 3:
-        fmt::format_to(out, FMT_COMPILE("{:.3f}"), v);
+        fmt::format_to(out, FMT_COMPILE("{:.3f},"), v);
         break;
       default:
-        fmt::format_to(out, "{:.{}f}", v, decimals);
+        fmt::format_to(out, "{:.{}f},", v, decimals);
     }
   }
   void append(std::string_view v, int) {
-    if (csv_text_as_is(v)) {
-      text_.append(v);
-    } else {
-      text_.append(std::string_view(csv_text(v)));
-    }
+    const std::string quoted = csv_text_as_is(v) ? std::string() : csv_text(v);
+    const std::string_view text = quoted.empty() ? v : std::string_view(quoted);
+    char* at = room(text.size() + 1);
+    std::memcpy(at, text.data(), text.size());
+    at += text.size();
+    *at++ = ',';
+    finish(at);
   }
 
   fmt::memory_buffer text_;
@@ -97,6 +121,11 @@ class CsvLineSink final : public RowSink {
   void integer_cells(std::span<const std::string> /*names*/, std::span<const std::uint64_t> values,
                      std::span<const bool> present) override {
     line.add_integers(values, present);
+  }
+  void metric_cells(std::span<const std::string> /*names*/,
+                    std::span<const oa::EquationValue> values, const std::vector<bool>& available,
+                    int decimals) override {
+    line.add_metrics(values, available, decimals);
   }
   CsvLine line;
 };

@@ -46,15 +46,11 @@ void add_metric_fields(const oa::LaunchRecord& r, const RunInfo& info, RowSink& 
   std::vector<oa::EquationValue>& values = sink.metric_values;
   columns.program.evaluate_into(r.deltas, values);
   for (std::size_t i = 0; i < counters.size(); ++i) {
-    const bool available = columns.available[i];
-    const oa::EquationValue& v = values[i];
-    if (available && v.div_by_zero) flags.push_back("metric_div_zero:" + counters[i].symbol);
-    sink.add(columns.names[i],
-             !available || v.div_by_zero ? CellValue{}
-             : v.is_float                ? CellValue{v.f}
-                                         : CellValue{v.u},
-             3);
+    if (columns.available[i] && values[i].div_by_zero) {
+      flags.push_back("metric_div_zero:" + counters[i].symbol);
+    }
   }
+  sink.metric_cells(columns.names, values, columns.available, 3);
 }
 
 // "A0", "B3", ...: the raw counters' column names, made once (before main, so that a row's
@@ -216,6 +212,19 @@ void RowSink::integer_cells(std::span<const std::string> names,
                             std::span<const std::uint64_t> values, std::span<const bool> present) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     cell(names[i], present.empty() || present[i] ? CellValue{values[i]} : CellValue{}, 0);
+  }
+}
+
+void RowSink::metric_cells(std::span<const std::string> names,
+                           std::span<const oa::EquationValue> values,
+                           const std::vector<bool>& available, int decimals) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const oa::EquationValue& v = values[i];
+    cell(names[i],
+         !available[i] || v.div_by_zero ? CellValue{}
+         : v.is_float                   ? CellValue{v.f}
+                                        : CellValue{v.u},
+         decimals);
   }
 }
 

@@ -47,6 +47,11 @@ class RowSink {
   virtual void integer_cells(std::span<const std::string> names,
                              std::span<const std::uint64_t> values,
                              std::span<const bool> present = {});
+  // The derived metrics' cells, `decimals` for doubles: each empty where the device does not
+  // have it (`available`) or its equation divided by zero. The default hands them to cell().
+  virtual void metric_cells(std::span<const std::string> names,
+                            std::span<const oa::EquationValue> values,
+                            const std::vector<bool>& available, int decimals);
   // The derived metrics' values, kept between rows so that a row allocates none.
   std::vector<oa::EquationValue> metric_values;
 };
