@@ -47,23 +47,6 @@ void store_counter(std::uint8_t* out, const CounterRun& run, int i, std::uint64_
   if (run.bits == 40) out[run.high_offset + i] = static_cast<std::uint8_t>(v >> 32);
 }
 
-}  // namespace
-
-std::uint64_t read_run_counter(const CounterRun& run, const std::uint8_t* report, int i) {
-  if (run.bits == 64) {
-    std::uint64_t v;
-    std::memcpy(&v, report + run.offset + 8 * i, sizeof v);
-    return v;
-  }
-  std::uint32_t lo;
-  std::memcpy(&lo, report + run.offset + 4 * i, sizeof lo);
-  std::uint64_t v = lo;
-  if (run.bits == 40) v |= static_cast<std::uint64_t>(report[run.high_offset + i]) << 32;
-  return v;
-}
-
-namespace {
-
 std::uint64_t read_header_field(const FormatLayout& l, const std::uint8_t* report, int offset) {
   if (l.header64) {
     std::uint64_t v;

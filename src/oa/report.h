@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -77,7 +78,19 @@ std::optional<ClockRatio> clock_ratio(std::uint32_t rpt_id, Generation gen);
 
 // Raw field readers for code that walks report bytes without decoding them (the accumulation
 // hot paths). `report` must hold the whole report of `layout`.
-std::uint64_t read_run_counter(const CounterRun& run, const std::uint8_t* report, int i);
+// Inline: decoding and accumulating call it for every counter of every report.
+inline std::uint64_t read_run_counter(const CounterRun& run, const std::uint8_t* report, int i) {
+  if (run.bits == 64) {
+    std::uint64_t v;
+    std::memcpy(&v, report + run.offset + 8 * i, sizeof v);
+    return v;
+  }
+  std::uint32_t lo;
+  std::memcpy(&lo, report + run.offset + 4 * i, sizeof lo);
+  std::uint64_t v = lo;
+  if (run.bits == 40) v |= static_cast<std::uint64_t>(report[run.high_offset + i]) << 32;
+  return v;
+}
 std::uint64_t read_timestamp_field(const FormatLayout& layout, const std::uint8_t* report);
 std::uint64_t read_gpu_ticks_field(const FormatLayout& layout, const std::uint8_t* report);
 
