@@ -40,7 +40,10 @@ class TableReporter final : public Reporter {
     }
     std::vector<int> counters;
     for (const Share& share : shares_) counters.push_back(share.counter);
-    share_order_ = info.metrics->order_for(counters);
+    if (!counters.empty()) {
+      share_program_ = oa::MetricProgram(*info.metrics, info.device_variables,
+                                         info.metrics->order_for(counters));
+    }
   }
 
   void add(const oa::LaunchRecord& r, const RowEnergy& energy) override {
@@ -202,14 +205,14 @@ class TableReporter final : public Reporter {
   }
   // A launch's share values, weighted by its GPU clocks so that the kernel's figure is the
   // share of all its clocks; a value whose equation divided by zero is left out.
-  // Only the share counters and those they reference are evaluated, into a vector kept between
-  // rows: the whole set on every row cost as much as the CSV row itself.
+  // Only the share counters and those they reference are evaluated (compiled once, begin()),
+  // into a vector kept between rows: the whole set on every row cost as much as the CSV row.
   void add_shares(const oa::LaunchRecord& r, Aggregate& a) {
     if (shares_.empty()) return;
     a.shares.resize(shares_.size());
     if (!r.deltas.has_gpu_ticks || r.deltas.gpu_ticks == 0) return;
     std::vector<oa::EquationValue>& values = share_values_;
-    info_.metrics->evaluate_into(r.deltas, info_.device_variables, values, share_order_);
+    share_program_.evaluate_into(r.deltas, values);
     const double clocks = static_cast<double>(r.deltas.gpu_ticks);
     for (std::size_t i = 0; i < shares_.size(); ++i) {
       const oa::EquationValue& v = values[static_cast<std::size_t>(shares_[i].counter)];
@@ -220,7 +223,8 @@ class TableReporter final : public Reporter {
   }
 
   std::vector<Share> shares_;
-  std::vector<int> share_order_;  // the counters the shares need, in evaluation order
+  // The counters the shares need, in evaluation order, compiled for the device.
+  oa::MetricProgram share_program_;
   std::vector<oa::EquationValue> share_values_;
   std::string energy_reason_;
   bool any_modelled_ = false;
