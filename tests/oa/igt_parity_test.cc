@@ -58,6 +58,7 @@
 
 #include <fmt/format.h>
 
+#include "oa/metric_program.h"
 #include "oa/metric_xml.h"
 #include "oa/platform.h"
 #include "oa/report.h"
@@ -547,6 +548,10 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
     ASSERT_EQ(rows.size(), 1u);
     fig.wraps += rows[0].deltas.wraps_corrected;
     const std::vector<EquationValue>& values = rows[0].metrics;
+    // What a run's rows evaluate, the set compiled for the device (oa/metric_program.h): the
+    // same values, bit for bit, so IGT's too.
+    std::vector<EquationValue> compiled;
+    MetricProgram(set, vars).evaluate_into(rows[0].deltas, compiled);
     EXPECT_EQ(IgtLibrary::get().read_report_reason(&perf, rec1.data()),
               igt_reason_name(report_reasons(r1.rpt_id, p.gen), p.gen));
     for (const auto& [symbol, counter] : igt_counters) {
@@ -554,6 +559,12 @@ void compare_set(const igt::Perf& perf, const igt::Perf* unfixed, const igt::Met
       ASSERT_TRUE(index.has_value())
           << symbol << " is in IGT's " << igt_set.symbol_name << " but not in the XML's";
       const EquationValue mine = values[static_cast<std::size_t>(*index)];
+      const EquationValue& row = compiled[static_cast<std::size_t>(*index)];
+      EXPECT_TRUE(row.is_float == mine.is_float && row.u == mine.u &&
+                  row.div_by_zero == mine.div_by_zero &&
+                  std::bit_cast<std::uint64_t>(row.f) == std::bit_cast<std::uint64_t>(mine.f))
+          << platform << " " << set.symbol() << " " << symbol << ": the compiled program gives "
+          << (row.is_float ? row.f : static_cast<double>(row.u));
       const bool listed = follows_a_changed_counter(platform, set, *index);
       bool equal = false;
       std::string description;
