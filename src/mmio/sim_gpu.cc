@@ -199,8 +199,9 @@ std::uint64_t SimGpu::context_switches() {
   return context_switches_;
 }
 
-void SimGpu::advance_locked() {
-  const std::uint64_t now = clock_.now_ns();
+void SimGpu::advance_locked() { advance_locked(clock_.now_ns()); }
+
+void SimGpu::advance_locked(std::uint64_t now) {
   const std::uint64_t period = config_.context_switch_period_ns;
   // Events (context switches, timer reports) happen at their own instants, in order, with the
   // counters counted up to each one first.
@@ -540,7 +541,8 @@ std::uint32_t SimGpu::read32(std::uint32_t offset) {
         fmt::format("SimGpu: read of 0x{:X} outside the register file", offset));
   }
   std::lock_guard lock(mu_);
-  advance_locked();
+  const std::uint64_t now = clock_.now_ns();
+  if (now >= last_ns_ + clock_.read_quantum_ns()) advance_locked(now);
   return read_locked(offset);
 }
 

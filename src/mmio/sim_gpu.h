@@ -76,12 +76,19 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual std::uint64_t now_ns() = 0;
+  // A register read this close to the model's last step reads that step (SimGpu::read32).
+  virtual std::uint64_t read_quantum_ns() const { return 0; }
 };
 
-// CLOCK_MONOTONIC, for live runs.
+// CLOCK_MONOTONIC, for live runs. A read within 1 µs of the model's last step reads that step:
+// a read-out's hundred-odd register reads would otherwise each run the model for the 100 ns since
+// the last one, which made the simulator's bookkeeping most of a snapshot's cost (issue 33's
+// profile). The counters and the timestamp are read at that one step together, so a read-out
+// stays consistent; a read-out taking more than 1 µs still sees time move within it.
 class SteadyClock final : public Clock {
  public:
   std::uint64_t now_ns() override;
+  std::uint64_t read_quantum_ns() const override { return 1000; }
 };
 
 // A virtual clock for deterministic tests.
@@ -297,6 +304,7 @@ class SimGpu final : public Mmio {
   };
 
   void advance_locked();
+  void advance_locked(std::uint64_t now);
   void count_locked(double dt_ns);
   // This interval's events, by the known work or the workload fractions, into `out`.
   void kernel_events_locked(double dt_ns, double clocks, SimCounts& out);

@@ -50,6 +50,31 @@ TEST_F(SimGpuTest, DisablingFreezesTheCounters) {
   EXPECT_EQ(sim_.read32(reg::kGpuTicks), frozen);
 }
 
+// The live clock's quantum: reads within 1 µs of the model's last step read that step, the
+// timestamp and the counters together; a read past it, or any write, moves the model on.
+TEST(SimGpuQuantumTest, ReadsWithinTheClocksQuantumReadTheModelsLastStepTogether) {
+  class QuantumClock final : public Clock {
+   public:
+    std::uint64_t now_ns() override { return now; }
+    std::uint64_t read_quantum_ns() const override { return 1000; }
+    std::uint64_t now = 0;
+  } clock;
+  SimGpu sim(SimConfig{}, clock);
+  sim.write32(reg::kOaControl, kEnableA36);  // a write steps the model to 0
+  clock.now = 999;
+  EXPECT_EQ(sim.read32(reg::kGpuTicks), 0u) << "within the quantum: the step at 0";
+  EXPECT_EQ(sim.read32(reg::kRingTimestamp), 0u);
+  clock.now = 1'000'000;
+  const std::uint32_t ts = sim.read32(reg::kRingTimestamp);  // past it: the model moves to 1 ms
+  EXPECT_EQ(ts, 12'000u);
+  clock.now = 1'000'900;
+  EXPECT_EQ(sim.read32(reg::kGpuTicks), 1'150'000u) << "the clocks of the timestamp's instant";
+  sim.write32(reg::kOaControl, kEnableA36);  // a write moves it on whatever the quantum
+  EXPECT_EQ(sim.read32(reg::kGpuTicks), 1'151'035u);
+  EXPECT_EQ(SteadyClock().read_quantum_ns(), 1000u);
+  EXPECT_EQ(ManualClock().read_quantum_ns(), 0u) << "tests step the model at every read";
+}
+
 TEST_F(SimGpuTest, TimestampRunsAtThePlatformFrequencyWithoutOa) {
   const std::uint32_t t0 = sim_.read32(reg::kRingTimestamp);
   clock_.advance_ns(1'000'000'000);
