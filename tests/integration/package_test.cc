@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -52,6 +53,7 @@ struct ElfHardening {
   bool relro = false;             // a PT_GNU_RELRO segment
   bool bind_now = false;          // DT_BIND_NOW, DF_BIND_NOW or DF_1_NOW
   std::set<std::string> imports;  // undefined dynamic symbols, without their versions
+  std::set<std::string> exports;  // defined dynamic symbols, without their versions
   std::string error;              // readelf's output where it failed
 };
 
@@ -93,6 +95,7 @@ ElfHardening read_elf_hardening(const fs::path& file) {
     if (second == "(FLAGS_1)" && line.find(" PIE") != std::string::npos) elf.pie = true;
     const auto symbol = parse_dynamic_symbol(line);
     if (symbol && symbol->index == "UND") elf.imports.insert(symbol->name);
+    if (symbol && symbol->index != "UND") elf.exports.insert(symbol->name);
   }
   return elf;
 }
@@ -406,6 +409,31 @@ TEST_F(PackageTest, EveryElfFileIsStackProtectedAndFortified) {
     if (!checked.empty()) ++fortified;
   }
   EXPECT_GT(fortified, 0u) << "no file calls a checked variant";
+}
+
+// A library oaprof loads into the profiled program exports its entry points and nothing of
+// oaprof's own code: with both an OpenCL and a Level Zero library in one program, exported
+// copies of the static libraries they share bound one library's calls to the other's.
+TEST_F(PackageTest, InjectedLibrariesExportTheirEntryPointsOnly) {
+  if (!on_path("readelf")) GTEST_SKIP() << "no readelf (binutils) on PATH";
+  const std::map<std::string, std::string> entry_points = {
+      {"liboaprof_layer.so", "clInitLayer"},
+      {"liboaprof_preload.so", "clEnqueueNDRangeKernel"},
+      {"liboaprof_ze_layer.so", "zeInit"},
+      {"liboaprof_ze_preload.so", "zeCommandListAppendLaunchKernel"}};
+  int seen = 0;
+  for (const auto& file : elf_files(root())) {
+    const auto entry = entry_points.find(file.filename().string());
+    if (entry == entry_points.end()) continue;
+    ++seen;
+    const ElfHardening elf = read_elf_hardening(root() / file);
+    ASSERT_EQ(elf.error, "") << file;
+    EXPECT_TRUE(elf.exports.count(entry->second)) << file << " does not export " << entry->second;
+    for (const auto& symbol : elf.exports) {
+      EXPECT_EQ(symbol.find("6oaprof"), std::string::npos) << file << " exports " << symbol;
+    }
+  }
+  EXPECT_GE(seen, 2) << "the OpenCL layer and preload library are always packaged";
 }
 
 // The installed tools find the installed layer and kernels by their paths relative to
