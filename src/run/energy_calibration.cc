@@ -1,7 +1,10 @@
 #include "run/energy_calibration.h"
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -153,15 +156,50 @@ model::ModelIdentity simulated_identity(const std::string& platform) {
           "ComputeBasic", "igpu pkg-pp0-dram (simulated RAPL: a model)"};
 }
 
-std::vector<model::Sample> samples_from_run(const json& run) {
+namespace {
+
+std::map<std::string, std::size_t> column_index(const json& run) {
   std::map<std::string, std::size_t> column;
   const json& names = run.at("columns");
   for (std::size_t i = 0; i < names.size(); ++i) column[names[i].get<std::string>()] = i;
+  return column;
+}
+
+bool has_energy(const json& row, const std::map<std::string, std::size_t>& column) {
+  return row_number(row, column, "igpu_power_w") > 0 && row_number(row, column, "window_ns") > 0;
+}
+
+// What the rows with an energy figure measured: "igpu " and their --igpu-power formula. A model
+// is fitted to one formula, so a run whose rows used several is refused.
+std::string fitted_energy(const json& run) {
+  const auto column = column_index(run);
+  const auto formula = column.find("igpu_formula");
+  if (formula == column.end()) return "igpu (the run's formula)";  // runs before the column
+  std::set<std::string> names;
+  for (const json& row : run.at("launches")) {
+    const json& name = row.at(formula->second);
+    if (has_energy(row, column) && name.is_string()) names.insert(name.get<std::string>());
+  }
+  if (names.size() > 1) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw std::invalid_argument(fmt::format(
+        "the run's rows measured the iGPU by several formulas ({}); a model is fitted to one: "
+        "profile the sweep again with one --igpu-power",
+        list));
+  }
+  return names.empty() ? "igpu (the run's formula)" : "igpu " + *names.begin();
+}
+
+}  // namespace
+
+std::vector<model::Sample> samples_from_run(const json& run) {
+  const auto column = column_index(run);
   std::vector<model::Sample> out;
   for (const json& row : run.at("launches")) {
+    if (!has_energy(row, column)) continue;  // no energy figure for this row
     const double power_w = row_number(row, column, "igpu_power_w");
     const double window_ns = row_number(row, column, "window_ns");
-    if (power_w <= 0 || window_ns <= 0) continue;  // no energy figure for this row
     model::Sample s;
     s.kernel = fmt::format("{}@{}", row.at(column.at("kernel")).get<std::string>(),
                            row.at(column.at("global_size")).dump());
@@ -198,8 +236,7 @@ model::ModelIdentity identity_of_run(const json& run) {
         "the run's platform '{}' is not one the energy model is defined for (Gen9, Gen12)",
         platform));
   }
-  return {text("device"), platform,           p->gen,
-          text("driver"), text("metric_set"), "igpu (the run's formula)"};
+  return {text("device"), platform, p->gen, text("driver"), text("metric_set"), fitted_energy(run)};
 }
 
 }  // namespace oaprof::run

@@ -47,6 +47,9 @@ model::ModelIdentity simulated_identity(const std::string& platform);
 // The windows of a run's JSON (`oaprof --json`): each row with an energy figure, its counters
 // and its window. Throws std::invalid_argument naming what is missing.
 std::vector<model::Sample> samples_from_run(const nlohmann::json& run);
+// The device, platform, driver and metric set the run names, and the iGPU formula its rows with
+// an energy figure measured by ("igpu pkg-pp0-dram"); throws std::invalid_argument for a
+// platform the model does not cover or rows of several formulas.
 model::ModelIdentity identity_of_run(const nlohmann::json& run);
 
 }  // namespace oaprof::run

@@ -163,5 +163,34 @@ TEST(EnergyFitTest, TheModelSurvivesItsJson) {
   EXPECT_THROW(model_from_json(broken), std::invalid_argument);
 }
 
+// A model fitted from a run names the --igpu-power formula its rows measured by, and a run whose
+// energy rows used several is refused; rows without an energy figure do not count.
+TEST(EnergyFitTest, AModelFromARunNamesTheFormulaItsEnergyRowsUsed) {
+  auto run_of = [](const std::vector<std::pair<double, std::string>>& rows) {
+    nlohmann::json run{{"platform", "kblgt2"},
+                       {"device", "0000:00:02.0"},
+                       {"driver", "i915"},
+                       {"metric_set", "ComputeBasic"},
+                       {"launches", nlohmann::json::array()}};
+    run["columns"] = {"kernel", "global_size", "window_ns", "igpu_power_w", "igpu_formula"};
+    for (const auto& [watts, formula] : rows) {
+      run["launches"].push_back({"k", 64, 1e6, watts, formula});
+    }
+    return run;
+  };
+  EXPECT_EQ(run::identity_of_run(run_of({{2.0, "pkg-pp0"}, {0.0, "pp1"}})).energy, "igpu pkg-pp0");
+  EXPECT_EQ(run::identity_of_run(run_of({{1.5, "gpu-pkg"}})).energy, "igpu gpu-pkg");
+  try {
+    run::identity_of_run(run_of({{2.0, "pkg-pp0"}, {1.0, "pkg-pp0-dram"}}));
+    FAIL() << "rows of two formulas";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("pkg-pp0, pkg-pp0-dram"));
+    EXPECT_THAT(e.what(), HasSubstr("one --igpu-power"));
+  }
+  nlohmann::json old_run = run_of({{2.0, "pkg-pp0"}});
+  old_run["columns"][4] = "something_else";  // a run from before the column
+  EXPECT_EQ(run::identity_of_run(old_run).energy, "igpu (the run's formula)");
+}
+
 }  // namespace
 }  // namespace oaprof::model
