@@ -149,8 +149,12 @@ TEST_F(SelftestTest, TheJsonReportCarriesTheSchemaVersionAndEveryCheckWithItsNum
   EXPECT_EQ(ticks["verdict"], "fail");
   EXPECT_FALSE(ticks["assumes"].get<std::string>().empty());
   EXPECT_FALSE(ticks["tolerance"].get<std::string>().empty());
-  // Twice the clock: the ratio of counted to expected ticks is near 2.
-  EXPECT_NEAR(ticks["figures"]["ratio_min"]["value"].get<double>(), 2.0, 0.2);
+  // Twice the clock: the ratios the windows' brackets allow (counted ticks over the widest and
+  // the narrowest window) hold 2 between them. Their spread is the read-outs' length against the
+  // window (a fifth of it under the sanitizers), so neither end alone is held near 2.
+  EXPECT_LE(ticks["figures"]["ratio_min"]["value"].get<double>(), 2.0 * 1.01);
+  EXPECT_GE(ticks["figures"]["ratio_max"]["value"].get<double>(), 2.0 * 0.99);
+  EXPECT_GT(ticks["figures"]["ratio_max"]["value"].get<double>(), 1.5) << "not the true clock";
 }
 
 // A discrete card's energy is its own hwmon's, as a profile reads it, never the CPU package's
