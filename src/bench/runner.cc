@@ -1,5 +1,6 @@
 #include "bench/runner.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -552,6 +553,15 @@ void Runner::measure(cl_kernel kernel, RunResult& r) {
   r.stats = summarize(r.kernel_ns);
 }
 
+// --rest: the GPU idles busy_rest times a launch's length after it (a sleep; a stop's signal
+// cuts it short, and the loop then ends).
+void Runner::rest_after(double launch_ns) const {
+  if (options_.busy_rest <= 0) return;
+  const auto ns = static_cast<std::int64_t>(launch_ns * options_.busy_rest);
+  timespec left{.tv_sec = ns / 1'000'000'000, .tv_nsec = ns % 1'000'000'000};
+  ::nanosleep(&left, nullptr);
+}
+
 // Each launch is waited for, so once a stop is noticed no launch of ours is left on the GPU: the
 // tool that measured the load may take the next window as idle once this process is gone.
 void Runner::keep_busy(cl_kernel kernel, RunResult& r) {
@@ -560,8 +570,10 @@ void Runner::keep_busy(cl_kernel kernel, RunResult& r) {
   const auto stopped = [this] { return options_.busy_stop != nullptr && *options_.busy_stop != 0; };
   r.kernel_ns.push_back(launch(kernel, r.global_size, r.local_size));
   if (options_.busy_started) options_.busy_started();
+  rest_after(r.kernel_ns.back());
   while (!stopped() && std::chrono::steady_clock::now() < end) {
     const double ns = launch(kernel, r.global_size, r.local_size);
+    rest_after(ns);
     // A load may run for minutes of short launches: the statistics keep the first max_repeats.
     if (r.kernel_ns.size() < options_.max_repeats) r.kernel_ns.push_back(ns);
   }

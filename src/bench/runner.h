@@ -68,6 +68,9 @@ struct RunnerOptions {
   // launch back to back for this long, or until *busy_stop is set, instead of the repeat rule.
   // 0: off.
   double busy_ms = 0;
+  // With busy_ms: after each launch, idle this many times the launch's own length (its profiled
+  // time), so the GPU is busy at most 1 / (1 + busy_rest) of the time. 0: back to back.
+  double busy_rest = 0;
   std::function<void()> busy_started;                     // after the first launch finished
   const volatile std::sig_atomic_t* busy_stop = nullptr;  // set by a signal handler
 };
@@ -152,6 +155,7 @@ class Runner {
   double launch(cl_kernel kernel, std::size_t global, std::size_t local);
   void measure(cl_kernel kernel, RunResult& r);
   void keep_busy(cl_kernel kernel, RunResult& r);
+  void rest_after(double launch_ns) const;
 
   RunnerOptions options_;
   cl_platform_id platform_ = nullptr;

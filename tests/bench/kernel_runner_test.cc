@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -238,6 +239,28 @@ TEST(KernelRunnerTest, BusyRunsOneKernelForItsTimeAndSaysWhenItStarted) {
   EXPECT_THAT(stderr_of(args), HasSubstr("kernel_runner: busy: mad_vect8 launching on "));
   EXPECT_EQ(run("mad_vect8 add_vect4 --busy 1s").status, 2);  // one kernel only
   EXPECT_THAT(stderr_of("mad_vect8 --busy 1s --sweep wg=1:2"), HasSubstr("without --sweep"));
+}
+
+// --rest R spaces a load's launches: after each, R times its length idle. Every launch but the
+// last finished (with its rest) within the load's time, so R + 1 times their summed length fits
+// in it; back to back on PoCL they fill most of it.
+TEST(KernelRunnerTest, BusyWithRestIdlesItsMultipleOfEachLaunchAfterIt) {
+  const Result r =
+      run("mad_vect8 --wi 64 --wg 64 --busy 400ms --rest 3 --max-repeats 100000 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto samples = nlohmann::json::parse(r.out)["results"][0]["samples_ns"];
+  ASSERT_GE(samples.size(), 2u) << r.out;
+  double sum = 0, longest = 0;
+  for (const auto& ns : samples) {
+    sum += ns.get<double>();
+    longest = std::max(longest, ns.get<double>());
+  }
+  EXPECT_LE(4 * (sum - longest), 400e6) << samples.size() << " launches, " << sum << " ns";
+  EXPECT_THAT(stderr_of("mad_vect8 --wi 8 --iterations 8 --busy 100ms --rest 3"),
+              HasSubstr("for 0.1 s, resting 3 times each launch's length after it"));
+  EXPECT_EQ(run("mad_vect8 --rest 3").status, 2);  // a rest without a load
+  EXPECT_THAT(stderr_of("mad_vect8 --rest 3"), HasSubstr("give --busy DURATION too"));
+  EXPECT_EQ(run("mad_vect8 --busy 1s --rest -1").status, 2);
 }
 
 // SIGTERM ends a load after the launch in flight (so no launch of it is left on the GPU), at

@@ -161,6 +161,9 @@ void add_repeat_and_output_options(CLI::App& app, CommandLine& cl) {
                  "a load: one kernel back to back for DURATION or until SIGTERM")
       ->transform(base::cli::as_milliseconds())
       ->check(CLI::PositiveNumber);
+  app.add_option("--rest", opt.busy_rest,
+                 "with --busy: after each launch idle R times its length (busy 1/(1+R))")
+      ->check(CLI::NonNegativeNumber);
   // Flags, not files: kernel_runner writes only to stdout, and an optional FILE would swallow
   // the kernel names that follow (docs/cli.md).
   auto* csv_flag = app.add_flag("--csv", cl.csv, "write CSV instead of a table");
@@ -223,6 +226,9 @@ Plan make_plan(CommandLine& cl) {
   if (cl.runner.busy_ms > 0 && (plan.specs.size() != 1 || plan.sweep)) {
     throw base::UsageError("--busy runs one kernel without --sweep, e.g. --busy 60s mad_vect8");
   }
+  if (cl.runner.busy_rest > 0 && cl.runner.busy_ms <= 0) {
+    throw base::UsageError("--rest spaces a load's launches: give --busy DURATION too");
+  }
   return plan;
 }
 
@@ -251,9 +257,13 @@ void prepare_busy(bench::Runner& runner, const std::string& kernel) {
   ::sigaction(SIGTERM, &action, nullptr);
   ::sigaction(SIGINT, &action, nullptr);
   options.busy_stop = &busy_stop;
-  options.busy_started = [kernel, ms = options.busy_ms, device = runner.device_name()] {
-    std::cerr << fmt::format("kernel_runner: busy: {} launching on {} for {:.3g} s\n", kernel,
-                             device, ms / 1e3)
+  const std::string rest =
+      options.busy_rest > 0
+          ? fmt::format(", resting {:.3g} times each launch's length after it", options.busy_rest)
+          : "";
+  options.busy_started = [kernel, ms = options.busy_ms, device = runner.device_name(), rest] {
+    std::cerr << fmt::format("kernel_runner: busy: {} launching on {} for {:.3g} s{}\n", kernel,
+                             device, ms / 1e3, rest)
               << std::flush;
   };
 }
