@@ -43,15 +43,11 @@ StartedSource::~StartedSource() {
   }
 }
 
-namespace {
-
 // A load the simulated GPU is not told of (SimLoad::kProcessOnly): what real hardware shows when
 // the counters and planes miss it.
 bool model_told_of_load(const Context& c) {
   return !(c.device.simulated() && c.options.sim_load == SimLoad::kProcessOnly);
 }
-
-}  // namespace
 
 void set_busy(Context& c, gpu::CounterSource& source, bool busy) {
   if (!model_told_of_load(c)) return;

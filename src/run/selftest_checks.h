@@ -113,6 +113,9 @@ class StartedSource {
 // Tells the simulated GPU (and its energy model) that a kernel runs or ended; real hardware's
 // busy windows run under a GpuLoad (run/selftest_load.h) and ignore it.
 void set_busy(Context& c, gpu::CounterSource& source, bool busy);
+// Whether the busy windows tell the model: real hardware ignores what set_busy says, and so does
+// the simulator whose load is kernel_runner alone (SimLoad::kProcessOnly).
+bool model_told_of_load(const Context& c);
 // Tells the simulated energy planes alone, as set_busy tells them (the energy check's windows).
 void set_planes_busy(Context& c, bool busy);
 

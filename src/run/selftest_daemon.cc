@@ -21,7 +21,7 @@ namespace {
 // The checks whose busy windows run under the GPU load on real hardware: kernel_runner, which
 // `sudo oaprof selftest` starts as the invoking user (run/selftest_load.h).
 constexpr std::string_view kLoadChecks[] = {"readouts-agree", "rpc-vs-periodic", "noa-counting",
-                                            "flex-routing"};
+                                            "flex-routing", "context-switch"};
 // Why oaprofd's selftest starts no GPU load: the energy check's busy windows say it.
 constexpr std::string_view kNoLoad =
     "oaprofd starts no program for a client: sudo oaprof selftest runs kernel_runner as you";

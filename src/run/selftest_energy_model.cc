@@ -19,6 +19,7 @@
 #include "oa/report.h"
 #include "power/energy_registry.h"
 #include "report/row.h"
+#include "run/selftest_load.h"
 #include "session/unit.h"
 
 namespace oaprof::run::selftest {
@@ -32,10 +33,17 @@ constexpr std::string_view kRecalibrate = "calibrate again on this device (`oapr
 constexpr std::string_view kPremiseGroups[] = {"clocks", "read-outs agree", "counters",
                                                "programming", "energy"};
 
+// A launch is followed by this many times its length idle: the window is at most a quarter busy,
+// inside the event rates the calibration sweep reaches (its kernels are small: on a part of many
+// EUs, such as TGL's 96, they fill about a third of them), so that the model states an error for
+// every window.
+constexpr double kIdlePerBusy = 3;
+
 // One window of the check: a catalogue kernel launched again and again, or none (idle).
 struct ModelWorkload {
   std::string label;                   // "mad_vect8_65536", "idle"
   std::optional<oa::KernelWork> work;  // nullopt: idle
+  LoadWork load = {};                  // the same work as kernel_runner's load (real hardware)
 };
 
 // FP32 work (FPUs, EU activity) and memory work beyond the last-level cache (sends, L3, GTI), two
@@ -43,13 +51,19 @@ struct ModelWorkload {
 std::vector<ModelWorkload> model_workloads() {
   std::vector<ModelWorkload> out = {{"idle", std::nullopt}};
   for (const std::size_t global : {65536, 262144}) {
-    out.push_back({fmt::format("mad_vect8_{}", global), bench::known_work("mad_vect8", global)});
+    out.push_back({fmt::format("mad_vect8_{}", global),
+                   bench::known_work("mad_vect8", global),
+                   {.kernel = "mad_vect8", .global = global, .rest = kIdlePerBusy}});
   }
   for (const std::size_t mib : {16, 64}) {
     bench::WorkParams params;
     params.size_bytes = mib << 20;
     out.push_back({fmt::format("load_store_vect4_{}MiB", mib),
-                   bench::known_work("load_store_vect4", 4096, params)});
+                   bench::known_work("load_store_vect4", 4096, params),
+                   {.kernel = "load_store_vect4",
+                    .global = 4096,
+                    .size_bytes = params.size_bytes,
+                    .rest = kIdlePerBusy}});
   }
   return out;
 }
@@ -57,12 +71,6 @@ std::vector<ModelWorkload> model_workloads() {
 void wait_ns(double ns) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<std::int64_t>(ns)));
 }
-
-// A launch is followed by this many times its length idle: the window is at most a quarter busy,
-// inside the event rates the calibration sweep reaches (its kernels are small: on a part of many
-// EUs, such as TGL's 96, they fill about a third of them), so that the model states an error for
-// every window.
-constexpr double kIdlePerBusy = 3;
 
 // One launch of `work` on the simulator, as long as the model of the part says it takes, then
 // the rest.
@@ -88,22 +96,48 @@ report::RunInfo model_run_info(const Context& c, const std::string& metric_set) 
   return info;
 }
 
+// The window's work, `ns` of it: launched on the simulated GPU where the model is told of the
+// work, else (real hardware, or a simulator whose load only the process is) the load's already.
+void run_window_work(Context& c, gpu::CounterSource& source, const ModelWorkload& w,
+                     std::uint64_t ns) {
+  const bool sim_launches = w.work && c.device.simulated() && model_told_of_load(c);
+  if (!sim_launches) return wait_ns(static_cast<double>(ns));
+  const std::uint64_t start = base::monotonic_ns();
+  while (base::monotonic_ns() - start < ns) launch_and_rest(c, source, *w.work);
+}
+
+struct JudgedWindow {
+  std::string label;
+  report::ModelledEnergy energy;
+  std::string load = {};  // the kernel_runner it ran under: "pid N"; "" for none
+  double deviation() const {
+    return energy.measured_j && energy.energy_j > 0 ? *energy.measured_j / energy.energy_j - 1 : 0;
+  }
+};
+
 // One window of at least `ns` (RAPL-resolvable), as one row of a profile: its counters and the
-// planes read around it, its modelled energy compared with the measured one.
-report::ModelledEnergy measure_model_window(Context& c, gpu::CounterSource& source,
-                                            power::EnergySource& energy, const ModelWorkload& w,
-                                            const report::RunInfo& info, std::uint64_t ns) {
+// planes read around it, its modelled energy compared with the measured one. A window of work
+// runs under kernel_runner launching that work on real hardware (start_load; none on the
+// simulator's model): nullopt with `why` where it could not be had.
+std::optional<JudgedWindow> measure_model_window(Context& c, gpu::CounterSource& source,
+                                                 power::EnergySource& energy,
+                                                 const ModelWorkload& w,
+                                                 const report::RunInfo& info, std::uint64_t ns,
+                                                 std::string& why) {
+  std::unique_ptr<GpuLoad> load;
+  if (w.work) load = start_load(c, why, w.load);
+  if (!why.empty()) return std::nullopt;
   const power::EnergyReading e0 = energy.read();
   const oa::RawReport r0 = source.snapshot(1);
-  const std::uint64_t start = base::monotonic_ns();
-  if (!w.work) wait_ns(static_cast<double>(ns));
-  while (w.work && base::monotonic_ns() - start < ns) launch_and_rest(c, source, *w.work);
+  run_window_work(c, source, w, ns);
   const oa::RawReport r1 = source.snapshot(2);
   const power::EnergyReading e1 = energy.read();
   oa::LaunchRecord record;
   record.deltas =
       oa::compute_deltas(oa::decode(c.format, r0.bytes), oa::decode(c.format, r1.bytes));
-  return *report::row_energy(record, &e0, &e1, info, "").modelled;
+  return JudgedWindow{.label = w.label,
+                      .energy = *report::row_energy(record, &e0, &e1, info, "").modelled,
+                      .load = load ? fmt::format("pid {}", load->pid()) : std::string()};
 }
 
 // The device's platform in the two spellings a model may carry: "KBL GT2" (`oaprof model fit
@@ -153,12 +187,6 @@ std::optional<std::string> why_not_measured(const Context& c) {
         "no model given: name the model.json `oaprof model fit` wrote with --energy-model FILE");
   }
   if (auto why = model_not_for_device(c, *c.options.energy_model)) return why;
-  if (!c.device.simulated()) {
-    return std::string(
-        "real hardware: known GPU work needs kernel_runner launched as the invoking user through "
-        "the path a profile uses, which the selftest does not start yet (docs/selftest.md, \"Not "
-        "yet checked\")");
-  }
   if (const std::vector<std::string> failed = failed_premises(c); !failed.empty()) {
     return fmt::format(
         "not judged: {} failed, so the counters or planes the model is compared through are in "
@@ -166,7 +194,7 @@ std::optional<std::string> why_not_measured(const Context& c) {
         fmt::join(failed, ", "));
   }
   if (c.accesses.empty()) return std::string("no read-out to measure through");
-  if (!mmio::sim_models_known_work(c.device.platform.gen)) {
+  if (c.device.simulated() && !mmio::sim_models_known_work(c.device.platform.gen)) {
     return fmt::format("the simulator models no known work on {} (mmio/sim_work.h)",
                        oa::generation_name(c.device.platform.gen));
   }
@@ -186,14 +214,6 @@ std::unique_ptr<power::EnergySource> model_planes(const Context& c, std::string&
   return std::move(choice.source);
 }
 
-struct JudgedWindow {
-  std::string label;
-  report::ModelledEnergy energy;
-  double deviation() const {
-    return energy.measured_j && energy.energy_j > 0 ? *energy.measured_j / energy.energy_j - 1 : 0;
-  }
-};
-
 std::vector<Figure> window_figures(const std::vector<JudgedWindow>& windows) {
   std::vector<Figure> figures;
   for (const JudgedWindow& w : windows) {
@@ -206,8 +226,9 @@ std::vector<Figure> window_figures(const std::vector<JudgedWindow>& windows) {
 }
 
 std::string window_text(const JudgedWindow& w) {
-  return fmt::format("{} {:.4g} J vs {:.4g} ± {:.2g} J", w.label, w.energy.measured_j.value_or(0),
-                     w.energy.energy_j, w.energy.error_j);
+  return fmt::format("{} {:.4g} J vs {:.4g} ± {:.2g} J{}", w.label, w.energy.measured_j.value_or(0),
+                     w.energy.energy_j, w.energy.error_j,
+                     w.load.empty() ? "" : " (under kernel_runner " + w.load + ")");
 }
 
 // Pass when every window was measured and agrees with the model; else the worst window.
@@ -265,7 +286,10 @@ Outcome check_energy_model(Context& c) {
   StartedSource source(c, c.accesses.front());
   std::vector<JudgedWindow> windows;
   for (const ModelWorkload& w : model_workloads()) {
-    windows.push_back({w.label, measure_model_window(c, *source, *planes, w, info, ns)});
+    std::string no_load;
+    auto window = measure_model_window(c, *source, *planes, w, info, ns, no_load);
+    if (!window) return skip(fmt::format("{} (the {} window's)", no_load, w.label));
+    windows.push_back(std::move(*window));
   }
   if (auto why = extrapolated(windows)) return skip(std::move(*why));
   return judge_windows(windows, fmt::format("{} and {}", c.accesses.front(), planes->name()));

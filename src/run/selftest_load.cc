@@ -97,10 +97,19 @@ std::vector<std::string> opencl_device_arguments(const std::optional<mmio::PciAd
 }
 
 std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds,
-                                        const std::optional<mmio::PciAddress>& device) {
+                                        const std::optional<mmio::PciAddress>& device,
+                                        const LoadWork& work) {
+  constexpr std::size_t kWorkItems = 64;
   std::vector<std::string> argv = {
-      kernel_runner.string(),     "mad_vect8", "--wg", "16384", "--wi", "64", "--busy",
-      fmt::format("{}s", seconds)};
+      kernel_runner.string(),
+      work.kernel,
+      "--wg",
+      std::to_string(std::max<std::size_t>(work.global / kWorkItems, 1)),
+      "--wi",
+      std::to_string(kWorkItems)};
+  if (work.size_bytes > 0) argv.insert(argv.end(), {"--size", std::to_string(work.size_bytes)});
+  argv.insert(argv.end(), {"--busy", fmt::format("{}s", seconds)});
+  if (work.rest > 0) argv.insert(argv.end(), {"--rest", fmt::format("{}", work.rest)});
   for (std::string& a : opencl_device_arguments(device)) argv.push_back(std::move(a));
   return argv;
 }
@@ -197,7 +206,7 @@ std::optional<std::optional<session::Credentials>> invoking_user(std::string& wh
   return std::nullopt;
 }
 
-std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why) {
+std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why, const LoadWork& work) {
   why.clear();
   if (c.device.simulated() && c.options.sim_load == SimLoad::kModel) return nullptr;
   if (c.options.no_load) {
@@ -212,7 +221,7 @@ std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why) {
   // the selftest hang.
   const double windows_s = 16.0 * c.windows * static_cast<double>(c.window_ns) / 1e9;
   LoadCommand command{.argv = load_arguments(*program, 60 + static_cast<int>(std::ceil(windows_s)),
-                                             opencl_device_under_test(c.device)),
+                                             opencl_device_under_test(c.device), work),
                       .credentials = *user};
   try {
     return std::make_unique<GpuLoad>(command);

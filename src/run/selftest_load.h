@@ -57,11 +57,20 @@ std::optional<mmio::PciAddress> opencl_device_under_test(const gpu::Device& devi
 // skip with.
 std::vector<std::string> opencl_device_arguments(const std::optional<mmio::PciAddress>& device);
 
+// What a load launches. The default: mad_vect8 over 2^20 work-items, about 4.3 GFLOP a launch, so
+// a few ms on a GT2 part: a stop waits for at most one short launch.
+struct LoadWork {
+  std::string kernel = "mad_vect8";
+  std::size_t global = std::size_t{1} << 20;  // work-items, in work-groups of 64
+  std::size_t size_bytes = 0;                 // memory kernels' buffers (--size); 0: its default
+  double rest = 0;  // idle this many times each launch's length after it (--rest); 0: none
+};
+
 // kernel_runner's arguments for a load of at most `seconds` (it never outlives a selftest that
-// hangs either) on `device` (opencl_device_under_test): mad_vect8 over 2^20 work-items, about
-// 4.3 GFLOP a launch, so a few ms on a GT2 part: a stop waits for at most one short launch.
+// hangs either) on `device` (opencl_device_under_test), launching `work`.
 std::vector<std::string> load_arguments(const std::filesystem::path& kernel_runner, int seconds,
-                                        const std::optional<mmio::PciAddress>& device);
+                                        const std::optional<mmio::PciAddress>& device,
+                                        const LoadWork& work = {});
 
 // A load started and launching. Its destructor stops it, so no path out of a check (exceptions
 // included) leaves it running.
@@ -108,7 +117,7 @@ std::string last_line(std::string_view text);
 // unless options.sim_load asks for the process too; on real hardware kernel_runner beside oaprof
 // (options.kernel_runner_dir in tests). Null when there is none to start, with `why` set when
 // one was needed and could not be had (the check then skips with it).
-std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why);
+std::unique_ptr<GpuLoad> start_load(const Context& c, std::string& why, const LoadWork& work = {});
 
 // "; load: kernel_runner mad_vect8 launching on <device> for 60 s (pid 4242)", or "" without one.
 std::string load_text(const GpuLoad* load);

@@ -77,7 +77,7 @@ TEST(SelftestDaemonTest, RealHardwaresLoadAndEnergyOffSkipSayingTheyNeedRoot) {
   job.lend_energy = false;
   const auto skip = daemon_skipped_checks(job);
   for (const char* check : {"readouts-agree", "rpc-vs-periodic", "noa-counting", "flex-routing",
-                            "energy", "driver-accepts-configs", "energy-model"}) {
+                            "context-switch", "energy", "driver-accepts-configs", "energy-model"}) {
     ASSERT_TRUE(skip.contains(check)) << check;
     EXPECT_THAT(skip.at(check), StartsWith("needs root: ")) << check;
   }
@@ -86,6 +86,7 @@ TEST(SelftestDaemonTest, RealHardwaresLoadAndEnergyOffSkipSayingTheyNeedRoot) {
   job.device.spec = gpu::DeviceSpec::sim();
   job.lend_energy = true;
   EXPECT_FALSE(daemon_skipped_checks(job).contains("readouts-agree"));
+  EXPECT_FALSE(daemon_skipped_checks(job).contains("context-switch"));
   EXPECT_FALSE(daemon_skipped_checks(job).contains("energy"));
   // The counters checks read kernel_runner's profile runs, which oaprofd never starts: on the
   // simulator too.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "selftest_test_util.h"
+#include "tests/common/energy_model_fixture.h"
 
 namespace oaprof::run::selftest {
 namespace {
@@ -32,13 +33,16 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-// The checks whose busy windows run under the load.
-// The checks whose busy windows need a load, and skip without one.
+// The checks whose busy windows need a load, and skip without one (context-switch: two, one after
+// the other, each a GPU context of its own).
 const std::vector<std::string> kLoadedChecks = {"readouts-agree", "rpc-vs-periodic", "noa-counting",
-                                                "flex-routing"};
+                                                "flex-routing", "context-switch"};
 // Those and energy, whose busy windows run under one too; without one it judges the rest.
 const std::vector<std::string> kEveryLoadedCheck = {"readouts-agree", "rpc-vs-periodic",
-                                                    "noa-counting", "flex-routing", "energy"};
+                                                    "noa-counting",   "flex-routing",
+                                                    "context-switch", "energy"};
+// The simulated KBL's read-outs, each of which context-switch measures through.
+constexpr std::size_t kKblAccesses = 3;
 
 constexpr const char* kLaunching =
     "echo 'kernel_runner: busy: mad_vect8 launching on fake GPU for 60 s' >&2\nexec sleep 30";
@@ -47,8 +51,10 @@ constexpr const char* kLaunching =
 bool reaped(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
 SelftestReport run_with_load(const FakeKernelRunner& fake, SimLoad load,
-                             std::optional<std::string> no_load = std::nullopt) {
+                             std::optional<std::string> no_load = std::nullopt,
+                             std::shared_ptr<const model::EnergyModel> energy_model = nullptr) {
   SelftestOptions o = sim_options("kblgt2");
+  o.energy_model = std::move(energy_model);
   // The energy check compares the GPU's power over idle and busy windows, read from RAPL planes
   // that (like the hardware's) update every 1 ms: over the 5 ms windows of the other tests a
   // window's power may be off by a fifth, by where the updates fell, which on a loaded machine
@@ -81,8 +87,12 @@ TEST_F(SelftestLoadTest, EachBusyCheckRunsUnderKernelRunnerAsTheUserAndReapsIt) 
                 HasSubstr("; load: kernel_runner mad_vect8 launching on fake GPU for 60 s (pid "))
         << name;
   }
+  EXPECT_THAT(check(report, "context-switch").measurement,
+              HasSubstr("perf kept it; load: kernel_runner mad_vect8 launching on fake GPU for "));
+  EXPECT_THAT(check(report, "context-switch").measurement, HasSubstr(", then a new one: pid "));
+  // One load a check, and two for each read-out context-switch measures through.
   const std::vector<pid_t> pids = fake.pids();
-  EXPECT_EQ(pids.size(), kEveryLoadedCheck.size());
+  EXPECT_EQ(pids.size(), kEveryLoadedCheck.size() - 1 + 2 * kKblAccesses);
   for (const pid_t pid : pids) EXPECT_TRUE(reaped(pid)) << pid;
   EXPECT_EQ(fake.first_line("uid"), expected_uid());
   EXPECT_THAT(fake.first_line("args"), StartsWith("mad_vect8 --wg 16384 --wi 64 --busy "));
@@ -104,6 +114,12 @@ TEST_F(SelftestLoadTest, ALoadTheCountersMissFailsEveryBusyCheck) {
             "the GPU-busy counter did not count the load: A0 does not count this GPU's work");
   EXPECT_THAT(check(report, "energy").reason,
               HasSubstr("the GPU load did not raise the GPU's power"));
+  // The simulated GPU saw neither load, nor any switch: no counts to compare, no loss flagged.
+  EXPECT_THAT(check(report, "context-switch").reason,
+              HasSubstr("perf: A0 (GPU busy) counted fewer than 10^4 clocks in the busy window "
+                        "before the switch: A0 does not count this GPU's work"));
+  EXPECT_THAT(check(report, "context-switch").reason,
+              HasSubstr("mmio: the snapshot after a switch did not flag config_lost"));
   for (const pid_t pid : fake.pids()) EXPECT_TRUE(reaped(pid)) << pid;
 }
 
@@ -134,6 +150,33 @@ TEST_F(SelftestLoadTest, AKernelRunnerThatExitsAtOnceSkipsWithItsLastLine) {
                                     "3): kernel_runner: no OpenCL platform found"))
         << name;
   }
+  for (const pid_t pid : fake.pids()) EXPECT_TRUE(reaped(pid)) << pid;
+}
+
+// energy-model's windows of known work run under kernel_runner launching that work, resting three
+// times each launch's length after it (the window at most a quarter busy); the idle window under
+// none. The simulated GPU is told of the same work, so the model holds.
+TEST_F(SelftestLoadTest, EnergyModelWindowsRunUnderKernelRunnerLaunchingTheirWork) {
+  const FakeKernelRunner fake(kLaunching);
+  const SelftestReport report = run_with_load(fake, SimLoad::kModelAndProcess, std::nullopt,
+                                              testing::fitted_sim_energy_model("kblgt2"));
+  const CheckResult& r = check(report, "energy-model");
+  ASSERT_EQ(r.verdict, Verdict::kPass) << report_table(report);
+  EXPECT_THAT(r.measurement, HasSubstr("mad_vect8_65536 "));
+  EXPECT_THAT(r.measurement, Not(::testing::ContainsRegex("idle [^,]*under kernel_runner")));
+  std::vector<std::string> model_loads;
+  for (const std::string& args : fake.lines("args")) {
+    if (args.find("--rest") != std::string::npos) model_loads.push_back(args);
+  }
+  using ::testing::MatchesRegex;
+  EXPECT_THAT(model_loads,
+              ::testing::ElementsAre(
+                  MatchesRegex("mad_vect8 --wg 1024 --wi 64 --busy [0-9]+s --rest 3"),
+                  MatchesRegex("mad_vect8 --wg 4096 --wi 64 --busy [0-9]+s --rest 3"),
+                  MatchesRegex("load_store_vect4 --wg 64 --wi 64 --size 16777216 --busy [0-9]+s "
+                               "--rest 3"),
+                  MatchesRegex("load_store_vect4 --wg 64 --wi 64 --size 67108864 --busy [0-9]+s "
+                               "--rest 3")));
   for (const pid_t pid : fake.pids()) EXPECT_TRUE(reaped(pid)) << pid;
 }
 
@@ -258,6 +301,17 @@ TEST(GpuLoadTest, OneThatNeverStartsLaunchingIsStopped) {
 TEST(GpuLoadTest, TheRealKernelRunnerTakesTheLoadsArguments) {
   GpuLoad load(LoadCommand{.argv = load_arguments(KERNEL_RUNNER_BIN, 60, std::nullopt)});
   EXPECT_THAT(load.started(), StartsWith("mad_vect8 launching on "));
+  const int status = load.stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+// And energy-model's window loads: a memory kernel over its buffer size, resting after each launch.
+TEST(GpuLoadTest, TheRealKernelRunnerTakesAWindowsLoadWithItsSizeAndRest) {
+  const LoadWork work{
+      .kernel = "load_store_vect4", .global = 4096, .size_bytes = 1 << 20, .rest = 3};
+  GpuLoad load(LoadCommand{.argv = load_arguments(KERNEL_RUNNER_BIN, 60, std::nullopt, work)});
+  EXPECT_THAT(load.started(), StartsWith("load_store_vect4 launching on "));
+  EXPECT_THAT(load.started(), EndsWith("resting 3 times each launch's length after it"));
   const int status = load.stop();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }

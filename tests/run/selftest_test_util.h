@@ -67,7 +67,7 @@ class FakeKernelRunner {
     std::ofstream(dir_ / "kernel_runner") << "#!/bin/sh\n"
                                           << "echo $$ >> '" << (dir_ / "pids").string() << "'\n"
                                           << "id -u > '" << (dir_ / "uid").string() << "'\n"
-                                          << "echo \"$@\" > '" << (dir_ / "args").string() << "'\n"
+                                          << "echo \"$@\" >> '" << (dir_ / "args").string() << "'\n"
                                           << "env > '" << (dir_ / "env").string() << "'\n"
                                           << body << "\n";
     fs::permissions(dir_ / "kernel_runner", fs::perms::all);
