@@ -95,13 +95,44 @@ model::Sample measure_window(SimRig& rig, const CalibrationKernel& k,
   return s;
 }
 
-double row_number(const json& row, const std::map<std::string, std::size_t>& column,
-                  const std::string& name) {
+std::size_t column_of(const std::map<std::string, std::size_t>& column, const std::string& name) {
   const auto it = column.find(name);
   if (it == column.end())
     throw std::invalid_argument(fmt::format("the run has no {} column", name));
-  const json& v = row.at(it->second);
+  return it->second;
+}
+
+double row_number(const json& row, const std::map<std::string, std::size_t>& column,
+                  const std::string& name) {
+  const json& v = row.at(column_of(column, name));
   return v.is_number() ? v.get<double>() : 0.0;
+}
+
+// A counter cell: a whole number of events, 0 to 2^64 - 1, or null (a counter the row lacks: 0).
+// A run's JSON is the user's file: anything else is refused, naming the row and the column.
+std::uint64_t counter_cell(const json& row, std::size_t index,
+                           const std::map<std::string, std::size_t>& column,
+                           const std::string& name) {
+  const json& v = row.at(column_of(column, name));
+  if (v.is_null()) return 0;
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
+  // 2^64 as a double: every double below it converts exactly to a std::uint64_t.
+  constexpr double kLimit = 18446744073709551616.0;
+  if (v.is_number_float() && v.get<double>() >= 0 && v.get<double>() < kLimit) {
+    return static_cast<std::uint64_t>(v.get<double>());
+  }
+  throw std::invalid_argument(
+      fmt::format("launch {}: {} is {}, not a count of events", index, name, v.dump()));
+}
+
+// The row's energy figures must be finite (a number past a double's range reads as infinity).
+double finite_cell(const json& row, std::size_t index,
+                   const std::map<std::string, std::size_t>& column, const std::string& name) {
+  const double v = row_number(row, column, name);
+  if (!std::isfinite(v))
+    throw std::invalid_argument(fmt::format("launch {}: {} is not a finite number", index, name));
+  return v;
 }
 
 }  // namespace
@@ -193,39 +224,43 @@ std::string fitted_energy(const json& run) {
 
 }  // namespace
 
-std::vector<model::Sample> samples_from_run(const json& run) {
+namespace {
+
+std::vector<model::Sample> samples_of(const json& run) {
   const auto column = column_index(run);
   std::vector<model::Sample> out;
-  for (const json& row : run.at("launches")) {
+  const json& launches = run.at("launches");
+  if (!launches.is_array()) throw std::invalid_argument("the run's launches are not a list");
+  for (std::size_t index = 0; index < launches.size(); ++index) {
+    const json& row = launches[index];
     if (!has_energy(row, column)) continue;  // no energy figure for this row
-    const double power_w = row_number(row, column, "igpu_power_w");
-    const double window_ns = row_number(row, column, "window_ns");
+    const double power_w = finite_cell(row, index, column, "igpu_power_w");
+    const double window_ns = finite_cell(row, index, column, "window_ns");
     model::Sample s;
-    s.kernel = fmt::format("{}@{}", row.at(column.at("kernel")).get<std::string>(),
-                           row.at(column.at("global_size")).dump());
+    s.kernel = fmt::format("{}@{}", row.at(column_of(column, "kernel")).get<std::string>(),
+                           row.at(column_of(column, "global_size")).dump());
     for (int i = 0; i < oa::kMaxNumA; ++i) {
-      if (column.contains(fmt::format("A{}", i))) {
-        s.deltas.a[static_cast<std::size_t>(i)] =
-            static_cast<std::uint64_t>(row_number(row, column, fmt::format("A{}", i)));
-      }
+      const std::string name = fmt::format("A{}", i);
+      if (column.contains(name))
+        s.deltas.a[static_cast<std::size_t>(i)] = counter_cell(row, index, column, name);
     }
     for (int i = 0; i < oa::kNumB; ++i) {
       s.deltas.b[static_cast<std::size_t>(i)] =
-          static_cast<std::uint64_t>(row_number(row, column, fmt::format("B{}", i)));
+          counter_cell(row, index, column, fmt::format("B{}", i));
     }
     for (int i = 0; i < oa::kNumC; ++i) {
       s.deltas.c[static_cast<std::size_t>(i)] =
-          static_cast<std::uint64_t>(row_number(row, column, fmt::format("C{}", i)));
+          counter_cell(row, index, column, fmt::format("C{}", i));
     }
     s.window_s = window_ns / 1e9;
     s.energy_j = power_w * s.window_s;
-    s.freq_mhz = row_number(row, column, "avg_freq_mhz");
+    s.freq_mhz = finite_cell(row, index, column, "avg_freq_mhz");
     out.push_back(std::move(s));
   }
   return out;
 }
 
-model::ModelIdentity identity_of_run(const json& run) {
+model::ModelIdentity identity_of(const json& run) {
   const auto text = [&](const char* key) {
     return run.contains(key) && run[key].is_string() ? run[key].get<std::string>() : std::string();
   };
@@ -237,6 +272,28 @@ model::ModelIdentity identity_of_run(const json& run) {
         platform));
   }
   return {text("device"), platform, p->gen, text("driver"), text("metric_set"), fitted_energy(run)};
+}
+
+// The run's JSON is the user's: a shape unlike oaprof --json's (a missing key, a row that is no
+// list, a cell of another type) is refused as such, not as the JSON library's words alone.
+template <class Read>
+auto read_run_json(Read read) {
+  try {
+    return read();
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(
+        fmt::format("not the JSON of an oaprof run (oaprof --json): {}", e.what()));
+  }
+}
+
+}  // namespace
+
+std::vector<model::Sample> samples_from_run(const json& run) {
+  return read_run_json([&] { return samples_of(run); });
+}
+
+model::ModelIdentity identity_of_run(const json& run) {
+  return read_run_json([&] { return identity_of(run); });
 }
 
 }  // namespace oaprof::run

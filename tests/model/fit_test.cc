@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "mmio/sim_energy.h"
@@ -190,6 +191,55 @@ TEST(EnergyFitTest, AModelFromARunNamesTheFormulaItsEnergyRowsUsed) {
   nlohmann::json old_run = run_of({{2.0, "pkg-pp0"}});
   old_run["columns"][4] = "something_else";  // a run from before the column
   EXPECT_EQ(run::identity_of_run(old_run).energy, "igpu (the run's formula)");
+}
+
+// A run's JSON is the user's file: a counter cell that is no count of events (negative, past
+// 2^64, a string) and a shape unlike oaprof --json's are refused as std::invalid_argument naming
+// what is wrong, never converted (a negative double cast to a count is undefined behaviour).
+TEST(EnergyFitTest, ARunWithCellsThatAreNoCountsIsRefusedNamingThem) {
+  auto run_with = [](nlohmann::json a7) {
+    nlohmann::json run{{"platform", "kblgt2"}, {"launches", nlohmann::json::array()}};
+    run["columns"] = {"kernel", "global_size", "window_ns", "igpu_power_w", "avg_freq_mhz", "A7"};
+    for (int i = 0; i < 8; ++i) run["columns"].push_back(fmt::format("B{}", i));
+    for (int i = 0; i < 8; ++i) run["columns"].push_back(fmt::format("C{}", i));
+    nlohmann::json row = {"k", 64, 1e6, 2.0, 1150, a7};
+    for (int i = 0; i < 16; ++i) row.push_back(i == 3 ? nlohmann::json() : nlohmann::json(7));
+    run["launches"].push_back(row);
+    return run;
+  };
+  const std::vector<model::Sample> ok = run::samples_from_run(run_with(123456789));
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].deltas.a[7], 123456789u);
+  EXPECT_EQ(ok[0].deltas.b[3], 0u);  // null: a counter the row lacks
+  EXPECT_EQ(ok[0].deltas.c[0], 7u);
+  EXPECT_EQ(run::samples_from_run(run_with(1e19))[0].deltas.a[7], 10000000000000000000u);
+  // Its refusal's words; "" when it was accepted, or refused as another exception than
+  // std::invalid_argument (which would escape as the gtest failure it is).
+  auto refusal = [](const nlohmann::json& run) {
+    try {
+      run::samples_from_run(run);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  for (const nlohmann::json& bad : {nlohmann::json(-1), nlohmann::json(-0.5), nlohmann::json(2e19),
+                                    nlohmann::json("12"), nlohmann::json::array()}) {
+    EXPECT_THAT(refusal(run_with(bad)),
+                HasSubstr("launch 0: A7 is " + bad.dump() + ", not a count of events"));
+  }
+  nlohmann::json no_list = run_with(1);
+  no_list["launches"] = {{"a", 1}};
+  EXPECT_THAT(refusal(no_list), HasSubstr("the run's launches are not a list"));
+  nlohmann::json row_no_list = run_with(1);
+  row_no_list["launches"][0] = {{"kernel", "k"}};
+  EXPECT_THAT(refusal(row_no_list), HasSubstr("not the JSON of an oaprof run (oaprof --json)"));
+  nlohmann::json no_size = run_with(1);
+  no_size["columns"][1] = "gloabl_size";  // the fuzzer's first find: std::map::at's out_of_range
+  EXPECT_THAT(refusal(no_size), HasSubstr("the run has no global_size column"));
+  nlohmann::json no_columns = run_with(1);
+  no_columns.erase("columns");
+  EXPECT_THROW(run::identity_of_run(no_columns), std::invalid_argument);
 }
 
 }  // namespace
