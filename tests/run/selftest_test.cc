@@ -17,6 +17,7 @@
 #include "power/sim_hwmon.h"
 #include "run/selftest.h"
 #include "run/selftest_act_freq.h"
+#include "run/selftest_checks.h"
 #include "selftest_test_util.h"
 #include "tests/common/energy_model_fixture.h"
 
@@ -237,6 +238,24 @@ TEST_F(SelftestTest, ARealCardsEnergyCheckReadsTheHwmonUnderItsOwnPciDevice) {
 }
 
 // act_freq where each driver reports it (run/selftest_act_freq.h names the upstream files).
+// No fault knob reaches timestamp-frequency (the simulated drivers and registers answer the
+// table's rate, and a knob changing the rate rows use would fail `clocks` too): a KBL whose driver
+// answers 19.2 MHz (GETPARAM) against the table's fixed 12 MHz is what the check exists to catch.
+TEST(TimestampFrequencyCheckTest, ADriverAnswerUnlikeTheFixedRateFailsNamingEachSource) {
+  const SelftestOptions options;
+  gpu::Device device = described_real_device("0000:00:02.0");
+  ASSERT_EQ(device.platform.timestamp_rule, oa::TimestampRule::kFixed);
+  Context agreeing{.options = options, .device = device, .table = device.platform};
+  EXPECT_EQ(check_timestamp_frequency(agreeing).verdict, Verdict::kPass);
+  device.facts.timestamp_hz = 19.2e6;
+  device.facts.timestamp_source = oa::TimestampSource::kI915GetParam;
+  Context c{.options = options, .device = device, .table = device.platform};
+  const Outcome o = check_timestamp_frequency(c);
+  EXPECT_EQ(o.verdict, Verdict::kFail);
+  EXPECT_THAT(o.measurement, HasSubstr("19.2 MHz, platform table 12 MHz"));
+  EXPECT_THAT(o.reason, HasSubstr("the sources disagree"));
+}
+
 TEST(ActFreqTest, EachDriversFileIsReadAndAMissingOneSaysWhere) {
   namespace fs = std::filesystem;
   const fs::path card =
