@@ -261,6 +261,8 @@ TEST(KernelRunnerTest, BusyWithRestIdlesItsMultipleOfEachLaunchAfterIt) {
   EXPECT_EQ(run("mad_vect8 --rest 3").status, 2);  // a rest without a load
   EXPECT_THAT(stderr_of("mad_vect8 --rest 3"), HasSubstr("give --busy DURATION too"));
   EXPECT_EQ(run("mad_vect8 --busy 1s --rest -1").status, 2);
+  // A rest of R times a launch must fit a sleep's nanoseconds: no R past 1000.
+  EXPECT_EQ(run("mad_vect8 --busy 1s --rest 1e300").status, 2);
 }
 
 // SIGTERM ends a load after the launch in flight (so no launch of it is left on the GPU), at

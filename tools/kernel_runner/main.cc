@@ -161,9 +161,11 @@ void add_repeat_and_output_options(CLI::App& app, CommandLine& cl) {
                  "a load: one kernel back to back for DURATION or until SIGTERM")
       ->transform(base::cli::as_milliseconds())
       ->check(CLI::PositiveNumber);
+  // Bounded: a rest is a launch's length times R, which must fit a sleep's nanoseconds.
   app.add_option("--rest", opt.busy_rest,
-                 "with --busy: after each launch idle R times its length (busy 1/(1+R))")
-      ->check(CLI::NonNegativeNumber);
+                 "with --busy: after each launch idle R times its length (busy 1/(1+R)), R in "
+                 "0..1000")
+      ->check(CLI::Range(0.0, 1000.0));
   // Flags, not files: kernel_runner writes only to stdout, and an optional FILE would swallow
   // the kernel names that follow (docs/cli.md).
   auto* csv_flag = app.add_flag("--csv", cl.csv, "write CSV instead of a table");
