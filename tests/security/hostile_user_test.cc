@@ -206,6 +206,27 @@ TEST_F(HostileUserTest, AMetricFileTheUserNamesIsReadAsTheUser) {
   EXPECT_THAT(r.output, Not(HasSubstr("secret-token")));
 }
 
+// `sudo oaprof model fit --from RUN.json -o MODEL.json` reads and writes as the user: a run file
+// only root may read is not read (its contents never echoed in the parser's errors), and a model
+// is not written where only root may write.
+TEST_F(HostileUserTest, ModelFitReadsTheRunAndWritesTheModelAsTheUser) {
+  const auto secret = tree_.rootonly() / "run.json";
+  std::ofstream(secret) << "{\"secret-token-4242\": 1}\n";
+  ::chmod(secret.c_str(), 0600);
+  const auto read =
+      testing::run(fmt::format("cd /tmp && env {} {} model fit --from {} -o {}/m.json", kSudo,
+                               OAPROF_BIN, secret.string(), tree_.work().string()));
+  EXPECT_EQ(read.status, 2) << read.output;
+  EXPECT_THAT(read.output, HasSubstr("--from " + secret.string() + ": cannot open it"));
+  EXPECT_THAT(read.output, Not(HasSubstr("secret-token")));
+  EXPECT_FALSE(fs::exists(tree_.work() / "m.json"));
+  const auto written = tree_.rootonly() / "model.json";
+  const auto write = testing::run(fmt::format("cd /tmp && env {} {} model fit --device sim -o {}",
+                                              kSudo, OAPROF_BIN, written.string()));
+  EXPECT_NE(write.status, 0) << write.output;
+  EXPECT_FALSE(fs::exists(written));
+}
+
 TEST_F(HostileUserTest, SubcommandsThatNeedNoRootRunAsTheUser) {
   // The user's import directory leads into root's: as root, the import would write there.
   fs::create_directories(tree_.work() / "xdg");
