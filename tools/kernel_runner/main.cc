@@ -163,8 +163,7 @@ void add_repeat_and_output_options(CLI::App& app, CommandLine& cl) {
       ->check(CLI::PositiveNumber);
   // Bounded: a rest is a launch's length times R, which must fit a sleep's nanoseconds.
   app.add_option("--rest", opt.busy_rest,
-                 "with --busy: after each launch idle R times its length (busy 1/(1+R)), R in "
-                 "0..1000")
+                 "with --busy: idle R (0..1000) times each launch's length after it")
       ->check(CLI::Range(0.0, 1000.0));
   // Flags, not files: kernel_runner writes only to stdout, and an optional FILE would swallow
   // the kernel names that follow (docs/cli.md).
