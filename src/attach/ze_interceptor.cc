@@ -147,20 +147,33 @@ struct KernelInfo {
   std::optional<std::array<std::uint32_t, 3>> size;  // as last set; else its required one
 };
 
-// Waits for `event` in slices, so that `cancel` can stop it; false on timeout or stop. The
-// deadline saturates: kForever added to the clock must not wrap to a deadline already past
-// (which gave up after one slice).
-bool wait_for(ze_event_handle_t event, std::uint64_t timeout_ns,
-              const std::atomic<bool>* cancel = nullptr) {
+// How a wait for an event ended: signalled; given up on (the timeout passed, or `cancel`); or
+// failed: the driver answered an error, such as ZE_RESULT_ERROR_DEVICE_LOST after a GPU hang,
+// so the event will never be signalled and no launch behind it will run.
+enum class Waited { kSignalled, kGaveUp, kFailed };
+
+// Waits for `event` in slices, so that `cancel` can stop it. The deadline saturates: kForever
+// added to the clock must not wrap to a deadline already past (which gave up after one slice).
+// `error`: the driver's answer where it failed.
+Waited wait_for(ze_event_handle_t event, std::uint64_t timeout_ns,
+                const std::atomic<bool>* cancel = nullptr, ze_result_t* error = nullptr) {
   const std::uint64_t now = monotonic_ns();
   const std::uint64_t give_up = timeout_ns > kForever - now ? kForever : now + timeout_ns;
   for (;;) {
     const ze_result_t r = g_next.event_sync(event, kWaitSliceNs);
-    if (r == ZE_RESULT_SUCCESS) return true;
-    if (r != ZE_RESULT_NOT_READY) return false;
-    if (cancel != nullptr && cancel->load()) return false;
-    if (monotonic_ns() > give_up) return false;
+    if (r == ZE_RESULT_SUCCESS) return Waited::kSignalled;
+    if (r != ZE_RESULT_NOT_READY) {
+      if (error != nullptr) *error = r;
+      return Waited::kFailed;
+    }
+    if (cancel != nullptr && cancel->load()) return Waited::kGaveUp;
+    if (monotonic_ns() > give_up) return Waited::kGaveUp;
   }
+}
+
+bool signalled(ze_event_handle_t event, std::uint64_t timeout_ns,
+               const std::atomic<bool>* cancel = nullptr) {
+  return wait_for(event, timeout_ns, cancel) == Waited::kSignalled;
 }
 
 // zeKernelGetName's answer (the size includes the terminating NUL), or "?".
@@ -215,6 +228,7 @@ class Profiler {
   void pool_forget(ze_event_pool_handle_t pool);
   std::size_t event_books_size();
   void sync_point(ze_event_handle_t gone);
+  void device_lost();
 
  private:
   Profiler() = default;
@@ -228,6 +242,7 @@ class Profiler {
                        std::uint32_t wait_count, ze_event_handle_t* waits, std::uint64_t timeout_ns,
                        ze_event_handle_t& pending);
   void warn_host_wait();
+  void warn_wait_failed(ze_result_t error);
   // Held launches (Held).
   void hold_immediate(const LaunchCall& call, ze_result_t result, CallState& s);
   void hold_locked(Held h);
@@ -276,6 +291,8 @@ class Profiler {
   Events events_{g_next};
   std::atomic<bool> broken_{false};
   std::atomic<bool> waits_warned_{false};
+  std::atomic<bool> wait_failed_warned_{false};
+  std::atomic<bool> device_lost_warned_{false};
   std::atomic<bool> held_lost_warned_{false};
   // Bracketed attribution: the launches held by the host, and how many (read without the lock).
   std::vector<Held> held_;
@@ -396,14 +413,32 @@ Drain Profiler::barrier_waited(ze_command_list_handle_t list, ze_context_handle_
     events_.give_back(ready);
     return Drain::kFailed;
   }
-  if (!wait_for(ready, timeout_ns)) {
-    // Still pending in the list: not used again before the launch behind it ran.
-    warn_host_wait();
-    pending = ready;
-    return Drain::kHeld;
+  ze_result_t error = ZE_RESULT_SUCCESS;
+  switch (wait_for(ready, timeout_ns, nullptr, &error)) {
+    case Waited::kSignalled:
+      events_.give_back(ready);
+      return Drain::kDone;
+    case Waited::kGaveUp:
+      // Still pending in the list: not used again before the launch behind it ran.
+      warn_host_wait();
+      pending = ready;
+      return Drain::kHeld;
+    case Waited::kFailed:
+      // Never signalled now: kept out of the pool, so that nothing waits on it again.
+      warn_wait_failed(error);
+      return Drain::kFailed;
   }
-  events_.give_back(ready);
-  return Drain::kDone;
+  return Drain::kFailed;
+}
+
+void Profiler::warn_wait_failed(ze_result_t error) {
+  char code[16];
+  std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(error));
+  link_.warn_once(wait_failed_warned_,
+                  std::string("Level Zero answered ") + code +
+                      (error == ZE_RESULT_ERROR_DEVICE_LOST ? " (device lost)" : "") +
+                      " to oaprof's wait for a launch's earlier work; that launch and those "
+                      "behind it run unmeasured");
 }
 
 void Profiler::warn_host_wait() {
@@ -527,7 +562,7 @@ void Profiler::after_launch(const LaunchCall& call, ze_result_t result, CallStat
   if (s->held) return hold_immediate(call, result, *s);
   // Immediate: the kernel ran (or failed to go in); the 'after' closes the pass either way.
   ze_event_handle_t done = s->ours != nullptr ? s->ours : *call.signal;
-  if (result == ZE_RESULT_SUCCESS && done != nullptr && !wait_for(done, kForever)) {
+  if (result == ZE_RESULT_SUCCESS && done != nullptr && !signalled(done, kForever)) {
     s->record.flags |= wire::kLaunchDrainFailed;
   }
   const bool measured = link_.snapshot(s->record.launch_id, wire::Phase::kAfter);
@@ -717,17 +752,24 @@ wire::Launch Profiler::step_record(const CallState& s, const Step& step,
 }
 
 Stepping Profiler::measure_step(CallState& s, const Step& step, std::uint64_t queue) {
-  if (!wait_for(step.gate.ready, host_wait_ns(), &s.cancel)) {
-    if (s.cancel.load()) return Stepping::kStopped;
-    warn_host_wait();
-    return Stepping::kHolding;
+  ze_result_t error = ZE_RESULT_SUCCESS;
+  switch (wait_for(step.gate.ready, host_wait_ns(), &s.cancel, &error)) {
+    case Waited::kSignalled:
+      break;
+    case Waited::kGaveUp:
+      if (s.cancel.load()) return Stepping::kStopped;
+      warn_host_wait();
+      return Stepping::kHolding;
+    case Waited::kFailed:
+      warn_wait_failed(error);
+      return Stepping::kStopped;
   }
   wire::Launch rec = step_record(s, step, queue);
   if (!link_.snapshot(step.id, wire::Phase::kBefore, false, work_hint_of(step.launch, s.context))) {
     return Stepping::kStopped;
   }
   events_.open(step.gate);
-  if (!wait_for(step.gate.done, kForever, &s.cancel)) rec.flags |= wire::kLaunchDrainFailed;
+  if (!signalled(step.gate.done, kForever, &s.cancel)) rec.flags |= wire::kLaunchDrainFailed;
   if (!link_.snapshot(step.id, wire::Phase::kAfter)) return Stepping::kStopped;
   const ze_event_handle_t timed =
       step.gate.done_is_kernels ? step.gate.done : step.launch.program_event;
@@ -1083,6 +1125,21 @@ void Profiler::sync_point(ze_event_handle_t gone) {
   if (gone != nullptr) forget_timed_locked([gone](const Timed& t) { return t.event == gone; });
 }
 
+// The driver said the device is lost (a GPU hang): launches that had not completed never will.
+// Under sampled attribution what did complete is read first; the rest have no row, so that the
+// launches that ran beside them no longer wait for them to be ready. Bracketed attribution
+// waited for each launch already (its held ones simply never settle).
+void Profiler::device_lost() {
+  if (link_.connected_pid() != current_pid() || !sampled_mode()) return;
+  std::lock_guard lock(mu_);
+  harvest_locked();
+  if (sampled_.in_flight() == 0) return;
+  link_.warn_once(device_lost_warned_,
+                  "Level Zero reported the device lost (ZE_RESULT_ERROR_DEVICE_LOST): launches "
+                  "that had not completed then, or were launched after, have no row");
+  forget_timed_locked([](const Timed&) { return true; });
+}
+
 void Profiler::fail(const char* where) noexcept {
   if (broken_.exchange(true)) return;
   std::fprintf(stderr,
@@ -1215,6 +1272,10 @@ std::size_t event_books_size() noexcept {
 
 void sync_point(ze_event_handle_t gone) noexcept {
   guarded("a sync point", [&] { Profiler::get().sync_point(gone); });
+}
+
+void device_lost() noexcept {
+  guarded("a lost device", [&] { Profiler::get().device_lost(); });
 }
 
 }  // namespace oaprof::attach::ze

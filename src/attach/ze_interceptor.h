@@ -149,5 +149,8 @@ void event_pool_destroying(ze_event_pool_handle_t pool) noexcept;
 // The pools and events in those books (for tests).
 std::size_t event_books_size() noexcept;
 void sync_point(ze_event_handle_t gone = nullptr) noexcept;
+// After a wait of the program's answered ZE_RESULT_ERROR_DEVICE_LOST: what had not completed
+// never will.
+void device_lost() noexcept;
 
 }  // namespace oaprof::attach::ze

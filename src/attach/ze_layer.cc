@@ -75,6 +75,7 @@ void ZE_APICALL on_event_created(ze_event_create_params_t* p, ze_result_t r, voi
 template <typename Params>
 void ZE_APICALL after_wait(Params*, ze_result_t r, void*, void**) {
   if (r == ZE_RESULT_SUCCESS) ze::sync_point();
+  if (r == ZE_RESULT_ERROR_DEVICE_LOST) ze::device_lost();
 }
 void ZE_APICALL before_event_reset(ze_event_host_reset_params_t* p, ze_result_t, void*, void**) {
   ze::sync_point(*p->phEvent);

@@ -160,14 +160,16 @@ OAPROF_EXPORT ze_result_t ZE_APICALL zeEventCreate(ze_event_pool_handle_t pool,
 
 namespace {
 
-// A call after which what completed is collected (when it succeeded), or before which an event
-// (`gone`) is read before the program resets or destroys it.
+// A call after which what completed is collected (when it succeeded; when it says the device is
+// lost, what had not completed is given up), or before which an event (`gone`) is read before the
+// program resets or destroys it.
 template <typename Real, typename... Args>
 ze_result_t synced(Real real, bool before, ze_event_handle_t gone, Args... args) {
   if (real == nullptr) return ZE_RESULT_ERROR_UNINITIALIZED;
   if (before && g_ready.load()) ze::sync_point(gone);
   const ze_result_t r = real(args...);
   if (!before && r == ZE_RESULT_SUCCESS && g_ready.load()) ze::sync_point();
+  if (!before && r == ZE_RESULT_ERROR_DEVICE_LOST && g_ready.load()) ze::device_lost();
   return r;
 }
 

@@ -409,6 +409,49 @@ TEST_P(ZeAttachTest, MisuseGetsTheSameResultCodesAsWithoutOaprof) {
   }
 }
 
+// A GPU hang (`device-lost`: add_one on an immediate list; add_one, the simulated driver's
+// sim_hang and scale in a regular list; add_one appended after the loss). The program gets the
+// same results and exit status as without oaprof. Bracketed: what ran before the hang is a
+// row; the hung kernel's row is flagged drain_failed (its 'after' came when the wait failed,
+// not when it ended); the launches behind it run unmeasured, with one warning naming the lost
+// device, and none is held and flagged not_bracketed as if the host had not signalled yet.
+// Sampled: the launches that completed are rows (the regular list's add_one too, though it
+// completed beside launches that never will), those that never did are none, and one warning
+// says so.
+TEST_P(ZeAttachTest, AfterTheDeviceIsLostLaunchesRunUnmeasuredAndOneWarningSaysWhy) {
+  const auto alone = run(fmt::format("ZE_ENABLE_ALT_DRIVERS={} {} device-lost {}", ZE_SIM_DRIVER,
+                                     ZE_SIM_APP, ZE_SIM_SPIRV));
+  ASSERT_EQ(alone.status, 0) << alone.output;
+  auto said = [](const std::string& output) {
+    std::vector<std::string> lines = program_said(output);
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("result ")) lines.push_back(line);
+    }
+    return lines;
+  };
+  ASSERT_EQ(said(alone.output).size(), 7u) << alone.output;  // two launches, five results
+  auto kernels = [&] {
+    std::vector<std::string> names;
+    for (const CsvRow& row : in_launch_order(read_csv(csv()))) {
+      names.push_back(row.at("kernel") + (has_flag(row, "drain_failed") ? " drain_failed" : ""));
+      EXPECT_FALSE(has_flag(row, "not_bracketed")) << row.at("kernel");
+    }
+    return names;
+  };
+  const auto bracketed = profile("device-lost");
+  ASSERT_EQ(bracketed.status, alone.status) << bracketed.output;
+  EXPECT_EQ(said(bracketed.output), said(alone.output)) << bracketed.output;
+  EXPECT_EQ(kernels(), (std::vector<std::string>{"add_one", "add_one", "sim_hang drain_failed"}));
+  EXPECT_THAT(bracketed.output, HasSubstr("(device lost) to oaprof's wait"));
+  EXPECT_THAT(bracketed.output, ::testing::Not(HasSubstr("not signalled within")));
+  const auto sampled = profile("device-lost", "--attribution sampled");
+  ASSERT_EQ(sampled.status, alone.status) << sampled.output;
+  EXPECT_EQ(said(sampled.output), said(alone.output)) << sampled.output;
+  EXPECT_EQ(kernels(), (std::vector<std::string>{"add_one", "add_one"}));
+  EXPECT_THAT(sampled.output, HasSubstr("reported the device lost (ZE_RESULT_ERROR_DEVICE_LOST)"));
+}
+
 // Cooperative, indirect and multiple-indirect launches, on an immediate list and in a regular
 // list executed twice, in both attributions: each is a row with its call, and the group counts
 // (and kernel count) a copy in the list wrote just before it, read once it ran.

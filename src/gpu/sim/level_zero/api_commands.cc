@@ -39,7 +39,7 @@ ze_result_t append(State& s, std::unique_lock<std::mutex>& lock, ze_command_list
   Executor& e = list->executor;
   return s.wait(
       lock, UINT64_MAX, [&] { return s.executor_idle(e); },
-      [&] { return std::optional{e.last_end_ns}; });
+      [&] { return e.pending.empty() ? std::optional{e.last_end_ns} : std::nullopt; });
 }
 
 // Checks `h` as a list and its events, then appends the command `make` builds.

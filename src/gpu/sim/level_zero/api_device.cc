@@ -14,7 +14,6 @@ namespace {
 
 constexpr std::uint64_t kMaxAllocationBytes = std::uint64_t{4} << 30;
 constexpr std::uint64_t kMemoryBytes = std::uint64_t{16} << 30;
-constexpr std::uint32_t kMaxGroupSize = 256;
 constexpr std::uint32_t kDriverVersion = 1;
 
 // The name every output that shows the device carries: "oaprof simulated ...".

@@ -9,8 +9,6 @@
 namespace oaprof::gpu::level_zero_sim {
 namespace {
 
-constexpr std::uint32_t kMaxGroupSize = 256;  // as device_compute reports
-
 ze_result_t write_build_log(State& s, ze_module_build_log_handle_t* out, std::string text) {
   if (out == nullptr) return ZE_RESULT_SUCCESS;
   auto log = std::make_unique<BuildLog>();

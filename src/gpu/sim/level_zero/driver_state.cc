@@ -58,8 +58,9 @@ void State::pump_all() {
 
 bool State::pump(Executor& executor) {
   bool progress = false;
-  while (!executor.pending.empty() && ready(executor.pending.front())) {
+  while (!lost && !executor.pending.empty() && ready(executor.pending.front())) {
     run(executor, executor.pending.front());
+    if (lost) return true;  // the hung command stays: its queue never goes idle
     executor.pending.pop_front();
     progress = true;
   }
@@ -78,6 +79,10 @@ std::uint64_t State::run_launches(Command& command, std::uint64_t start_ns) {
   std::uint64_t end = start_ns;
   for (std::size_t i = 0; i < count; ++i) {
     const Launch& l = command.launches[i];
+    if (l.name == kHangKernel) {
+      lost = true;  // never ends: the command signals nothing, nothing runs after it
+      return end;
+    }
     const ze_group_count_t g = l.indirect != nullptr ? *l.indirect : l.groups;
     const std::uint64_t items = std::uint64_t{g.groupCountX} * g.groupCountY * g.groupCountZ *
                                 l.group_size[0] * l.group_size[1] * l.group_size[2];
@@ -113,6 +118,7 @@ void State::run(Executor& executor, Command& command) {
       end = command.op == Command::Op::kLaunch ? run_launches(command, start)
                                                : run_transfer(command, start);
       engine_free_ns = end;
+      if (lost) return;
       break;
     case Command::Op::kGlobalTimestamp: {
       const std::uint64_t t = ticks(start) & ((std::uint64_t{1} << kGlobalTimestampBits) - 1);

@@ -11,6 +11,13 @@
 // Every handle the program passes is looked up among the live objects first: a null handle
 // answers ZE_RESULT_ERROR_INVALID_NULL_HANDLE, a destroyed or foreign one
 // ZE_RESULT_ERROR_INVALID_ARGUMENT, never a crash. One mutex guards everything; waits release it.
+//
+// A launch of a kernel named kHangKernel hangs the device, for tests of a lost device: it never
+// ends, nothing submitted runs after it, and every host wait (event, fence, queue) for what had
+// not completed answers ZE_RESULT_ERROR_DEVICE_LOST, as compute-runtime's EventImp::
+// hostSynchronize does once its command stream receiver saw the GPU hang
+// (level_zero/core/source/event/event_impl.inl, intel/compute-runtime at 0204761). Queries
+// (zeEventQueryStatus) still answer ZE_RESULT_NOT_READY there, and so here.
 #pragma once
 
 #include <level_zero/ze_api.h>
@@ -47,6 +54,11 @@ inline constexpr std::uint32_t kGlobalTimestampBits = 36;
 inline constexpr std::uint64_t kLaunchCostNs = 2'000;
 inline constexpr std::uint64_t kWaveCostNs = 1'000;
 std::uint64_t kernel_duration_ns(std::uint64_t work_items, int eus);
+// The most work-items a group may have, in all and in each dimension
+// (zeDeviceGetComputeProperties).
+inline constexpr std::uint32_t kMaxGroupSize = 256;
+// A launch of this kernel hangs the device (above).
+inline constexpr const char* kHangKernel = "sim_hang";
 // A copy or fill: 20 GB/s, at least the launch cost of a blit.
 std::uint64_t transfer_duration_ns(std::uint64_t bytes);
 
@@ -211,6 +223,7 @@ class State {
   Driver* driver = nullptr;  // the one driver and its one device, live for the process
   Device* device = nullptr;
   std::uint64_t engine_free_ns = 0;
+  bool lost = false;  // a kHangKernel launch ran: nothing more runs
   bool initialised = false;
   std::map<std::uintptr_t, Allocation> allocations;
 
@@ -242,7 +255,9 @@ class State {
   // Hands `commands` to `executor` and runs what can run.
   void submit(Executor& executor, std::vector<Command> commands);
   // Waits (releasing `lock`) until `done()` or `timeout_ns` pass; `until_ns()` is the time the
-  // awaited thing is modelled to end, if known. ZE_RESULT_NOT_READY after the timeout.
+  // awaited thing is modelled to end, if known. ZE_RESULT_NOT_READY after the timeout;
+  // ZE_RESULT_ERROR_DEVICE_LOST at once where the device is lost and the awaited thing has no
+  // modelled end (it would have run after the hang).
   template <typename Done, typename Until>
   ze_result_t wait(std::unique_lock<std::mutex>& lock, std::uint64_t timeout_ns, Done done,
                    Until until_ns);
@@ -275,10 +290,12 @@ ze_result_t State::wait(std::unique_lock<std::mutex>& lock, std::uint64_t timeou
   const std::uint64_t deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
   for (;;) {
     if (done()) return ZE_RESULT_SUCCESS;
+    const std::optional<std::uint64_t> end = until_ns();
+    if (lost && !end) return ZE_RESULT_ERROR_DEVICE_LOST;
     const std::uint64_t t = monotonic_ns();
     if (t >= deadline) return ZE_RESULT_NOT_READY;
     std::uint64_t wake = deadline;
-    if (const std::optional<std::uint64_t> end = until_ns(); end && *end < wake) wake = *end;
+    if (end && *end < wake) wake = *end;
     // Wake at the modelled end at the latest, and within a second to re-check the deadline.
     wake = std::min(wake, t + 1'000'000'000);
     changed.wait_for(lock, std::chrono::nanoseconds(wake > t ? wake - t : 0));

@@ -14,3 +14,7 @@ kernel __attribute__((reqd_work_group_size(16, 1, 1))) void fixed_group(global i
 // Named after kernel_runner's catalogue kernel, so that under oaprof the simulator counts that
 // kernel's known work (bench::known_work: only its name and work-items matter).
 kernel void mad_vect4(global float4* x) { x[get_global_id(0)] = mad(x[get_global_id(0)], 2, 1); }
+
+// The simulated driver's GPU hang (kHangKernel in src/gpu/sim/level_zero/driver_state.h): a launch
+// of it never ends and the device is lost.
+kernel void sim_hang(global int* x) { x[get_global_id(0)] = 0; }

@@ -90,7 +90,7 @@ TEST(SpirvModuleTest, ReadsTheKernelsClangBuilt) {
   SpirvError error;
   const auto m = read_spirv_module(bytes, error);
   ASSERT_TRUE(m.has_value()) << error.message;
-  ASSERT_EQ(m->kernels.size(), 4u);
+  ASSERT_EQ(m->kernels.size(), 5u);
   EXPECT_EQ(m->kernels[0].name, "scale");
   ASSERT_EQ(m->kernels[0].parameters.size(), 2u);
   EXPECT_EQ(m->kernels[0].parameters[0].bytes, 8u);  // a global pointer
@@ -99,6 +99,7 @@ TEST(SpirvModuleTest, ReadsTheKernelsClangBuilt) {
   EXPECT_EQ(m->kernels[2].name, "fixed_group");
   EXPECT_TRUE(m->kernels[2].parameters[1].local_memory);
   EXPECT_EQ(m->kernels[3].name, "mad_vect4");  // a catalogue kernel, for the work hint's test
+  EXPECT_EQ(m->kernels[4].name, "sim_hang");   // the simulated driver's GPU hang
   EXPECT_EQ(m->kernels[2].required_group_size, (std::array<std::uint32_t, 3>{16, 1, 1}));
 }
 

@@ -9,7 +9,8 @@
 //   result <call> <code>                                     (misuse) each call's result
 //   device <name>                                            the device's name, first
 // Scenarios: immediate, regular, threads, no-events, barriers, long, churn, plain-events, misuse,
-// launch-kinds, launch-kinds-held, fork, with-opencl (OpenCL's first device beside), catalogue.
+// launch-kinds, launch-kinds-held, fork, with-opencl (OpenCL's first device beside), catalogue,
+// device-lost (a GPU hang: the waits' results are printed).
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <level_zero/ze_api.h>
@@ -745,6 +746,45 @@ void print_result(const char* call, ze_result_t r) {
   std::printf("result %s 0x%x\n", call, static_cast<unsigned>(r));
 }
 
+// A GPU hang (the simulated driver's sim_hang kernel): add_one runs on an immediate list; a
+// regular list of add_one, sim_hang and scale is executed, and the program's fence wait answers
+// a lost device; add_one's event from before the hang still completes, the hung kernel's does
+// not, nor does a launch appended after the loss. Each result is printed; the program exits 0,
+// as one that handles the loss would.
+int device_lost(const Gpu& g) {
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t add_one = make_kernel(g, "add_one", x), scale = make_kernel(g, "scale", x),
+                     hang = make_kernel(g, "sim_hang", x);
+  ze_command_list_handle_t immediate = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  Timestamps ts = timestamp_events(g, 4);
+  const ze_group_count_t groups{4, 1, 1};
+  check(zeCommandListAppendLaunchKernel(immediate, add_one, &groups, ts.events[0], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  print_launch("add_one", groups, ts.events[0]);
+  ze_command_queue_handle_t q = make_queue(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  ze_fence_handle_t fence = make_fence(q);
+  ze_command_list_handle_t list = regular_list(g);
+  check(zeCommandListAppendLaunchKernel(list, add_one, &groups, ts.events[1], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListAppendLaunchKernel(list, hang, &groups, ts.events[2], 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListAppendLaunchKernel(list, scale, &groups, nullptr, 0, nullptr),
+        "zeCommandListAppendLaunchKernel");
+  check(zeCommandListClose(list), "zeCommandListClose");
+  check(zeCommandQueueExecuteCommandLists(q, 1, &list, fence), "zeCommandQueueExecuteCommandLists");
+  print_result("zeFenceHostSynchronize(hung)", zeFenceHostSynchronize(fence, UINT64_MAX));
+  print_launch("add_one", groups, ts.events[1]);
+  print_result("zeEventHostSynchronize(hung-kernel)", zeEventHostSynchronize(ts.events[2], 0));
+  print_result(
+      "zeCommandListAppendLaunchKernel(after-loss)",
+      zeCommandListAppendLaunchKernel(immediate, add_one, &groups, ts.events[3], 0, nullptr));
+  print_result("zeEventHostSynchronize(after-loss)",
+               zeEventHostSynchronize(ts.events[3], UINT64_MAX));
+  print_result("zeCommandQueueSynchronize(hung)", zeCommandQueueSynchronize(q, UINT64_MAX));
+  check(zeMemFree(g.context, x), "zeMemFree");
+  return 0;
+}
+
 // Launch calls with null pointers and handles where the layer reads its arguments, on a regular
 // list, an immediate one and none.
 void misuse_launches(const Gpu& g, ze_kernel_handle_t k, ze_command_list_handle_t list,
@@ -914,6 +954,7 @@ int main(int argc, char** argv) {
   if (scenario == "fork") return fork_child(g);
   if (scenario == "with-opencl") return with_opencl(g);
   if (scenario == "catalogue") return catalogue(g);
+  if (scenario == "device-lost") return device_lost(g);
   std::fprintf(stderr, "ze_sim_app: unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }

@@ -225,4 +225,20 @@ TEST_F(ZeSimTest, MisuseGetsResultCodesNotACrash) {
   EXPECT_EQ(r.values, expected) << r.output;
 }
 
+// The simulated GPU hang: what ran before it completes, and every wait for the hung kernel or
+// what came after it answers ZE_RESULT_ERROR_DEVICE_LOST (an append is still taken), at once
+// rather than after the program's unbounded timeout.
+TEST_F(ZeSimTest, AHungKernelLosesTheDeviceForEveryWaitBehindIt) {
+  const AppRun r = run_app("device-lost");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(names(r), (std::vector<std::string>{"add_one", "add_one"})) << r.output;
+  const std::string lost =
+      fmt::format("0x{:x}", static_cast<unsigned>(ZE_RESULT_ERROR_DEVICE_LOST));
+  EXPECT_EQ(r.values.at("zeFenceHostSynchronize(hung)"), lost) << r.output;
+  EXPECT_EQ(r.values.at("zeEventHostSynchronize(hung-kernel)"), lost) << r.output;
+  EXPECT_EQ(r.values.at("zeCommandListAppendLaunchKernel(after-loss)"), "0x0") << r.output;
+  EXPECT_EQ(r.values.at("zeEventHostSynchronize(after-loss)"), lost) << r.output;
+  EXPECT_EQ(r.values.at("zeCommandQueueSynchronize(hung)"), lost) << r.output;
+}
+
 }  // namespace
