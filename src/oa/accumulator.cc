@@ -34,12 +34,6 @@ void Accumulator::add(const Report& report) {
 
 namespace {
 
-std::uint32_t load32(const std::uint8_t* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 // Wraps counted per counter between a block's first and last report.
 struct WrapCounts {
   std::array<std::uint64_t, kMaxNumA> a{};
@@ -53,9 +47,9 @@ struct WrapCounts {
 // branch-free so it vectorises; the rare true case is counted exactly by count_wraps.
 bool may_wrap_a32u40(const std::uint8_t* p, const std::uint8_t* c) {
   std::uint32_t any = 0;
-  for (int i = 3; i < 40; ++i) any |= load32(c + 4 * i) < load32(p + 4 * i);   // ticks, A0..A35
-  for (int i = 48; i < 64; ++i) any |= load32(c + 4 * i) < load32(p + 4 * i);  // B, C
-  for (int i = 160; i < 192; ++i) any |= c[i] < p[i];                          // A0..A31 bits 39:32
+  for (int i = 3; i < 40; ++i) any |= load_u32(c + 4 * i) < load_u32(p + 4 * i);   // ticks, A0..A35
+  for (int i = 48; i < 64; ++i) any |= load_u32(c + 4 * i) < load_u32(p + 4 * i);  // B, C
+  for (int i = 160; i < 192; ++i) any |= c[i] < p[i];  // A0..A31 bits 39:32
   return any != 0;
 }
 
@@ -70,11 +64,11 @@ void count_wraps(const FormatLayout& l, const std::uint8_t* p, const std::uint8_
   }
   for (int i = 0; i < l.b_count; ++i) {
     const int off = l.b_offset + 4 * i;
-    w.b[static_cast<std::size_t>(i)] += load32(c + off) < load32(p + off);
+    w.b[static_cast<std::size_t>(i)] += load_u32(c + off) < load_u32(p + off);
   }
   for (int i = 0; i < l.c_count; ++i) {
     const int off = l.c_offset + 4 * i;
-    w.c[static_cast<std::size_t>(i)] += load32(c + off) < load32(p + off);
+    w.c[static_cast<std::size_t>(i)] += load_u32(c + off) < load_u32(p + off);
   }
 }
 
@@ -101,12 +95,12 @@ void fold(const FormatLayout& l, const std::uint8_t* first, const std::uint8_t* 
   }
   for (int i = 0; i < l.b_count; ++i) {
     const int off = l.b_offset + 4 * i;
-    add(load32(first + off), load32(last + off), w.b[static_cast<std::size_t>(i)], 32,
+    add(load_u32(first + off), load_u32(last + off), w.b[static_cast<std::size_t>(i)], 32,
         t.b[static_cast<std::size_t>(i)]);
   }
   for (int i = 0; i < l.c_count; ++i) {
     const int off = l.c_offset + 4 * i;
-    add(load32(first + off), load32(last + off), w.c[static_cast<std::size_t>(i)], 32,
+    add(load_u32(first + off), load_u32(last + off), w.c[static_cast<std::size_t>(i)], 32,
         t.c[static_cast<std::size_t>(i)]);
   }
   t.wraps_corrected += static_cast<int>(wraps);

@@ -105,16 +105,6 @@ void accumulate(CounterDeltas& total, const CounterDeltas& more) {
 
 namespace {
 
-inline std::uint32_t load32(const std::uint8_t* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-}  // namespace
-
-namespace {
-
 // The 256-byte format with its offsets as constants (reference/hardware.md §3), so the compiler
 // unrolls and vectorises: the path every long capture on Gen8+ takes.
 int accumulate_a32u40(const std::uint8_t* b, const std::uint8_t* e, CounterDeltas& t) {
@@ -134,8 +124,8 @@ int accumulate_a32u40(const std::uint8_t* b, const std::uint8_t* e, CounterDelta
   std::memcpy(w1, e + 144, 16);
   std::memcpy(w0 + 4, b + 192, 64);
   std::memcpy(w1 + 4, e + 192, 64);
-  w0[kNum32 - 1] = load32(b + 12);
-  w1[kNum32 - 1] = load32(e + 12);
+  w0[kNum32 - 1] = load_u32(b + 12);
+  w1[kNum32 - 1] = load_u32(e + 12);
   // A wrap shows as a borrow out of the 64-bit difference of values below 2^40 (or 2^32).
   std::uint64_t d40[kNumA40], d32[kNum32];
   std::uint64_t wraps = 0;
@@ -163,7 +153,7 @@ int accumulate_generic(const FormatLayout& l, const std::uint8_t* b, const std::
                        CounterDeltas& total) {
   int wraps = 0;
   auto add32 = [&](int offset, std::uint64_t& into) {
-    const std::uint32_t v0 = load32(b + offset), v1 = load32(e + offset);
+    const std::uint32_t v0 = load_u32(b + offset), v1 = load_u32(e + offset);
     into += static_cast<std::uint32_t>(v1 - v0);
     wraps += v1 < v0;
   };

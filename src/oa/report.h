@@ -76,6 +76,13 @@ struct ClockRatio {
 };
 std::optional<ClockRatio> clock_ratio(std::uint32_t rpt_id, Generation gen);
 
+// The 32-bit field at `p` (reports are little-endian, as the hosts oaprof runs on).
+inline std::uint32_t load_u32(const std::uint8_t* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 // Raw field readers for code that walks report bytes without decoding them (the accumulation
 // hot paths). `report` must hold the whole report of `layout`.
 // Inline: decoding and accumulating call it for every counter of every report.

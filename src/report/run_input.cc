@@ -11,23 +11,19 @@
 namespace oaprof::report {
 namespace {
 
-using json = nlohmann::ordered_json;
-
-[[noreturn]] void fail(const std::string& source, const std::string& what) {
-  throw RunInputError(fmt::format("{}: {}", source, what));
-}
+using ordered_json = nlohmann::ordered_json;
 
 class Reader {
  public:
-  Reader(const json& j, const std::string& source, std::string where)
+  Reader(const ordered_json& j, const std::string& source, std::string where)
       : j_(j), source_(source), where_(std::move(where)) {}
 
-  const json* find(const char* key) const {
+  const ordered_json* find(const char* key) const {
     auto it = j_.find(key);
     return it == j_.end() || it->is_null() ? nullptr : &*it;
   }
   std::string text(const char* key, bool required = false) const {
-    const json* v = find(key);
+    const ordered_json* v = find(key);
     if (!v) {
       if (required) missing(key);
       return {};
@@ -38,7 +34,7 @@ class Reader {
     return s;
   }
   std::optional<double> number(const char* key, bool required = false) const {
-    const json* v = find(key);
+    const ordered_json* v = find(key);
     if (!v) {
       if (required) missing(key);
       return std::nullopt;
@@ -49,27 +45,28 @@ class Reader {
     return d;
   }
   bool flag(const char* key) const {
-    const json* v = find(key);
+    const ordered_json* v = find(key);
     if (!v) return false;
     if (!v->is_boolean()) wrong(key, "true or false");
     return v->get<bool>();
   }
   [[noreturn]] void missing(const char* key) const {
-    fail(source_, fmt::format("{} has no \"{}\"", where_, key));
+    fail_input(source_, fmt::format("{} has no \"{}\"", where_, key));
   }
   [[noreturn]] void wrong(const char* key, const std::string& want) const {
-    fail(source_, fmt::format("{}: \"{}\" must be {}", where_, key, want));
+    fail_input(source_, fmt::format("{}: \"{}\" must be {}", where_, key, want));
   }
 
  private:
-  const json& j_;
+  const ordered_json& j_;
   const std::string& source_;
   std::string where_;
 };
 
-void require_array(const json& doc, const char* key, const std::string& source) {
+void require_array(const ordered_json& doc, const char* key, const std::string& source) {
   const auto it = doc.find(key);
-  if (it == doc.end() || !it->is_array()) fail(source, fmt::format("\"{}\" must be an array", key));
+  if (it == doc.end() || !it->is_array())
+    fail_input(source, fmt::format("\"{}\" must be an array", key));
 }
 
 int small_int(const Reader& r, const char* key, int max) {
@@ -79,7 +76,7 @@ int small_int(const Reader& r, const char* key, int max) {
   return static_cast<int>(*v);
 }
 
-OaprofLaunch parse_launch(const json& row, const std::string& source, std::size_t i) {
+OaprofLaunch parse_launch(const ordered_json& row, const std::string& source, std::size_t i) {
   const std::string where = fmt::format("launch {}", i);
   const Reader r(row, source, where);
   OaprofLaunch l;
@@ -101,7 +98,7 @@ OaprofLaunch parse_launch(const json& row, const std::string& source, std::size_
 }
 
 // The run's metadata into `run`, whose launches were read as the document went by.
-void parse_oaprof(const json& doc, const std::string& source, OaprofRun& run) {
+void parse_oaprof(const ordered_json& doc, const std::string& source, OaprofRun& run) {
   const Reader r(doc, source, "the run");
   require_schema_version(doc, source);
   require_array(doc, "launches", source);
@@ -119,14 +116,14 @@ void parse_oaprof(const json& doc, const std::string& source, OaprofRun& run) {
   run.min_freq_mhz = r.number("min_freq_mhz").value_or(0);
   run.start_freq_mhz = r.number("start_freq_mhz");
   run.timestamp_hz = r.number("timestamp_hz").value_or(0);
-  if (const json* t = r.find("topology")) {
+  if (const ordered_json* t = r.find("topology")) {
     if (!t->is_object()) r.wrong("topology", "an object");
     const Reader tr(*t, source, "the run's topology");
     if (tr.find("subslices")) run.subslices = small_int(tr, "subslices", 4096);
   }
 }
 
-RunnerResult parse_result(const json& row, const std::string& source, std::size_t i) {
+RunnerResult parse_result(const ordered_json& row, const std::string& source, std::size_t i) {
   const Reader rr(row, source, fmt::format("result {}", i));
   RunnerResult res;
   res.kernel = rr.text("kernel", true);
@@ -147,8 +144,8 @@ RunInput parse_run_bytes(RunBytes& bytes) {
   const std::string& source = bytes.source();
   OaprofRun run;
   RunnerRun runner;
-  const json meta =
-      stream_run_json(bytes, [&](std::string_view array, const json& row, std::size_t i) {
+  const ordered_json meta =
+      stream_run_json(bytes, [&](std::string_view array, const ordered_json& row, std::size_t i) {
         if (array == "launches") {
           run.launches.push_back(parse_launch(row, source, i));
         } else {
@@ -165,12 +162,16 @@ RunInput parse_run_bytes(RunBytes& bytes) {
     runner.device = Reader(meta, source, "the document").text("device", true);
     return runner;
   }
-  fail(source,
-       "is neither oaprof's JSON (--json: \"launches\") nor kernel_runner's (--json: "
-       "\"results\")");
+  fail_input(source,
+             "is neither oaprof's JSON (--json: \"launches\") nor kernel_runner's (--json: "
+             "\"results\")");
 }
 
 }  // namespace
+
+void fail_input(const std::string& source, const std::string& what) {
+  throw RunInputError(fmt::format("{}: {}", source, what));
+}
 
 bool roofline_number(std::string_view column) {
   return column == "GpuCoreClocks_cycles" || column == "Fpu0Active_percent" ||

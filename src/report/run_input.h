@@ -21,6 +21,8 @@ class RunInputError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// Throws RunInputError saying "<source>: <what>".
+[[noreturn]] void fail_input(const std::string& source, const std::string& what);
 
 inline constexpr std::size_t kMaxRunInputBytes = std::size_t{256} << 20;
 inline constexpr std::size_t kMaxRunRows = 1'000'000;

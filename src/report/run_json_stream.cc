@@ -16,10 +16,6 @@ namespace {
 using ordered_json = nlohmann::ordered_json;
 using Event = ordered_json::parse_event_t;
 
-[[noreturn]] void fail(const std::string& source, const std::string& what) {
-  throw RunInputError(fmt::format("{}: {}", source, what));
-}
-
 // A string's bytes as written may be six times its text (\u00e9 for one byte).
 constexpr std::size_t kMaxRunTextWritten = 6 * kMaxRunText + 2;
 // A number as oaprof writes one takes at most 24 characters (-1.23456789012345678e-308).
@@ -36,8 +32,8 @@ class BoundsScanner {
       ++offset_;
       if (in_string_) {
         if (++string_bytes_ > kMaxRunTextWritten) {
-          fail(source_,
-               fmt::format("byte {}: a string longer than {} characters", offset_, kMaxRunText));
+          fail_input(source_, fmt::format("byte {}: a string longer than {} characters", offset_,
+                                          kMaxRunText));
         }
         if (escaped_) {
           escaped_ = false;
@@ -53,8 +49,8 @@ class BoundsScanner {
         literal_bytes_ = 0;
         structure(c);
       } else if (++literal_bytes_ > kMaxRunLiteral) {
-        fail(source_, fmt::format("byte {}: a number or literal longer than {} characters", offset_,
-                                  kMaxRunLiteral));
+        fail_input(source_, fmt::format("byte {}: a number or literal longer than {} characters",
+                                        offset_, kMaxRunLiteral));
       }
     }
   }
@@ -68,9 +64,10 @@ class BoundsScanner {
   void structure(char c) {
     if (c == '[' || c == '{') {
       if (++depth_ > kMaxRunNesting) {
-        fail(source_, fmt::format("nested deeper than {} levels; not an oaprof or kernel_runner "
-                                  "JSON document",
-                                  kMaxRunNesting));
+        fail_input(source_,
+                   fmt::format("nested deeper than {} levels; not an oaprof or kernel_runner "
+                               "JSON document",
+                               kMaxRunNesting));
       }
     } else if (c == ']' || c == '}') {
       --depth_;
@@ -135,7 +132,8 @@ class RowStream {
 
  private:
   bool top(Event e) {
-    if (e != Event::object_start && e != Event::object_end) fail(source_, "is not a JSON object");
+    if (e != Event::object_start && e != Event::object_end)
+      fail_input(source_, "is not a JSON object");
     return true;
   }
 
@@ -144,8 +142,8 @@ class RowStream {
       key_ = parsed.get<std::string>();
     } else if (e == Event::array_start && (key_ == "launches" || key_ == "results")) {
       if (!array_.empty()) {
-        fail(source_,
-             fmt::format("has a second array of rows (\"{}\" after \"{}\")", key_, array_));
+        fail_input(source_,
+                   fmt::format("has a second array of rows (\"{}\" after \"{}\")", key_, array_));
       }
       array_ = rows_ = key_;
     } else if (e == Event::array_end && !rows_.empty()) {
@@ -160,8 +158,8 @@ class RowStream {
   void count_meta(Event e) {
     if (e == Event::key || e == Event::object_end || e == Event::array_end) return;
     if (++meta_values_ > kMaxRunMetaValues) {
-      fail(source_, fmt::format("more than {} values outside \"{}\"", kMaxRunMetaValues,
-                                array_.empty() ? "launches" : array_));
+      fail_input(source_, fmt::format("more than {} values outside \"{}\"", kMaxRunMetaValues,
+                                      array_.empty() ? "launches" : array_));
     }
   }
 
@@ -173,27 +171,29 @@ class RowStream {
     if (depth == 2) return row_edge(e, parsed);
     if (e == Event::key || e == Event::object_end || e == Event::array_end) return true;
     if (depth == 3 && ++row_fields_ > kMaxRunFields) {
-      fail(source_, fmt::format("{} has more than {} fields", row_name(), kMaxRunFields));
+      fail_input(source_, fmt::format("{} has more than {} fields", row_name(), kMaxRunFields));
     }
     if (++row_values_ > kMaxRunRowValues) {
-      fail(source_, fmt::format("{} holds more than {} values", row_name(), kMaxRunRowValues));
+      fail_input(source_,
+                 fmt::format("{} holds more than {} values", row_name(), kMaxRunRowValues));
     }
     return true;
   }
 
   bool row_edge(Event e, ordered_json& parsed) {
-    if (e == Event::value) fail(source_, row_name() + " is not an object");
+    if (e == Event::value) fail_input(source_, row_name() + " is not an object");
     if (e == Event::object_start || e == Event::array_start) {
       if (index_ >= kMaxRunRows) {
-        fail(source_, fmt::format("more than {} entries in \"{}\"", kMaxRunRows, rows_));
+        fail_input(source_, fmt::format("more than {} entries in \"{}\"", kMaxRunRows, rows_));
       }
       row_fields_ = row_values_ = 0;
       return true;
     }
     if (parsed.empty()) {
-      fail(source_, fmt::format("{} is empty ({}): a row names at least its kernel (a file cut "
-                                "short or not written by oaprof?)",
-                                row_name(), parsed.is_object() ? "{}" : "[]"));
+      fail_input(source_,
+                 fmt::format("{} is empty ({}): a row names at least its kernel (a file cut "
+                             "short or not written by oaprof?)",
+                             row_name(), parsed.is_object() ? "{}" : "[]"));
     }
     on_row_(rows_, parsed.is_array() ? zipped(parsed) : parsed, index_);
     ++index_;
@@ -203,12 +203,12 @@ class RowStream {
   // A row of values (schema 2) as an object, with the names of "columns".
   ordered_json zipped(const ordered_json& values) const {
     if (columns_.empty()) {
-      fail(source_,
-           row_name() + " is a list of values, but no \"columns\" before the rows name them");
+      fail_input(source_,
+                 row_name() + " is a list of values, but no \"columns\" before the rows name them");
     }
     if (values.size() != columns_.size()) {
-      fail(source_, fmt::format("{} has {} values, \"columns\" names {} (a row cut short?)",
-                                row_name(), values.size(), columns_.size()));
+      fail_input(source_, fmt::format("{} has {} values, \"columns\" names {} (a row cut short?)",
+                                      row_name(), values.size(), columns_.size()));
     }
     ordered_json row = ordered_json::object();
     for (std::size_t i = 0; i < columns_.size(); ++i) row[columns_[i]] = values[i];
@@ -218,15 +218,15 @@ class RowStream {
   void take_columns(const ordered_json& columns) {
     std::set<std::string> seen;
     for (const auto& c : columns) {
-      if (!c.is_string()) fail(source_, "\"columns\" must be a list of names");
+      if (!c.is_string()) fail_input(source_, "\"columns\" must be a list of names");
       if (!seen.insert(c.get<std::string>()).second) {
-        fail(source_,
-             fmt::format("column '{}' appears twice in \"columns\"", c.get<std::string>()));
+        fail_input(source_,
+                   fmt::format("column '{}' appears twice in \"columns\"", c.get<std::string>()));
       }
       columns_.push_back(c.get<std::string>());
     }
     if (columns_.size() > kMaxRunFields) {
-      fail(source_, fmt::format("more than {} \"columns\"", kMaxRunFields));
+      fail_input(source_, fmt::format("more than {} \"columns\"", kMaxRunFields));
     }
   }
 
@@ -247,24 +247,25 @@ ordered_json stream_run_json(RunBytes& bytes, const RunRowVisitor& on_row) {
         ChunkIterator(bytes, scanner), ChunkIterator(),
         [&](int depth, Event e, ordered_json& parsed) { return rows.event(depth, e, parsed); });
   } catch (const ordered_json::parse_error& e) {
-    fail(bytes.source(),
-         fmt::format("is not valid JSON at byte {} (a run still being written, or not a JSON "
-                     "file?); give the file oaprof --json or kernel_runner --json wrote",
-                     e.byte));
+    fail_input(bytes.source(),
+               fmt::format("is not valid JSON at byte {} (a run still being written, or not a JSON "
+                           "file?); give the file oaprof --json or kernel_runner --json wrote",
+                           e.byte));
   } catch (const ordered_json::out_of_range&) {
-    fail(bytes.source(), "holds a number out of range (1e400?): not written by oaprof");
+    fail_input(bytes.source(), "holds a number out of range (1e400?): not written by oaprof");
   }
 }
 
 void require_schema_version(const ordered_json& meta, const std::string& source) {
   const auto it = meta.find("schema_version");
-  if (it == meta.end() || !it->is_number()) fail(source, "the run has no \"schema_version\"");
+  if (it == meta.end() || !it->is_number()) fail_input(source, "the run has no \"schema_version\"");
   const double version = it->get<double>();
   // 2 and 3 share a shape (3 split the launch call out of `api` into `call`).
   if (version != 1 && version != 2 && version != kJsonSchemaVersion) {
-    fail(source, fmt::format("schema_version {} is not one this oaprof reads (1 to {}); write it "
-                             "again with this oaprof's --json",
-                             version, kJsonSchemaVersion));
+    fail_input(source,
+               fmt::format("schema_version {} is not one this oaprof reads (1 to {}); write it "
+                           "again with this oaprof's --json",
+                           version, kJsonSchemaVersion));
   }
 }
 

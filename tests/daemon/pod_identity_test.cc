@@ -24,9 +24,9 @@ namespace oaprof::daemon {
 namespace {
 
 const std::string kId = "4c9e1a2b3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8";
-const std::string kUid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
+const std::string kPodUid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d";
 const std::string kUidEscaped = "0a1b2c3d_4e5f_4a6b_8c7d_9e0f1a2b3c4d";
-const PodIdentity kPod{kUid, kId};
+const PodIdentity kPod{kPodUid, kId};
 
 TEST(PodIdentity, CgroupV2SystemdContainerd) {
   EXPECT_EQ(
@@ -49,14 +49,14 @@ TEST(PodIdentity, CgroupV2SystemdCrio) {
 }
 
 TEST(PodIdentity, CgroupV1CgroupfsContainerdEveryController) {
-  const std::string path = "/kubepods/burstable/pod" + kUid + "/" + kId;
+  const std::string path = "/kubepods/burstable/pod" + kPodUid + "/" + kId;
   const std::string text = "12:pids:" + path + "\n11:memory:" + path + "\n10:cpu,cpuacct:" + path +
                            "\n1:name=systemd:" + path + "\n0::/\n";
   EXPECT_EQ(parse_pod_identity(text), kPod);
 }
 
 TEST(PodIdentity, CgroupV1CgroupfsGuaranteedAndCrio) {
-  EXPECT_EQ(parse_pod_identity("4:memory:/kubepods/pod" + kUid + "/crio-" + kId + "\n"), kPod);
+  EXPECT_EQ(parse_pod_identity("4:memory:/kubepods/pod" + kPodUid + "/crio-" + kId + "\n"), kPod);
 }
 
 TEST(PodIdentity, CgroupV1SystemdDriver) {
@@ -74,7 +74,7 @@ TEST(PodIdentity, SeenFromAnotherCgroupNamespace) {
   EXPECT_EQ(parse_pod_identity("0::/../../kubepods-burstable-pod" + kUidEscaped + ".slice/crio-" +
                                kId + ".scope\n"),
             kPod);
-  EXPECT_EQ(parse_pod_identity("0::/../../pod" + kUid + "/" + kId + "\n"), kPod);
+  EXPECT_EQ(parse_pod_identity("0::/../../pod" + kPodUid + "/" + kId + "\n"), kPod);
   // Where they meet at the root, the path names user.slice: a user's own cgroups stay unknown.
   EXPECT_EQ(parse_pod_identity("0::/../../../../user.slice/user-1000.slice/user@1000.service/"
                                "kubepods-pod" +
@@ -83,7 +83,7 @@ TEST(PodIdentity, SeenFromAnotherCgroupNamespace) {
 }
 
 TEST(PodIdentity, CgroupsAContainerMadeBelowItsOwnKeepItsLabels) {
-  EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + kUid + "/" + kId + "/init.scope\n"), kPod);
+  EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + kPodUid + "/" + kId + "/init.scope\n"), kPod);
 }
 
 TEST(PodIdentity, DockerWithoutKubernetesGivesAContainerOnly) {
@@ -102,7 +102,7 @@ TEST(PodIdentity, ACgroupAUserDelegatedNamesNoPod) {
   // systemd delegates user@UID.service to its user, who may name cgroups there at will: only a
   // path from the root of the hierarchy counts.
   EXPECT_EQ(parse_pod_identity("0::/user.slice/user-1000.slice/user@1000.service/kubepods/pod" +
-                               kUid + "/" + kId + "\n"),
+                               kPodUid + "/" + kId + "\n"),
             PodIdentity{});
 }
 
@@ -129,7 +129,7 @@ TEST(PodIdentity, StaticPodsUidsAreTheKubeletsHash) {
 }
 
 TEST(PodIdentity, MalformedIdsAreRefused) {
-  const std::string pod = "0::/kubepods/pod" + kUid + "/";
+  const std::string pod = "0::/kubepods/pod" + kPodUid + "/";
   EXPECT_EQ(parse_pod_identity(pod + kId.substr(1) + "\n"), PodIdentity{});        // 63 digits
   EXPECT_EQ(parse_pod_identity(pod + kId + "0\n"), PodIdentity{});                 // 65 digits
   EXPECT_EQ(parse_pod_identity(pod + "G" + kId.substr(1) + "\n"), PodIdentity{});  // not hex
@@ -138,30 +138,31 @@ TEST(PodIdentity, MalformedIdsAreRefused) {
   EXPECT_EQ(parse_pod_identity(pod + upper + "\n"), PodIdentity{});
   // UIDs: the wrong separator for the driver, a group too long, label-breaking text.
   EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + kUidEscaped + "/" + kId), PodIdentity{});
-  EXPECT_EQ(parse_pod_identity("0::/kubepods.slice/kubepods-pod" + kUid + ".slice/crio-" + kId +
+  EXPECT_EQ(parse_pod_identity("0::/kubepods.slice/kubepods-pod" + kPodUid + ".slice/crio-" + kId +
                                ".scope"),
             PodIdentity{});
   EXPECT_EQ(parse_pod_identity("0::/kubepods/pod0a1b2c3d0-4e5f-4a6b-8c7d-9e0f1a2b3c4d/" + kId),
             PodIdentity{});
-  EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + kUid + "\"}x/" + kId), PodIdentity{});
-  EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + kUid), PodIdentity{});  // no container
+  EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + kPodUid + "\"}x/" + kId), PodIdentity{});
+  EXPECT_EQ(parse_pod_identity("0::/kubepods/pod" + kPodUid), PodIdentity{});  // no container
   EXPECT_EQ(parse_pod_identity("0::/kubepods.slice/kubepods-pod" + kUidEscaped +
                                ".slice/crio-conmon-" + kId + ".scope"),
             PodIdentity{});  // CRI-O's monitor, not the container
-  EXPECT_EQ(parse_pod_identity("x::/kubepods/pod" + kUid + "/" + kId), PodIdentity{});
+  EXPECT_EQ(parse_pod_identity("x::/kubepods/pod" + kPodUid + "/" + kId), PodIdentity{});
 }
 
 TEST(PodIdentity, LinesThatDisagreeGiveNone) {
   const std::string other(64, 'a');
-  EXPECT_EQ(parse_pod_identity("4:memory:/kubepods/pod" + kUid + "/" + kId +
-                               "\n3:cpu:/kubepods/pod" + kUid + "/" + other + "\n"),
+  EXPECT_EQ(parse_pod_identity("4:memory:/kubepods/pod" + kPodUid + "/" + kId +
+                               "\n3:cpu:/kubepods/pod" + kPodUid + "/" + other + "\n"),
             PodIdentity{});
 }
 
 TEST(PodIdentity, ReadsThroughAFakeProc) {
   test_support::ScratchDir dir;
   ::mkdir((dir.path() / "4242").c_str(), 0755);
-  std::ofstream(dir.path() / "4242" / "cgroup") << "0::/kubepods/pod" << kUid << "/" << kId << "\n";
+  std::ofstream(dir.path() / "4242" / "cgroup")
+      << "0::/kubepods/pod" << kPodUid << "/" << kId << "\n";
   EXPECT_EQ(read_pod_identity(dir.path(), 4242), kPod);
   EXPECT_EQ(read_pod_identity(dir.path(), 4243), PodIdentity{});  // gone
   EXPECT_EQ(read_pod_identity(dir.path(), 0), PodIdentity{});     // not in oaprofd's pid namespace
@@ -187,7 +188,7 @@ TEST(PodIdentity, AClientThatExitedBeforeTheReadNamesNoPod) {
   ASSERT_NE(process, nullptr) << "pidfd_open is missing (Linux < 5.3)";
   const std::filesystem::path pid_dir = dir.path() / std::to_string(child);
   std::filesystem::create_directories(pid_dir);
-  std::ofstream(pid_dir / "cgroup") << "0::/kubepods/pod" << kUid << "/" << kId << "\n";
+  std::ofstream(pid_dir / "cgroup") << "0::/kubepods/pod" << kPodUid << "/" << kId << "\n";
   EXPECT_TRUE(process->running());
   EXPECT_EQ(read_pod_identity(dir.path(), child, process.get()), kPod);
   ::close(pipe_fds[1]);
@@ -201,7 +202,8 @@ TEST(PodIdentity, AClientThatExitedBeforeTheReadNamesNoPod) {
 TEST(PodIdentity, NeverFollowsALinkAtThePidOrTheFile) {
   test_support::ScratchDir dir;
   ::mkdir((dir.path() / "real").c_str(), 0755);
-  std::ofstream(dir.path() / "real" / "cgroup") << "0::/kubepods/pod" << kUid << "/" << kId << "\n";
+  std::ofstream(dir.path() / "real" / "cgroup")
+      << "0::/kubepods/pod" << kPodUid << "/" << kId << "\n";
   std::filesystem::create_directory_symlink(dir.path() / "real", dir.path() / "7");
   ::mkdir((dir.path() / "8").c_str(), 0755);
   std::filesystem::create_symlink(dir.path() / "real" / "cgroup", dir.path() / "8" / "cgroup");

@@ -19,7 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr auto kFmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+constexpr auto kSourceFmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
 
 // ComputeBasic of IGT's Kaby Lake GT2 file (the simulated platform): mux, boolean and all seven
 // flex registers.
@@ -54,7 +54,7 @@ KernelRun run_kernel(std::string_view access, std::uint64_t switch_period_ns) {
   const mmio::OaConfig config = compute_basic(d.platform);
   EXPECT_EQ(config.flex.size(), 7u);
   auto src = make_counter_source(access, d);
-  src->start(kFmt, config);
+  src->start(kSourceFmt, config);
   clock->advance_ns(200'000);
   const auto r0 = src->snapshot(1);
   src->kernel_running(true);
@@ -65,7 +65,8 @@ KernelRun run_kernel(std::string_view access, std::uint64_t switch_period_ns) {
   run.config_lost = src->config_lost();
   run.switches = d.sim->context_switches();
   src->stop();
-  run.deltas = oa::compute_deltas(oa::decode(kFmt, r0.bytes), oa::decode(kFmt, r1.bytes));
+  run.deltas =
+      oa::compute_deltas(oa::decode(kSourceFmt, r0.bytes), oa::decode(kSourceFmt, r1.bytes));
   return run;
 }
 
@@ -97,7 +98,7 @@ TEST(PerfReadOutTest, TheBuiltInSetIsRefusedAsI915WouldRefuseIt) {
   Device d = make_sim_device(std::make_unique<mmio::ManualClock>());
   auto src = make_counter_source("perf", d);
   try {
-    src->start(kFmt);
+    src->start(kSourceFmt);
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_THAT(e.what(), HasSubstr("built-in set"));
@@ -113,7 +114,7 @@ TEST(PerfReadOutTest, CountsSamplesAndTheLossOfAnUnreadBuffer) {
   Device d = make_sim_device(std::move(c));
   d.perf_period_exponent = 5;  // 5.33 µs: the 16 MiB buffer holds 65536 reports, 350 ms
   auto src = make_counter_source("perf", d);
-  src->start(kFmt, compute_basic(d.platform));
+  src->start(kSourceFmt, compute_basic(d.platform));
   clock->advance_ns(100'000);
   src->snapshot(1);
   const PerfStreamCounts first = src->perf_stream_counts();
@@ -136,12 +137,12 @@ TEST(PerfReadOutTest, StopRemovesTheConfigurationItAddedAndFreesTheOaUnit) {
   Device d = make_sim_device(std::make_unique<mmio::ManualClock>());
   const mmio::OaConfig config = compute_basic(d.platform);
   auto a = make_counter_source("perf", d);
-  a->start(kFmt, config);
+  a->start(kSourceFmt, config);
   auto probe = make_sim_i915_perf(*d.sim);
   EXPECT_EQ(probe->find_config_id(config.guid), 2u);
   auto b = make_counter_source("perf", d);
   try {
-    b->start(kFmt, config);  // the configuration exists; the OA unit is taken
+    b->start(kSourceFmt, config);  // the configuration exists; the OA unit is taken
     FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_THAT(e.what(), HasSubstr("simulated i915 refused the perf stream"));
@@ -150,7 +151,7 @@ TEST(PerfReadOutTest, StopRemovesTheConfigurationItAddedAndFreesTheOaUnit) {
   a->stop();
   EXPECT_EQ(probe->find_config_id(config.guid), std::nullopt);
   EXPECT_EQ(d.mmio->read32(mmio::reg::kOaControl), 0u);
-  b->start(kFmt, config);
+  b->start(kSourceFmt, config);
   EXPECT_EQ(b->snapshot(7).dword(0), 7u);
   b->stop();
 }

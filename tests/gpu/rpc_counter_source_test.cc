@@ -20,9 +20,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr auto kFmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+constexpr auto kRpcFmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
 
-Device sim_device(mmio::ManualClock*& clock, const mmio::SimConfig& cfg = {}) {
+Device rpc_sim_device(mmio::ManualClock*& clock, const mmio::SimConfig& cfg = {}) {
   auto c = std::make_unique<mmio::ManualClock>();
   clock = c.get();
   return make_sim_device(std::move(c), cfg);
@@ -54,7 +54,7 @@ oa::CounterDeltas measure_with(std::string_view access, const mmio::SimConfig& c
                                oa::ReportFormat f, const mmio::OaConfig& config,
                                oa::Report* last = nullptr) {
   mmio::ManualClock* clock = nullptr;
-  Device d = sim_device(clock, cfg);
+  Device d = rpc_sim_device(clock, cfg);
   auto src = make_counter_source(access, d);
   src->start(f, config);
   clock->advance_ns(12'345);
@@ -74,7 +74,7 @@ oa::CounterDeltas measure_with(std::string_view access, const mmio::SimConfig& c
 }
 
 oa::CounterDeltas measure(std::string_view access) {
-  return measure_with(access, {}, kFmt, flex_config());
+  return measure_with(access, {}, kRpcFmt, flex_config());
 }
 
 TEST(ReadOutAgreementTest, MmioRpcSimAndPerfGiveIdenticalDeltas) {
@@ -158,7 +158,7 @@ OldPathAnswers try_old_path(const char* platform) {
   mmio::ManualClock* clock = nullptr;
   mmio::SimConfig cfg;
   cfg.platform = mmio::sim_platform_by_name(platform);
-  Device d = sim_device(clock, cfg);
+  Device d = rpc_sim_device(clock, cfg);
   auto gem = make_sim_i915_gem(*d.sim);
   drm_i915_gem_create create{};
   create.size = 4096;
@@ -222,7 +222,7 @@ TEST(SimI915GemTest, OffersTheMmapTypesI915OffersOnThePart) {
     mmio::ManualClock* clock = nullptr;
     mmio::SimConfig cfg;
     cfg.platform = mmio::sim_platform_by_name(c.platform);
-    Device d = sim_device(clock, cfg);
+    Device d = rpc_sim_device(clock, cfg);
     auto gem = make_sim_i915_gem(*d.sim);
     drm_i915_gem_create create{};
     create.size = 4096;
@@ -240,7 +240,7 @@ TEST(SimI915GemTest, RefusesMisplacedSoftpins) {
   mmio::ManualClock* clock = nullptr;
   mmio::SimConfig cfg;
   cfg.platform = mmio::sim_platform_by_name("mtlgt2");
-  Device d = sim_device(clock, cfg);
+  Device d = rpc_sim_device(clock, cfg);
   auto gem = make_sim_i915_gem(*d.sim);
   drm_i915_gem_create a{}, b{};
   a.size = b.size = 8192;
@@ -267,9 +267,9 @@ TEST(ReadOutAgreementTest, AContextSwitchDuringAKernelIsFlaggedAndRepaired) {
     mmio::ManualClock* clock = nullptr;
     mmio::SimConfig cfg;
     cfg.context_switch_period_ns = 10'000'000;
-    Device d = sim_device(clock, cfg);
+    Device d = rpc_sim_device(clock, cfg);
     auto src = make_counter_source(access, d);
-    src->start(kFmt, flex_config());
+    src->start(kRpcFmt, flex_config());
     src->snapshot(1);
     EXPECT_FALSE(src->config_lost());
     clock->advance_ns(4'000'000);  // a kernel that ends before the switch
@@ -287,7 +287,7 @@ TEST(ReadOutAgreementTest, AContextSwitchDuringAKernelIsFlaggedAndRepaired) {
 
 TEST(RpcCounterSourceTest, StopRestoresEveryRegisterTheSessionTouched) {
   mmio::ManualClock* clock = nullptr;
-  Device d = sim_device(clock);
+  Device d = rpc_sim_device(clock);
   const std::uint32_t offsets[] = {
       mmio::reg::kOaControl,   mmio::reg::kOaDebug, 0x9840, 0x9888, 0x2710, 0xE458, 0xE558,
       mmio::reg::kOaCtxControl};
@@ -297,7 +297,7 @@ TEST(RpcCounterSourceTest, StopRestoresEveryRegisterTheSessionTouched) {
     before.push_back(d.mmio->read32(o));
   }
   auto src = make_counter_source("rpc", d);
-  src->start(kFmt, flex_config());
+  src->start(kRpcFmt, flex_config());
   EXPECT_NE(d.mmio->read32(mmio::reg::kOaControl), before[0]);
   src->snapshot(5);
   src->stop();
@@ -308,12 +308,12 @@ TEST(RpcCounterSourceTest, StopRestoresEveryRegisterTheSessionTouched) {
 
 TEST(RpcCounterSourceTest, SnapshotBeforeStartAndForeignConfigsAreRefused) {
   mmio::ManualClock* clock = nullptr;
-  Device d = sim_device(clock);
+  Device d = rpc_sim_device(clock);
   auto src = make_counter_source("rpc", d);
   EXPECT_THROW(src->snapshot(1), std::logic_error);
   mmio::OaConfig bad;
   bad.flex = {{0x2B00, 0}};
-  EXPECT_THROW(src->start(kFmt, bad), std::invalid_argument);
+  EXPECT_THROW(src->start(kRpcFmt, bad), std::invalid_argument);
   EXPECT_EQ(d.mmio->read32(mmio::reg::kOaControl), 0u);  // nothing was written
 }
 

@@ -19,7 +19,7 @@
 namespace oaprof::gpu {
 namespace {
 
-constexpr oa::ReportFormat kFormat = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+constexpr oa::ReportFormat kSampledFormat = oa::ReportFormat::kA32u40_A4u32_B8_C8;
 constexpr std::uint64_t kPeriodNs = 100'000;
 
 struct Kernel {
@@ -35,9 +35,9 @@ class SampledAgainstBracketedTest : public ::testing::Test {
     clock_ = c.get();
     device_ = make_sim_device(std::move(c), {});
     source_ = make_counter_source("mmio", device_);
-    source_->start(kFormat);
+    source_->start(kSampledFormat);
   }
-  oa::Report snapshot() { return oa::decode(kFormat, source_->snapshot(0).bytes); }
+  oa::Report snapshot() { return oa::decode(kSampledFormat, source_->snapshot(0).bytes); }
   // Moves the clock to `ns`, taking every periodic read on the way.
   void run_to(std::uint64_t ns) {
     while (next_read_ <= ns) {

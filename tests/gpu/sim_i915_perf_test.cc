@@ -19,8 +19,8 @@
 namespace oaprof::gpu {
 namespace {
 
-constexpr auto kFmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
-constexpr char kUuid[] = "12994724-3a5a-4303-bb3c-ba0175d2c200";
+constexpr auto kI915Fmt = oa::ReportFormat::kA32u40_A4u32_B8_C8;
+constexpr char kI915Uuid[] = "12994724-3a5a-4303-bb3c-ba0175d2c200";
 
 struct Regs {
   std::vector<std::uint32_t> mux{0x9888, 0x166C01E0};
@@ -28,7 +28,7 @@ struct Regs {
   std::vector<std::uint32_t> flex{0xE458, 0x5};
 };
 
-drm_i915_perf_oa_config oa_config(Regs& r, const char* uuid = kUuid) {
+drm_i915_perf_oa_config oa_config(Regs& r, const char* uuid = kI915Uuid) {
   drm_i915_perf_oa_config c{};
   std::memcpy(c.uuid, uuid, sizeof c.uuid);
   c.n_mux_regs = static_cast<std::uint32_t>(r.mux.size() / 2);
@@ -74,13 +74,13 @@ class SimI915PerfTest : public ::testing::Test {
 TEST_F(SimI915PerfTest, AddConfigChecksLikeI915AndIdsStartAtTwo) {
   Regs r;
   auto c = oa_config(r);
-  EXPECT_EQ(perf_->find_config_id(kUuid), std::nullopt);
+  EXPECT_EQ(perf_->find_config_id(kI915Uuid), std::nullopt);
   EXPECT_EQ(perf_->add_config(c), 2);
-  EXPECT_EQ(perf_->find_config_id(kUuid), 2u);  // sysfs metrics/<uuid>/id
+  EXPECT_EQ(perf_->find_config_id(kI915Uuid), 2u);  // sysfs metrics/<uuid>/id
   EXPECT_EQ(perf_->add_config(c), -EADDRINUSE);
   // Another descriptor on the same device sees the same configurations.
   auto other = make_sim_i915_perf(*device_.sim);
-  EXPECT_EQ(other->find_config_id(kUuid), 2u);
+  EXPECT_EQ(other->find_config_id(kI915Uuid), 2u);
 
   Regs bad_flex;
   bad_flex.flex = {0x2B00, 0};  // OACONTROL is not a flex register
@@ -106,14 +106,14 @@ TEST_F(SimI915PerfTest, AddConfigChecksLikeI915AndIdsStartAtTwo) {
   EXPECT_EQ(perf_->add_config(oa_config(r, "00000000-0000-0000-0000-000000000004")), 3);
   EXPECT_EQ(perf_->remove_config(2), 0);
   EXPECT_EQ(perf_->remove_config(2), -ENOENT);
-  EXPECT_EQ(perf_->find_config_id(kUuid), std::nullopt);
+  EXPECT_EQ(perf_->find_config_id(kI915Uuid), std::nullopt);
   EXPECT_EQ(perf_->add_config(c), 2);  // the lowest free id again
 }
 
 TEST_F(SimI915PerfTest, OpenRefusesBadPropertiesAsI915Does) {
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf_->add_config(oa_config(r)));
-  const auto fmt = static_cast<std::uint64_t>(oa::to_uapi(kFmt));
+  const auto fmt = static_cast<std::uint64_t>(oa::to_uapi(kI915Fmt));
   EXPECT_EQ(open({}), -EINVAL);                      // no properties
   EXPECT_EQ(open({3, id, 4, fmt, 5, 16}), -EINVAL);  // no SAMPLE_OA
   EXPECT_EQ(open({2, 1, 3, 0, 4, fmt}), -EINVAL);    // metrics set 0
@@ -147,7 +147,7 @@ TEST_F(SimI915PerfTest, OpenRefusesBadPropertiesAsI915Does) {
 TEST_F(SimI915PerfTest, OneStreamAtATimeAndCloseGivesTheOaUnitBack) {
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf_->add_config(oa_config(r)));
-  const auto fmt = static_cast<std::uint64_t>(oa::to_uapi(kFmt));
+  const auto fmt = static_cast<std::uint64_t>(oa::to_uapi(kI915Fmt));
   const std::uint32_t flex_before = device_.mmio->read32(0xE458);
   const int s = open({2, 1, 3, id, 4, fmt, 5, 16});
   ASSERT_GE(s, 0);
@@ -167,7 +167,7 @@ TEST_F(SimI915PerfTest, OneStreamAtATimeAndCloseGivesTheOaUnitBack) {
 TEST_F(SimI915PerfTest, ADisabledStreamCountsAndSamplesFromEnableOn) {
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf_->add_config(oa_config(r)));
-  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kFmt)), 5, 10},
+  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kI915Fmt)), 5, 10},
                      I915_PERF_FLAG_FD_NONBLOCK | I915_PERF_FLAG_DISABLED);
   ASSERT_GE(s, 0);
   EXPECT_EQ(device_.mmio->read32(0xE458), 0x5u);  // configured, not counting
@@ -191,7 +191,7 @@ TEST_F(SimI915PerfTest, ADisabledStreamCountsAndSamplesFromEnableOn) {
 TEST_F(SimI915PerfTest, PeriodicRecordsAreI915SamplesAtTheExponentsPeriod) {
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf_->add_config(oa_config(r)));
-  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kFmt)), 5, 10});
+  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kI915Fmt)), 5, 10});
   ASSERT_GE(s, 0);
   std::vector<std::uint8_t> small(8);
   EXPECT_EQ(perf_->read_stream(s, small), -EAGAIN);  // nothing yet
@@ -209,7 +209,7 @@ TEST_F(SimI915PerfTest, PeriodicRecordsAreI915SamplesAtTheExponentsPeriod) {
   std::uint64_t previous_ts = 0;
   for (const auto& rec : records) {
     ASSERT_EQ(rec.type, oa::PerfRecord::Type::kSample);
-    const oa::Report rep = oa::decode(kFmt, rec.report);
+    const oa::Report rep = oa::decode(kI915Fmt, rec.report);
     EXPECT_EQ((rep.rpt_id >> 19) & 0x3F, 1u);  // reason: timer
     EXPECT_EQ(rep.timestamp % 2048, 0u);       // on the period's tick
     if (previous_ts != 0) {
@@ -217,8 +217,8 @@ TEST_F(SimI915PerfTest, PeriodicRecordsAreI915SamplesAtTheExponentsPeriod) {
     }
     previous_ts = rep.timestamp;
   }
-  EXPECT_GT(oa::decode(kFmt, records.back().report).a[7],
-            oa::decode(kFmt, records.front().report).a[7]);
+  EXPECT_GT(oa::decode(kI915Fmt, records.back().report).a[7],
+            oa::decode(kI915Fmt, records.front().report).a[7]);
   std::vector<std::uint8_t> buf(4096);
   EXPECT_EQ(perf_->read_stream(s, buf), -EAGAIN);  // all read
   perf_->close_stream(s);
@@ -231,7 +231,7 @@ TEST_F(SimI915PerfTest, AnOverflowedBufferIsReportedAndRestartedAndLostReportsTo
   auto perf = make_sim_i915_perf(*device_.sim, small);
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf->add_config(oa_config(r)));
-  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kFmt)), 5, 10},
+  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kI915Fmt)), 5, 10},
                      I915_PERF_FLAG_FD_NONBLOCK, perf.get());
   ASSERT_GE(s, 0);
   clock_->advance_ns(3'000'000);  // 17 periods into room for 4
@@ -265,7 +265,7 @@ TEST_F(SimI915PerfTest, TheConfigurationLivesInEveryContextImageWhileTheStreamIs
   auto perf = make_sim_i915_perf(*d.sim);
   Regs r;
   const auto id = static_cast<std::uint64_t>(perf->add_config(oa_config(r)));
-  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kFmt)), 5, 16},
+  const int s = open({2, 1, 3, id, 4, static_cast<std::uint64_t>(oa::to_uapi(kI915Fmt)), 5, 16},
                      I915_PERF_FLAG_FD_NONBLOCK, perf.get());
   ASSERT_GE(s, 0);
   clock->advance_ns(5'500'000);
@@ -300,7 +300,7 @@ TEST(SimI915PerfGen12Test, StreamsOagPeriodicallyAndChecksTheEngineProperties) {
     auto perf = make_sim_i915_perf(*d.sim);
     std::vector<std::uint32_t> mux{0x9888, 0x1}, boolean{0xD920, 0x1}, flex{0xE458, 0x5};
     drm_i915_perf_oa_config oc{};
-    std::memcpy(oc.uuid, kUuid, sizeof oc.uuid);
+    std::memcpy(oc.uuid, kI915Uuid, sizeof oc.uuid);
     oc.n_mux_regs = oc.n_boolean_regs = oc.n_flex_regs = 1;
     oc.mux_regs_ptr = reinterpret_cast<std::uintptr_t>(mux.data());
     oc.boolean_regs_ptr = reinterpret_cast<std::uintptr_t>(boolean.data());

@@ -31,7 +31,7 @@
 namespace oaprof::gpu {
 namespace {
 
-constexpr const char* kUuid = "12f20772-0044-44ff-bcc0-d2bc252d140e";
+constexpr const char* kGen12Uuid = "12f20772-0044-44ff-bcc0-d2bc252d140e";
 
 xe::OaConfigParam config_param(const std::string& uuid, const std::vector<std::uint32_t>& regs) {
   xe::OaConfigParam c;
@@ -141,7 +141,7 @@ TEST(XeGen12Test, AddConfigTakesIgtsSetsAndChecksEachPartsOwnMuxList) {
     }
   }
   const auto add = [](SimulatedXePart& part, std::uint32_t address) {
-    return part.xe_->add_config(config_param(kUuid, {address, 0}));
+    return part.xe_->add_config(config_param(kGen12Uuid, {address, 0}));
   };
   SimulatedXePart tgl("tglgt2-xe");
   EXPECT_EQ(add(tgl, 0x38d100), -EINVAL);  // MTL's VISACTL

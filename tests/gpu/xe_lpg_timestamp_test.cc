@@ -21,7 +21,7 @@ namespace oaprof::gpu {
 namespace {
 
 constexpr double kCrystalHz = 38.4e6;  // RPM_CONFIG0 crystal code 2
-constexpr auto kFormat = oa::ReportFormat::kA24u40_A14u32_B8_C8;
+constexpr auto kXeLpgFormat = oa::ReportFormat::kA24u40_A14u32_B8_C8;
 
 // A Meteor Lake part (or its xe-driven twin) whose RPM_CONFIG0 holds the 38.4 MHz crystal and
 // `ctc_shift`, so that its CS timestamp runs at 38.4 MHz >> (3 - shift).
@@ -41,8 +41,8 @@ double decoded_ns(const oa::Platform& platform, std::uint32_t raw_ticks) {
   r0.timestamp = 0xFFFFF000u;
   oa::Report r1;
   r1.timestamp = static_cast<std::uint32_t>(r0.timestamp + raw_ticks);
-  const auto d = oa::compute_deltas(oa::decode(kFormat, oa::encode(kFormat, r0).bytes),
-                                    oa::decode(kFormat, oa::encode(kFormat, r1).bytes));
+  const auto d = oa::compute_deltas(oa::decode(kXeLpgFormat, oa::encode(kXeLpgFormat, r0).bytes),
+                                    oa::decode(kXeLpgFormat, oa::encode(kXeLpgFormat, r1).bytes));
   return oa::gpu_time_ns(d, platform.timestamp_hz);
 }
 
@@ -85,12 +85,12 @@ TEST(XeLpgTimestampTest, RegisterBuiltSnapshotsCountAsTheOaUnitDoes) {
       mmio::ManualClock& clock = *owned;
       Device d = make_sim_device(std::move(owned), meteor_lake(shift));
       auto src = make_counter_source(access, d);
-      src->start(kFormat);
+      src->start(kXeLpgFormat);
       const auto r0 = src->snapshot(1);
       clock.advance_ns(1'000'000);
       const auto r1 = src->snapshot(2);
-      const auto delta =
-          oa::compute_deltas(oa::decode(kFormat, r0.bytes), oa::decode(kFormat, r1.bytes));
+      const auto delta = oa::compute_deltas(oa::decode(kXeLpgFormat, r0.bytes),
+                                            oa::decode(kXeLpgFormat, r1.bytes));
       EXPECT_NEAR(oa::gpu_time_ns(delta, d.platform.timestamp_hz), 1e6, 1e3)
           << access << ", shift " << shift;
       src->stop();

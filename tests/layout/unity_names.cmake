@@ -1,4 +1,4 @@
-# oaprof's files are compiled as one translation unit (tools/CMakeLists.txt, OAPROF_UNITY_TOOLS).
+# oaprof's files are compiled as one translation unit (tools/CMakeLists.txt, OAPROF_UNITY).
 # Two files that each define the same name at namespace scope would then meet: a clash of types or
 # of equal signatures fails to compile, but functions with different parameters silently become
 # overloads, and a call could pick the other file's. So no name may be defined in two of them.

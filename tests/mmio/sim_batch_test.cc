@@ -16,7 +16,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr std::uint32_t kEnableA36 = (5u << reg::kOaControlSelectShift) | reg::kOaControlEnable;
+constexpr std::uint32_t kBatchEnableA36 =
+    (5u << reg::kOaControlSelectShift) | reg::kOaControlEnable;
 
 class Memory final : public GpuAddressSpace {
  public:
@@ -44,7 +45,7 @@ class SimBatchTest : public ::testing::Test {
 };
 
 TEST_F(SimBatchTest, ReportPerfCountWritesTheSelectedFormatWithTheReportId) {
-  sim_.write32(reg::kOaControl, kEnableA36);
+  sim_.write32(reg::kOaControl, kBatchEnableA36);
   sim_.set_kernel_running(true);
   clock_.advance_ns(1'000'000);
   run({cmd::kMiNoop, cmd::kMiReportPerfCountGen8, Memory::kBase + 64, 0, 0xABC,
@@ -74,7 +75,7 @@ TEST_F(SimBatchTest, LoadAndStoreRegisterMoveValuesBothWays) {
 }
 
 TEST_F(SimBatchTest, RejectsWhatTheHardwareWouldNotRunAsMeant) {
-  sim_.write32(reg::kOaControl, kEnableA36);
+  sim_.write32(reg::kOaControl, kBatchEnableA36);
   auto expect_rejected = [&](std::vector<std::uint32_t> batch, const char* why) {
     try {
       run(std::move(batch));
@@ -116,14 +117,14 @@ TEST(SimModelTest, AContextSwitchReloadsOnlyTheContextSavedRegisters) {
   sim.write32(reg::kOaCtxControl, 1);
   sim.write32(reg::kEuPerfCntl[6], 0x77);
   sim.write32(0x2710, 0x99);
-  sim.write32(reg::kOaControl, kEnableA36);
+  sim.write32(reg::kOaControl, kBatchEnableA36);
   clock.advance_ns(999'999);
   EXPECT_EQ(sim.read32(reg::kEuPerfCntl[6]), 0x77u);
   clock.advance_ns(1);
   EXPECT_EQ(sim.read32(reg::kEuPerfCntl[6]), 0u);
   EXPECT_EQ(sim.read32(reg::kOaCtxControl), 0u);
-  EXPECT_EQ(sim.read32(0x2710), 0x99u);                // boolean: global
-  EXPECT_EQ(sim.read32(reg::kOaControl), kEnableA36);  // OACONTROL: global
+  EXPECT_EQ(sim.read32(0x2710), 0x99u);                     // boolean: global
+  EXPECT_EQ(sim.read32(reg::kOaControl), kBatchEnableA36);  // OACONTROL: global
   EXPECT_EQ(sim.context_switches(), 1u);
 }
 
@@ -132,9 +133,9 @@ TEST(SimModelTest, ServePublishesCountersAndTakesWritesFromTheMapping) {
   SimGpu sim(SimConfig{}, clock);
   std::vector<std::uint32_t> bar(SimGpu::kRegisterFileBytes / 4, 0xFFFFFFFF);
   sim.serve(bar);
-  EXPECT_EQ(bar[reg::kOaControl / 4], 0u);  // the model's state, not the mapping's garbage
-  bar[reg::kOaControl / 4] = kEnableA36;    // the other side enables OA
-  bar[reg::kGpuTicks / 4] = 42;             // and scribbles on a read-only counter
+  EXPECT_EQ(bar[reg::kOaControl / 4], 0u);     // the model's state, not the mapping's garbage
+  bar[reg::kOaControl / 4] = kBatchEnableA36;  // the other side enables OA
+  bar[reg::kGpuTicks / 4] = 42;                // and scribbles on a read-only counter
   sim.serve(bar);
   sim.set_kernel_running(true);
   clock.advance_ns(1000);

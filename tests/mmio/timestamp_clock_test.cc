@@ -12,7 +12,7 @@
 namespace oaprof::mmio {
 namespace {
 
-oa::Platform platform_of(std::uint16_t pci_id) {
+oa::Platform clock_platform_of(std::uint16_t pci_id) {
   const auto p = oa::platform_for_pci_id(pci_id);
   if (!p) ADD_FAILURE() << "no platform for PCI id " << std::hex << pci_id;
   return p.value_or(oa::simulated_platform());
@@ -40,7 +40,7 @@ TEST(TimestampClockTest, EveryGen11CrystalAndShift) {
       {3, 3, 25e6},  {3, 2, 12.5e6}, {3, 1, 6.25e6}, {3, 0, 3.125e6},
   };
   for (const std::uint16_t id : {std::uint16_t{0x8A52}, std::uint16_t{0x9A49}}) {  // ICL, TGL
-    const oa::Platform p = platform_of(id);
+    const oa::Platform p = clock_platform_of(id);
     for (const Case& c : cases) {
       TimestampRegisters r;
       r.rpm_config0 = rpm_config0(c.crystal, c.shift);
@@ -58,7 +58,7 @@ TEST(TimestampClockTest, EveryGen11CrystalAndShift) {
 
 // Gen9: CTC_MODE's shift of a 24 MHz crystal (19.2 MHz on the LP parts BXT and GLK).
 TEST(TimestampClockTest, Gen9ShiftsItsCrystalByCtcMode) {
-  const oa::Platform skl = platform_of(0x1916), bxt = platform_of(0x5A84);
+  const oa::Platform skl = clock_platform_of(0x1916), bxt = clock_platform_of(0x5A84);
   TimestampRegisters r;
   r.ctc_mode = 2u << 1;
   EXPECT_EQ(hz_of(skl, r), 12e6);  // the 12 MHz of every big-core Gen9
@@ -80,24 +80,24 @@ TEST(TimestampClockTest, DivideLogicReadsTimestampOverride) {
   r.rpm_config0 = rpm_config0(2, 3);        // ignored
   for (const std::uint16_t id :
        {std::uint16_t{0x1916}, std::uint16_t{0x8A52}, std::uint16_t{0x9A49}}) {
-    EXPECT_EQ(hz_of(platform_of(id), r), 19.2e6) << std::hex << id;
+    EXPECT_EQ(hz_of(clock_platform_of(id), r), 19.2e6) << std::hex << id;
   }
   r.timestamp_override = 23u;  // 24 MHz + 1 MHz / 1
-  EXPECT_EQ(hz_of(platform_of(0x8A52), r), 25e6);
+  EXPECT_EQ(hz_of(clock_platform_of(0x8A52), r), 25e6);
 }
 
 TEST(TimestampClockTest, Gen8HasNoClockRegister) {
   TimestampRegisters r;
   r.ctc_mode = 3u << 1;
-  EXPECT_FALSE(decode_timestamp_frequency(platform_of(0x1616), r));
-  EXPECT_FALSE(decode_timestamp_frequency(platform_of(0x0412), r));
+  EXPECT_FALSE(decode_timestamp_frequency(clock_platform_of(0x1616), r));
+  EXPECT_FALSE(decode_timestamp_frequency(clock_platform_of(0x0412), r));
 }
 
 // Through the registers of a simulated part, as the device reads them without i915.
 TEST(TimestampClockTest, ReadsTheSimulatorsRegisters) {
   ManualClock clock;
   SimConfig config;
-  config.platform = platform_of(0x8A52);
+  config.platform = clock_platform_of(0x8A52);
   config.timestamp_registers = TimestampRegisters{0, rpm_config0(2, 2), 0};  // 38.4 MHz >> 1
   SimGpu icl(config, clock);
   const auto got = read_timestamp_frequency(icl, config.platform);

@@ -10,9 +10,9 @@
 namespace oaprof::power {
 namespace {
 
-constexpr std::uint64_t kSecondNs = 1'000'000'000;
+constexpr std::uint64_t kPowercapSecondNs = 1'000'000'000;
 
-struct VirtualClock {
+struct PowercapClock {
   std::atomic<std::uint64_t> now_ns{1000};
   SimPowercap::Clock fn() {
     return [this] { return now_ns.load(); };
@@ -20,7 +20,7 @@ struct VirtualClock {
 };
 
 TEST(SimPowerTest, IdlePowerAccruesOnTheVirtualClock) {
-  VirtualClock clock;
+  PowercapClock clock;
   SimPowerModel model;
   model.update_interval_ns = 0;  // exact at every read: the clock starts between updates
   SimEnergySource src({}, model, clock.fn());
@@ -28,9 +28,9 @@ TEST(SimPowerTest, IdlePowerAccruesOnTheVirtualClock) {
   EXPECT_THAT(src.domains(), ::testing::UnorderedElementsAre(Domain::kPackage, Domain::kCores,
                                                              Domain::kUncore, Domain::kPsys));
   const EnergyReading a = src.read();
-  clock.now_ns += 2 * kSecondNs;
+  clock.now_ns += 2 * kPowercapSecondNs;
   const EnergyReading b = src.read();
-  EXPECT_EQ(b.time_ns - a.time_ns, 2 * kSecondNs);
+  EXPECT_EQ(b.time_ns - a.time_ns, 2 * kPowercapSecondNs);
   EXPECT_EQ(b.energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage),
             static_cast<std::uint64_t>(2 * model.package_idle_w * 1e6));
   EXPECT_EQ(b.energy_uj.at(Domain::kCores) - a.energy_uj.at(Domain::kCores),
@@ -38,16 +38,16 @@ TEST(SimPowerTest, IdlePowerAccruesOnTheVirtualClock) {
 }
 
 TEST(SimPowerTest, GpuActivityAddsToUncorePackageAndPsysOnly) {
-  VirtualClock clock;
+  PowercapClock clock;
   SimPowerModel model;
   SimEnergySource src({}, model, clock.fn());
   const EnergyReading a = src.read();
   src.simulator().set_gpu_active(true);
-  clock.now_ns += kSecondNs;
+  clock.now_ns += kPowercapSecondNs;
   src.simulator().set_gpu_activity(0.5);
-  clock.now_ns += kSecondNs;
+  clock.now_ns += kPowercapSecondNs;
   src.simulator().set_gpu_active(false);
-  clock.now_ns += kSecondNs;
+  clock.now_ns += kPowercapSecondNs;
   const EnergyReading b = src.read();
   auto joules = [&](Domain d) {
     return static_cast<double>(b.energy_uj.at(d) - a.energy_uj.at(d)) / 1e6;
@@ -63,7 +63,7 @@ TEST(SimPowerTest, GpuActivityAddsToUncorePackageAndPsysOnly) {
 }
 
 TEST(SimPowerTest, FilesWrapAtTheRangeAndTheReaderUnwraps) {
-  VirtualClock clock;
+  PowercapClock clock;
   SimPowerModel model;
   model.max_energy_range_uj = 1'500'000;  // 1.5 J: the package wraps every 0.75 s at idle
   model.update_interval_ns = 0;
@@ -72,7 +72,7 @@ TEST(SimPowerTest, FilesWrapAtTheRangeAndTheReaderUnwraps) {
   EXPECT_EQ(src.wrap_range_uj(), 1'500'000u);
   const EnergyReading a = src.read();
   for (int i = 0; i < 8; ++i) {
-    clock.now_ns += kSecondNs / 2;
+    clock.now_ns += kPowercapSecondNs / 2;
     src.read();
   }
   const EnergyReading b = src.read();
@@ -84,7 +84,7 @@ TEST(SimPowerTest, FilesWrapAtTheRangeAndTheReaderUnwraps) {
 // As RAPL's counters, the files move only at update instants (every 1 ms by default), each time
 // to the energy at that instant: reads between two updates see the same value.
 TEST(SimPowerTest, TheFilesChangeOnlyAtUpdateInstants) {
-  VirtualClock clock;
+  PowercapClock clock;
   clock.now_ns = 0;
   SimPowerModel model;  // package 2 W idle: 2 µJ per ms
   SimEnergySource src({}, model, clock.fn());
@@ -106,7 +106,7 @@ TEST(SimPowerTest, TheFilesChangeOnlyAtUpdateInstants) {
 }
 
 TEST(SimPowerTest, RefusesActivityOutsideZeroToOne) {
-  VirtualClock clock;
+  PowercapClock clock;
   SimEnergySource src({}, {}, clock.fn());
   EXPECT_THROW(src.simulator().set_gpu_activity(1.5), std::invalid_argument);
   EXPECT_THROW(src.simulator().set_gpu_activity(-0.1), std::invalid_argument);
@@ -138,7 +138,7 @@ struct FakeGpuEnergy {
 };
 
 TEST(SimPowerGpuModelTest, TheGpuModelsEnergyIsTheUncorePlaneAndInPackageAndPsys) {
-  VirtualClock clock;
+  PowercapClock clock;
   FakeGpuEnergy gpu;
   SimPowerModel model;
   model.update_interval_ns = 0;
@@ -146,7 +146,7 @@ TEST(SimPowerGpuModelTest, TheGpuModelsEnergyIsTheUncorePlaneAndInPackageAndPsys
   SimEnergySource src({}, model, clock.fn());
   src.simulator().set_gpu_active(true);  // the activity no longer matters
   const EnergyReading a = src.read();
-  clock.now_ns += kSecondNs;
+  clock.now_ns += kPowercapSecondNs;
   gpu.joules = 2.5;
   const EnergyReading b = src.read();
   auto joules = [&](Domain d) {
@@ -162,7 +162,7 @@ TEST(SimPowerGpuModelTest, TheGpuModelsEnergyIsTheUncorePlaneAndInPackageAndPsys
 }
 
 TEST(SimPowerGpuModelTest, TheGpusEnergyFromBeforeTheTreeWasMadeIsNotInItsPlanes) {
-  VirtualClock clock;
+  PowercapClock clock;
   FakeGpuEnergy gpu;
   gpu.joules = 5.0;  // the GPU ran before the tree was made
   SimPowerModel model;
@@ -170,7 +170,7 @@ TEST(SimPowerGpuModelTest, TheGpusEnergyFromBeforeTheTreeWasMadeIsNotInItsPlanes
   model.gpu_energy_j = gpu.fn();
   SimEnergySource src({}, model, clock.fn());
   const EnergyReading a = src.read();
-  clock.now_ns += kSecondNs;
+  clock.now_ns += kPowercapSecondNs;
   gpu.joules = 5.5;
   const EnergyReading b = src.read();
   // The planes start at 0 with the tree: the uncore plane holds the 0.5 J since, not the 5 J
@@ -180,7 +180,7 @@ TEST(SimPowerGpuModelTest, TheGpusEnergyFromBeforeTheTreeWasMadeIsNotInItsPlanes
 }
 
 TEST(SimPowerGpuModelTest, TheGpuModelsEnergyAppearsAtRaplsNextUpdate) {
-  VirtualClock clock;
+  PowercapClock clock;
   clock.now_ns = 0;
   FakeGpuEnergy gpu;
   SimPowerModel model;  // updates once a millisecond

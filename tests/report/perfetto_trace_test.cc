@@ -18,7 +18,7 @@ using oaprof::testing::decode_proto;
 using oaprof::testing::find_field;
 using oaprof::testing::ProtoField;
 
-RunInfo info() {
+RunInfo trace_info() {
   RunInfo i;
   i.device = "simulated";
   i.device_detail = "simulated KBL GT2";
@@ -27,7 +27,7 @@ RunInfo info() {
   return i;
 }
 
-RowEnergy no_energy() {
+RowEnergy trace_no_energy() {
   RowEnergy e;
   e.window = power::unavailable_energy_window("no RAPL in this test");
   return e;
@@ -101,10 +101,11 @@ std::vector<Slice> slice_events(const std::string& trace) {
 TEST(PerfettoTraceTest, EveryRowLeavesWholePackets) {
   std::ostringstream out;
   auto r = make_perfetto_trace_reporter(out, "/nonexistent");
-  r->begin(info());
+  r->begin(trace_info());
   EXPECT_FALSE(packets(out.str()).empty());
   for (std::uint64_t i = 0; i < 3; ++i) {
-    r->add(launch(i, 1000 + 1000 * i, 500 + 1000 * i, 600 + 1000 * i, 900 + 1000 * i), no_energy());
+    r->add(launch(i, 1000 + 1000 * i, 500 + 1000 * i, 600 + 1000 * i, 900 + 1000 * i),
+           trace_no_energy());
     r->flush();
     const std::string now = out.str();
     ASSERT_TRUE(decode_proto(now).has_value()) << "after row " << i;
@@ -117,12 +118,12 @@ TEST(PerfettoTraceTest, EveryRowLeavesWholePackets) {
 TEST(PerfettoTraceTest, SlicesSitOnTheHostClockByTheFirstOffset) {
   std::ostringstream out;
   auto r = make_perfetto_trace_reporter(out, "/nonexistent");
-  r->begin(info());
+  r->begin(trace_info());
   // Offset host - device = 1000 - 500 = 500 from the first launch of the process and device.
-  r->add(launch(0, 1000, 500, 600, 900), no_energy());
+  r->add(launch(0, 1000, 500, 600, 900), trace_no_energy());
   // The second launch's own offset differs (2000 - 1600 = 400); the first one is kept, so the two
   // GPU intervals keep their spacing on the GPU's clock.
-  r->add(launch(1, 2000, 1600, 1700, 2000), no_energy());
+  r->add(launch(1, 2000, 1600, 1700, 2000), trace_no_energy());
   const auto s = slice_events(out.str());
   ASSERT_EQ(s.size(), 4u);
   EXPECT_EQ(s[0].type, pf::kTypeSliceBegin);
@@ -142,10 +143,10 @@ TEST(PerfettoTraceTest, SlicesSitOnTheHostClockByTheFirstOffset) {
 TEST(PerfettoTraceTest, ASampledLaunchIsSlicedAtItsHostWindow) {
   std::ostringstream out;
   auto r = make_perfetto_trace_reporter(out, "/nonexistent");
-  r->begin(info());
+  r->begin(trace_info());
   oa::LaunchRecord sampled = launch(0, 1000, 0, 600, 900);
   sampled.launch.sampled = oa::SampledWindow{5000, 5300, 0, oa::ClockCalibration::kMarker};
-  r->add(sampled, no_energy());
+  r->add(sampled, trace_no_energy());
   const auto s = slice_events(out.str());
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].ts, 5000u);
@@ -159,8 +160,8 @@ TEST(PerfettoTraceTest, ThreadsAreNamedFromProc) {
   std::ofstream(root / "4242/task/4243/comm") << "worker-7\n";
   std::ostringstream out;
   auto r = make_perfetto_trace_reporter(out, root.string());
-  r->begin(info());
-  r->add(launch(0, 1000, 500, 600, 900), no_energy());
+  r->begin(trace_info());
+  r->add(launch(0, 1000, 500, 600, 900), trace_no_energy());
   std::string thread_name, process_name;
   for (const auto& p : packets(out.str())) {
     const ProtoField* td = find_field(p, pf::kPacketTrackDescriptor);
@@ -182,12 +183,12 @@ TEST(PerfettoTraceTest, ThreadsAreNamedFromProc) {
 TEST(PerfettoTraceTest, SampledRowsGoOnTheGpuTrackFromTheirStart) {
   std::ostringstream out;
   auto r = make_perfetto_trace_reporter(out, "/nonexistent");
-  r->begin(info());
+  r->begin(trace_info());
   oa::LaunchRecord row;
   row.launch.kernel_name = "(system)";
   row.launch.api_ns = 5000;    // the sampled row's start, CLOCK_MONOTONIC
   row.deltas.timestamp = 120;  // 120 ticks at 12 MHz: 10 µs
-  r->add(row, no_energy());
+  r->add(row, trace_no_energy());
   const auto s = slice_events(out.str());
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[0].ts, 5000u);

@@ -19,19 +19,14 @@
 #include <fmt/format.h>
 
 #include "oa/perf_record.h"
+#include "tests/common/sanitizer.h"
 
 namespace oaprof::security {
 namespace {
 
 namespace fs = std::filesystem;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using oaprof::testing::kAddressSanitizer;
 
 // Runs `argv` with its address space limited to `bytes`; its exit status (128 + N on signal N).
 int run_in_address_space(const std::vector<std::string>& argv, rlim_t bytes) {

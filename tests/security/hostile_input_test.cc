@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tests/common/run_util.h"
+#include "tests/common/sanitizer.h"
 
 namespace oaprof::security {
 namespace {
@@ -26,17 +27,7 @@ using ::testing::HasSubstr;
 constexpr std::size_t kHostileBytes = std::size_t{16} << 20;
 constexpr std::size_t kAddressSpace = std::size_t{256} << 20;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using oaprof::testing::kAddressSanitizer;
 
 class HostileInputTest : public ::testing::Test {
  protected:
