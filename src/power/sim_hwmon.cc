@@ -96,7 +96,9 @@ EnergyReading SimHwmon::read_through(HwmonSource& reader) {
   std::lock_guard lock(mu_);
   advance_locked();
   write_locked();
-  return reader.read();
+  EnergyReading r = reader.read();
+  r.time_ns = last_ns_;  // the files' instant (SimPowercap::read_through says why)
+  return r;
 }
 
 void SimHwmon::advance_locked() {

@@ -116,7 +116,12 @@ EnergyReading SimPowercap::read_through(PowercapSource& reader) {
   std::lock_guard lock(mu_);
   advance_locked();
   write_locked();
-  return reader.read();
+  EnergyReading r = reader.read();
+  // The files hold the energy up to the instant they were brought to: the reading's time is
+  // that instant, not the reader's later look at the clock, so that a reader descheduled in
+  // between (a loaded machine) does not stretch or shrink the window by its wait.
+  r.time_ns = last_ns_;
+  return r;
 }
 
 double SimPowercap::gpu_activity() const {

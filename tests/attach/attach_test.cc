@@ -295,8 +295,7 @@ TEST_P(AttachTest, ReplayLeavesTheProgramsBuffersAsASingleRunWould) {
 
 // Kernel replay across three sets (issue 20) of a kernel that updates its buffer in place: every
 // pass starts from the same buffer (the program ends with an unprofiled run's result), each set
-// counts the same kernel (its GPU clocks per pass agree with the other sets' within the
-// machine's noise), and the joined row has all three.
+// counts the same launch, and the joined row has all three.
 TEST_P(AttachTest, KernelReplayAcrossSetsGivesEveryPassTheSameInputs) {
   const auto alone = run(fmt::format("{} replay 3000", ATTACH_APP_BIN));
   ASSERT_EQ(alone.status, 0) << alone.output;
@@ -321,12 +320,12 @@ TEST_P(AttachTest, KernelReplayAcrossSetsGivesEveryPassTheSameInputs) {
       // The in-place buffer, restored before each of the two further passes.
       EXPECT_EQ(rows[i].at("restore_bytes"), std::to_string(2 * 4096 * 4));
       EXPECT_THAT(rows[i].at("flags"), Not(HasSubstr("pass_")));
-      // Each set's pass ran the same kernel on the same data: its GPU clocks are one pass's,
-      // as the first set's are (the simulator counts wall time, which PoCL's load swings).
-      const double ratio =
-          std::stod(rows[i].at("gpu_ticks")) / std::stod(sets[0][i].at("gpu_ticks"));
-      EXPECT_GT(ratio, 0.3);
-      EXPECT_LT(ratio, 3.0);
+      // Each set's row is the same launch, counted. (Its GPU clocks are not compared: the
+      // simulator counts PoCL's wall time, which a loaded 2-core machine swung beyond 3x
+      // between passes; that the passes saw the same data is the checksum above.)
+      EXPECT_EQ(rows[i].at("kernel"), joined[i].at("kernel"));
+      EXPECT_EQ(rows[i].at("global_size"), joined[i].at("global_size"));
+      EXPECT_GT(std::stod(rows[i].at("gpu_ticks")), 0);
     }
     EXPECT_FALSE(joined[i].at("ComputeBasic.EuActive_percent").empty());
     EXPECT_FALSE(joined[i].at("L3_1.L30Bank0Active_percent").empty());

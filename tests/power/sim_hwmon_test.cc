@@ -31,6 +31,19 @@ double joules(const EnergyReading& a, const EnergyReading& b, Domain d) {
   return static_cast<double>(b.energy_uj.at(d) - a.energy_uj.at(d)) / 1e6;
 }
 
+// As SimPowerTest.AReadingIsTimedAtTheInstantItsFilesWereBroughtTo: a clock that moves on
+// between the simulator's look and the reader's does not change the window's power.
+TEST(SimHwmonTest, AReadingIsTimedAtTheInstantItsFilesWereBroughtTo) {
+  std::atomic<std::uint64_t> now_ns{1000};
+  std::atomic<std::uint64_t> step_ns{0};
+  const SimHwmonModel model;
+  SimHwmonSource src({}, model, [&] { return now_ns.fetch_add(step_ns += 1'000'000); });
+  const EnergyReading a = src.read();
+  const EnergyReading b = src.read();
+  const double seconds = static_cast<double>(b.time_ns - a.time_ns) / 1e9;
+  EXPECT_NEAR(joules(a, b, Domain::kGpuPackage) / seconds, model.package_idle_w, 1e-3);
+}
+
 TEST(SimHwmonTest, AGpuEnergyModelIsThePackageAndInTheCard) {
   VirtualClock clock;
   std::atomic<double> gpu_j{0};

@@ -37,6 +37,22 @@ TEST(SimPowerTest, IdlePowerAccruesOnTheVirtualClock) {
             static_cast<std::uint64_t>(2 * model.cores_idle_w * 1e6));
 }
 
+// A clock that moves on at every look, each step a millisecond longer than the last: the reader
+// looks at it after the simulator has brought the files up to date, as a reader descheduled in
+// between would. The reading's time is the files' instant, so the window's power is the model's.
+TEST(SimPowerTest, AReadingIsTimedAtTheInstantItsFilesWereBroughtTo) {
+  std::atomic<std::uint64_t> now_ns{1000};
+  std::atomic<std::uint64_t> step_ns{0};
+  SimPowerModel model;
+  model.update_interval_ns = 0;
+  SimEnergySource src({}, model, [&] { return now_ns.fetch_add(step_ns += 1'000'000); });
+  const EnergyReading a = src.read();
+  const EnergyReading b = src.read();
+  const double uj =
+      static_cast<double>(b.energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage));
+  EXPECT_NEAR(uj * 1e3 / static_cast<double>(b.time_ns - a.time_ns), model.package_idle_w, 1e-6);
+}
+
 TEST(SimPowerTest, GpuActivityAddsToUncorePackageAndPsysOnly) {
   PowercapClock clock;
   SimPowerModel model;
