@@ -1,6 +1,7 @@
 // Whether this test binary was built with AddressSanitizer (GCC's or clang's), for tests that
 // cannot hold under it (ASan reserves terabytes of shadow address space: no address-space limit
-// fits under it).
+// fits under it), and for random sweeps that take a tenth of their draws there (the sanitizer
+// pass looks for memory errors, which the first draws reach as well as the last).
 #pragma once
 
 namespace oaprof::testing {
