@@ -153,6 +153,43 @@ TEST_F(InstallTest, UnitsNameTheOaprofdOfTheInstallsPrefix) {
   EXPECT_EQ(exec.substr(0, exec.find(' ')), (prefix / "bin/oaprofd").string());
 }
 
+// Installs side by side into different trees (these tests under `ctest -j`, CPack beside them)
+// each get their own units. The units script configured them in one directory of the build tree,
+// and eight at a time for six rounds, a sixth of them failed in configure_file (its temporary
+// file taken away by another install), as one did in CI.
+TEST_F(InstallTest, UnitsInstalledSideBySideIntoDifferentTreesAllSucceed) {
+  const fs::path root = *destdir_ / "side-by-side";
+  fs::create_directories(root);
+  const char* script = R"(cmake=$1 units=$2 root=$3 failed=0
+for round in 1 2 3 4 5 6; do
+  pids=
+  for i in 1 2 3 4 5 6 7 8; do
+    DESTDIR="$root/$round-$i" "$cmake" -DCMAKE_INSTALL_PREFIX=/usr -P "$units" \
+      >"$root/$round-$i.log" 2>&1 &
+    pids="$pids $!"
+  done
+  for pid in $pids; do wait "$pid" || failed=$((failed + 1)); done
+done
+echo "failed: $failed"
+for log in "$root"/*.log; do grep -q 'CMake Error' "$log" && cat "$log"; done
+exit 0)";
+  const auto r = run("sh -c " + shell_quote(script) + " sh " + shell_quote(CMAKE_COMMAND_PATH) +
+                     " " + shell_quote(OAPROF_UNITS_SCRIPT) + " " + shell_quote(root.string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("failed: 0\n")) << r.output;
+  const fs::path unit_dir = fs::path(OAPROF_SYSTEMD_UNIT_DIR).is_absolute()
+                                ? fs::path(OAPROF_SYSTEMD_UNIT_DIR)
+                                : fs::path("/usr") / OAPROF_SYSTEMD_UNIT_DIR;
+  for (int round = 1; round <= 6; ++round) {
+    for (int i = 1; i <= 8; ++i) {
+      const fs::path tree = root / (std::to_string(round) + "-" + std::to_string(i));
+      const std::string service = read_file(staged(tree, unit_dir / "oaprofd.service"));
+      const std::string exec = unit_value(service, "ExecStart");
+      EXPECT_EQ(exec.substr(0, exec.find(' ')), "/usr/bin/oaprofd") << tree;
+    }
+  }
+}
+
 TEST_F(InstallTest, SocketIsForGroupOaprofOnly) {
   const std::string socket = read_file(unit("oaprofd.socket"));
   // Where clients look by default, and the group oaprofd admits by default.
