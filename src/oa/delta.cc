@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -216,6 +217,14 @@ double max_safe_read_interval_ns(double freq_mhz, int eus, double timestamp_hz,
 
 double gpu_time_ns(const CounterDeltas& d, double timestamp_hz) {
   return static_cast<double>(d.timestamp) * 1e9 / timestamp_hz;
+}
+
+std::uint64_t gpu_busy_ns(const CounterDeltas& d, double timestamp_hz) {
+  const double ns = gpu_time_ns(d, timestamp_hz);
+  if (!(ns > 0)) return 0;
+  constexpr double kPastAny = 18446744073709551616.0;  // 2^64
+  if (ns >= kPastAny) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(ns);
 }
 
 double average_frequency_mhz(const CounterDeltas& d, double timestamp_hz) {

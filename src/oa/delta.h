@@ -67,6 +67,10 @@ double max_safe_read_interval_ns(double freq_mhz, int eus, double timestamp_hz =
 
 // Derived figures every row carries.
 double gpu_time_ns(const CounterDeltas& d, double timestamp_hz);
+// gpu_time_ns in whole nanoseconds, for sums of busy time: 0 where it is no time at all (a
+// timestamp frequency not known: 0/0), the largest where it is past any (an unknown frequency
+// with ticks counted). A cast of those doubles would be undefined behaviour.
+std::uint64_t gpu_busy_ns(const CounterDeltas& d, double timestamp_hz);
 double average_frequency_mhz(const CounterDeltas& d, double timestamp_hz);
 
 }  // namespace oaprof::oa

@@ -344,7 +344,7 @@ RowEnergy row_energy(const oa::LaunchRecord& r, const power::EnergyReading* begi
     return e;
   }
   power::WindowOptions wo = info.energy_options;
-  wo.busy_ns = static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info.timestamp_hz));
+  wo.busy_ns = oa::gpu_busy_ns(r.deltas, info.timestamp_hz);
   wo.gpu_freq_mhz = oa::average_frequency_mhz(r.deltas, info.timestamp_hz);
   e.window = power::make_energy_window(*begin, *end, wo);
   // Readings that went backwards are no edge of a window, for the table's per-kernel window

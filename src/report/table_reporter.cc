@@ -63,7 +63,7 @@ class TableReporter final : public Reporter {
     if (energy.begin && energy.end) {
       if (!a.energy_begin) a.energy_begin = energy.begin;
       a.energy_end = energy.end;
-      a.busy_ns += static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, info_.timestamp_hz));
+      a.busy_ns += oa::gpu_busy_ns(r.deltas, info_.timestamp_hz);
     } else {
       a.energy_missing = true;
       if (!energy.window.unavailable_reason.empty())

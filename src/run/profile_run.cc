@@ -577,7 +577,7 @@ void ProfileRun::write_row(const oa::LaunchRecord& r, const power::EnergyReading
   ipc::wire::KernelSummary& k = kernel_totals_[r.launch.kernel_name];
   k.kernel = r.launch.kernel_name;
   k.launches += 1;
-  k.gpu_ns += static_cast<std::uint64_t>(oa::gpu_time_ns(r.deltas, set.info.timestamp_hz));
+  k.gpu_ns += oa::gpu_busy_ns(r.deltas, set.info.timestamp_hz);
   if (const auto w = e.window.igpu.watts(e.window.formula)) {
     k.energy_uj += static_cast<std::uint64_t>(std::max(0.0, *w) *
                                               static_cast<double>(e.window.duration_ns) / 1e3);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 namespace oaprof::oa {
@@ -69,6 +70,18 @@ TEST(DeltaTest, DerivedTimeAndFrequency) {
   EXPECT_DOUBLE_EQ(average_frequency_mhz(d, 12e6), 1150.0);
   d.timestamp = 0;
   EXPECT_EQ(average_frequency_mhz(d, 12e6), 0.0);
+}
+
+// Busy time summed in whole nanoseconds: an unknown timestamp frequency gives none (0/0) or the
+// most there is (ticks over 0), never a cast of NaN or infinity (undefined; 2^63 on x86).
+TEST(DeltaTest, GpuBusyNsIsWholeNanosecondsEvenWithoutATimestampFrequency) {
+  CounterDeltas d;
+  d.timestamp = 12001;
+  EXPECT_EQ(gpu_busy_ns(d, 12e6), 1'000'083u);
+  EXPECT_EQ(gpu_busy_ns(d, 0), std::numeric_limits<std::uint64_t>::max());
+  d.timestamp = 0;
+  EXPECT_EQ(gpu_busy_ns(d, 0), 0u);
+  EXPECT_EQ(gpu_busy_ns(d, 12e6), 0u);
 }
 
 TEST(DeltaTest, XeLpgTimestampIsShiftedAndWrapsAtThirtyTwoBits) {

@@ -2,6 +2,7 @@
 // and the comparison with a measured window long enough to be trusted.
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -71,6 +72,16 @@ RowEnergy measured(const oa::LaunchRecord& r, const RunInfo& info, double ms, do
   e.energy_uj = {{power::Domain::kPackage, static_cast<std::uint64_t>(joules * 1e6)},
                  {power::Domain::kCores, 0}};
   return row_energy(r, &b, &e, info, "");
+}
+
+// A run whose timestamp frequency is not known has no busy time to put in a window: the share
+// stays 0, not 2^63 ns over 10 ms (an undefined cast of 0/0).
+TEST(EnergyModelRowTest, WithoutATimestampFrequencyAWindowHasNoBusyShare) {
+  RunInfo info = model_info();
+  info.timestamp_hz = 0;
+  oa::LaunchRecord r = busy_record();
+  r.deltas.timestamp = 0;
+  EXPECT_EQ(measured(r, info, 10, 0.01).window.busy_fraction, std::optional<double>(0.0));
 }
 
 TEST(EnergyModelRowTest, EveryRowGetsTheModelsEnergyAndErrorBar) {
