@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "power/timed_reading.h"
 #include "power/unique_domains.h"
 
 namespace oaprof::power {
@@ -167,15 +168,16 @@ std::string HwmonSource::describe() const {
 }
 
 EnergyReading HwmonSource::read() {
-  EnergyReading r;
-  r.time_ns = clock_ns_();
-  for (Channel& c : channels_) {
-    const std::uint64_t raw = c.energy_file.read();
-    c.total += hwmon_energy_delta(c.last_raw, raw);
-    c.last_raw = raw;
-    r.energy_uj[c.domain] += c.total;
-  }
-  return r;
+  return timed_reading(clock_ns_, [this] {
+    EnergyReading r;
+    for (Channel& c : channels_) {
+      const std::uint64_t raw = c.energy_file.read();
+      c.total += hwmon_energy_delta(c.last_raw, raw);
+      c.last_raw = raw;
+      r.energy_uj[c.domain] += c.total;
+    }
+    return r;
+  });
 }
 
 }  // namespace oaprof::power

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "power/sysfs_file.h"
+#include "power/timed_reading.h"
 #include "power/unique_domains.h"
 
 namespace oaprof::power {
@@ -135,23 +136,24 @@ std::optional<std::uint64_t> MsrSource::wrap_range_uj() const {
 }
 
 EnergyReading MsrSource::read() {
-  EnergyReading r;
-  r.time_ns = monotonic_ns();
-  std::map<Domain, long double> uj;
-  for (Plane& p : planes_) {
-    int err = 0;
-    const auto raw = read_msr(p.fd, p.msr, &err);
-    if (!raw) {
-      throw std::runtime_error(
-          fmt::format("msr: reading MSR {:#x} failed: {}", p.msr, std::strerror(err)));
+  return timed_reading(monotonic_ns, [this] {
+    EnergyReading r;
+    std::map<Domain, long double> uj;
+    for (Plane& p : planes_) {
+      int err = 0;
+      const auto raw = read_msr(p.fd, p.msr, &err);
+      if (!raw) {
+        throw std::runtime_error(
+            fmt::format("msr: reading MSR {:#x} failed: {}", p.msr, std::strerror(err)));
+      }
+      const auto now = static_cast<std::uint32_t>(*raw);
+      p.total_counts += static_cast<std::uint32_t>(now - p.last_raw);  // modulo 2^32: the wrap
+      p.last_raw = now;
+      uj[p.domain] += static_cast<long double>(p.total_counts) * p.unit_uj;
     }
-    const auto now = static_cast<std::uint32_t>(*raw);
-    p.total_counts += static_cast<std::uint32_t>(now - p.last_raw);  // modulo 2^32: the wrap
-    p.last_raw = now;
-    uj[p.domain] += static_cast<long double>(p.total_counts) * p.unit_uj;
-  }
-  for (const auto& [domain, v] : uj) r.energy_uj[domain] = static_cast<std::uint64_t>(v);
-  return r;
+    for (const auto& [domain, v] : uj) r.energy_uj[domain] = static_cast<std::uint64_t>(v);
+    return r;
+  });
 }
 
 }  // namespace oaprof::power

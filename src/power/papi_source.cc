@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "power/timed_reading.h"
 #include "power/unique_domains.h"
 
 namespace oaprof::power {
@@ -59,16 +60,17 @@ class PapiSource final : public EnergySource {
   std::vector<Domain> domains() const override { return detail::unique_domains(events_); }
   // PAPI_read gives each event's energy since PAPI_start, its components unwrapping the counters.
   EnergyReading read() override {
-    EnergyReading r;
-    r.time_ns = monotonic_ns();
-    check(PAPI_read(event_set_, values_.data()), "PAPI_read");
-    std::map<Domain, long double> uj;
-    for (std::size_t i = 0; i < events_.size(); ++i) {
-      const long long v = values_[i] < 0 ? 0 : values_[i];
-      uj[events_[i].domain] += static_cast<long double>(v) * events_[i].uj_per_unit;
-    }
-    for (const auto& [domain, v] : uj) r.energy_uj[domain] = static_cast<std::uint64_t>(v);
-    return r;
+    return timed_reading(monotonic_ns, [this] {
+      EnergyReading r;
+      check(PAPI_read(event_set_, values_.data()), "PAPI_read");
+      std::map<Domain, long double> uj;
+      for (std::size_t i = 0; i < events_.size(); ++i) {
+        const long long v = values_[i] < 0 ? 0 : values_[i];
+        uj[events_[i].domain] += static_cast<long double>(v) * events_[i].uj_per_unit;
+      }
+      for (const auto& [domain, v] : uj) r.energy_uj[domain] = static_cast<std::uint64_t>(v);
+      return r;
+    });
   }
 
  private:

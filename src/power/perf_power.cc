@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "power/sysfs_file.h"
+#include "power/timed_reading.h"
 #include "power/unique_domains.h"
 
 namespace oaprof::power {
@@ -189,14 +190,15 @@ PerfPowerSource::~PerfPowerSource() {
 std::vector<Domain> PerfPowerSource::domains() const { return detail::unique_domains(counters_); }
 
 EnergyReading PerfPowerSource::read() {
-  EnergyReading r;
-  r.time_ns = monotonic_ns();
-  std::map<Domain, long double> uj;
-  for (const Counter& c : counters_) {
-    uj[c.domain] += static_cast<long double>(syscalls_->read(c.fd)) * c.scale_uj;
-  }
-  for (const auto& [domain, v] : uj) r.energy_uj[domain] = static_cast<std::uint64_t>(v);
-  return r;
+  return timed_reading(monotonic_ns, [this] {
+    EnergyReading r;
+    std::map<Domain, long double> uj;
+    for (const Counter& c : counters_) {
+      uj[c.domain] += static_cast<long double>(syscalls_->read(c.fd)) * c.scale_uj;
+    }
+    for (const auto& [domain, v] : uj) r.energy_uj[domain] = static_cast<std::uint64_t>(v);
+    return r;
+  });
 }
 
 }  // namespace oaprof::power

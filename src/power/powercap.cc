@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "power/sysfs_file.h"
+#include "power/timed_reading.h"
 #include "power/unique_domains.h"
 
 namespace oaprof::power {
@@ -67,15 +68,16 @@ std::optional<std::uint64_t> PowercapSource::wrap_range_uj() const {
 }
 
 EnergyReading PowercapSource::read() {
-  EnergyReading r;
-  r.time_ns = clock_ns_();
-  for (Zone& z : zones_) {
-    const std::uint64_t raw = z.energy_file.read();
-    z.total += counter_delta(z.last_raw, raw, z.max_range_uj);
-    z.last_raw = raw;
-    r.energy_uj[z.domain] += z.total;
-  }
-  return r;
+  return timed_reading(clock_ns_, [this] {
+    EnergyReading r;
+    for (Zone& z : zones_) {
+      const std::uint64_t raw = z.energy_file.read();
+      z.total += counter_delta(z.last_raw, raw, z.max_range_uj);
+      z.last_raw = raw;
+      r.energy_uj[z.domain] += z.total;
+    }
+    return r;
+  });
 }
 
 }  // namespace oaprof::power

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <vector>
 
 #include "power/sysfs_file.h"
 #include "tests/power/fake_tree.h"
@@ -36,6 +37,23 @@ TEST(PowercapTest, LaptopLayoutFindsZonesByName) {
   const EnergyReading b = src.read();
   EXPECT_EQ(b.energy_uj.at(Domain::kPackage) - a.energy_uj.at(Domain::kPackage), 2000u);
   EXPECT_EQ(b.energy_uj.at(Domain::kCores) - a.energy_uj.at(Domain::kCores), 500u);
+}
+
+// A reader descheduled for 5 ms between the clock and the files (the package drew 2 J meanwhile)
+// reads again: its reading is timed where the files it keeps were read, not 5 ms off them.
+TEST(PowercapTest, AReadDescheduledBetweenClockAndFilesIsMadeAgain) {
+  Fake fake;
+  fake.zone("intel-rapl:0", "package-0", 1000);
+  const std::vector<std::uint64_t> looks{0, 5'000'000, 5'010'000, 5'030'000};
+  std::size_t look = 0;
+  PowercapSource src(fake.root(), [&] {
+    if (look == 1) fake.set("intel-rapl:0", 2'001'000);
+    return looks.at(look++);
+  });
+  const EnergyReading r = src.read();
+  EXPECT_EQ(look, 4u);
+  EXPECT_EQ(r.time_ns, 5'020'000u);
+  EXPECT_EQ(r.energy_uj.at(Domain::kPackage), 2'000'000u);
 }
 
 TEST(PowercapTest, WrapInTheMiddleOfAWindowIsUnwrapped) {
