@@ -3,15 +3,16 @@
 # with their debug sections stripped (symbols kept, for perf), the shared libraries the target
 # may lack, and optionally perf with its own libraries.
 #   bench/overhead_bundle.sh BUILD_DIR OUT_DIR/NAME        one build, as OUT_DIR/NAME/{bin,lib,tests}
-#   bench/overhead_bundle.sh --libs OUT_DIR [BINARY]        the libraries (and perf) once, in OUT_DIR/libs,
-#                                                           with those BINARY links (the bench: libze_loader)
+#   bench/overhead_bundle.sh --libs OUT_DIR [BINARY...]     the libraries (and perf) once, in OUT_DIR/libs,
+#                                                           with those the BINARYs link (the bench's
+#                                                           libze_loader, oaprof's libpapi, …)
 set -euo pipefail
 copy_stripped() { mkdir -p "$(dirname "$2")"; objcopy --strip-debug "$1" "$2"; }
 if [[ ${1:-} == --libs ]]; then
   out=${2:?}/libs
   mkdir -p "$out"
   # What oaprof links beyond the C/C++ runtime, and what perf needs beyond it.
-  for f in $(ldd /usr/bin/perf "${3:-/dev/null}" 2>/dev/null | awk '$3 ~ /^\// {print $3}' | sort -u); do
+  for f in $(ldd /usr/bin/perf "${@:3}" 2>/dev/null | awk '$3 ~ /^\// {print $3}' | sort -u); do
     case $(basename "$f") in libc.so*|libm.so*|libstdc++*|libgcc_s*|libz.so*|libOpenCL*) continue ;; esac
     cp -L "$f" "$out/"
   done
