@@ -30,10 +30,11 @@ using oaprof::testing::write_file;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// A relative install directory is relative to the prefix, as install(DESTINATION) has it.
-fs::path full_dir(const std::string& dir) {
+// A relative install directory is relative to the prefix (this tree's, or another given to
+// `cmake --install`), as install(DESTINATION) has it.
+fs::path full_dir(const std::string& dir, const fs::path& prefix = OAPROF_INSTALL_PREFIX) {
   const fs::path p(dir);
-  return p.is_absolute() ? p : fs::path(OAPROF_INSTALL_PREFIX) / p;
+  return p.is_absolute() ? p : prefix / p;
 }
 
 // Where `installed` (an absolute path on the target machine) lies in the staging tree.
@@ -146,9 +147,7 @@ TEST_F(InstallTest, UnitsNameTheOaprofdOfTheInstallsPrefix) {
       run(shell_quote(CMAKE_COMMAND_PATH) + " --install " + shell_quote(OAPROF_BUILD_DIR) +
           " --component Unspecified --prefix " + shell_quote(prefix.string()));
   ASSERT_EQ(r.status, 0) << r.output;
-  const fs::path unit_dir = fs::path(OAPROF_SYSTEMD_UNIT_DIR).is_absolute()
-                                ? fs::path(OAPROF_SYSTEMD_UNIT_DIR)
-                                : prefix / OAPROF_SYSTEMD_UNIT_DIR;
+  const fs::path unit_dir = full_dir(OAPROF_SYSTEMD_UNIT_DIR, prefix);
   const std::string exec = unit_value(read_file(unit_dir / "oaprofd.service"), "ExecStart");
   EXPECT_EQ(exec.substr(0, exec.find(' ')), (prefix / "bin/oaprofd").string());
 }
@@ -177,9 +176,7 @@ exit 0)";
                      " " + shell_quote(OAPROF_UNITS_SCRIPT) + " " + shell_quote(root.string()));
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("failed: 0\n")) << r.output;
-  const fs::path unit_dir = fs::path(OAPROF_SYSTEMD_UNIT_DIR).is_absolute()
-                                ? fs::path(OAPROF_SYSTEMD_UNIT_DIR)
-                                : fs::path("/usr") / OAPROF_SYSTEMD_UNIT_DIR;
+  const fs::path unit_dir = full_dir(OAPROF_SYSTEMD_UNIT_DIR, "/usr");
   for (int round = 1; round <= 6; ++round) {
     for (int i = 1; i <= 8; ++i) {
       const fs::path tree = root / (std::to_string(round) + "-" + std::to_string(i));
