@@ -25,6 +25,7 @@
 #include "attach/replay_config.h"
 #include "attach/sampled_launches.h"
 #include "base/monotonic_clock.h"
+#include "ipc/shm_channel.h"
 #include "ipc/wire.h"
 
 namespace oaprof::attach {
@@ -344,6 +345,7 @@ class Profiler {
   std::map<cl_kernel, std::string> kernel_names_;
   SampledLaunches sampled_;
   static constexpr std::size_t kPostBurst = 64;
+  static_assert(kPostBurst <= ipc::channel::kRingSlots, "a burst is posted without waiting");
   static constexpr std::uint32_t kAskEvery = 16;
   std::uint32_t launches_since_ask_ = 0;
   std::vector<wire::Launch> outbox_;  // ready records not yet posted

@@ -30,7 +30,12 @@ namespace oaprof::ipc::channel {
 
 inline constexpr std::uint32_t kMagic = 0x4350414F;  // 'OAPC'
 inline constexpr std::uint32_t kVersion = 1;
-inline constexpr std::uint32_t kRingSlots = 8;  // a power of two; the layer has two in flight
+// A power of two. A snapshot has one request in flight, but sampled attribution posts its launch
+// records in bursts (attach/interceptor.cc kPostBurst, 64): with room for a whole burst the
+// program does not wait while the privileged side takes them one by one (about 2 µs each). With
+// 8 slots it did, for 56 of every 64 records: 2–3 µs a launch on NVIDIA's OpenCL (issue 33).
+// Each ring costs kRingSlots × kSlotBytes (256 KiB) of the client's mapping.
+inline constexpr std::uint32_t kRingSlots = 64;
 inline constexpr std::size_t kSlotBytes = 4 + wire::kMaxMessageBytes;
 // Hello.flags bit: the layer would take a channel. The reply to such a hello carries the
 // mapping's file descriptor when the privileged side offers one.
