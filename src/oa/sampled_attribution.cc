@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 
@@ -10,10 +11,54 @@
 namespace oaprof::oa {
 namespace {
 
-// `begin` + (`end` − `begin`) × `f`, for running totals (end >= begin).
-std::uint64_t lerp(std::uint64_t begin, std::uint64_t end, long double f) {
+// gcc and clang; __extension__ keeps -Wpedantic quiet.
+__extension__ typedef unsigned __int128 u128;
+
+constexpr bool kX87Extended = std::numeric_limits<long double>::digits == 64 &&
+                              std::numeric_limits<long double>::radix == 2 &&
+                              sizeof(long double) >= 10;
+
+// `growth` × f as the x87 unit multiplies under Linux's default control word (the 128-bit product
+// of the significands rounded to 64 bits, to nearest, ties to even), then rounded to a whole
+// count half away from zero, as llround. nullopt from 2^62 on: the long double path keeps those.
+inline std::optional<std::uint64_t> rounded_product(std::uint64_t growth, std::uint64_t significand,
+                                                    int exponent) {
+  if (growth == 0 || significand == 0) return 0;
+  const u128 product = static_cast<u128>(growth) * significand;
+  const auto high = static_cast<std::uint64_t>(product >> 64);
+  const auto low = static_cast<std::uint64_t>(product);
+  std::uint64_t kept = low;
+  int dropped = 0;  // low bits the 64-bit significand cannot hold
+  if (high != 0) {
+    const int lead = __builtin_clzll(high);
+    dropped = 64 - lead;  // 1 to 64
+    kept = lead == 0 ? high : (high << lead) | (low >> dropped);
+    const std::uint64_t rest = dropped == 64 ? low : low & ((std::uint64_t{1} << dropped) - 1);
+    const std::uint64_t half = std::uint64_t{1} << (dropped - 1);
+    if ((rest > half || (rest == half && (kept & 1) != 0)) && ++kept == 0) {
+      kept = std::uint64_t{1} << 63;  // rounded up to 2^64
+      ++dropped;
+    }
+  }
+  // The product is kept × 2^(dropped + exponent − 63): at least 2^63 when that shift is not
+  // negative.
+  const int shift = 63 - dropped - exponent;
+  if (shift <= 0) return std::nullopt;
+  if (shift > 64) return 0;  // below a half
+  const std::uint64_t whole = shift == 64 ? 0 : kept >> shift;
+  if (whole >= (std::uint64_t{1} << 62)) return std::nullopt;
+  return whole + ((kept >> (shift - 1)) & 1);
+}
+
+// PeriodShare::apply, inlined where one share is applied to every counter (CounterTimeline::at).
+inline std::uint64_t apply_share(const PeriodShare& s, std::uint64_t begin, std::uint64_t end) {
   if (end <= begin) return begin;
-  const long double grown = static_cast<long double>(end - begin) * f;
+  if (s.exact) {
+    if (const auto grown = rounded_product(end - begin, s.significand, s.exponent)) {
+      return begin + *grown;
+    }
+  }
+  const long double grown = static_cast<long double>(end - begin) * s.f;
   return begin + static_cast<std::uint64_t>(std::llround(grown));
 }
 
@@ -31,6 +76,24 @@ void each_counter(CounterDeltas& out, const CounterDeltas& a, const CounterDelta
 }
 
 }  // namespace
+
+PeriodShare::PeriodShare(std::uint64_t part, std::uint64_t period)
+    : f(static_cast<long double>(part) / static_cast<long double>(period)) {
+  if constexpr (kX87Extended) {
+    // The x87 layout: the 64-bit significand (its leading bit explicit), then sign and a 15-bit
+    // exponent biased by 16383. f lies in [0, 1]: never negative, infinite or subnormal.
+    std::uint16_t sign_exponent = 0;
+    std::memcpy(&significand, &f, sizeof significand);
+    std::memcpy(&sign_exponent, reinterpret_cast<const unsigned char*>(&f) + 8,
+                sizeof sign_exponent);
+    exponent = (sign_exponent & 0x7fff) - 16383;
+    exact = f == 0 || (significand >> 63) != 0;
+  }
+}
+
+std::uint64_t PeriodShare::apply(std::uint64_t begin, std::uint64_t end) const {
+  return apply_share(*this, begin, end);
+}
 
 void CounterTimeline::add(std::uint64_t time_ns, const CounterDeltas& total,
                           std::uint64_t untrusted_intervals) {
@@ -59,11 +122,10 @@ CounterTimeline::At CounterTimeline::at(std::uint64_t time_ns) const {
   const Point& p0 = points_[k - 1];
   const Point& p1 = points_[k];
   const std::uint64_t period = p1.time_ns - p0.time_ns;
-  const long double f =
-      static_cast<long double>(time_ns - p0.time_ns) / static_cast<long double>(period);
+  const PeriodShare share(time_ns - p0.time_ns, period);
   At r{p1.total, period, k - 1, k};
   each_counter(r.total, p0.total, p1.total,
-               [f](std::uint64_t a, std::uint64_t b) { return lerp(a, b, f); });
+               [&share](std::uint64_t a, std::uint64_t b) { return apply_share(share, a, b); });
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -139,6 +140,52 @@ TEST(CounterTimelineTest, AnUntrustedIntervalFlagsOnlyTheWindowsAroundIt) {
   EXPECT_TRUE(t.attribute({50'000, 5'000'000'000})->deltas.interval_too_long);
   EXPECT_TRUE(t.attribute({200'000, 300'000})->deltas.interval_too_long);
   EXPECT_FALSE(t.attribute({5'000'000'000, 5'000'050'000})->deltas.interval_too_long);
+}
+
+// The count at a point in a read period as the timeline always computed it, in long double.
+std::uint64_t long_double_count(std::uint64_t begin, std::uint64_t end, std::uint64_t part,
+                                std::uint64_t period) {
+  if (end <= begin) return begin;
+  const long double f = static_cast<long double>(part) / static_cast<long double>(period);
+  return begin +
+         static_cast<std::uint64_t>(std::llround(static_cast<long double>(end - begin) * f));
+}
+
+// PeriodShare computes the interpolated counts in integers where long double is x87's: every
+// count must be the one long double gave, or rows would change. Random periods and growths of
+// every magnitude, exact halves (an odd growth at half a period) and the products that fall a
+// hair below a half (61 × 1/122), both ends of the period, and growths past 2^62 (the long
+// double path) are all compared.
+TEST(CounterTimelineTest, ASharesCountsAreTheLongDoubleInterpolationsExactly) {
+  std::mt19937_64 rng(33);
+  auto check = [](std::uint64_t begin, std::uint64_t end, std::uint64_t part,
+                  std::uint64_t period) {
+    return PeriodShare(part, period).apply(begin, end) ==
+           long_double_count(begin, end, part, period);
+  };
+  for (int i = 0; i < 1'000'000; ++i) {
+    const std::uint64_t period = (rng() >> (rng() % 64)) | 1;
+    const std::uint64_t part = rng() % (period + 1);
+    const std::uint64_t begin = rng() >> (rng() % 64);
+    const std::uint64_t growth = rng() >> (rng() % 64);
+    const std::uint64_t end = begin + std::min(growth, ~begin);
+    ASSERT_TRUE(check(begin, end, part, period))
+        << begin << " " << end << " " << part << "/" << period;
+    const std::uint64_t odd = (rng() >> (rng() % 64)) | 1;  // odd × 1/2: an exact half
+    ASSERT_TRUE(check(7, 7 + odd, 1, 2)) << odd;
+    const std::uint64_t small = rng() % 5000 + 1;  // small growths over small periods
+    ASSERT_TRUE(check(0, small, rng() % (small + 1), small + rng() % 300)) << small;
+  }
+  EXPECT_EQ(PeriodShare(1, 122).apply(1549, 1610), 1549u);  // 61 × (1/122) lies below a half
+  EXPECT_EQ(PeriodShare(1, 2).apply(0, 1), 1u);             // a half rounds away from zero
+  EXPECT_EQ(PeriodShare(0, 100).apply(5, 900), 5u);
+  EXPECT_EQ(PeriodShare(100, 100).apply(5, 900), 900u);
+  EXPECT_EQ(PeriodShare(40, 100).apply(900, 5), 900u);  // a total never goes backwards
+  for (const std::uint64_t big :
+       {std::uint64_t{1} << 62, ~std::uint64_t{0} >> 1, ~std::uint64_t{0}}) {
+    EXPECT_TRUE(check(0, big, 1, 3)) << big;
+    EXPECT_TRUE(check(0, big, 3, 3)) << big;
+  }
 }
 
 TEST(OverlapSharesTest, EachWindowSaysHowMuchOfItAnotherShared) {
