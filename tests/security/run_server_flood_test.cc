@@ -50,9 +50,10 @@ class RunServerFloodTest : public ::testing::Test {
     hostile->flood({wire::encode({3, wire::Snapshot{7, wire::Phase::kBefore}}),
                     wire::encode({4, wire::Snapshot{7, wire::Phase::kAfter}}),
                     wire::encode({5, launch})});
-    // More than two rings' worth answered: the channel's thread is busy with the flood.
-    constexpr std::uint64_t kEnough = 3 * ipc::channel::kRingSlots;
-    for (int i = 0; i < 2000 && hostile->replies() < kEnough; ++i) {
+    // Sixteen replies more than the ring holds (the flooder has refilled it): the channel's
+    // thread is busy with the flood.
+    constexpr std::uint64_t kEnough = ipc::channel::kRingSlots + 16;
+    for (int i = 0; i < 6000 && hostile->replies() < kEnough; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     EXPECT_GE(hostile->replies(), kEnough) << "the server did not answer the flood";
