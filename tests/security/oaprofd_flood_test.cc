@@ -183,8 +183,10 @@ TEST_F(OaprofdFloodTest, ConnectionsPastTheBoundAreRefusedClearly) {
   for (int i = 0; i < 100; ++i) {
     const int fd = test_support::connect_unix(socket());
     ASSERT_GE(fd, 0);
-    ASSERT_TRUE(send_hello(fd, 1));
-    const auto m = next_message(fd);
+    // Until the daemon has seen the close, it refuses and hangs up at once, which the hello can
+    // meet (EPIPE): that is a refusal too.
+    const bool sent = send_hello(fd, 1);
+    const auto m = sent ? next_message(fd) : std::nullopt;
     const bool ok = m && std::holds_alternative<wire::Ok>(m->body);
     ::close(fd);
     if (ok) return;
