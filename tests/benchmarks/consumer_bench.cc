@@ -3,8 +3,13 @@
 // evaluate the Builtin metric set and write the CSV row (to /dev/null, through the CSV reporter a
 // run uses). It reports launches per second on one core; the goal is at least 500k/s, so that
 // oaprof keeps up with any program. Figures are printed, never asserted.
+// BM_ConsumeSampledLaunch is the same for sampled attribution: a launch's record as the layer
+// posts it (wire bytes) decoded, handled by a session on the simulator (its window attributed on
+// the counter timeline) and its row written, on one thread; the timeline's periodic reads are
+// taken in between, as a session's reader thread would, outside the time.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -14,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "ipc/wire.h"
 #include "oa/builtin_metric_set.h"
 #include "oa/device_facts.h"
 #include "oa/launch_record.h"
@@ -21,6 +27,8 @@
 #include "oa/report.h"
 #include "oa/report_format.h"
 #include "report/reporter.h"
+#include "session/session.h"
+#include "tests/common/sim_fixture.h"
 
 namespace {
 
@@ -113,6 +121,79 @@ void BM_ConsumeLaunchCsvAndTable(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_ConsumeLaunchCsvAndTable);
+
+// Sampled attribution's consumer: reads every 1 ms of the simulator's clock, and between two reads
+// kPerPeriod launches whose windows tile the period just read, each handled as the channel thread
+// handles a record (decode, Session::handle) with its row written at once. The reads (the
+// session's reader thread, once a period) are left out of the time.
+void BM_ConsumeSampledLaunch(benchmark::State& state) {
+  constexpr std::uint64_t kPeriodNs = 1'000'000;
+  constexpr std::uint64_t kPerPeriod = 256;
+  test_support::SimFixture sim;
+  const oa::Platform& platform = oa::simulated_platform();
+  const oa::MetricSet metrics = oa::builtin_metric_set(platform);
+  std::ofstream devnull("/dev/null");
+  const std::unique_ptr<report::Reporter> reporter = report::make_csv_reporter(devnull);
+  reporter->begin(run_info(platform, metrics));
+  std::uint64_t rows = 0, attributed = 0;
+  session::Session s(
+      *sim.source, oa::default_format(platform.gen),
+      [&](const oa::LaunchRecord& r, const power::EnergyReading*, const power::EnergyReading*) {
+        reporter->add(r, report::RowEnergy{});
+        if (std::find(r.flags.begin(), r.flags.end(), "not_attributed") == r.flags.end()) {
+          ++attributed;
+        }
+        if (++rows % 64 == 0) reporter->flush();
+      });
+  session::SampledOptions o;
+  o.period = std::chrono::hours(1);  // read here, never by the session's thread
+  o.clock = [&sim] { return sim.clock->now_ns(); };
+  s.set_sampled(o);
+  s.start();
+  s.set_busy(true);
+  ipc::wire::Message m;
+  ipc::wire::Launch l;
+  l.work_dim = 1;
+  l.global = {64, 0, 0};
+  l.kernel_name = "tick";
+  l.profiled = true;
+  l.flags = ipc::wire::kLaunchSampled | ipc::wire::kLaunchProgramIndex;
+  // The next period's records, encoded as the layer posts them (its cost, not oaprof's).
+  std::vector<std::vector<std::uint8_t>> posted(kPerPeriod);
+  std::uint64_t n = 0;
+  for (auto _ : state) {
+    const std::uint64_t k = n % kPerPeriod;
+    if (k == 0) {
+      state.PauseTiming();
+      sim.clock->advance_ns(kPeriodNs);
+      s.read_timeline();
+      const std::uint64_t period_start = sim.clock->now_ns() - kPeriodNs;
+      constexpr std::uint64_t kSlot = kPeriodNs / kPerPeriod;
+      for (std::uint64_t i = 0; i < kPerPeriod; ++i) {
+        const std::uint64_t start = period_start + i * kSlot + kSlot / 4;  // between reads
+        l.launch_id = n + i;
+        l.start_ns = start;
+        l.end_ns = start + kSlot / 2;
+        l.sampled = ipc::wire::SampledWindow{start, start + kSlot / 2, 0,
+                                             ipc::wire::ClockCalibration::kDeviceAndHostTimer};
+        m.request_id = static_cast<std::uint32_t>(n + i);
+        m.body = l;
+        posted[i] = ipc::wire::encode(m);
+      }
+      state.ResumeTiming();
+    }
+    auto decoded = ipc::wire::decode(posted[k]);
+    const ipc::wire::Body reply = s.handle(1, 7, std::get<ipc::wire::Message>(decoded).body);
+    benchmark::DoNotOptimize(reply);
+    ++n;
+  }
+  s.stop();
+  reporter->end();
+  // A row whose window the timeline did not cover skips the interpolation: not what is timed.
+  if (rows != n || attributed != n) state.SkipWithError("a sampled launch got no attributed row");
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_ConsumeSampledLaunch);
 
 // Prints the launches per second of CPU time next to the goal.
 class RateReporter : public benchmark::ConsoleReporter {
