@@ -25,9 +25,9 @@ void RowWriter::rethrow_locked() const {
   if (error_) std::rethrow_exception(error_);
 }
 
-void RowWriter::add(const oa::LaunchRecord& record, const power::EnergyReading* begin,
+void RowWriter::add(oa::LaunchRecord record, const power::EnergyReading* begin,
                     const power::EnergyReading* end) {
-  Row row{record, begin ? std::optional(*begin) : std::nullopt,
+  Row row{std::move(record), begin ? std::optional(*begin) : std::nullopt,
           end ? std::optional(*end) : std::nullopt};
   bool first_of_batch = false, full = false;
   {
@@ -46,8 +46,8 @@ void RowWriter::add(const oa::LaunchRecord& record, const power::EnergyReading* 
 }
 
 Session::Sink RowWriter::sink() {
-  return [this](const oa::LaunchRecord& r, const power::EnergyReading* begin,
-                const power::EnergyReading* end) { add(r, begin, end); };
+  return [this](oa::LaunchRecord&& r, const power::EnergyReading* begin,
+                const power::EnergyReading* end) { add(std::move(r), begin, end); };
 }
 
 void RowWriter::drain() {
@@ -82,8 +82,8 @@ void RowWriter::run() {
     std::exception_ptr error;
     if (!failed) {
       try {
-        for (const Row& r : batch) {
-          write_(r.record, r.begin ? &*r.begin : nullptr, r.end ? &*r.end : nullptr);
+        for (Row& r : batch) {
+          write_(std::move(r.record), r.begin ? &*r.begin : nullptr, r.end ? &*r.end : nullptr);
         }
         // One flush for the whole batch: when launches come faster than rows are written, the
         // rows queued meanwhile go out together.

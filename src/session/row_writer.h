@@ -38,10 +38,10 @@ class RowWriter {
   RowWriter(const RowWriter&) = delete;
   RowWriter& operator=(const RowWriter&) = delete;
 
-  // Queues one row (the record and readings are copied), after waiting for room when
+  // Queues one row (the record is kept, the readings copied), after waiting for room when
   // `max_queued` rows wait already. Throws the first error a write or flush met, so the client
   // whose launch it was hears that its rows are not being kept.
-  void add(const oa::LaunchRecord& record, const power::EnergyReading* begin,
+  void add(oa::LaunchRecord record, const power::EnergyReading* begin,
            const power::EnergyReading* end);
   // A Session::Sink that queues here.
   Session::Sink sink();

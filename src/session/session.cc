@@ -110,7 +110,7 @@ void Session::emit_per_set_locked(const oa::LaunchRecord& record, const Pending&
     r.deltas = counted ? p.set_deltas[k] : oa::CounterDeltas{};
     if (!counted) r.flags.emplace_back("pass_missing");
     if (p.disturbed) r.flags.emplace_back("pass_disturbed");
-    sink_(r, energy ? &*p.energy_before : nullptr, energy ? &*p.energy_after : nullptr);
+    sink_(std::move(r), energy ? &*p.energy_before : nullptr, energy ? &*p.energy_after : nullptr);
   }
 }
 
@@ -293,7 +293,7 @@ void Session::emit(oa::LaunchRecord record, const power::EnergyReading* begin,
                    const power::EnergyReading* end) {
   std::lock_guard lock(mu_);
   record.index = next_index_++;
-  sink_(record, begin, end);
+  sink_(std::move(record), begin, end);
 }
 
 void Session::set_busy(bool busy) {
@@ -479,7 +479,8 @@ Body Session::launch(std::uint64_t client_id, std::uint32_t pid, const oa::Launc
     return ipc::wire::Ok{};
   }
   const bool energy = p.energy_before && p.energy_after;
-  sink_(record, energy ? &*p.energy_before : nullptr, energy ? &*p.energy_after : nullptr);
+  sink_(std::move(record), energy ? &*p.energy_before : nullptr,
+        energy ? &*p.energy_after : nullptr);
   return ipc::wire::Ok{};
 }
 
@@ -619,7 +620,7 @@ void Session::emit_sampled_locked(oa::LaunchRecord r) {
   if (w.overlap_ppm > 0) r.flags.emplace_back("overlapped");
   r.sampled = oa::LaunchRecord::Sampled{d ? d->error_bound : 0.0, w.overlap_ppm / 1e6};
   r.index = next_index_++;
-  sink_(r, nullptr, nullptr);
+  sink_(std::move(r), nullptr, nullptr);
 }
 
 void Session::attribute_waiting_locked(bool final) {

@@ -98,7 +98,8 @@ struct SessionOptions {
 class Session {
  public:
   // The energy readings bracket the row's window when an energy source is set, else are null.
-  using Sink = std::function<void(const oa::LaunchRecord&, const power::EnergyReading* begin,
+  // The record is the sink's to keep: a row writer queues it without a copy.
+  using Sink = std::function<void(oa::LaunchRecord&&, const power::EnergyReading* begin,
                                   const power::EnergyReading* end)>;
 
   // `config`: the metric set's register programming; empty for the bare counters.
