@@ -8,11 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "base/uint128.h"
+
 namespace oaprof::oa {
 namespace {
 
-// gcc and clang; __extension__ keeps -Wpedantic quiet.
-__extension__ typedef unsigned __int128 u128;
+using u128 = base::UInt128;
 
 constexpr bool kX87Extended = std::numeric_limits<long double>::digits == 64 &&
                               std::numeric_limits<long double>::radix == 2 &&
@@ -50,10 +51,10 @@ inline std::optional<std::uint64_t> rounded_product(std::uint64_t growth, std::u
   return whole + ((kept >> (shift - 1)) & 1);
 }
 
-// PeriodShare::apply, inlined where one share is applied to every counter (CounterTimeline::at).
+// PeriodShare::apply, inlined where two shares are applied to every counter (attribute()).
 inline std::uint64_t apply_share(const PeriodShare& s, std::uint64_t begin, std::uint64_t end) {
   if (end <= begin) return begin;
-  if (s.exact) {
+  if constexpr (kX87Extended) {
     if (const auto grown = rounded_product(end - begin, s.significand, s.exponent)) {
       return begin + *grown;
     }
@@ -62,17 +63,15 @@ inline std::uint64_t apply_share(const PeriodShare& s, std::uint64_t begin, std:
   return begin + static_cast<std::uint64_t>(std::llround(grown));
 }
 
-// Every counter of `a` and `b` through `op`, into `out` (the flags are the caller's).
-template <class Op>
-void each_counter(CounterDeltas& out, const CounterDeltas& a, const CounterDeltas& b, Op op) {
-  out.timestamp = op(a.timestamp, b.timestamp);
-  out.gpu_ticks = op(a.gpu_ticks, b.gpu_ticks);
-  for (std::size_t i = 0; i < out.a.size(); ++i) out.a[i] = op(a.a[i], b.a[i]);
-  for (std::size_t i = 0; i < out.b.size(); ++i) out.b[i] = op(a.b[i], b.b[i]);
-  for (std::size_t i = 0; i < out.c.size(); ++i) out.c[i] = op(a.c[i], b.c[i]);
-  for (std::size_t i = 0; i < out.perfcnt.size(); ++i) {
-    out.perfcnt[i] = op(a.perfcnt[i], b.perfcnt[i]);
-  }
+// Every counter of `in...` through `op`, into `out` (the flags are the caller's).
+template <class Op, class... In>
+void each_counter(CounterDeltas& out, Op op, const In&... in) {
+  out.timestamp = op(in.timestamp...);
+  out.gpu_ticks = op(in.gpu_ticks...);
+  for (std::size_t i = 0; i < out.a.size(); ++i) out.a[i] = op(in.a[i]...);
+  for (std::size_t i = 0; i < out.b.size(); ++i) out.b[i] = op(in.b[i]...);
+  for (std::size_t i = 0; i < out.c.size(); ++i) out.c[i] = op(in.c[i]...);
+  for (std::size_t i = 0; i < out.perfcnt.size(); ++i) out.perfcnt[i] = op(in.perfcnt[i]...);
 }
 
 }  // namespace
@@ -87,7 +86,6 @@ PeriodShare::PeriodShare(std::uint64_t part, std::uint64_t period)
     std::memcpy(&sign_exponent, reinterpret_cast<const unsigned char*>(&f) + 8,
                 sizeof sign_exponent);
     exponent = (sign_exponent & 0x7fff) - 16383;
-    exact = f == 0 || (significand >> 63) != 0;
   }
 }
 
@@ -118,15 +116,10 @@ CounterTimeline::At CounterTimeline::at(std::uint64_t time_ns) const {
       std::lower_bound(points_.begin(), points_.end(), time_ns,
                        [](const Point& p, std::uint64_t t) { return p.time_ns < t; });
   const auto k = static_cast<std::size_t>(after - points_.begin());
-  if (points_[k].time_ns == time_ns) return {points_[k].total, 0, k, k};
-  const Point& p0 = points_[k - 1];
-  const Point& p1 = points_[k];
-  const std::uint64_t period = p1.time_ns - p0.time_ns;
-  const PeriodShare share(time_ns - p0.time_ns, period);
-  At r{p1.total, period, k - 1, k};
-  each_counter(r.total, p0.total, p1.total,
-               [&share](std::uint64_t a, std::uint64_t b) { return apply_share(share, a, b); });
-  return r;
+  if (points_[k].time_ns == time_ns) return {0, k, k, PeriodShare(0, 1)};
+  const std::uint64_t begin = points_[k - 1].time_ns;
+  const std::uint64_t period = points_[k].time_ns - begin;
+  return {period, k - 1, k, PeriodShare(time_ns - begin, period)};
 }
 
 std::optional<SampledDeltas> CounterTimeline::attribute(const Window& w) const {
@@ -138,8 +131,17 @@ std::optional<SampledDeltas> CounterTimeline::attribute(const Window& w) const {
   const At end = at(w.end_ns);
   SampledDeltas s;
   CounterDeltas& d = s.deltas;
-  each_counter(d, begin.total, end.total,
-               [](std::uint64_t a, std::uint64_t b) { return b >= a ? b - a : 0; });
+  // Each counter's total at both edges, interpolated where an edge falls between reads (on a
+  // read both points are that read), and the growth between them: straight into the deltas.
+  each_counter(
+      d,
+      [&](std::uint64_t b0, std::uint64_t b1, std::uint64_t e0, std::uint64_t e1) {
+        const std::uint64_t from = apply_share(begin.share, b0, b1);
+        const std::uint64_t to = apply_share(end.share, e0, e1);
+        return to >= from ? to - from : 0;
+      },
+      points_[begin.before].total, points_[begin.after].total, points_[end.before].total,
+      points_[end.after].total);
   const Point& first = points_[begin.before];
   const Point& last = points_[end.after];
   d.has_gpu_ticks = last.total.has_gpu_ticks;

@@ -38,6 +38,25 @@ struct SampledDeltas {
   bool between_reads = false;
 };
 
+// A point `part` ns into a read period of `period` ns (part <= period): each counter there is
+// begin + llround((end − begin) × f), f = part / period, both in long double, as the timeline
+// has always interpolated. Where long double is x87's extended format (64-bit significands,
+// rounded to nearest even), apply() reaches the same count in integers: the two significands'
+// 128-bit product rounded to 64 bits as the x87 unit rounds it, then to a whole count half away
+// from zero. Elsewhere, and for counts from 2^62 on, the long double path runs. It cost a
+// launch's attribution (two edges, 84 counters) 1.66 µs on the 2-core VM, most of oaprof's time
+// per sampled record, in llroundl and in stalls reloading x87 values; 1.15 µs now (issue 33).
+struct PeriodShare {
+  PeriodShare(std::uint64_t part, std::uint64_t period);
+  std::uint64_t apply(std::uint64_t begin, std::uint64_t end) const;
+
+  long double f;  // part / period
+  // f = significand × 2^(exponent − 63) where long double is x87's (f lies in [0, 1]: zero, or
+  // normalised with its leading bit set); 0 when f is 0.
+  std::uint64_t significand = 0;
+  int exponent = 0;
+};
+
 // The counters' running totals at the periodic reads, in time order.
 class CounterTimeline {
  public:
@@ -63,37 +82,19 @@ class CounterTimeline {
     CounterDeltas total;
     std::uint64_t untrusted;
   };
-  // The totals at `time_ns`, interpolated between points[i] and points[i + 1] (i such that
-  // points[i].time_ns <= time_ns <= points[i + 1].time_ns), and the length of that period (0 on
-  // a read).
+  // Where `time_ns` lies: between points[before] and points[after] (the same read when it falls
+  // on one), the length of that period (0 on a read), and the share of it up to time_ns, which
+  // interpolates the totals there.
   struct At {
-    CounterDeltas total;
     std::uint64_t period_ns;
-    std::size_t before;  // the index of the read at or before time_ns
-    std::size_t after;   // the index of the read at or after time_ns
+    std::size_t before;
+    std::size_t after;
+    PeriodShare share;
   };
   At at(std::uint64_t time_ns) const;
   // The error bound and between_reads of a window from `begin` to `end` (SampledDeltas).
   void bound_error(const At& begin, const At& end, std::uint64_t length_ns, SampledDeltas& s) const;
   std::deque<Point> points_;  // forgotten from the front as reads come in at the back
-};
-
-// A point `part` ns into a read period of `period` ns (part <= period): each counter there is
-// begin + llround((end − begin) × f), f = part / period, both in long double, as the timeline
-// has always interpolated. Where long double is x87's extended format (64-bit significands,
-// rounded to nearest even), apply() reaches the same count in integers: the two significands'
-// 128-bit product rounded to 64 bits as the x87 unit rounds it, then to a whole count half away
-// from zero. Elsewhere, and for counts from 2^62 on, the long double path runs. It cost a
-// launch's attribution (two edges, 84 counters) 1.66 µs on the 2-core VM, most of oaprof's time
-// per sampled record, in llroundl and in stalls reloading x87 values; 1.15 µs now (issue 33).
-struct PeriodShare {
-  PeriodShare(std::uint64_t part, std::uint64_t period);
-  std::uint64_t apply(std::uint64_t begin, std::uint64_t end) const;
-
-  long double f;                  // part / period
-  std::uint64_t significand = 0;  // f = significand × 2^(exponent − 63); 0 when f is 0
-  int exponent = 0;
-  bool exact = false;  // the integer path applies (x87 extended long double)
 };
 
 // Per window, the share of it (0 to 1) during which at least one other window was open too. A

@@ -4,12 +4,13 @@
 #include <bit>
 #include <cstring>
 
+#include "base/uint128.h"
+
 namespace oaprof::report {
 namespace {
 
-// 128 bits for a 53-bit mantissa times 10^9, shifted (gcc and clang; __extension__ keeps
-// -Wpedantic quiet about the type).
-__extension__ typedef unsigned __int128 Wide;
+// 128 bits for a 53-bit mantissa times 10^9, shifted.
+using Wide = base::UInt128;
 
 constexpr std::array<std::uint64_t, 10> kPow10{
     1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
