@@ -9,7 +9,11 @@
 // oaprofd against locally. The figures are printed, never asserted (timing is
 // machine-dependent), but a wrong row count or a wrong result fails the run.
 //   launch_overhead_bench [--launches N] [--repeat R]      the comparison (default 10000, 3)
-//   launch_overhead_bench --app N drain|nodrain|events OUT_FILE   the app itself (used above)
+// Then (l) and (m) are the same for a program that synchronises every kSyncEvery launches, as most
+// do (a blocking read, a clFinish): (l) alone reading its launches' OpenCL times after each
+// clFinish, (m) under `--attribution sampled`; (m − l) / launches is what sampled attribution
+// adds where the layer can ask the events at the program's own sync points.
+//   launch_overhead_bench --app N drain|nodrain|events|sync|syncevents OUT_FILE   the app itself
 //   launch_overhead_bench --platforms                      the OpenCL platforms and devices
 //   launch_overhead_bench --ze-app N drain|nodrain OUT_FILE   the Level Zero app (used below)
 // Where the Level Zero test kernels and simulated driver were built, the same comparison runs for
@@ -33,6 +37,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -103,11 +108,16 @@ constexpr size_t kItems = 64;
 // ns to `out`. Exit status 1 when the buffer does not hold what the launches computed.
 // How the app launches: kDrain waits for each launch, kNoDrain does not, kEvents does not either
 // but takes an event of every launch (on a queue with profiling) and reads its start and end
-// after the loop's clFinish: what reading every launch's OpenCL times costs any tool.
-enum class AppMode { kDrain, kNoDrain, kEvents };
+// after the loop's clFinish: what reading every launch's OpenCL times costs any tool. kSync and
+// kSyncEvents are kNoDrain and kEvents with a clFinish every kSyncEvery launches (kSyncEvents
+// reading the times of the launches before it there).
+enum class AppMode { kDrain, kNoDrain, kEvents, kSync, kSyncEvents };
+constexpr int kSyncEvery = 64;
 
 int app(int n, AppMode mode, const char* out) {
   const bool drain = mode == AppMode::kDrain;
+  const bool sync = mode == AppMode::kSync || mode == AppMode::kSyncEvents;
+  const bool events_read = mode == AppMode::kEvents || mode == AppMode::kSyncEvents;
   cl_platform_id platform = choose_platform();
   cl_device_id device;
   check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
@@ -115,8 +125,8 @@ int app(int n, AppMode mode, const char* out) {
   cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
   check(err, "clCreateContext");
   const cl_queue_properties profiling[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-  cl_command_queue q = clCreateCommandQueueWithProperties(
-      ctx, device, mode == AppMode::kEvents ? profiling : nullptr, &err);
+  cl_command_queue q =
+      clCreateCommandQueueWithProperties(ctx, device, events_read ? profiling : nullptr, &err);
   check(err, "clCreateCommandQueueWithProperties");
   const char* src = "__kernel void tick(__global int* a) { a[get_global_id(0)] += 1; }";
   cl_program p = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
@@ -132,13 +142,18 @@ int app(int n, AppMode mode, const char* out) {
   const size_t global = kItems;
   std::vector<cl_event> events;
   events.reserve(static_cast<std::size_t>(n + kWarmup));
+  std::function<void()> read_times;
+  int launched = 0;
   auto launch = [&] {
-    cl_event* ev = mode == AppMode::kEvents ? &events.emplace_back() : nullptr;
+    cl_event* ev = events_read ? &events.emplace_back() : nullptr;
     check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, ev),
           "clEnqueueNDRangeKernel");
-    if (drain) check(clFinish(q), "clFinish");
+    if (drain || (sync && ++launched % kSyncEvery == 0)) {
+      check(clFinish(q), "clFinish");
+      if (sync) read_times();
+    }
   };
-  auto read_times = [&] {
+  read_times = [&] {
     for (cl_event ev : events) {
       cl_ulong t[2];
       check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t[0], &t[0], nullptr),
@@ -303,6 +318,9 @@ struct Timings {
   // bracketed and sampled; e, f: the same via oaprofd.
   Run a{1e300, 1e300}, b{1e300, 1e300}, g{1e300, 1e300}, c{1e300, 1e300}, d{1e300, 1e300},
       e{1e300, 1e300}, f{1e300, 1e300};
+  // l: alone, synchronising every kSyncEvery launches and reading their times; m: under oaprof,
+  // sampled, synchronising as often.
+  Run l{1e300, 1e300}, m{1e300, 1e300};
   bool daemon = false;
   // Level Zero on the simulated driver: h, i alone (drained, not); j, k under oaprof.
   Run h{1e300, 1e300}, i{1e300, 1e300}, j{1e300, 1e300}, k{1e300, 1e300};
@@ -348,6 +366,11 @@ void print(const Timings& t, int launches, int repeat) {
       "sampled: added per launch over the undrained app (d-b)/n: %.2f us (goal <= 2); "
       "over the app reading its own times (d-g)/n: %.2f us\n",
       (t.d.loop_ns - t.b.loop_ns) / n / 1e3, (t.d.loop_ns - t.g.loop_ns) / n / 1e3);
+  line("(l) app, clFinish/64, reads times", t.l);
+  line("(m) oaprof, sampled, clFinish/64", t.m);
+  std::printf(
+      "sampled, a program that synchronises: added per launch (m-l)/n: %.2f us (goal <= 2)\n",
+      (t.m.loop_ns - t.l.loop_ns) / n / 1e3);
   std::printf("wall-time ratios c/a %.2f, d/b %.2f, c/d %.2f (timed loops)\n",
               t.c.loop_ns / t.a.loop_ns, t.d.loop_ns / t.b.loop_ns, t.c.loop_ns / t.d.loop_ns);
   if (t.daemon) {
@@ -406,6 +429,8 @@ int compare(int launches, int repeat, const char* self) {
     best(t.g, timed(fmt::format("{} events {}", app_cmd, out.string()), out));
     best(t.c, profiled("", "", "drain"));
     best(t.d, profiled("", sampled, "nodrain"));
+    best(t.l, timed(fmt::format("{} syncevents {}", app_cmd, out.string()), out));
+    best(t.m, profiled("", sampled, "sync"));
 #ifdef OAPROF_BENCH_ZE_SPIRV
     // oaprof names the simulated driver itself under --device sim; alone, the app is told.
     const std::string ze_cmd = fmt::format("{} --ze-app {}", self, launches);
@@ -437,9 +462,11 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() == 1 && args[0] == "--platforms") return list_platforms();
   if (args.size() == 4 && args[0] == "--app") {
-    const AppMode mode = args[2] == "drain"    ? AppMode::kDrain
-                         : args[2] == "events" ? AppMode::kEvents
-                                               : AppMode::kNoDrain;
+    const AppMode mode = args[2] == "drain"        ? AppMode::kDrain
+                         : args[2] == "events"     ? AppMode::kEvents
+                         : args[2] == "sync"       ? AppMode::kSync
+                         : args[2] == "syncevents" ? AppMode::kSyncEvents
+                                                   : AppMode::kNoDrain;
     return app(std::stoi(args[1]), mode, args[3].c_str());
   }
 #ifdef OAPROF_BENCH_ZE_SPIRV
