@@ -46,6 +46,10 @@ class SampledLaunches {
   void add(void* event, oa::Launch record, bool in_order = true);
   std::size_t in_flight() const { return running_.size(); }
   void* oldest_event() const { return running_.empty() ? nullptr : running_.front().event; }
+  // When the oldest running launch was called (its record's api_ns); 0 when none runs.
+  std::uint64_t oldest_api_ns() const {
+    return running_.empty() ? 0 : running_.front().record.api_ns;
+  }
 
   // Asks the running launches' events, oldest first; each one that completed or failed is
   // handed to `release`. `Scope::kAll` asks every one (at a sync point); `kOldest` stops at the
