@@ -37,7 +37,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -142,18 +141,7 @@ int app(int n, AppMode mode, const char* out) {
   const size_t global = kItems;
   std::vector<cl_event> events;
   events.reserve(static_cast<std::size_t>(n + kWarmup));
-  std::function<void()> read_times;
-  int launched = 0;
-  auto launch = [&] {
-    cl_event* ev = events_read ? &events.emplace_back() : nullptr;
-    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, ev),
-          "clEnqueueNDRangeKernel");
-    if (drain || (sync && ++launched % kSyncEvery == 0)) {
-      check(clFinish(q), "clFinish");
-      if (sync) read_times();
-    }
-  };
-  read_times = [&] {
+  auto read_times = [&] {
     for (cl_event ev : events) {
       cl_ulong t[2];
       check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t[0], &t[0], nullptr),
@@ -163,6 +151,16 @@ int app(int n, AppMode mode, const char* out) {
       clReleaseEvent(ev);
     }
     events.clear();
+  };
+  int launched = 0;
+  auto launch = [&] {
+    cl_event* ev = events_read ? &events.emplace_back() : nullptr;
+    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, ev),
+          "clEnqueueNDRangeKernel");
+    if (drain || (sync && ++launched % kSyncEvery == 0)) {
+      check(clFinish(q), "clFinish");
+      if (sync) read_times();
+    }
   };
   for (int i = 0; i < kWarmup; ++i) launch();
   check(clFinish(q), "clFinish");
