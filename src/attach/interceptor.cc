@@ -566,8 +566,9 @@ bool Profiler::ask_due(std::uint64_t now_ns) {
   }
   const std::uint64_t oldest = sampled_.oldest_api_ns();
   if (sampled_.in_flight() == 0 || now_ns < oldest + kAskAfterNs ||
-      now_ns < last_age_ask_ns_ + kAskAgainNs)
+      now_ns < last_age_ask_ns_ + kAskAgainNs) {
     return false;
+  }
   last_age_ask_ns_ = now_ns;
   return true;
 }
