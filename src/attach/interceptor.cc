@@ -347,20 +347,8 @@ class Profiler {
   static constexpr std::size_t kPostBurst = 64;
   static_assert(kPostBurst <= ipc::channel::kRingSlots, "a burst is posted without waiting");
   // Between sync points the running launches' events are asked only where waiting for the
-  // program's next sync point would cost more than asking: once kAskPast launches wait (every
-  // kAskEvery launches then), or once the oldest has waited kAskAfterNs (its rows must reach the
-  // counter timeline while it still holds the reads around them). NVIDIA's runtime charged
-  // 2.7–3.3 µs a launch for the two questions while its queue ran, 1.2 µs after a clFinish
-  // (issue 33): a program that synchronises every few launches is asked at its sync points.
-  static constexpr std::size_t kAskPast = 256;
-  static constexpr std::uint32_t kAskEvery = 16;
-  static constexpr std::uint64_t kAskAfterNs = 50'000'000;
-  // An old launch still running (a long kernel ahead of short ones) is asked again at most this
-  // often, not at every launch behind it.
-  static constexpr std::uint64_t kAskAgainNs = 1'000'000;
-  bool ask_due(std::uint64_t now_ns);
-  std::uint32_t launches_since_ask_ = 0;
-  std::uint64_t last_age_ask_ns_ = 0;
+  // program's next sync point would cost more than asking (AskPolicy).
+  AskPolicy ask_policy_;
   std::vector<wire::Launch> outbox_;  // ready records not yet posted
   std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
   std::atomic<bool> clock_warned_{false};
@@ -554,23 +542,8 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
   }
   sampled_.add(ev, std::move(record), queue.in_order);
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
-  if (ask_due(s.api_ns)) harvest_locked(false, SampledLaunches::Scope::kOldest);
+  if (ask_policy_.due(sampled_, s.api_ns)) harvest_locked(false, SampledLaunches::Scope::kOldest);
   return s.rc;
-}
-
-bool Profiler::ask_due(std::uint64_t now_ns) {
-  if (sampled_.in_flight() >= kAskPast) {
-    if (++launches_since_ask_ < kAskEvery) return false;
-    launches_since_ask_ = 0;
-    return true;
-  }
-  const std::uint64_t oldest = sampled_.oldest_api_ns();
-  if (sampled_.in_flight() == 0 || now_ns < oldest + kAskAfterNs ||
-      now_ns < last_age_ask_ns_ + kAskAgainNs) {
-    return false;
-  }
-  last_age_ask_ns_ = now_ns;
-  return true;
 }
 
 SampledLaunches::Completion Profiler::ask_event(cl_event ev, const wire::Launch& record) {
@@ -635,9 +608,10 @@ void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
   // Posted in bursts (at a sync point, or once kPostBurst are ready): the privileged side is
   // then woken once a burst instead of once a launch.
   for (wire::Launch& rec : ready) outbox_.push_back(std::move(rec));
-  // Between sync points a part burst waits for more, unless its oldest has waited kAskAfterNs.
+  // Between sync points a part burst waits for more, unless its oldest has waited
+  // AskPolicy::kAskAfterNs.
   if (scope == SampledLaunches::Scope::kOldest && outbox_.size() < kPostBurst &&
-      (outbox_.empty() || monotonic_ns() < outbox_.front().api_ns + kAskAfterNs)) {
+      (outbox_.empty() || monotonic_ns() < outbox_.front().api_ns + AskPolicy::kAskAfterNs)) {
     return;
   }
   std::vector<wire::Launch> burst;

@@ -142,4 +142,19 @@ void SampledLaunches::prune() {
   }
 }
 
+bool AskPolicy::due(const SampledLaunches& books, std::uint64_t now_ns) {
+  if (books.in_flight() >= kAskPast) {
+    if (++launches_since_ask_ < kAskEvery) return false;
+    launches_since_ask_ = 0;
+    return true;
+  }
+  // None running: oldest_api_ns()'s 0 is not a launch that waited for ever.
+  if (books.in_flight() == 0 || now_ns < books.oldest_api_ns() + kAskAfterNs ||
+      now_ns < last_age_ask_ns_ + kAskAgainNs) {
+    return false;
+  }
+  last_age_ask_ns_ = now_ns;
+  return true;
+}
+
 }  // namespace oaprof::attach

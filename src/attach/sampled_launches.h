@@ -112,4 +112,29 @@ class SampledLaunches {
   std::uint64_t failed_ = 0;
 };
 
+// When a layer asks its running launches' events between the program's sync points (issue 33).
+// Asking is what costs there: NVIDIA's OpenCL runtime charged 2.7–3.3 µs a launch for the two
+// questions while its queue ran, 1.2 µs after a clFinish. So a program that synchronises is
+// asked at its sync points only, and between them a layer asks once kAskPast launches wait
+// (every kAskEvery launches then), or once the oldest has waited kAskAfterNs: its row must reach
+// the counter timeline while that still holds the reads around it (10 s of them). Both layers,
+// OpenCL and Level Zero, ask by it.
+class AskPolicy {
+ public:
+  static constexpr std::size_t kAskPast = 256;
+  static constexpr std::uint32_t kAskEvery = 16;
+  static constexpr std::uint64_t kAskAfterNs = 50'000'000;
+  // An old launch still running (a long kernel ahead of short ones) is asked again at most this
+  // often, not at every launch behind it.
+  static constexpr std::uint64_t kAskAgainNs = 1'000'000;
+
+  // Whether to ask the oldest running launches now, `now_ns` being the host time of the launch
+  // just added to `books` (its call's).
+  bool due(const SampledLaunches& books, std::uint64_t now_ns);
+
+ private:
+  std::uint32_t launches_since_ask_ = 0;
+  std::uint64_t last_age_ask_ns_ = 0;
+};
+
 }  // namespace oaprof::attach

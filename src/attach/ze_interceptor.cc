@@ -301,6 +301,7 @@ class Profiler {
   // Sampled attribution: the launches waiting for their events, and which events have kernel
   // timestamps (the program's, by their pool's flags).
   SampledLaunches sampled_;
+  AskPolicy ask_policy_;
   std::set<Timed*> in_flight_;
   // The program's pools: whether each has kernel timestamps, and its events; each event's pool.
   struct Pool {
@@ -1015,9 +1016,12 @@ void Profiler::add_sampled(Timed* t, wire::Launch rec) {
     wait_for(static_cast<Timed*>(sampled_.oldest_event())->event, kForever);
     harvest_locked(SampledLaunches::Scope::kOldest);
   }
+  const std::uint64_t called_ns = rec.api_ns;
   in_flight_.insert(t);
   sampled_.add(t, std::move(rec), false);
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
+  // Between the program's sync points only where waiting for the next would cost more.
+  if (ask_policy_.due(sampled_, called_ns)) harvest_locked(SampledLaunches::Scope::kOldest);
 }
 
 SampledLaunches::Completion Profiler::ask(Timed& t, wire::Launch& rec) {

@@ -118,12 +118,6 @@ TEST_F(SampledLaunchesTest, AWindowMappedBackwardsIsEmpty) {
   EXPECT_EQ(ready[0].sampled->host_end_ns, 100u);
 }
 
-}  // namespace
-}  // namespace oaprof::attach
-
-namespace oaprof::attach {
-namespace {
-
 // On one in-order queue a launch is ready as soon as it completes, however many are queued
 // behind it (they start after it ends), and the books keep no more windows than they need.
 TEST(SampledLaunchesQueueTest, AnInOrderQueueNeedNotDrainForItsLaunchesToBeReady) {
@@ -234,6 +228,40 @@ TEST(SampledLaunchesQueueTest, OverlapSharesLookAtTheNeighboursOnlyAndStayExact)
   EXPECT_EQ(ready[99].sampled->overlap_ppm, 333'333u);  // 50 of its 150 ns shared with the next
   EXPECT_EQ(ready[100].sampled->overlap_ppm, 500'000u);
   EXPECT_LE(books.windows_examined(), 4 * kLaunches);
+}
+
+// The policy both layers ask by between sync points (issue 33): launches that wait briefly and
+// few are left for the program's next sync point; past AskPolicy::kAskPast waiting, every
+// kAskEvery-th launch asks; a launch that waited kAskAfterNs is asked, again at most every
+// kAskAgainNs while it still runs.
+TEST(AskPolicyTest, AsksPastManyWaitingOrOnceTheOldestWaitedLong) {
+  constexpr std::uint64_t kStart = 1'000'000'000;
+  auto add = [](SampledLaunches& books, std::uint64_t api_ns) {
+    wire::Launch rec;
+    rec.queue = 0x10;
+    rec.api_ns = api_ns;
+    books.add(reinterpret_cast<void*>(books.in_flight() + 1), rec);
+  };
+  SampledLaunches many;
+  AskPolicy policy;
+  std::vector<std::size_t> asked_at;  // launches in flight at each question
+  for (std::size_t i = 0; i < AskPolicy::kAskPast + 3 * AskPolicy::kAskEvery; ++i) {
+    add(many, kStart + i);
+    if (policy.due(many, kStart + i)) asked_at.push_back(many.in_flight());
+  }
+  const std::size_t first = AskPolicy::kAskPast + AskPolicy::kAskEvery - 1;
+  EXPECT_EQ(asked_at, (std::vector<std::size_t>{first, first + AskPolicy::kAskEvery,
+                                                first + 2 * AskPolicy::kAskEvery}));
+
+  SampledLaunches few;
+  AskPolicy aged;
+  add(few, kStart);
+  EXPECT_FALSE(aged.due(few, kStart + AskPolicy::kAskAfterNs - 1));
+  EXPECT_TRUE(aged.due(few, kStart + AskPolicy::kAskAfterNs));
+  EXPECT_FALSE(aged.due(few, kStart + AskPolicy::kAskAfterNs + AskPolicy::kAskAgainNs - 1));
+  EXPECT_TRUE(aged.due(few, kStart + AskPolicy::kAskAfterNs + AskPolicy::kAskAgainNs));
+  // Nothing running: nothing to ask, however late.
+  EXPECT_FALSE(AskPolicy{}.due(SampledLaunches{}, kStart + 10 * AskPolicy::kAskAfterNs));
 }
 
 }  // namespace

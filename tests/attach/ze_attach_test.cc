@@ -386,6 +386,20 @@ TEST_P(ZeAttachTest, SampledAttributionKeepsTheProgramsEventsAndHoldsNothing) {
   ASSERT_EQ(rows.size(), 3u) << plain.output;
 }
 
+// A program that never synchronises and launches slowly still gets its rows during the run
+// (AskPolicy: a launch that waited 50 ms is asked at the next launch): the program sees the
+// first launch's row in the file before it ends. Waiting for its exit instead held every row,
+// and those older than the counter timeline's history came out not_attributed.
+TEST_P(ZeAttachTest, ASlowProgramThatNeverSynchronisesGetsItsRowsDuringTheRun) {
+  const auto r = profile("unsynced", "--attribution sampled",
+                         fmt::format("ZE_SIM_APP_ROWS={}", csv().string()));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("check row-before-sync ok"));
+  const auto rows = in_launch_order(read_csv(csv()));
+  expect_rows_are_the_programs(rows, app_launches(r.output));
+  for (const CsvRow& row : rows) EXPECT_FALSE(has_flag(row, "not_attributed"));
+}
+
 // A program that misuses Level Zero (bad and null handles, null pointers, in the calls the layer
 // reads) gets the same result codes with and without oaprof, in both attributions.
 TEST_P(ZeAttachTest, MisuseGetsTheSameResultCodesAsWithoutOaprof) {

@@ -10,13 +10,15 @@
 //   device <name>                                            the device's name, first
 // Scenarios: immediate, regular, threads, no-events, barriers, long, churn, plain-events, misuse,
 // launch-kinds, launch-kinds-held, fork, with-opencl (OpenCL's first device beside), catalogue,
-// device-lost (a GPU hang: the waits' results are printed).
+// device-lost (a GPU hang: the waits' results are printed), unsynced (no sync point; needs
+// $ZE_SIM_APP_ROWS).
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <level_zero/ze_api.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -932,6 +934,42 @@ int catalogue(const Gpu& g) {
   return 0;
 }
 
+// How many lines of the file `path` hold `what`.
+int lines_with(const char* path, const std::string& what) {
+  std::ifstream in(path);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(what) != std::string::npos;
+  return n;
+}
+
+// A program that never synchronises and launches slowly: add_one, 60 ms of rest, add_one again.
+// Under sampled attribution the first launch's row must not wait for the program's exit (a row
+// older than the counter timeline's history could no longer be attributed): the program waits,
+// up to 10 s, for it in the file $ZE_SIM_APP_ROWS before it ends, and says whether it came.
+int unsynced(const Gpu& g) {
+  void* x = alloc_shared(g, 1 << 16);
+  ze_kernel_handle_t k = make_kernel(g, "add_one", x);
+  ze_command_list_handle_t list = immediate_list(g, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS);
+  const ze_group_count_t groups{3, 1, 1};
+  for (int i = 0; i < 2; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    check(zeCommandListAppendLaunchKernel(list, k, &groups, nullptr, 0, nullptr),
+          "zeCommandListAppendLaunchKernel");
+    print_launch("add_one", groups, nullptr);
+  }
+  const char* rows = std::getenv("ZE_SIM_APP_ROWS");
+  bool seen = false;
+  for (int waited_ms = 0; rows != nullptr && !seen && waited_ms < 10'000; waited_ms += 10) {
+    seen = lines_with(rows, "add_one") >= 1;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::printf("check row-before-sync %s\n", seen ? "ok" : "FAILED");
+  check(zeCommandListDestroy(list), "zeCommandListDestroy");
+  check(zeKernelDestroy(k), "zeKernelDestroy");
+  check(zeMemFree(g.context, x), "zeMemFree");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: ze_sim_app SCENARIO MODULE.spv\n");
@@ -955,6 +993,7 @@ int main(int argc, char** argv) {
   if (scenario == "with-opencl") return with_opencl(g);
   if (scenario == "catalogue") return catalogue(g);
   if (scenario == "device-lost") return device_lost(g);
+  if (scenario == "unsynced") return unsynced(g);
   std::fprintf(stderr, "ze_sim_app: unknown scenario '%s'\n", scenario.c_str());
   return 2;
 }
