@@ -20,6 +20,9 @@
 // a Level Zero program on the simulated driver: (h) drained (each launch waited for) and (i)
 // undrained alone, (j) bracketed and (k) sampled under oaprof: (j − h) / launches and
 // (k − i) / launches are the microseconds oaprof's Level Zero layer adds per launch.
+// Last, each difference as the median of each repeat's own pair of runs (the profiled run less
+// the run alone made just before it), with its range: steadier than the difference of two bests
+// where the machine drifts between repeats.
 // OAPROF_BENCH_PLATFORM=NAME picks the OpenCL platform whose name holds NAME (default: the first).
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -324,7 +327,32 @@ struct Timings {
   Run h{1e300, 1e300}, i{1e300, 1e300}, j{1e300, 1e300}, k{1e300, 1e300};
   bool level_zero = false;
   std::string level_zero_absent = "built without the Level Zero test kernels";
+  // Each repeat's own differences, in µs per launch, of runs made minutes apart at most: the
+  // machine's drift between repeats (2–3 µs a launch on the 16-core machine) moves both runs of
+  // a pair, and their median is steadier than the difference of two bests.
+  struct Paired {
+    const char* what;
+    std::vector<double> us;
+  };
+  Paired c_a{"bracketed (c-a)/n", {}}, d_g{"sampled (d-g)/n", {}},
+      m_l{"sampled, synchronising (m-l)/n", {}}, j_h{"Level Zero bracketed (j-h)/n", {}},
+      k_i{"Level Zero sampled (k-i)/n", {}};
 };
+
+// The difference of two runs of one repeat, per launch, kept for the medians.
+void pair(Timings::Paired& into, const Run& profiled, const Run& alone, int launches) {
+  into.us.push_back((profiled.loop_ns - alone.loop_ns) / launches / 1e3);
+}
+
+// "median [lowest, highest] of N" of each repeat's difference.
+void print_paired(const Timings::Paired& p) {
+  if (p.us.empty()) return;
+  std::vector<double> v = p.us;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  const double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  std::printf("  %-32s %7.2f us  [%.2f, %.2f] of %zu\n", p.what, median, v.front(), v.back(), n);
+}
 
 // One timed loop: its total and per launch.
 void print_line(const char* what, const Run& r, double n) {
@@ -387,6 +415,9 @@ void print(const Timings& t, int launches, int repeat) {
       "oaprof set-up)\n",
       t.a.process_ns / 1e6, t.b.process_ns / 1e6, t.c.process_ns / 1e6, t.d.process_ns / 1e6);
   print_level_zero(t, n);
+  std::printf(
+      "added per launch, each repeat's profiled run less its run alone (median [range]):\n");
+  for (const Timings::Paired* p : {&t.c_a, &t.d_g, &t.m_l, &t.j_h, &t.k_i}) print_paired(*p);
 }
 
 int compare(int launches, int repeat, const char* self) {
@@ -395,9 +426,11 @@ int compare(int launches, int repeat, const char* self) {
   const fs::path out = dir / "loop_ns", csv = dir / "rows.csv";
   const std::string app_cmd = fmt::format("{} --app {}", self, launches);
   Timings t;
+  // Keeps the best of each in `into` and gives this run back, for its repeat's differences.
   auto best = [](Run& into, const Run& r) {
     into.loop_ns = std::min(into.loop_ns, r.loop_ns);
     into.process_ns = std::min(into.process_ns, r.process_ns);
+    return r;
   };
   const std::size_t expected = static_cast<std::size_t>(launches + kWarmup);
   bool rows_right = true;
@@ -422,13 +455,13 @@ int compare(int launches, int repeat, const char* self) {
   const std::string sampled = "--attribution sampled", via = daemon.prefix() + "";
   // Best of `repeat` for each: the machine is shared, and the fastest run is the least disturbed.
   for (int i = 0; i < repeat; ++i) {
-    best(t.a, timed(fmt::format("{} drain {}", app_cmd, out.string()), out));
+    const Run a = best(t.a, timed(fmt::format("{} drain {}", app_cmd, out.string()), out));
     best(t.b, timed(fmt::format("{} nodrain {}", app_cmd, out.string()), out));
-    best(t.g, timed(fmt::format("{} events {}", app_cmd, out.string()), out));
-    best(t.c, profiled("", "", "drain"));
-    best(t.d, profiled("", sampled, "nodrain"));
-    best(t.l, timed(fmt::format("{} syncevents {}", app_cmd, out.string()), out));
-    best(t.m, profiled("", sampled, "sync"));
+    const Run g = best(t.g, timed(fmt::format("{} events {}", app_cmd, out.string()), out));
+    pair(t.c_a, best(t.c, profiled("", "", "drain")), a, launches);
+    pair(t.d_g, best(t.d, profiled("", sampled, "nodrain")), g, launches);
+    const Run l = best(t.l, timed(fmt::format("{} syncevents {}", app_cmd, out.string()), out));
+    pair(t.m_l, best(t.m, profiled("", sampled, "sync")), l, launches);
 #ifdef OAPROF_BENCH_ZE_SPIRV
     // oaprof names the simulated driver itself under --device sim; alone, the app is told.
     const std::string ze_cmd = fmt::format("{} --ze-app {}", self, launches);
@@ -439,10 +472,11 @@ int compare(int launches, int repeat, const char* self) {
     t.level_zero = fs::exists(OAPROF_BENCH_ZE_DRIVER);
     t.level_zero_absent = fmt::format("no simulated driver at {}", OAPROF_BENCH_ZE_DRIVER);
     if (t.level_zero) {
-      best(t.h, timed(fmt::format("{} drain {}", alone, out.string()), out));
-      best(t.i, timed(fmt::format("{} nodrain {}", alone, out.string()), out));
-      best(t.j, profiled("", "", "drain", ze_cmd));
-      best(t.k, profiled("", sampled, "nodrain", ze_cmd));
+      const Run h = best(t.h, timed(fmt::format("{} drain {}", alone, out.string()), out));
+      const Run undrained =
+          best(t.i, timed(fmt::format("{} nodrain {}", alone, out.string()), out));
+      pair(t.j_h, best(t.j, profiled("", "", "drain", ze_cmd)), h, launches);
+      pair(t.k_i, best(t.k, profiled("", sampled, "nodrain", ze_cmd)), undrained, launches);
     }
 #endif
     if (!t.daemon) continue;
