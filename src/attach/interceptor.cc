@@ -349,7 +349,16 @@ class Profiler {
   // Between sync points the running launches' events are asked only where waiting for the
   // program's next sync point would cost more than asking (AskPolicy).
   AskPolicy ask_policy_;
-  std::vector<wire::Launch> outbox_;  // ready records not yet posted
+  // Ready records not yet posted: a part burst waiting for more, or, between sync points, those
+  // that did not fit the channel's ring (outbox_backlog_), posted at the next launches as it has
+  // room. Asked past kAskPast, hundreds of launches are ready at once, and the program waited
+  // for oaprof to take all but the ring's 64 (issue 33: bursts of 256 on the never-synchronising
+  // bench). At a sync point (and exit) the layer waits for room, as it did: the records go
+  // before the program may pause for longer than the counter timeline keeps its reads.
+  std::vector<wire::Launch> outbox_;
+  bool outbox_backlog_ = false;
+  static constexpr std::size_t kMaxOutbox = SampledLaunches::kMaxInFlight;
+  void post_outbox_locked(bool wait);
   std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
   std::atomic<bool> clock_warned_{false};
   bool exit_hook_ = false;
@@ -542,7 +551,11 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
   }
   sampled_.add(ev, std::move(record), queue.in_order);
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
-  if (ask_policy_.due(sampled_, s.api_ns)) harvest_locked(false, SampledLaunches::Scope::kOldest);
+  if (ask_policy_.due(sampled_, s.api_ns)) {
+    harvest_locked(false, SampledLaunches::Scope::kOldest);
+  } else if (outbox_backlog_) {
+    post_outbox_locked(false);
+  }
   return s.rc;
 }
 
@@ -614,9 +627,20 @@ void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
       (outbox_.empty() || monotonic_ns() < outbox_.front().api_ns + AskPolicy::kAskAfterNs)) {
     return;
   }
-  std::vector<wire::Launch> burst;
-  burst.swap(outbox_);
-  link_.post_burst(burst);
+  post_outbox_locked(/*wait=*/scope == SampledLaunches::Scope::kAll);
+}
+
+void Profiler::post_outbox_locked(bool wait) {
+  // Past kMaxOutbox the layer waits after all: a privileged side that takes nothing must not
+  // grow the program without end (the wait is bounded, and ends with the layer off).
+  if (wait || outbox_.size() > kMaxOutbox) {
+    link_.post_burst(outbox_);
+    outbox_.clear();
+  } else {
+    const std::size_t done = link_.post_what_fits(outbox_);
+    outbox_.erase(outbox_.begin(), outbox_.begin() + static_cast<std::ptrdiff_t>(done));
+  }
+  outbox_backlog_ = !outbox_.empty();
 }
 
 void Profiler::sync_point(bool wait) noexcept {

@@ -165,6 +165,29 @@ void LayerLink::post_burst(const std::vector<wire::Launch>& records) {
   }
 }
 
+std::size_t LayerLink::post_what_fits(std::span<const wire::Launch> records) {
+  if (!client_) return records.size();
+  std::size_t sent = 0;
+  std::string error;
+  for (const wire::Launch& rec : records) {
+    if (!client_->read_arrived_replies(error)) {
+      disable("the privileged side went away: " + error + "; running unprofiled from here on");
+      return records.size();
+    }
+    const ipc::Client::Posted posted = client_->post_if_room(rec, error);
+    if (posted == ipc::Client::Posted::kFull) break;
+    if (posted == ipc::Client::Posted::kFailed) {
+      disable("launch record not sent: " + error + "; running unprofiled from here on");
+      return records.size();
+    }
+    ++sent;
+  }
+  if (const std::string refused = client_->take_post_error(); !refused.empty()) {
+    warn_once(record_warned_, "a launch record was refused: " + refused);
+  }
+  return sent;
+}
+
 void LayerLink::disable(const std::string& why) noexcept {
   disabled_ = true;
   client_.reset();

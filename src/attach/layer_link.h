@@ -63,6 +63,10 @@ class LayerLink {
   bool post(const ipc::wire::Launch& record);
   // Records posted one after another, their replies read as they come.
   void post_burst(const std::vector<ipc::wire::Launch>& records);
+  // The same from the front of `records` while the channel's ring has room, without waiting for
+  // the privileged side to take any; returns how many are done with: those sent, or all of them
+  // when the link went off (they cannot be sent any more).
+  std::size_t post_what_fits(std::span<const ipc::wire::Launch> records);
 
   void disable(const std::string& why) noexcept;
   void warn_once(std::atomic<bool>& warned, const std::string& what);

@@ -166,6 +166,20 @@ bool Client::post(const wire::Body& request, std::string& error) {
   return send(request, next_id_++, error);
 }
 
+Client::Posted Client::post_if_room(const wire::Body& request, std::string& error) {
+  if (!channel_) return post(request, error) ? Posted::kSent : Posted::kFailed;
+  switch (channel_->out.try_push(wire::encode({next_id_, request}))) {
+    case channel::RingStatus::kOk:
+      ++next_id_;
+      return Posted::kSent;
+    case channel::RingStatus::kFull:
+      return Posted::kFull;
+    default:
+      error = "the channel to the privileged side is corrupt";
+      return Posted::kFailed;
+  }
+}
+
 std::string Client::take_post_error() { return std::exchange(post_error_, {}); }
 
 void Client::note_post_reply(const wire::Message& reply) {

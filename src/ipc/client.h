@@ -50,6 +50,11 @@ class Client {
   // whose timing does not matter (the launch record), one round trip fewer per launch. False with
   // `error` set when the send itself failed.
   bool post(const ipc::wire::Body& request, std::string& error);
+  // post(), where the channel's ring has room; where it is full, kFull at once with nothing
+  // sent (the caller keeps the request for later) rather than a wait for the privileged side to
+  // take one. On the socket, post() itself.
+  enum class Posted { kSent, kFull, kFailed };
+  Posted post_if_room(const ipc::wire::Body& request, std::string& error);
   // The first error reply to a post() seen so far, cleared by reading it; empty when none.
   std::string take_post_error();
   // Reads the replies that have already arrived, without waiting: for a client that only

@@ -34,6 +34,7 @@
 
 #include <fmt/format.h>
 
+#include "ipc/shm_channel.h"
 #include "session/server.h"
 #include "session/session.h"
 #include "tests/common/sim_fixture.h"
@@ -442,11 +443,13 @@ TEST(InterceptorTest, SampledEventsWaitForTheProgramsSyncPointUnlessManyLaunches
         p.check(end_questions() == asked + 200,
                 fmt::format("the sync point asked {} events, not 200", end_questions() - asked));
         p.check(side.rows(201).size() == 201, "the launches before the sync point have no rows");
-        // From the 256th waiting launch every 16th asks them: the 271st, all complete, posted
-        // without a sync point.
+        // From the 256th waiting launch every 16th asks them: at the 271st, all complete, posted
+        // without a sync point as far as the channel's ring has room (the rest at the next
+        // launches or the sync point: the program does not wait for oaprof to take them).
         if (quick_launches(p, 271)) {
-          p.check(side.rows(201 + 271).size() == 201 + 271,
-                  "launches past 256 waiting were not asked without a sync point");
+          p.check(
+              side.rows(201 + ipc::channel::kRingSlots).size() >= 201 + ipc::channel::kRingSlots,
+              "launches past 256 waiting were not asked without a sync point");
         }
         p.check(intercept_finish(kQueue) == CL_SUCCESS, "the program's clFinish failed");
         p.check(end_questions() == asked + 200 + 271, "a launch was asked twice or not at all");

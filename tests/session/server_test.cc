@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -64,9 +65,14 @@ class ServerTest : public ::testing::Test {
   std::string path_;
   test_support::SimFixture sim_;
   std::atomic<int> rows_{0};
-  Session session_{*sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
-                   [this](const oa::LaunchRecord&, const power::EnergyReading*,
-                          const power::EnergyReading*) { rows_++; }};
+  // While set, a row holds up the thread that hands it over (a privileged side that is behind).
+  std::atomic<bool> hold_rows_{false};
+  Session session_{
+      *sim_.source, oa::ReportFormat::kA32u40_A4u32_B8_C8,
+      [this](const oa::LaunchRecord&, const power::EnergyReading*, const power::EnergyReading*) {
+        while (hold_rows_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        rows_++;
+      }};
   std::unique_ptr<Server> server_;
 };
 
@@ -291,6 +297,44 @@ TEST_F(ServerTest, AClientThatAskedForErrorsOnlyPostsItsLaunchRecords) {
   ASSERT_TRUE(client->post(finished_launch(7), error)) << error;
   ASSERT_TRUE(client->call(wire::Snapshot{1, wire::Phase::kBefore}, error)) << error;
   EXPECT_NE(client->take_post_error().find("not snapshotted"), std::string::npos);
+}
+
+// A privileged side that is behind does not hold up a client that posts only what fits: with
+// the server's channel thread held up by a row, the ring fills, post_if_room says so at once
+// (nothing sent), and once the server moves again the next post goes.
+TEST_F(ServerTest, PostingIfRoomNeverWaitsForAServerThatIsBehind) {
+  std::string error;
+  auto client = ipc::Client::connect(path_, error);
+  ASSERT_TRUE(client) << error;
+  ASSERT_TRUE(client->hello(1, true, error, nullptr, true)) << error;
+  ASSERT_TRUE(client->has_channel());
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kBefore}, error)) << error;
+  ASSERT_TRUE(client->call(wire::Snapshot{0, wire::Phase::kAfter}, error)) << error;
+  hold_rows_ = true;
+  ASSERT_EQ(client->post_if_room(finished_launch(0), error), ipc::Client::Posted::kSent) << error;
+  // Records no snapshot announced (refused, once the server takes them): each fills a slot.
+  std::size_t sent = 0;
+  ipc::Client::Posted posted = ipc::Client::Posted::kSent;
+  for (std::uint64_t id = 1; id <= 4 * ipc::channel::kRingSlots; ++id) {
+    posted = client->post_if_room(finished_launch(id), error);
+    if (posted != ipc::Client::Posted::kSent) break;
+    ++sent;
+  }
+  EXPECT_EQ(posted, ipc::Client::Posted::kFull) << error;
+  EXPECT_LE(sent, ipc::channel::kRingSlots);
+  EXPECT_EQ(rows_.load(), 0);
+  hold_rows_ = false;
+  for (int i = 0; i < 10'000 && posted == ipc::Client::Posted::kFull; ++i) {
+    ASSERT_TRUE(client->read_arrived_replies(error)) << error;
+    posted = client->post_if_room(finished_launch(1000), error);
+    if (posted == ipc::Client::Posted::kFull)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(posted, ipc::Client::Posted::kSent) << error;
+  for (int i = 0; i < 10'000 && rows_.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(rows_.load(), 1);
 }
 
 // The client owns half of the mapping: when it scribbles over the ring's counters the server
