@@ -273,6 +273,8 @@ class Profiler {
   void forget_parents_launches() {
     sampled_ = SampledLaunches{};
     outbox_.clear();
+    outbox_sent_ = 0;
+    outbox_backlog_ = false;
     clocks_.clear();
   }
 
@@ -355,9 +357,13 @@ class Profiler {
   // for oaprof to take all but the ring's 64 (issue 33: bursts of 256 on the never-synchronising
   // bench). At a sync point (and exit) the layer waits for room, as it did: the records go
   // before the program may pause for longer than the counter timeline keeps its reads.
+  // The records from outbox_sent_ on are not posted yet (those before it are forgotten once
+  // all are, or once they are half of it: the vector is not shifted at every post).
   std::vector<wire::Launch> outbox_;
+  std::size_t outbox_sent_ = 0;
   bool outbox_backlog_ = false;
   static constexpr std::size_t kMaxOutbox = SampledLaunches::kMaxInFlight;
+  std::size_t unposted() const { return outbox_.size() - outbox_sent_; }
   void post_outbox_locked(bool wait);
   std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
   std::atomic<bool> clock_warned_{false};
@@ -623,8 +629,8 @@ void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
   for (wire::Launch& rec : ready) outbox_.push_back(std::move(rec));
   // Between sync points a part burst waits for more, unless its oldest has waited
   // AskPolicy::kAskAfterNs.
-  if (scope == SampledLaunches::Scope::kOldest && outbox_.size() < kPostBurst &&
-      (outbox_.empty() || monotonic_ns() < outbox_.front().api_ns + AskPolicy::kAskAfterNs)) {
+  if (scope == SampledLaunches::Scope::kOldest && unposted() < kPostBurst &&
+      (unposted() == 0 || monotonic_ns() < outbox_[outbox_sent_].api_ns + AskPolicy::kAskAfterNs)) {
     return;
   }
   post_outbox_locked(/*wait=*/scope == SampledLaunches::Scope::kAll);
@@ -633,12 +639,19 @@ void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
 void Profiler::post_outbox_locked(bool wait) {
   // Past kMaxOutbox the layer waits after all: a privileged side that takes nothing must not
   // grow the program without end (the wait is bounded, and ends with the layer off).
-  if (wait || outbox_.size() > kMaxOutbox) {
-    link_.post_burst(outbox_);
-    outbox_.clear();
+  const std::span<const wire::Launch> rest = std::span(outbox_).subspan(outbox_sent_);
+  if (wait || rest.size() > kMaxOutbox) {
+    link_.post_burst(rest);
+    outbox_sent_ = outbox_.size();
   } else {
-    const std::size_t done = link_.post_what_fits(outbox_);
-    outbox_.erase(outbox_.begin(), outbox_.begin() + static_cast<std::ptrdiff_t>(done));
+    outbox_sent_ += link_.post_what_fits(rest);
+  }
+  if (outbox_sent_ == outbox_.size()) {
+    outbox_.clear();
+    outbox_sent_ = 0;
+  } else if (2 * outbox_sent_ >= outbox_.size()) {
+    outbox_.erase(outbox_.begin(), outbox_.begin() + static_cast<std::ptrdiff_t>(outbox_sent_));
+    outbox_sent_ = 0;
   }
   outbox_backlog_ = !outbox_.empty();
 }

@@ -151,7 +151,7 @@ bool LayerLink::post(const wire::Launch& record) {
 
 // The replies are read as they come: a privileged side whose replies nobody reads stops taking
 // requests once its queue of them is full.
-void LayerLink::post_burst(const std::vector<wire::Launch>& records) {
+void LayerLink::post_burst(std::span<const wire::Launch> records) {
   std::string error;
   for (const wire::Launch& rec : records) {
     if (!post(rec)) return;

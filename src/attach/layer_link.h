@@ -62,7 +62,7 @@ class LayerLink {
   // A launch record, not waited for; false (and the link off) when it could not be sent.
   bool post(const ipc::wire::Launch& record);
   // Records posted one after another, their replies read as they come.
-  void post_burst(const std::vector<ipc::wire::Launch>& records);
+  void post_burst(std::span<const ipc::wire::Launch> records);
   // The same from the front of `records` while the channel's ring has room, without waiting for
   // the privileged side to take any; returns how many are done with: those sent, or all of them
   // when the link went off (they cannot be sent any more).
