@@ -272,9 +272,6 @@ class Profiler {
   // parent's runtime; they are dropped unreleased, and the clocks calibrated again.
   void forget_parents_launches() {
     sampled_ = SampledLaunches{};
-    outbox_.clear();
-    outbox_sent_ = 0;
-    outbox_backlog_ = false;
     clocks_.clear();
   }
 
@@ -351,20 +348,6 @@ class Profiler {
   // Between sync points the running launches' events are asked only where waiting for the
   // program's next sync point would cost more than asking (AskPolicy).
   AskPolicy ask_policy_;
-  // Ready records not yet posted: a part burst waiting for more, or, between sync points, those
-  // that did not fit the channel's ring (outbox_backlog_), posted at the next launches as it has
-  // room. Asked past kAskPast, hundreds of launches are ready at once, and the program waited
-  // for oaprof to take all but the ring's 64 (issue 33: bursts of 256 on the never-synchronising
-  // bench). At a sync point (and exit) the layer waits for room, as it did: the records go
-  // before the program may pause for longer than the counter timeline keeps its reads.
-  // The records from outbox_sent_ on are not posted yet (those before it are forgotten once
-  // all are, or once they are half of it: the vector is not shifted at every post).
-  std::vector<wire::Launch> outbox_;
-  std::size_t outbox_sent_ = 0;
-  bool outbox_backlog_ = false;
-  static constexpr std::size_t kMaxOutbox = SampledLaunches::kMaxInFlight;
-  std::size_t unposted() const { return outbox_.size() - outbox_sent_; }
-  void post_outbox_locked(bool wait);
   std::map<cl_device_id, std::optional<DeviceClock>> clocks_;
   std::atomic<bool> clock_warned_{false};
   bool exit_hook_ = false;
@@ -559,8 +542,8 @@ cl_int Profiler::launch_sampled(LaunchState& s, const LaunchArgs& a, cl_event* e
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
   if (ask_policy_.due(sampled_, s.api_ns)) {
     harvest_locked(false, SampledLaunches::Scope::kOldest);
-  } else if (outbox_backlog_) {
-    post_outbox_locked(false);
+  } else if (link_.backlog()) {
+    link_.post_kept(false);
   }
   return s.rc;
 }
@@ -626,34 +609,15 @@ void Profiler::harvest_locked(bool wait, SampledLaunches::Scope scope) {
       [](void* ev) { g_next.clReleaseEvent(static_cast<cl_event>(ev)); }, scope);
   // Posted in bursts (at a sync point, or once kPostBurst are ready): the privileged side is
   // then woken once a burst instead of once a launch.
-  for (wire::Launch& rec : ready) outbox_.push_back(std::move(rec));
+  link_.keep(std::move(ready));
   // Between sync points a part burst waits for more, unless its oldest has waited
   // AskPolicy::kAskAfterNs.
-  if (scope == SampledLaunches::Scope::kOldest && unposted() < kPostBurst &&
-      (unposted() == 0 || monotonic_ns() < outbox_[outbox_sent_].api_ns + AskPolicy::kAskAfterNs)) {
+  if (scope == SampledLaunches::Scope::kOldest && link_.unposted() < kPostBurst &&
+      (link_.unposted() == 0 ||
+       monotonic_ns() < link_.oldest_unposted_ns() + AskPolicy::kAskAfterNs)) {
     return;
   }
-  post_outbox_locked(/*wait=*/scope == SampledLaunches::Scope::kAll);
-}
-
-void Profiler::post_outbox_locked(bool wait) {
-  // Past kMaxOutbox the layer waits after all: a privileged side that takes nothing must not
-  // grow the program without end (the wait is bounded, and ends with the layer off).
-  const std::span<const wire::Launch> rest = std::span(outbox_).subspan(outbox_sent_);
-  if (wait || rest.size() > kMaxOutbox) {
-    link_.post_burst(rest);
-    outbox_sent_ = outbox_.size();
-  } else {
-    outbox_sent_ += link_.post_what_fits(rest);
-  }
-  if (outbox_sent_ == outbox_.size()) {
-    outbox_.clear();
-    outbox_sent_ = 0;
-  } else if (2 * outbox_sent_ >= outbox_.size()) {
-    outbox_.erase(outbox_.begin(), outbox_.begin() + static_cast<std::ptrdiff_t>(outbox_sent_));
-    outbox_sent_ = 0;
-  }
-  outbox_backlog_ = !outbox_.empty();
+  link_.post_kept(/*wait=*/scope == SampledLaunches::Scope::kAll);
 }
 
 void Profiler::sync_point(bool wait) noexcept {
@@ -662,7 +626,7 @@ void Profiler::sync_point(bool wait) noexcept {
   if (link_.connected_pid() != current_pid()) return;
   try {
     std::lock_guard lock(mu_);
-    if (sampled_.in_flight() == 0 && sampled_.waiting() == 0 && outbox_.empty()) return;
+    if (sampled_.in_flight() == 0 && sampled_.waiting() == 0 && link_.unposted() == 0) return;
     t_in_launch = true;
     harvest_locked(wait);
     t_in_launch = false;

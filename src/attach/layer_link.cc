@@ -96,6 +96,7 @@ bool LayerLink::ensure_connected(const char* way_in, bool& forked) {
   if (client_ && pid == client_pid_) return true;
   // First use, or a forked child: the parent's connection is not ours to use.
   forked = client_ != nullptr;
+  drop_kept();  // a forked child's are its parent's
   std::string error;
   const LayerConfig& config = layer_config();
   ipc::channel::WaitPolicy policy;
@@ -186,6 +187,41 @@ std::size_t LayerLink::post_what_fits(std::span<const wire::Launch> records) {
     warn_once(record_warned_, "a launch record was refused: " + refused);
   }
   return sent;
+}
+
+void LayerLink::keep(std::vector<wire::Launch>&& ready) {
+  if (kept_.empty()) {
+    kept_ = std::move(ready);
+    return;
+  }
+  for (wire::Launch& rec : ready) kept_.push_back(std::move(rec));
+}
+
+std::uint64_t LayerLink::oldest_unposted_ns() const {
+  return unposted() == 0 ? 0 : kept_[kept_sent_].api_ns;
+}
+
+void LayerLink::post_kept(bool wait) {
+  const auto rest = std::span<const wire::Launch>(kept_).subspan(kept_sent_);
+  if (wait || rest.size() > kMaxUnposted) {
+    post_burst(rest);
+    kept_sent_ = kept_.size();
+  } else {
+    kept_sent_ += post_what_fits(rest);
+  }
+  if (kept_sent_ == kept_.size()) {
+    drop_kept();
+  } else if (2 * kept_sent_ >= kept_.size()) {
+    kept_.erase(kept_.begin(), kept_.begin() + static_cast<std::ptrdiff_t>(kept_sent_));
+    kept_sent_ = 0;
+  }
+  backlog_ = unposted() > 0;
+}
+
+void LayerLink::drop_kept() {
+  kept_.clear();
+  kept_sent_ = 0;
+  backlog_ = false;
 }
 
 void LayerLink::disable(const std::string& why) noexcept {

@@ -68,6 +68,24 @@ class LayerLink {
   // when the link went off (they cannot be sent any more).
   std::size_t post_what_fits(std::span<const ipc::wire::Launch> records);
 
+  // Sampled attribution's ready records, kept in launch order until posted (issue 33).
+  void keep(std::vector<ipc::wire::Launch>&& ready);
+  std::size_t unposted() const { return kept_.size() - kept_sent_; }
+  // The call time (api_ns) of the oldest record kept; 0 when none is.
+  std::uint64_t oldest_unposted_ns() const;
+  // Posts the kept records. `wait`: all of them, waiting for room in the channel's ring (at a
+  // sync point, at exit: they go before the program may pause for longer than the counter
+  // timeline keeps its reads). Otherwise what the ring has room for, and the rest stays kept,
+  // a backlog for the next launches: asked past AskPolicy::kAskPast, hundreds of launches are
+  // ready at once, and the program waited for oaprof to take all but the ring's 64 (bursts of
+  // 256 on the never-synchronising bench). Past kMaxUnposted it waits all the same: a
+  // privileged side that takes nothing must not grow the program without end.
+  void post_kept(bool wait);
+  bool backlog() const { return backlog_; }
+  // Forgets the kept records (a forked child's are its parent's: ensure_connected drops them).
+  void drop_kept();
+  static constexpr std::size_t kMaxUnposted = 16384;
+
   void disable(const std::string& why) noexcept;
   void warn_once(std::atomic<bool>& warned, const std::string& what);
 
@@ -86,6 +104,11 @@ class LayerLink {
   std::atomic<bool> record_warned_{false};
   std::atomic<std::uint64_t> launches_{0};
   LaunchFilter filter_;
+  // The records from kept_sent_ on are not posted yet (those before it are dropped once all are,
+  // or once they are half of it: the vector is not shifted at every post).
+  std::vector<ipc::wire::Launch> kept_;
+  std::size_t kept_sent_ = 0;
+  bool backlog_ = false;
 };
 
 }  // namespace oaprof::attach

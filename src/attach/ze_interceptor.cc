@@ -1021,7 +1021,11 @@ void Profiler::add_sampled(Timed* t, wire::Launch rec) {
   sampled_.add(t, std::move(rec), false);
   if (!exit_hook_) exit_hook_ = std::atexit(flush_at_exit) == 0;
   // Between the program's sync points only where waiting for the next would cost more.
-  if (ask_policy_.due(sampled_, called_ns)) harvest_locked(SampledLaunches::Scope::kOldest);
+  if (ask_policy_.due(sampled_, called_ns)) {
+    harvest_locked(SampledLaunches::Scope::kOldest);
+  } else if (link_.backlog()) {
+    link_.post_kept(false);
+  }
 }
 
 SampledLaunches::Completion Profiler::ask(Timed& t, wire::Launch& rec) {
@@ -1047,7 +1051,14 @@ SampledLaunches::Completion Profiler::ask(Timed& t, wire::Launch& rec) {
 }
 
 void Profiler::harvest_locked(SampledLaunches::Scope scope) {
-  if (link_.disabled() || sampled_.in_flight() == 0) return;
+  if (link_.disabled()) return;
+  // At a sync point (kAll) every record goes, waiting for room in the channel if need be;
+  // between sync points what fits, the rest at the next launches (LayerLink::post_kept).
+  const bool sync_point = scope == SampledLaunches::Scope::kAll;
+  if (sampled_.in_flight() == 0) {
+    if (link_.unposted() > 0) link_.post_kept(sync_point);
+    return;
+  }
   std::vector<wire::Launch> ready = sampled_.harvest(
       [this](void* t, wire::Launch& rec) { return ask(*static_cast<Timed*>(t), rec); },
       [this](void* raw) {
@@ -1057,7 +1068,8 @@ void Profiler::harvest_locked(SampledLaunches::Scope scope) {
         delete t;
       },
       scope);
-  if (!ready.empty()) link_.post_burst(ready);
+  link_.keep(std::move(ready));
+  if (link_.unposted() > 0) link_.post_kept(sync_point);
 }
 
 template <typename Pred>
