@@ -30,7 +30,7 @@ constexpr std::array<char, 200> kDigitPairs = [] {
 // lane-wise in one register (4-digit halves in 32-bit lanes, then pairs in 16-bit lanes, then
 // digits in bytes; each division a multiply and shift exact below 10^4 and 100): no table, no
 // chain of divisions, and nothing written to memory to be read back.
-std::uint64_t digits8(std::uint32_t v) {
+[[gnu::always_inline]] inline std::uint64_t digits8(std::uint32_t v) {
   std::uint64_t x = (v / 10'000) | std::uint64_t{v % 10'000} << 32;
   const std::uint64_t hundreds = ((x * 10'486) >> 20) & 0x0000'007f'0000'007f;  // x / 100
   x = hundreds | (x - hundreds * 100) << 16;
