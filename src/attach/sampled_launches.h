@@ -117,10 +117,9 @@ class SampledLaunches {
 // 2.7–3.3 µs a launch for them then and 1.2 µs after a clFinish in the layer's timers (round
 // six), 0.5–0.7 µs a launch more mid-run in a program of its own (round eight, docs/attach.md).
 // So a program that synchronises is asked at its sync points only, and between them a layer
-// asks once kAskPast launches wait
-// (every kAskEvery launches then), or once the oldest has waited kAskAfterNs: its row must reach
-// the counter timeline while that still holds the reads around it (10 s of them). Both layers,
-// OpenCL and Level Zero, ask by it.
+// asks once kAskPast launches wait (every kAskEvery launches then), or once the oldest has
+// waited kAskAfterNs: its row must reach the counter timeline while that still holds the reads
+// around it (10 s of them). Both layers, OpenCL and Level Zero, ask by it.
 class AskPolicy {
  public:
   static constexpr std::size_t kAskPast = 256;
