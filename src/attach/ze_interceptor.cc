@@ -1052,24 +1052,20 @@ SampledLaunches::Completion Profiler::ask(Timed& t, wire::Launch& rec) {
 
 void Profiler::harvest_locked(SampledLaunches::Scope scope) {
   if (link_.disabled()) return;
+  if (sampled_.in_flight() > 0) {
+    link_.keep(sampled_.harvest(
+        [this](void* t, wire::Launch& rec) { return ask(*static_cast<Timed*>(t), rec); },
+        [this](void* raw) {
+          Timed* t = static_cast<Timed*>(raw);
+          if (t->give_back) events_.give_back(t->event);
+          in_flight_.erase(t);
+          delete t;
+        },
+        scope));
+  }
   // At a sync point (kAll) every record goes, waiting for room in the channel if need be;
   // between sync points what fits, the rest at the next launches (LayerLink::post_kept).
-  const bool sync_point = scope == SampledLaunches::Scope::kAll;
-  if (sampled_.in_flight() == 0) {
-    if (link_.unposted() > 0) link_.post_kept(sync_point);
-    return;
-  }
-  std::vector<wire::Launch> ready = sampled_.harvest(
-      [this](void* t, wire::Launch& rec) { return ask(*static_cast<Timed*>(t), rec); },
-      [this](void* raw) {
-        Timed* t = static_cast<Timed*>(raw);
-        if (t->give_back) events_.give_back(t->event);
-        in_flight_.erase(t);
-        delete t;
-      },
-      scope);
-  link_.keep(std::move(ready));
-  if (link_.unposted() > 0) link_.post_kept(sync_point);
+  if (link_.unposted() > 0) link_.post_kept(/*wait=*/scope == SampledLaunches::Scope::kAll);
 }
 
 template <typename Pred>
